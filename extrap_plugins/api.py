@@ -1,0 +1,268 @@
+"""The Python API: ``read``, ``model`` and ``export``.
+
+The CLI is a thin layer over these three functions.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import inspect
+import io
+import os
+import pathlib
+import tempfile
+import warnings
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from .errors import ExtrapWarning, InputError
+from .experiment import MEASURES, Experiment, SeriesGroup
+from .model import Model, ModelSet, Quality, Term
+from .plugins import PluginHost, get_host
+from .quality import quality_figures
+from .registration import ReaderInfo
+
+Progress = Callable[[int], None]
+
+
+# ---------------------------------------------------------------------- read
+def read(
+    path: str | os.PathLike | Sequence[str | os.PathLike],
+    reader: str | None = None,
+    *,
+    host: PluginHost | None = None,
+    **options: Any,
+) -> Experiment:
+    """Read measurements from a file or folder (or a list of them) into an Experiment.
+
+    The reader is ``reader`` if given, else the one whose file-name pattern
+    matches, else the one whose content sniffing says yes.  ``options`` go to
+    the reader (for example ``aggregation="max"`` for CUBE).
+
+    Raises
+    ------
+    InputError
+        The file is missing or unreadable, no reader or several readers fit,
+        or the reader found bad content (the message names file and line).
+    """
+    host = host or get_host()
+    paths = [pathlib.Path(path)] if isinstance(path, (str, os.PathLike)) else [pathlib.Path(p) for p in path]
+    if not paths:
+        raise InputError("no input given")
+    str_options = {key: str(value) for key, value in options.items()}
+    experiments = []
+    for p in paths:
+        if not p.exists():
+            raise InputError("no such file or folder", p)
+        info = host.reader(reader) if reader else select_reader(p, host)
+        experiment = info.read(p, dict(str_options))
+        experiment.reader = info.name
+        experiments.append(experiment)
+    if len(experiments) == 1:
+        return experiments[0]
+    return Experiment.concatenate(experiments, source=", ".join(str(p) for p in paths))
+
+
+def select_reader(path: pathlib.Path, host: PluginHost | None = None) -> ReaderInfo:
+    """Choose the reader for ``path``: by file-name pattern, then by sniffing the content."""
+    host = host or get_host()
+    readers = [r.info for r in host.readers.values()]
+    if path.is_dir():
+        readers = [r for r in readers if r.directories]
+    name = path.name.lower()
+    by_name = [r for r in readers if any(fnmatch.fnmatch(name, p.lower()) for p in r.patterns)]
+    if len(by_name) == 1:
+        return by_name[0]
+    candidates = by_name or readers
+    by_content = [r for r in candidates if r.sniff is not None and _safe_sniff(r, path)]
+    if len(by_content) == 1:
+        return by_content[0]
+    if not by_content:
+        names = ", ".join(sorted(r.name for r in readers)) or "none"
+        raise InputError(f"no reader recognises this input; choose one with --reader (readers: {names})", path)
+    names = ", ".join(sorted(r.name for r in by_content))
+    raise InputError(f"several readers can read this input ({names}); choose one with --reader", path)
+
+
+def _safe_sniff(reader: ReaderInfo, path: pathlib.Path) -> bool:
+    try:
+        return bool(reader.sniff(path))
+    except Exception:
+        return False
+
+
+# --------------------------------------------------------------------- model
+def model(
+    experiment: Experiment,
+    modeler: str = "default",
+    *,
+    measure: str = "mean",
+    metrics: Iterable[str] = (),
+    callpaths: Iterable[str] = (),
+    progress: Progress | None = None,
+    host: PluginHost | None = None,
+    **options: Any,
+) -> ModelSet:
+    """Learn one model per (call path, metric) series of ``experiment``.
+
+    Parameters
+    ----------
+    experiment : Experiment
+    modeler : str
+        A registered modeler name (``extrap-plugins plugins`` lists them).
+    measure : {"mean", "median", "minimum", "maximum"}
+        How the repetitions of a point are reduced before fitting.
+    metrics, callpaths : iterables of str
+        Only these metrics, and call paths matching these globs (empty: all).
+    progress : callable(int), optional
+        Called with the number of series finished after each group.
+    **options
+        Passed to the modeler's factory (``--option KEY=VALUE``).
+
+    Returns
+    -------
+    ModelSet
+        Models in the experiment's call path order, then metric order.
+    """
+    host = host or get_host()
+    if measure not in MEASURES:
+        raise InputError(f"unknown measure {measure!r}; expected one of {', '.join(MEASURES)}")
+    info = host.modeler(modeler)
+    instance = _build_modeler(info, options)
+    selected = experiment.select(metrics=metrics, callpaths=callpaths)
+    models: list[Model] = []
+    for group in selected.series_groups():
+        if hasattr(instance, "fit_group"):
+            fitted = list(instance.fit_group(group, measure=measure))
+        else:
+            fitted = fit_per_series(instance, group, measure, info.name)
+        if len(fitted) != len(group):
+            raise RuntimeError(
+                f"modeler {info.name!r} returned {len(fitted)} models for {len(group)} series"
+            )
+        for m in fitted:
+            m.modeler = m.modeler or info.name
+        models.extend(fitted)
+        if progress is not None:
+            progress(len(group))
+    order = {(c.name, m.name): i for i, (c, m) in enumerate(
+        (c, m) for c in experiment.callpaths for m in experiment.metrics)}
+    models.sort(key=lambda m: order.get((m.callpath, m.metric), len(order)))
+    return ModelSet(
+        parameters=tuple(experiment.parameter_names),
+        models=models,
+        modeler=info.name,
+        options=dict(options),
+        measure=measure,
+        source=experiment.source,
+    )
+
+
+def _build_modeler(info, options: Mapping[str, Any]):
+    try:
+        signature = inspect.signature(info.factory)
+    except (TypeError, ValueError):
+        signature = None
+    if signature is not None:
+        accepts_any = any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values())
+        known = [n for n, p in signature.parameters.items() if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        unknown = [k for k in options if k not in known]
+        if unknown and not accepts_any:
+            listed = ", ".join(known) or "none"
+            raise InputError(
+                f"modeler {info.name!r} has no option {', '.join(map(repr, unknown))}; its options are: {listed}"
+            )
+    try:
+        return info.factory(**options)
+    except (ValueError, TypeError) as error:
+        raise InputError(f"modeler {info.name!r}: {error}") from error
+
+
+def fit_per_series(estimator, group: SeriesGroup, measure: str, name: str) -> list[Model]:
+    """Adapt a scikit-learn style ``fit(X, y)``/``predict(X)`` modeler to a group.
+
+    Each series gets a fresh clone of ``estimator`` (``copy.deepcopy``), is fitted
+    on the group's points and the reduced values, and becomes a :class:`Model`
+    with quality figures computed here.
+    """
+    import copy
+
+    X = group.points
+    Y = group.reduce(measure)
+    parameters = tuple(p.name for p in group.parameters)
+    models = []
+    for (callpath, metric), y in zip(group.keys, Y):
+        fitted = copy.deepcopy(estimator)
+        valid = np.isfinite(y)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            fitted.fit(X[valid], y[valid])
+            y_hat = np.asarray(fitted.predict(X[valid]), dtype=np.float64).reshape(-1)
+        for w in caught:
+            warnings.warn(ExtrapWarning(str(w.message), callpath.name, metric.name), stacklevel=2)
+        terms = tuple(getattr(fitted, "terms_", ()) or ())
+        if terms and not all(isinstance(t, Term) for t in terms):
+            raise TypeError(f"modeler {name!r}: terms_ must be a list of extrap_plugins.Term")
+        has_formula = hasattr(fitted, "constant_")
+        figures = quality_figures(y[valid][None, :], y_hat[None, :], len(terms))
+        models.append(
+            Model(
+                callpath=callpath.name,
+                metric=metric.name,
+                parameters=parameters,
+                constant=float(getattr(fitted, "constant_", 0.0)),
+                terms=terms,
+                quality=Quality(**{k: float(v[0]) for k, v in figures.items()}),
+                points=int(valid.sum()),
+                modeler=name,
+                function_text=None if has_formula else str(getattr(fitted, "formula_", type(fitted).__name__)),
+                predictor=None if has_formula else fitted.predict,
+            )
+        )
+    return models
+
+
+# -------------------------------------------------------------------- export
+def export(
+    model_set: ModelSet,
+    exporter: str = "text",
+    path: str | os.PathLike | None = None,
+    *,
+    host: PluginHost | None = None,
+    **options: Any,
+) -> str | None:
+    """Write ``model_set`` with the named exporter.
+
+    With ``path`` None the output is returned as a string (text exporters
+    only); otherwise it is written to ``path``, atomically: a temporary file
+    beside it is renamed over it only when the exporter has finished, so an
+    error never leaves half a file or destroys an existing one.
+    """
+    host = host or get_host()
+    info = host.exporter(exporter)
+    str_options = {key: str(value) for key, value in options.items()}
+    if info.kind == "path":
+        if path is None:
+            raise InputError(f"exporter {info.name!r} writes files: give an output path with -o")
+        info.export(model_set, pathlib.Path(path), str_options)
+        return None
+    if path is None:
+        buffer = io.StringIO()
+        info.export(model_set, buffer, str_options)
+        return buffer.getvalue()
+    target = pathlib.Path(path)
+    if target.is_dir():
+        raise InputError(f"is a folder; exporter {info.name!r} writes one file", target)
+    directory = target.parent if str(target.parent) else pathlib.Path(".")
+    if not directory.is_dir():
+        raise InputError("the folder for the output does not exist", target)
+    handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=directory)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="") as stream:
+            info.export(model_set, stream, str_options)
+        os.replace(temporary, target)
+    except BaseException:
+        os.unlink(temporary)
+        raise
+    return None

@@ -1,0 +1,428 @@
+"""The measurement data model: parameters, call paths, metrics and an Experiment.
+
+An :class:`Experiment` stores every measured value in flat numpy columns, one
+entry per (call path, metric, coordinate, repetition)::
+
+    callpath_index : int32,   shape (n_rows,)   index into ``experiment.callpaths``
+    metric_index   : int32,   shape (n_rows,)   index into ``experiment.metrics``
+    coordinates    : float64, shape (n_rows, n_params)
+    repetition     : int32,   shape (n_rows,)
+    value          : float64, shape (n_rows,)
+
+so that a million rows load, filter and group with a handful of vectorised
+numpy calls.  Modelers never see rows: :meth:`Experiment.series_groups`
+hands them blocks of series that share the same measurement points.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass, field
+from typing import Iterable, Iterator, Sequence
+
+import numpy as np
+
+from .errors import InputError
+
+CALLPATH_SEPARATOR = "->"
+MEASURES = ("mean", "median", "minimum", "maximum")
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """A model parameter such as the process count ``p`` or problem size ``n``."""
+
+    name: str
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A measured quantity: ``time``, ``visits``, ``bytes_sent``, a PAPI counter...
+
+    ``unit`` is free text (``"sec"``, ``"bytes"``, ``"occ"``); ``kind`` says how
+    the values arise: ``"time"`` (noisy), ``"count"`` (exact counters) or ``""``
+    when unknown.
+    """
+
+    name: str
+    unit: str = ""
+    kind: str = ""
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
+class Callpath:
+    """A call path such as ``main->solve->MPI_Allreduce``.
+
+    The call tree is implied by the ``->`` separators: the parent of
+    ``main->solve`` is ``main``; a root call path has no parent.
+    """
+
+    name: str
+
+    @property
+    def regions(self) -> tuple[str, ...]:
+        return tuple(self.name.split(CALLPATH_SEPARATOR))
+
+    @property
+    def region(self) -> str:
+        """The innermost region name (the last element of the path)."""
+        return self.regions[-1]
+
+    @property
+    def depth(self) -> int:
+        return len(self.regions) - 1
+
+    @property
+    def parent(self) -> Callpath | None:
+        regions = self.regions
+        if len(regions) == 1:
+            return None
+        return Callpath(CALLPATH_SEPARATOR.join(regions[:-1]))
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass
+class SeriesGroup:
+    """Series that share exactly the same measurement points.
+
+    Attributes
+    ----------
+    points : ndarray, shape (n_points, n_params)
+        The distinct coordinates, sorted lexicographically.
+    keys : list of (Callpath, Metric), length n_series
+    values : ndarray, shape (n_series, n_points, n_reps)
+        Every repetition's value; NaN where a point has fewer repetitions
+        than the most repeated one.
+    """
+
+    parameters: tuple[Parameter, ...]
+    points: np.ndarray
+    keys: list[tuple[Callpath, Metric]]
+    values: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def reduce(self, measure: str = "mean") -> np.ndarray:
+        """Reduce the repetitions to one value per point.
+
+        Returns
+        -------
+        ndarray, shape (n_series, n_points)
+        """
+        functions = {
+            "mean": np.nanmean,
+            "median": np.nanmedian,
+            "minimum": np.nanmin,
+            "maximum": np.nanmax,
+        }
+        if measure not in functions:
+            raise ValueError(
+                f"unknown measure {measure!r}: expected one of {', '.join(MEASURES)}"
+            )
+        with np.errstate(all="ignore"):
+            return functions[measure](self.values, axis=2)
+
+    def repetitions(self) -> np.ndarray:
+        """Number of non-missing repetitions, shape (n_series, n_points)."""
+        return np.sum(~np.isnan(self.values), axis=2)
+
+
+@dataclass
+class Experiment:
+    """All measurements of one application, column-wise.
+
+    Build one with :meth:`from_columns` (readers do); read it with
+    :meth:`series_groups`, :meth:`values_of` and the ``callpaths``,
+    ``metrics`` and ``parameters`` lists.
+    """
+
+    parameters: tuple[Parameter, ...]
+    callpaths: list[Callpath]
+    metrics: list[Metric]
+    callpath_index: np.ndarray
+    metric_index: np.ndarray
+    coordinates: np.ndarray
+    repetition: np.ndarray
+    value: np.ndarray
+    source: str = ""
+    reader: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    # ------------------------------------------------------------------ build
+    @classmethod
+    def from_columns(
+        cls,
+        parameters: Sequence[str | Parameter],
+        *,
+        callpath: Sequence[str] | np.ndarray | str,
+        metric: Sequence[str] | np.ndarray | str,
+        coordinates: np.ndarray | Sequence[Sequence[float]],
+        value: np.ndarray | Sequence[float],
+        repetition: np.ndarray | Sequence[int] | None = None,
+        metrics: Sequence[Metric] = (),
+        source: str = "",
+        reader: str = "",
+    ) -> Experiment:
+        """Build an Experiment from flat columns, one entry per measured value.
+
+        Parameters
+        ----------
+        parameters : sequence of str, length n_params
+        callpath, metric : array of str, shape (n_rows,), or one str for all rows
+            Call paths are ``->``-joined region names.
+        coordinates : array_like, shape (n_rows, n_params)
+        value : array_like, shape (n_rows,)
+        repetition : array_like of int, shape (n_rows,), optional
+            When omitted, rows with the same (call path, metric, coordinate)
+            are numbered 0, 1, 2, ... in the order given.
+        metrics : sequence of Metric, optional
+            Units and kinds for metric names; names not listed get plain metrics.
+
+        Examples
+        --------
+        >>> e = Experiment.from_columns(["p"], callpath="main", metric="time",
+        ...     coordinates=[[1], [2], [4], [8], [16]], value=[1, 2, 4, 8, 16])
+        >>> e.callpaths, len(e)
+        ([Callpath(name='main')], 5)
+        """
+        parameters = tuple(p if isinstance(p, Parameter) else Parameter(str(p)) for p in parameters)
+        names = [p.name for p in parameters]
+        if len(set(names)) != len(names):
+            raise InputError(f"parameter names must be unique, got {names}")
+        value = np.asarray(value, dtype=np.float64).reshape(-1)
+        n_rows = value.shape[0]
+        coordinates = np.asarray(coordinates, dtype=np.float64)
+        if coordinates.ndim == 1 and len(parameters) == 1:
+            coordinates = coordinates.reshape(-1, 1)
+        if coordinates.shape != (n_rows, len(parameters)):
+            raise InputError(
+                f"expected coordinates of shape ({n_rows}, {len(parameters)}) "
+                f"(one row per value, one column per parameter), got shape {coordinates.shape}"
+            )
+        callpath_names, callpath_index = _factorize(callpath, n_rows)
+        metric_names, metric_index = _factorize(metric, n_rows)
+        known = {m.name: m for m in metrics}
+        metric_objects = [known.get(name, Metric(name)) for name in metric_names]
+        if repetition is None:
+            repetition = _number_repetitions(callpath_index, metric_index, coordinates)
+        repetition = np.asarray(repetition, dtype=np.int32).reshape(-1)
+        if repetition.shape[0] != n_rows:
+            raise InputError(f"expected {n_rows} repetition numbers, got {repetition.shape[0]}")
+        return cls(
+            parameters=parameters,
+            callpaths=[Callpath(name) for name in callpath_names],
+            metrics=metric_objects,
+            callpath_index=callpath_index,
+            metric_index=metric_index,
+            coordinates=coordinates,
+            repetition=repetition,
+            value=value,
+            source=source,
+            reader=reader,
+        )
+
+    @classmethod
+    def concatenate(cls, experiments: Sequence[Experiment], source: str = "") -> Experiment:
+        """Join experiments with the same parameters (for instance one per run)."""
+        if not experiments:
+            raise InputError("no experiments to join")
+        first = experiments[0]
+        for other in experiments[1:]:
+            if [p.name for p in other.parameters] != [p.name for p in first.parameters]:
+                raise InputError(
+                    f"{other.source}: parameters {[p.name for p in other.parameters]} differ "
+                    f"from {[p.name for p in first.parameters]} in {first.source}"
+                )
+        units = {m.name: m for e in experiments for m in e.metrics}
+        return cls.from_columns(
+            first.parameters,
+            callpath=np.concatenate([np.asarray([c.name for c in e.callpaths], dtype=object)[e.callpath_index] for e in experiments]),
+            metric=np.concatenate([np.asarray([m.name for m in e.metrics], dtype=object)[e.metric_index] for e in experiments]),
+            coordinates=np.concatenate([e.coordinates for e in experiments]),
+            value=np.concatenate([e.value for e in experiments]),
+            repetition=np.concatenate([e.repetition for e in experiments]),
+            metrics=list(units.values()),
+            source=source or first.source,
+            reader=first.reader,
+        )
+
+    # ------------------------------------------------------------------ read
+    def __len__(self) -> int:
+        return int(self.value.shape[0])
+
+    @property
+    def parameter_names(self) -> list[str]:
+        return [p.name for p in self.parameters]
+
+    def points(self) -> np.ndarray:
+        """All distinct coordinates, shape (n_points, n_params), sorted."""
+        return np.unique(self.coordinates, axis=0)
+
+    def children(self, callpath: Callpath) -> list[Callpath]:
+        """The call paths directly below ``callpath`` in the call tree."""
+        return [c for c in self.callpaths if c.parent == callpath]
+
+    def roots(self) -> list[Callpath]:
+        return [c for c in self.callpaths if c.parent is None]
+
+    def values_of(self, callpath: str | Callpath, metric: str | Metric) -> tuple[np.ndarray, np.ndarray]:
+        """Coordinates and values of one series.
+
+        Returns
+        -------
+        coordinates : ndarray, shape (n_values, n_params)
+        values : ndarray, shape (n_values,)
+        """
+        c = self._callpath_position(str(callpath))
+        m = self._metric_position(str(metric))
+        rows = (self.callpath_index == c) & (self.metric_index == m)
+        return self.coordinates[rows], self.value[rows]
+
+    def select(self, metrics: Iterable[str] = (), callpaths: Iterable[str] = ()) -> Experiment:
+        """A new Experiment with only the named metrics and the call paths
+        matching any of the glob patterns (``main->*``).  Empty means all."""
+        metrics, callpaths = list(metrics), list(callpaths)
+        keep = np.ones(len(self), dtype=bool)
+        if metrics:
+            known = [m.name for m in self.metrics]
+            missing = [m for m in metrics if m not in known]
+            if missing:
+                raise InputError(
+                    f"{self.source}: no metric {', '.join(map(repr, missing))}; "
+                    f"the metrics are {', '.join(known)}"
+                )
+            wanted = np.array([m.name in metrics for m in self.metrics], dtype=bool)
+            keep &= wanted[self.metric_index]
+        if callpaths:
+            wanted = np.array(
+                [any(fnmatch.fnmatchcase(c.name, pattern) for pattern in callpaths) for c in self.callpaths],
+                dtype=bool,
+            )
+            if not wanted.any():
+                raise InputError(
+                    f"{self.source}: no call path matches {', '.join(map(repr, callpaths))}"
+                )
+            keep &= wanted[self.callpath_index]
+        return self._subset(keep)
+
+    def series_groups(self) -> Iterator[SeriesGroup]:
+        """Group all (call path, metric) series by their set of measurement points.
+
+        Series measured at exactly the same points land in one
+        :class:`SeriesGroup`, so a modeler fits the whole group with one
+        factorisation per hypothesis.  Groups come largest first; within a
+        group, series are ordered by call path, then metric, as in the
+        experiment.
+        """
+        if len(self) == 0:
+            return
+        n_metrics = len(self.metrics)
+        series_id = self.callpath_index.astype(np.int64) * n_metrics + self.metric_index
+        points, point_id = np.unique(self.coordinates, axis=0, return_inverse=True)
+        point_id = point_id.reshape(-1)
+        n_points = points.shape[0]
+        # Which points does each series have?  One bit-set row per series.
+        series, series_pos = np.unique(series_id, return_inverse=True)
+        series_pos = series_pos.reshape(-1)
+        present = np.zeros((series.shape[0], n_points), dtype=bool)
+        present[series_pos, point_id] = True
+        patterns, pattern_of_series = np.unique(present, axis=0, return_inverse=True)
+        pattern_of_series = pattern_of_series.reshape(-1)
+        # Position of each row among the repetitions of its (series, point) cell.
+        cell = series_pos.astype(np.int64) * n_points + point_id
+        order = np.lexsort((self.repetition, cell))
+        sorted_cell = cell[order]
+        starts = np.r_[0, np.flatnonzero(np.diff(sorted_cell)) + 1]
+        run_length = np.diff(np.r_[starts, sorted_cell.shape[0]])
+        rank_sorted = np.arange(sorted_cell.shape[0]) - np.repeat(starts, run_length)
+        rep_rank = np.empty_like(rank_sorted)
+        rep_rank[order] = rank_sorted
+
+        sizes = np.bincount(pattern_of_series, minlength=patterns.shape[0])
+        for pattern in np.argsort(-sizes, kind="stable"):
+            members = np.flatnonzero(pattern_of_series == pattern)
+            columns = np.flatnonzero(patterns[pattern])
+            member_pos = np.full(series.shape[0], -1)
+            member_pos[members] = np.arange(members.shape[0])
+            column_pos = np.full(n_points, -1)
+            column_pos[columns] = np.arange(columns.shape[0])
+            rows = member_pos[series_pos] >= 0
+            n_reps = int(rep_rank[rows].max()) + 1
+            values = np.full((members.shape[0], columns.shape[0], n_reps), np.nan)
+            values[member_pos[series_pos[rows]], column_pos[point_id[rows]], rep_rank[rows]] = self.value[rows]
+            keys = [
+                (self.callpaths[int(s) // n_metrics], self.metrics[int(s) % n_metrics])
+                for s in series[members]
+            ]
+            yield SeriesGroup(self.parameters, points[columns], keys, values)
+
+    # --------------------------------------------------------------- private
+    def _subset(self, keep: np.ndarray) -> Experiment:
+        return Experiment(
+            parameters=self.parameters,
+            callpaths=self.callpaths,
+            metrics=self.metrics,
+            callpath_index=self.callpath_index[keep],
+            metric_index=self.metric_index[keep],
+            coordinates=self.coordinates[keep],
+            repetition=self.repetition[keep],
+            value=self.value[keep],
+            source=self.source,
+            reader=self.reader,
+            notes=list(self.notes),
+        )
+
+    def _callpath_position(self, name: str) -> int:
+        for i, c in enumerate(self.callpaths):
+            if c.name == name:
+                return i
+        raise KeyError(f"no call path {name!r} in {self.source or 'the experiment'}")
+
+    def _metric_position(self, name: str) -> int:
+        for i, m in enumerate(self.metrics):
+            if m.name == name:
+                return i
+        raise KeyError(f"no metric {name!r} in {self.source or 'the experiment'}")
+
+
+def _factorize(column, n_rows: int) -> tuple[list[str], np.ndarray]:
+    """Names in first-seen order and an int32 index per row."""
+    if isinstance(column, str):
+        return [column], np.zeros(n_rows, dtype=np.int32)
+    column = np.asarray(column, dtype=object).reshape(-1)
+    if column.shape[0] != n_rows:
+        raise InputError(f"expected {n_rows} names, one per value, got {column.shape[0]}")
+    if n_rows == 0:
+        return [], np.zeros(0, dtype=np.int32)
+    names, first, inverse = np.unique(column.astype(str), return_index=True, return_inverse=True)
+    # Keep the order in which the names first appear (the file's order).
+    order = np.argsort(first, kind="stable")
+    position = np.empty_like(order)
+    position[order] = np.arange(order.shape[0])
+    return [str(n) for n in names[order]], position[inverse.reshape(-1)].astype(np.int32)
+
+
+def _number_repetitions(callpath_index, metric_index, coordinates) -> np.ndarray:
+    """0, 1, 2, ... for rows sharing (call path, metric, coordinate), in row order."""
+    n_rows = coordinates.shape[0]
+    if n_rows == 0:
+        return np.zeros(0, dtype=np.int32)
+    keys = np.column_stack([callpath_index, metric_index, coordinates])
+    _, cell = np.unique(keys, axis=0, return_inverse=True)
+    cell = cell.reshape(-1)
+    order = np.argsort(cell, kind="stable")
+    sorted_cell = cell[order]
+    starts = np.r_[0, np.flatnonzero(np.diff(sorted_cell)) + 1]
+    run_length = np.diff(np.r_[starts, n_rows])
+    rank = np.empty(n_rows, dtype=np.int32)
+    rank[order] = np.arange(n_rows) - np.repeat(starts, run_length)
+    return rank

@@ -1,0 +1,262 @@
+"""Performance models in the performance model normal form (PMNF).
+
+A PMNF model (seed 000, Eq. 2) is::
+
+    f(x_1..x_m) = c_0 + sum_k c_k * prod_l x_l^(i_kl) * log2(x_l)^(j_kl)
+
+:class:`Factor` is one ``x^i * log2(x)^j``, :class:`Term` a coefficient times
+factors of distinct parameters, :class:`Model` a constant plus terms with its
+quality figures, and :class:`ModelSet` every model of one modeling run.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Callable, Iterator, Mapping, Sequence
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Factor:
+    """``x^exponent * log2(x)^log_exponent`` for one parameter ``x``."""
+
+    exponent: float = 0.0
+    log_exponent: float = 0.0
+
+    def evaluate(self, x: np.ndarray) -> np.ndarray:
+        """Evaluate at ``x``, shape (n,) -> shape (n,)."""
+        x = np.asarray(x, dtype=np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            result = np.ones_like(x)
+            if self.exponent != 0:
+                result = result * np.power(x, self.exponent)
+            if self.log_exponent != 0:
+                result = result * np.power(np.log2(x), self.log_exponent)
+        return result
+
+
+@dataclass(frozen=True)
+class Term:
+    """``coefficient * prod(factor(parameter))`` over the parameters in ``factors``."""
+
+    coefficient: float
+    factors: Mapping[str, Factor]
+
+    def evaluate(self, columns: Mapping[str, np.ndarray]) -> np.ndarray:
+        """Evaluate at the points given as one array per parameter name."""
+        result = None
+        for name, factor in self.factors.items():
+            value = factor.evaluate(columns[name])
+            result = value if result is None else result * value
+        if result is None:
+            return np.full(len(next(iter(columns.values()))), self.coefficient)
+        return self.coefficient * result
+
+
+@dataclass(frozen=True)
+class Quality:
+    """How well a model fits its own measurements.
+
+    rss : residual sum of squares; ar2 : adjusted R²; smape : symmetric mean
+    absolute percentage error (0..200 %); re : mean relative error (%).
+    """
+
+    rss: float = math.nan
+    ar2: float = math.nan
+    smape: float = math.nan
+    re: float = math.nan
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One piece of a segmented model, valid where each parameter lies in ``range``."""
+
+    range: Mapping[str, tuple[float, float]]
+    constant: float
+    terms: tuple[Term, ...]
+
+
+@dataclass
+class Model:
+    """The model of one (call path, metric) series.
+
+    ``constant`` and ``terms`` define the function in PMNF.  A model made by
+    a third-party modeler that is not PMNF sets ``function`` to its own text
+    and ``predictor`` to a callable ``X (n_points, n_params) -> (n_points,)``.
+    """
+
+    callpath: str
+    metric: str
+    parameters: tuple[str, ...]
+    constant: float
+    terms: tuple[Term, ...] = ()
+    quality: Quality = field(default_factory=Quality)
+    points: int = 0
+    modeler: str = ""
+    segments: tuple[Segment, ...] | None = None
+    warnings: tuple[str, ...] = ()
+    function_text: str | None = None
+    predictor: Callable[[np.ndarray], np.ndarray] | None = field(default=None, repr=False, compare=False)
+
+    # ------------------------------------------------------------- evaluate
+    def predict(self, point):
+        """Evaluate the model.
+
+        ``point`` is a mapping ``{"p": 64, "n": 1e6}``, one point as a
+        sequence of length n_params (float returned), or an array of shape
+        (n_points, n_params) (array of shape (n_points,) returned).
+        """
+        if isinstance(point, Mapping):
+            missing = [p for p in self.parameters if p not in point]
+            if missing:
+                raise ValueError(f"predict needs a value for {', '.join(missing)}; got {dict(point)}")
+            point = [float(point[p]) for p in self.parameters]
+        X = np.asarray(point, dtype=np.float64)
+        single = X.ndim <= 1
+        X = np.atleast_2d(X).reshape(-1, len(self.parameters)) if len(self.parameters) else X.reshape(-1, 0)
+        if self.predictor is not None:
+            result = np.asarray(self.predictor(X), dtype=np.float64)
+        elif self.segments:
+            result = _evaluate_segments(self.segments, self.parameters, X)
+        else:
+            result = evaluate(self.constant, self.terms, self.parameters, X)
+        return float(result[0]) if single else result
+
+    # ---------------------------------------------------------------- text
+    @property
+    def function(self) -> str:
+        """The machine-readable formula: ``3.1 + 2.0 * p^1 * log2(p)^1``."""
+        if self.function_text is not None:
+            return self.function_text
+        return format_function(self.constant, self.terms, machine=True)
+
+    @property
+    def formula(self) -> str:
+        """The human-readable formula: ``3.1 + 2.0 · p · log2(p)``."""
+        if self.function_text is not None:
+            return self.function_text
+        if self.segments:
+            return "; ".join(
+                format_function(s.constant, s.terms, machine=False)
+                + " for "
+                + ", ".join(f"{lo:g} ≤ {name} ≤ {hi:g}" for name, (lo, hi) in s.range.items())
+                for s in self.segments
+            )
+        return format_function(self.constant, self.terms, machine=False)
+
+
+@dataclass
+class ModelSet:
+    """Every model of one modeling run, in call path then metric order."""
+
+    parameters: tuple[str, ...]
+    models: list[Model]
+    modeler: str = ""
+    options: dict = field(default_factory=dict)
+    measure: str = "mean"
+    source: str = ""
+
+    def __iter__(self) -> Iterator[Model]:
+        return iter(self.models)
+
+    def __len__(self) -> int:
+        return len(self.models)
+
+    def get(self, callpath: str, metric: str) -> Model:
+        for m in self.models:
+            if m.callpath == callpath and m.metric == metric:
+                return m
+        raise KeyError(f"no model for call path {callpath!r} and metric {metric!r}")
+
+
+# ----------------------------------------------------------------------------
+def evaluate(constant: float, terms: Sequence[Term], parameters: Sequence[str], X: np.ndarray) -> np.ndarray:
+    """Evaluate ``constant + sum(terms)`` at points ``X``, shape (n_points, n_params)."""
+    X = np.asarray(X, dtype=np.float64)
+    columns = {name: X[:, i] for i, name in enumerate(parameters)}
+    result = np.full(X.shape[0], float(constant))
+    for term in terms:
+        result = result + term.evaluate(columns)
+    return result
+
+
+def _evaluate_segments(segments, parameters, X) -> np.ndarray:
+    result = np.full(X.shape[0], np.nan)
+    for segment in segments:
+        inside = np.ones(X.shape[0], dtype=bool)
+        for name, (lo, hi) in segment.range.items():
+            column = X[:, list(parameters).index(name)]
+            inside &= (column >= lo) & (column <= hi)
+        todo = inside & np.isnan(result)
+        result[todo] = evaluate(segment.constant, segment.terms, parameters, X[todo])
+    # Extrapolate beyond the last segment (or before the first) with the nearest one.
+    outside = np.isnan(result)
+    if outside.any():
+        for i in np.flatnonzero(outside):
+            best = min(segments, key=lambda s: _distance(s, parameters, X[i]))
+            result[i] = evaluate(best.constant, best.terms, parameters, X[i : i + 1])[0]
+    return result
+
+
+def _distance(segment, parameters, x) -> float:
+    distance = 0.0
+    for name, (lo, hi) in segment.range.items():
+        v = x[list(parameters).index(name)]
+        distance += max(lo - v, 0.0, v - hi)
+    return distance
+
+
+def format_number(value: float, machine: bool) -> str:
+    """Shortest exact text for machines, four significant digits for people."""
+    if machine:
+        return repr(float(value))
+    text = f"{value:.4g}"
+    if "e" in text:
+        mantissa, exponent = text.split("e")
+        return f"{mantissa}e{int(exponent)}"
+    return text
+
+
+def format_exponent(exponent: float, machine: bool) -> str:
+    """``1``, ``0.5`` for machines; ``1/2``-style fractions for people."""
+    if machine:
+        return str(int(exponent)) if float(exponent).is_integer() else repr(float(exponent))
+    if float(exponent).is_integer():
+        return str(int(exponent))
+    fraction = Fraction(exponent).limit_denominator(12)
+    if abs(float(fraction) - exponent) < 1e-9:
+        return f"({fraction.numerator}/{fraction.denominator})"
+    return f"{exponent:.4g}"
+
+
+def format_factor(name: str, factor: Factor, machine: bool) -> list[str]:
+    parts = []
+    if factor.exponent != 0:
+        if machine:
+            parts.append(f"{name}^{format_exponent(factor.exponent, True)}")
+        else:
+            parts.append(name if factor.exponent == 1 else f"{name}^{format_exponent(factor.exponent, False)}")
+    if factor.log_exponent != 0:
+        if machine:
+            parts.append(f"log2({name})^{format_exponent(factor.log_exponent, True)}")
+        else:
+            parts.append(
+                f"log2({name})"
+                if factor.log_exponent == 1
+                else f"log2({name})^{format_exponent(factor.log_exponent, False)}"
+            )
+    return parts
+
+
+def format_function(constant: float, terms: Sequence[Term], machine: bool) -> str:
+    """``3.1 + 2.0 * p^1 * log2(p)^1`` (machine) or ``3.1 + 2 · p · log2(p)`` (human)."""
+    times = " * " if machine else " · "
+    text = format_number(constant, machine)
+    for term in terms:
+        factors = [part for name, f in term.factors.items() for part in format_factor(name, f, machine)]
+        sign = "-" if term.coefficient < 0 else "+"
+        text += f" {sign} " + times.join([format_number(abs(term.coefficient), machine)] + factors)
+    return text

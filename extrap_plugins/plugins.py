@@ -1,0 +1,183 @@
+"""The plugin manager: loads built-in and third-party plugins, and knows what they register.
+
+Built-in readers, modelers and exporters are plugins like any other: the
+modules in :data:`DEFAULT_PLUGINS` are registered through the same hooks as
+third-party ones, which come from the entry-point group ``extrap_plugins``.
+
+Environment variables:
+
+``EXTRAP_PLUGINS_NO_AUTOLOAD=1``
+    Do not load entry points (tests use this for a clean registry).
+``EXTRAP_PLUGINS_STRICT=1``
+    A third-party plugin that fails to load is an error instead of a warning.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import warnings
+from dataclasses import dataclass
+from importlib import metadata
+from typing import Generic, TypeVar
+
+import pluggy
+
+from . import hookspecs
+from .errors import InputError, PluginError
+from .registration import ExporterInfo, ModelerInfo, ReaderInfo
+
+ENTRY_POINT_GROUP = "extrap_plugins"
+BUILTIN = "extrap-plugins"
+
+DEFAULT_PLUGINS: tuple[str, ...] = (
+    "extrap_plugins.readers.json_reader",
+    "extrap_plugins.readers.text_reader",
+    "extrap_plugins.readers.csv_reader",
+    "extrap_plugins.modelers",
+    "extrap_plugins.exporters",
+)
+
+Info = TypeVar("Info", ReaderInfo, ModelerInfo, ExporterInfo)
+
+
+class PluginLoadWarning(UserWarning):
+    """A third-party plugin could not be loaded and was skipped."""
+
+
+@dataclass(frozen=True)
+class Registered(Generic[Info]):
+    """A registration object and where it came from."""
+
+    info: Info
+    plugin: str
+    distribution: str
+
+
+class PluginHost:
+    """A pluggy plugin manager plus what its plugins registered, by kind and name.
+
+    >>> host = PluginHost(autoload=False)   # built-ins only
+    >>> sorted(host.exporters)
+    ['csv', 'json', 'text']
+    """
+
+    def __init__(self, autoload: bool | None = None):
+        self.manager = pluggy.PluginManager(hookspecs.PROJECT_NAME)
+        self.manager.add_hookspecs(hookspecs)
+        self.distributions: dict[str, str] = {}
+        self._tables: dict[str, dict[str, Registered]] | None = None
+        for module_name in DEFAULT_PLUGINS:
+            self.register(importlib.import_module(module_name), name=module_name)
+        if autoload is None:
+            autoload = os.environ.get("EXTRAP_PLUGINS_NO_AUTOLOAD", "") not in ("1", "true", "yes")
+        if autoload:
+            self.load_entry_points()
+
+    def register(self, plugin, name: str, distribution: str = BUILTIN) -> None:
+        """Register a plugin module or object under ``name``."""
+        self.manager.register(plugin, name=name)
+        self.distributions[name] = distribution
+        self._tables = None
+
+    def unregister(self, name: str) -> None:
+        self.manager.unregister(name=name)
+        self.distributions.pop(name, None)
+        self._tables = None
+
+    def load_entry_points(self) -> None:
+        """Load the ``extrap_plugins`` entry points one by one.
+
+        A plugin that fails to import is skipped with a :class:`PluginLoadWarning`
+        naming its distribution and the error, unless ``EXTRAP_PLUGINS_STRICT=1``.
+        """
+        strict = os.environ.get("EXTRAP_PLUGINS_STRICT", "") in ("1", "true", "yes")
+        for entry_point in metadata.entry_points(group=ENTRY_POINT_GROUP):
+            if self.manager.get_plugin(entry_point.name) is not None:
+                continue
+            distribution = entry_point.dist.metadata["name"] if entry_point.dist else "unknown distribution"
+            try:
+                self.register(entry_point.load(), name=entry_point.name, distribution=distribution)
+            except Exception as error:  # a broken plugin must not break the tool
+                message = (
+                    f"plugin {entry_point.name!r} from distribution {distribution!r} "
+                    f"failed to load: {type(error).__name__}: {error}"
+                )
+                if strict:
+                    raise PluginError(message) from error
+                warnings.warn(message, PluginLoadWarning, stacklevel=2)
+
+    # ------------------------------------------------------------------ tables
+    @property
+    def readers(self) -> dict[str, Registered[ReaderInfo]]:
+        return self._table("extrap_readers", ReaderInfo)
+
+    @property
+    def modelers(self) -> dict[str, Registered[ModelerInfo]]:
+        return self._table("extrap_modelers", ModelerInfo)
+
+    @property
+    def exporters(self) -> dict[str, Registered[ExporterInfo]]:
+        return self._table("extrap_exporters", ExporterInfo)
+
+    def reader(self, name: str) -> ReaderInfo:
+        return _lookup(self.readers, name, "reader").info
+
+    def modeler(self, name: str) -> ModelerInfo:
+        return _lookup(self.modelers, name, "modeler").info
+
+    def exporter(self, name: str) -> ExporterInfo:
+        return _lookup(self.exporters, name, "exporter").info
+
+    def _table(self, hook_name: str, kind: type) -> dict[str, Registered]:
+        if self._tables is None:
+            self._tables = {}
+        if hook_name not in self._tables:
+            self._tables[hook_name] = self._collect(hook_name, kind)
+        return self._tables[hook_name]
+
+    def _collect(self, hook_name: str, kind: type) -> dict[str, Registered]:
+        found: dict[str, Registered] = {}
+        hook = getattr(self.manager.hook, hook_name)
+        for impl in reversed(hook.get_hookimpls()):  # in registration order
+            plugin_name = self.manager.get_name(impl.plugin) or repr(impl.plugin)
+            distribution = self.distributions.get(plugin_name, "unknown distribution")
+            for info in impl.function() or []:
+                if not isinstance(info, kind):
+                    raise PluginError(
+                        f"plugin {plugin_name} ({distribution}): {hook_name} must return "
+                        f"{kind.__name__} objects, got {type(info).__name__}"
+                    )
+                if info.name in found:
+                    other = found[info.name]
+                    what = kind.__name__.removesuffix("Info").lower()
+                    raise PluginError(
+                        f"two plugins register the {what} {info.name!r}: "
+                        f"{other.plugin} ({other.distribution}) and {plugin_name} ({distribution})"
+                    )
+                found[info.name] = Registered(info, plugin_name, distribution)
+        return found
+
+
+def _lookup(table: dict[str, Registered], name: str, kind: str) -> Registered:
+    if name not in table:
+        known = ", ".join(sorted(table)) or "none"
+        raise InputError(f"unknown {kind} {name!r}; the {kind}s are: {known}")
+    return table[name]
+
+
+_host: PluginHost | None = None
+
+
+def get_host() -> PluginHost:
+    """The process-wide plugin host, built on first use."""
+    global _host
+    if _host is None:
+        _host = PluginHost()
+    return _host
+
+
+def set_host(host: PluginHost | None) -> None:
+    """Replace (or forget, with None) the process-wide host; for tests and embedding."""
+    global _host
+    _host = host

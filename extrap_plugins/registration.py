@@ -1,0 +1,104 @@
+"""The objects a plugin returns from its hooks to register what it provides.
+
+A plugin module implements one or more of the hooks in
+:mod:`extrap_plugins.hookspecs` and returns a list of these frozen
+dataclasses.  The host alone decides about duplicate names and records which
+distribution provided what.
+"""
+
+from __future__ import annotations
+
+import pathlib
+from dataclasses import dataclass, field
+from typing import IO, Any, Callable, Mapping
+
+from .experiment import Experiment
+from .model import ModelSet
+
+
+@dataclass(frozen=True)
+class ReaderInfo:
+    """A reader: turns a file or folder into an :class:`~extrap_plugins.experiment.Experiment`.
+
+    Attributes
+    ----------
+    name : str
+        What users pass to ``--reader``.
+    read : callable ``(path: pathlib.Path, options: dict[str, str]) -> Experiment``
+        Reads one input.  Raises :class:`~extrap_plugins.errors.InputError`
+        naming the file and line (or row) for bad input.  ``options`` holds
+        the ``--reader-option KEY=VALUE`` pairs; a reader rejects keys it
+        does not know with an ``InputError`` listing the ones it does.
+    patterns : tuple of str
+        File-name globs (``"*.jsonl"``) this reader claims; matched against
+        the base name, case-insensitively.
+    sniff : callable ``(path: pathlib.Path) -> bool``, optional
+        Looks at the content (first bytes, a folder's entries) and says
+        whether this reader can read it; must be cheap and never raise.
+    directories : bool
+        Whether the reader accepts a folder as input.
+    options : mapping of option name to help text
+    """
+
+    name: str
+    read: Callable[[pathlib.Path, dict[str, str]], Experiment]
+    description: str = ""
+    patterns: tuple[str, ...] = ()
+    sniff: Callable[[pathlib.Path], bool] | None = None
+    directories: bool = False
+    options: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ModelerInfo:
+    """A modeler: learns one model per series.
+
+    Attributes
+    ----------
+    name : str
+        What users pass to ``--modeler``.
+    factory : callable ``(**options) -> modeler``
+        Builds a modeler from keyword options (``--option KEY=VALUE``; values
+        arrive as int, float, bool or str).  The object it returns is either
+
+        * batched: it has ``fit_group(group: SeriesGroup, *, measure: str)
+          -> list[Model]``, one model per series of the group, in order; or
+        * per series, in the scikit-learn style: ``fit(X, y) -> self`` with
+          ``X`` of shape (n_points, n_params) and ``y`` of shape (n_points,),
+          and ``predict(X) -> ndarray of shape (n_points,)``.  It may set
+          ``constant_`` and ``terms_`` (a list of
+          :class:`~extrap_plugins.model.Term`) for a PMNF formula, or
+          ``formula_`` (text).  The host adapts it: it loops over the
+          series, computes quality figures and builds the models.
+    options : mapping of option name to help text
+    """
+
+    name: str
+    factory: Callable[..., Any]
+    description: str = ""
+    options: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ExporterInfo:
+    """An exporter: writes a :class:`~extrap_plugins.model.ModelSet`.
+
+    Attributes
+    ----------
+    name : str
+        What users pass to ``--export``.
+    export : callable ``(model_set: ModelSet, out, options: dict[str, str]) -> None``
+        With ``kind="text"``, ``out`` is a text stream (stdout or a file the
+        host opens and replaces atomically); with ``kind="path"``, ``out`` is
+        the ``pathlib.Path`` given with ``-o`` (a file or folder the exporter
+        writes itself), and ``-o`` is required.
+    extension : str
+        The usual file extension, for messages and defaults (``".json"``).
+    """
+
+    name: str
+    export: Callable[[ModelSet, IO[str] | pathlib.Path, dict[str, str]], None]
+    description: str = ""
+    kind: str = "text"
+    extension: str = ""
+    options: Mapping[str, str] = field(default_factory=dict)

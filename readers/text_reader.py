@@ -1,0 +1,8 @@
+"""The text reader (being written)."""
+
+from extrap_plugins.hookspecs import hookimpl
+
+
+@hookimpl
+def extrap_readers():
+    return []
