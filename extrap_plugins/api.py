@@ -129,7 +129,7 @@ def model(
     if measure not in MEASURES:
         raise InputError(f"unknown measure {measure!r}; expected one of {', '.join(MEASURES)}")
     info = host.modeler(modeler)
-    instance = _build_modeler(info, options)
+    instance = _build_modeler(info, options, tuple(experiment.parameter_names))
     selected = experiment.select(metrics=metrics, callpaths=callpaths)
     models: list[Model] = []
     for group in selected.series_groups():
@@ -159,15 +159,21 @@ def model(
     )
 
 
-def _build_modeler(info, options: Mapping[str, Any]):
+def _build_modeler(info, options: Mapping[str, Any], parameters: tuple[str, ...]):
+    """Call the modeler's factory with the user's options (and ``parameters`` if it takes them)."""
     try:
         signature = inspect.signature(info.factory)
     except (TypeError, ValueError):
         signature = None
+    if "parameters" in options:
+        raise InputError("'parameters' is not a modeler option: the experiment's parameters are passed automatically")
+    if signature is not None and "parameters" in signature.parameters:
+        options = {**options, "parameters": parameters}
     if signature is not None:
         accepts_any = any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values())
-        known = [n for n, p in signature.parameters.items() if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
-        unknown = [k for k in options if k not in known]
+        known = [n for n, p in signature.parameters.items()
+                 if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and n != "parameters"]
+        unknown = [k for k in options if k not in known and k != "parameters"]
         if unknown and not accepts_any:
             listed = ", ".join(known) or "none"
             raise InputError(
@@ -175,7 +181,7 @@ def _build_modeler(info, options: Mapping[str, Any]):
             )
     try:
         return info.factory(**options)
-    except (ValueError, TypeError) as error:
+    except (ValueError, TypeError) as error:  # option validation failed: the user's input
         raise InputError(f"modeler {info.name!r}: {error}") from error
 
 

@@ -59,7 +59,10 @@ class ModelerInfo:
         What users pass to ``--modeler``.
     factory : callable ``(**options) -> modeler``
         Builds a modeler from keyword options (``--option KEY=VALUE``; values
-        arrive as int, float, bool or str).  The object it returns is either
+        arrive as int, float, bool or str).  A factory with a ``parameters``
+        argument also receives the experiment's parameter names, in order.
+        A factory raises ``ValueError`` for a bad option value, with a message
+        that says what was expected.  The object it returns is either
 
         * batched: it has ``fit_group(group: SeriesGroup, *, measure: str)
           -> list[Model]``, one model per series of the group, in order; or
