@@ -156,6 +156,7 @@ def model(
         options=dict(options),
         measure=measure,
         source=experiment.source,
+        experiment=selected,
     )
 
 
