@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from . import executors
 from .errors import ExtrapWarning, InputError
 from .experiment import MEASURES, Experiment, SeriesGroup
 from .model import Model, ModelSet, Quality, Term
@@ -101,6 +102,8 @@ def model(
     metrics: Iterable[str] = (),
     callpaths: Iterable[str] = (),
     progress: Progress | None = None,
+    executor: str = "auto",
+    jobs: int | None = None,
     host: PluginHost | None = None,
     **options: Any,
 ) -> ModelSet:
@@ -116,7 +119,12 @@ def model(
     metrics, callpaths : iterables of str
         Only these metrics, and call paths matching these globs (empty: all).
     progress : callable(int), optional
-        Called with the number of series finished after each group.
+        Called with the number of series finished after each chunk.
+    executor : {"auto", "serial", "process", "mpi"}
+        Where the chunks of series are fitted (see :mod:`extrap_plugins.executors`).
+        The models are identical whatever the executor.
+    jobs : int, optional
+        Number of worker processes for ``process`` (default: the cores).
     **options
         Passed to the modeler's factory (``--option KEY=VALUE``).
 
@@ -131,21 +139,16 @@ def model(
     info = host.modeler(modeler)
     instance = _build_modeler(info, options, tuple(experiment.parameter_names))
     selected = experiment.select(metrics=metrics, callpaths=callpaths)
+    chunks = [chunk for group in selected.series_groups() for chunk in split_group(group, CHUNK_SERIES)]
+    kind = executors.resolve(executor, len(chunks))
     models: list[Model] = []
-    for group in selected.series_groups():
-        if hasattr(instance, "fit_group"):
-            fitted = list(instance.fit_group(group, measure=measure))
-        else:
-            fitted = fit_per_series(instance, group, measure, info.name)
-        if len(fitted) != len(group):
-            raise RuntimeError(
-                f"modeler {info.name!r} returned {len(fitted)} models for {len(group)} series"
-            )
-        for m in fitted:
-            m.modeler = m.modeler or info.name
-        models.extend(fitted)
-        if progress is not None:
-            progress(len(group))
+    with executors.create_executor(kind, jobs) as pool:
+        done = (lambda result: progress(len(result[0]))) if progress is not None else None
+        tasks = ((instance, chunk, measure, info.name) for chunk in chunks)
+        for fitted, caught in executors.map_ordered(pool, _fit_chunk, tasks, on_done=done):
+            for warning in caught:
+                warnings.warn(warning, stacklevel=2)
+            models.extend(fitted)
     order = {(c.name, m.name): i for i, (c, m) in enumerate(
         (c, m) for c in experiment.callpaths for m in experiment.metrics)}
     models.sort(key=lambda m: order.get((m.callpath, m.metric), len(order)))
@@ -158,6 +161,34 @@ def model(
         source=experiment.source,
         experiment=selected,
     )
+
+
+CHUNK_SERIES = 4096
+"""Series per piece of modelling work: fixed, so results never depend on the executor."""
+
+
+def split_group(group: SeriesGroup, size: int) -> list[SeriesGroup]:
+    """Cut a group into groups of at most ``size`` series (same points)."""
+    return [
+        SeriesGroup(group.parameters, group.points, group.keys[start:start + size], group.values[start:start + size])
+        for start in range(0, len(group), size)
+    ]
+
+
+def _fit_chunk(task) -> tuple[list[Model], list[Warning]]:
+    """Fit one chunk; runs in a worker.  Warnings travel back with the models."""
+    instance, group, measure, name = task
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if hasattr(instance, "fit_group"):
+            fitted = list(instance.fit_group(group, measure=measure))
+        else:
+            fitted = fit_per_series(instance, group, measure, name)
+    if len(fitted) != len(group):
+        raise RuntimeError(f"modeler {name!r} returned {len(fitted)} models for {len(group)} series")
+    for m in fitted:
+        m.modeler = m.modeler or name
+    return fitted, [w.message for w in caught]
 
 
 def _build_modeler(info, options: Mapping[str, Any], parameters: tuple[str, ...]):

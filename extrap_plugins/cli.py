@@ -14,6 +14,7 @@ from typing import Sequence
 
 from . import api
 from .errors import ExtrapError, InputError, PluginError
+from .executors import EXECUTORS, MPI_LAUNCH
 from .experiment import MEASURES
 from .plugins import get_host
 
@@ -59,6 +60,10 @@ def build_parser() -> argparse.ArgumentParser:
     model.add_argument("-o", "--output", metavar="PATH", help="write here instead of stdout")
     model.add_argument("--progress", choices=("auto", "on", "off"), default="auto",
                        help="progress bar on stderr (auto: only when stderr is a terminal)")
+    model.add_argument("--executor", choices=EXECUTORS, default="auto",
+                       help="where independent work runs: serial, process (--jobs workers), or mpi "
+                            f"(start as '{MPI_LAUNCH}'); auto: process when there is enough work")
+    model.add_argument("--jobs", type=int, metavar="N", help="worker processes for --executor process")
 
     commands.add_parser("plugins", help="list every reader, modeler and exporter and who provides it")
     return parser
@@ -83,7 +88,7 @@ def _model_command(args: argparse.Namespace) -> ExitStatus:
     show = {"on": True, "off": False}.get(args.progress, sys.stderr.isatty())
     with tqdm(total=total, disable=not show, file=sys.stderr, unit="series", desc="modeling") as bar:
         model_set = api.model(selected, args.modeler, measure=args.measure, progress=bar.update,
-                              **parse_options(args.option, "--option"))
+                              executor=args.executor, jobs=args.jobs, **parse_options(args.option, "--option"))
     text = api.export(model_set, args.export, args.output, **parse_options(args.export_option, "--export-option"))
     if text is not None:
         sys.stdout.write(text)

@@ -52,6 +52,9 @@ class ExtrapWarning(UserWarning):
         prefix = f"{callpath} [{metric}]: " if callpath or metric else ""
         super().__init__(prefix + message)
 
+    def __reduce__(self):  # survive the trip back from a worker process
+        return (type(self), (self.message, self.callpath, self.metric))
+
 
 class QualityWarning(ExtrapWarning):
     """The data do not support a trustworthy model (too few points, noise...)."""
