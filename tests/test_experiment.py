@@ -78,3 +78,16 @@ def test_concatenate_joins_runs_and_rejects_other_parameters():
     c = Experiment.from_columns(["n"], callpath="main", metric="time", coordinates=[[1]], value=[1.0], source="c")
     with pytest.raises(InputError, match=r"c: parameters \['n'\] differ from \['p'\] in a"):
         Experiment.concatenate([a, c])
+
+
+def test_precoded_names_and_two_parameter_grouping():
+    p, n = np.meshgrid([1.0, 2, 4, 8, 16], [10.0, 20, 30, 40, 50], indexing="ij")
+    coords = np.column_stack([p.ravel(), n.ravel()])
+    e = Experiment.from_columns(["p", "n"], callpath=(["a", "b"], np.repeat([0, 1], 25)), metric="time",
+                                coordinates=np.vstack([coords, coords]), value=np.arange(50.0))
+    (group,) = list(e.series_groups())
+    assert group.points.shape == (25, 2)
+    assert group.points[:3].tolist() == [[1.0, 10.0], [1.0, 20.0], [1.0, 30.0]]
+    assert group.reduce()[1, 0] == 25.0
+    with pytest.raises(InputError, match="codes must lie in 0..1"):
+        Experiment.from_columns(["p"], callpath=(["a", "b"], [0, 2]), metric="t", coordinates=[[1], [2]], value=[1, 2])
