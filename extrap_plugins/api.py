@@ -32,14 +32,22 @@ def read(
     path: str | os.PathLike | Sequence[str | os.PathLike],
     reader: str | None = None,
     *,
+    metrics: Iterable[str] = (),
+    callpaths: Iterable[str] = (),
+    executor: str = "auto",
+    jobs: int | None = None,
     host: PluginHost | None = None,
     **options: Any,
 ) -> Experiment:
     """Read measurements from a file or folder (or a list of them) into an Experiment.
 
     The reader is ``reader`` if given, else the one whose file-name pattern
-    matches, else the one whose content sniffing says yes.  ``options`` go to
-    the reader (for example ``aggregation="max"`` for CUBE).
+    matches, else the one whose content sniffing says yes.  ``metrics`` and
+    ``callpaths`` (globs) select what is kept, inside the reader when it can.
+    Inputs made of independent runs are read through ``executor``
+    (see :mod:`extrap_plugins.executors`); a broken run is skipped with a
+    warning naming it.  ``options`` go to the reader (for example
+    ``aggregation="max"`` for CUBE).
 
     Raises
     ------
@@ -51,18 +59,59 @@ def read(
     paths = [pathlib.Path(path)] if isinstance(path, (str, os.PathLike)) else [pathlib.Path(p) for p in path]
     if not paths:
         raise InputError("no input given")
+    metrics, callpaths = tuple(metrics), tuple(callpaths)
     str_options = {key: str(value) for key, value in options.items()}
     experiments = []
     for p in paths:
         if not p.exists():
             raise InputError("no such file or folder", p)
         info = host.reader(reader) if reader else select_reader(p, host)
-        experiment = info.read(p, dict(str_options))
+        reader_options = dict(str_options)
+        if info.filters:
+            reader_options.update(metrics=metrics, callpaths=callpaths)
+        if info.parts is not None and info.read_part is not None:
+            experiment = _read_parts(info, p, reader_options, executor, jobs)
+        else:
+            experiment = info.read(p, reader_options)
+        if not info.filters and (metrics or callpaths):
+            experiment = experiment.select(metrics=metrics, callpaths=callpaths)
         experiment.reader = info.name
         experiments.append(experiment)
     if len(experiments) == 1:
         return experiments[0]
-    return Experiment.concatenate(experiments, source=", ".join(str(p) for p in paths))
+    joined = Experiment.concatenate(experiments, source=", ".join(str(p) for p in paths))
+    joined.reader = experiments[0].reader
+    return joined
+
+
+def _read_parts(info: ReaderInfo, path: pathlib.Path, options: dict, executor: str, jobs: int | None) -> Experiment:
+    """Read the runs of one input in parallel; skip (and warn about) broken runs."""
+    parts = info.parts(path, options)
+    if not parts:
+        raise InputError(f"no runs found for the {info.name} reader", path)
+    kind = executors.resolve(executor, len(parts))
+    with executors.create_executor(kind, jobs) as pool:
+        results = list(executors.map_ordered(pool, _read_one_part, ((info.read_part, part, options) for part in parts)))
+    experiments = []
+    for part, (experiment, error) in zip(parts, results):
+        if error is not None:
+            warnings.warn(ExtrapWarning(f"skipped: {error}"), stacklevel=3)
+        else:
+            experiments.append(experiment)
+    if not experiments:
+        raise InputError(f"none of the {len(parts)} runs could be read", path)
+    joined = Experiment.concatenate(experiments, source=str(path))
+    joined.notes = [note for e in experiments for note in e.notes]
+    return joined
+
+
+def _read_one_part(task) -> tuple[Experiment | None, InputError | None]:
+    """Runs in a worker: a bad run comes back as an error value, not an exception."""
+    read_part, part, options = task
+    try:
+        return read_part(part, options), None
+    except InputError as error:
+        return None, error
 
 
 def select_reader(path: pathlib.Path, host: PluginHost | None = None) -> ReaderInfo:

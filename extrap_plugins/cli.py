@@ -78,9 +78,9 @@ def program(args: argparse.Namespace) -> ExitStatus:
 
 
 def _model_command(args: argparse.Namespace) -> ExitStatus:
-    experiment = api.read(args.inputs if len(args.inputs) > 1 else args.inputs[0], reader=args.reader,
-                          **parse_options(args.reader_option, "--reader-option"))
-    selected = experiment.select(metrics=args.metric, callpaths=args.callpath)
+    selected = api.read(args.inputs if len(args.inputs) > 1 else args.inputs[0], reader=args.reader,
+                        metrics=args.metric, callpaths=args.callpath, executor=args.executor, jobs=args.jobs,
+                        **parse_options(args.reader_option, "--reader-option"))
     total = len({(int(c), int(m)) for c, m in zip(selected.callpath_index, selected.metric_index)}) \
         if len(selected) < 2_000_000 else None
     from tqdm import tqdm

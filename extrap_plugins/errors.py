@@ -28,6 +28,9 @@ class InputError(ExtrapError):
         self.line = line
         super().__init__(str(self))
 
+    def __reduce__(self):  # survive the trip back from a worker process
+        return (type(self), (self.message, self.path, self.line))
+
     def __str__(self) -> str:
         where = ""
         if self.path is not None:

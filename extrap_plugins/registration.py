@@ -38,6 +38,19 @@ class ReaderInfo:
     directories : bool
         Whether the reader accepts a folder as input.
     options : mapping of option name to help text
+    parts : callable ``(path, options) -> list``, optional
+        For inputs made of independent runs (a folder of profiles): the list
+        of runs, each a picklable description (usually a path).  The host
+        then reads them with ``read_part`` through the chosen executor, in
+        parallel, skips a run that raises ``InputError`` with a warning
+        naming it, and joins the rest with ``Experiment.concatenate``.
+    read_part : callable ``(part, options) -> Experiment``, optional
+        Reads one run from ``parts``; must be a module-level function.
+    filters : bool
+        Whether the reader applies the selection itself: ``options`` then
+        holds ``"metrics"`` and ``"callpaths"`` as tuples of str (names and
+        globs; empty means all), and values outside them are never
+        materialised.  Otherwise the host selects after reading.
     """
 
     name: str
@@ -47,6 +60,9 @@ class ReaderInfo:
     sniff: Callable[[pathlib.Path], bool] | None = None
     directories: bool = False
     options: Mapping[str, str] = field(default_factory=dict)
+    parts: Callable[[pathlib.Path, dict], list[Any]] | None = None
+    read_part: Callable[[Any, dict], Experiment] | None = None
+    filters: bool = False
 
 
 @dataclass(frozen=True)

@@ -105,3 +105,27 @@ def test_per_series_modeler_without_pmnf_uses_its_predict_and_formula(host):
     (m,) = extrap_plugins.model(e, "step")
     assert m.function == "step at p = 4" and m.quality.rss == 0.0
     assert m.predict({"p": 100}) == 5.0
+
+
+def read_run(part, options):
+    """A module-level read_part (workers import it by name)."""
+    if "broken" in part.name:
+        raise InputError("truncated file", part / "profile.dat")
+    p = float(part.name.split(".p")[1])
+    keep = [c for c in ("main", "main->solve") if not options["callpaths"] or c in options["callpaths"]]
+    return extrap_plugins.Experiment.from_columns(
+        ["p"], callpath=keep, metric="time", coordinates=[[p]] * len(keep), value=[p] * len(keep), source=str(part))
+
+
+@pytest.mark.parametrize("executor", ["serial", "process"])
+def test_runs_are_read_in_parallel_and_a_broken_run_is_skipped_with_a_warning(host, tmp_path, executor):
+    for name in ("app.p1", "app.p2", "app.broken", "app.p4"):
+        (tmp_path / name).mkdir()
+    info = ReaderInfo("runs", read=None, directories=True, sniff=lambda p: True, filters=True,
+                      parts=lambda path, options: sorted(path.iterdir()), read_part=read_run)
+    register(host, info)
+    with pytest.warns(extrap_plugins.ExtrapWarning) as caught:
+        experiment = extrap_plugins.read(tmp_path, callpaths=["main->solve"], executor=executor, jobs=2)
+    assert [str(w.message) for w in caught] == [f"skipped: {tmp_path / 'app.broken' / 'profile.dat'}: truncated file"]
+    assert sorted(experiment.coordinates[:, 0].tolist()) == [1.0, 2.0, 4.0]
+    assert [c.name for c in experiment.callpaths] == ["main->solve"]
