@@ -100,6 +100,8 @@ def _read_parts(info: ReaderInfo, path: pathlib.Path, options: dict, executor: s
             experiments.append(experiment)
     if not experiments:
         raise InputError(f"none of the {len(parts)} runs could be read", path)
+    if info.join is not None:
+        return info.join(experiments, path, options)
     joined = Experiment.concatenate(experiments, source=str(path))
     joined.notes = [note for e in experiments for note in e.notes]
     return joined
