@@ -208,14 +208,25 @@ def open_profile(path: str | os.PathLike) -> CubeProfile:
         from pycubexr import CubexParser
     except ImportError:
         raise InputError(INSTALL_HINT, path) from None
-    parser = CubexParser(str(path))
     try:
-        with warnings.catch_warnings():
-            # CubeWriter 4.8 wrote bad tar checksums; pycubexr repairs them and warns.
-            warnings.filterwarnings("ignore", message=".*invalid checksum.*")
+        size = path.stat().st_size
+    except OSError as error:
+        raise InputError(f"cannot read the file: {error.strerror or error}", path) from None
+    if size == 0:
+        raise InputError("the file is empty; expected a CUBE archive (.cubex)", path)
+    parser = CubexParser(str(path))
+    problem = None
+    with warnings.catch_warnings():
+        # CubeWriter 4.8 wrote bad tar checksums; pycubexr repairs them and warns.
+        warnings.filterwarnings("ignore", message=".*invalid checksum.*")
+        try:
             parser.__enter__()
-    except Exception as error:
-        raise InputError(f"not a readable CUBE file ({_describe(error)}); is it truncated or corrupt?", path) from None
+        except Exception as error:
+            problem = _describe(error)
+        if problem is not None:
+            _close_quietly(parser)
+    if problem is not None:
+        raise InputError(f"not a readable CUBE file ({problem}); is it truncated or corrupt?", path)
     try:
         cnodes, parent = _preorder(parser.get_root_cnodes())
         if not cnodes:
@@ -228,13 +239,23 @@ def open_profile(path: str | os.PathLike) -> CubeProfile:
         ]
         n_locations = len(parser.get_locations())
     except InputError:
-        parser.__exit__(None, None, None)
+        _close_quietly(parser)
         raise
     except Exception as error:
-        parser.__exit__(None, None, None)
+        _close_quietly(parser)
         raise InputError(f"not a readable CUBE file ({_describe(error)}); is it truncated or corrupt?", path) from None
     cnode_ids = np.fromiter((c.id for c in cnodes), dtype=np.int64, count=len(cnodes))
     return CubeProfile(path, tree, cnode_ids, callpaths, callpath_of_node, metrics, n_locations, parser)
+
+
+def _close_quietly(parser) -> None:
+    """Close the archive pycubexr may have opened before it failed."""
+    archive = getattr(parser, "_cubex_file", None)
+    if archive is not None:
+        try:
+            archive.close()
+        except Exception:
+            pass
 
 
 def _preorder(roots) -> tuple[list, list[int]]:
@@ -276,7 +297,14 @@ def _is_integer_type(data_type: str) -> bool:
 
 
 def _describe(error: BaseException) -> str:
-    text = str(error).strip()
+    """A one-line description of an error raised while parsing."""
+    import tarfile
+
+    text = str(error).strip().splitlines()[0] if str(error).strip() else ""
+    if isinstance(error, tarfile.ReadError):
+        return "not a tar archive" if text.startswith("file could not be opened") else f"damaged archive: {text}"
+    if isinstance(error, KeyError) and "anchor.xml" in text:
+        return "no anchor.xml in the archive"
     if len(text) > 200:
         text = text[:200] + "..."
     return f"{type(error).__name__}: {text}" if text else type(error).__name__

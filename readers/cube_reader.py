@@ -414,11 +414,15 @@ def _partial_findings(experiments, cp_in_run, m_in_run, callpath_names, metric_n
         more = f" and {partial.size - 3} more" if partial.size > 3 else ""
         findings.append(WARNING_NOTE + f"{partial.size} call paths are measured in only some runs and are kept "
                                        f"where measured: {examples}{more}")
+    by_runs: dict[tuple[int, ...], list[str]] = {}
     for k in np.flatnonzero(m_in_run.sum(axis=0) < n_runs):
-        missing = [experiments[r].source for r in np.flatnonzero(~m_in_run[:, k])]
+        by_runs.setdefault(tuple(np.flatnonzero(~m_in_run[:, k]).tolist()), []).append(metric_names[k])
+    for runs, names in by_runs.items():
+        missing = [experiments[r].source for r in runs]
         shown = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
-        findings.append(WARNING_NOTE + f"metric {metric_names[k]!r} has no data in {len(missing)} of {n_runs} runs "
-                                       f"({shown}); it is kept where measured")
+        what = f"metric {names[0]!r} has" if len(names) == 1 else f"metrics {', '.join(map(repr, names))} have"
+        findings.append(WARNING_NOTE + f"{what} no data in {len(missing)} of {n_runs} runs ({shown}); "
+                                       f"kept where measured")
     return findings
 
 
