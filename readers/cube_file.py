@@ -107,7 +107,7 @@ class CubeProfile:
         Returns
         -------
         values : ndarray, shape (n_nodes, n_locations)
-            In the metric's own dtype (float64, int64, uint64...).
+            float64, int64 or uint64, after the metric's own type.
         has_data : ndarray of bool, shape (n_nodes,)
             Whether the file holds data for the node (nodes missing from a
             metric's index are zero by CUBE's convention).
@@ -175,7 +175,8 @@ class CubeProfile:
         if np.any(positions < 0):
             raise InputError(f"metric {metric.name!r} has values for call-tree nodes the file does not define",
                              self.path)
-        dtype = raw.dtype.newbyteorder("=")
+        # Widest type of the kind, so that sums over the tree cannot overflow an INT8 or UINT16.
+        dtype = np.float64 if raw.dtype.kind == "f" else np.int64 if raw.dtype.kind == "i" else np.uint64
         dense = np.zeros((self.tree.n_nodes, n_locations), dtype=dtype)
         dense[positions] = raw.reshape(cnode_ids.size, n_locations)
         present = np.zeros(self.tree.n_nodes, dtype=bool)

@@ -153,10 +153,10 @@ def _strip_pattern(body: str, pattern: str, where: str) -> str:
         try:
             match = re.match(pattern, body)
         except re.error as error:
-            raise InputError(f"the pattern {pattern!r} is neither a prefix of {body!r} "
+            raise InputError(f"the pattern '{pattern}' is neither a prefix of {body!r} "
                              f"nor a valid regular expression ({error})", where) from None
         if match is None:
-            raise InputError(f"the folder name {body!r} does not start with the pattern {pattern!r}", where)
+            raise InputError(f"the folder name {body!r} does not start with the pattern '{pattern}'", where)
         rest = body[match.end():]
     return rest[1:] if rest[:1] in (".", "_", "-") else rest
 
