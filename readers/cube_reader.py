@@ -172,12 +172,18 @@ def _scan_folder(folder: pathlib.Path, pattern: str | None) -> list[tuple[pathli
             direct.append(entry)
         else:
             warnings.warn(ExtrapWarning(f"{entry}: ignored, neither a run folder nor a .cubex file"), stacklevel=4)
-    for profile in direct:
-        # app.p8.cubex names its run; profile.cubex inside a run folder given directly does not.
+    if direct:
+        # A run folder given directly (mm.x1y1z1/profile1.cubex, profile2.cubex): its files are repetitions.
+        # Otherwise each file names its run (app.p8.cubex).
         try:
-            runs.append((profile, (profile.stem, parse_run_name(profile.stem, pattern, str(profile)))))
+            folder_run = parse_run_name(folder.name, pattern, str(folder))
         except InputError:
-            runs.append((profile, (folder.name, parse_run_name(folder.name, pattern, str(folder)))))
+            folder_run = None
+        for profile in direct:
+            if folder_run is not None:
+                runs.append((profile, (folder.name, folder_run)))
+            else:
+                runs.append((profile, (profile.stem, parse_run_name(profile.stem, pattern, str(profile)))))
     if not runs:
         raise InputError(f"no CUBE profiles here: expected run folders holding .cubex files "
                          f"({CONVENTION}/profile.cubex) or .cubex files", folder)
@@ -398,7 +404,7 @@ def join_runs(experiments: Sequence[Experiment], source: str, settings: Settings
     notes.extend(_partial_findings(experiments, cp_in_run, m_in_run, callpath_names, metric_names))
     joined.notes = notes
     if settings is not None:
-        _check_selection(joined, settings, source)
+        _check_selection(joined, settings, source, experiments[0].source)
     return joined
 
 
@@ -426,12 +432,19 @@ def _partial_findings(experiments, cp_in_run, m_in_run, callpath_names, metric_n
     return findings
 
 
-def _check_selection(experiment: Experiment, settings: Settings, source: str) -> None:
+def _check_selection(experiment: Experiment, settings: Settings, source: str, first_profile: str) -> None:
     known = {m.name for m in experiment.metrics}
     missing = [m for m in settings.metrics if m not in known]
     if missing:
-        raise InputError(f"no metric {', '.join(map(repr, missing))} with data; the metrics are "
-                         f"{', '.join(m.name for m in experiment.metrics) or 'none'}", source)
+        from .cube_file import open_profile
+
+        with open_profile(first_profile) as profile:  # only on this error path: what does a file declare?
+            declared = [m.name for m in profile.metrics]
+        unknown = [m for m in missing if m not in declared]
+        if unknown:
+            raise InputError(f"no metric {', '.join(map(repr, unknown))}; the metrics are {', '.join(declared)}",
+                             source)
+        raise InputError(f"metric {', '.join(map(repr, missing))} has no data in any run", source)
     if settings.callpaths and not experiment.callpaths:
         raise InputError(f"no call path matches {', '.join(map(repr, settings.callpaths))}", source)
 
