@@ -279,10 +279,9 @@ def read_run(spec: RunSpec, settings: Settings) -> Experiment:
                 continue
             try:
                 result = profile.callpath_values(metric, settings.inclusive, settings.aggregation)
-            except UnsupportedMetricType as error:
+            except UnsupportedMetricType:
                 notes.append(WARNING_NOTE + f"metric {metric.name!r} skipped: it holds {metric.data_type} values, "
                                             "not plain numbers")
-                del error
                 continue
             if result is None:
                 empty.append(metric.name)
@@ -295,8 +294,8 @@ def read_run(spec: RunSpec, settings: Settings) -> Experiment:
             metrics.append(metric.as_metric())
         if profile.has_duplicate_callpaths:
             n_merged = profile.tree.n_nodes - len(profile.callpaths)
-            notes.append(f"{spec.path}: {n_merged} call-tree nodes repeat a call path (different call sites "
-                         f"or parameters); their values are combined")
+            notes.append(f"{n_merged} call-tree nodes repeat a call path (different call sites or parameters); "
+                         f"their values are combined")
     if empty:
         notes.append(f"metrics without data are left out: {', '.join(empty)}")
     codes_all = np.concatenate(codes) if codes else np.zeros(0, dtype=np.int64)
@@ -306,7 +305,7 @@ def read_run(spec: RunSpec, settings: Settings) -> Experiment:
         spec.parameters,
         callpath=([profile.callpaths[i] for i in used], callpath_codes.reshape(-1)),
         metric=([m.name for m in metrics], np.concatenate(metric_codes) if metric_codes else np.zeros(0, np.int64)),
-        coordinates=np.broadcast_to(np.asarray(spec.values, dtype=np.float64), (n, len(spec.parameters))),
+        coordinates=np.tile(np.asarray(spec.values, dtype=np.float64), (n, 1)),
         value=np.concatenate(values) if values else np.zeros(0),
         repetition=np.full(n, spec.repetition, dtype=np.int32),
         metrics=metrics,

@@ -334,6 +334,25 @@ def test_metrics_and_call_paths_of_only_some_runs_are_kept_with_warnings(host, c
     assert e.values_of("main", "time")[0].ravel().tolist() == [1, 10, 25, 50]
 
 
+@pytest.mark.parametrize("executor", ["serial", "process"])
+def test_metrics_without_plain_numbers_are_skipped_with_one_warning_each_even_from_workers(
+        host, shared_data, tmp_path, executor):
+    profile = shared_data / "cube" / "pycubexr" / "test_only_files" / "cube-values_example.cubex"
+    for x in range(1, 6):
+        link_run(tmp_path, f"app.x{x}", profile)
+    with pytest.warns(ExtrapWarning) as caught:
+        e = extrap_plugins.read(tmp_path, executor=executor, jobs=2)
+    assert [str(w.message) for w in caught] == [
+        f"metric {name!r} skipped: it holds {kind} values, not plain numbers" for name, kind in (
+            ("RATE", "RATE"), ("TAU_ATOMIC", "TAU_ATOMIC"), ("HISTOGRAM5", "HISTOGRAM(5)"),
+            ("NDOUBLES10", "NDOUBLES(10)"), ("SCALE_FUNC3", "SCALE_FUNC"), ("COMPLEX", "COMPLEX"),
+            ("TAU_ATOMIC2", "TAU_ATOMIC"))]
+    assert [m.name for m in e.metrics] == ["INT8", "UINT8", "INT16", "UINT16", "INT32", "UINT32", "INT64", "UINT64",
+                                           "DOUBLE", "MINDOUBLE", "MAXDOUBLE"]
+    # exclusive INT8 of main is 1 - 5 - 9 at location 0 ... the mean over the 4 locations
+    assert e.values_of("main", "INT8")[1].tolist() == [-14.5] * 5
+
+
 def test_a_value_missing_from_one_runs_index_is_a_zero(host):
     def run(x, rows):
         e = extrap_plugins.Experiment.from_columns(
