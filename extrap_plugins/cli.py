@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import enum
+import os
 import sys
 import warnings
 from typing import Sequence
@@ -158,6 +159,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             if hidden[0]:
                 sys.stderr.write(f"{PROG}: warning: {hidden[0]} more warnings not shown\n")
             return int(status)
+    except BrokenPipeError:  # the reader of our output went away (``| head``): not an error
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        return int(ExitStatus.OK)
     except KeyboardInterrupt:
         sys.stderr.write(f"{PROG}: interrupted\n")
         return int(ExitStatus.INTERRUPTED)
