@@ -43,7 +43,8 @@ class ReaderInfo:
         of runs, each a picklable description (usually a path).  The host
         then reads them with ``read_part`` through the chosen executor, in
         parallel, skips a run that raises ``InputError`` with a warning
-        naming it, and joins the rest with ``Experiment.concatenate``.
+        naming it, and joins the rest with ``join`` (default
+        ``Experiment.concatenate``).
     read_part : callable ``(part, options) -> Experiment``, optional
         Reads one run from ``parts``; must be a module-level function.
     join : callable ``(experiments, path, options) -> Experiment``, optional
