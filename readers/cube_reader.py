@@ -129,10 +129,13 @@ def _names(value) -> tuple[str, ...]:
 
 
 # --------------------------------------------------------------- find runs
-def find_runs(path: pathlib.Path, settings: Settings) -> list[RunSpec]:
+def find_runs(path: pathlib.Path | Sequence[pathlib.Path], settings: Settings) -> list[RunSpec]:
     """Every profile of the input with its parameters and repetition.
 
-    Stray files and folders beside the runs are skipped with a warning each.
+    ``path`` is a folder of runs, one ``.cubex`` file, or a list of these
+    read as one set (parameters with one value in every run are left out
+    across the whole list).  Stray files and folders beside the runs are
+    skipped with a warning each.
 
     Raises
     ------
@@ -140,17 +143,23 @@ def find_runs(path: pathlib.Path, settings: Settings) -> list[RunSpec]:
         No profiles, a folder name that cannot be parsed, or runs that name
         different parameters (naming the folders).
     """
-    path = pathlib.Path(path)
     if settings.mapping is not None:
         parameters, found = _runs_from_mapping(settings.mapping)
-    elif path.is_file():
-        if path.suffix.lower() != ".cubex":
-            raise InputError("not a .cubex file", path)
-        parameters, found = _runs_from_names([(path, _file_run_name(path, settings.pattern))])
-    elif path.is_dir():
-        parameters, found = _runs_from_names(_scan_folder(path, settings.pattern))
-    else:
-        raise InputError("no such file or folder", path)
+        return _number_runs(parameters, found)
+    paths = [pathlib.Path(path)] if isinstance(path, (str, pathlib.PurePath)) else [pathlib.Path(p) for p in path]
+    named = []
+    for one in paths:
+        if one.is_file():
+            if one.suffix.lower() != ".cubex":
+                raise InputError("not a .cubex file", one)
+            named.append((one, _file_run_name(one, settings.pattern)))
+        elif one.is_dir():
+            named.extend(_scan_folder(one, settings.pattern))
+        else:
+            raise InputError("no such file or folder", one)
+    if not named:
+        raise InputError("no input given")
+    parameters, found = _runs_from_names(named)
     return _number_runs(parameters, found)
 
 
@@ -465,8 +474,11 @@ def _unique(notes: Iterable[str]) -> list[str]:
 
 
 # ------------------------------------------------------- the host interface
-def parts(path: pathlib.Path, options: dict) -> list:
-    """The runs to read: one part per profile, or one part with all of them when ``parallel=off``."""
+def parts(path: pathlib.Path | Sequence[pathlib.Path], options: dict) -> list:
+    """The runs to read: one part per profile, or one part with all of them when ``parallel=off``.
+
+    ``path`` may be a list of folders and files, read as one set.
+    """
     settings = parse_options(options)
     runs = find_runs(path, settings)
     return runs if settings.parallel else [tuple(runs)]
@@ -495,8 +507,8 @@ def join(experiments: Sequence[Experiment], path: pathlib.Path, options: dict) -
     return emit_warnings(join_runs(experiments, str(path), parse_options(options)))
 
 
-def read(path: pathlib.Path, options: dict) -> Experiment:
-    """Read a folder of runs or one ``.cubex`` file, run after run in this process."""
+def read(path: pathlib.Path | Sequence[pathlib.Path], options: dict) -> Experiment:
+    """Read a folder of runs, one ``.cubex`` file, or a list of them as one set, run after run in this process."""
     settings = parse_options(options)
     experiments = []
     for spec in find_runs(path, settings):
@@ -504,9 +516,10 @@ def read(path: pathlib.Path, options: dict) -> Experiment:
             experiments.append(read_run(spec, settings))
         except InputError as error:
             warnings.warn(ExtrapWarning(f"skipped: {error}"), stacklevel=2)
+    source = str(path) if isinstance(path, (str, pathlib.PurePath)) else ", ".join(map(str, path))
     if not experiments:
-        raise InputError("none of the runs could be read", path)
-    return emit_warnings(join_runs(experiments, str(path), settings))
+        raise InputError("none of the runs could be read", source)
+    return emit_warnings(join_runs(experiments, source, settings))
 
 
 def sniff(path: pathlib.Path) -> bool:

@@ -182,6 +182,15 @@ def test_one_profile(host, cube):
     assert len(e.callpaths) == 5943
 
 
+def test_a_list_of_profiles_is_one_set(cube):
+    root = cube / "single_parameter"
+    files = [root / f"mm.x{x}y1z1.r1" / "profile.cubex" for x in (1, 10, 25)]
+    e = cube_reader.read(files, {})
+    assert e.parameter_names == ["x"] and e.points().ravel().tolist() == [1, 10, 25]
+    assert e.notes[0] == "parameters with one value in every run are left out: y=1, z=1"
+    assert len(cube_reader.parts(files, {})) == 3
+
+
 def test_a_run_folder_given_directly_keeps_its_parameters(host, cube):
     e = read_quietly(cube / "allowed_formats" / "mm.x1y1z1")
     assert e.parameter_names == ["x", "y", "z"] and e.points().tolist() == [[1.0, 1.0, 1.0]]
