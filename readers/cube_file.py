@@ -22,11 +22,12 @@ import numpy as np
 from extrap_plugins.errors import InputError
 from extrap_plugins.experiment import CALLPATH_SEPARATOR, Metric
 
-from .cube_tree import MAXIMUM, MINIMUM, SUM, CallTree, aggregate_locations, merge_duplicates
+from .cube_tree import MAXIMUM, MINIMUM, SUM, CallTree, LocationAccumulator, merge_duplicates
 
 INSTALL_HINT = "reading CUBE files needs pycubexr: pip install 'extrap-plugins[cube]'"
 TIME_UNITS = {"sec", "s", "seconds", "second", "usec", "msec", "nsec", "ms", "us", "ns"}
 _COMBINE = {"MINDOUBLE": MINIMUM, "MAXDOUBLE": MAXIMUM}
+BLOCK_SIZE = 1 << 23  # values (nodes x locations) converted at once: 64 MiB of float64
 
 
 class UnsupportedMetricType(InputError):
@@ -119,17 +120,18 @@ class CubeProfile:
             The metric's data are corrupt, or of a type that holds no plain
             numbers (histograms, rates, complex values, ...).
         """
-        stored, present = self._stored_values(metric)
+        stored = self._stored_values(metric)
         if stored is None:
             return None
-        if metric.stored == "INCLUSIVE" and not inclusive:
-            return self.tree.exclusive(stored, metric.combine), present
-        if metric.stored == "EXCLUSIVE" and inclusive:
-            return self.tree.inclusive(stored, metric.combine), self.tree.subtree_any(present)
-        return stored, present
+        return self._convert(metric, stored, slice(None), inclusive), self._has_data(metric, stored, inclusive)
 
-    def callpath_values(self, metric: CubeMetric, inclusive: bool, aggregation: str) -> tuple[np.ndarray, np.ndarray] | None:
+    def callpath_values(self, metric: CubeMetric, inclusive: bool, aggregation: str,
+                        block_size: int = BLOCK_SIZE) -> tuple[np.ndarray, np.ndarray] | None:
         """One value per call path: converted, merged over duplicate call paths, aggregated over locations.
+
+        Locations are handled in blocks of about ``block_size`` values
+        (nodes x locations), so that a run with many ranks needs memory for
+        its raw data plus one block, not several copies of all of it.
 
         Returns
         -------
@@ -137,23 +139,48 @@ class CubeProfile:
         has_data : ndarray of bool, shape (n_callpaths,)
         Or None when the file has no data for the metric.
         """
-        converted = self.location_values(metric, inclusive)
-        if converted is None:
+        stored = self._stored_values(metric)
+        if stored is None:
             return None
-        values, has_data = converted
+        n = len(self.callpaths)
+        width = max(1, block_size // max(self.tree.n_nodes, 1))
+        accumulator = LocationAccumulator(aggregation, metric.combine, n)
+        for start in range(0, self.n_locations, width):
+            values = self._convert(metric, stored, slice(start, start + width), inclusive)
+            if self.has_duplicate_callpaths:
+                values = merge_duplicates(values, self.callpath_of_node, n, metric.combine)
+            accumulator.add(values)
+        has_data = self._has_data(metric, stored, inclusive)
         if self.has_duplicate_callpaths:
-            n = len(self.callpaths)
-            values = merge_duplicates(values, self.callpath_of_node, n, metric.combine)
             has_data = merge_duplicates(has_data, self.callpath_of_node, n, MAXIMUM)
-        return aggregate_locations(values, aggregation, metric.combine), has_data
+        return accumulator.result(), has_data
 
-    def _stored_values(self, metric: CubeMetric) -> tuple[np.ndarray | None, np.ndarray | None]:
+    def _convert(self, metric: CubeMetric, stored, locations: slice, inclusive: bool) -> np.ndarray:
+        """Dense values of some locations, shape (n_nodes, n_selected), converted as asked."""
+        raw, positions, _ = stored
+        block = raw[:, locations]
+        # Widest type of the kind, so that sums over the tree cannot overflow an INT8 or UINT16.
+        dtype = np.float64 if raw.dtype.kind == "f" else np.int64 if raw.dtype.kind == "i" else np.uint64
+        dense = np.zeros((self.tree.n_nodes, block.shape[1]), dtype=dtype)
+        dense[positions] = block
+        if metric.stored == "INCLUSIVE" and not inclusive:
+            return self.tree.exclusive(dense, metric.combine)
+        if metric.stored == "EXCLUSIVE" and inclusive:
+            return self.tree.inclusive(dense, metric.combine)
+        return dense
+
+    def _has_data(self, metric: CubeMetric, stored, inclusive: bool) -> np.ndarray:
+        present = stored[2]
+        return self.tree.subtree_any(present) if metric.stored == "EXCLUSIVE" and inclusive else present
+
+    def _stored_values(self, metric: CubeMetric) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """The metric's stored values, shape (n_indexed, n_locations), their nodes' positions, and a presence mask."""
         from pycubexr.utils.exceptions import MissingMetricError, UnsupportedMetricFormatError
 
         try:
             metric_values = self._parser.get_metric_values(metric.handle, cache=False)
         except MissingMetricError:
-            return None, None
+            return None
         except UnsupportedMetricFormatError:
             raise UnsupportedMetricType(f"metric {metric.name!r} holds {metric.data_type} values, not plain numbers",
                                         self.path) from None
@@ -175,13 +202,9 @@ class CubeProfile:
         if np.any(positions < 0):
             raise InputError(f"metric {metric.name!r} has values for call-tree nodes the file does not define",
                              self.path)
-        # Widest type of the kind, so that sums over the tree cannot overflow an INT8 or UINT16.
-        dtype = np.float64 if raw.dtype.kind == "f" else np.int64 if raw.dtype.kind == "i" else np.uint64
-        dense = np.zeros((self.tree.n_nodes, n_locations), dtype=dtype)
-        dense[positions] = raw.reshape(cnode_ids.size, n_locations)
         present = np.zeros(self.tree.n_nodes, dtype=bool)
         present[positions] = True
-        return dense, present
+        return raw.reshape(cnode_ids.size, n_locations), positions, present
 
     def close(self) -> None:
         if self._parser is not None:

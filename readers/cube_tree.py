@@ -181,26 +181,54 @@ def aggregate_locations(values: np.ndarray, aggregation: str, combine: str = SUM
     -------
     ndarray of float64, shape (n_nodes,)
     """
-    values = np.asarray(values, dtype=np.float64)
-    if values.shape[1] == 0:
-        return np.zeros(values.shape[0])
-    if aggregation == "weak":
-        return values.mean(axis=1)
-    if aggregation == "weak_threaded":
-        counts = np.count_nonzero(values, axis=1)
-        sums = values.sum(axis=1)
-        return np.divide(sums, counts, out=np.zeros_like(sums), where=counts > 0)
-    if aggregation == "strong":
-        if combine == MINIMUM:
-            return values.min(axis=1)
-        if combine == MAXIMUM:
-            return values.max(axis=1)
-        return values.sum(axis=1)
-    if aggregation == "max":
-        return values.max(axis=1)
-    if aggregation == "min":
-        return values.min(axis=1)
-    raise ValueError(f"unknown aggregation {aggregation!r}: expected one of {', '.join(AGGREGATIONS)}")
+    accumulator = LocationAccumulator(aggregation, combine, np.shape(values)[0])
+    accumulator.add(values)
+    return accumulator.result()
+
+
+class LocationAccumulator:
+    """:func:`aggregate_locations` over blocks of locations, for profiles too large to convert at once.
+
+    >>> accumulator = LocationAccumulator("weak", "sum", n_nodes=1)
+    >>> accumulator.add(np.array([[1.0, 2.0]])); accumulator.add(np.array([[6.0]]))
+    >>> accumulator.result()
+    array([3.])
+    """
+
+    def __init__(self, aggregation: str, combine: str, n_nodes: int):
+        if aggregation not in AGGREGATIONS:
+            raise ValueError(f"unknown aggregation {aggregation!r}: expected one of {', '.join(AGGREGATIONS)}")
+        if aggregation == "strong" and combine != SUM:
+            aggregation = combine  # the sum of minimum times is meaningless: the minimum of them
+        self.aggregation = aggregation
+        self.total: np.ndarray | None = None
+        self.count = np.zeros(n_nodes, dtype=np.int64)
+        self.n_nodes = n_nodes
+
+    def add(self, values: np.ndarray) -> None:
+        """Fold in a block of locations, shape (n_nodes, n_block)."""
+        values = np.asarray(values, dtype=np.float64)
+        if values.shape[1] == 0:
+            return
+        if self.aggregation in ("max", "min"):
+            part = values.max(axis=1) if self.aggregation == "max" else values.min(axis=1)
+            if self.total is not None:
+                part = np.maximum(self.total, part) if self.aggregation == "max" else np.minimum(self.total, part)
+        else:
+            part = values.sum(axis=1) if self.total is None else self.total + values.sum(axis=1)
+            if self.aggregation == "weak_threaded":
+                self.count += np.count_nonzero(values, axis=1)
+            else:
+                self.count += values.shape[1]
+        self.total = part
+
+    def result(self) -> np.ndarray:
+        """The aggregated values, shape (n_nodes,); zeros when no location was added."""
+        if self.total is None:
+            return np.zeros(self.n_nodes)
+        if self.aggregation in ("weak", "weak_threaded"):
+            return np.divide(self.total, self.count, out=np.zeros_like(self.total), where=self.count > 0)
+        return self.total
 
 
 def merge_duplicates(values: np.ndarray, codes: np.ndarray, n_unique: int, combine: str = SUM) -> np.ndarray:

@@ -165,3 +165,18 @@ def test_without_pycubexr_the_error_says_what_to_install(shared_data, monkeypatc
     with pytest.raises(InputError) as caught:
         open_profile(path)
     assert str(caught.value) == f"{path}: reading CUBE files needs pycubexr: pip install 'extrap-plugins[cube]'"
+
+
+@pytest.mark.parametrize("aggregation", ["weak", "weak_threaded", "strong", "max", "min"])
+@pytest.mark.parametrize("inclusive", [False, True])
+def test_locations_in_blocks_give_the_same_values(shared_data, aggregation, inclusive):
+    """Large runs are converted a few locations at a time; the result must not depend on it."""
+    with open_profile(shared_data / "cube" / "pycubexr" / "blast.p64.r1" / "profile.cubex") as profile:
+        assert profile.n_locations == 64
+        for metric in profile.metrics:
+            whole = profile.callpath_values(metric, inclusive, aggregation)
+            if whole is None:
+                continue
+            blocks = profile.callpath_values(metric, inclusive, aggregation, block_size=profile.tree.n_nodes * 5)
+            np.testing.assert_allclose(blocks[0], whole[0], rtol=1e-13, err_msg=metric.name)
+            np.testing.assert_array_equal(blocks[1], whole[1])
