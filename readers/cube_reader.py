@@ -94,8 +94,10 @@ def parse_options(options: dict) -> Settings:
     """
     unknown = sorted(set(options) - set(OPTIONS))
     if unknown:
+        hint = " (Extra-P's scaling types are aggregation=weak|weak_threaded|strong)" \
+            if {"scaling", "scaling_type"} & set(unknown) else ""
         raise InputError(f"the cube reader has no option {', '.join(map(repr, unknown))}; "
-                         f"its options are: {', '.join(OPTIONS)}")
+                         f"its options are: {', '.join(OPTIONS)}{hint}")
     aggregation = str(options.get("aggregation", "weak")).strip().lower()
     if aggregation not in AGGREGATIONS:
         raise InputError(f"unknown aggregation {aggregation!r}; expected one of {', '.join(AGGREGATIONS)}")

@@ -248,7 +248,11 @@ def test_metric_and_callpath_selection_happens_in_the_reader(host, cube):
 
 @pytest.mark.parametrize("options, message", [
     ({"scaling": "weak"}, "the cube reader has no option 'scaling'; its options are: aggregation, values, pattern, "
-                          "mapping, parallel, metrics, callpaths"),
+                          "mapping, parallel, metrics, callpaths (Extra-P's scaling types are "
+                          "aggregation=weak|weak_threaded|strong)"),
+    ({"depth": "2"}, "the cube reader has no option 'depth'; its options are: aggregation, values, pattern, "
+                     "mapping, parallel, metrics, callpaths"),
+    ({"mapping": "/nonexistent/runs.csv"}, "/nonexistent/runs.csv: no such mapping file"),
     ({"aggregation": "mean"}, "unknown aggregation 'mean'; expected one of weak, weak_threaded, strong, max, min"),
     ({"values": "both"}, "unknown values 'both'; expected exclusive or inclusive"),
     ({"parallel": "maybe"}, "parallel must be on or off, got 'maybe'"),
