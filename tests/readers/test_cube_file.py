@@ -156,7 +156,8 @@ def test_a_tar_without_anchor_is_not_a_cube_file(tmp_path):
     shutil.move(archive, path)
     with pytest.raises(InputError) as caught:
         open_profile(path)
-    assert caught.value.message == "not a readable CUBE file (no anchor.xml in the archive); is it truncated or corrupt?"
+    assert caught.value.message == ("not a readable CUBE file (no anchor.xml in the archive); "
+                                    "is it truncated or corrupt?")
 
 
 def test_without_pycubexr_the_error_says_what_to_install(shared_data, monkeypatch):
