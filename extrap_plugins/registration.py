@@ -40,7 +40,9 @@ class ReaderInfo:
     options : mapping of option name to help text
     parts : callable ``(path, options) -> list``, optional
         For inputs made of independent runs (a folder of profiles): the list
-        of runs, each a picklable description (usually a path).  The host
+        of runs, each a picklable description (usually a path).  When the
+        user gives several inputs for this reader, ``path`` is the list of
+        them, to be read as one set.  The host
         then reads them with ``read_part`` through the chosen executor, in
         parallel, skips a run that raises ``InputError`` with a warning
         naming it, and joins the rest with ``join`` (default
