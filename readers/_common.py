@@ -114,7 +114,8 @@ def to_float(column: Sequence, path, line_of: LineOf, what: str) -> np.ndarray:
     line_of : callable(int) -> int or None
         The line of the i-th entry, for the error message.
     what : str
-        How to name the column in a message ("value", "parameter 'p'").
+        How to name the column in a message ("value", "parameter 'p'",
+        "column 'p':"; a trailing colon is dropped before "is empty").
 
     Returns
     -------
@@ -132,18 +133,24 @@ def to_float(column: Sequence, path, line_of: LineOf, what: str) -> np.ndarray:
     except (TypeError, ValueError):
         pass
     for i, entry in enumerate(column):
-        if not _is_finite_number(entry):
-            raise InputError(f"{what} {_show(entry)} is not a finite number", path, line_of(i))
+        problem = _number_problem(entry)
+        if problem:
+            prefix = what.rstrip(":") if problem == "is empty" else what
+            raise InputError(f"{prefix} {problem}", path, line_of(i))
     raise InputError(f"{what}: expected numbers", path)  # pragma: no cover - unreachable
 
 
-def _is_finite_number(entry) -> bool:
+def _number_problem(entry) -> str:
+    """What is wrong with ``entry`` as a measured number, or "" when nothing is."""
+    if isinstance(entry, str) and not entry.strip():
+        return "is empty"
     if isinstance(entry, bool) or entry is None or isinstance(entry, (list, dict)):
-        return False
+        return f"{_show(entry)} is not a number"
     try:
-        return bool(np.isfinite(float(entry)))
+        number = float(entry)
     except (TypeError, ValueError):
-        return False
+        return f"{_show(entry)} is not a number"
+    return "" if np.isfinite(number) else f"{_show(entry)} is not a finite number"
 
 
 def _show(entry) -> str:
