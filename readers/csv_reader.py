@@ -190,8 +190,8 @@ def _roles(header: list[str], settings: dict[str, str], path) -> _Roles:
     else:
         parameters = [h for h in header if h not in used]
     if not parameters:
-        raise InputError(f"no parameter column: every column but {', '.join(used)} is a parameter; "
-                         "add one (for example p) or choose them with --reader-option parameters=COL[,COL...]", path, 1)
+        raise InputError(f"no parameter column (the columns are: {', '.join(header)}); add one, such as p, "
+                         "or choose them with --reader-option parameters=COL[,COL...]", path, 1)
     ignored = [h for h in header if h not in used and h not in parameters]
     return _Roles(parameters, values, callpath, metric, repetition, ignored,
                   metric_from_value=metric is None and (len(values) > 1 or "value" in settings),
@@ -229,17 +229,18 @@ class _Table:
     def _quoted(cls, body: str, header: list[str], delimiter: str, path) -> _Table:
         reader = csv.reader(io.StringIO(body), delimiter=delimiter)
         rows, row_lines = [], []
+        start = 2  # the line where the next row starts (the header is line 1)
         try:
             for row in reader:
+                line, start = start, reader.line_num + 2
                 if not row or (len(row) == 1 and not row[0].strip()):
                     continue
                 if len(row) != len(header):
-                    raise InputError(f"{len(row)} fields, expected {len(header)} ({', '.join(header)})",
-                                     path, reader.line_num + 1)
+                    raise InputError(f"{len(row)} fields, expected {len(header)} ({', '.join(header)})", path, line)
                 rows.append(row)
-                row_lines.append(reader.line_num + 1)
+                row_lines.append(line)
         except csv.Error as error:
-            raise InputError(f"cannot read the row: {error}", path, reader.line_num + 1) from None
+            raise InputError(f"cannot read the row: {error}", path, start) from None
         columns = {name: [row[j] for row in rows] for j, name in enumerate(header)}
         return cls(columns, len(rows), None, row_lines)
 

@@ -290,7 +290,8 @@ def read_extrap3(path: pathlib.Path, options: dict[str, str]) -> Experiment:
                                  path)
             handler(stream, content, path)
     except _Truncated:
-        raise InputError(f"truncated Extra-P 3 experiment (a record ends after byte {len(data)})", path) from None
+        raise InputError(f"truncated Extra-P 3 experiment: the last record is cut off at byte {len(data)}",
+                         path) from None
     return _extrap3_experiment(content, path, statistic)
 
 

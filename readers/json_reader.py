@@ -100,12 +100,14 @@ def _is_json_lines(text: str, path) -> bool:
         raise InputError("the file is empty", path)
     if not stripped.startswith("{"):
         return False
-    first = stripped.split("\n", 1)[0]
+    first, _, rest = stripped.partition("\n")
     try:
         row = json.loads(first)
     except json.JSONDecodeError:
         return False
-    return isinstance(row, dict) and "params" in row
+    # A complete object on the first line followed by more lines is JSON Lines whatever its keys
+    # (its errors are then reported per line); a file of one line is a row only if it has "params".
+    return isinstance(row, dict) and ("params" in row or bool(rest.strip()))
 
 
 class JsonLines:
@@ -192,7 +194,7 @@ def columns_from_rows(rows: Sequence, path, line_of: LineOf, *, params_key: str,
         i = next(i for i, p in enumerate(params) if set(p) != expected)
         raise InputError(f"parameters {_names(params[i])} differ from {_names(names)} of the first line",
                          path, line_of(i))
-    coordinates = np.column_stack([to_float(c, path, line_of, f"parameter {name!r}") for c, name in zip(columns, names)])
+    coordinates = np.column_stack([to_float(c, path, line_of, f"parameter {name!r}:") for c, name in zip(columns, names)])
 
     values = [r.get("value", _MISSING) for r in rows]
     row_of = None
@@ -257,6 +259,10 @@ def _kind(value) -> str:
     if isinstance(value, bool):
         return "a boolean"
     return {dict: "an object", list: "a list", str: f"the string {value!r}"}.get(type(value), f"the number {value}")
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'s' * (n != 1)}"
 
 
 def _names(names) -> str:
@@ -331,7 +337,7 @@ def _new_columns(data: dict, path, line_of: Callable[[object], int | None]):
     n_params = len(parameters)
     if not all(len(p) == n_params for p in points):
         i = next(i for i, p in enumerate(points) if len(p) != n_params)
-        raise InputError(f"point {json.dumps(entries[i]['point'])} has {len(points[i])} values, expected {n_params} "
+        raise InputError(f"point {json.dumps(entries[i]['point'])} has {_count(len(points[i]), 'value')}, expected {n_params} "
                          f"({', '.join(parameters)})", path, line_of(entries[i]))
     values = [e["values"] if isinstance(e["values"], list) else [e["values"]] for e in entries]
     counts = np.fromiter(map(len, values), dtype=np.int64, count=len(values))
@@ -344,7 +350,7 @@ def _new_columns(data: dict, path, line_of: Callable[[object], int | None]):
     value = to_float(flat, path, entry_line, "value")
     point_columns = list(zip(*points))
     coordinates = np.column_stack([
-        to_float(column, path, lambda i: line_of(entries[i]), f"parameter {name!r}")
+        to_float(column, path, lambda i: line_of(entries[i]), f"parameter {name!r}:")
         for column, name in zip(point_columns, parameters)
     ])[row_of]
     callpath = factorize(callpaths)
@@ -383,7 +389,7 @@ def _legacy_columns(data: dict, path, line_of: Callable[[object], int | None]):
     if not coordinate_rows:
         raise InputError("no coordinates in this file", path, line_of(coordinate_list))
     declared = np.column_stack([
-        to_float(column, path, lambda i: line_of(coordinate_list[i]), f"parameter {name!r}")
+        to_float(column, path, lambda i: line_of(coordinate_list[i]), f"parameter {name!r}:")
         for column, name in zip(zip(*coordinate_rows), parameters)
     ])
     measurements = _list(data, "measurements", path, line_of)
