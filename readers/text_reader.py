@@ -216,9 +216,10 @@ class _Parser:
         """End the current block of DATA lines: it must have one line per point."""
         block, self.block = self.block, None
         if block is not None and block.count < len(self.points):
-            raise self.error(f"call path {block.callpath!r}, metric {block.metric!r} has {block.count} DATA lines "
-                             f"(lines {block.first_line}-{block.last_line}), expected {len(self.points)}, one per point",
-                             block.first_line)
+            lines = (f"{block.count} DATA line (line {block.first_line})" if block.count == 1 else
+                     f"{block.count} DATA lines (lines {block.first_line}-{block.last_line})")
+            raise self.error(f"call path {block.callpath!r}, metric {block.metric!r} has {lines}, "
+                             f"expected {len(self.points)}, one per point", block.first_line)
 
     # ------------------------------------------------------------ result
     def experiment(self) -> Experiment:
