@@ -59,6 +59,7 @@ _EXTRAP_KEYS = re.compile(rb'"params"\s*:\s*\{|"measurements"\s*:|"parameter_val
                           rb'|"callpaths"\s*:\s*\[\s*\{|"parameters"\s*:\s*\[')
 _MISSING = object()
 _UNHASHABLE = object()
+_ID_TYPES = (int, float, str)
 
 
 @hookimpl
@@ -463,7 +464,7 @@ def _legacy_columns(data: dict, path, line_of: Callable[[object], int | None]):
                              path, line_of(entry))
         coordinate_ids.append(entry["id"])
         coordinate_rows.append(row)
-    _check_unique(coordinate_ids, coordinate_list, "coordinate", path, line_of)
+    _check_ids(coordinate_ids, coordinate_list, "coordinate", path, line_of)
     if not coordinate_rows:
         raise InputError("no coordinates in this file", path, line_of(coordinate_list))
     declared = np.column_stack([
@@ -505,7 +506,7 @@ def _id_table(data: dict, key: str, path, line_of) -> tuple[list, list[str]]:
             raise InputError(f"every entry of {key!r} needs an 'id' and a 'name'", path,
                              line_of(entry) if isinstance(entry, dict) else line_of(entries))
     ids = [e["id"] for e in entries]
-    _check_unique(ids, entries, key.rstrip("s").replace("callpath", "call path"), path, line_of)
+    _check_ids(ids, entries, key.rstrip("s").replace("callpath", "call path"), path, line_of)
     try:
         order = sorted(range(len(entries)), key=lambda i: ids[i])
     except TypeError:
@@ -513,7 +514,11 @@ def _id_table(data: dict, key: str, path, line_of) -> tuple[list, list[str]]:
     return [ids[i] for i in order], [entries[i]["name"] for i in order]
 
 
-def _check_unique(ids: list, entries: list, what: str, path, line_of) -> None:
+def _check_ids(ids: list, entries: list, what: str, path, line_of) -> None:
+    """Ids are numbers or strings, each used once."""
+    for identifier, entry in zip(ids, entries):
+        if type(identifier) not in _ID_TYPES:
+            raise InputError(f"{what} id {json.dumps(identifier)} must be a number", path, line_of(entry))
     if len(set(map(repr, ids))) != len(ids):
         seen = set()
         for identifier, entry in zip(ids, entries):
@@ -525,7 +530,7 @@ def _check_unique(ids: list, entries: list, what: str, path, line_of) -> None:
 def _lookup(measurements: list[dict], key: str, ids: list, what: str, path, line_of: LineOf) -> np.ndarray:
     """Each measurement's ``key`` as an index into ``ids``, shape (n_measurements,)."""
     index = {identifier: i for i, identifier in enumerate(ids)}
-    codes = [index.get(m.get(key, _MISSING), -1) for m in measurements]
+    codes = [index.get(v, -1) if type(v) in _ID_TYPES else -1 for v in map(operator.methodcaller("get", key), measurements)]
     codes = np.asarray(codes, dtype=np.int64)
     if (codes < 0).any():
         i = int(np.flatnonzero(codes < 0)[0])

@@ -134,6 +134,10 @@ BAD = [
                '{"callpath_id": 1, "coordinate_id": 1, "metric_id": 1, "value": 1},\n'
                '{"callpath_id": 9, "coordinate_id": 1, "metric_id": 1, "value": 1}]}',
      "5: callpath_id 9 names no call path"),
+    ("v.json", '{"callpaths": [{"id": 1, "name": "a"}], "metrics": [{"id": 1, "name": "t"}],\n'
+               '"parameters": [{"id": 1, "name": "x"}],\n"coordinates": [\n{"id": [1], "parameter_value_pairs": '
+               '[{"parameter_id": 1, "parameter_value": 4}]}],\n"measurements": []}',
+     "4: coordinate id [1] must be a number"),
     ("s.json", '{"foo": 1}', "1: neither an Extra-P JSON document ('parameters' and 'measurements') nor a JSON Lines "
                              "row ('params'); its keys are: 'foo'"),
     ("t.json", '{"parameters": ["x"], \n"measurements": {"a": {"time": [{"point": [4], "values": [1]}], '
