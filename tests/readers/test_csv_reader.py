@@ -64,7 +64,7 @@ def test_repetition_column(tmp_path):
     np.testing.assert_array_equal(group.values[0], [[11.0, 10.0], [20.0, np.nan]])
 
 
-@pytest.mark.parametrize("text", ["p;value\n1;2\n2;4\n", "p\tvalue\n1\t2\n2\t4\n"])
+@pytest.mark.parametrize("text", ["p;value\n1;2\n2;4\n", "p\tvalue\n1\t2\n2\t4\n", "p,value\r\n1,2\r\n2,4\r\n"])
 def test_semicolon_and_tab_delimiters(tmp_path, text):
     experiment = read(write(tmp_path, "t.csv", text))
     assert cells(experiment) == {("<root>", "time", (1.0,)): [2.0], ("<root>", "time", (2.0,)): [4.0]}

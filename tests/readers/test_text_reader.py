@@ -85,6 +85,12 @@ def test_inline_comments_and_data_before_region(tmp_path):
                                  ("<root>", "time", (4.0,)): [6.0]}
 
 
+def test_windows_line_ends(tmp_path):
+    path = tmp_path / "crlf.txt"
+    path.write_bytes(b"PARAMETER p\r\nPOINTS ( 1 ) ( 2 )\r\nREGION main\r\nMETRIC time\r\nDATA 1 2\r\nDATA 3\r\n")
+    assert cells(read(path)) == {("main", "time", (1.0,)): [1.0, 2.0], ("main", "time", (2.0,)): [3.0]}
+
+
 # ------------------------------------------------------------ bad input
 BAD = [
     ("a.txt", "PARAMETER p\nPOINTS 1 2 4\nREGION main\nDATA 1 2\nDATA 2 abc\nDATA 3\n",
