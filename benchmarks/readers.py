@@ -167,7 +167,8 @@ def main(argv=None) -> int:
         seconds = best["seconds"] if best else float("nan")
         table.append([
             label, f"{seconds:.2f}", f"{best['mb']:.0f}" if best else "n/a",
-            "n/a" if extrap is None else f"{extrap['seconds']:.2f}" + (" (JSON Lines)" if isinstance(theirs, tuple) else ""),
+            "n/a" if extrap is None
+            else f"{extrap['seconds']:.2f}" + (" (JSON Lines)" if isinstance(theirs, tuple) else ""),
             "n/a" if extrap is None else f"{extrap['mb']:.0f}",
             "n/a" if extrap is None else f"{extrap['seconds'] / seconds:.1f}x",
             "-" if target is None else f"< {target:g} s: {'met' if seconds < target else 'MISSED'}",

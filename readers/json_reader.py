@@ -392,7 +392,8 @@ def _new_columns(data: dict, path, line_of: Callable[[object], int | None]):
         raise InputError("'parameters' must be a non-empty list of parameter names", path, line_of(parameters))
     measurements = data["measurements"]
     if not isinstance(measurements, dict):
-        raise InputError(f"'measurements' must be an object {{call path: {{metric: [...]}}}}, got {_kind(measurements)}",
+        raise InputError("'measurements' must be an object {call path: {metric: [...]}}, "
+                         f"got {_kind(measurements)}",
                          path, line_of(measurements))
     entries, callpaths, metrics = [], [], []
     for callpath, by_metric in measurements.items():
@@ -402,7 +403,8 @@ def _new_columns(data: dict, path, line_of: Callable[[object], int | None]):
         for metric, points in by_metric.items():
             if not isinstance(points, list):
                 raise InputError(f"call path {callpath!r}, metric {metric!r}: expected a list of "
-                                 f"{{\"point\": [...], \"values\": [...]}}, got {_kind(points)}", path, line_of(by_metric))
+                                 f"{{\"point\": [...], \"values\": [...]}}, got {_kind(points)}",
+                                 path, line_of(by_metric))
             entries.extend(points)
             callpaths.extend([callpath] * len(points))
             metrics.extend([metric] * len(points))
@@ -416,7 +418,8 @@ def _new_columns(data: dict, path, line_of: Callable[[object], int | None]):
     n_params = len(parameters)
     if not all(len(p) == n_params for p in points):
         i = next(i for i, p in enumerate(points) if len(p) != n_params)
-        raise InputError(f"point {json.dumps(entries[i]['point'])} has {_count(len(points[i]), 'value')}, expected {n_params} "
+        raise InputError(f"point {json.dumps(entries[i]['point'])} has {_count(len(points[i]), 'value')}, "
+                         f"expected {n_params} "
                          f"({', '.join(parameters)})", path, line_of(entries[i]))
     values = [e["values"] if isinstance(e["values"], list) else [e["values"]] for e in entries]
     counts = np.fromiter(map(len, values), dtype=np.int64, count=len(values))
@@ -441,7 +444,7 @@ def _new_columns(data: dict, path, line_of: Callable[[object], int | None]):
 
 
 def _legacy_columns(data: dict, path, line_of: Callable[[object], int | None]):
-    """The older schema: lists of parameters, call paths, metrics and coordinates with ids; one value per measurement."""
+    """The older schema: parameters, call paths, metrics and coordinates with ids; one value per measurement."""
     parameter_ids, parameters = _id_table(data, "parameters", path, line_of)
     callpath_ids, callpath_names = _id_table(data, "callpaths", path, line_of)
     metric_ids, metric_names = _id_table(data, "metrics", path, line_of)
@@ -530,7 +533,8 @@ def _check_ids(ids: list, entries: list, what: str, path, line_of) -> None:
 def _lookup(measurements: list[dict], key: str, ids: list, what: str, path, line_of: LineOf) -> np.ndarray:
     """Each measurement's ``key`` as an index into ``ids``, shape (n_measurements,)."""
     index = {identifier: i for i, identifier in enumerate(ids)}
-    codes = [index.get(v, -1) if type(v) in _ID_TYPES else -1 for v in map(operator.methodcaller("get", key), measurements)]
+    codes = [index.get(v, -1) if type(v) in _ID_TYPES else -1
+             for v in map(operator.methodcaller("get", key), measurements)]
     codes = np.asarray(codes, dtype=np.int64)
     if (codes < 0).any():
         i = int(np.flatnonzero(codes < 0)[0])

@@ -36,7 +36,8 @@ def extrap_readers() -> list[ReaderInfo]:
         ReaderInfo(
             name=NAME,
             read=read,
-            description='Talpas records, one per line: {"parameters":{"x":20};"metric":"time";"callpath":"f";"value":1.5}',
+            description='Talpas records, one per line: '
+                        '{"parameters":{"x":20};"metric":"time";"callpath":"f";"value":1.5}',
             patterns=("*.txt", "*.talpas"),
             sniff=sniff,
             options=OPTIONS,

@@ -35,8 +35,8 @@ from extrap_plugins.hookspecs import hookimpl
 from extrap_plugins.registration import ReaderInfo
 
 from ._common import (
-    DEFAULT_CALLPATH, DEFAULT_METRIC, build, check_options, factorize, first_content_line, format_point, head, read_text,
-    to_float,
+    DEFAULT_CALLPATH, DEFAULT_METRIC, build, check_options, factorize, first_content_line, format_point, head,
+    read_text, to_float,
 )
 
 NAME = "text"

@@ -42,7 +42,8 @@ REJECTED = {
     "json/input_11.JSON":
         f"56: call path 'sweep', metric 'time' is measured at 4 of the 5 points; missing: (x=64) {INCOMPLETE}",
     "talpas/talpas_10_neg.txt":
-        f"27: call path 'compute', metric 'flops' is measured at 3 of the 5 points; missing: (x=40), (x=50) {INCOMPLETE}",
+        f"27: call path 'compute', metric 'flops' is measured at 3 of the 5 points; missing: (x=40), (x=50) "
+        f"{INCOMPLETE}",
 }
 
 
@@ -134,7 +135,8 @@ def test_incomplete_series_read_when_allowed(shared_data, name, series, points):
 
 def test_saved_experiments_choose_the_statistic(shared_data):
     path = shared_data / "extrap" / "input" / "exp_only_mean_median.extra-p"
-    rows = [r for r in EXTRAP["input/exp_only_mean_median.extra-p"] if r["callpath"] == "merge" and r["metric"] == "time"]
+    rows = [r for r in EXTRAP["input/exp_only_mean_median.extra-p"]
+            if r["callpath"] == "merge" and r["metric"] == "time"]
     for statistic in ("mean", "median", "minimum", "maximum"):
         experiment = extrap_plugins.read(path, value=statistic)
         coordinates, values = experiment.values_of("merge", "time")
