@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import csv
 import io
+import operator
 import pathlib
 from dataclasses import dataclass
 from typing import Iterator
@@ -231,14 +232,20 @@ def _blocks(body: str, header: list[str], delimiter: str, path) -> Iterator[_Blo
         end = len(body) if end < 0 else end + 1
         piece = body[start:end]
         lines = piece.split("\n")
-        numbers = [line + i for i, text in enumerate(lines) if text and not text.isspace()]
-        rows = [text for text in lines if text and not text.isspace()]
-        if not all(text.count(delimiter) == expected for text in rows):
+        rows = list(filter(None, lines))
+        if any(map(str.isspace, rows)):
+            rows = [text for text in rows if not text.isspace()]
+        if len(rows) == piece.count("\n") + (not piece.endswith("\n")):  # no blank lines
+            numbers = np.arange(line, line + len(rows), dtype=np.int64)
+        else:
+            numbers = np.asarray([line + i for i, text in enumerate(lines) if text and not text.isspace()])
+        if rows and set(map(operator.methodcaller("count", delimiter), rows)) != {expected}:
             i = next(i for i, text in enumerate(rows) if text.count(delimiter) != expected)
             raise InputError(f"{rows[i].count(delimiter) + 1} fields, expected {len(header)} ({', '.join(header)})",
-                             path, numbers[i])
-        flat = delimiter.join(rows).split(delimiter)
-        yield _Block({name: flat[j::len(header)] for j, name in enumerate(header)}, np.asarray(numbers, dtype=np.int64))
+                             path, int(numbers[i]))
+        if rows:
+            flat = delimiter.join(rows).split(delimiter)
+            yield _Block({name: flat[j::len(header)] for j, name in enumerate(header)}, numbers)
         line += piece.count("\n")
         start = end
 

@@ -78,6 +78,18 @@ def test_quoted_fields_match_the_fast_path(tmp_path):
     assert [c.name for c in comma.callpaths] == ["f(a,b)"]
 
 
+def test_blocks_give_the_same_result_and_the_right_lines(tmp_path, monkeypatch):
+    text = "p,callpath,value\n" + "".join(f"{p},f{p % 3},{p * 1.5}\n" + ("\n" if p == 4 else "") for p in range(1, 30))
+    path = write(tmp_path, "t.csv", text)
+    whole = cells(read(path))
+    monkeypatch.setattr(csv_reader, "BLOCK", 20)  # a block every line or two
+    assert cells(read(path)) == whole
+    bad = write(tmp_path, "bad.csv", text.replace("25,f1,37.5", "25,f1,x"))
+    with pytest.raises(InputError) as error:
+        read(bad)
+    assert str(error.value) == f"{bad}:27: column 'value': 'x' is not a number"  # header, 24 rows, a blank line
+
+
 # ------------------------------------------------------------ mpi_data.csv
 MPI = dict(value="median", parameters="Ranks", callpath="mpi,variable")
 

@@ -101,6 +101,28 @@ def test_incomplete_series_allowed_on_request(tmp_path):
     assert [len(g) for g in experiment.series_groups()] == [1, 1]
 
 
+def test_blocks_give_the_same_result_and_the_right_lines(tmp_path, monkeypatch):
+    lines = [json.dumps({"params": {"p": p}, "callpath": f"f{p % 3}", "value": [p, p + 0.5]}) for p in range(1, 30)]
+    path = tmp_path / "rows.jsonl"
+    path.write_text("\n".join(lines[:5]) + "\n\n" + "\n".join(lines[5:]) + "\n")
+    whole = cells(read(path, incomplete="allow"))
+    monkeypatch.setattr(json_reader.JsonLines, "BLOCK", 40)  # a block every line or two
+    assert cells(read(path, incomplete="allow")) == whole
+    with pytest.raises(InputError) as error:
+        read(path)
+    assert str(error.value) == (f"{path}:1: call path 'f1', metric 'time' is measured at 10 of the 29 points; "
+                                "missing: (p=2), (p=3), (p=5), (p=6), (p=8) and 14 more " + INCOMPLETE)
+    lines[20] = lines[20].replace('"value": [21, 21.5]', '"value": [21, "x"]')
+    path.write_text("\n".join(lines[:5]) + "\n\n" + "\n".join(lines[5:]) + "\n")
+    with pytest.raises(InputError) as error:
+        read(path)
+    assert str(error.value) == f"{path}:22: value 'x' is not a number"
+    path.write_text("\n".join(lines[:5]) + "\n\n" + "\n".join(lines[5:20]) + "\n{broken\n")
+    with pytest.raises(InputError) as error:
+        read(path)
+    assert str(error.value) == f"{path}:22: not valid JSON: Expecting property name enclosed in double quotes (column 2)"
+
+
 # ------------------------------------------------------------ bad input
 BAD = [
     ("a.jsonl", '{"params": {"p": 1}, "value": 1}\n{"params": {"p": 2}, "value": 2}\n{"params": {"p": 4}, "value": }\n',
