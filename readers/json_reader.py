@@ -57,6 +57,7 @@ _TALPAS_LIKE = re.compile(rb'[}"\d]\s*;\s*"')
 _SHIM = re.compile(rb'"format"\s*:\s*"extrap-plugins/instrument"')
 _EXTRAP_KEYS = re.compile(rb'"params"\s*:\s*\{|"measurements"\s*:|"parameter_value_pairs"\s*:'
                           rb'|"callpaths"\s*:\s*\[\s*\{|"parameters"\s*:\s*\[')
+_NOT_BLANK = re.compile(r"\S")
 _MISSING = object()
 _UNHASHABLE = object()
 _ID_TYPES = (int, float, str)
@@ -106,14 +107,15 @@ def _is_json_lines(text: str, path) -> bool:
         raise InputError("the file is empty", path)
     if not stripped.startswith("{"):
         return False
-    first, _, rest = stripped.partition("\n")
+    end = stripped.find("\n")
+    end = len(stripped) if end < 0 else end
     try:
-        row = json.loads(first)
+        row = json.loads(stripped[:end])
     except json.JSONDecodeError:
         return False
     # A complete object on the first line followed by more lines is JSON Lines whatever its keys
     # (its errors are then reported per line); a file of one line is a row only if it has "params".
-    return isinstance(row, dict) and ("params" in row or bool(rest.strip()))
+    return isinstance(row, dict) and ("params" in row or _NOT_BLANK.search(stripped, end) is not None)
 
 
 class JsonLines:
@@ -352,11 +354,11 @@ def _names(names) -> str:
 def _read_document(text: str, path, allow_incomplete: bool) -> Experiment:
     """An Extra-P JSON document; an error found is explained again with the line of the object at fault."""
     try:
-        data = json.loads(text)
+        with _gc_paused():
+            data = json.loads(text)
+            return _document(data, path, allow_incomplete, lambda obj: None)
     except json.JSONDecodeError as error:
         raise json_error(error, path) from None
-    try:
-        return _document(data, path, allow_incomplete, lambda obj: None)
     except InputError as error:
         if error.line is not None:
             raise
