@@ -36,13 +36,8 @@ LineOf = Callable[[int], "int | None"]
 
 # ------------------------------------------------------------------ options
 def check_options(options: Mapping[str, object], known: Mapping[str, str], reader: str) -> dict[str, str]:
-    """The reader options as strings, or an InputError naming the unknown keys and listing the known ones.
-
-    The host may add ``metrics`` and ``callpaths`` for readers that filter
-    themselves; the readers here let the host filter, so those two are
-    ignored when present.
-    """
-    given = {k: v for k, v in options.items() if k not in ("metrics", "callpaths")}
+    """The reader options as strings, or an InputError naming the unknown keys and listing the known ones."""
+    given = dict(options)
     unknown = sorted(set(given) - set(known))
     if unknown:
         listed = ", ".join(sorted(known)) or "none"
