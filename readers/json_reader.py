@@ -143,6 +143,8 @@ class JsonLines:
             end = text.find("\n", start + self.BLOCK)
             end = len(text) if end < 0 else end + 1
             piece = text[start:end]
+            if self.separator is not None:
+                piece = piece.replace(self.separator, ",")  # one C-level pass per block, columns unchanged
             lines = piece.split("\n")
             body = [line for line in lines if line and not line.isspace()]
             self._blocks.append((start, end, line, row))
@@ -153,8 +155,6 @@ class JsonLines:
             start = end
 
     def _parse(self, body: list[str], lines: list[str], first_line: int) -> list:
-        if self.separator is not None:
-            body = [line.replace(self.separator, ",") for line in body]
         try:
             rows = json.loads("[" + ",".join(body) + "]")
             if len(rows) == len(body):
