@@ -2,8 +2,9 @@
 
 Reading a file, checking reader options, converting columns of parsed
 values to float arrays with an error that names the line of the first bad
-value, numbering repetitions, Extra-P's completeness rule, and building the
-:class:`~extrap_plugins.experiment.Experiment`.  Everything here works on
+value, coding names, Extra-P's completeness rule, building the
+:class:`~extrap_plugins.experiment.Experiment`, and finding the line of a
+JSON object for error messages.  Everything here works on
 whole columns; Python loops over rows run only to explain an error.
 """
 

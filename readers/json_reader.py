@@ -95,7 +95,7 @@ def read(path: pathlib.Path, options: dict[str, str]) -> Experiment:
     if _is_json_lines(text, path):
         lines = JsonLines(text, path)
         columns = read_json_lines(lines, path, params_key="params")
-        return _finish(columns, path, allow_incomplete, lines.line_of)
+        return finish(columns, path, allow_incomplete, lines.line_of)
     return _read_document(text, path, allow_incomplete)
 
 
@@ -319,8 +319,13 @@ def columns_from_rows(rows: Sequence, path, line_of: LineOf, *, params_key: str,
     return columns.result()
 
 
-def _finish(columns: dict, path, allow_incomplete: bool, line_of: LineOf, declared: np.ndarray | None = None,
-            reader: str = NAME) -> Experiment:
+def finish(columns: dict, path, allow_incomplete: bool, line_of: LineOf, declared: np.ndarray | None = None,
+           reader: str = NAME) -> Experiment:
+    """The Experiment from :class:`RowColumns`-style columns, after Extra-P's completeness rule (unless allowed).
+
+    ``line_of(row)`` gives the line of a row; ``declared`` (n_declared, n_params) are points the file
+    declares besides those measured.
+    """
     row_line: LineOf = lambda i: line_of(int(columns["row_of"][i]))  # noqa: E731
     if not allow_incomplete:
         check_complete(columns["parameters"], columns["callpath"], columns["metric"], columns["coordinates"],
@@ -369,12 +374,12 @@ def _read_document(text: str, path, allow_incomplete: bool) -> Experiment:
 def _document(data, path, allow_incomplete: bool, line_of_object: Callable[[object], int | None]) -> Experiment:
     if isinstance(data, list):
         columns = columns_from_rows(data, path, lambda i: line_of_object(data[i]), params_key="params")
-        return _finish(columns, path, allow_incomplete, lambda i: line_of_object(data[i]))
+        return finish(columns, path, allow_incomplete, lambda i: line_of_object(data[i]))
     if not isinstance(data, dict):
         raise InputError(f"expected a JSON object, got {_kind(data)}", path, 1)
     if "params" in data:  # a JSON Lines file of one line
         columns = columns_from_rows([data], path, lambda i: 1, params_key="params")
-        return _finish(columns, path, allow_incomplete, lambda i: 1)
+        return finish(columns, path, allow_incomplete, lambda i: 1)
     if "callpaths" in data:
         columns, objects, declared = _legacy_columns(data, path, line_of_object)
     elif "measurements" in data and "parameters" in data:
@@ -384,7 +389,7 @@ def _document(data, path, allow_incomplete: bool, line_of_object: Callable[[obje
         keys = ", ".join(map(repr, data)) or "none"
         raise InputError("neither an Extra-P JSON document ('parameters' and 'measurements') nor a JSON Lines row "
                          f"('params'); its keys are: {keys}", path, 1)
-    return _finish(columns, path, allow_incomplete, lambda i: line_of_object(objects[i]), declared=declared)
+    return finish(columns, path, allow_incomplete, lambda i: line_of_object(objects[i]), declared=declared)
 
 
 def _new_columns(data: dict, path, line_of: Callable[[object], int | None]):

@@ -23,7 +23,7 @@ from extrap_plugins.hookspecs import hookimpl
 from extrap_plugins.registration import ReaderInfo
 
 from ._common import INCOMPLETE_OPTION, check_options, choice, first_content_line, head, read_text
-from .json_reader import JsonLines, _finish, read_json_lines
+from .json_reader import JsonLines, finish, read_json_lines
 
 NAME = "talpas"
 OPTIONS = dict(INCOMPLETE_OPTION)
@@ -59,4 +59,4 @@ def read(path: pathlib.Path, options: dict[str, str]) -> Experiment:
         raise InputError("the file is empty", path)
     lines = JsonLines(text, path, separator=";")
     columns = read_json_lines(lines, path, params_key="parameters", require_names=True)
-    return _finish(columns, path, allow_incomplete, lines.line_of, reader=NAME)
+    return finish(columns, path, allow_incomplete, lines.line_of, reader=NAME)
