@@ -38,6 +38,7 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "extrap_plugins.readers.extrap_experiment_reader",
     "extrap_plugins.readers.cube_reader",
     "extrap_plugins.modelers",
+    "extrap_plugins.segmented_modeler",
     "extrap_plugins.exporters",
 )
 
