@@ -1,6 +1,6 @@
 """The ``segmented`` modeler: one model per behaviour where a series changes behaviour.
 
-It wraps another registered modeler (``modeler=default`` unless told
+It wraps another registered modeler (``base=default`` unless told
 otherwise).  Every series is first modelled whole; then the change-point
 detection of :mod:`extrap_plugins.segmentation` (seed 001) runs over sliding
 windows, fitted with the same modeler.  A segmented series gets a model per
@@ -10,7 +10,7 @@ fewer than ``min_points`` values gets a note naming the values to measure,
 and is fitted only if it has at least three points (else it is the mean of
 its values).
 
-Options (``--option KEY=VALUE``): ``modeler``, ``window``, ``heterogeneous``,
+Options (``--option KEY=VALUE``): ``base``, ``window``, ``heterogeneous``,
 ``threshold``, ``ratio``, ``min_points``, ``max_changes``, ``min_share``; any
 other option goes to the wrapped modeler, and an option prefixed ``window_``
 (``window_max_terms=2``) to the wrapped modeler for the window fits only.
@@ -53,7 +53,7 @@ MIN_FIT_POINTS = 3
 """Fewer points than this in a segment: its model is the mean of its values."""
 
 OPTIONS = {
-    "modeler": "the modeler for the windows and the segments (default: default)",
+    "base": "the modeler for the windows and the segments (default: default)",
     "window": f"points per sliding window (default {WINDOW})",
     "heterogeneous": f"window nRSS above which a window mixes behaviours (default {HETEROGENEOUS})",
     "threshold": f"largest window nRSS above which a series is segmented (default {THRESHOLD})",
@@ -83,7 +83,7 @@ class SegmentedModeler:
 
     Parameters
     ----------
-    modeler : str
+    base : str
         Name of the registered modeler used for windows and segments.
     window, heterogeneous, threshold, ratio, min_points, max_changes, min_share
         See :class:`extrap_plugins.segmentation.Settings`.
@@ -93,13 +93,13 @@ class SegmentedModeler:
         Options of the wrapped modeler; ``window_``-prefixed ones only for the window fits.
     """
 
-    def __init__(self, modeler: str = "default", window: int = WINDOW, heterogeneous: float = HETEROGENEOUS,
+    def __init__(self, base: str = "default", window: int = WINDOW, heterogeneous: float = HETEROGENEOUS,
                  threshold: float = THRESHOLD, ratio: float = RATIO, min_points: int = MIN_POINTS,
                  max_changes: int = MAX_CHANGES, min_share: float = 0.5, parameters: Sequence[str] = (),
                  **options: Any):
-        if modeler == NAME:
-            raise ValueError("modeler: the segmented modeler cannot wrap itself; choose e.g. modeler=default")
-        self.modeler = str(modeler)
+        if base == NAME:
+            raise ValueError("base: the segmented modeler cannot wrap itself; choose e.g. base=default")
+        self.base = str(base)
         self.settings = Settings(
             window=_number(window, "window", int), heterogeneous=_number(heterogeneous, "heterogeneous"),
             threshold=_number(threshold, "threshold"), ratio=_number(ratio, "ratio"),
@@ -107,19 +107,19 @@ class SegmentedModeler:
             min_share=_number(min_share, "min_share"),
         )
         segment_options = {k: v for k, v in options.items() if not k.startswith("window_")}
-        window_options = {**segment_options, **window_defaults(self.modeler),
+        window_options = {**segment_options, **window_defaults(self.base),
                           **{k[len("window_"):]: v for k, v in options.items() if k.startswith("window_")}}
-        self.inner = build_modeler(self.modeler, segment_options, tuple(parameters))
-        self.window_inner = (build_modeler(self.modeler, window_options, tuple(parameters))
+        self.inner = build_modeler(self.base, segment_options, tuple(parameters))
+        self.window_inner = (build_modeler(self.base, window_options, tuple(parameters))
                              if window_options != segment_options else self.inner)
 
     def __repr__(self) -> str:
-        return f"SegmentedModeler(modeler={self.modeler!r}, settings={self.settings!r})"
+        return f"SegmentedModeler(base={self.base!r}, settings={self.settings!r})"
 
     # ------------------------------------------------------------------ API
     def detect(self, group: SeriesGroup, *, measure: str = "mean") -> list[Detection]:
         """The change points of every series of ``group`` (no segment models)."""
-        window_fit = partial(fit_quietly, self.window_inner, measure=measure, name=self.modeler)
+        window_fit = partial(fit_quietly, self.window_inner, measure=measure, name=self.base)
         return detect(group, window_fit, self.settings, measure)
 
     def fit_group(self, group: SeriesGroup, *, measure: str = "mean") -> list[Model]:
@@ -131,7 +131,7 @@ class SegmentedModeler:
         """
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            whole = fit_any(self.inner, group, measure, self.modeler)
+            whole = fit_any(self.inner, group, measure, self.base)
         detections = self.detect(group, measure=measure)
         segmented = {s for s, d in enumerate(detections) if d.segmented}
         names = {(group.keys[s][0].name, group.keys[s][1].name) for s in segmented}
@@ -184,7 +184,7 @@ class SegmentedModeler:
                 part = SeriesGroup(group.parameters, X[inside], sub.keys, sub.values[:, inside])
                 with warnings.catch_warnings(record=True) as caught:
                     warnings.simplefilter("always")
-                    fitted = fit_any(self.inner, part, measure, self.modeler)
+                    fitted = fit_any(self.inner, part, measure, self.base)
                 for i, model in enumerate(fitted):
                     constants[i, k] = model.constant
                     terms[i][k] = tuple(model.terms)
