@@ -71,6 +71,8 @@ def test_a_small_segment_gets_a_note_naming_the_points_to_measure(host):
     assert model.segments[1].terms == () and model.segments[1].constant == pytest.approx(7680.0)
     assert model.predict({"p": 100}) == pytest.approx(120.0, rel=1e-6)
     assert any(isinstance(w.message, QualityWarning) and str(w.message) == f"main [time]: {note}" for w in caught)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
         text = extrap_plugins.export(extrap_plugins.model(experiment, "segmented", executor="serial"), "text")
     assert f"  main [time]: {note}\n" in text
 
