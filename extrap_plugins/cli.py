@@ -1,4 +1,4 @@
-"""The command line: ``extrap-plugins model|plugins|run``.
+"""The command line: ``extrap-plugins model|plugins|suggest|run``.
 
 Every command is one API call plus argument parsing and printing.
 :func:`main` handles errors around :func:`program`, which does the work.
@@ -67,6 +67,37 @@ def build_parser() -> argparse.ArgumentParser:
     model.add_argument("--jobs", type=int, metavar="N", help="worker processes for --executor process")
 
     commands.add_parser("plugins", help="list every reader, modeler and exporter and who provides it")
+
+    suggest = commands.add_parser(
+        "suggest", help="say which runs to do next, cheapest first (experiment design after seed 002)",
+        description="Suggest the next runs: the cheapest line of five values per parameter through a common "
+                    "corner, then one cheapest point at a time until the model's hold-out check or the budget "
+                    "says stop.")
+    suggest.add_argument("inputs", nargs="*", metavar="INPUT",
+                         help="measurements so far (their values are candidates, their points are done)")
+    suggest.add_argument("--param", action="append", default=[], metavar="NAME=V1,V2,...",
+                         help="candidate values of a parameter, e.g. p=4,8,16,32,64 (repeatable)")
+    suggest.add_argument("--cost", metavar="EXPR",
+                         help="cost of one run: a product such as 'p' or 'p*n^2', or 'uniform' "
+                              "(default: the product of the resource parameters p, procs, ranks, nodes, threads...)")
+    suggest.add_argument("--budget", metavar="SHARE|N",
+                         help="limit for the whole design: a share of the full factorial's cost (15%%, 0.15) or a "
+                              "number of points (20); the plan is filled with further cheapest points up to it")
+    suggest.add_argument("--repetitions", type=int, metavar="N", help="repetitions per run (default: advised)")
+    suggest.add_argument("--tolerance", type=float, default=None, metavar="SHARE",
+                         help="quality goal: relative error of the hold-out prediction (default 0.05)")
+    suggest.add_argument("--export", metavar="PLAN.json", help="also write the runs as a plan file")
+    suggest.add_argument("--reader", help="reader name for the inputs")
+    suggest.add_argument("--reader-option", action="append", default=[], metavar="KEY=VALUE",
+                         help="an option for the reader (repeatable)")
+    suggest.add_argument("--modeler", default="default", help="modeler for the quality check (default: %(default)s)")
+    suggest.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                         help="an option for the modeler (repeatable)")
+    suggest.add_argument("--measure", choices=MEASURES, default="mean", help="how repetitions are reduced")
+    suggest.add_argument("--metric", action="append", default=[], metavar="NAME",
+                         help="judge the quality on this metric only (repeatable)")
+    suggest.add_argument("--callpath", action="append", default=[], metavar="GLOB",
+                         help="judge the quality on these call paths only (repeatable)")
     return parser
 
 
@@ -75,6 +106,8 @@ def program(args: argparse.Namespace) -> ExitStatus:
         return _model_command(args)
     if args.command == "plugins":
         return _plugins_command()
+    if args.command == "suggest":
+        return _suggest_command(args)
     raise AssertionError(f"unhandled command {args.command}")
 
 
@@ -106,6 +139,86 @@ def _plugins_command() -> ExitStatus:
             rows.append([kind, name, registered.distribution, registered.info.description])
     sys.stdout.write(tabulate(rows, headers=["kind", "name", "provided by", "description"], tablefmt="simple") + "\n")
     return ExitStatus.OK
+
+
+def _suggest_command(args: argparse.Namespace) -> ExitStatus:
+    from . import design
+
+    candidates = parse_params(args.param)
+    experiment = None
+    if args.inputs:
+        experiment = api.read(args.inputs if len(args.inputs) > 1 else args.inputs[0], reader=args.reader,
+                              **parse_options(args.reader_option, "--reader-option"))
+        space = design.Space.from_experiment(experiment, candidates)
+    elif candidates:
+        space = design.Space.of(candidates)
+    else:
+        raise InputError("suggest needs candidate values (--param p=4,8,16,32,64) or measurements (INPUT)")
+    result = design.suggest(
+        space, experiment, cost=args.cost, budget=args.budget, repetitions=args.repetitions,
+        tolerance=design.TOLERANCE if args.tolerance is None else args.tolerance, modeler=args.modeler,
+        measure=args.measure, metrics=args.metric, callpaths=args.callpath, **parse_options(args.option, "--option"))
+    if args.export:
+        design.write_plan(args.export, result.plan)
+    sys.stdout.write(format_suggestion(result, space))
+    return ExitStatus.OK
+
+
+def format_suggestion(result, space) -> str:
+    """The suggestion as text: what the space is, the runs as a table, and what to do after."""
+    from tabulate import tabulate
+
+    names = space.parameters
+    sizes = " × ".join(f"{n} ({v.size} values)" for n, v in zip(names, space.values))
+    lines = [
+        f"design space: {sizes} = {result.full_points} points; cost of a run: "
+        f"{result.cost_model.text or '1'} (full factorial: {result.full_cost:g})",
+        f"measured so far: {result.measured_points} points, "
+        f"{result.measured_cost / result.full_cost if result.full_cost else 0:.1%} of the full factorial's cost",
+        f"repetitions per run: {result.repetitions_reason if result.repetitions_reason != 'given' else result.repetitions}",
+    ]
+    heading = {
+        "base": "next: the base design (a line of values per parameter through a common corner, and one point "
+                "off the lines)",
+        "add": "next: the cheapest point not measured yet; measure it, then run suggest again with all measurements",
+        "done": "no further runs needed",
+        "budget": "the budget is spent: no further runs fit",
+    }[result.status]
+    if result.status == "add" and result.holdout is not None:
+        point = ", ".join(f"{n}={v:g}" for n, v in zip(names, result.holdout["point"]))
+        heading += (f" (the model without ({point}) predicts it only within {result.holdout['worst']:.1%})")
+    lines.append(heading)
+    if result.plan.runs:
+        rows, spent = [], result.measured_cost
+        for k, run in enumerate(result.plan.runs, 1):
+            spent += run.cost
+            rows.append([k, *(f"{run.point[n]:g}" for n in names), run.repetitions, f"{run.cost:g}",
+                         f"{spent / result.full_cost if result.full_cost else 0:.1%}", run.role])
+        table = tabulate(rows, headers=["#", *names, "repetitions", "cost", "share so far", "why"],
+                         tablefmt="simple", disable_numparse=True)
+        lines.extend(["", table, ""])
+        lines.append(f"planned: {len(result.plan.runs)} runs; with the measured ones {result.share:.1%} of the "
+                     f"full factorial's cost")
+    lines.extend(f"note: {note}" for note in result.notes)
+    return "\n".join(lines) + "\n"
+
+
+def parse_params(pairs: Sequence[str]) -> dict[str, list[float]]:
+    """``["p=4,8,16", "n=1e3,2e3"]`` -> ``{"p": [4.0, 8.0, 16.0], "n": [1000.0, 2000.0]}``."""
+    params: dict[str, list[float]] = {}
+    for pair in pairs:
+        name, sep, values = pair.partition("=")
+        name = name.strip()
+        try:
+            numbers = [float(v) for v in values.split(",") if v.strip()]
+        except ValueError:
+            numbers = []
+        if not sep or not name or not numbers:
+            raise InputError(f"--param {pair!r}: expected NAME=V1,V2,... with numbers, such as p=4,8,16,32,64")
+        if name in params:
+            raise InputError(f"--param {name} is given twice; list all its values once")
+        params[name] = numbers
+    return params
 
 
 def parse_options(pairs: Sequence[str], flag: str) -> dict[str, object]:
