@@ -202,7 +202,7 @@ class CostModel:
             spec = "1"
         powers = dict.fromkeys(parameters, 0.0)
         scale = 1.0
-        for factor in re.split(r"\s*\*\s*", spec):
+        for factor in re.split(r"\s*(?<!\*)\*(?!\*)\s*", spec):  # "*" but not "**"
             match = re.fullmatch(r"([A-Za-z_][\w.]*)(?:\s*(?:\^|\*\*)\s*([-+]?\d+(?:\.\d+)?))?", factor)
             if match and match.group(1) in powers:
                 powers[match.group(1)] += float(match.group(2) or 1)
