@@ -233,6 +233,33 @@ class SegmentedModeler:
         return ""
 
 
+def detect_changes(experiment, base: str = "default", *, measure: str = "mean", metrics=(), callpaths=(),
+                   **options) -> list[Detection]:
+    """The change points of every series of an experiment, found with windows fitted by ``base``.
+
+    ``options`` are the segmented modeler's (``threshold=...``) and ``base``'s.
+    Returns one :class:`~extrap_plugins.segmentation.Detection` per series, in
+    the experiment's call path then metric order.
+
+    Examples
+    --------
+    >>> import numpy as np, extrap_plugins
+    >>> p = np.arange(1.0, 11.0)
+    >>> e = extrap_plugins.Experiment.from_columns(["p"], callpath="main", metric="time",
+    ...     coordinates=p[:, None], value=np.where(p <= 6, p**2, 30 + p))
+    >>> [str(c) for c in detect_changes(e)[0].changes]
+    ['change at p = 6']
+    """
+    modeler = SegmentedModeler(base, parameters=tuple(experiment.parameter_names), **options)
+    selected = experiment.select(metrics=metrics, callpaths=callpaths)
+    found = {}
+    for group in selected.series_groups():
+        for detection in modeler.detect(group, measure=measure):
+            found[(detection.callpath, detection.metric)] = detection
+    return [found[(c.name, m.name)] for c in experiment.callpaths for m in experiment.metrics
+            if (c.name, m.name) in found]
+
+
 # ------------------------------------------------------------------ helpers
 def build_modeler(name: str, options: dict, parameters: tuple[str, ...]):
     """An instance of the registered modeler ``name`` with ``options`` (validated by the host)."""

@@ -130,3 +130,14 @@ def test_the_command_line_prints_the_piecewise_formula(host, shared_data, capsys
     assert all("for 1 ≤ p ≤ 6; 30 + 1 · p for 6 ≤ p ≤ 10" in row for row in rows)
     assert main(["model", str(path), "--modeler", "segmented", "--option", "ratio=1"]) == ExitStatus.BAD_INPUT
     assert capsys.readouterr().err == "extrap-plugins: error: modeler 'segmented': ratio: expected a number > 1, got 1.0\n"
+
+
+def test_detect_changes_reports_per_series_with_any_base_modeler(host, shared_data):
+    from extrap_plugins.segmented_modeler import detect_changes
+
+    experiment = extrap_plugins.read(text_file(shared_data, "one_parameter_segmented_5.txt"))
+    found = {(d.callpath, d.metric): d for d in detect_changes(experiment, "default")}
+    assert list(found) == [("met1", "time"), ("met2", "time"), ("met1+2", "time")]
+    assert not found[("met1", "time")].segmented and not found[("met2", "time")].segmented
+    (change,) = found[("met1+2", "time")].changes  # about 4 up to p = 5000, then p/1000 - 1
+    assert change.parameter == "p" and 4000 <= change.before <= change.after <= 5000
