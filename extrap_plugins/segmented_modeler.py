@@ -27,7 +27,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .errors import ExtrapWarning, QualityWarning
+from .errors import QualityWarning
 from .experiment import SeriesGroup
 from .hookspecs import hookimpl
 from .model import Model, Quality, Segment
@@ -129,32 +129,29 @@ class SegmentedModeler:
         -------
         list of Model, one per series of ``group``, in order.
         """
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            whole = fit_any(self.inner, group, measure, self.base)
         detections = self.detect(group, measure=measure)
-        segmented = {s for s, d in enumerate(detections) if d.segmented}
-        names = {(group.keys[s][0].name, group.keys[s][1].name) for s in segmented}
-        for warning in caught:  # the whole-series warnings of series that get segments are moot
-            message = warning.message
-            if isinstance(message, ExtrapWarning) and (message.callpath, message.metric) in names:
-                continue
-            warnings.warn(message, stacklevel=2)
-        models = list(whole)
+        segmented = [s for s, d in enumerate(detections) if d.segmented]
+        plain = np.array([s for s, d in enumerate(detections) if not d.segmented], dtype=np.int64)
+        models: list[Model | None] = [None] * len(group)
+        if plain.size:  # one behaviour: one model over all points
+            part = SeriesGroup(group.parameters, group.points, [group.keys[s] for s in plain], group.values[plain])
+            for s, model in zip(plain, fit_any(self.inner, part, measure, self.base)):
+                models[s] = model
         by_changes: dict[tuple[ChangePoint, ...], list[int]] = {}
         for s in sorted(segmented):
             by_changes.setdefault(_placement(detections[s].changes), []).append(s)
         for changes, members in by_changes.items():
             for s, model in zip(members, self._fit_segments(group, members, changes, measure)):
                 models[s] = model
-        for s, detection in enumerate(detections):
-            if s not in segmented and detection.notes:
+        for s in plain:
+            detection = detections[s]
+            if detection.notes:
                 models[s].warnings = tuple(models[s].warnings) + tuple(detection.notes)
                 for note in detection.notes:
                     warnings.warn(QualityWarning(note, models[s].callpath, models[s].metric), stacklevel=2)
         for model in models:
             model.modeler = NAME
-        return models
+        return models  # type: ignore[return-value]
 
     # ------------------------------------------------------------- private
     def _fit_segments(self, group: SeriesGroup, members: list[int], changes: tuple[ChangePoint, ...],
@@ -195,7 +192,7 @@ class SegmentedModeler:
             if note:
                 for i in range(len(members)):
                     notes[i].append(note)
-        models = []
+        models, predicted = [], np.empty_like(Y)
         for i, s in enumerate(members):
             segments = tuple(
                 Segment(range={name: (float(lo), float(hi)) for name, (lo, hi) in piece},
@@ -208,12 +205,14 @@ class SegmentedModeler:
                 constant=segments[-1].constant, terms=segments[-1].terms, points=int(X.shape[0]),
                 modeler=NAME, segments=segments, warnings=tuple(notes[i]),
             )
-            n_terms = sum(len(seg.terms) for seg in segments) + len(segments) - 1
-            figures = quality_figures(Y[i:i + 1], model.predict(X)[None, :], n_terms)
-            model.quality = Quality(**{key: float(value[0]) for key, value in figures.items()})
+            predicted[i] = model.predict(X)
             for text in notes[i]:
                 warnings.warn(QualityWarning(text, callpath.name, metric.name), stacklevel=3)
             models.append(model)
+        n_terms = [sum(len(seg.terms) for seg in m.segments) + len(m.segments) - 1 for m in models]
+        figures = quality_figures(Y, predicted, np.array(n_terms))
+        for i, model in enumerate(models):
+            model.quality = Quality(**{key: float(value[i]) for key, value in figures.items()})
         return models
 
     def _size_note(self, piece, X, names, index, count, inside) -> str:
