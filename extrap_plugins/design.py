@@ -735,15 +735,3 @@ def _fit_budget(chosen, unmeasured, costs, measured, budget, suggestion) -> list
 
 def _format_point(point, names) -> str:
     return "(" + ", ".join(f"{n}={v:g}" for n, v in zip(names, point)) + ")"
-
-
-def _position(items, name: str) -> int:
-    for i, item in enumerate(items):
-        if item.name == name:
-            return i
-    return -1
-
-
-def _statistic(values: np.ndarray, measure: str) -> float:
-    functions = {"mean": np.mean, "median": np.median, "minimum": np.min, "maximum": np.max}
-    return float(functions[measure](values))

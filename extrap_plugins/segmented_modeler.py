@@ -179,14 +179,13 @@ class SegmentedModeler:
             note = self._size_note(piece, X, names, k, len(pieces), inside)
             if inside.sum() >= MIN_FIT_POINTS:
                 part = SeriesGroup(group.parameters, X[inside], sub.keys, sub.values[:, inside])
-                with warnings.catch_warnings(record=True) as caught:
+                with warnings.catch_warnings(record=True):  # its notes travel in model.warnings
                     warnings.simplefilter("always")
                     fitted = fit_any(self.inner, part, measure, self.base)
                 for i, model in enumerate(fitted):
                     constants[i, k] = model.constant
                     terms[i][k] = tuple(model.terms)
                     notes[i].extend(f"segment {label}: {text}" for text in model.warnings)
-                del caught  # the wrapped modeler's notes travel in model.warnings, with the segment named
             else:
                 constants[:, k] = Y[:, inside].mean(axis=1)
             if note:
