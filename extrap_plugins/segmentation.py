@@ -509,9 +509,10 @@ def detect(group: SeriesGroup, fit: Fit, settings: Settings = Settings(),
         if scanned == 0:
             continue
         needed = max(1, math.ceil(settings.min_share * scanned - 1e-9))
-        for s in range(n_series):
-            kept = _agreeing(votes[s], needed)
-            changes[s].extend(ChangePoint(parameter.name, b, a, n, scanned) for (b, a), n in kept)
+        for s, counted in enumerate(votes):
+            if counted:
+                kept = _agreeing(counted, needed)
+                changes[s].extend(ChangePoint(parameter.name, b, a, n, scanned) for (b, a), n in kept)
     for detection, found in zip(detections, changes):
         detection.changes = tuple(found)
     return detections
