@@ -34,7 +34,7 @@ from . import mpi, regions
 from .regions import Region, disable, enable, enabled, region
 from .session import session as _session
 
-__all__ = ["region", "Region", "parameters", "enable", "disable", "enabled", "configure", "finish", "mpi", "snapshot"]
+__all__ = ["region", "Region", "parameters", "parameter", "enable", "disable", "enabled", "configure", "finish", "mpi", "snapshot"]
 
 regions._on_new_region.append(_session.use)
 
@@ -59,6 +59,26 @@ def parameters(**values: Any) -> dict[str, float]:
     """
     _session.use()
     return _session.parameters(values)
+
+
+def parameter(name: str, default: int | float) -> int | float:
+    """A parameter's value for this run, recorded: ``EXTRAP_PARAM_<NAME>`` if set, else ``default``.
+
+    ``n = instrument.parameter("n", 1000)`` lets a sweep set ``n`` and a
+    plain run use 1000.  The value has the type of ``default`` when it fits
+    (an int default and an integral value give an int).
+
+    Raises
+    ------
+    ValueError, TypeError
+        ``name`` is not an identifier or ``default`` is not a finite number.
+    """
+    _session.use()
+    value = _session.environment_parameters.get(name, default)
+    if isinstance(default, int) and not isinstance(default, bool) and float(value).is_integer():
+        value = int(value)
+    _session.parameters({name: value})
+    return value
 
 
 def configure(output: str | os.PathLike | None | bool = ..., *, timeout: float | None = None,

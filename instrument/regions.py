@@ -201,13 +201,15 @@ class Region:
 
     def __exit__(self, kind, value, traceback) -> bool:
         now = perf_counter()
+        if _state.off:
+            return False
         try:
             c = _local.cursor
         except AttributeError:  # entered while disabled, in a thread that never recorded
             return False
         node = c.node
         if node.name != self.name or node.parent is None:
-            _mismatch(self.name, node)
+            _mismatch(c, self.name, now)
             return False
         node.close(now - node.start)
         c.node = node.parent
@@ -288,12 +290,29 @@ def _function_name(function: Callable) -> str:
     return name.replace(".<locals>", "")
 
 
-def _mismatch(name: str, node: Node) -> None:
-    open_name = node.name or "no region"
+def _mismatch(c: Cursor, name: str, now: float) -> None:
+    """``name`` closes but is not the innermost open region: repair the cursor and say so.
+
+    If ``name`` is open further up, the regions still open inside it (a
+    ``with region`` left open across a yield or await) are closed with it;
+    otherwise the closing region was already closed that way and is ignored.
+    """
+    inner = []
+    node = c.node
+    while node.parent is not None and node.name != name:
+        inner.append(node)
+        node = node.parent
+    if node.parent is None:
+        what = f"region {name!r} closed but is not open (it was closed early because a region around it ended)"
+    else:
+        for open_node in inner + [node]:
+            open_node.close(now - open_node.start)
+        c.node = node.parent
+        names = ", ".join(repr(n.name) for n in inner)
+        what = f"region {name!r} closed while {names} inside it {'was' if len(inner) == 1 else 'were'} still open; closed them too"
     warnings.warn(
-        f"region {name!r} closed while {open_name!r} is the innermost open region; its visit was not "
-        f"recorded (regions must nest: a 'with region' must not span a yield or await; decorate the "
-        f"generator or coroutine instead)",
+        f"{what} (regions must nest: a 'with region' must not span a yield or await; "
+        f"decorate the generator or coroutine instead)",
         RuntimeWarning,
         stacklevel=3,
     )
@@ -307,7 +326,7 @@ def _decorate(function: Callable, name: str) -> Callable:
     if isinstance(function, (staticmethod, classmethod)):
         return type(function)(_decorate(function.__func__, name))
     if isinstance(function, type):
-        raise TypeError(f"region cannot decorate the class {function.__qualname__}; decorate its methods")
+        raise TypeError(f"region cannot decorate the class {_function_name(function)}; decorate its methods")
     if not callable(function):
         raise TypeError(f"region can only decorate functions, got {type(function).__name__}")
     if name not in _regions:
@@ -316,8 +335,8 @@ def _decorate(function: Callable, name: str) -> Callable:
             hook()
     if inspect.isasyncgenfunction(function):
         raise TypeError(
-            f"region cannot time the async generator function {_function_name(function)!r}: its time "
-            f"between iterations belongs to the consumer; use 'with region(...)' around the work inside it"
+            f"region cannot time the async generator function {_function_name(function)!r} (not supported); "
+            f"put 'with region(...)' around the work inside it, between its yields"
         )
     if inspect.isgeneratorfunction(function):
         return _time_generator(function, name)

@@ -100,7 +100,7 @@ class Session:
         self.program_parameters: dict[str, float] = {}
         repetition = os.environ.get("EXTRAP_REPETITION", "").strip()
         self.repetition: int | None = int(repetition) if repetition.isdigit() else None
-        self.run_id: str | None = os.environ.get("EXTRAP_RUN_ID") or None
+        self.run_id: str | None = os.environ.get("EXTRAP_RUN_ID") or None  # else one per launch, see _launch_id
         self.timeout = _float_env("EXTRAP_EXIT_TIMEOUT", DEFAULT_TIMEOUT)
         self.quiet = os.environ.get("EXTRAP_QUIET", "") in ("1", "true", "yes")
         self.output: str | None = _default_output(self.program)
@@ -215,7 +215,7 @@ class Session:
                                  now - self.started)
         if comm is None or comm.Get_size() == 1:
             if size > 1:  # MPI is gone (or was never initialised here): no gather possible
-                return self._write_fragment(table, size, self.run_id or _local_run_id(),
+                return self._write_fragment(table, size, self.run_id or _launch_id(),
                                             "MPI was finalised before the shim could gather the ranks")
             return self._write_single(table)
         return self._gather(comm, table)
@@ -226,7 +226,7 @@ class Session:
         size = comm.Get_size()
 
         def write(complete, received):
-            run = self.run_id or uuid.uuid4().hex[:12]
+            run = self.run_id or _launch_id()
             failed = [t for t in received if t.error]
             if complete is not None and not failed:
                 try:
@@ -245,12 +245,12 @@ class Session:
         try:
             result = output.gather(comm, table, self.timeout, write)
         except Exception as error:  # MPI broke down: keep this rank's data
-            return self._write_fragment(table, size, self.run_id or _local_run_id(), f"the exit gather failed: {error}")
+            return self._write_fragment(table, size, self.run_id or _launch_id(), f"the exit gather failed: {error}")
         if result.written:
             if table.rank == 0 and not self.quiet:
                 _note(f"appended the measurements of {size} ranks to {self.output}")
             return self.output
-        run = result.run or self.run_id or _local_run_id()
+        run = result.run or self.run_id or _launch_id()
         reason = result.note or "the exit gather did not complete"
         return self._write_fragment(table, size, run, reason)
 
@@ -272,7 +272,7 @@ class Session:
     def _write_single(self, table) -> str | None:
         from . import output
 
-        run = self.run_id or _local_run_id()
+        run = self.run_id or uuid.uuid4().hex[:12]
         if table.error:
             return self._write_fragment(table, 1, run, f"the program failed: {table.error}")
         try:
@@ -365,7 +365,18 @@ def _size_from_launcher() -> int:
     return 1
 
 
-def _local_run_id() -> str:
+def _launch_id() -> str:
+    """An identifier every rank of one launch computes alike, without communicating.
+
+    The launcher's job identifier where it sets one (PMIx, Open MPI, Slurm),
+    else host and launcher process: the same for all ranks of a launch on one
+    node (ranks on other nodes then cannot be joined with these, if the exit
+    gather fails; the sweep runner sets ``EXTRAP_RUN_ID`` for every launch).
+    """
+    for keys in (("PMIX_NAMESPACE",), ("OMPI_MCA_ess_base_jobid",), ("SLURM_JOB_ID", "SLURM_STEP_ID")):
+        if all(os.environ.get(k) for k in keys):
+            text = "-".join(os.environ[k] for k in keys)
+            return "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in text)
     return f"{socket.gethostname()}-{os.getppid()}"
 
 
