@@ -43,7 +43,8 @@ def extrap_exporters() -> list[ExporterInfo]:
 def export_extrap_jsonl(model_set: ModelSet, out: IO[str], options: dict[str, str]) -> None:
     """Write every measured value of ``model_set.experiment`` as one Extra-P JSON line.
 
-    Lines are ordered by call path, metric, point and repetition.  Numbers
+    Lines are ordered by call path and metric (in the experiment's order),
+    then point and repetition.  Numbers
     keep their exact shortest representation; integral parameter values are
     written as integers.
     """

@@ -18,6 +18,10 @@ e.g. bytes for a region without MPI calls below it).  For the additive
 metrics a rank without the call path counts as 0; the shortest and longest
 visit are taken over the ranks that visited the path.
 
+A line ``{"format": ..., "version": 1, "verdict": "failed", "run": ID,
+"errors": [...]}`` (written by the sweep runner when a launch that wrote
+its measurements then failed) tells readers to skip run ``ID``.
+
 When the exit gather cannot complete (a rank raised, a rank did not arrive
 within the timeout, the output could not be written), every rank writes its
 own *fragment*: the same object with ``"rank": r`` and ``"ranks": 1``, in a
@@ -260,7 +264,8 @@ def fragment_path(output: str | os.PathLike, run: str, rank: int) -> str:
     output = os.fspath(output)
     for suffix in (SUFFIX, ".jsonl"):
         if output.endswith(suffix):
-            return f"{output[: -len(suffix)]}.{run}.rank{rank}{suffix}"
+            output = output[: -len(suffix)]
+            break
     return f"{output}.{run}.rank{rank}{SUFFIX}"
 
 

@@ -314,11 +314,21 @@ def _launch(launcher, launch: Launch, program, names, folder: pathlib.Path, data
     seconds = time.monotonic() - start
     if code != 0:
         what = f"killed by signal {-code}" if code < 0 else f"exit status {code}"
+        if _has_run(folder, data, run_id):  # measured, then failed: keep the data, but not for models
+            _append_verdict(data, run_id, f"the launch failed ({what}; extrap-plugins run)")
         return Outcome(launch, False, seconds, what, log)
     if not _has_run(folder, data, run_id):
         return Outcome(launch, False, seconds, "no measurements were written (does the program import "
                                                "extrap_plugins.instrument and define regions?)", log)
     return Outcome(launch, True, seconds, "", log)
+
+
+def _append_verdict(data: pathlib.Path, run_id: str, reason: str) -> None:
+    """Mark a run as failed in the data file: readers then skip its measurements (with a warning)."""
+    from .output import FORMAT, VERSION, append_line, encode
+
+    append_line(data, encode({"format": FORMAT, "version": VERSION, "verdict": "failed", "run": run_id,
+                              "errors": [reason]}))
 
 
 def _stop(process: subprocess.Popen) -> None:

@@ -55,6 +55,13 @@ def sniff(path: pathlib.Path) -> bool:
     try:
         if path.is_dir():
             return any(True for _ in _files(path))
+        return _sniff_file(path)
+    except OSError:
+        return False
+
+
+def _sniff_file(path: pathlib.Path) -> bool:
+    try:
         with open(path, "rb") as stream:
             return bool(_SNIFF.search(stream.read(4096)))
     except OSError:
@@ -94,10 +101,11 @@ def read(path: pathlib.Path, options: dict[str, str]) -> Experiment:
         raise InputError(f"aggregation={aggregation!r}: expected one of {', '.join(STATISTICS)}")
     files = sorted(_files(path)) if path.is_dir() else [path]
     if not files:
-        raise InputError(f"no *{SUFFIX} files in this folder", path)
+        raise InputError(f"no *{SUFFIX} files (or other JSON Lines files of the instrument shim) in this folder", path)
     runs: list[_Run] = []
     for file in files:
         runs.extend(_read_file(file))
+    runs = _drop_failed_launches(runs)
     complete = _join(runs)
     if not complete:
         raise InputError("no complete run to read (see the warnings)", path)
@@ -105,8 +113,11 @@ def read(path: pathlib.Path, options: dict[str, str]) -> Experiment:
 
 
 def _files(folder: pathlib.Path):
-    for candidate in folder.rglob("*" + SUFFIX):
-        if candidate.is_file() and not candidate.name.startswith("."):
+    """``*.extrap.jsonl`` files below ``folder``, and other ``*.jsonl`` files that hold shim records."""
+    for candidate in folder.rglob("*.jsonl"):
+        if not candidate.is_file() or candidate.name.startswith("."):
+            continue
+        if candidate.name.endswith(SUFFIX) or _sniff_file(candidate):
             yield candidate
 
 
@@ -144,6 +155,10 @@ def _check(record: Any, path: pathlib.Path, line: int) -> _Run:
     if version > VERSION:
         raise InputError(f"written by a newer extrap-plugins (record version {version}, this reader knows "
                          f"up to {VERSION}); upgrade extrap-plugins", path, line)
+    if "verdict" in record:  # the sweep runner's word on a launch
+        if record["verdict"] != "failed" or not isinstance(record.get("run"), str):
+            raise InputError(f"bad verdict record: expected \"verdict\": \"failed\" and a run id", path, line)
+        return _Run(path, line, record)
     for key, kind in _REQUIRED.items():
         if not isinstance(record.get(key), kind):
             raise InputError(f"{key!r} must be a {kind.__name__}, got {type(record.get(key)).__name__}", path, line)
@@ -168,6 +183,23 @@ def _check(record: Any, path: pathlib.Path, line: int) -> _Run:
 
 
 # ----------------------------------------------------------------- fragments
+def _drop_failed_launches(runs: list[_Run]) -> list[_Run]:
+    """Remove verdict lines, and the runs (whole or fragments) they declare failed."""
+    failed = {r.record["run"]: r for r in runs if "verdict" in r.record}
+    kept = []
+    for r in runs:
+        if "verdict" in r.record:
+            continue
+        verdict = failed.get(r.record.get("run"))
+        if verdict is None:
+            kept.append(r)
+        elif r.record.get("rank") in (None, 0):  # one warning per run
+            reason = "; ".join(verdict.record.get("errors") or ["failed"])
+            warnings.warn(ExtrapWarning(f"run {r.record['run']} ({r.where}) skipped: {reason}"), stacklevel=4)
+    return kept
+
+
+
 def _join(runs: list[_Run]) -> list[_Run]:
     """Whole runs as they are, plus the fragments of each run joined into one."""
     whole = [r for r in runs if r.record.get("rank") is None]

@@ -20,7 +20,7 @@ def clean_environment(**extra: str) -> dict[str, str]:
 
 def run_program(command: list[str], folder: pathlib.Path, timeout: float = 90, **environment: str):
     """Run ``command`` in ``folder`` with output to ``folder/out.extrap.jsonl``."""
-    env = clean_environment(EXTRAP_OUTPUT=str(folder / "out.extrap.jsonl"), **environment)
+    env = clean_environment(**{"EXTRAP_OUTPUT": str(folder / "out.extrap.jsonl"), **environment})
     return subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True, timeout=timeout)
 
 
