@@ -61,22 +61,26 @@ def read(
         raise InputError("no input given")
     metrics, callpaths = tuple(metrics), tuple(callpaths)
     str_options = {key: str(value) for key, value in options.items()}
-    experiments = []
     for p in paths:
         if not p.exists():
             raise InputError("no such file or folder", p)
-        info = host.reader(reader) if reader else select_reader(p, host)
+    infos = [host.reader(reader) if reader else select_reader(p, host) for p in paths]
+    experiments = []
+    for info, group in _by_reader(infos, paths):
         reader_options = dict(str_options)
         if info.filters:
             reader_options.update(metrics=metrics, callpaths=callpaths)
         if info.parts is not None and info.read_part is not None:
-            experiment = _read_parts(info, p, reader_options, executor, jobs)
+            # All inputs of a run-splitting reader form one set (one parts call, one join).
+            experiment = _read_parts(info, group[0] if len(group) == 1 else group, reader_options, executor, jobs)
+            batch = [experiment]
         else:
-            experiment = info.read(p, reader_options)
-        if not info.filters and (metrics or callpaths):
-            experiment = experiment.select(metrics=metrics, callpaths=callpaths)
-        experiment.reader = info.name
-        experiments.append(experiment)
+            batch = [info.read(p, reader_options) for p in group]
+        for experiment in batch:
+            if not info.filters and (metrics or callpaths):
+                experiment = experiment.select(metrics=metrics, callpaths=callpaths)
+            experiment.reader = info.name
+            experiments.append(experiment)
     if len(experiments) == 1:
         return experiments[0]
     joined = Experiment.concatenate(experiments, source=", ".join(str(p) for p in paths))
@@ -84,11 +88,20 @@ def read(
     return joined
 
 
-def _read_parts(info: ReaderInfo, path: pathlib.Path, options: dict, executor: str, jobs: int | None) -> Experiment:
+def _by_reader(infos: list[ReaderInfo], paths: list[pathlib.Path]) -> list[tuple[ReaderInfo, list[pathlib.Path]]]:
+    """Inputs grouped by reader, in first-seen order."""
+    groups: dict[str, tuple[ReaderInfo, list[pathlib.Path]]] = {}
+    for info, p in zip(infos, paths):
+        groups.setdefault(info.name, (info, []))[1].append(p)
+    return list(groups.values())
+
+
+def _read_parts(info: ReaderInfo, path, options: dict, executor: str, jobs: int | None) -> Experiment:
     """Read the runs of one input in parallel; skip (and warn about) broken runs."""
+    source = ", ".join(map(str, path)) if isinstance(path, list) else str(path)
     parts = info.parts(path, options)
     if not parts:
-        raise InputError(f"no runs found for the {info.name} reader", path)
+        raise InputError(f"no runs found for the {info.name} reader", source)
     kind = executors.resolve(executor, len(parts))
     with executors.create_executor(kind, jobs) as pool:
         results = list(executors.map_ordered(pool, _read_one_part, ((info.read_part, part, options) for part in parts)))
@@ -99,8 +112,10 @@ def _read_parts(info: ReaderInfo, path: pathlib.Path, options: dict, executor: s
         else:
             experiments.append(experiment)
     if not experiments:
-        raise InputError(f"none of the {len(parts)} runs could be read", path)
-    joined = Experiment.concatenate(experiments, source=str(path))
+        raise InputError(f"none of the {len(parts)} runs could be read", source)
+    if info.join is not None:
+        return info.join(experiments, path, options)
+    joined = Experiment.concatenate(experiments, source=source)
     joined.notes = [note for e in experiments for note in e.notes]
     return joined
 

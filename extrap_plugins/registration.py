@@ -40,12 +40,20 @@ class ReaderInfo:
     options : mapping of option name to help text
     parts : callable ``(path, options) -> list``, optional
         For inputs made of independent runs (a folder of profiles): the list
-        of runs, each a picklable description (usually a path).  The host
+        of runs, each a picklable description (usually a path).  When the
+        user gives several inputs for this reader, ``path`` is the list of
+        them, to be read as one set.  The host
         then reads them with ``read_part`` through the chosen executor, in
         parallel, skips a run that raises ``InputError`` with a warning
-        naming it, and joins the rest with ``Experiment.concatenate``.
+        naming it, and joins the rest with ``join`` (default
+        ``Experiment.concatenate``).
     read_part : callable ``(part, options) -> Experiment``, optional
         Reads one run from ``parts``; must be a module-level function.
+    join : callable ``(experiments, path, options) -> Experiment``, optional
+        Joins the runs read by ``read_part`` (in the order of ``parts``), in
+        the main process; default :meth:`Experiment.concatenate`.  A reader
+        uses it for checks across runs (call paths found in only some runs)
+        and to issue warnings its workers could only record.
     filters : bool
         Whether the reader applies the selection itself: ``options`` then
         holds ``"metrics"`` and ``"callpaths"`` as tuples of str (names and
@@ -62,6 +70,7 @@ class ReaderInfo:
     options: Mapping[str, str] = field(default_factory=dict)
     parts: Callable[[pathlib.Path, dict], list[Any]] | None = None
     read_part: Callable[[Any, dict], Experiment] | None = None
+    join: Callable[[list[Experiment], pathlib.Path, dict], Experiment] | None = None
     filters: bool = False
 
 
