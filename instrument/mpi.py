@@ -121,11 +121,12 @@ def message_bytes(message, vector: bool = False, comm_size: int = 1) -> int:
     comm_size : int
         The communicator size, for a vector call given one count for all ranks.
     """
+    try:
+        return message.nbytes  # numpy arrays and memoryviews: the fast, common case
+    except AttributeError:
+        pass
     if message is None or message is _IN_PLACE:
         return 0
-    size = getattr(message, "nbytes", None)
-    if size is not None:
-        return int(size)
     if isinstance(message, (list, tuple)):
         return _spec_bytes(message, vector, comm_size)
     return memoryview(message).nbytes
@@ -209,13 +210,42 @@ def _pickled(obj) -> int:
     return len(_MPI.pickle.dumps(obj))
 
 
+def _dumps(obj) -> bytes:
+    return _MPI.pickle.dumps(obj)
+
+
 def _pickled_items(objects) -> int:
     return 0 if objects is None else sum(_pickled(o) for o in objects)
 
 
 # ----------------------------------------------------------------------- counters
-# A counter gets (comm, node, a, result, status) after the call; ``a`` maps
-# every parameter name to the value given or its default.
+# A counter is built per method from its signature, and then called after each
+# call as ``count(comm, node, args, kwargs, result, status)``: it reads the
+# arguments it needs through getters made from the signature (no binding of
+# all arguments per call) and adds to the node's message and byte counts.
+
+class _Signature:
+    """Positions and defaults of an mpi4py method's parameters."""
+
+    def __init__(self, original) -> None:
+        signature = inspect.signature(original)
+        self.names = [n for n in signature.parameters if n != "self"]
+        self.defaults = {n: p.default for n, p in signature.parameters.items()
+                         if n != "self" and p.default is not p.empty}
+
+    def get(self, name: str) -> Callable[[tuple, dict], Any]:
+        """A getter ``(args, kwargs) -> value`` of parameter ``name``."""
+        index, default = self.where(name)
+
+        def get(args, kwargs):
+            return args[index] if len(args) > index else kwargs.get(name, default)
+
+        return get
+
+    def where(self, name: str) -> tuple[int, Any]:
+        """Position and default of ``name``, for counters that read arguments inline (the hot ones)."""
+        return self.names.index(name), self.defaults.get(name)
+
 
 def _sent(node, nbytes: int) -> None:
     node.messages_sent += 1
@@ -228,140 +258,205 @@ def _received(node, nbytes: int) -> None:
 
 
 def _point_send(buf: str, dest: str, pickled: bool = False) -> Callable:
-    def count(comm, node, a, result, status):
-        if a[dest] != _PROC_NULL:
-            _sent(node, _pickled(a[buf]) if pickled else message_bytes(a[buf]))
+    def build(sig: _Signature):
+        (b, _), (d, _) = sig.where(buf), sig.where(dest)
+
+        def count(comm, node, args, kwargs, result, status):
+            n = len(args)
+            if (args[d] if n > d else kwargs[dest]) != _PROC_NULL:
+                message = args[b] if n > b else kwargs[buf]
+                node.messages_sent += 1
+                node.bytes_sent += _pickled(message) if pickled else message_bytes(message)
+        return count
+    return build
+
+
+def _point_receive_status(sig: _Signature):
+    def count(comm, node, args, kwargs, result, status):
+        if status.Get_source() != _PROC_NULL:
+            node.messages_received += 1
+            node.bytes_received += status.Get_count(_BYTE)
     return count
 
 
-def _point_receive_status(comm, node, a, result, status) -> None:
-    if status.Get_source() != _PROC_NULL:
-        _received(node, status.Get_count(_BYTE))
+def _point_receive_buffer(sig: _Signature):
+    get_buf, get_source = sig.get("buf"), sig.get("source")
 
-
-def _point_receive_buffer(buf: str) -> Callable:
-    def count(comm, node, a, result, status):
-        if a["source"] != _PROC_NULL:
-            _received(node, message_bytes(a[buf]) if a[buf] is not None else 0)
+    def count(comm, node, args, kwargs, result, status):
+        if get_source(args, kwargs) != _PROC_NULL:
+            buffer = get_buf(args, kwargs)
+            _received(node, message_bytes(buffer) if buffer is not None else 0)
     return count
 
 
 def _sendrecv(send: str, pickled: bool = False, receive: str | None = None) -> Callable:
-    def count(comm, node, a, result, status):
-        if a["dest"] != _PROC_NULL:
-            _sent(node, _pickled(a[send]) if pickled else message_bytes(a[send]))
-        if receive is None:  # blocking: what arrived
-            _point_receive_status(comm, node, a, result, status)
-        elif a["source"] != _PROC_NULL:
-            _received(node, message_bytes(a[receive]))
+    def build(sig: _Signature):
+        get_send, get_dest, get_source = sig.get(send), sig.get("dest"), sig.get("source")
+        get_receive = sig.get(receive) if receive else None
+
+        def count(comm, node, args, kwargs, result, status):
+            if get_dest(args, kwargs) != _PROC_NULL:
+                message = get_send(args, kwargs)
+                _sent(node, _pickled(message) if pickled else message_bytes(message))
+            if get_receive is None:  # blocking: what arrived
+                if status.Get_source() != _PROC_NULL:
+                    _received(node, status.Get_count(_BYTE))
+            elif get_source(args, kwargs) != _PROC_NULL:
+                _received(node, message_bytes(get_receive(args, kwargs)))
+        return count
+    return build
+
+
+def _bcast(sig: _Signature):
+    get_buf, get_root = sig.get("buf"), sig.get("root")
+
+    def count(comm, node, args, kwargs, result, status):
+        if comm.Get_rank() == get_root(args, kwargs):
+            _sent(node, message_bytes(get_buf(args, kwargs)))
+        else:
+            _received(node, message_bytes(get_buf(args, kwargs)))
     return count
 
 
-def _bcast(comm, node, a, result, status):
-    if comm.Get_rank() == a["root"]:
-        _sent(node, message_bytes(a["buf"]))
-    else:
-        _received(node, message_bytes(a["buf"]))
+def _bcast_object(sig: _Signature):
+    get_obj, get_root = sig.get("obj"), sig.get("root")
 
-
-def _bcast_object(comm, node, a, result, status):
-    if comm.Get_rank() == a["root"]:
-        _sent(node, _pickled(a["obj"]))
-    else:
-        _received(node, _pickled(result))
-
-
-def _reduce(rooted: bool) -> Callable:
-    def count(comm, node, a, result, status):
-        send, receive = a["sendbuf"], a["recvbuf"]
-        root = not rooted or comm.Get_rank() == a["root"]
-        _sent(node, message_bytes(receive) if send is _IN_PLACE else message_bytes(send))
-        if root:
-            _received(node, message_bytes(receive))
-    return count
-
-
-def _reduce_object(rooted: bool) -> Callable:
-    def count(comm, node, a, result, status):
-        _sent(node, _pickled(a["sendobj"]))
-        if (not rooted or comm.Get_rank() == a["root"]) and result is not None:
+    def count(comm, node, args, kwargs, result, status):
+        if comm.Get_rank() == get_root(args, kwargs):
+            _sent(node, _pickled(get_obj(args, kwargs)))
+        else:
             _received(node, _pickled(result))
     return count
 
 
+def _reduce(rooted: bool) -> Callable:
+    def build(sig: _Signature):
+        (s, _), (r, _) = sig.where("sendbuf"), sig.where("recvbuf")
+        get_root = sig.get("root") if rooted else None
+
+        def count(comm, node, args, kwargs, result, status):
+            n = len(args)
+            send = args[s] if n > s else kwargs["sendbuf"]
+            receive = args[r] if n > r else kwargs["recvbuf"]
+            node.messages_sent += 1
+            node.bytes_sent += message_bytes(receive) if send is _IN_PLACE else message_bytes(send)
+            if get_root is None or comm.Get_rank() == get_root(args, kwargs):
+                node.messages_received += 1
+                node.bytes_received += message_bytes(receive)
+        return count
+    return build
+
+
+def _reduce_object(rooted: bool) -> Callable:
+    def build(sig: _Signature):
+        get_send = sig.get("sendobj")
+        get_root = sig.get("root") if rooted else None
+
+        def count(comm, node, args, kwargs, result, status):
+            node.messages_sent += 1
+            node.bytes_sent += len(_dumps(get_send(args, kwargs)))
+            if (get_root is None or comm.Get_rank() == get_root(args, kwargs)) and result is not None:
+                node.messages_received += 1
+                node.bytes_received += len(_dumps(result))
+        return count
+    return build
+
+
 def _gather(vector: bool, everyone: bool) -> Callable:
-    def count(comm, node, a, result, status):
-        rank, size = comm.Get_rank(), comm.Get_size()
-        send, receive = a["sendbuf"], a["recvbuf"]
-        root = everyone or rank == a["root"]
-        _sent(node, _block(receive, rank, size, vector) if send is _IN_PLACE else message_bytes(send))
-        if root:
-            _received(node, message_bytes(receive, vector, size))
-    return count
+    def build(sig: _Signature):
+        get_send, get_receive = sig.get("sendbuf"), sig.get("recvbuf")
+        get_root = None if everyone else sig.get("root")
+
+        def count(comm, node, args, kwargs, result, status):
+            rank, size = comm.Get_rank(), comm.Get_size()
+            send, receive = get_send(args, kwargs), get_receive(args, kwargs)
+            _sent(node, _block(receive, rank, size, vector) if send is _IN_PLACE else message_bytes(send))
+            if get_root is None or rank == get_root(args, kwargs):
+                _received(node, message_bytes(receive, vector, size))
+        return count
+    return build
 
 
 def _scatter(vector: bool) -> Callable:
-    def count(comm, node, a, result, status):
-        rank, size = comm.Get_rank(), comm.Get_size()
-        send, receive = a["sendbuf"], a["recvbuf"]
-        if rank == a["root"]:
-            _sent(node, message_bytes(send, vector, size))
-        _received(node, _block(send, rank, size, vector) if receive is _IN_PLACE else message_bytes(receive))
-    return count
+    def build(sig: _Signature):
+        get_send, get_receive, get_root = sig.get("sendbuf"), sig.get("recvbuf"), sig.get("root")
+
+        def count(comm, node, args, kwargs, result, status):
+            rank, size = comm.Get_rank(), comm.Get_size()
+            send, receive = get_send(args, kwargs), get_receive(args, kwargs)
+            if rank == get_root(args, kwargs):
+                _sent(node, message_bytes(send, vector, size))
+            _received(node, _block(send, rank, size, vector) if receive is _IN_PLACE else message_bytes(receive))
+        return count
+    return build
 
 
 def _exchange(vector: bool) -> Callable:
     """Alltoall(v, w) and the neighbourhood collectives: send buffer out, receive buffer in."""
-    def count(comm, node, a, result, status):
-        size = comm.Get_size()
-        send, receive = a["sendbuf"], a["recvbuf"]
-        received = message_bytes(receive, vector, size)
-        _sent(node, received if send is _IN_PLACE else message_bytes(send, vector, size))
-        _received(node, received)
-    return count
+    def build(sig: _Signature):
+        get_send, get_receive = sig.get("sendbuf"), sig.get("recvbuf")
+
+        def count(comm, node, args, kwargs, result, status):
+            size = comm.Get_size()
+            send, receive = get_send(args, kwargs), get_receive(args, kwargs)
+            received = message_bytes(receive, vector, size)
+            _sent(node, received if send is _IN_PLACE else message_bytes(send, vector, size))
+            _received(node, received)
+        return count
+    return build
 
 
 def _reduce_scatter(block: bool) -> Callable:
-    def count(comm, node, a, result, status):
-        rank, size = comm.Get_rank(), comm.Get_size()
-        send, receive = a["sendbuf"], a["recvbuf"]
-        if send is not _IN_PLACE:
-            _sent(node, message_bytes(send))
-            _received(node, message_bytes(receive))
-            return
-        whole = message_bytes(receive)
-        _sent(node, whole)
-        counts = None if block else a.get("recvcounts")
-        if counts:
-            total = sum(int(c) for c in counts)
-            _received(node, whole * int(counts[rank]) // total if total else 0)
-        else:
-            _received(node, whole // max(size, 1))
-    return count
+    def build(sig: _Signature):
+        get_send, get_receive = sig.get("sendbuf"), sig.get("recvbuf")
+        get_counts = None if block else sig.get("recvcounts")
+
+        def count(comm, node, args, kwargs, result, status):
+            rank, size = comm.Get_rank(), comm.Get_size()
+            send, receive = get_send(args, kwargs), get_receive(args, kwargs)
+            if send is not _IN_PLACE:
+                _sent(node, message_bytes(send))
+                _received(node, message_bytes(receive))
+                return
+            whole = message_bytes(receive)
+            _sent(node, whole)
+            counts = None if get_counts is None else get_counts(args, kwargs)
+            if counts:
+                total = sum(int(c) for c in counts)
+                _received(node, whole * int(counts[rank]) // total if total else 0)
+            else:
+                _received(node, whole // max(size, 1))
+        return count
+    return build
 
 
 def _objects(send: str, *, gather_root: bool = False, scatter_root: bool = False,
              all_send: bool = False, all_receive: bool = False) -> Callable:
     """Lower-case collectives of Python objects."""
-    def count(comm, node, a, result, status):
-        rank = comm.Get_rank()
-        if scatter_root:
-            if rank == a["root"]:
-                _sent(node, _pickled_items(a[send]))
-            _received(node, _pickled(result))
-            return
-        _sent(node, _pickled_items(a[send]) if all_send else _pickled(a[send]))
-        if gather_root:
-            if rank == a["root"]:
+    def build(sig: _Signature):
+        get_send = sig.get(send)
+        get_root = sig.get("root") if gather_root or scatter_root else None
+
+        def count(comm, node, args, kwargs, result, status):
+            obj = get_send(args, kwargs)
+            if scatter_root:
+                if comm.Get_rank() == get_root(args, kwargs):
+                    _sent(node, _pickled_items(obj))
+                _received(node, _pickled(result))
+                return
+            _sent(node, _pickled_items(obj) if all_send else _pickled(obj))
+            if gather_root:
+                if comm.Get_rank() == get_root(args, kwargs):
+                    _received(node, _pickled_items(result))
+            elif all_receive:
                 _received(node, _pickled_items(result))
-        elif all_receive:
-            _received(node, _pickled_items(result))
-        elif result is not None:
-            _received(node, _pickled(result))
-    return count
+            elif result is not None:
+                _received(node, _pickled(result))
+        return count
+    return build
 
 
-# method name -> (region name, counter or None, name of a status parameter to fill in)
+# method name -> (region name, counter builder or None, name of a status parameter to fill in)
 _SEND = ("Send", "Ssend", "Bsend", "Rsend", "Isend", "Issend", "Ibsend", "Irsend")
 _CALLS: dict[str, tuple[str, Callable | None, str | None]] = {}
 for _name in _SEND:
@@ -371,8 +466,8 @@ for _name in ("send", "ssend", "bsend", "isend", "issend", "ibsend"):
 _CALLS.update({
     "Recv": ("MPI_Recv", _point_receive_status, "status"),
     "recv": ("MPI_Recv", _point_receive_status, "status"),
-    "Irecv": ("MPI_Irecv", _point_receive_buffer("buf"), None),
-    "irecv": ("MPI_Irecv", _point_receive_buffer("buf"), None),
+    "Irecv": ("MPI_Irecv", _point_receive_buffer, None),
+    "irecv": ("MPI_Irecv", _point_receive_buffer, None),
     "Sendrecv": ("MPI_Sendrecv", _sendrecv("sendbuf"), "status"),
     "sendrecv": ("MPI_Sendrecv", _sendrecv("sendobj", pickled=True), "status"),
     "Sendrecv_replace": ("MPI_Sendrecv_replace", _sendrecv("buf"), "status"),
@@ -469,13 +564,6 @@ def _load() -> dict[type, type]:
     return classes
 
 
-def _parameters(original) -> tuple[list[str], dict[str, Any]]:
-    signature = inspect.signature(original)
-    names = [n for n in signature.parameters if n != "self"]
-    defaults = {n: p.default for n, p in signature.parameters.items() if n != "self" and p.default is not p.empty}
-    return names, defaults
-
-
 def _node(region: str):
     try:
         c = regions._local.cursor
@@ -489,33 +577,36 @@ def _node(region: str):
     return c, parent, node
 
 
-def _recorder(original, region: str, counter: Callable | None, status_name: str | None) -> Callable:
+def _recorder(original, region: str, build: Callable | None, status_name: str | None) -> Callable:
     """A method that times ``original`` as the child region ``region`` and counts its traffic."""
-    names, defaults = _parameters(original)
-    status_position = names.index(status_name) if status_name else None
+    signature = _Signature(original)
+    counter = build(signature) if build is not None else None
+    status_position = signature.names.index(status_name) if status_name else None
     state, perf, local, new_cursor = regions._state, perf_counter, regions._local, regions.new_cursor
-    MPI = _MPI
+    Status = _MPI.Status
 
     @functools.wraps(original)
     def method(self, *args, **kwargs):
         if state.off:
             return original(self, *args, **kwargs)
-        status = None
-        if status_position is not None:
-            if len(args) > status_position:
-                status = args[status_position]
-            else:
-                status = kwargs.get(status_name)
-            if status is None:  # ask MPI for what arrived
-                status = MPI.Status()
-                if len(args) > status_position:
-                    args = args[:status_position] + (status,) + args[status_position + 1:]
-                else:
-                    kwargs[status_name] = status
         try:
             c = local.cursor
         except AttributeError:
             c = new_cursor()
+        status = None
+        if status_position is not None:  # ask MPI what arrived, unless the caller does
+            if len(args) > status_position:
+                status = args[status_position]
+            else:
+                status = kwargs.get(status_name)
+            if status is None:  # this thread's own, reused: read right after the call
+                status = c.status
+                if status is None:
+                    status = c.status = Status()
+                if len(args) > status_position:
+                    args = args[:status_position] + (status,) + args[status_position + 1:]
+                else:
+                    kwargs[status_name] = status
         parent = c.node
         node = parent.children.get(region)
         if node is None:
@@ -524,7 +615,7 @@ def _recorder(original, region: str, counter: Callable | None, status_name: str 
         c.node = node
         node.start = start = perf()
         try:
-            result = original(self, *args, **kwargs)
+            result = original(self, *args, **kwargs) if kwargs else original(self, *args)
         finally:
             elapsed = perf() - start
             node.visits += 1
@@ -535,11 +626,8 @@ def _recorder(original, region: str, counter: Callable | None, status_name: str 
                 node.tmax = elapsed
             c.node = parent
         if counter is not None:
-            bound = dict(defaults)
-            bound.update(zip(names, args))
-            bound.update(kwargs)
             try:
-                counter(self, node, bound, result, status)
+                counter(self, node, args, kwargs, result, status)
             except Exception as error:  # never break the program over a count
                 _warn_once(region, error)
         return result

@@ -65,6 +65,8 @@ EXTREMAL = ("visit_time_min", "visit_time_max")
 TAG_DATA = 32011
 TAG_REPLY = 32012
 REPLY_BYTES = 4096
+MAX_PAUSE = 0.002
+"""Longest sleep between two polls of a pending message at exit (seconds)."""
 
 
 @dataclass
@@ -167,13 +169,16 @@ def make_record(
     started: str = "",
     duration: float = 0.0,
 ) -> dict[str, Any]:
-    """The JSON object of one run (``rank=None``) or one rank's fragment."""
-    values = {}
-    for metric in METRICS:
-        columns = stats[metric]
-        if np.isnan(columns["sum"]).all():
-            continue
-        values[metric] = {s: _json_floats(columns[s]) for s in STATISTICS}
+    """The JSON object of one run (``rank=None``) or one rank's fragment.
+
+    ``values`` keeps numpy columns (NaN where a metric does not apply);
+    :func:`encode` writes them as JSON numbers and ``null``.
+    """
+    values = {
+        metric: {s: np.asarray(stats[metric][s], dtype=np.float64) for s in STATISTICS}
+        for metric in METRICS
+        if not np.isnan(stats[metric]["sum"]).all()
+    }
     return {
         "format": FORMAT,
         "version": VERSION,
@@ -201,13 +206,25 @@ def _json_number(value: float) -> float | int:
     return int(value) if value.is_integer() and abs(value) < 2**53 else value
 
 
-def _json_floats(column: np.ndarray) -> list[float | None]:
-    return [None if math.isnan(v) else (int(v) if v.is_integer() and abs(v) < 2**53 else v) for v in column.tolist()]
-
-
 def encode(record: dict[str, Any]) -> bytes:
-    """One line of JSON, ending in a newline."""
-    return (json.dumps(record, allow_nan=False, separators=(",", ":")) + "\n").encode("utf-8")
+    """One line of JSON, ending in a newline.
+
+    Numeric columns (numpy arrays) are written by the C encoder in one call
+    each, NaN as ``null``; everything else is ordinary JSON.
+    """
+    head = {k: v for k, v in record.items() if k != "values"}
+    text = json.dumps(head, allow_nan=False, separators=(",", ":"))
+    columns = []
+    for metric, statistics in record.get("values", {}).items():
+        encoded = ",".join(f"{json.dumps(s)}:{_json_column(column)}" for s, column in statistics.items())
+        columns.append(f"{json.dumps(metric)}:{{{encoded}}}")
+    return (text[:-1] + ',"values":{' + ",".join(columns) + "}}\n").encode("utf-8")
+
+
+def _json_column(column) -> str:
+    """A list of numbers as JSON, with NaN and infinities as ``null`` (no strings here to confuse)."""
+    text = json.dumps(np.asarray(column, dtype=np.float64).tolist(), allow_nan=True, separators=(",", ":"))
+    return text.replace("NaN", "null").replace("-Infinity", "null").replace("Infinity", "null")
 
 
 # ------------------------------------------------------------------------ files
@@ -234,7 +251,6 @@ def append_line(path: str | os.PathLike, line: bytes) -> None:
         while view:
             written = os.write(fd, view)
             view = view[written:]
-        os.fsync(fd)
     finally:
         os.close(fd)
 
@@ -312,7 +328,7 @@ def gather(comm, table: RankTable, timeout: float, write) -> GatherResult:
                 pause = 1e-4
             else:
                 time.sleep(pause)
-                pause = min(pause * 2, 0.01)
+                pause = min(pause * 2, MAX_PAUSE)
         ordered = [tables[r] for r in sorted(tables)]
         written, run, note = write(ordered if len(tables) == size else None, ordered)
         reply = json.dumps({"written": written, "run": run, "note": note}).encode()[:REPLY_BYTES]
@@ -341,7 +357,7 @@ def _wait(request, deadline: float, status=None) -> bool:
         if time.monotonic() >= deadline:
             return False
         time.sleep(pause)
-        pause = min(pause * 2, 0.01)
+        pause = min(pause * 2, MAX_PAUSE)
 
 
 def _wait_all(requests, deadline: float) -> None:

@@ -82,11 +82,20 @@ def enabled() -> bool:
 def enable() -> None:
     """Record again after :func:`disable` (no effect when ``EXTRAP_INSTRUMENT=0``)."""
     _state.off = _state.environment_off
+    if not _state.off:
+        Region.__enter__, Region.__exit__ = Region._enter, Region._exit
 
 
 def disable() -> None:
-    """Stop recording; decorated functions then only pay a flag check."""
+    """Stop recording.
+
+    Decorated functions then only pay a flag check; ``with region`` blocks
+    get the no-op methods of a disabled region (see :class:`_NullRegion`).
+    Regions open at this moment stay open and are repaired, with a warning,
+    when recording resumes.
+    """
     _state.off = True
+    Region.__enter__, Region.__exit__ = _NullRegion.__enter__, _NullRegion.__exit__
 
 
 # ---------------------------------------------------------------------------- tree
@@ -131,12 +140,13 @@ class Node:
 class Cursor:
     """A thread's position in its own call-path tree."""
 
-    __slots__ = ("node", "root", "thread")
+    __slots__ = ("node", "root", "thread", "status")
 
     def __init__(self, thread: str) -> None:
         self.root = Node("", None)
         self.node = self.root
         self.thread = thread
+        self.status = None  # an MPI.Status the MPI module reuses in this thread
 
 
 _local = threading.local()
@@ -217,6 +227,8 @@ class Region:
 
     def __call__(self, function: Callable) -> Callable:
         return _decorate(function, self.name)
+
+    _enter, _exit = __enter__, __exit__  # the recording methods, restored by enable()
 
 
 class _NullRegion:
