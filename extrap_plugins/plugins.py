@@ -34,6 +34,8 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "extrap_plugins.readers.json_reader",
     "extrap_plugins.readers.text_reader",
     "extrap_plugins.readers.csv_reader",
+    "extrap_plugins.readers.talpas_reader",
+    "extrap_plugins.readers.extrap_experiment_reader",
     "extrap_plugins.readers.cube_reader",
     "extrap_plugins.modelers",
     "extrap_plugins.exporters",
