@@ -42,7 +42,7 @@ def extrap_readers() -> list[ReaderInfo]:
             name=NAME,
             read=read,
             description="the instrument shim's runs (*.extrap.jsonl, or a folder of them)",
-            patterns=("*" + SUFFIX,),
+            patterns=("*" + SUFFIX, "*.jsonl"),  # other *.jsonl too: the content decides
             sniff=sniff,
             directories=True,
             options=OPTIONS,
