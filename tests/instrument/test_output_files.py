@@ -52,6 +52,14 @@ def test_runs_append_lines_and_the_default_output_is_named_after_the_program(tmp
     assert lines[0]["repetition"] is None  # the reader numbers them
 
 
+def test_the_shim_never_imports_mpi4py_by_itself(tmp_path):
+    program = ("import sys\nfrom extrap_plugins import instrument\nfrom extrap_plugins.instrument import sweep\n"
+               "with instrument.region('x'):\n    pass\nprint('mpi4py' in sys.modules)\n")
+    result = run_program([sys.executable, "-c", program], tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "False"
+
+
 def test_a_program_that_measures_nothing_writes_nothing(tmp_path):
     result = run_program([sys.executable, "-c", "import extrap_plugins.instrument"], tmp_path)
     assert result.returncode == 0, result.stderr

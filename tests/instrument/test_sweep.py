@@ -164,6 +164,21 @@ def test_the_launcher_of_the_installed_mpi_is_found(mpiexec):
     assert launcher.command(3, ["python", "a.py"])[:3] == [launcher.path, "-n", "3"]
 
 
+def test_open_mpi_gets_oversubscribe_and_as_root_allow_run_as_root(tmp_path, monkeypatch):
+    fake = tmp_path / "mpiexec"
+    fake.write_text("#!/bin/sh\necho 'mpiexec (OpenRTE) 4.1.2'\necho 'Report bugs to http://www.open-mpi.org/community/help/'\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(sweep.os, "geteuid", lambda: 0)
+    launcher = sweep.find_launcher(str(fake), ["--bind-to", "core"])
+    assert launcher.flavor == "Open MPI"
+    assert launcher.command(4, ["python", "app.py"]) == [
+        str(fake), "-n", "4", "--oversubscribe", "--allow-run-as-root", "--bind-to", "core", "python", "app.py"]
+    monkeypatch.setattr(sweep.os, "geteuid", lambda: 1000)
+    assert sweep.find_launcher(str(fake)).arguments == ("--oversubscribe",)
+    fake.write_text("#!/bin/sh\necho 'HYDRA build details:'\n")
+    assert sweep.find_launcher(str(fake)) == sweep.Launcher(str(fake), "MPICH", ())
+
+
 def test_the_cli_run_command_is_the_sweep(tmp_path, no_extrap_environment, capsys):
     status = cli.main(["run", "--np", "1", "--param", "n=5,6", "-o", str(tmp_path / "runs"),
                        "--", sys.executable, str(PROGRAMS / "sweepable.py")])

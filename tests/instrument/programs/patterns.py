@@ -7,6 +7,14 @@ from extrap_plugins import instrument
 
 comm = instrument.mpi.wrap(MPI.COMM_WORLD)
 rank, size = comm.Get_rank(), comm.Get_size()
+assert isinstance(comm, MPI.Intracomm) and instrument.mpi.is_wrapped(comm)
+assert instrument.mpi.wrap(comm) is comm
+try:
+    instrument.mpi.wrap("COMM_WORLD")
+except TypeError as error:
+    assert str(error) == "wrap() expects an mpi4py communicator such as MPI.COMM_WORLD, got str"
+else:
+    raise AssertionError("wrap() accepted a string")
 right, left = (rank + 1) % size, (rank - 1) % size
 
 
@@ -27,11 +35,13 @@ def ring():
 def halo():
     """A non-periodic 1-D halo exchange of 6 floats: the edges talk to MPI.PROC_NULL."""
     grid = comm.Create_cart([size], periods=[False])
+    assert isinstance(grid, MPI.Cartcomm) and instrument.mpi.is_wrapped(grid)
     up, down = grid.Shift(0, 1)
     row, ghost = np.ones(6, dtype=np.float32), np.zeros(6, dtype=np.float32)
     grid.Sendrecv(row, dest=down, recvbuf=ghost, source=up)
     grid.Sendrecv([row, 6, MPI.FLOAT], dest=up, recvbuf=[ghost, MPI.FLOAT], source=down)
     sub = grid.Sub([True])
+    assert isinstance(sub, MPI.Cartcomm) and instrument.mpi.is_wrapped(sub)
     sub.Barrier()
 
 
@@ -44,10 +54,11 @@ def reduce():
     assert x[0] == size * (size - 1) // 2
     assert comm.allreduce(rank) == size * (size - 1) // 2
     blocks = np.empty(size * 2) if rank == 0 else None
-    comm.Gather(np.zeros(2), blocks, root=0)
-    comm.Bcast(out, root=0)
+    comm.Gather([np.zeros(2), "d"], blocks, root=0)  # a type code instead of a datatype
+    comm.Bcast(buf=out, root=0)  # keyword arguments
     halves = comm.Split(rank % 2, rank)
-    halves.Allreduce(np.ones(3), np.empty(3))
+    assert isinstance(halves, MPI.Intracomm) and instrument.mpi.is_wrapped(halves)
+    halves.Allreduce(sendbuf=np.ones(3), recvbuf=np.empty(3), op=MPI.MAX)
 
 
 with instrument.region("main"):
