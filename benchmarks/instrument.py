@@ -216,9 +216,9 @@ def main() -> None:
                  reference * us, (on["runtime_disabled_decorated"] - on["call"]) / reference, "≤ 0.15 µs"])
     rows.append(["disabled (instrument.disable()), with region", (on["runtime_disabled_with"] - on["call"]) * us,
                  reference * us, (on["runtime_disabled_with"] - on["call"]) / reference, "≤ 0.15 µs"])
-    try:
-        import mpi4py  # noqa: F401
-    except ImportError:
+    import importlib.util
+
+    if importlib.util.find_spec("mpi4py") is None:
         print("mpi4py is not installed: MPI rows skipped (pip install -e '.[mpi]')", file=sys.stderr)
     else:
         mpi = child("mpi", args.repeat)

@@ -51,7 +51,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import sys
 import warnings
 from time import perf_counter
 from typing import Any, Callable
@@ -676,8 +675,3 @@ def _warn_once(region: str, error: Exception) -> None:
         RuntimeWarning,
         stacklevel=3,
     )
-
-
-def _mpi_module():
-    """mpi4py.MPI if it has been imported (never imports it)."""
-    return sys.modules.get("mpi4py.MPI")

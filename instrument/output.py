@@ -32,7 +32,6 @@ reader joins the fragments of a run.
 from __future__ import annotations
 
 import json
-import math
 import os
 import pickle
 import tempfile

@@ -38,7 +38,7 @@ import os
 import threading
 import warnings
 from time import perf_counter
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 SEPARATOR = "->"
 
@@ -575,11 +575,3 @@ def _flatten(c: Cursor, now: float, merged: dict[str, list[float]]) -> None:
         if counts is not None:
             for k, value in enumerate(counts):
                 row[5 + k] = value if math.isnan(row[5 + k]) else row[5 + k] + value
-
-
-def walk(node: Node | None = None) -> Iterator[Node]:
-    """Every node below ``node`` (default: the calling thread's root), depth first."""
-    node = cursor().root if node is None else node
-    for child in node.children.values():
-        yield child
-        yield from walk(child)

@@ -270,8 +270,6 @@ class Session:
         )
 
     def _write_single(self, table) -> str | None:
-        from . import output
-
         run = self.run_id or uuid.uuid4().hex[:12]
         if table.error:
             return self._write_fragment(table, 1, run, f"the program failed: {table.error}")

@@ -157,7 +157,7 @@ def _check(record: Any, path: pathlib.Path, line: int) -> _Run:
                          f"up to {VERSION}); upgrade extrap-plugins", path, line)
     if "verdict" in record:  # the sweep runner's word on a launch
         if record["verdict"] != "failed" or not isinstance(record.get("run"), str):
-            raise InputError(f"bad verdict record: expected \"verdict\": \"failed\" and a run id", path, line)
+            raise InputError('bad verdict record: expected "verdict": "failed" and a run id', path, line)
         return _Run(path, line, record)
     for key, kind in _REQUIRED.items():
         if not isinstance(record.get(key), kind):

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import json
 import math
 import pathlib
 
-import numpy as np
 import pytest
 
 import extrap_plugins
