@@ -12,4 +12,4 @@ comm = instrument.mpi.wrap(MPI.COMM_WORLD)
 with instrument.region("main"):
     comm.Bcast(np.ones(5), root=0)
     if comm.Get_rank() == 1:
-        time.sleep(2.0)
+        time.sleep(3.0)

@@ -59,6 +59,9 @@ def reduce():
     halves = comm.Split(rank % 2, rank)
     assert isinstance(halves, MPI.Intracomm) and instrument.mpi.is_wrapped(halves)
     halves.Allreduce(sendbuf=np.ones(3), recvbuf=np.empty(3), op=MPI.MAX)
+    twin = halves.Dup()
+    assert instrument.mpi.is_wrapped(twin)
+    twin.Free()
 
 
 with instrument.region("main"):
