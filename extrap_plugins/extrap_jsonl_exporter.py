@@ -1,6 +1,6 @@
 """Exporter ``extrap-jsonl``: the measurements behind a model set, as Extra-P JSON Lines.
 
-Extra-P 4 reads this format (``extrap --jsonlines FILE``): one JSON object
+Extra-P 4 reads this format (``extrap --json FILE``): one JSON object
 per measured value::
 
     {"params":{"p":4,"n":256},"callpath":"main->solve","metric":"time","value":0.0123}
@@ -10,7 +10,7 @@ it, measurements made by the instrument shim (or read by any of our
 readers) can be modeled side by side in Extra-P::
 
     extrap-plugins model runs/ --export extrap-jsonl -o runs.jsonl
-    extrap --jsonlines runs.jsonl
+    extrap --json runs.jsonl
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def extrap_exporters() -> list[ExporterInfo]:
         ExporterInfo(
             NAME,
             export_extrap_jsonl,
-            "the measurements behind the models as Extra-P JSON Lines (extrap --jsonlines)",
+            "the measurements behind the models as Extra-P JSON Lines (extrap --json FILE)",
             extension=".jsonl",
         )
     ]
