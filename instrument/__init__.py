@@ -6,7 +6,9 @@
     from extrap_plugins import instrument
 
     comm = instrument.mpi.wrap(MPI.COMM_WORLD)   # records every MPI call as a child region
-    instrument.parameters(n=1000)                # p (the communicator size) is recorded by itself
+    n = instrument.parameter("n", 1000)          # EXTRAP_PARAM_N if a sweep sets it, else 1000
+    instrument.parameters(m=64)                  # or record values the program computed
+                                                 # (p, the communicator size, is recorded by itself)
 
     @instrument.region
     def solve():

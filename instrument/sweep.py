@@ -235,8 +235,9 @@ def run(args: argparse.Namespace) -> int:
     data = folder / f"{program_name(command)}.extrap.jsonl"
     plan = launches(counts, parameters, args.repetitions)
     names = [n for n, _ in parameters]
-    shape = " × ".join([f"{len(counts)} process counts"] + [f"{len(v)} values of {n}" for n, v in parameters]
-                       + [f"{args.repetitions} repetitions"])
+    shape = " × ".join([_count(len(counts), "process count")] + [_count(len(v), "value") + f" of {n}"
+                                                                 for n, v in parameters]
+                       + [_count(args.repetitions, "repetition")])
     how = f"{launcher.path} ({launcher.flavor})" if launcher else "no launcher (p = 1)"
     _say(f"{len(plan)} runs ({shape}) with {how}, measurements to {data}")
     if args.dry_run:
@@ -365,6 +366,10 @@ def _tail(log: pathlib.Path | None) -> list[str]:
     except OSError:
         return []
     return [line for line in lines[1:] if line.strip()][-TAIL_LINES:]
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _say(message: str) -> None:

@@ -87,7 +87,7 @@ def test_the_sweep_goes_on_past_a_failing_run_and_reports_it(tmp_path, no_extrap
                          "--", sys.executable, str(PROGRAMS / "sweepable.py")])
     err = capsys.readouterr().err
     assert status == 1
-    assert "6 runs (1 process counts × 3 values of n × 2 repetitions)" in err
+    assert "6 runs (1 process count × 3 values of n × 2 repetitions)" in err
     assert "[2/6] p=1 n=2 repetition 0: FAILED: exit status 3" in err
     assert "[6/6] p=1 n=3 repetition 1: ok" in err
     assert "2 of 6 runs failed:" in err
