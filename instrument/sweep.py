@@ -11,7 +11,9 @@ repetitions are the outer loop, so slow drifts of the machine spread over
 all configurations.  Each launch gets ``EXTRAP_PARAM_<NAME>``,
 ``EXTRAP_REPETITION``, ``EXTRAP_RUN_ID`` and ``EXTRAP_OUTPUT`` (all runs
 append to ``<folder>/<program>.extrap.jsonl``); its output goes to
-``<folder>/logs/``.  A failing launch is reported and the sweep goes on;
+``<folder>/logs/``.  A bare ``python`` (or ``python3``) in the command is
+the Python running the sweep, so the program sees the same packages.
+A failing launch is reported and the sweep goes on;
 the exit status is 1 if any launch failed.  ``extrap-plugins model
 <folder>`` then models every call path and metric.
 """
@@ -227,6 +229,8 @@ def run(args: argparse.Namespace) -> int:
         command = command[1:]
     if not command:
         raise InputError("no program to run: give it after --, for example: -- python app.py")
+    if command[0] in ("python", "python3"):  # the Python that runs us: it has extrap_plugins and mpi4py
+        command[0] = sys.executable
     launcher = find_launcher(args.mpiexec, args.mpiexec_arg)
     if launcher is None and counts != [1]:
         raise InputError("no mpiexec found: install the mpi extra (pip install 'extrap-plugins[mpi]') "

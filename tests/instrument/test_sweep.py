@@ -151,7 +151,7 @@ def test_a_dry_run_prints_the_launches(tmp_path, capsys):
     assert len(out) == 4
     assert out[3].startswith(f"EXTRAP_PARAM_N=16 EXTRAP_PARAM_NAMES=n EXTRAP_REPETITION=0 "
                              f"EXTRAP_OUTPUT={(tmp_path / 'r' / 'app.extrap.jsonl').resolve()} ")
-    assert out[3].endswith(" -n 4 -bind-to core python app.py -v")
+    assert out[3].endswith(f" -n 4 -bind-to core {sys.executable} app.py -v")  # python: the one running us
     assert not (tmp_path / "r").exists()
 
 
