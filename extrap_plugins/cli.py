@@ -67,6 +67,12 @@ def build_parser() -> argparse.ArgumentParser:
     model.add_argument("--jobs", type=int, metavar="N", help="worker processes for --executor process")
 
     commands.add_parser("plugins", help="list every reader, modeler and exporter and who provides it")
+
+    from .instrument import sweep
+
+    run = commands.add_parser("run", help="run an instrumented program at several process counts and parameter "
+                                          "values (extrap_plugins.instrument), ready to model")
+    sweep.add_arguments(run)
     return parser
 
 
@@ -75,6 +81,10 @@ def program(args: argparse.Namespace) -> ExitStatus:
         return _model_command(args)
     if args.command == "plugins":
         return _plugins_command()
+    if args.command == "run":
+        from .instrument import sweep
+
+        return ExitStatus(sweep.run(args))
     raise AssertionError(f"unhandled command {args.command}")
 
 

@@ -39,6 +39,8 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "extrap_plugins.readers.cube_reader",
     "extrap_plugins.modelers",
     "extrap_plugins.exporters",
+    "extrap_plugins.readers.instrument_reader",
+    "extrap_plugins.extrap_jsonl_exporter",
 )
 
 Info = TypeVar("Info", ReaderInfo, ModelerInfo, ExporterInfo)
