@@ -39,6 +39,8 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "extrap_plugins.readers.cube_reader",
     "extrap_plugins.modelers",
     "extrap_plugins.exporters",
+    "extrap_plugins.plot_exporter",
+    "extrap_plugins.html_exporter",
 )
 
 Info = TypeVar("Info", ReaderInfo, ModelerInfo, ExporterInfo)
