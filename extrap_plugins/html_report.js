@@ -22,7 +22,7 @@
   function pct(v) { return v === null || v === undefined ? "n/a" : (100 * v).toFixed(1) + "%"; }
   function point(p) {
     if (!p) return "";
-    return Object.keys(p).map(function (k) { return k + "=" + num(p[k]); }).join(", ");
+    return Object.keys(p).map(function (k) { return k + "=" + String(p[k]); }).join(", ");
   }
   function el(tag, attrs, text) {
     const node = document.createElement(tag);
@@ -152,7 +152,7 @@
       columns.forEach(function (c) {
         const td = el("td", {"class": "col-" + c.key}, c.text(r));
         if (c.key === "growth") td.style.color = colour(r[C.category]);
-        if (c.key === "callpath" || c.key === "model" || c.key === "warnings") td.title = c.text(r);
+        if (c.key === "callpath" || c.key === "model" || c.key === "growth" || c.key === "warnings") td.title = c.text(r);
         if (c.key === "share_now" || c.key === "share_target") {
           const parent = c.key === "share_now" ? r[C.parent_now] : r[C.parent_target];
           td.title = "share of the root; of the parent: " + pct(parent);
@@ -187,8 +187,9 @@
     const r = rows[i];
     detail.replaceChildren();
     detail.setAttribute("data-row", String(i));
-    detail.appendChild(el("h3", null, r[C.callpath]));
-    detail.appendChild(el("p", {"class": "metric"}, data.metrics[r[C.metric]]));
+    const about = el("div", {"class": "about"});
+    about.appendChild(el("h3", null, r[C.callpath]));
+    about.appendChild(el("p", {"class": "metric"}, data.metrics[r[C.metric]]));
     const facts = el("dl");
     function fact(label, text, category) {
       facts.appendChild(el("dt", null, label));
@@ -205,7 +206,8 @@
       fact(Math.round(100 * data.settings.level) + "% interval", r[C.low] === null ? "n/a" : num(r[C.low]) + " … " + num(r[C.high]));
     }
     if (r[C.warnings]) fact("warnings", r[C.warnings]);
-    detail.appendChild(facts);
+    about.appendChild(facts);
+    detail.appendChild(about);
     const svg = data.plots[String(i)];
     const figure = el("figure", {"class": "plot"});
     if (svg) {
