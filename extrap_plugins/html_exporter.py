@@ -26,6 +26,7 @@ import html
 import json
 import math
 import os
+import re
 from importlib import resources
 from typing import IO, Any
 
@@ -120,10 +121,11 @@ def _find(ranked: Extrapolations, model) -> int:
 
 
 def _inline_svg(svg: bytes) -> str:
-    """Matplotlib's SVG file without the XML prologue and DOCTYPE (which names a remote DTD)."""
+    """Matplotlib's SVG file without the XML prologue, the DOCTYPE (which names a remote DTD) and the metadata."""
     text = svg.decode("utf-8")
     start = text.find("<svg")
-    return text[start:] if start >= 0 else text
+    text = text[start:] if start >= 0 else text
+    return re.sub(r"\s*<metadata>.*?</metadata>", "", text, count=1, flags=re.S)
 
 
 def report_data(ranked: Extrapolations, plots: dict[int, str], title: str | None = None) -> dict[str, Any]:
