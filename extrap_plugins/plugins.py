@@ -64,7 +64,7 @@ class PluginHost:
 
     >>> host = PluginHost(autoload=False)   # built-ins only
     >>> sorted(host.exporters)
-    ['csv', 'json', 'text']
+    ['csv', 'html', 'json', 'plot', 'text']
     """
 
     def __init__(self, autoload: bool | None = None):
