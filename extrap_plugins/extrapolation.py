@@ -271,7 +271,7 @@ def _shape_key(model: Model) -> tuple | None:
     if model.predictor is not None or model.function_text is not None or model.segments:
         return None
     return tuple(
-        tuple(sorted((name, f.exponent, f.log_exponent) for name, f in term.factors.items()))
+        tuple((name, f.exponent, f.log_exponent) for name, f in term.factors.items())
         for term in model.terms
     )
 
@@ -440,22 +440,22 @@ def extrapolate(
     share_parent_now, share_root_now = shares(models, now, kinds)
     share_parent_later, share_root_later = shares(models, later, kinds)
     uncertainty = uncertainties(model_set)
-    rows = []
-    for i, model in enumerate(models):
-        interval = confidence = (math.nan, math.nan)
-        if target_point is not None and uncertainty[i] is not None:
-            point = np.array([[target_point[p] for p in parameters]])
-            pi = float(uncertainty[i].half_width(point, level, "prediction")[0])
-            ci = float(uncertainty[i].half_width(point, level, "confidence")[0])
-            interval = (float(later[i] - pi), float(later[i] + pi))
-            confidence = (float(later[i] - ci), float(later[i] + ci))
-        rows.append(Extrapolation(
-            growth=growth_class(model), degree=growth_degree(model),
+    prediction = confidence = np.full((n, 2), np.nan)
+    if target_point is not None:
+        point = np.array([[target_point[p] for p in parameters]])
+        prediction, confidence = _intervals(uncertainty, later, point, level)
+    growth = _growth_table(models)
+    rows = [
+        Extrapolation(
+            growth=growth[i][0], degree=growth[i][1],
             value_largest=float(now[i]), value_target=float(later[i]),
-            interval=interval, confidence=confidence,
+            interval=(float(prediction[i, 0]), float(prediction[i, 1])),
+            confidence=(float(confidence[i, 0]), float(confidence[i, 1])),
             share_parent_largest=float(share_parent_now[i]), share_root_largest=float(share_root_now[i]),
             share_parent_target=float(share_parent_later[i]), share_root_target=float(share_root_later[i]),
-        ))
+        )
+        for i in range(n)
+    ]
     result = Extrapolations(model_set, rows, target_point, largest, level, sort, kinds, uncertainty, list(range(n)))
     result.order = rank(result, sort)
     return result
@@ -483,10 +483,78 @@ def rank(extrapolations: Extrapolations, sort: str | None) -> list[int]:
 
 
 def _values_at(models: Sequence[Model], point: Mapping[str, float] | None) -> np.ndarray:
-    """Every model's value at one point, shape (n_models,); NaN without a point."""
+    """Every model's value at one point, shape (n_models,); NaN without a point.
+
+    Models of one shape are evaluated together, with exactly the operations
+    of :meth:`Model.predict` (so the values are equal to its, bit for bit).
+    """
+    value = np.full(len(models), np.nan)
     if point is None:
-        return np.full(len(models), np.nan)
-    return np.array([m.predict(point) for m in models], dtype=np.float64)
+        return value
+    by_shape: dict[tuple, list[int]] = {}
+    for i, model in enumerate(models):
+        key = _shape_key(model)
+        if key is None:
+            value[i] = model.predict(point)
+        else:
+            by_shape.setdefault((model.parameters, key), []).append(i)
+    for (parameters, _), members in by_shape.items():
+        first = models[members[0]]
+        X = np.array([[float(point[p]) for p in parameters]])
+        columns = design_matrix([t.factors for t in first.terms], parameters, X)[0]
+        result = np.array([models[i].constant for i in members], dtype=np.float64)
+        for k, column in enumerate(columns):
+            result = result + np.array([models[i].terms[k].coefficient for i in members]) * column
+        value[members] = result
+    return value
+
+
+def _intervals(uncertainty: Sequence[Uncertainty | None], value: np.ndarray, point: np.ndarray,
+               level: float) -> tuple[np.ndarray, np.ndarray]:
+    """Prediction and confidence intervals at one point, each shape (n_models, 2); NaN where unknown.
+
+    Models that share a Gram inverse share the leverage at ``point``: one
+    evaluation per shape and point set.
+    """
+    from scipy.special import stdtrit
+
+    n = len(uncertainty)
+    prediction, confidence = np.full((n, 2), np.nan), np.full((n, 2), np.nan)
+    groups: dict[int, list[int]] = {}
+    for i, u in enumerate(uncertainty):
+        if u is not None:
+            groups.setdefault(id(u.gram_inverse), []).append(i)
+    for members in groups.values():
+        first = uncertainty[members[0]]
+        h = float(first.leverage(point)[0])
+        quantile = stdtrit(first.dof, 0.5 + level / 2.0)
+        s2 = np.array([uncertainty[i].residual_variance for i in members])
+        center = value[members]
+        for out, factor in ((prediction, 1.0 + h), (confidence, h)):
+            half = quantile * np.sqrt(s2 * max(factor, 0.0))
+            out[members, 0] = center - half
+            out[members, 1] = center + half
+    return prediction, confidence
+
+
+def _growth_table(models: Sequence[Model]) -> list[tuple[str | None, tuple[float, float]]]:
+    """Growth class and degree of every model; computed once per distinct shape."""
+    cache: dict[tuple, tuple[str | None, tuple[float, float]]] = {}
+    result = []
+    for model in models:
+        part = _pmnf_part(model)
+        if part is None:
+            result.append((None, (math.nan, math.nan)))
+            continue
+        constant, terms = part
+        key = (model.parameters, constant != 0, tuple(
+            (t.coefficient != 0, tuple((n, f.exponent, f.log_exponent) for n, f in t.factors.items())) for t in terms))
+        if key not in cache:
+            monomials = leading_terms(constant, terms, model.parameters)
+            text = "O(" + " + ".join(_format_monomial(m, model.parameters) for m in monomials) + ")"
+            cache[key] = (text, _degree_of(monomials[0]))
+        result.append(cache[key])
+    return result
 
 
 def _value_kinds(models: Sequence[Model], now: np.ndarray, values: str) -> dict[str, str]:

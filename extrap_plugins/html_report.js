@@ -311,5 +311,6 @@
   // ------------------------------------------------------------------ start
   applyView();
   renderTree();
+  if (window.performance && performance.mark) performance.mark("report-ready");
   window.__reportReady = true;
 })();
