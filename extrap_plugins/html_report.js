@@ -138,7 +138,7 @@
   let pending = false;
   function renderRows() {
     pending = false;
-    const height = scroller.clientHeight || 480;
+    const height = Math.max(scroller.clientHeight, 600);  // the box may still be growing to its max-height
     const first = Math.max(0, Math.floor(scroller.scrollTop / ROW_HEIGHT) - OVERSCAN);
     const last = Math.min(view.length, Math.ceil((scroller.scrollTop + height) / ROW_HEIGHT) + OVERSCAN);
     const fragment = document.createDocumentFragment();
