@@ -406,8 +406,8 @@ def extrapolate(
         ``growth``: by growth class (fastest first, then by value at the
         target, or at the largest point without a target); ``target``: by
         value at the target, largest first; ``share``: by share of the root
-        at the target (at the largest point without a target).  None keeps
-        the model set's order.
+        at the target (at the largest point without a target).  Always
+        within each metric.  None keeps the model set's order.
     level : float
         Confidence level of the intervals, between 0 and 1.
     values : {"auto", "inclusive", "exclusive"}
@@ -462,7 +462,11 @@ def extrapolate(
 
 
 def rank(extrapolations: Extrapolations, sort: str | None) -> list[int]:
-    """Positions of the models in ``sort`` order (see :func:`extrapolate`); NaNs last, ties stable."""
+    """Positions of the models in ``sort`` order (see :func:`extrapolate`).
+
+    Rows are ranked within each metric (values of different metrics do not
+    compare), metrics in their first-seen order; NaNs last, ties stable.
+    """
     rows = extrapolations.rows
     n = len(rows)
     if sort is None:
@@ -476,9 +480,14 @@ def rank(extrapolations: Extrapolations, sort: str | None) -> list[int]:
         keys = [(*r.degree, r.value_target if has_target else r.value_largest) for r in rows]
     else:
         raise InputError(f"unknown sort {sort!r}; expected one of {', '.join(SORT_KEYS)}")
+    models = extrapolations.model_set.models
+    metric_position = {name: k for k, name in enumerate(dict.fromkeys(m.metric for m in models))}
+
     def key(i):
         k = keys[i]
-        return (any(math.isnan(v) for v in k), tuple(-v if not math.isnan(v) else 0.0 for v in k), i)
+        missing = any(math.isnan(v) for v in k)
+        return (metric_position[models[i].metric], missing, tuple(0.0 if missing else -v for v in k), i)
+
     return sorted(range(n), key=key)
 
 

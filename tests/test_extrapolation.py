@@ -312,3 +312,12 @@ def test_cli_target_sort_and_json_versions(host, numbers, capsys):
 def test_cli_bad_extrapolation_options(host, numbers, capsys, args, message):
     assert main(["model", str(numbers), *args]) == ExitStatus.BAD_INPUT
     assert capsys.readouterr().err == f"extrap-plugins: error: {message}\n"
+
+
+def test_rows_are_ranked_within_each_metric():
+    models = [Model("main", "time", ("p",), 1.0), Model("main", "bytes", ("p",), 1e6),
+              Model("main->a", "time", ("p",), 5.0), Model("main->a", "bytes", ("p",), 10.0)]
+    model_set = ModelSet(("p",), models)
+    order = extrapolate(model_set, "p=8", sort="target").order
+    assert [(models[i].callpath, models[i].metric) for i in order] == [
+        ("main->a", "time"), ("main", "time"), ("main", "bytes"), ("main->a", "bytes")]
