@@ -147,7 +147,7 @@ def report_data(ranked: Extrapolations, plots: dict[int, str], title: str | None
             _num(x.share_parent_largest), _num(x.share_root_largest),
             _num(x.share_parent_target), _num(x.share_root_target),
             "; ".join(m.warnings), i in plots,
-            _num(x.degree[0] * 1000 + x.degree[1]),
+            _num(x.degree[0] * 1000 + x.degree[1]), _function(m),
         ])
     order_position = {i: k for k, i in enumerate(ranked.order)}
     return {
@@ -159,10 +159,35 @@ def report_data(ranked: Extrapolations, plots: dict[int, str], title: str | None
         "settings": describe(ranked),
         "columns": ["callpath", "metric", "model", "growth", "category", "ar2", "smape", "now", "target",
                     "low", "high", "parent_now", "root_now", "parent_target", "root_target", "warnings", "plot",
-                    "degree"],
+                    "degree", "function"],
+        "ranges": _ranges(model_set),
         "rows": rows,
         "plots": {str(order_position[i]): svg for i, svg in plots.items()},
     }
+
+
+def _function(model) -> list | None:
+    """``[constant, [[coefficient, [e_1, j_1, e_2, j_2, ...]], ...]]`` in parameter order, for the page to
+    draw a model curve when there is no static plot; None for models that are not plain PMNF."""
+    if model.predictor is not None or model.function_text is not None or model.segments:
+        return None
+    terms = []
+    for t in model.terms:
+        powers = []
+        for name in model.parameters:
+            factor = t.factors.get(name)
+            powers += [float(factor.exponent), float(factor.log_exponent)] if factor else [0.0, 0.0]
+        terms.append([_num(t.coefficient), powers])
+    return [_num(model.constant), terms]
+
+
+def _ranges(model_set: ModelSet) -> dict[str, list[float]] | None:
+    """Smallest and largest measured value of every parameter."""
+    experiment = model_set.experiment
+    if experiment is None or len(experiment) == 0:
+        return None
+    low, high = experiment.coordinates.min(axis=0), experiment.coordinates.max(axis=0)
+    return {name: [float(a), float(b)] for name, a, b in zip(experiment.parameter_names, low, high)}
 
 
 def _num(value: float) -> float | None:

@@ -213,11 +213,74 @@
     if (svg) {
       figure.innerHTML = svg;  // made by the exporter (matplotlib), not by the input
     } else {
+      const curve = r[C["function"]] ? sketch(r) : null;
+      if (curve) figure.appendChild(curve);
       figure.appendChild(el("p", {"class": "hint"}, "No plot for this row: static plots exist for the first " +
         Object.keys(data.plots).length + " rows of the ranking (" + (data.settings.sort || "model order") +
-        "). Raise --plot-top for more."));
+        "). Raise --plot-top for more." + (curve ? " Above: the model curve, drawn here." : "")));
     }
     detail.appendChild(figure);
+  }
+
+  // A model curve drawn in the page (no measurements) for rows without a static plot.
+  function evaluate(fn, x) {
+    let value = fn[0] || 0;
+    fn[1].forEach(function (t) {
+      let product = t[0] || 0;
+      for (let k = 0; k < x.length; k++) {
+        if (t[1][2 * k]) product *= Math.pow(x[k], t[1][2 * k]);
+        if (t[1][2 * k + 1]) product *= Math.pow(Math.log2(x[k]), t[1][2 * k + 1]);
+      }
+      value += product;
+    });
+    return value;
+  }
+  function sketch(r) {
+    const params = data.parameters, fn = r[C["function"]];
+    if (!params.length) return null;
+    const ranges = data.ranges || {}, target = data.settings.target, largest = data.settings.largest;
+    const x0 = ranges[params[0]] ? ranges[params[0]][0] : 1;
+    const x1 = Math.max(target ? target[params[0]] : 0, ranges[params[0]] ? ranges[params[0]][1] : 64);
+    if (!(x0 > 0) || !(x1 > x0)) return null;
+    const fixed = params.map(function (p) { return target ? target[p] : (largest ? largest[p] : 1); });
+    const xs = [], ys = [];
+    for (let k = 0; k <= 120; k++) {
+      const x = x0 * Math.pow(x1 / x0, k / 120);
+      const point = fixed.slice(); point[0] = x;
+      const y = evaluate(fn, point);
+      if (isFinite(y)) { xs.push(x); ys.push(y); }
+    }
+    if (xs.length < 2) return null;
+    let y0 = Math.min.apply(null, ys), y1 = Math.max.apply(null, ys);
+    if (y1 === y0) { y0 -= 1; y1 += 1; }
+    const W = 640, H = 360, L = 70, R = 16, T = 20, B = 44;
+    const sx = function (x) { return L + (W - L - R) * Math.log(x / x0) / Math.log(x1 / x0); };
+    const sy = function (y) { return H - B - (H - T - B) * (y - y0) / (y1 - y0); };
+    const NS = "http://www.w3.org/2000/svg";
+    function node(tag, attrs, text) {
+      const n = document.createElementNS(NS, tag);
+      Object.keys(attrs).forEach(function (k) { n.setAttribute(k, attrs[k]); });
+      if (text !== undefined) n.textContent = text;
+      return n;
+    }
+    const svg = node("svg", {viewBox: "0 0 " + W + " " + H, "class": "sketch", role: "img"});
+    svg.appendChild(node("rect", {x: L, y: T, width: W - L - R, height: H - T - B, fill: "none", stroke: "#999"}));
+    for (let k = 0; k <= 4; k++) {
+      const y = y0 + (y1 - y0) * k / 4;
+      svg.appendChild(node("text", {x: L - 6, y: sy(y) + 4, "text-anchor": "end", "font-size": 11}, num(y)));
+    }
+    for (let x = Math.pow(2, Math.ceil(Math.log2(x0))); x <= x1 * 1.0001; x *= Math.max(2, Math.pow(2, Math.ceil(Math.log2(x1 / x0) / 8)))) {
+      svg.appendChild(node("text", {x: sx(x), y: H - B + 16, "text-anchor": "middle", "font-size": 11}, num(x)));
+    }
+    svg.appendChild(node("text", {x: (L + W - R) / 2, y: H - 8, "text-anchor": "middle", "font-size": 12}, params[0]));
+    const path = xs.map(function (x, k) { return (k ? "L" : "M") + sx(x).toFixed(1) + "," + sy(ys[k]).toFixed(1); }).join("");
+    svg.appendChild(node("path", {d: path, fill: "none", stroke: colour(r[C.category]), "stroke-width": 2}));
+    if (target && r[C.target] !== null) {
+      svg.appendChild(node("circle", {cx: sx(x1), cy: sy(r[C.target]), r: 5, fill: "crimson"}));
+    }
+    svg.appendChild(node("text", {x: L + 6, y: T + 14, "font-size": 12}, r[C.callpath] + " [" + data.metrics[r[C.metric]] + "]" +
+      (params.length > 1 ? "  (" + params.slice(1).map(function (p, k) { return p + "=" + fixed[k + 1]; }).join(", ") + ")" : "")));
+    return svg;
   }
 
   // ------------------------------------------------------------------ tree
