@@ -170,14 +170,14 @@ def figure(data: PlotData, style: str = "lines"):
 
 
 def _plain_ticks(ax) -> None:
-    """Tick labels as plain numbers (``65536``, ``1e+06``): readable, and far cheaper than mathtext."""
-    from matplotlib.ticker import FuncFormatter, NullFormatter
+    """Log axes: plain tick labels (``65536``, ``1e+06``; readable and far cheaper than mathtext), no minor ticks."""
+    from matplotlib.ticker import FuncFormatter, NullLocator
 
     plain = FuncFormatter(lambda value, _: f"{value:g}")
     for axis in (ax.xaxis, ax.yaxis):
         if axis.get_scale() == "log":
             axis.set_major_formatter(plain)
-            axis.set_minor_formatter(NullFormatter())
+            axis.set_minor_locator(NullLocator())  # minor ticks of log axes cost a third of the drawing time
 
 
 def _draw_lines(ax, data: PlotData) -> None:
@@ -241,7 +241,7 @@ def _draw_lines(ax, data: PlotData) -> None:
     ax.set_xlabel(params[0] if n_params else "")
     ax.set_ylabel(data.model.metric + (f" [{data.unit}]" if data.unit else ""))
     ax.grid(True, which="major", alpha=0.3)
-    ax.legend(fontsize=7, loc="best")
+    ax.legend(fontsize=7, loc="upper left")  # "best" searches every position: a third of the drawing time
 
 
 def _curve_points(xs: np.ndarray, params: Sequence[str], second: float | None, fixed: dict) -> np.ndarray:
