@@ -5,8 +5,9 @@ Usage (from the project root; needs Debian's chromium and the test extra's playw
     .venv/bin/python docs/make_report_picture.py
 
 It runs ``extrap-plugins model examples/stencil.jsonl --target p=65536,n=16384 --export html``,
-opens the report in headless chromium, shows the time metric sorted by value at the target, clicks the row of ``main->setup`` (the scalability bug of
-the example) and takes a screenshot of the top of the page.  Rerun it when the models change.
+opens the report in headless chromium, shows the time metric sorted by value at the target, clicks the
+row of ``main->setup`` (the scalability bug of the example) and takes a screenshot of the table and the
+plot.  Rerun it when the models change.
 """
 
 import pathlib

@@ -329,7 +329,8 @@ def fit_per_series(estimator, group: SeriesGroup, measure: str, name: str) -> li
 def _option_text(value: Any) -> str:
     """Exporters receive text: a mapping such as a target point becomes ``p=65536,n=1e6``."""
     if isinstance(value, Mapping):
-        return ",".join(f"{key}={item!r}" if isinstance(item, float) else f"{key}={item}" for key, item in value.items())
+        return ",".join(f"{key}={item!r}" if isinstance(item, float) else f"{key}={item}"
+                        for key, item in value.items())
     return str(value)
 
 

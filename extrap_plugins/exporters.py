@@ -116,7 +116,8 @@ def export_json(model_set: ModelSet, out: IO[str], options: dict[str, str]) -> N
     ranked, own = from_options(model_set, options, "json", {"version": ""})
     version = own.get("version", str(JSON_DEFAULT_VERSION))
     if version not in {str(v) for v in JSON_VERSIONS}:
-        raise InputError(f"JSON version {version!r} does not exist; expected one of {', '.join(map(str, JSON_VERSIONS))}")
+        known = ", ".join(map(str, JSON_VERSIONS))
+        raise InputError(f"JSON version {version!r} does not exist; expected one of {known}")
     json.dump(json_document(model_set, version=int(version), extrapolations=ranked), out, indent=1, allow_nan=False)
     out.write("\n")
 

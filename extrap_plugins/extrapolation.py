@@ -75,12 +75,14 @@ def parse_target(target: str | Mapping[str, float] | None, parameters: Sequence[
         for item in str(target).split(","):
             name, sep, value = item.partition("=")
             if not sep or not name.strip():
-                raise InputError(f"target {target!r}: expected NAME=VALUE pairs separated by commas, e.g. p=65536,n=1e6")
+                raise InputError(
+                    f"target {target!r}: expected NAME=VALUE pairs separated by commas, e.g. p=65536,n=1e6")
             pairs.append((name.strip(), value.strip()))
     result: dict[str, float] = {}
     for name, value in pairs:
         if name not in parameters:
-            raise InputError(f"target {target!r}: unknown parameter {name!r}; the parameters are {', '.join(parameters)}")
+            raise InputError(
+                f"target {target!r}: unknown parameter {name!r}; the parameters are {', '.join(parameters)}")
         try:
             number = float(value)
         except (TypeError, ValueError):
@@ -110,7 +112,8 @@ def largest_point(experiment: Experiment | None) -> dict[str, float] | None:
 
 
 # --------------------------------------------------------------- growth class
-def leading_terms(constant: float, terms: Sequence[Term], parameters: Sequence[str]) -> list[tuple[tuple[float, float], ...]]:
+def leading_terms(constant: float, terms: Sequence[Term],
+                  parameters: Sequence[str]) -> list[tuple[tuple[float, float], ...]]:
     """The monomials of the terms no other term outgrows, fastest first.
 
     A monomial is one ``(exponent, log_exponent)`` pair per parameter.  Term
@@ -301,7 +304,8 @@ def uncertainties(model_set: ModelSet) -> list[Uncertainty | None]:
         for members in by_shape.values():
             first = model_set.models[members[0][1]]
             columns = ({},) + tuple(dict(t.factors) for t in first.terms)
-            for index, uncertainty in _shape_uncertainties(group.points, Y, members, columns, parameters, model_set.models):
+            found = _shape_uncertainties(group.points, Y, members, columns, parameters, model_set.models)
+            for index, uncertainty in found:
                 result[index] = uncertainty
     return result
 

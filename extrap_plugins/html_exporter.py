@@ -218,7 +218,8 @@ def summary(ranked: Extrapolations) -> list[list[str]]:
             for k, name in enumerate(experiment.parameter_names))
         items.append(["points", f"{points.shape[0]} ({values})"])
         counts = _repetition_counts(experiment)
-        items.append(["repetitions", f"{counts[0]}" if counts[0] == counts[1] else f"{counts[0]}–{counts[1]} per point"])
+        same = counts[0] == counts[1]
+        items.append(["repetitions", f"{counts[0]}" if same else f"{counts[0]}–{counts[1]} per point"])
         items.append(["metrics", ", ".join(f"{m.name} [{m.unit}]" if m.unit else m.name for m in experiment.metrics)])
         items.append(["call paths", str(len({int(c) for c in np.unique(experiment.callpath_index)}))])
         items.append(["reader", experiment.reader or "n/a"])
@@ -268,7 +269,8 @@ def render_page(document: dict[str, Any]) -> str:
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:">
+<meta http-equiv="Content-Security-Policy"
+      content="default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:">
 <link rel="icon" href="data:,">
 <title>{title}</title>
 <style>
@@ -296,7 +298,8 @@ def render_page(document: dict[str, Any]) -> str:
 </section>
 <section id="tree-section"><h2>Call tree</h2>
   <div class="controls"><select id="tree-metric" aria-label="metric of the call tree"></select>
-  <button id="expand-all" type="button">expand all</button><button id="collapse-all" type="button">collapse all</button></div>
+  <button id="expand-all" type="button">expand all</button>
+  <button id="collapse-all" type="button">collapse all</button></div>
   <ul id="tree" class="tree"></ul>
 </section>
 </main>

@@ -191,7 +191,10 @@ def _draw_lines(ax, data: PlotData) -> None:
     x_hi_measured = float(np.max(x_measured))
     x_hi = max(x_hi_measured, x_target or -math.inf)
     positive_x = x_lo > 0
-    xs = np.geomspace(x_lo, x_hi, CURVE_POINTS) if positive_x and x_hi > x_lo else np.linspace(x_lo, max(x_hi, x_lo + 1), CURVE_POINTS)
+    if positive_x and x_hi > x_lo:
+        xs = np.geomspace(x_lo, x_hi, CURVE_POINTS)
+    else:
+        xs = np.linspace(x_lo, max(x_hi, x_lo + 1), CURVE_POINTS)
     xs = np.unique(np.concatenate([xs, [x_hi_measured]]))
     # One curve per measured value of the second parameter (others at their largest measured value).
     fixed = {p: float(np.max(data.points[:, k])) for k, p in enumerate(params) if k >= 2}
@@ -298,7 +301,9 @@ def _draw_heatmap(fig, ax, data: PlotData) -> None:
         X[:, k] = target[params[k]] if target else np.max(data.points[:, k])
     Z = data.model.predict(X).reshape(gx.shape)
     finite = Z[np.isfinite(Z)]
-    norm = LogNorm(vmin=finite.min(), vmax=finite.max()) if finite.size and finite.min() > 0 and finite.max() > finite.min() else None
+    norm = None
+    if finite.size and 0 < finite.min() < finite.max():
+        norm = LogNorm(vmin=finite.min(), vmax=finite.max())
     mesh = ax.pcolormesh(gx, gy, Z, shading="auto", cmap="viridis", norm=norm)
     bar = fig.colorbar(mesh, ax=ax, label=data.model.metric + (f" [{data.unit}]" if data.unit else ""))
     _plain_ticks(bar.ax)

@@ -158,7 +158,9 @@ def test_sorting_by_growth_target_and_share():
     ]
     experiment = measured({m.callpath: (lambda X, m=m: m.predict(X)) for m in models}, P[:, None])
     model_set = model_set_of(models, experiment)
-    order = lambda sort, target=None: [model_set.models[i].callpath for i in extrapolate(model_set, target, sort=sort).order]  # noqa: E731
+    def order(sort, target=None):
+        return [model_set.models[i].callpath for i in extrapolate(model_set, target, sort=sort).order]
+
     assert order("growth", "p=1e4") == ["main", "main->quadratic", "main->linear", "main->log"]
     assert order("target", "p=1e4") == ["main", "main->quadratic", "main->linear", "main->log"]
     assert order("share", "p=8") == ["main", "main->linear", "main->log", "main->quadratic"]
@@ -258,7 +260,8 @@ def test_json_version_2_adds_keys_and_version_1_stays_exact(stencil_like):
     a = v2["models"][1]
     assert a["growth"] == "O(p)" and a["target"]["value"] == 4098.0
     assert a["target"]["share_of_parent"] == pytest.approx(4098 / 4136)
-    assert a["largest"] == {"value": 66.0, "share_of_parent": pytest.approx(66 / 86), "share_of_root": pytest.approx(66 / 86)}
+    assert a["largest"] == {"value": 66.0, "share_of_parent": pytest.approx(66 / 86),
+                            "share_of_root": pytest.approx(66 / 86)}
     assert json.loads(extrap_plugins.export(stencil_like, "json", version=2))["models"][0]["target"] is None
     with pytest.raises(InputError, match="JSON version '3' does not exist; expected one of 1, 2"):
         extrap_plugins.export(stencil_like, "json", version=3)
@@ -296,7 +299,8 @@ def test_cli_target_sort_and_json_versions(host, numbers, capsys):
     assert document["version"] == 2 and document["sort"] == "growth"
     assert [m["growth"] for m in document["models"]] == ["O(p·log p)", "O(1)"]
     assert document["models"][1]["target"]["share_of_parent"] == pytest.approx(5 / (8 + 2 * 1024 * 10))
-    assert main(["model", str(numbers), "--export", "json", "--json-version", "1", "--target", "p=1024"]) == ExitStatus.OK
+    args = ["model", str(numbers), "--export", "json", "--json-version", "1", "--target", "p=1024"]
+    assert main(args) == ExitStatus.OK
     document = json.loads(capsys.readouterr().out)
     assert set(document) == {"format", "version", "parameters", "models"} and document["version"] == 1
     assert set(document["models"][0]) == {"callpath", "metric", "modeler", "function", "constant", "terms",

@@ -153,7 +153,8 @@ def test_filter_and_call_tree(browser, known_report):
     page.page.fill("#filter", "/^main->[xz]$/")
     assert sorted(page.column(0)) == ["main->x", "main->z"]
     badges = page.page.eval_on_selector_all(
-        "#tree .node", "nodes => nodes.map(n => [n.dataset.path, getComputedStyle(n.querySelector('.badge')).backgroundColor])")
+        "#tree .node",
+        "nodes => nodes.map(n => [n.dataset.path, getComputedStyle(n.querySelector('.badge')).backgroundColor])")
     assert dict(badges)["main->x"] == "rgb(183, 28, 28)"  # quadratic or worse
     assert dict(badges)["main->z"] == "rgb(124, 179, 66)"  # logarithmic
     page.page.click('#tree .node[data-path="main"] .toggle')  # collapse

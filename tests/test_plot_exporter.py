@@ -30,7 +30,8 @@ def one_parameter():
     main = (3 + 2 * p * np.log2(p)) * spread
     setup = (0.3 + 0.002 * p) * spread
     experiment = Experiment.from_columns(["p"], callpath=["main"] * 15 + ["main->setup"] * 15, metric="time",
-                                         coordinates=np.concatenate([p, p])[:, None], value=np.concatenate([main, setup]))
+                                         coordinates=np.concatenate([p, p])[:, None],
+                                         value=np.concatenate([main, setup]))
     return extrap_plugins.model(experiment)
 
 
@@ -128,7 +129,8 @@ def test_two_parameter_ranges_cover_the_data_in_both_styles(stencil):
     assert x0 <= 4 and x1 >= 4096 and y0 <= 1024 and y1 >= 65536
     fig = figure(data, "heatmap")
     mesh = fig.axes[0].collections[0]
-    assert mesh.get_array().min() == pytest.approx(data.model.predict({"p": 4 / 2**0.25, "n": 1024 / 2**0.25}), rel=0.05)
+    corner = data.model.predict({"p": 4 / 2**0.25, "n": 1024 / 2**0.25})
+    assert mesh.get_array().min() == pytest.approx(corner, rel=0.05)
 
 
 def test_segments_are_shaded_and_change_points_marked(host):
