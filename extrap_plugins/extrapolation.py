@@ -396,6 +396,7 @@ def extrapolate(
     sort: str | None = None,
     level: float = LEVEL,
     values: str = "auto",
+    intervals: bool | None = None,
 ) -> Extrapolations:
     """Evaluate every model at its largest measured point and at ``target``; rank them.
 
@@ -420,6 +421,9 @@ def extrapolate(
         descendants'), so children's shares and the parent's own add up to the
         parent's share.  ``auto`` decides per metric: exclusive when some
         parent's value at the largest point is smaller than its children's sum.
+    intervals : bool, optional
+        Whether to prepare the prediction intervals (``Extrapolations.uncertainty``,
+        which needs a pass over the measurements); default: when there is a target.
 
     Returns
     -------
@@ -443,7 +447,9 @@ def extrapolate(
     kinds = _value_kinds(models, now, values)
     share_parent_now, share_root_now = shares(models, now, kinds)
     share_parent_later, share_root_later = shares(models, later, kinds)
-    uncertainty = uncertainties(model_set)
+    if intervals is None:
+        intervals = target_point is not None
+    uncertainty = uncertainties(model_set) if intervals else [None] * n
     prediction = confidence = np.full((n, 2), np.nan)
     if target_point is not None:
         point = np.array([[target_point[p] for p in parameters]])
@@ -649,12 +655,14 @@ def _ratio(a: float, b: float) -> float:
 
 # ------------------------------------------------------------------- options
 def from_options(model_set: ModelSet, options: dict[str, str], exporter: str,
-                 own: Mapping[str, str] | None = None) -> tuple[Extrapolations, dict[str, str]]:
+                 own: Mapping[str, str] | None = None,
+                 intervals: bool | None = None) -> tuple[Extrapolations, dict[str, str]]:
     """Read the common options (:data:`COMMON_OPTIONS`) an exporter received.
 
     Returns the extrapolations and the remaining (exporter's own) options;
     options that are neither common nor in ``own`` are an error naming the
-    exporter.
+    exporter.  ``intervals`` goes to :func:`extrapolate` (plots want them
+    even without a target).
     """
     own = dict(own or {})
     unknown = sorted(k for k in options if k not in COMMON_OPTIONS and k not in own)
@@ -674,7 +682,7 @@ def from_options(model_set: ModelSet, options: dict[str, str], exporter: str,
     except ValueError:
         raise InputError(f"level {level!r} is not a number; expected e.g. 0.95") from None
     result = extrapolate(model_set, options.get("target") or None, sort=options.get("sort") or None,
-                         level=level, values=options.get("values") or "auto")
+                         level=level, values=options.get("values") or "auto", intervals=intervals)
     rest = {k: v for k, v in options.items() if k in own}
     return result, rest
 

@@ -82,7 +82,7 @@ def growth_category(degree: tuple[float, float]) -> int:
 
 def export_html(model_set: ModelSet, out: IO[str], options: dict[str, str]) -> None:
     """Write the report (see the module docstring)."""
-    ranked, own = from_options(model_set, options, "html", OWN_OPTIONS)
+    ranked, own = from_options(model_set, options, "html", OWN_OPTIONS, intervals=True)
     if ranked.sort is None:
         ranked.sort = "target" if ranked.target is not None else "growth"
         ranked.order = rank(ranked, ranked.sort)
@@ -108,16 +108,7 @@ def _plots(ranked: Extrapolations, top: int, style: str) -> dict[int, str]:
     items = plot_data(ranked, top)
     position = {id(m): i for i, m in enumerate(ranked.model_set.models)}
     rendered = render_all(items, style, "svg")
-    return {position[id(d.model)] if id(d.model) in position else _find(ranked, d.model): _inline_svg(svg)
-            for d, svg in zip(items, rendered)}
-
-
-def _find(ranked: Extrapolations, model) -> int:
-    """Position of a model that came back from a worker process (a copy)."""
-    for i, m in enumerate(ranked.model_set.models):
-        if m.callpath == model.callpath and m.metric == model.metric:
-            return i
-    raise KeyError(model.callpath)
+    return {position[id(d.model)]: _inline_svg(svg) for d, svg in zip(items, rendered)}
 
 
 def _inline_svg(svg: bytes) -> str:

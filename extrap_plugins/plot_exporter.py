@@ -379,7 +379,7 @@ def render_all(items: Sequence[PlotData], style: str, fmt: str) -> list[bytes]:
 def export_plot(model_set: ModelSet, path: pathlib.Path, options: dict[str, str]) -> None:
     """Write the figures to ``path``: one file, a multi-page PDF, or a folder of files."""
     _require_matplotlib()
-    ranked, own = from_options(model_set, options, "plot", OWN_OPTIONS)
+    ranked, own = from_options(model_set, options, "plot", OWN_OPTIONS, intervals=True)
     style = own.get("plot_style", "lines")
     if style not in STYLES:
         raise InputError(f"unknown plot style {style!r}; expected one of {', '.join(STYLES)}")
