@@ -36,17 +36,13 @@ LineOf = Callable[[int], "int | None"]
 
 # ------------------------------------------------------------------ options
 def check_options(options: Mapping[str, object], known: Mapping[str, str], reader: str) -> dict[str, str]:
-    """The reader options as strings, or an InputError naming the unknown keys and listing the known ones.
-
-    The host may add ``metrics`` and ``callpaths`` for readers that filter
-    themselves; the readers here let the host filter, so those two are
-    ignored when present.
-    """
-    given = {k: v for k, v in options.items() if k not in ("metrics", "callpaths")}
+    """The reader options as strings, or an InputError naming the unknown keys and listing the known ones."""
+    given = dict(options)
     unknown = sorted(set(given) - set(known))
     if unknown:
         listed = ", ".join(sorted(known)) or "none"
-        raise InputError(f"the {reader} reader has no option {', '.join(map(repr, unknown))}; its options are: {listed}")
+        raise InputError(f"the {reader} reader has no option {', '.join(map(repr, unknown))}; "
+                         f"its options are: {listed}")
     return {k: str(v) for k, v in given.items()}
 
 
@@ -77,7 +73,8 @@ def read_text(path: pathlib.Path) -> str:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         line = data.count(b"\n", 0, error.start) + 1
-        raise InputError(f"not UTF-8 text (byte 0x{data[error.start]:02x}); is this the right reader?", path, line) from None
+        raise InputError(f"not UTF-8 text (byte 0x{data[error.start]:02x}); is this the right reader?",
+                         path, line) from None
 
 
 def head(path: pathlib.Path, size: int = 4096) -> bytes:

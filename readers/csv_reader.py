@@ -36,8 +36,10 @@ from __future__ import annotations
 
 import csv
 import io
+import operator
 import pathlib
 from dataclasses import dataclass
+from typing import Iterator
 
 import numpy as np
 
@@ -47,7 +49,7 @@ from extrap_plugins.hookspecs import hookimpl
 from extrap_plugins.registration import ReaderInfo
 
 from ._common import (
-    DEFAULT_CALLPATH, DEFAULT_METRIC, build, check_options, factorize, format_point, head, read_text, to_float,
+    DEFAULT_CALLPATH, DEFAULT_METRIC, build, check_options, format_point, head, read_text, to_float,
 )
 
 NAME = "csv"
@@ -96,8 +98,10 @@ def read(path: pathlib.Path, options: dict[str, str]) -> Experiment:
     delimiter = _delimiter(settings, header_text, path)
     header = _header(header_text, delimiter, path)
     roles = _roles(header, settings, path)
-    table = _Table.parse(body, header, delimiter, path)
-    return _experiment(table, roles, path)
+    columns = _Columns(roles, path)
+    for block in _blocks(body, header, delimiter, path):
+        columns.add(block)
+    return columns.experiment()
 
 
 # ------------------------------------------------------------------ header
@@ -190,126 +194,169 @@ def _roles(header: list[str], settings: dict[str, str], path) -> _Roles:
     else:
         parameters = [h for h in header if h not in used]
     if not parameters:
-        raise InputError(f"no parameter column: every column but {', '.join(used)} is a parameter; "
-                         "add one (for example p) or choose them with --reader-option parameters=COL[,COL...]", path, 1)
+        raise InputError(f"no parameter column (the columns are: {', '.join(header)}); add one, such as p, "
+                         "or choose them with --reader-option parameters=COL[,COL...]", path, 1)
     ignored = [h for h in header if h not in used and h not in parameters]
     return _Roles(parameters, values, callpath, metric, repetition, ignored,
                   metric_from_value=metric is None and (len(values) > 1 or "value" in settings),
                   parameters_chosen="parameters" in settings)
 
 
-# ------------------------------------------------------------------- table
+# ------------------------------------------------------------------ blocks
 @dataclass
-class _Table:
-    """The body as columns of strings, one list per header column, and the line of every row."""
+class _Block:
+    """Some consecutive rows: one list of strings per header column, and the file line of every row."""
 
     columns: dict[str, list[str]]
-    n_rows: int
-    lines: list[str] | None  # the body's lines (fast path), for line numbers on error
-    row_lines: list[int] | None  # the line of every row (quoted path)
-
-    @classmethod
-    def parse(cls, body: str, header: list[str], delimiter: str, path) -> _Table:
-        """Split on the delimiter when nothing is quoted (fast); otherwise with the csv module."""
-        if '"' in body:
-            return cls._quoted(body, header, delimiter, path)
-        lines = body.split("\n")
-        rows = [line for line in lines if line and not line.isspace()]
-        expected = len(header) - 1
-        if not all(line.count(delimiter) == expected for line in rows):
-            table = cls({}, len(rows), lines, None)
-            i = next(i for i, line in enumerate(rows) if line.count(delimiter) != expected)
-            found = rows[i].count(delimiter) + 1
-            raise InputError(f"{found} fields, expected {len(header)} ({', '.join(header)})", path, table.line_of(i))
-        flat = delimiter.join(rows).split(delimiter)
-        columns = {name: flat[j::len(header)] for j, name in enumerate(header)}
-        return cls(columns, len(rows), lines, None)
-
-    @classmethod
-    def _quoted(cls, body: str, header: list[str], delimiter: str, path) -> _Table:
-        reader = csv.reader(io.StringIO(body), delimiter=delimiter)
-        rows, row_lines = [], []
-        try:
-            for row in reader:
-                if not row or (len(row) == 1 and not row[0].strip()):
-                    continue
-                if len(row) != len(header):
-                    raise InputError(f"{len(row)} fields, expected {len(header)} ({', '.join(header)})",
-                                     path, reader.line_num + 1)
-                rows.append(row)
-                row_lines.append(reader.line_num + 1)
-        except csv.Error as error:
-            raise InputError(f"cannot read the row: {error}", path, reader.line_num + 1) from None
-        columns = {name: [row[j] for row in rows] for j, name in enumerate(header)}
-        return cls(columns, len(rows), None, row_lines)
+    lines: np.ndarray  # int64, shape (n_rows,)
 
     def line_of(self, row: int) -> int:
-        """The 1-based file line of data row ``row`` (the header is line 1)."""
-        if self.row_lines is None:
-            assert self.lines is not None
-            self.row_lines = [i + 2 for i, line in enumerate(self.lines) if line and not line.isspace()]
-        return self.row_lines[row]
+        return int(self.lines[row])
+
+
+BLOCK = 1 << 22  # characters per block on the fast path
+QUOTED_BLOCK = 50_000  # rows per block on the quoted path
+
+
+def _blocks(body: str, header: list[str], delimiter: str, path) -> Iterator[_Block]:
+    """The rows below the header in blocks of about 4 MB, so that only one block's strings live at a time.
+
+    Split on the delimiter when nothing is quoted (fast); otherwise read with the csv module.
+    """
+    if '"' in body:
+        yield from _quoted_blocks(body, header, delimiter, path)
+        return
+    expected, start, line = len(header) - 1, 0, 2
+    while start < len(body):
+        end = body.find("\n", start + BLOCK)
+        end = len(body) if end < 0 else end + 1
+        piece = body[start:end]
+        lines = piece.split("\n")
+        rows = list(filter(None, lines))
+        if any(map(str.isspace, rows)):
+            rows = [text for text in rows if not text.isspace()]
+        if len(rows) == piece.count("\n") + (not piece.endswith("\n")):  # no blank lines
+            numbers = np.arange(line, line + len(rows), dtype=np.int64)
+        else:
+            numbers = np.asarray([line + i for i, text in enumerate(lines) if text and not text.isspace()])
+        if rows and set(map(operator.methodcaller("count", delimiter), rows)) != {expected}:
+            i = next(i for i, text in enumerate(rows) if text.count(delimiter) != expected)
+            raise InputError(f"{rows[i].count(delimiter) + 1} fields, expected {len(header)} ({', '.join(header)})",
+                             path, int(numbers[i]))
+        if rows:
+            flat = delimiter.join(rows).split(delimiter)
+            yield _Block({name: flat[j::len(header)] for j, name in enumerate(header)}, numbers)
+        line += piece.count("\n")
+        start = end
+
+
+def _quoted_blocks(body: str, header: list[str], delimiter: str, path) -> Iterator[_Block]:
+    reader = csv.reader(io.StringIO(body), delimiter=delimiter)
+    rows: list[list[str]] = []
+    numbers: list[int] = []
+    start = 2  # the line where the next row starts (the header is line 1)
+    try:
+        for row in reader:
+            line, start = start, reader.line_num + 2
+            if not row or (len(row) == 1 and not row[0].strip()):
+                continue
+            if len(row) != len(header):
+                raise InputError(f"{len(row)} fields, expected {len(header)} ({', '.join(header)})", path, line)
+            rows.append(row)
+            numbers.append(line)
+            if len(rows) == QUOTED_BLOCK:
+                yield _Block({name: [r[j] for r in rows] for j, name in enumerate(header)}, np.asarray(numbers))
+                rows, numbers = [], []
+    except csv.Error as error:
+        raise InputError(f"cannot read the row: {error}", path, start) from None
+    if rows:
+        yield _Block({name: [r[j] for r in rows] for j, name in enumerate(header)}, np.asarray(numbers))
 
 
 # -------------------------------------------------------------- experiment
-def _experiment(table: _Table, roles: _Roles, path) -> Experiment:
-    if table.n_rows == 0:
-        raise InputError("no rows below the header", path)
-    cols = table.columns
-    try:
-        coordinates = np.column_stack([to_float(cols[p], path, table.line_of, f"column {p!r}:")
-                                       for p in roles.parameters])
-    except InputError as error:
-        if roles.parameters_chosen:
-            raise
-        used = ", ".join(roles.values + roles.callpath + [c for c in (roles.metric, roles.repetition) if c])
-        raise InputError(f"{error.message}; every column but {used} is a numeric parameter: choose the parameter "
-                         "columns with --reader-option parameters=COL[,COL...] (and callpath=COL[,COL...] for "
-                         "name columns)", error.path, error.line) from None
-    values = [to_float(cols[v], path, table.line_of, f"column {v!r}:") for v in roles.values]
-    k = len(values)
-    callpath = _names(cols, roles.callpath, DEFAULT_CALLPATH, table, path)
-    if roles.metric_from_value:
-        metric = (list(roles.values), np.repeat(np.arange(k, dtype=np.int32), table.n_rows))
-    else:
-        metric = _names(cols, [roles.metric] if roles.metric else [], DEFAULT_METRIC, table, path)
-        metric = (metric[0], np.tile(metric[1], k))
-    repetition = None
-    if roles.repetition:
-        repetition = to_float(cols[roles.repetition], path, table.line_of, f"column {roles.repetition!r}:")
-        if (repetition != np.round(repetition)).any() or (repetition < 0).any():
-            i = int(np.flatnonzero((repetition != np.round(repetition)) | (repetition < 0))[0])
-            raise InputError(f"column {roles.repetition!r}: {cols[roles.repetition][i].strip()!r} is not a "
-                             "repetition number (0, 1, 2, ...)", path, table.line_of(i))
-        repetition = np.tile(repetition.astype(np.int64), k)
-    coordinates = np.tile(coordinates, (k, 1))
-    callpath = (callpath[0], np.tile(callpath[1], k))
-    value = np.concatenate(values)
-    if repetition is not None:
-        _check_repetitions(roles, callpath, metric, coordinates, repetition, table, path)
-    notes = [f"ignored columns: {', '.join(roles.ignored)}"] if roles.ignored else []
-    return build(roles.parameters, _single(callpath), _single(metric), coordinates, value, path, NAME,
-                 repetition=repetition, notes=notes)
+class _Columns:
+    """The experiment's columns, converted block by block; names are coded into dictionaries shared by all blocks."""
 
+    def __init__(self, roles: _Roles, path):
+        self.roles = roles
+        self.path = path
+        self.callpaths: dict[str, int] = {}
+        self.metrics: dict[str, int] = {}
+        self.parts: dict[str, list[np.ndarray]] = {k: [] for k in ("coordinates", "values", "callpath", "metric",
+                                                                   "repetition", "lines")}
 
-def _names(cols: dict[str, list[str]], columns: list[str], default: str, table: _Table, path):
-    """A name column (several joined with ``->``), factorised: (names, codes of shape (n_rows,))."""
-    if not columns:
-        return [default], np.zeros(table.n_rows, dtype=np.int32)
-    parts = [[cell.strip() for cell in cols[c]] for c in columns]
-    for c, part in zip(columns, parts):
-        if not all(part):
-            i = part.index("")
-            raise InputError(f"column {c!r} is empty", path, table.line_of(i))
-    joined = parts[0] if len(parts) == 1 else ["->".join(names) for names in zip(*parts)]
-    return factorize(joined)
+    def add(self, block: _Block) -> None:
+        roles, path, cols = self.roles, self.path, block.columns
+        try:
+            coordinates = np.column_stack([to_float(cols[p], path, block.line_of, f"column {p!r}:")
+                                           for p in roles.parameters])
+        except InputError as error:
+            if roles.parameters_chosen:
+                raise
+            used = ", ".join(roles.values + roles.callpath + [c for c in (roles.metric, roles.repetition) if c])
+            raise InputError(f"{error.message}; every column but {used} is a numeric parameter: choose the "
+                             "parameter columns with --reader-option parameters=COL[,COL...] (and "
+                             "callpath=COL[,COL...] for name columns)", error.path, error.line) from None
+        self.parts["coordinates"].append(coordinates)
+        self.parts["values"].append(np.column_stack([to_float(cols[v], path, block.line_of, f"column {v!r}:")
+                                                     for v in roles.values]))
+        self.parts["callpath"].append(self._codes(block, roles.callpath, DEFAULT_CALLPATH, self.callpaths))
+        if not roles.metric_from_value:
+            self.parts["metric"].append(self._codes(block, [roles.metric] if roles.metric else [], DEFAULT_METRIC,
+                                                    self.metrics))
+        if roles.repetition:
+            repetition = to_float(cols[roles.repetition], path, block.line_of, f"column {roles.repetition!r}:")
+            bad = (repetition != np.round(repetition)) | (repetition < 0)
+            if bad.any():
+                i = int(np.flatnonzero(bad)[0])
+                raise InputError(f"column {roles.repetition!r}: {cols[roles.repetition][i].strip()!r} is not a "
+                                 "repetition number (0, 1, 2, ...)", path, block.line_of(i))
+            self.parts["repetition"].append(repetition.astype(np.int64))
+        self.parts["lines"].append(block.lines)
+
+    def _codes(self, block: _Block, columns: list[str], default: str, index: dict[str, int]) -> np.ndarray:
+        """Codes of a name column (several joined with ``->``), shape (n_rows,)."""
+        n = block.lines.shape[0]
+        if not columns:
+            index.setdefault(default, 0)
+            return np.zeros(n, dtype=np.int32)
+        parts = [[cell.strip() for cell in block.columns[c]] for c in columns]
+        for c, part in zip(columns, parts):
+            if "" in part:
+                raise InputError(f"column {c!r} is empty", self.path, block.line_of(part.index("")))
+        joined = parts[0] if len(parts) == 1 else ["->".join(names) for names in zip(*parts)]
+        for name in dict.fromkeys(joined):
+            index.setdefault(name, len(index))
+        return np.fromiter(map(index.__getitem__, joined), dtype=np.int32, count=n)
+
+    def experiment(self) -> Experiment:
+        roles, parts = self.roles, self.parts
+        if not parts["lines"]:
+            raise InputError("no rows below the header", self.path)
+        k = len(roles.values)
+        lines = np.concatenate(parts["lines"])
+        n = lines.shape[0]
+        value = np.concatenate(parts["values"]).T.reshape(-1)  # all rows of value column 1, then column 2, ...
+        coordinates = np.tile(np.concatenate(parts["coordinates"]), (k, 1))
+        callpath = (list(self.callpaths), np.tile(np.concatenate(parts["callpath"]), k))
+        if roles.metric_from_value:
+            metric = (list(roles.values), np.repeat(np.arange(k, dtype=np.int32), n))
+        else:
+            metric = (list(self.metrics), np.tile(np.concatenate(parts["metric"]), k))
+        repetition = np.tile(np.concatenate(parts["repetition"]), k) if roles.repetition else None
+        if repetition is not None:
+            _check_repetitions(roles, callpath, metric, coordinates, repetition, lambda i: int(lines[i % n]),
+                               self.path)
+        notes = [f"ignored columns: {', '.join(roles.ignored)}"] if roles.ignored else []
+        return build(roles.parameters, _single(callpath), _single(metric), coordinates, value, self.path, NAME,
+                     repetition=repetition, notes=notes)
 
 
 def _single(column: tuple[list[str], np.ndarray]):
     return column[0][0] if len(column[0]) == 1 else column
 
 
-def _check_repetitions(roles: _Roles, callpath, metric, coordinates, repetition, table: _Table, path) -> None:
+def _check_repetitions(roles: _Roles, callpath, metric, coordinates, repetition, line_of, path) -> None:
     """No two rows may give the same call path, metric, point and repetition."""
     keys = np.column_stack([callpath[1], metric[1], coordinates, repetition]).astype(np.float64)
     _, cell = row_codes(keys)
@@ -317,8 +364,7 @@ def _check_repetitions(roles: _Roles, callpath, metric, coordinates, repetition,
     if (counts > 1).any():
         rows = np.flatnonzero(counts[cell] > 1)
         first, second = int(rows[0]), int(rows[np.flatnonzero(cell[rows] == cell[rows[0]])[1]])
-        n = table.n_rows
         raise InputError(
             f"call path {callpath[0][callpath[1][first]]!r}, metric {metric[0][metric[1][first]]!r}, point "
             f"{format_point(roles.parameters, coordinates[first])} has repetition {int(repetition[first])} twice "
-            f"(also on line {table.line_of(first % n)})", path, table.line_of(second % n))
+            f"(also on line {line_of(first)})", path, line_of(second))

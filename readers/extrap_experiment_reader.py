@@ -191,7 +191,8 @@ class _ValueStore:
                 index = self.archive.read(f"values/{chunk}.indx")
                 data = self.archive.read(f"values/{chunk}.vals")
             except KeyError as error:
-                raise InputError(f"the archive lacks {error.args[0]}, which holds saved repetitions", self.path) from None
+                raise InputError(f"the archive lacks {error.args[0]}, which holds saved repetitions",
+                                 self.path) from None
             if not index.startswith(self.INDEX_MAGIC) or not data.startswith(self.VALUES_MAGIC) or len(index) < 24:
                 raise InputError(f"values/{chunk}.indx or .vals is not an Extra-P value file", self.path)
             (count,) = struct.unpack_from("<Q", index, 16)
@@ -208,7 +209,8 @@ def sniff_extrap3(path: pathlib.Path) -> bool:
     return data[6:] == _MAGIC3 and data[:2] in (b"\x01\x00", b"\x00\x01")
 
 
-_POINT = "qqdddddddddqq"  # coordinate, samples, mean, mean CI (2), std, median, median CI (2), min, max, metric, call path
+# coordinate, samples, mean, mean CI (2), std, median, median CI (2), minimum, maximum, metric, call path
+_POINT = "qqdddddddddqq"
 _STAT_FIELD = {"mean": 2, "median": 6, "minimum": 9, "maximum": 10}
 _SINGLE_STRATEGIES = ("FIRST_POINTS_FOUND", "MAX_NUMBER_POINTS", "CHEAPEST_POINTS")
 _MULTI_STRATEGIES = ("INCREASING_COST", "DECREASING_COST")
@@ -290,7 +292,8 @@ def read_extrap3(path: pathlib.Path, options: dict[str, str]) -> Experiment:
                                  path)
             handler(stream, content, path)
     except _Truncated:
-        raise InputError(f"truncated Extra-P 3 experiment (a record ends after byte {len(data)})", path) from None
+        raise InputError(f"truncated Extra-P 3 experiment: the last record is cut off at byte {len(data)}",
+                         path) from None
     return _extrap3_experiment(content, path, statistic)
 
 

@@ -30,10 +30,14 @@ As in Extra-P, every call path and metric must be measured at every point
 
 from __future__ import annotations
 
+import bisect
+import contextlib
+import gc
 import json
+import operator
 import pathlib
 import re
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -53,7 +57,10 @@ _TALPAS_LIKE = re.compile(rb'[}"\d]\s*;\s*"')
 _SHIM = re.compile(rb'"format"\s*:\s*"extrap-plugins/instrument"')
 _EXTRAP_KEYS = re.compile(rb'"params"\s*:\s*\{|"measurements"\s*:|"parameter_value_pairs"\s*:'
                           rb'|"callpaths"\s*:\s*\[\s*\{|"parameters"\s*:\s*\[')
+_NOT_BLANK = re.compile(r"\S")
 _MISSING = object()
+_UNHASHABLE = object()
+_ID_TYPES = (int, float, str)
 
 
 @hookimpl
@@ -87,7 +94,7 @@ def read(path: pathlib.Path, options: dict[str, str]) -> Experiment:
     text = read_text(path)
     if _is_json_lines(text, path):
         lines = JsonLines(text, path)
-        columns = columns_from_rows(lines.rows(), path, lines.line_of, params_key="params")
+        columns = read_json_lines(lines, path, params_key="params")
         return _finish(columns, path, allow_incomplete, lines.line_of)
     return _read_document(text, path, allow_incomplete)
 
@@ -100,140 +107,216 @@ def _is_json_lines(text: str, path) -> bool:
         raise InputError("the file is empty", path)
     if not stripped.startswith("{"):
         return False
-    first = stripped.split("\n", 1)[0]
+    end = stripped.find("\n")
+    end = len(stripped) if end < 0 else end
     try:
-        row = json.loads(first)
+        row = json.loads(stripped[:end])
     except json.JSONDecodeError:
         return False
-    return isinstance(row, dict) and "params" in row
+    # A complete object on the first line followed by more lines is JSON Lines whatever its keys
+    # (its errors are then reported per line); a file of one line is a row only if it has "params".
+    return isinstance(row, dict) and ("params" in row or _NOT_BLANK.search(stripped, end) is not None)
 
 
 class JsonLines:
-    """The rows of a file with one JSON object per line, parsed in one call.
+    """A file with one JSON object per line, parsed block by block.
 
-    Joining the lines into one JSON array parses a million rows several
-    times faster than a ``json.loads`` per line; only when that fails (or
-    gives a different number of rows) are the lines parsed one by one, to
-    name the first bad one.
+    Joining a block's lines into one JSON array parses rows several times
+    faster than a ``json.loads`` per line; only when that fails (or gives a
+    different number of rows) are the block's lines parsed one by one, to
+    name the first bad one.  Blocks of about 4 MB keep the parsed objects
+    of only one block in memory at a time.
     """
 
+    BLOCK = 1 << 22  # characters
+
     def __init__(self, text: str, path, separator: str | None = None):
+        self.text = text
         self.path = path
         self.separator = separator
-        self.lines = text.split("\n")
-        self.body = [line for line in self.lines if line and not line.isspace()]
-        self._line_numbers: list[int] | None = None
+        self._blocks: list[tuple[int, int, int, int]] = []  # start, end, first line number, first row
 
-    def rows(self) -> list:
-        """Every non-blank line parsed, shape (n_rows,) of JSON values."""
-        body = self.body if self.separator is None else [line.replace(self.separator, ",") for line in self.body]
+    def blocks(self) -> Iterator[tuple[list, int]]:
+        """Each block's rows (parsed JSON values, one per non-blank line) and the number of its first row."""
+        text, start, line, row = self.text, 0, 1, 0
+        while start < len(text):
+            end = text.find("\n", start + self.BLOCK)
+            end = len(text) if end < 0 else end + 1
+            piece = text[start:end]
+            if self.separator is not None:
+                piece = piece.replace(self.separator, ",")  # one C-level pass per block, columns unchanged
+            lines = piece.split("\n")
+            body = [line for line in lines if line and not line.isspace()]
+            self._blocks.append((start, end, line, row))
+            if body:
+                yield self._parse(body, lines, line), row
+            row += len(body)
+            line += piece.count("\n")
+            start = end
+
+    def _parse(self, body: list[str], lines: list[str], first_line: int) -> list:
         try:
             rows = json.loads("[" + ",".join(body) + "]")
             if len(rows) == len(body):
                 return rows
         except json.JSONDecodeError:
             pass
-        for i, line in enumerate(body):
+        numbers = [first_line + i for i, line in enumerate(lines) if line and not line.isspace()]
+        for number, line in zip(numbers, body):
             try:
                 json.loads(line)
             except json.JSONDecodeError as error:
                 message = error.msg if self.separator is None else error.msg.replace("','", f"'{self.separator}'")
-                raise InputError(f"not valid JSON: {message} (column {error.colno})", self.path, self.line_of(i)) from None
-        raise InputError("not valid JSON Lines", self.path)  # pragma: no cover - every line parsed alone
+                raise InputError(f"not valid JSON: {message} (column {error.colno})", self.path, number) from None
+        raise InputError("not valid JSON Lines", self.path, first_line)  # pragma: no cover - every line parsed alone
 
     def line_of(self, row: int) -> int:
-        """The 1-based line of the ``row``-th non-blank line."""
-        if self._line_numbers is None:
-            self._line_numbers = [i + 1 for i, line in enumerate(self.lines) if line and not line.isspace()]
-        return self._line_numbers[row]
+        """The 1-based line of the ``row``-th non-blank line (of blocks already parsed)."""
+        i = bisect.bisect_right([block[3] for block in self._blocks], row) - 1
+        start, end, line, first_row = self._blocks[i]
+        lines = self.text[start:end].split("\n")
+        return line + [j for j, text in enumerate(lines) if text and not text.isspace()][row - first_row]
 
 
-def columns_from_rows(rows: Sequence, path, line_of: LineOf, *, params_key: str, require_names: bool = False):
-    """Columns from JSON Lines rows ``{params_key: {...}, "callpath", "metric", "value"}``.
+@contextlib.contextmanager
+def _gc_paused():
+    """Pause the cyclic garbage collector: parsing creates millions of containers and no cycles."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def read_json_lines(lines: JsonLines, path, *, params_key: str, require_names: bool = False) -> dict:
+    """Columns of a JSON Lines (or Talpas) file, block by block (see :class:`RowColumns`)."""
+    columns = RowColumns(path, lines.line_of, params_key=params_key, require_names=require_names)
+    with _gc_paused():
+        for rows, first_row in lines.blocks():
+            columns.add(rows, first_row)
+    return columns.result()
+
+
+class RowColumns:
+    """Columns from rows ``{params_key: {...}, "callpath", "metric", "value"}``, gathered block by block.
 
     Parameters
     ----------
-    rows : sequence of parsed JSON values, length n_lines
     line_of : callable(int) -> int
-        The line of row i.
+        The line of row i (counted over all blocks).
     params_key : str
         ``"params"`` (Extra-P JSON Lines) or ``"parameters"`` (Talpas).
     require_names : bool
         Whether ``callpath`` and ``metric`` are required (Talpas) or default
         to ``<root>`` and ``time``.
 
-    Returns
-    -------
-    dict with ``parameters`` (list of str), ``callpath`` and ``metric``
-    ((names, codes) with codes of shape (n_rows,)), ``coordinates``
-    (n_rows, n_params), ``value`` (n_rows,) and ``row_of`` (n_rows,), the
-    line row of every value (a row whose value is a list gives several).
+    The parameters and their order are those of the first row.  Each block
+    is checked and converted with a few C-level passes (``map``, ``set``,
+    numpy); a Python loop runs only to find the row of an error.
     """
-    if not rows:
-        raise InputError("no measurements in this file", path)
-    if not all(type(r) is dict for r in rows):
-        i = next(i for i, r in enumerate(rows) if type(r) is not dict)
-        raise InputError(f"expected a JSON object per line, got {_kind(rows[i])}", path, line_of(i))
-    params = [r.get(params_key, _MISSING) for r in rows]
-    if not all(type(p) is dict for p in params):
-        i = next(i for i, p in enumerate(params) if type(p) is not dict)
-        what = f"no {params_key!r}" if params[i] is _MISSING else f"{params_key!r} is {_kind(params[i])}"
-        raise InputError(f"{what}; expected {params_key!r}: {{parameter: value, ...}}", path, line_of(i))
-    names = list(params[0])
-    if not names:
-        raise InputError(f"{params_key!r} is empty; give at least one parameter", path, line_of(0))
-    try:
-        lengths_ok = all(len(p) == len(names) for p in params)
-        columns = [[p[name] for p in params] for name in names] if lengths_ok else None
-    except KeyError:
-        columns = None
-    if columns is None:
-        expected = set(names)
-        i = next(i for i, p in enumerate(params) if set(p) != expected)
-        raise InputError(f"parameters {_names(params[i])} differ from {_names(names)} of the first line",
-                         path, line_of(i))
-    coordinates = np.column_stack([to_float(c, path, line_of, f"parameter {name!r}") for c, name in zip(columns, names)])
 
-    values = [r.get("value", _MISSING) for r in rows]
-    row_of = None
-    if any(type(v) is list for v in values):
-        counts = np.fromiter((len(v) if type(v) is list else 1 for v in values), dtype=np.int64, count=len(values))
-        row_of = np.repeat(np.arange(len(values)), counts)
-        values = [x for v in values for x in (v if type(v) is list else (v,))]
-        value_line: LineOf = lambda i: line_of(int(row_of[i]))  # noqa: E731
-    else:
-        value_line = line_of
-    if any(v is _MISSING for v in values):
-        i = next(i for i, v in enumerate(values) if v is _MISSING)
-        raise InputError("no 'value'", path, value_line(i))
-    value = to_float(values, path, value_line, "value")
+    def __init__(self, path, line_of: LineOf, *, params_key: str, require_names: bool = False):
+        self.path = path
+        self.line_of = line_of
+        self.params_key = params_key
+        self.require_names = require_names
+        self.parameters: list[str] | None = None
+        self.codes: dict[str, dict[str, int]] = {"callpath": {}, "metric": {}}
+        self.parts: dict[str, list[np.ndarray]] = {k: [] for k in ("coordinates", "value", "callpath", "metric", "row")}
 
-    callpath = _names_column(rows, "callpath", DEFAULT_CALLPATH, require_names, path, line_of)
-    metric = _names_column(rows, "metric", DEFAULT_METRIC, require_names, path, line_of)
-    if row_of is not None:
-        coordinates = coordinates[row_of]
-        callpath = (callpath[0], callpath[1][row_of])
-        metric = (metric[0], metric[1][row_of])
-    else:
-        row_of = np.arange(len(rows))
-    return dict(parameters=names, callpath=callpath, metric=metric, coordinates=coordinates, value=value,
-                row_of=row_of)
+    def add(self, rows: list, first_row: int) -> None:
+        """Check and convert one block of rows; ``first_row`` numbers its first row among all rows."""
+        path, key = self.path, self.params_key
+        line_of: LineOf = lambda i: self.line_of(first_row + i)  # noqa: E731
+        if set(map(type, rows)) != {dict}:
+            i = next(i for i, r in enumerate(rows) if type(r) is not dict)
+            raise InputError(f"expected a JSON object per line, got {_kind(rows[i])}", path, line_of(i))
+        params = list(map(operator.methodcaller("get", key, _MISSING), rows))
+        if set(map(type, params)) != {dict}:
+            i = next(i for i, p in enumerate(params) if type(p) is not dict)
+            what = f"no {key!r}" if params[i] is _MISSING else f"{key!r} is {_kind(params[i])}"
+            raise InputError(f"{what}; expected {key!r}: {{parameter: value, ...}}", path, line_of(i))
+        if self.parameters is None:
+            self.parameters = list(params[0])
+            if not self.parameters:
+                raise InputError(f"{key!r} is empty; give at least one parameter", path, line_of(0))
+        names = self.parameters
+        try:
+            columns = None
+            if set(map(len, params)) == {len(names)}:
+                columns = [list(map(operator.itemgetter(name), params)) for name in names]
+        except KeyError:
+            pass
+        if columns is None:
+            i = next(i for i, p in enumerate(params) if set(p) != set(names))
+            raise InputError(f"parameters {_names(params[i])} differ from {_names(names)} of the first line",
+                             path, line_of(i))
+        coordinates = np.column_stack([to_float(c, path, line_of, f"parameter {name!r}:")
+                                       for c, name in zip(columns, names)])
+
+        values = list(map(operator.methodcaller("get", "value", _MISSING), rows))
+        kinds = set(map(type, values))
+        row = np.arange(first_row, first_row + len(rows))
+        if list in kinds:
+            counts = np.fromiter((len(v) if type(v) is list else 1 for v in values), dtype=np.int64,
+                                 count=len(values))
+            local = np.repeat(np.arange(len(values)), counts)
+            values = [x for v in values for x in (v if type(v) is list else (v,))]
+            value_line: LineOf = lambda i: line_of(int(local[i]))  # noqa: E731
+        else:
+            local = None
+            value_line = line_of
+        if object in kinds:  # the type of _MISSING
+            i = next(i for i, v in enumerate(values) if v is _MISSING)
+            raise InputError("no 'value'", path, value_line(i))
+        value = to_float(values, path, value_line, "value")
+
+        callpath = self._names(rows, "callpath", DEFAULT_CALLPATH, line_of)
+        metric = self._names(rows, "metric", DEFAULT_METRIC, line_of)
+        if local is not None:
+            coordinates, callpath, metric, row = coordinates[local], callpath[local], metric[local], row[local]
+        for name, part in zip(("coordinates", "value", "callpath", "metric", "row"),
+                              (coordinates, value, callpath, metric, row)):
+            self.parts[name].append(part)
+
+    def _names(self, rows: list, key: str, default: str, line_of: LineOf) -> np.ndarray:
+        """The block's call path or metric codes, shape (n_rows,), into names shared by all blocks."""
+        column = list(map(operator.methodcaller("get", key, _MISSING if self.require_names else default), rows))
+        try:
+            distinct = dict.fromkeys(column)  # checked instead of the column: a few names, not a value per row
+        except TypeError:  # a list or an object as a name
+            distinct = {_UNHASHABLE: None}
+        if any(type(name) is not str or not name for name in distinct):
+            i = next(i for i, c in enumerate(column) if not (type(c) is str and c))
+            if column[i] is _MISSING:
+                raise InputError(f"no {key!r}", self.path, line_of(i))
+            got = "an empty string" if column[i] == "" else _kind(column[i])
+            raise InputError(f"{key!r} must be a non-empty string, got {got}", self.path, line_of(i))
+        index = self.codes[key]
+        for name in distinct:
+            index.setdefault(name, len(index))
+        return np.fromiter(map(index.__getitem__, column), dtype=np.int32, count=len(column))
+
+    def result(self) -> dict:
+        """The columns: ``parameters`` (list of str), ``callpath`` and ``metric`` ((names, codes)),
+        ``coordinates`` (n_values, n_params), ``value`` (n_values,) and ``row_of`` (n_values,), the row
+        of every value (a row whose value is a list gives several)."""
+        if self.parameters is None:
+            raise InputError("no measurements in this file", self.path)
+        parts = {name: np.concatenate(arrays) for name, arrays in self.parts.items()}
+        return dict(parameters=self.parameters, coordinates=parts["coordinates"], value=parts["value"],
+                    callpath=(list(self.codes["callpath"]), parts["callpath"]),
+                    metric=(list(self.codes["metric"]), parts["metric"]), row_of=parts["row"])
 
 
-def _names_column(rows, key, default, required, path, line_of):
-    """A call path or metric column, factorised: (names, codes)."""
-    if required:
-        column = [r.get(key, _MISSING) for r in rows]
-        if any(c is _MISSING for c in column):
-            i = next(i for i, c in enumerate(column) if c is _MISSING)
-            raise InputError(f"no {key!r}", path, line_of(i))
-    else:
-        column = [r.get(key, default) for r in rows]
-    if not all(type(c) is str and c for c in column):
-        i = next(i for i, c in enumerate(column) if not (type(c) is str and c))
-        got = "an empty string" if column[i] == "" else _kind(column[i])
-        raise InputError(f"{key!r} must be a non-empty string, got {got}", path, line_of(i))
-    return factorize(column)
+def columns_from_rows(rows: Sequence, path, line_of: LineOf, *, params_key: str, require_names: bool = False):
+    """Columns from rows already parsed (a JSON array of rows; see :class:`RowColumns`)."""
+    columns = RowColumns(path, line_of, params_key=params_key, require_names=require_names)
+    if rows:
+        columns.add(list(rows), 0)
+    return columns.result()
 
 
 def _finish(columns: dict, path, allow_incomplete: bool, line_of: LineOf, declared: np.ndarray | None = None,
@@ -259,6 +342,10 @@ def _kind(value) -> str:
     return {dict: "an object", list: "a list", str: f"the string {value!r}"}.get(type(value), f"the number {value}")
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'s' * (n != 1)}"
+
+
 def _names(names) -> str:
     return "{" + ", ".join(map(str, names)) + "}"
 
@@ -267,11 +354,11 @@ def _names(names) -> str:
 def _read_document(text: str, path, allow_incomplete: bool) -> Experiment:
     """An Extra-P JSON document; an error found is explained again with the line of the object at fault."""
     try:
-        data = json.loads(text)
+        with _gc_paused():
+            data = json.loads(text)
+            return _document(data, path, allow_incomplete, lambda obj: None)
     except json.JSONDecodeError as error:
         raise json_error(error, path) from None
-    try:
-        return _document(data, path, allow_incomplete, lambda obj: None)
     except InputError as error:
         if error.line is not None:
             raise
@@ -307,7 +394,8 @@ def _new_columns(data: dict, path, line_of: Callable[[object], int | None]):
         raise InputError("'parameters' must be a non-empty list of parameter names", path, line_of(parameters))
     measurements = data["measurements"]
     if not isinstance(measurements, dict):
-        raise InputError(f"'measurements' must be an object {{call path: {{metric: [...]}}}}, got {_kind(measurements)}",
+        raise InputError("'measurements' must be an object {call path: {metric: [...]}}, "
+                         f"got {_kind(measurements)}",
                          path, line_of(measurements))
     entries, callpaths, metrics = [], [], []
     for callpath, by_metric in measurements.items():
@@ -317,7 +405,8 @@ def _new_columns(data: dict, path, line_of: Callable[[object], int | None]):
         for metric, points in by_metric.items():
             if not isinstance(points, list):
                 raise InputError(f"call path {callpath!r}, metric {metric!r}: expected a list of "
-                                 f"{{\"point\": [...], \"values\": [...]}}, got {_kind(points)}", path, line_of(by_metric))
+                                 f"{{\"point\": [...], \"values\": [...]}}, got {_kind(points)}",
+                                 path, line_of(by_metric))
             entries.extend(points)
             callpaths.extend([callpath] * len(points))
             metrics.extend([metric] * len(points))
@@ -331,7 +420,8 @@ def _new_columns(data: dict, path, line_of: Callable[[object], int | None]):
     n_params = len(parameters)
     if not all(len(p) == n_params for p in points):
         i = next(i for i, p in enumerate(points) if len(p) != n_params)
-        raise InputError(f"point {json.dumps(entries[i]['point'])} has {len(points[i])} values, expected {n_params} "
+        raise InputError(f"point {json.dumps(entries[i]['point'])} has {_count(len(points[i]), 'value')}, "
+                         f"expected {n_params} "
                          f"({', '.join(parameters)})", path, line_of(entries[i]))
     values = [e["values"] if isinstance(e["values"], list) else [e["values"]] for e in entries]
     counts = np.fromiter(map(len, values), dtype=np.int64, count=len(values))
@@ -344,7 +434,7 @@ def _new_columns(data: dict, path, line_of: Callable[[object], int | None]):
     value = to_float(flat, path, entry_line, "value")
     point_columns = list(zip(*points))
     coordinates = np.column_stack([
-        to_float(column, path, lambda i: line_of(entries[i]), f"parameter {name!r}")
+        to_float(column, path, lambda i: line_of(entries[i]), f"parameter {name!r}:")
         for column, name in zip(point_columns, parameters)
     ])[row_of]
     callpath = factorize(callpaths)
@@ -356,7 +446,7 @@ def _new_columns(data: dict, path, line_of: Callable[[object], int | None]):
 
 
 def _legacy_columns(data: dict, path, line_of: Callable[[object], int | None]):
-    """The older schema: lists of parameters, call paths, metrics and coordinates with ids; one value per measurement."""
+    """The older schema: parameters, call paths, metrics and coordinates with ids; one value per measurement."""
     parameter_ids, parameters = _id_table(data, "parameters", path, line_of)
     callpath_ids, callpath_names = _id_table(data, "callpaths", path, line_of)
     metric_ids, metric_names = _id_table(data, "metrics", path, line_of)
@@ -379,11 +469,11 @@ def _legacy_columns(data: dict, path, line_of: Callable[[object], int | None]):
                              path, line_of(entry))
         coordinate_ids.append(entry["id"])
         coordinate_rows.append(row)
-    _check_unique(coordinate_ids, coordinate_list, "coordinate", path, line_of)
+    _check_ids(coordinate_ids, coordinate_list, "coordinate", path, line_of)
     if not coordinate_rows:
         raise InputError("no coordinates in this file", path, line_of(coordinate_list))
     declared = np.column_stack([
-        to_float(column, path, lambda i: line_of(coordinate_list[i]), f"parameter {name!r}")
+        to_float(column, path, lambda i: line_of(coordinate_list[i]), f"parameter {name!r}:")
         for column, name in zip(zip(*coordinate_rows), parameters)
     ])
     measurements = _list(data, "measurements", path, line_of)
@@ -421,7 +511,7 @@ def _id_table(data: dict, key: str, path, line_of) -> tuple[list, list[str]]:
             raise InputError(f"every entry of {key!r} needs an 'id' and a 'name'", path,
                              line_of(entry) if isinstance(entry, dict) else line_of(entries))
     ids = [e["id"] for e in entries]
-    _check_unique(ids, entries, key.rstrip("s").replace("callpath", "call path"), path, line_of)
+    _check_ids(ids, entries, key.rstrip("s").replace("callpath", "call path"), path, line_of)
     try:
         order = sorted(range(len(entries)), key=lambda i: ids[i])
     except TypeError:
@@ -429,7 +519,11 @@ def _id_table(data: dict, key: str, path, line_of) -> tuple[list, list[str]]:
     return [ids[i] for i in order], [entries[i]["name"] for i in order]
 
 
-def _check_unique(ids: list, entries: list, what: str, path, line_of) -> None:
+def _check_ids(ids: list, entries: list, what: str, path, line_of) -> None:
+    """Ids are numbers or strings, each used once."""
+    for identifier, entry in zip(ids, entries):
+        if type(identifier) not in _ID_TYPES:
+            raise InputError(f"{what} id {json.dumps(identifier)} must be a number", path, line_of(entry))
     if len(set(map(repr, ids))) != len(ids):
         seen = set()
         for identifier, entry in zip(ids, entries):
@@ -441,7 +535,8 @@ def _check_unique(ids: list, entries: list, what: str, path, line_of) -> None:
 def _lookup(measurements: list[dict], key: str, ids: list, what: str, path, line_of: LineOf) -> np.ndarray:
     """Each measurement's ``key`` as an index into ``ids``, shape (n_measurements,)."""
     index = {identifier: i for i, identifier in enumerate(ids)}
-    codes = [index.get(m.get(key, _MISSING), -1) for m in measurements]
+    codes = [index.get(v, -1) if type(v) in _ID_TYPES else -1
+             for v in map(operator.methodcaller("get", key), measurements)]
     codes = np.asarray(codes, dtype=np.int64)
     if (codes < 0).any():
         i = int(np.flatnonzero(codes < 0)[0])

@@ -23,7 +23,7 @@ from extrap_plugins.hookspecs import hookimpl
 from extrap_plugins.registration import ReaderInfo
 
 from ._common import INCOMPLETE_OPTION, check_options, choice, first_content_line, head, read_text
-from .json_reader import JsonLines, _finish, columns_from_rows
+from .json_reader import JsonLines, _finish, read_json_lines
 
 NAME = "talpas"
 OPTIONS = dict(INCOMPLETE_OPTION)
@@ -36,7 +36,8 @@ def extrap_readers() -> list[ReaderInfo]:
         ReaderInfo(
             name=NAME,
             read=read,
-            description='Talpas records, one per line: {"parameters":{"x":20};"metric":"time";"callpath":"f";"value":1.5}',
+            description='Talpas records, one per line: '
+                        '{"parameters":{"x":20};"metric":"time";"callpath":"f";"value":1.5}',
             patterns=("*.txt", "*.talpas"),
             sniff=sniff,
             options=OPTIONS,
@@ -57,5 +58,5 @@ def read(path: pathlib.Path, options: dict[str, str]) -> Experiment:
     if not text.strip():
         raise InputError("the file is empty", path)
     lines = JsonLines(text, path, separator=";")
-    columns = columns_from_rows(lines.rows(), path, lines.line_of, params_key="parameters", require_names=True)
+    columns = read_json_lines(lines, path, params_key="parameters", require_names=True)
     return _finish(columns, path, allow_incomplete, lines.line_of, reader=NAME)

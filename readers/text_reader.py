@@ -35,8 +35,8 @@ from extrap_plugins.hookspecs import hookimpl
 from extrap_plugins.registration import ReaderInfo
 
 from ._common import (
-    DEFAULT_CALLPATH, DEFAULT_METRIC, build, check_options, factorize, first_content_line, format_point, head, read_text,
-    to_float,
+    DEFAULT_CALLPATH, DEFAULT_METRIC, build, check_options, factorize, first_content_line, format_point, head,
+    read_text, to_float,
 )
 
 NAME = "text"
@@ -216,9 +216,10 @@ class _Parser:
         """End the current block of DATA lines: it must have one line per point."""
         block, self.block = self.block, None
         if block is not None and block.count < len(self.points):
-            raise self.error(f"call path {block.callpath!r}, metric {block.metric!r} has {block.count} DATA lines "
-                             f"(lines {block.first_line}-{block.last_line}), expected {len(self.points)}, one per point",
-                             block.first_line)
+            lines = (f"{block.count} DATA line (line {block.first_line})" if block.count == 1 else
+                     f"{block.count} DATA lines (lines {block.first_line}-{block.last_line})")
+            raise self.error(f"call path {block.callpath!r}, metric {block.metric!r} has {lines}, "
+                             f"expected {len(self.points)}, one per point", block.first_line)
 
     # ------------------------------------------------------------ result
     def experiment(self) -> Experiment:
