@@ -207,6 +207,7 @@ def _draw_lines(ax, data: PlotData) -> None:
     colors = _colors(len(seconds))
     banded = (target[params[1]] if target else max(seconds)) if n_params >= 2 else None
     shown_values = [data.center, data.low, data.high]
+    measured = []
     for color, second in zip(colors, seconds):
         X = _curve_points(xs, params, second, fixed)
         y = data.model.predict(X) if n_params else np.full(len(xs), data.model.predict([]))
@@ -220,11 +221,19 @@ def _draw_lines(ax, data: PlotData) -> None:
             ax.fill_between(xs, y - half, y + half, color=color, alpha=0.18, lw=0,
                             label=f"{data.level:.0%} prediction interval")
         rows = _rows_matching(data.points, params, second, fixed) if n_params else np.ones(len(data.center), bool)
-        if rows.any():
-            c, lo, hi = data.center[rows], data.low[rows], data.high[rows]
-            ax.errorbar(x_measured[rows], c, yerr=[np.maximum(c - lo, 0), np.maximum(hi - c, 0)], fmt="o",
-                        ms=4, color=color, capsize=3, lw=1,
-                        label=f"measured ({data.measure}, min–max)" if color is colors[0] else None)
+        measured.append((rows, color))
+    # All measured points in two artists (one errorbar call per curve costs more than the rest of the figure).
+    shown = np.zeros(len(data.center), dtype=bool)
+    point_colors = [None] * len(data.center)
+    for rows, color in measured:
+        for k in np.flatnonzero(rows & ~shown):
+            point_colors[k] = color
+        shown |= rows
+    if shown.any():
+        where = np.flatnonzero(shown)
+        ax.vlines(x_measured[where], data.low[where], data.high[where], colors=[point_colors[k] for k in where], lw=1.2)
+        ax.scatter(x_measured[where], data.center[where], s=18, c=[point_colors[k] for k in where], zorder=3,
+                   label=f"measured ({data.measure}; bars: min–max)")
     if target and math.isfinite(data.value_target):
         lo, hi = data.interval
         yerr = None
