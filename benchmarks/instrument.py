@@ -4,7 +4,8 @@ Usage (from the project root, with the ``mpi`` extra installed)::
 
     .venv/bin/python benchmarks/instrument.py [--repeat 7] [--ranks 4]
 
-Prints one row per measurement: our cost per call (best of ``repeat``),
+Prints one row per measurement: our cost per call (best of ``repeat``, in
+CPU time of the process, so that other work on the machine counts less),
 the plain-decorator or raw-MPI reference measured in the same run, and the
 target from the issue:
 
@@ -39,8 +40,12 @@ CALLS = 200_000
 
 
 def per_call(statement, repeat: int, number: int = CALLS) -> float:
-    """Best-of-``repeat`` seconds per call of a zero-argument callable."""
-    return min(timeit.repeat(statement, number=number, repeat=repeat)) / number
+    """Best-of-``repeat`` CPU seconds per call of a zero-argument callable.
+
+    CPU time of this process, not wall time: on a busy machine the time
+    other processes take the core away is not ours.
+    """
+    return min(timeit.repeat(statement, number=number, repeat=repeat, timer=time.process_time)) / number
 
 
 def perf_counter_decorator(function):
@@ -232,7 +237,9 @@ def main() -> None:
         if gathered is not None:
             seconds, paths = gathered
             rows.append([f"exit gather, {args.ranks} ranks, {paths} call paths", seconds * 1e6, None, None, "≤ 50 ms"])
-    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores; cost per call in µs (best of {args.repeat})")
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, load average {load:.1f}; "
+          f"CPU time per call in µs (best of {args.repeat}); exit gather: wall time of the slowest rank")
     print(tabulate(rows, headers=["measurement", "ours (µs)", "perf_counter decorator (µs)", "ratio", "target"],
                    floatfmt=".3f", tablefmt="github", missingval="–"))
 

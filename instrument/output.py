@@ -4,7 +4,7 @@ Every run appends one line (one JSON object) to the output file::
 
     {"format": "extrap-plugins/instrument", "version": 1,
      "run": "3f9c0a1b2c4d", "status": "ok", "errors": [],
-     "program": "jacobi.py", "host": "node17", "started": "2025-01-31T10:00:00Z", "duration": 1.92,
+     "program": "jacobi", "host": "node17", "started": "2025-01-31T10:00:00Z", "duration": 1.92,
      "parameters": {"p": 4, "n": 256}, "repetition": 0,
      "size": 4, "rank": null, "ranks": 4,
      "metrics": {"time": {"unit": "sec", "kind": "time"}, ...},
@@ -24,9 +24,10 @@ its measurements then failed) tells readers to skip run ``ID``.
 
 When the exit gather cannot complete (a rank raised, a rank did not arrive
 within the timeout, the output could not be written), every rank writes its
-own *fragment*: the same object with ``"rank": r`` and ``"ranks": 1``, in a
-file of its own beside the output (``app.<run>.rank3.extrap.jsonl``).  The
-reader joins the fragments of a run.
+own *fragment*: the same object with ``"rank": r``, ``"ranks": 1`` and
+``"status"`` ``"failed"`` (this rank raised) or ``"partial"``, in a file of
+its own beside the output (``app.<run>.rank3.extrap.jsonl``).  The reader
+joins the fragments of a run when every rank is there and none failed.
 """
 
 from __future__ import annotations
