@@ -139,16 +139,17 @@ def program(args: argparse.Namespace) -> ExitStatus:
 def _model_command(args: argparse.Namespace) -> ExitStatus:
     selected = api.read(args.inputs if len(args.inputs) > 1 else args.inputs[0], reader=args.reader,
                         metrics=args.metric, callpaths=args.callpath, executor=args.executor, jobs=args.jobs,
-                        **parse_options(args.reader_option, "--reader-option"))
-    total = len({(int(c), int(m)) for c, m in zip(selected.callpath_index, selected.metric_index)}) \
-        if len(selected) < 2_000_000 else None
+                        **parse_options(args.reader_option, "--reader-option", reserved=READ_FLAGS))
+    series = selected.callpath_index.astype("int64") * max(len(selected.metrics), 1) + selected.metric_index
+    total = len(set(series.tolist())) if len(series) < 5_000_000 else None
     from tqdm import tqdm
 
     show = {"on": True, "off": False}.get(args.progress, sys.stderr.isatty())
     with tqdm(total=total, disable=not show, file=sys.stderr, unit="series", desc="modeling") as bar:
         model_set = api.model(selected, args.modeler, measure=args.measure, progress=bar.update,
-                              executor=args.executor, jobs=args.jobs, **parse_options(args.option, "--option"))
-    options = {**parse_options(args.export_option, "--export-option"), **export_options(args)}
+                              executor=args.executor, jobs=args.jobs,
+                              **parse_options(args.option, "--option", reserved=MODEL_FLAGS))
+    options = {**parse_options(args.export_option, "--export-option", reserved=EXPORT_FLAGS), **export_options(args)}
     text = api.export(model_set, args.export, args.output, **options)
     if text is not None:
         sys.stdout.write(text)
@@ -194,7 +195,7 @@ def _suggest_command(args: argparse.Namespace) -> ExitStatus:
     experiment = None
     if args.inputs:
         experiment = api.read(args.inputs if len(args.inputs) > 1 else args.inputs[0], reader=args.reader,
-                              **parse_options(args.reader_option, "--reader-option"))
+                              **parse_options(args.reader_option, "--reader-option", reserved=READ_FLAGS))
         space = design.Space.from_experiment(experiment, candidates)
     elif candidates:
         space = design.Space.of(candidates)
@@ -267,10 +268,19 @@ def parse_params(pairs: Sequence[str]) -> dict[str, list[float]]:
     return params
 
 
-def parse_options(pairs: Sequence[str], flag: str) -> dict[str, object]:
+# Keys that name an argument of the API call itself, with the flag to use instead.
+READ_FLAGS = {"reader": "--reader", "metrics": "--metric", "callpaths": "--callpath",
+              "executor": "--executor", "jobs": "--jobs", "host": None}
+MODEL_FLAGS = {"modeler": "--modeler", "measure": "--measure", "metrics": "--metric", "callpaths": "--callpath",
+               "progress": "--progress", "executor": "--executor", "jobs": "--jobs", "host": None}
+EXPORT_FLAGS = {"exporter": "--export", "path": "-o", "host": None}
+
+
+def parse_options(pairs: Sequence[str], flag: str, reserved: dict[str, str | None] | None = None) -> dict[str, object]:
     """``["terms=2", "negative=true"]`` -> ``{"terms": 2, "negative": True}``.
 
     Values become int, float or bool when they look like one, else stay text.
+    Keys in ``reserved`` are refused, naming the flag to use instead.
     """
     options: dict[str, object] = {}
     for pair in pairs:
@@ -278,6 +288,9 @@ def parse_options(pairs: Sequence[str], flag: str) -> dict[str, object]:
         key = key.strip().replace("-", "_")
         if not sep or not key:
             raise InputError(f"{flag} {pair!r}: expected KEY=VALUE")
+        if reserved and key in reserved:
+            instead = f"; use {reserved[key]}" if reserved[key] else ""
+            raise InputError(f"{flag} {pair!r}: {key!r} is not an option here{instead}")
         options[key] = _convert(value.strip())
     return options
 

@@ -159,3 +159,8 @@ def test_example_plugin_is_discovered_through_its_entry_point(tmp_path):
     assert term["coefficient"] == pytest.approx(64.0)
     assert term["factors"]["n"]["exponent"] == pytest.approx(0.5)
     assert term["factors"]["p"]["exponent"] == pytest.approx(0.0, abs=1e-9)
+
+
+def test_an_option_that_names_an_api_argument_is_bad_input(numbers_reader, capsys):
+    assert main(["model", str(numbers_reader), "--option", "modeler=x"]) == ExitStatus.BAD_INPUT
+    assert capsys.readouterr().err == "extrap-plugins: error: --option 'modeler=x': 'modeler' is not an option here; use --modeler\n"
