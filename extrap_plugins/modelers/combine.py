@@ -1,0 +1,256 @@
+"""The second stage of the hierarchical search: combine single-parameter models.
+
+Seed 000, Section IV-B: with the best single-parameter model of every
+parameter known, the multi-parameter model is searched only among the
+additive and multiplicative combinations of their terms.  A *product term*
+takes, for each parameter, one term of that parameter's model or nothing
+(``x^2``, ``x^2 * log2(y)``, ...); a hypothesis is a set of product terms
+plus the constant.  Parameters whose single-parameter model is constant do
+not appear, and every hypothesis may leave parameters out, so parameters
+that do not matter drop out.
+
+Series differ in their single-parameter models, hence in their hypotheses.
+Series with the same *shape* (number of terms per parameter) share the same
+templates, so the work is one batched QR per (shape, hypothesis size) over
+every distinct set of single-parameter models, in chunks.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+
+from extrap_plugins import regression
+from extrap_plugins.hypotheses import evaluate_blocks
+
+from .search import SingleFit
+
+BUDGET = 400
+"""Most hypotheses per shape before the enumeration is restricted."""
+
+
+@dataclass
+class MultiFit:
+    """Chosen multi-parameter models of a batch of series.
+
+    Attributes
+    ----------
+    terms : ndarray of int, shape (n_series, max_terms, n_params)
+        ``terms[s, t, l]`` is the building block of parameter ``l`` in
+        product term ``t`` of series ``s``; -1 where the parameter is absent
+        or the slot unused.
+    coefficients : ndarray, shape (n_series, max_terms + 1)
+        Constant first, then one per product term.
+    n_terms : ndarray of int, shape (n_series,)
+    score : ndarray, shape (n_series,)
+    """
+
+    terms: np.ndarray
+    coefficients: np.ndarray
+    n_terms: np.ndarray
+    score: np.ndarray
+
+
+@functools.lru_cache(maxsize=256)
+def templates(shape: tuple[int, ...], max_terms: int) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
+    """Product terms and hypotheses for single-parameter models with ``shape`` terms.
+
+    Parameters
+    ----------
+    shape : tuple of int, length n_params
+        Number of terms in each parameter's single-parameter model.
+    max_terms : int
+        Largest number of product terms in a hypothesis.
+
+    Returns
+    -------
+    products : ndarray of int, shape (n_products, n_params)
+        For each product term and parameter, which of the parameter's terms
+        it uses, -1 for none.
+    hypotheses : tuple of ndarray, one per size k = 0..max_terms
+        ``hypotheses[k]`` has shape (n_hypotheses_k, k): rows of indices into
+        ``products``.  Every subset of product terms up to ``max_terms`` is a
+        hypothesis; beyond :data:`BUDGET` subsets only those that use all
+        terms of each parameter they involve are kept, smallest first.
+
+    Examples
+    --------
+    >>> products, hypotheses = templates((1, 1), 2)
+    >>> products.tolist()
+    [[-1, 0], [0, -1], [0, 0]]
+    >>> [h.shape[0] for h in hypotheses]
+    [1, 3, 3]
+    """
+    choices = [range(-1, n) for n in shape]
+    products = np.asarray(
+        [c for c in itertools.product(*choices) if any(v >= 0 for v in c)], dtype=np.int64
+    ).reshape(-1, len(shape))
+    n_products = products.shape[0]
+    total = sum(_binomial(n_products, k) for k in range(1, max_terms + 1))
+    by_size = [np.zeros((1, 0), dtype=np.int64)]
+    kept = 1
+    for k in range(1, max_terms + 1):
+        rows = []
+        for subset in itertools.combinations(range(n_products), k):
+            if total > BUDGET and not _covers(products[list(subset)], shape):
+                continue
+            rows.append(subset)
+            if kept + len(rows) > 4 * BUDGET:
+                break
+        kept += len(rows)
+        by_size.append(np.asarray(rows, dtype=np.int64).reshape(-1, k))
+    return products, tuple(by_size)
+
+
+def _binomial(n: int, k: int) -> int:
+    from math import comb
+
+    return comb(n, k)
+
+
+def _covers(chosen: np.ndarray, shape: tuple[int, ...]) -> bool:
+    """Every parameter used by ``chosen`` product terms appears with all its terms."""
+    for l, n in enumerate(shape):
+        used = set(int(v) for v in chosen[:, l] if v >= 0)
+        if used and len(used) != n:
+            return False
+    return True
+
+
+def product_values(columns: list[np.ndarray], signatures: list[np.ndarray], products: np.ndarray) -> np.ndarray:
+    """Evaluate product terms for a batch of single-parameter model sets.
+
+    Parameters
+    ----------
+    columns : list of ndarray, one per parameter, shape (n_points, n_blocks)
+        Every block evaluated at the points (see :func:`evaluate_blocks`).
+    signatures : list of ndarray, one per parameter, shape (n_sets, n_terms_l)
+        The blocks of each parameter's model in each set.
+    products : ndarray of int, shape (n_products, n_params)
+
+    Returns
+    -------
+    ndarray, shape (n_sets, n_products, n_points)
+    """
+    n_sets = signatures[0].shape[0]
+    n_points = columns[0].shape[0]
+    result = np.ones((n_sets, products.shape[0], n_points))
+    for l, (cols, blocks) in enumerate(zip(columns, signatures)):
+        values = np.concatenate(
+            [cols[:, blocks].transpose(1, 2, 0), np.ones((n_sets, 1, n_points))], axis=1
+        )  # (n_sets, n_terms_l + 1, n_points); the last row is "absent"
+        choice = np.where(products[:, l] >= 0, products[:, l], blocks.shape[1])
+        result *= values[:, choice, :]
+    return result
+
+
+def combine(
+    X: np.ndarray,
+    Y: np.ndarray,
+    singles: list[SingleFit],
+    blocks: np.ndarray,
+    max_terms: int,
+    criterion: str,
+    improvement: float,
+) -> MultiFit:
+    """Choose each series' best combination of its single-parameter models' terms.
+
+    Parameters
+    ----------
+    X : ndarray, shape (n_points, n_params)
+        Every measurement point (the hypotheses are fitted to all of them).
+    Y : ndarray, shape (n_series, n_points)
+    singles : list of SingleFit, one per parameter
+        The single-parameter models (from the parameter's line).
+    blocks : ndarray, shape (n_blocks, 2)
+    max_terms : int
+        Largest number of product terms in a hypothesis.
+    criterion, improvement
+        As for :func:`extrap_plugins.regression.select_by_terms`.
+
+    Returns
+    -------
+    MultiFit
+    """
+    n_series, n_points = Y.shape
+    n_params = X.shape[1]
+    columns = [evaluate_blocks(X[:, l], blocks) for l in range(n_params)]
+    shapes = np.stack([s.n_terms for s in singles], axis=1)
+    limit = int(min(max_terms, max(0, n_points - 2)))
+    fit = MultiFit(
+        terms=np.full((n_series, max_terms, n_params), -1, dtype=np.int64),
+        coefficients=np.zeros((n_series, max_terms + 1)),
+        n_terms=np.zeros(n_series, dtype=np.int64),
+        score=np.full(n_series, np.inf),
+    )
+    unique_shapes, shape_of = np.unique(shapes, axis=0, return_inverse=True)
+    for which, shape in enumerate(unique_shapes):
+        members = np.flatnonzero(shape_of.reshape(-1) == which)
+        shape = tuple(int(n) for n in shape)
+        signature = np.concatenate([singles[l].blocks[members, : shape[l]] for l in range(n_params)], axis=1)
+        sets, set_of = np.unique(signature, axis=0, return_inverse=True)
+        set_of = set_of.reshape(-1)
+        split = np.cumsum((0,) + shape)
+        set_blocks = [sets[:, split[l] : split[l + 1]] for l in range(n_params)]
+        products, hypotheses = templates(shape, limit)
+        _fit_shape(fit, members, Y[members], set_of, set_blocks, columns, products, hypotheses, criterion, improvement)
+    return fit
+
+
+def _fit_shape(fit, members, Y, set_of, set_blocks, columns, products, hypotheses, criterion, improvement):
+    n_members, n_points = Y.shape
+    n_sets = set_blocks[0].shape[0]
+    max_k = len(hypotheses) - 1
+    best_score = np.full((n_members, fit.coefficients.shape[1]), np.inf)
+    best_index = np.zeros((n_members, fit.coefficients.shape[1]), dtype=np.int64)
+    order = np.argsort(set_of, kind="stable")
+    bounds = np.searchsorted(set_of[order], np.arange(n_sets + 1))
+    for k in range(max_k + 1):
+        n_hyp = hypotheses[k].shape[0]
+        if n_hyp == 0:
+            continue
+        per_set = n_hyp * n_points * (k + 1)
+        chunk = max(1, regression.CHUNK_ELEMENTS // per_set)
+        for start in range(0, n_sets, chunk):
+            stop = min(n_sets, start + chunk)
+            values = product_values(columns, [b[start:stop] for b in set_blocks], products)
+            f = regression.factorize(_designs(values, hypotheses[k]))
+            who = order[bounds[start] : bounds[stop]]
+            local = set_of[who] - start
+            gathered = regression.Factorization(f.Q[local], f.R[local], f.scale[local], f.leverage[local], f.valid[local])
+            scores = regression.score_individual(Y[who], gathered, criterion)
+            index = np.argmin(scores, axis=1)
+            best_index[who, k] = index
+            best_score[who, k] = scores[np.arange(who.size), index]
+    chosen = regression.select_by_terms(best_score[:, : max_k + 1], criterion, improvement)
+    rows = np.arange(n_members)
+    fit.n_terms[members] = chosen
+    fit.score[members] = best_score[rows, chosen]
+    for k in range(max_k + 1):
+        who = np.flatnonzero(chosen == k)
+        if who.size == 0:
+            continue
+        hypothesis = hypotheses[k][best_index[who, k]]  # (n_who, k) product indices
+        sets = set_of[who]
+        values = product_values(columns, [b[sets] for b in set_blocks], products)  # (n_who, n_products, P)
+        chosen_values = np.take_along_axis(values, hypothesis[:, :, None], axis=1) if k else values[:, :0]
+        A = np.concatenate([np.ones((who.size, n_points, 1)), chosen_values.transpose(0, 2, 1)], axis=2)
+        coefficients = regression.solve(regression.factorize(A), Y[who])
+        fit.coefficients[members[who], : k + 1] = coefficients
+        for t in range(k):
+            choice = products[hypothesis[:, t]]  # (n_who, n_params)
+            for l, b in enumerate(set_blocks):
+                block = np.where(choice[:, l] >= 0, b[sets, np.maximum(choice[:, l], 0)] if b.shape[1] else -1, -1)
+                fit.terms[members[who], t, l] = block
+
+
+def _designs(values: np.ndarray, hypotheses: np.ndarray) -> np.ndarray:
+    """``[1, product terms...]`` for every set and hypothesis: shape (n_sets, n_hyp, n_points, k + 1)."""
+    n_sets, _, n_points = values.shape
+    n_hyp, k = hypotheses.shape
+    chosen = values[:, hypotheses, :]  # (n_sets, n_hyp, k, n_points)
+    ones = np.ones((n_sets, n_hyp, n_points, 1))
+    return np.concatenate([ones, chosen.transpose(0, 1, 3, 2)], axis=3)
