@@ -199,3 +199,25 @@ def slope_order(x_max: float, blocks: np.ndarray) -> np.ndarray:
         )
     slope = np.where(np.isfinite(slope), slope, np.inf)
     return np.lexsort((j, i, slope)).astype(np.int64)
+
+
+def exponent_complexity(blocks: np.ndarray) -> np.ndarray:
+    """How unusual each block's polynomial exponent is: 0 whole, 1 halves, 2 thirds or quarters, 3 other.
+
+    Used to break ties between hypotheses that the data cannot tell apart
+    (all explained by measurement noise): the simplest exponents win.
+
+    Returns
+    -------
+    ndarray of int, shape (n_blocks,)
+
+    Examples
+    --------
+    >>> exponent_complexity(np.array([[1, 0], [0.5, 1], [1 / 3, 0], [0.8, 0]])).tolist()
+    [0, 1, 2, 3]
+    """
+    result = np.full(blocks.shape[0], 3, dtype=np.int64)
+    for rank, denominator in ((2, 4), (2, 3), (1, 2), (0, 1)):
+        scaled = blocks[:, 0] * denominator
+        result[np.abs(scaled - np.round(scaled)) < 1e-9] = rank
+    return result

@@ -24,6 +24,7 @@ Shapes used throughout::
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -39,6 +40,9 @@ CRITERIA = ("relative", "smape", "press", "rss")
 
 EXACT = {"relative": 1e-20, "smape": 1e-9, "press": 1e-20, "rss": 1e-20}
 """Scores at or below these are exact fits up to rounding: never 'clearly' beaten."""
+
+NOISE_QUANTILE = 0.999
+"""A fit is 'explained by noise' unless its residuals exceed this quantile of their noise-only distribution."""
 
 LEVERAGE_LIMIT = 1.0 - 1e-8
 """A point with leverage above this decides its own fit; leave-one-out is undefined."""
@@ -168,21 +172,59 @@ def score_residuals(E: np.ndarray, Y: np.ndarray, criterion: str) -> np.ndarray:
     return np.where(np.isfinite(scores), scores, np.inf)
 
 
-def _shared_chunks(Y: np.ndarray, f: Factorization, criterion: str):
-    """Yield (start, scores of Y[start:start+chunk]) under every hypothesis of ``f``."""
-    M = residual_operators(f) if criterion == "rss" else loo_operators(f)
-    n_hyp, n_points = M.shape[0], M.shape[1]
-    # E[s, h, q] = sum_p M[h, q, p] Y[s, p]  ->  one GEMM with M laid out (p, h*q)
+def _shared_chunks(
+    Y: np.ndarray,
+    f: Factorization,
+    criterion: str,
+    noise: "Noise | None" = None,
+    positive_terms: bool = False,
+):
+    """Yield (start, scores, explained) for slices of ``Y`` under every hypothesis of ``f``.
+
+    One GEMM gives the training residuals of every series under every
+    hypothesis; dividing by ``1 - h`` turns them into leave-one-out residuals.
+    ``explained`` (or None without ``noise``) flags fits within noise.
+    With ``positive_terms``, a hypothesis of two or more terms that gives
+    any term a negative coefficient for a series whose values are all
+    positive is implausible and scores inf: such fits cancel near-collinear
+    terms and extrapolate wildly.
+    """
+    n_hyp, n_points, n_coef = f.Q.shape
+    M = residual_operators(f)
+    # T[s, h, q] = sum_p M[h, q, p] Y[s, p]  ->  one GEMM with M laid out (p, h*q)
     operator = np.ascontiguousarray(M.transpose(2, 0, 1).reshape(n_points, n_hyp * n_points))
     operator[~np.isfinite(operator)] = 0.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inverse_gap = np.where(f.valid[:, None], 1.0 / (1.0 - f.leverage), np.nan)
     invalid = ~f.valid
+    positive_terms = positive_terms and n_coef >= 3
+    if positive_terms:
+        R = np.where(f.valid[:, None, None], f.R, np.eye(n_coef))
+        inverse = np.linalg.inv(R)[:, 1:, :]  # rows of the term coefficients, (n_hyp, n_coef - 1, n_coef)
+        basis = np.ascontiguousarray(f.Q.transpose(1, 0, 2).reshape(n_points, n_hyp * n_coef))
     chunk = max(1, CHUNK_ELEMENTS // max(1, n_hyp * n_points))
     for start in range(0, Y.shape[0], chunk):
         y = Y[start : start + chunk]
-        E = (y @ operator).reshape(y.shape[0], n_hyp, n_points)
-        scores = score_residuals(E, y, criterion)
+        T = (y @ operator).reshape(y.shape[0], n_hyp, n_points)
+        explained = None
+        if noise is not None:
+            part = Noise(noise.variance[start : start + chunk], noise.dof[start : start + chunk])
+            explained = explained_by_noise(y, T, f.leverage[None], part)
+            explained[:, invalid] = False
+        if criterion != "rss":
+            T *= inverse_gap[None]
+        scores = score_residuals(T, y, criterion)
         scores[:, invalid] = np.inf
-        yield start, scores
+        if positive_terms:
+            positive = np.all(y > 0, axis=1)
+            if positive.any():
+                projected = (y[positive] @ basis).reshape(-1, n_hyp, n_coef)
+                coefficients = np.einsum("htk,shk->sht", inverse, projected)
+                implausible = np.any(coefficients < 0, axis=2)
+                scores[positive] = np.where(implausible, np.inf, scores[positive])
+                if explained is not None:
+                    explained[positive] &= ~implausible
+        yield start, scores, explained
 
 
 def score_shared(Y: np.ndarray, f: Factorization, criterion: str) -> np.ndarray:
@@ -201,37 +243,93 @@ def score_shared(Y: np.ndarray, f: Factorization, criterion: str) -> np.ndarray:
     ndarray, shape (n_series, n_hypotheses)
     """
     result = np.empty((Y.shape[0], f.Q.shape[0]))
-    for start, scores in _shared_chunks(Y, f, criterion):
+    for start, scores, _ in _shared_chunks(Y, f, criterion):
         result[start : start + scores.shape[0]] = scores
     return result
 
 
-def best_shared(Y: np.ndarray, f: Factorization, criterion: str) -> tuple[np.ndarray, np.ndarray]:
+def prefer_explained(
+    scores: np.ndarray, explained: np.ndarray | None, complexity: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The best hypothesis per series, among those explained by noise when there are any.
+
+    Among explained hypotheses the least complex win (Occam's razor: the
+    data cannot tell them apart), then the lowest score.
+
+    Parameters
+    ----------
+    scores : ndarray, shape (n_series, n_hypotheses)
+    explained : ndarray of bool, same shape, or None
+    complexity : ndarray of int, shape (n_hypotheses,) or (n_series, n_hypotheses), optional
+
+    Returns
+    -------
+    index, score : ndarray, shape (n_series,)
+    any_explained : ndarray of bool, shape (n_series,)
+    """
+    rows = np.arange(scores.shape[0])
+    if explained is None:
+        index = np.argmin(scores, axis=1)
+        return index, scores[rows, index], np.zeros(scores.shape[0], dtype=bool)
+    allowed = explained
+    if complexity is not None:
+        ranks = np.broadcast_to(complexity, scores.shape)
+        simplest = np.min(np.where(explained, ranks, np.iinfo(np.int64).max), axis=1, keepdims=True)
+        allowed = explained & (ranks == simplest)
+    masked = np.where(allowed, scores, np.inf)
+    any_explained = explained.any(axis=1)
+    index = np.where(any_explained, np.argmin(masked, axis=1), np.argmin(scores, axis=1))
+    return index, scores[rows, index], any_explained
+
+
+def best_shared(
+    Y: np.ndarray,
+    f: Factorization,
+    criterion: str,
+    noise: "Noise | None" = None,
+    complexity: np.ndarray | None = None,
+    positive_terms: bool = False,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The best hypothesis of a shared stack for each series, without keeping every score.
 
     Hypotheses are processed in slices, so the residual operators of a large
-    stack never have to exist all at once.
+    stack never have to exist all at once.  With ``noise``, hypotheses whose
+    fit is explained by noise are preferred (see :func:`prefer_explained`).
 
     Returns
     -------
     index : ndarray of int, shape (n_series,)
     score : ndarray, shape (n_series,)
         inf when no hypothesis is valid.
+    explained : ndarray of bool, shape (n_series,)
+        Whether the chosen hypothesis fits within noise.
     """
     n_hyp, n_points = f.Q.shape[0], f.Q.shape[1]
+    if complexity is None:
+        complexity = np.zeros(n_hyp, dtype=np.int64)
     index = np.zeros(Y.shape[0], dtype=np.int64)
     best = np.full(Y.shape[0], np.inf)
+    explained = np.zeros(Y.shape[0], dtype=bool)
+    rank = np.full(Y.shape[0], np.iinfo(np.int64).max)
     step = max(1, CHUNK_ELEMENTS // (n_points * n_points))
     for first in range(0, n_hyp, step):
         part = _slice(f, slice(first, first + step))
-        for start, scores in _shared_chunks(Y, part, criterion):
+        part_complexity = complexity[first : first + step]
+        for start, scores, flags in _shared_chunks(Y, part, criterion, noise, positive_terms):
             stop = start + scores.shape[0]
-            local = np.argmin(scores, axis=1)
-            value = scores[np.arange(scores.shape[0]), local]
-            better = value < best[start:stop]
+            local, value, local_explained = prefer_explained(scores, flags, part_complexity)
+            local_rank = np.where(local_explained, part_complexity[local], np.iinfo(np.int64).max)
+            # explained beats unexplained, then lower complexity, then the lower score
+            old_explained, old_rank = explained[start:stop], rank[start:stop]
+            better = (local_explained & ~old_explained) | (
+                (local_explained == old_explained)
+                & ((local_rank < old_rank) | ((local_rank == old_rank) & (value < best[start:stop])))
+            )
             index[start:stop] = np.where(better, local + first, index[start:stop])
             best[start:stop] = np.where(better, value, best[start:stop])
-    return index, best
+            explained[start:stop] = np.where(better, local_explained, old_explained)
+            rank[start:stop] = np.where(better, local_rank, old_rank)
+    return index, best, explained
 
 
 def _slice(f: Factorization, which) -> Factorization:
@@ -243,27 +341,31 @@ def take(f: Factorization, index: np.ndarray) -> Factorization:
     return _slice(f, index)
 
 
-def score_individual(Y: np.ndarray, f: Factorization, criterion: str) -> np.ndarray:
+def score_individual(Y: np.ndarray, f: Factorization, criterion: str, noise: "Noise | None" = None):
     """Score series that each have their own stack of designs.
 
     Parameters
     ----------
     Y : ndarray, shape (n_series, n_points)
     f : Factorization with Q of shape (n_series, n_hypotheses, n_points, n_coef)
+    noise : Noise, optional
 
     Returns
     -------
-    ndarray, shape (n_series, n_hypotheses)
+    scores : ndarray, shape (n_series, n_hypotheses)
+    explained : ndarray of bool, shape (n_series, n_hypotheses), or None without ``noise``
     """
     coefficients = np.einsum("shpk,sp->shk", f.Q, Y)
-    fitted = np.einsum("shpk,shk->shp", f.Q, coefficients)
-    E = Y[:, None, :] - fitted
+    E = Y[:, None, :] - np.einsum("shpk,shk->shp", f.Q, coefficients)
+    explained = None
+    if noise is not None:
+        explained = explained_by_noise(Y, E, f.leverage, noise) & f.valid
     if criterion != "rss":
         with np.errstate(divide="ignore", invalid="ignore"):
             E /= 1.0 - f.leverage
     scores = score_residuals(E, Y, criterion)
     scores[~f.valid] = np.inf
-    return scores
+    return scores, explained
 
 
 def solve(f: Factorization, Y: np.ndarray) -> np.ndarray:
@@ -290,10 +392,123 @@ def solve(f: Factorization, Y: np.ndarray) -> np.ndarray:
     return coefficients / f.scale
 
 
-def select_by_terms(best: np.ndarray, criterion: str, improvement: float) -> np.ndarray:
+@dataclass
+class Noise:
+    """How noisy each series is, from its repetitions.
+
+    Attributes
+    ----------
+    variance : ndarray, shape (n_series,)
+        Pooled relative variance of the fitted values: the mean over points of
+        ``var(mean of repetitions) / value^2``; NaN where unknown.
+    dof : ndarray, shape (n_series,)
+        Degrees of freedom of that estimate (repetitions minus one, summed).
+    """
+
+    variance: np.ndarray
+    dof: np.ndarray
+
+    @classmethod
+    def estimate(cls, Y: np.ndarray, V: np.ndarray | None, counts: np.ndarray | None) -> "Noise":
+        """Pool the per-point variances ``V`` (n_series, n_points) of values ``Y``.
+
+        ``counts`` (n_series, n_points) are the repetitions behind each value.
+        """
+        n_series = Y.shape[0]
+        if V is None or counts is None:
+            return cls(np.full(n_series, np.nan), np.zeros(n_series))
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            relative = np.where((Y != 0) & np.isfinite(V), V / (Y * Y), np.nan)
+            variance = np.nanmean(relative, axis=1)
+        dof = np.sum(np.where(np.isfinite(relative), np.maximum(counts - 1, 0), 0), axis=1).astype(float)
+        known = np.isfinite(variance) & (variance > 1e-24) & (dof > 0)
+        return cls(np.where(known, variance, np.nan), np.where(known, dof, 0.0))
+
+
+def explained_by_noise(
+    Y: np.ndarray, residuals: np.ndarray, leverage: np.ndarray, noise: Noise, quantile: float = NOISE_QUANTILE
+) -> np.ndarray:
+    """Whether least-squares fits leave residuals no larger than measurement noise.
+
+    With noise variances ``sigma_i^2`` (the pooled relative variance times
+    ``y_i^2``), a correct hypothesis leaves an expected residual sum of squares
+    ``sum_i sigma_i^2 (1 - h_ii)``.  The ratio of the actual RSS to that
+    expectation is tested against the ``quantile`` of F(nu, noise dof), with
+    ``nu`` the Satterthwaite degrees of freedom of the weighted sum.
+
+    Parameters
+    ----------
+    Y : ndarray, shape (n_series, n_points)
+    residuals : ndarray, shape (n_series, n_points) or (n_series, n_hypotheses, n_points)
+        Training residuals.
+    leverage : ndarray, broadcastable to ``residuals``
+        Diagonal of each fit's hat matrix.
+    noise : Noise
+
+    Returns
+    -------
+    ndarray of bool, shape ``residuals.shape[:-1]``
+        False where the noise is unknown or no degree of freedom is left.
+    """
+    three = residuals.ndim == 3
+    known = np.isfinite(noise.variance) & (noise.dof > 0)
+    if not known.any():
+        return np.zeros(residuals.shape[:-1], dtype=bool)
+    variance = noise.variance[:, None] * Y * Y
+    if three:
+        variance = variance[:, None, :]
+    with np.errstate(all="ignore"):
+        weight = variance * np.maximum(1.0 - leverage, 0.0)
+        expected = np.sum(weight, axis=-1)
+        nu = expected * expected / np.sum(weight * weight, axis=-1)
+        statistic = np.sum(residuals * residuals, axis=-1) / expected
+    dof = noise.dof[:, None] if three else noise.dof
+    limit = _f_quantile(quantile, nu, np.broadcast_to(dof, nu.shape))
+    if three:
+        known = known[:, None]
+    return known & np.isfinite(statistic) & (expected > 0) & (statistic <= limit)
+
+
+def _f_quantile(quantile: float, nu: np.ndarray, dof: np.ndarray) -> np.ndarray:
+    """``scipy.stats.f.ppf(quantile, nu, dof)`` for many ``nu``, interpolated from a table."""
+    from scipy.stats import f as f_distribution
+
+    result = np.full(nu.shape, np.nan)
+    finite = np.isfinite(nu) & (dof > 0)
+    if not finite.any():
+        return result
+    top = max(2.0, float(np.max(nu[finite])))
+    grid = np.unique(np.concatenate([np.linspace(1.0, min(top, 8.0), 57), np.geomspace(8.0, max(top, 8.0), 33)]))
+    for d in np.unique(dof[finite]):
+        where = finite & (dof == d)
+        table = f_distribution.ppf(quantile, grid, d)
+        result[where] = np.interp(nu[where], grid, table)
+    return result
+
+
+def shared_residuals(f: Factorization, index: np.ndarray, Y: np.ndarray) -> np.ndarray:
+    """Training residuals of each series under hypothesis ``index[s]`` of a shared stack.
+
+    Returns
+    -------
+    ndarray, shape (n_series, n_points)
+    """
+    Q = f.Q[index]
+    return Y - np.einsum("spk,sk->sp", Q, np.einsum("spk,sp->sk", Q, Y))
+
+
+def select_by_terms(
+    best: np.ndarray,
+    criterion: str,
+    improvement: float,
+    explained: np.ndarray | None = None,
+) -> np.ndarray:
     """Choose how many terms each series' model gets.
 
-    A hypothesis with more terms replaces the current choice only if it is
+    Where ``explained`` says some number of terms fits within measurement
+    noise, the fewest such terms win: noise is not modeled.  Otherwise a
+    hypothesis with more terms replaces the current choice only if it is
     clearly better: its score is below ``(1 - improvement)`` times the
     current one, and the current one is not already an exact fit.
 
@@ -303,6 +518,9 @@ def select_by_terms(best: np.ndarray, criterion: str, improvement: float) -> np.
         The best score among hypotheses of 0, 1, 2, ... terms (inf if none).
     criterion : str
     improvement : float in [0, 1)
+    explained : ndarray of bool, shape (n_series, max_terms + 1), optional
+        Whether the best hypothesis of each size fits within noise
+        (:func:`explained_by_noise`).
 
     Returns
     -------
@@ -322,4 +540,7 @@ def select_by_terms(best: np.ndarray, criterion: str, improvement: float) -> np.
         take |= ~np.isfinite(current) & np.isfinite(candidate)
         chosen = np.where(take, k, chosen)
         current = np.where(take, candidate, current)
-    return chosen
+    if explained is None:
+        return chosen
+    explained = explained & np.isfinite(best)
+    return np.where(explained.any(axis=1), np.argmax(explained, axis=1), chosen)

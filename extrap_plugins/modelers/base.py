@@ -52,6 +52,8 @@ OPTIONS = {
     "leave-one-out error relative to the measured value)",
     "improvement": "how much lower (as a fraction) a model with more terms must score to be preferred "
     "to a simpler one (default 0.5)",
+    "weighting": "least squares of the multi-parameter combination: relative (default; weights 1/|y|, for noise "
+    "proportional to the value and values spanning orders of magnitude) or none",
     "measure": "which repetition statistic to fit: " + ", ".join(MEASURES) + " (default: the host's, mean)",
 }
 
@@ -64,6 +66,7 @@ class Config:
     max_terms: int
     criterion: str
     improvement: float
+    weighting: str
     measure: str | None
 
 
@@ -131,6 +134,9 @@ class PMNFModeler:
     improvement : float
         In [0, 1): a model with more terms must score below ``1 - improvement``
         times the simpler one's to replace it.
+    weighting : {"relative", "none"}
+        Least squares of the multi-parameter combination step: relative
+        errors (weights ``1 / |y|``) or plain.
     measure : str, optional
         Fit this statistic of the repetitions instead of the one the host asks for.
     """
@@ -145,6 +151,7 @@ class PMNFModeler:
         negative_exponents=False,
         criterion="relative",
         improvement=0.5,
+        weighting="relative",
         measure=None,
     ):
         self.exponents = exponents
@@ -153,6 +160,7 @@ class PMNFModeler:
         self.negative_exponents = negative_exponents
         self.criterion = criterion
         self.improvement = improvement
+        self.weighting = weighting
         self.measure = measure
         self._config()  # validate now, so bad options fail before any work
 
@@ -160,7 +168,8 @@ class PMNFModeler:
         return (
             f"{type(self).__name__}(exponents={self.exponents!r}, log_exponents={self.log_exponents!r}, "
             f"max_terms={self.max_terms!r}, negative_exponents={self.negative_exponents!r}, "
-            f"criterion={self.criterion!r}, improvement={self.improvement!r}, measure={self.measure!r})"
+            f"criterion={self.criterion!r}, improvement={self.improvement!r}, weighting={self.weighting!r}, "
+            f"measure={self.measure!r})"
         )
 
     def _config(self) -> Config:
@@ -180,6 +189,9 @@ class PMNFModeler:
             raise ValueError(
                 f"criterion: expected one of {', '.join(regression.CRITERIA)}, got {self.criterion!r}"
             )
+        weighting = str(self.weighting).strip().lower()
+        if weighting not in ("relative", "none"):
+            raise ValueError(f"weighting: expected relative or none, got {self.weighting!r}")
         measure = None
         if self.measure not in (None, ""):
             measure = str(self.measure).strip().lower()
@@ -190,6 +202,7 @@ class PMNFModeler:
             max_terms=_as_int(self.max_terms, "max_terms", 1, 4),
             criterion=criterion,
             improvement=_as_fraction(self.improvement, "improvement"),
+            weighting=weighting,
             measure=measure,
         )
 
@@ -217,6 +230,8 @@ class PMNFModeler:
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             Y = group.reduce(measure)
+            V = repetition_variance(group.values)
+            counts = group.repetitions()
         keys = [(c.name, m.name) for c, m in group.keys]
         finite = np.isfinite(Y)
         models: list[Model | None] = [None] * len(keys)
@@ -236,7 +251,11 @@ class PMNFModeler:
                 for s, key in zip(members, member_keys):
                     models[s] = self._no_model(key, names, notes + ["no finite values: no model can be made"])
                 continue
-            for s, model in zip(members, self._fit_points(X[pattern], Y[members][:, pattern], member_keys, names, config, notes)):
+            fitted = self._fit_points(
+                X[pattern], Y[members][:, pattern], V[members][:, pattern], counts[members][:, pattern],
+                member_keys, names, config, notes,
+            )
+            for s, model in zip(members, fitted):
                 models[s] = model
         for model in models:
             for note in model.warnings:
@@ -244,7 +263,7 @@ class PMNFModeler:
         return models  # type: ignore[return-value]
 
     # ------------------------------------------------------------- pipeline
-    def _fit_points(self, X, Y, keys, names, config: Config, notes: list[str]) -> list[Model]:
+    def _fit_points(self, X, Y, V, counts, keys, names, config: Config, notes: list[str]) -> list[Model]:
         """Model series with finite values at the same points ``X``."""
         n_series, n_points = Y.shape
         n_params = X.shape[1]
@@ -285,10 +304,11 @@ class PMNFModeler:
             result = self._constant(Y)
         elif len(active) == 1:
             l = active[0]
-            single = self._single(X[:, l], Y, config.blocks, usable[l], config)
+            noise = regression.Noise.estimate(Y, V, counts)
+            single = self._single(X[:, l], Y, noise, config.blocks, usable[l], config)
             result = _from_single(single, l, n_params)
         else:
-            result = self._multi(X, Y, active, usable, config, notes, names)
+            result = self._multi(X, Y, (V, counts), active, usable, config, notes, names)
         constant, terms, predicted = self._finish(result, X, Y, config)
         figures = quality_figures(Y, predicted, result.n_terms)
         models = []
@@ -326,11 +346,14 @@ class PMNFModeler:
             n_terms=np.zeros(n_series, dtype=np.int64),
         )
 
-    def _single(self, x, Y, blocks, usable, config: Config) -> SingleFit:
-        """Stage 1: model one parameter for every series (swappable)."""
-        return full_search(x, Y, blocks, usable, config.max_terms, config.criterion, config.improvement)
+    def _single(self, x, Y, noise, blocks, usable, config: Config) -> SingleFit:
+        """Stage 1: model one parameter for every series (swappable).
 
-    def _multi(self, X, Y, active, usable, config: Config, notes: list[str], names) -> Result:
+        ``x`` (n_points,), ``Y`` (n_series, n_points), ``noise`` a :class:`regression.Noise`.
+        """
+        return full_search(x, Y, blocks, usable, config.max_terms, config.criterion, config.improvement, noise)
+
+    def _multi(self, X, Y, variance, active, usable, config: Config, notes: list[str], names) -> Result:
         """Stage 2: the hierarchical search of seed 000, Section IV-B (swappable)."""
         n_params = X.shape[1]
         singles = []
@@ -339,9 +362,17 @@ class PMNFModeler:
             note = line_note(line, X[:, l], names[l])
             if note:
                 notes.append(note)
-            singles.append(self._single(line.values, line.project(Y), config.blocks, usable[l], config))
+            projected = line.project(Y)
+            noise = regression.Noise.estimate(projected, *project_variance(line, *variance))
+            singles.append(self._single(line.values, projected, noise, config.blocks, usable[l], config))
         max_terms = max(config.max_terms, len(active))
-        fit = combine(X[:, active], Y, singles, config.blocks, max_terms, config.criterion, config.improvement)
+        noise = regression.Noise.estimate(Y, *variance)
+        for single in singles:
+            reconsider(single, np.isfinite(noise.variance))
+        fit = combine(
+            X[:, active], Y, singles, config.blocks, max_terms, config.criterion, config.improvement, noise,
+            weighted=config.weighting == "relative",
+        )
         return _from_multi(fit, active, n_params)
 
     def _finish(self, result: Result, X, Y, config: Config):
@@ -388,6 +419,55 @@ class PMNFModeler:
             modeler=self.name,
             warnings=tuple(notes),
         )
+
+
+def repetition_variance(values: np.ndarray) -> np.ndarray:
+    """Variance of the mean of each point's repetitions.
+
+    Parameters
+    ----------
+    values : ndarray, shape (n_series, n_points, n_reps), NaN-padded
+
+    Returns
+    -------
+    ndarray, shape (n_series, n_points)
+        NaN where a point has fewer than two finite repetitions.
+    """
+    finite = np.isfinite(values)
+    count = finite.sum(axis=2)
+    clean = np.where(finite, values, np.nan)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        variance = np.nanvar(clean, axis=2, ddof=1) / count
+    return np.where(count >= 2, variance, np.nan)
+
+
+def reconsider(single: SingleFit, where: np.ndarray) -> None:
+    """Offer the best one-term model where a line chose the constant (in place).
+
+    A parameter's effect can hide in the noise of its line (the cheap corner
+    of a sparse design) yet show on the other points.  Where the noise is
+    known, the combination step tests against it with every point and drops
+    the parameter again if it does not matter.
+    """
+    if single.runner_up is None:
+        return
+    offer = where & (single.n_terms == 0) & (single.runner_up >= 0)
+    single.blocks[offer, 0] = single.runner_up[offer]
+    single.n_terms = np.where(offer, 1, single.n_terms)
+
+
+def project_variance(line, V: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Variances and repetition counts of a line's projected values.
+
+    The projected value averages points, so its variance is the weighted sum
+    of theirs; its "count" carries their pooled degrees of freedom plus one.
+    """
+    with np.errstate(all="ignore"):
+        projected = V @ (line.weights**2).T
+    contributing = (line.weights > 0).astype(float)
+    pooled = np.maximum(counts - 1, 0) @ contributing.T
+    return projected, pooled + 1
 
 
 def line_note(line, x, name: str) -> str:

@@ -155,6 +155,8 @@ def combine(
     max_terms: int,
     criterion: str,
     improvement: float,
+    noise: regression.Noise | None = None,
+    weighted: bool = False,
 ) -> MultiFit:
     """Choose each series' best combination of its single-parameter models' terms.
 
@@ -170,6 +172,12 @@ def combine(
         Largest number of product terms in a hypothesis.
     criterion, improvement
         As for :func:`extrap_plugins.regression.select_by_terms`.
+    noise : Noise, optional
+        Measurement noise from the repetitions (see :func:`full_search`).
+    weighted : bool
+        Fit relative errors (weighted least squares, weights ``1 / |y|``):
+        right for noise proportional to the value, and it keeps points of
+        small value from being ignored when values span orders of magnitude.
 
     Returns
     -------
@@ -196,36 +204,58 @@ def combine(
         split = np.cumsum((0,) + shape)
         set_blocks = [sets[:, split[l] : split[l + 1]] for l in range(n_params)]
         products, hypotheses = templates(shape, limit)
-        _fit_shape(fit, members, Y[members], set_of, set_blocks, columns, products, hypotheses, criterion, improvement)
+        part = None if noise is None else regression.Noise(noise.variance[members], noise.dof[members])
+        weights = None if not weighted else relative_weights(Y[members])
+        _fit_shape(fit, members, Y[members], weights, part, set_of, set_blocks, columns, products, hypotheses, criterion, improvement)
     return fit
 
 
-def _fit_shape(fit, members, Y, set_of, set_blocks, columns, products, hypotheses, criterion, improvement):
+def _fit_shape(fit, members, Y, weights, noise, set_of, set_blocks, columns, products, hypotheses, criterion, improvement):
     n_members, n_points = Y.shape
     n_sets = set_blocks[0].shape[0]
     max_k = len(hypotheses) - 1
+    # Occam among hypotheses explained by noise: fewest factors (parameters per term) first.
+    factors = (products >= 0).sum(axis=1)
+    complexity = [factors[h].sum(axis=1) for h in hypotheses]
     best_score = np.full((n_members, fit.coefficients.shape[1]), np.inf)
     best_index = np.zeros((n_members, fit.coefficients.shape[1]), dtype=np.int64)
-    order = np.argsort(set_of, kind="stable")
-    bounds = np.searchsorted(set_of[order], np.arange(n_sets + 1))
+    explained = np.zeros((n_members, fit.coefficients.shape[1]), dtype=bool)
+    if weights is None:
+        # Unweighted: one factorisation per distinct set of single-parameter models.
+        order = np.argsort(set_of, kind="stable")
+        bounds = np.searchsorted(set_of[order], np.arange(n_sets + 1))
     for k in range(max_k + 1):
         n_hyp = hypotheses[k].shape[0]
         if n_hyp == 0:
             continue
-        per_set = n_hyp * n_points * (k + 1)
-        chunk = max(1, regression.CHUNK_ELEMENTS // per_set)
-        for start in range(0, n_sets, chunk):
-            stop = min(n_sets, start + chunk)
-            values = product_values(columns, [b[start:stop] for b in set_blocks], products)
-            f = regression.factorize(_designs(values, hypotheses[k]))
-            who = order[bounds[start] : bounds[stop]]
-            local = set_of[who] - start
-            gathered = regression.Factorization(f.Q[local], f.R[local], f.scale[local], f.leverage[local], f.valid[local])
-            scores = regression.score_individual(Y[who], gathered, criterion)
-            index = np.argmin(scores, axis=1)
-            best_index[who, k] = index
-            best_score[who, k] = scores[np.arange(who.size), index]
-    chosen = regression.select_by_terms(best_score[:, : max_k + 1], criterion, improvement)
+        chunk = max(1, regression.CHUNK_ELEMENTS // (n_hyp * n_points * (k + 1)))
+        if weights is None:
+            batches = [
+                (order[bounds[start] : bounds[min(n_sets, start + chunk)]], np.arange(start, min(n_sets, start + chunk)))
+                for start in range(0, n_sets, chunk)
+            ]
+        else:
+            batches = [(np.arange(start, min(n_members, start + chunk)), None) for start in range(0, n_members, chunk)]
+        for who, sets in batches:
+            if who.size == 0:
+                continue
+            if sets is None:  # weighted: one design per series
+                values = product_values(columns, [b[set_of[who]] for b in set_blocks], products)
+                A = _designs(values, hypotheses[k]) * weights[who][:, None, :, None]
+                gathered = regression.factorize(A)
+                y = Y[who] * weights[who]
+            else:
+                values = product_values(columns, [b[sets] for b in set_blocks], products)
+                f = regression.factorize(_designs(values, hypotheses[k]))
+                gathered = regression.take(f, set_of[who] - sets[0])
+                y = Y[who]
+            part = None if noise is None else regression.Noise(noise.variance[who], noise.dof[who])
+            scores, flags = regression.score_individual(y, gathered, criterion, part)
+            index, score, any_explained = regression.prefer_explained(scores, flags, complexity[k])
+            best_index[who, k], best_score[who, k], explained[who, k] = index, score, any_explained
+    chosen = regression.select_by_terms(
+        best_score[:, : max_k + 1], criterion, improvement, explained[:, : max_k + 1] if noise is not None else None
+    )
     rows = np.arange(n_members)
     fit.n_terms[members] = chosen
     fit.score[members] = best_score[rows, chosen]
@@ -238,13 +268,26 @@ def _fit_shape(fit, members, Y, set_of, set_blocks, columns, products, hypothese
         values = product_values(columns, [b[sets] for b in set_blocks], products)  # (n_who, n_products, P)
         chosen_values = np.take_along_axis(values, hypothesis[:, :, None], axis=1) if k else values[:, :0]
         A = np.concatenate([np.ones((who.size, n_points, 1)), chosen_values.transpose(0, 2, 1)], axis=2)
-        coefficients = regression.solve(regression.factorize(A), Y[who])
+        w = np.ones((who.size, n_points)) if weights is None else weights[who]
+        coefficients = regression.solve(regression.factorize(A * w[:, :, None]), Y[who] * w)
         fit.coefficients[members[who], : k + 1] = coefficients
         for t in range(k):
             choice = products[hypothesis[:, t]]  # (n_who, n_params)
             for l, b in enumerate(set_blocks):
                 block = np.where(choice[:, l] >= 0, b[sets, np.maximum(choice[:, l], 0)] if b.shape[1] else -1, -1)
                 fit.terms[members[who], t, l] = block
+
+
+def relative_weights(Y: np.ndarray) -> np.ndarray:
+    """Weights ``1 / |y|`` for relative least squares, shape (n_series, n_points).
+
+    Values near zero are capped at a thousandth of the series' mean magnitude
+    (an all-zero series gets weight 1) so that no point dominates.
+    """
+    magnitude = np.abs(Y)
+    floor = 1e-3 * np.mean(magnitude, axis=1, keepdims=True)
+    magnitude = np.maximum(magnitude, floor)
+    return np.where(magnitude > 0, 1.0 / np.where(magnitude > 0, magnitude, 1.0), 1.0)
 
 
 def _designs(values: np.ndarray, hypotheses: np.ndarray) -> np.ndarray:

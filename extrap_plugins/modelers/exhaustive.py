@@ -6,7 +6,7 @@ import numpy as np
 
 from extrap_plugins import regression
 from extrap_plugins.errors import InputError
-from extrap_plugins.hypotheses import combinations, evaluate_blocks
+from extrap_plugins.hypotheses import combinations, evaluate_blocks, exponent_complexity
 
 from .base import Config, PMNFModeler, Result
 
@@ -32,13 +32,14 @@ class ExhaustiveModeler(PMNFModeler):
 
     name = "exhaustive"
 
-    def _multi(self, X, Y, active, usable, config: Config, notes, names) -> Result:
+    def _multi(self, X, Y, variance, active, usable, config: Config, notes, names) -> Result:
         if len(active) > MAX_PARAMETERS:
             raise InputError(
                 f"the exhaustive modeler searches at most {MAX_PARAMETERS} parameters; these series vary "
                 f"{len(active)} ({', '.join(names[l] for l in active)}): use the default modeler"
             )
         n_series, n_points = Y.shape
+        noise = regression.Noise.estimate(Y, *variance)
         a, b = active
         hypotheses = eq3_hypotheses(np.flatnonzero(usable[a]), np.flatnonzero(usable[b]), config.max_terms)
         columns = [evaluate_blocks(X[:, l], config.blocks) for l in active]
@@ -46,12 +47,16 @@ class ExhaustiveModeler(PMNFModeler):
         slots = max(config.max_terms, 2)
         best_score = np.full((n_series, slots + 1), np.inf)
         best_index = np.zeros((n_series, slots + 1), dtype=np.int64)
+        explained = np.zeros((n_series, slots + 1), dtype=bool)
         factorizations = []
         for k in range(limit + 1):
             f = regression.factorize(_designs(columns, hypotheses[k]))
-            best_index[:, k], best_score[:, k] = regression.best_shared(Y, f, config.criterion)
+            complexity = _complexity(hypotheses[k], exponent_complexity(config.blocks))
+            best_index[:, k], best_score[:, k], explained[:, k] = regression.best_shared(
+                Y, f, config.criterion, noise, complexity
+            )
             factorizations.append(f)
-        chosen = regression.select_by_terms(best_score, config.criterion, config.improvement)
+        chosen = regression.select_by_terms(best_score, config.criterion, config.improvement, explained)
         terms = np.full((n_series, slots, X.shape[1]), -1, dtype=np.int64)
         coefficients = np.zeros((n_series, slots + 1))
         for k, f in enumerate(factorizations):
@@ -108,6 +113,17 @@ def eq3_hypotheses(blocks_a: np.ndarray, blocks_b: np.ndarray, max_terms: int) -
     if max_terms >= 3:
         by_size.append(np.stack([f(A), g(B), fg], axis=1))
     return [h.astype(np.int64) for h in by_size]
+
+
+def _complexity(hypotheses: np.ndarray, ranks: np.ndarray) -> np.ndarray:
+    """Occam rank of each hypothesis: factors used, then how unusual their exponents are.
+
+    ``hypotheses`` has shape (n_hyp, k, 2); returns shape (n_hyp,).
+    """
+    present = hypotheses >= 0
+    factors = present.sum(axis=(1, 2))
+    unusual = np.where(present, ranks[np.maximum(hypotheses, 0)], 0).sum(axis=(1, 2))
+    return factors * 16 + unusual
 
 
 def _designs(columns: list[np.ndarray], hypotheses: np.ndarray) -> np.ndarray:

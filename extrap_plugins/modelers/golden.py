@@ -20,5 +20,5 @@ class GoldenModeler(PMNFModeler):
 
     name = "golden"
 
-    def _single(self, x, Y, blocks, usable, config: Config) -> SingleFit:
-        return golden_search(x, Y, blocks, usable, config.max_terms, config.criterion, config.improvement)
+    def _single(self, x, Y, noise, blocks, usable, config: Config) -> SingleFit:
+        return golden_search(x, Y, blocks, usable, config.max_terms, config.criterion, config.improvement, noise)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from extrap_plugins import regression
-from extrap_plugins.hypotheses import combinations, evaluate_blocks, slope_order
+from extrap_plugins.hypotheses import combinations, evaluate_blocks, exponent_complexity, slope_order
 
 GOLDEN = (1.0 + 5.0**0.5) / 2.0
 
@@ -37,12 +37,16 @@ class SingleFit:
     n_terms : ndarray of int, shape (n_series,)
     score : ndarray, shape (n_series,)
         The criterion value of the chosen hypothesis.
+    runner_up : ndarray of int, shape (n_series,)
+        The block of the best one-term hypothesis (-1 if none): a candidate
+        for the multi-parameter combination even where the constant won.
     """
 
     blocks: np.ndarray
     coefficients: np.ndarray
     n_terms: np.ndarray
     score: np.ndarray
+    runner_up: np.ndarray | None = None
 
 
 def term_limit(n_points: int, max_terms: int) -> int:
@@ -80,6 +84,7 @@ def full_search(
     max_terms: int,
     criterion: str,
     improvement: float,
+    noise: regression.Noise | None = None,
 ) -> SingleFit:
     """Try every hypothesis of up to ``max_terms`` usable blocks; keep the simplest clearly best.
 
@@ -95,6 +100,9 @@ def full_search(
         One of :data:`extrap_plugins.regression.CRITERIA`.
     improvement : float
         See :func:`extrap_plugins.regression.select_by_terms`.
+    noise : Noise, optional
+        Measurement noise from the repetitions: where known, the number of
+        terms is the fewest whose best fit is explained by noise.
 
     Returns
     -------
@@ -106,19 +114,24 @@ def full_search(
     limit = min(term_limit(n_points, max_terms), usable_ids.size)
     best_score = np.full((n_series, max_terms + 1), np.inf)
     best_index = np.zeros((n_series, max_terms + 1), dtype=np.int64)
+    explained = np.zeros((n_series, max_terms + 1), dtype=bool)
     stacks = []
     for k in range(limit + 1):
         hypotheses = usable_ids[combinations(usable_ids.size, k)]
         factorization = regression.factorize(design(columns, hypotheses))
-        index, score = regression.best_shared(Y, factorization, criterion)
+        complexity = exponent_complexity(blocks)[hypotheses].sum(axis=1)
+        index, score, explained[:, k] = regression.best_shared(
+            Y, factorization, criterion, noise, complexity, positive_terms=True
+        )
         best_index[:, k], best_score[:, k] = index, score
         stacks.append((hypotheses, factorization))
-    chosen = regression.select_by_terms(best_score, criterion, improvement)
+    chosen = regression.select_by_terms(best_score, criterion, improvement, explained if noise is not None else None)
     fit = SingleFit(
         blocks=np.full((n_series, max_terms), -1, dtype=np.int64),
         coefficients=np.zeros((n_series, max_terms + 1)),
         n_terms=chosen,
         score=best_score[np.arange(n_series), chosen],
+        runner_up=stacks[1][0][best_index[:, 1], 0] if len(stacks) > 1 else np.full(n_series, -1),
     )
     for k, (hypotheses, factorization) in enumerate(stacks):
         members = np.flatnonzero(chosen == k)
@@ -135,6 +148,7 @@ def golden_search(
     max_terms: int,
     criterion: str,
     improvement: float,
+    noise: regression.Noise | None = None,
 ) -> SingleFit:
     """Seed 000's modified golden-section search over slope-ordered hypotheses.
 
@@ -162,22 +176,20 @@ def golden_search(
     if limit >= 1:
         slices = _slices(float(np.max(x)), blocks[usable_ids])  # positions among the usable blocks
         f1 = regression.factorize(design(columns, usable_ids[:, None]))
-        M1 = _operators(f1, criterion)
         first = np.zeros(n_series, dtype=np.int64)
         first_score = np.full(n_series, np.inf)
         for positions in slices:
             candidates = np.broadcast_to(positions, (n_series, positions.size))
             lengths = np.full(n_series, positions.size)
-            found = candidates[rows, _golden_lockstep(Y, M1, candidates, lengths, criterion)]
-            score = _score_gathered(Y, M1, found, criterion)
+            found = candidates[rows, _golden_lockstep(Y, f1, candidates, lengths, criterion, noise)]
+            score = _objective(Y, f1, found, criterion, noise)
             better = score < first_score
             first, first_score = np.where(better, found, first), np.where(better, score, first_score)
-        best_score[:, 1] = first_score
+        best_score[:, 1] = _objective(Y, f1, first, criterion, None)
         stacks.append((usable_ids[:, None], f1, first))
     if limit >= 2:
         pairs = combinations(n_usable, 2)
         f2 = regression.factorize(design(columns, usable_ids[pairs]))
-        M2 = _operators(f2, criterion)
         pair_id = np.full((n_usable, n_usable), -1, dtype=np.int64)
         pair_id[pairs[:, 0], pairs[:, 1]] = np.arange(pairs.shape[0])
         pair_id[pairs[:, 1], pairs[:, 0]] = np.arange(pairs.shape[0])
@@ -193,19 +205,26 @@ def golden_search(
             if positions.size < 2 and not (lengths > 0).any():
                 continue
             candidates = pair_id[first[:, None], others]
-            found = candidates[rows, _golden_lockstep(Y, M2, candidates, np.maximum(lengths, 1), criterion)]
-            score = np.where(lengths > 0, _score_gathered(Y, M2, np.maximum(found, 0), criterion), np.inf)
+            found = candidates[rows, _golden_lockstep(Y, f2, candidates, np.maximum(lengths, 1), criterion, noise)]
+            score = np.where(lengths > 0, _objective(Y, f2, np.maximum(found, 0), criterion, noise), np.inf)
             score = np.where(found >= 0, score, np.inf)
             better = score < second_score
             second, second_score = np.where(better, found, second), np.where(better, score, second_score)
-        best_score[:, 2] = second_score
+        best_score[:, 2] = _objective(Y, f2, np.maximum(second, 0), criterion, None)
         stacks.append((usable_ids[pairs], f2, np.maximum(second, 0)))
-    chosen = regression.select_by_terms(best_score, criterion, improvement)
+    explained = None
+    if noise is not None:
+        explained = np.zeros((n_series, max_terms + 1), dtype=bool)
+        for k, (_, factorization, index) in enumerate(stacks):
+            residuals = regression.shared_residuals(factorization, index, Y)
+            explained[:, k] = regression.explained_by_noise(Y, residuals, factorization.leverage[index], noise)
+    chosen = regression.select_by_terms(best_score, criterion, improvement, explained)
     fit = SingleFit(
         blocks=np.full((n_series, max_terms), -1, dtype=np.int64),
         coefficients=np.zeros((n_series, max_terms + 1)),
         n_terms=chosen,
         score=best_score[rows, chosen],
+        runner_up=usable_ids[stacks[1][2]] if len(stacks) > 1 else np.full(n_series, -1),
     )
     for k, (hypotheses, factorization, index) in enumerate(stacks):
         members = np.flatnonzero(chosen == k)
@@ -228,20 +247,20 @@ def _slices(x_max: float, blocks: np.ndarray) -> list[np.ndarray]:
     return slices
 
 
-def _operators(f: regression.Factorization, criterion: str) -> np.ndarray:
-    return regression.residual_operators(f) if criterion == "rss" else regression.loo_operators(f)
-
-
 def _golden_lockstep(
-    Y: np.ndarray, M: np.ndarray, candidates: np.ndarray, lengths: np.ndarray, criterion: str
+    Y: np.ndarray,
+    f: regression.Factorization,
+    candidates: np.ndarray,
+    lengths: np.ndarray,
+    criterion: str,
+    noise: regression.Noise | None,
 ) -> np.ndarray:
     """Golden-section search for each series' minimum along its candidate list.
 
     Parameters
     ----------
     Y : ndarray, shape (n_series, n_points)
-    M : ndarray, shape (n_hypotheses, n_points, n_points)
-        Residual operators.
+    f : Factorization of the hypotheses, Q of shape (n_hypotheses, n_points, n_coef)
     candidates : ndarray of int, shape (n_series, n_candidates)
         Each series' hypotheses in search order.
     lengths : ndarray of int, shape (n_series,)
@@ -262,7 +281,8 @@ def _golden_lockstep(
         if missing.any():
             who = rows[missing]
             hypothesis = candidates[who, position[missing]]
-            score = _score_gathered(Y[who], M, np.maximum(hypothesis, 0), criterion)
+            part = None if noise is None else regression.Noise(noise.variance[who], noise.dof[who])
+            score = _objective(Y[who], f, np.maximum(hypothesis, 0), criterion, part)
             cache[who, position[missing]] = np.where(hypothesis >= 0, score, np.inf)
         return cache[rows, position]
 
@@ -291,12 +311,24 @@ def _golden_lockstep(
     return best
 
 
-def _score_gathered(Y: np.ndarray, M: np.ndarray, index: np.ndarray, criterion: str) -> np.ndarray:
-    """Score each series under its own hypothesis ``index[s]``; shape (n_series,)."""
-    operators = M[index]
-    E = np.einsum("sqp,sp->sq", np.nan_to_num(operators), Y)[:, None, :]
-    scores = regression.score_residuals(E, Y, criterion)[:, 0]
-    scores[~np.all(np.isfinite(operators), axis=(1, 2))] = np.inf
+def _objective(Y, f: regression.Factorization, index, criterion: str, noise) -> np.ndarray:
+    """Score of each series under its own hypothesis ``index[s]``, shape (n_series,).
+
+    With ``noise``, hypotheses not explained by noise get 1e6 added, so any
+    explained one ranks first while the order within each class is kept.
+    """
+    Q = f.Q[index]
+    residuals = Y - np.einsum("spk,sk->sp", Q, np.einsum("spk,sp->sk", Q, Y))
+    E = residuals.copy()
+    if criterion != "rss":
+        with np.errstate(divide="ignore", invalid="ignore"):
+            E /= 1.0 - f.leverage[index]
+    scores = regression.score_residuals(E[:, None, :], Y, criterion)[:, 0]
+    scores[~f.valid[index]] = np.inf
+    if noise is not None:
+        explained = regression.explained_by_noise(Y, residuals, f.leverage[index], noise)
+        known = np.isfinite(noise.variance)
+        scores = scores + np.where(known & ~explained, 1e6, 0.0)
     return scores
 
 
