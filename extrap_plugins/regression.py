@@ -24,6 +24,7 @@ Shapes used throughout::
 
 from __future__ import annotations
 
+import functools
 import warnings
 from dataclasses import dataclass
 
@@ -200,27 +201,48 @@ def _shared_chunks(
     positive_terms = positive_terms and n_coef >= 3
     if positive_terms:
         R = np.where(f.valid[:, None, None], f.R, np.eye(n_coef))
-        inverse = np.linalg.inv(R)[:, 1:, :]  # rows of the term coefficients, (n_hyp, n_coef - 1, n_coef)
-        basis = np.ascontiguousarray(f.Q.transpose(1, 0, 2).reshape(n_points, n_hyp * n_coef))
+        # rows of the term coefficients: coefficient_t = sum_j inverse[t, j, h] (Q^T y)[j, h]
+        inverse = np.ascontiguousarray(np.linalg.inv(R)[:, 1:, :].transpose(1, 2, 0))  # (n_coef - 1, n_coef, n_hyp)
+        basis = np.ascontiguousarray(f.Q.transpose(1, 2, 0).reshape(n_points, n_coef * n_hyp))
+    keep = 1.0 - np.where(f.valid[:, None], f.leverage, 0.0)  # (n_hyp, n_points)
+    ones = np.ones(n_points)
+    gap_squared = np.where(f.valid[:, None], inverse_gap, 0.0) ** 2
     chunk = max(1, CHUNK_ELEMENTS // max(1, n_hyp * n_points))
     for start in range(0, Y.shape[0], chunk):
         y = Y[start : start + chunk]
         T = (y @ operator).reshape(y.shape[0], n_hyp, n_points)
+        if criterion == "relative":
+            # Fast path: squares once; every sum over points is a matrix product.
+            np.square(T, out=T)
+            rss = np.matmul(T, ones)  # sums over the points, as a matrix-vector product
+            T *= gap_squared[None]
+            magnitude = np.abs(y)
+            fallback = np.mean(magnitude, axis=1, keepdims=True)
+            magnitude = np.where(magnitude > 0, magnitude, np.where(fallback > 0, fallback, 1.0))
+            inverse_square = 1.0 / (magnitude * magnitude * n_points)
+            scores = np.matmul(T, inverse_square[:, :, None])[:, :, 0]
+            scores = np.where(np.isfinite(scores), scores, np.inf)
+        else:
+            rss = np.einsum("shp,shp->sh", T, T)
+            if criterion != "rss":
+                T *= inverse_gap[None]
+            scores = score_residuals(T, y, criterion)
+        scores[:, invalid] = np.inf
         explained = None
         if noise is not None:
             part = Noise(noise.variance[start : start + chunk], noise.dof[start : start + chunk])
-            explained = explained_by_noise(y, T, f.leverage[None], part)
+            explained = explained_from_rss(y, rss, keep, part)
             explained[:, invalid] = False
-        if criterion != "rss":
-            T *= inverse_gap[None]
-        scores = score_residuals(T, y, criterion)
-        scores[:, invalid] = np.inf
         if positive_terms:
             positive = np.all(y > 0, axis=1)
             if positive.any():
-                projected = (y[positive] @ basis).reshape(-1, n_hyp, n_coef)
-                coefficients = np.einsum("htk,shk->sht", inverse, projected)
-                implausible = np.any(coefficients < 0, axis=2)
+                projected = (y[positive] @ basis).reshape(-1, n_coef, n_hyp)
+                implausible = np.zeros((projected.shape[0], n_hyp), dtype=bool)
+                for row in inverse:
+                    coefficient = projected[:, 0, :] * row[0]
+                    for j in range(1, n_coef):
+                        coefficient += projected[:, j, :] * row[j]
+                    implausible |= coefficient < 0
                 scores[positive] = np.where(implausible, np.inf, scores[positive])
                 if explained is not None:
                     explained[positive] &= ~implausible
@@ -463,28 +485,72 @@ def explained_by_noise(
         expected = np.sum(weight, axis=-1)
         nu = expected * expected / np.sum(weight * weight, axis=-1)
         statistic = np.sum(residuals * residuals, axis=-1) / expected
-    dof = noise.dof[:, None] if three else noise.dof
-    limit = _f_quantile(quantile, nu, np.broadcast_to(dof, nu.shape))
+    limit = _f_quantile(quantile, nu, noise.dof)
     if three:
         known = known[:, None]
     return known & np.isfinite(statistic) & (expected > 0) & (statistic <= limit)
 
 
-def _f_quantile(quantile: float, nu: np.ndarray, dof: np.ndarray) -> np.ndarray:
-    """``scipy.stats.f.ppf(quantile, nu, dof)`` for many ``nu``, interpolated from a table."""
-    from scipy.stats import f as f_distribution
+def explained_from_rss(Y: np.ndarray, rss: np.ndarray, keep: np.ndarray, noise: Noise,
+                       quantile: float = NOISE_QUANTILE) -> np.ndarray:
+    """:func:`explained_by_noise` for a shared stack, from residual sums of squares.
 
+    Parameters
+    ----------
+    Y : ndarray, shape (n_series, n_points)
+    rss : ndarray, shape (n_series, n_hypotheses)
+    keep : ndarray, shape (n_hypotheses, n_points)
+        ``1 - leverage`` of each hypothesis (0 for invalid ones).
+    noise : Noise
+
+    Returns
+    -------
+    ndarray of bool, shape (n_series, n_hypotheses)
+    """
+    known = np.isfinite(noise.variance) & (noise.dof > 0)
+    if not known.any():
+        return np.zeros(rss.shape, dtype=bool)
+    square = Y * Y
+    with np.errstate(all="ignore"):
+        # sum_p sigma_p^2 (1 - h_p) and sum_p (sigma_p^2 (1 - h_p))^2, with sigma_p^2 = variance * y_p^2
+        first = square @ keep.T
+        second = (square * square) @ (keep * keep).T
+        nu = first * first / second
+        expected = first * noise.variance[:, None]
+        statistic = rss / expected
+    limit = _f_quantile(quantile, nu, noise.dof)
+    return known[:, None] & np.isfinite(statistic) & (expected > 0) & (statistic <= limit)
+
+
+@functools.lru_cache(maxsize=64)
+def _f_table(quantile: float, dof: float, top: int) -> np.ndarray:
+    """F quantiles for numerator dof 1, 1.05, ..., ``top`` (step 1/20)."""
+    from scipy.special import fdtri  # the F quantile; lighter to import than scipy.stats
+
+    grid = 1.0 + np.arange(20 * (top - 1) + 1) / 20.0
+    return fdtri(grid, dof, quantile)
+
+
+def _f_quantile(quantile: float, nu: np.ndarray, dof: np.ndarray) -> np.ndarray:
+    """``scipy.stats.f.ppf(quantile, nu, dof)`` for many ``nu``, from a table in steps of 1/20.
+
+    Parameters
+    ----------
+    nu : ndarray, shape (n_series,) or (n_series, n_hypotheses)
+    dof : ndarray, shape (n_series,)
+        Denominator degrees of freedom, one per series (row).
+    """
     result = np.full(nu.shape, np.nan)
-    finite = np.isfinite(nu) & (dof > 0)
-    if not finite.any():
+    rows = dof > 0
+    finite = np.isfinite(nu)
+    if not (rows.any() and finite.any()):
         return result
-    top = max(2.0, float(np.max(nu[finite])))
-    grid = np.unique(np.concatenate([np.linspace(1.0, min(top, 8.0), 57), np.geomspace(8.0, max(top, 8.0), 33)]))
-    for d in np.unique(dof[finite]):
-        where = finite & (dof == d)
-        table = f_distribution.ppf(quantile, grid, d)
-        result[where] = np.interp(nu[where], grid, table)
-    return result
+    top = int(np.ceil(max(2.0, float(np.max(nu, where=finite, initial=2.0)))))
+    position = np.rint((np.clip(np.where(finite, nu, 1.0), 1.0, top) - 1.0) * 20.0).astype(np.int64)
+    for d in np.unique(dof[rows]):
+        which = dof == d
+        result[which] = _f_table(float(quantile), float(d), top)[position[which]]
+    return np.where(finite, result, np.nan)
 
 
 def shared_residuals(f: Factorization, index: np.ndarray, Y: np.ndarray) -> np.ndarray:

@@ -309,14 +309,34 @@ class PMNFModeler:
             result = _from_single(single, l, n_params)
         else:
             result = self._multi(X, Y, (V, counts), active, usable, config, notes, names)
-        constant, terms, predicted = self._finish(result, X, Y, config)
+        constant, predicted = self._finish(result, X, Y, config)
         figures = quality_figures(Y, predicted, result.n_terms)
-        models = []
+        return self._build(keys, names, result, constant, figures, n_points, config, notes, per_series)
+
+    def _build(self, keys, names, result: Result, constant, figures, n_points, config, notes, per_series) -> list[Model]:
+        """Model objects; the Python loop over series is kept to object creation only."""
+        n_params = len(names)
         factors = [Factor(float(i), float(j)) for i, j in config.blocks]
-        for s, (callpath, metric) in enumerate(keys):
+        # One factor mapping per distinct product term, shared by the (frozen) Terms that use it;
+        # plain dicts so that models pickle and deep-copy.
+        shared: dict[tuple, dict] = {}
+
+        def factor_map(row: tuple) -> dict:
+            mapping = shared.get(row)
+            if mapping is None:
+                mapping = shared[row] = {names[l]: factors[b] for l, b in enumerate(row) if b >= 0}
+            return mapping
+
+        slots = result.terms.shape[1]
+        term_rows = [tuple(map(tuple, rows)) for rows in result.terms.reshape(len(keys), slots, n_params).tolist()]
+        coefficients = result.coefficients.tolist()
+        n_terms = result.n_terms.tolist()
+        qualities = zip(figures["rss"].tolist(), figures["ar2"].tolist(), figures["smape"].tolist(), figures["re"].tolist())
+        common = tuple(notes)
+        models = []
+        for s, ((callpath, metric), quality) in enumerate(zip(keys, qualities)):
             model_terms = tuple(
-                Term(float(coefficient), {names[l]: factors[b] for l, b in enumerate(blocks) if b >= 0})
-                for coefficient, blocks in terms[s]
+                Term(coefficients[s][1 + t], factor_map(term_rows[s][t])) for t in range(n_terms[s])
             )
             models.append(
                 Model(
@@ -325,15 +345,10 @@ class PMNFModeler:
                     parameters=names,
                     constant=float(constant[s]),
                     terms=model_terms,
-                    quality=Quality(
-                        rss=float(figures["rss"][s]),
-                        ar2=float(figures["ar2"][s]),
-                        smape=float(figures["smape"][s]),
-                        re=float(figures["re"][s]),
-                    ),
+                    quality=Quality(*quality),
                     points=int(n_points),
                     modeler=self.name,
-                    warnings=tuple(notes + per_series[s]),
+                    warnings=common + tuple(per_series[s]) if per_series[s] else common,
                 )
             )
         return models
@@ -376,7 +391,7 @@ class PMNFModeler:
         return _from_multi(fit, active, n_params)
 
     def _finish(self, result: Result, X, Y, config: Config):
-        """Constant, ``[(coefficient, blocks per parameter), ...]`` per series, and predictions."""
+        """The constant (an exact zero snapped to 0) and the predictions at the points, per series."""
         n_series, n_points = Y.shape
         n_params = X.shape[1]
         slots = result.terms.shape[1]
@@ -398,14 +413,7 @@ class PMNFModeler:
         tiny = (np.abs(constant) <= 1e-9 * scale) & (result.n_terms > 0)
         predicted = predicted - np.where(tiny, constant, 0.0)[:, None]
         constant[tiny] = 0.0
-        terms = [
-            [
-                (result.coefficients[s, 1 + t], tuple(int(b) for b in result.terms[s, t]))
-                for t in range(int(result.n_terms[s]))
-            ]
-            for s in range(n_series)
-        ]
-        return constant, terms, predicted
+        return constant, predicted
 
     def _no_model(self, key, names, notes) -> Model:
         return Model(

@@ -220,6 +220,7 @@ def _fit_shape(fit, members, Y, weights, noise, set_of, set_blocks, columns, pro
     best_score = np.full((n_members, fit.coefficients.shape[1]), np.inf)
     best_index = np.zeros((n_members, fit.coefficients.shape[1]), dtype=np.int64)
     explained = np.zeros((n_members, fit.coefficients.shape[1]), dtype=bool)
+    settled = np.zeros(n_members, dtype=bool)
     if weights is None:
         # Unweighted: one factorisation per distinct set of single-parameter models.
         order = np.argsort(set_of, kind="stable")
@@ -235,8 +236,10 @@ def _fit_shape(fit, members, Y, weights, noise, set_of, set_blocks, columns, pro
                 for start in range(0, n_sets, chunk)
             ]
         else:
-            batches = [(np.arange(start, min(n_members, start + chunk)), None) for start in range(0, n_members, chunk)]
+            pending = np.flatnonzero(~settled)
+            batches = [(pending[start : start + chunk], None) for start in range(0, pending.size, chunk)]
         for who, sets in batches:
+            who = who[~settled[who]]
             if who.size == 0:
                 continue
             if sets is None:  # weighted: one design per series
@@ -253,6 +256,8 @@ def _fit_shape(fit, members, Y, weights, noise, set_of, set_blocks, columns, pro
             scores, flags = regression.score_individual(y, gathered, criterion, part)
             index, score, any_explained = regression.prefer_explained(scores, flags, complexity[k])
             best_index[who, k], best_score[who, k], explained[who, k] = index, score, any_explained
+        # A series explained by noise (or fitted exactly) never takes more terms.
+        settled |= explained[:, k] | (best_score[:, k] <= regression.EXACT[criterion])
     chosen = regression.select_by_terms(
         best_score[:, : max_k + 1], criterion, improvement, explained[:, : max_k + 1] if noise is not None else None
     )

@@ -116,15 +116,23 @@ def full_search(
     best_index = np.zeros((n_series, max_terms + 1), dtype=np.int64)
     explained = np.zeros((n_series, max_terms + 1), dtype=bool)
     stacks = []
+    pending = np.arange(n_series)
     for k in range(limit + 1):
         hypotheses = usable_ids[combinations(usable_ids.size, k)]
         factorization = regression.factorize(design(columns, hypotheses))
-        complexity = exponent_complexity(blocks)[hypotheses].sum(axis=1)
-        index, score, explained[:, k] = regression.best_shared(
-            Y, factorization, criterion, noise, complexity, positive_terms=True
-        )
-        best_index[:, k], best_score[:, k] = index, score
         stacks.append((hypotheses, factorization))
+        if pending.size == 0:
+            continue
+        complexity = exponent_complexity(blocks)[hypotheses].sum(axis=1)
+        part = None if noise is None else regression.Noise(noise.variance[pending], noise.dof[pending])
+        index, score, flags = regression.best_shared(
+            Y[pending], factorization, criterion, part, complexity, positive_terms=True
+        )
+        best_index[pending, k], best_score[pending, k], explained[pending, k] = index, score, flags
+        # A series explained by noise (or fitted exactly) never takes more terms: stop searching
+        # it, after the one-term level (cheap, and its best is the runner-up for combinations).
+        if k >= 1:
+            pending = pending[~(explained[pending].any(axis=1) | (best_score[pending] <= regression.EXACT[criterion]).any(axis=1))]
     chosen = regression.select_by_terms(best_score, criterion, improvement, explained if noise is not None else None)
     fit = SingleFit(
         blocks=np.full((n_series, max_terms), -1, dtype=np.int64),
