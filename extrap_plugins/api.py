@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from . import executors
 from .errors import ExtrapWarning, InputError
 from .experiment import MEASURES, Experiment, SeriesGroup
 from .model import Model, ModelSet, Quality, Term
@@ -31,14 +32,22 @@ def read(
     path: str | os.PathLike | Sequence[str | os.PathLike],
     reader: str | None = None,
     *,
+    metrics: Iterable[str] = (),
+    callpaths: Iterable[str] = (),
+    executor: str = "auto",
+    jobs: int | None = None,
     host: PluginHost | None = None,
     **options: Any,
 ) -> Experiment:
     """Read measurements from a file or folder (or a list of them) into an Experiment.
 
     The reader is ``reader`` if given, else the one whose file-name pattern
-    matches, else the one whose content sniffing says yes.  ``options`` go to
-    the reader (for example ``aggregation="max"`` for CUBE).
+    matches, else the one whose content sniffing says yes.  ``metrics`` and
+    ``callpaths`` (globs) select what is kept, inside the reader when it can.
+    Inputs made of independent runs are read through ``executor``
+    (see :mod:`extrap_plugins.executors`); a broken run is skipped with a
+    warning naming it.  ``options`` go to the reader (for example
+    ``aggregation="max"`` for CUBE).
 
     Raises
     ------
@@ -50,18 +59,74 @@ def read(
     paths = [pathlib.Path(path)] if isinstance(path, (str, os.PathLike)) else [pathlib.Path(p) for p in path]
     if not paths:
         raise InputError("no input given")
+    metrics, callpaths = tuple(metrics), tuple(callpaths)
     str_options = {key: str(value) for key, value in options.items()}
-    experiments = []
     for p in paths:
         if not p.exists():
             raise InputError("no such file or folder", p)
-        info = host.reader(reader) if reader else select_reader(p, host)
-        experiment = info.read(p, dict(str_options))
-        experiment.reader = info.name
-        experiments.append(experiment)
+    infos = [host.reader(reader) if reader else select_reader(p, host) for p in paths]
+    experiments = []
+    for info, group in _by_reader(infos, paths):
+        reader_options = dict(str_options)
+        if info.filters:
+            reader_options.update(metrics=metrics, callpaths=callpaths)
+        if info.parts is not None and info.read_part is not None:
+            # All inputs of a run-splitting reader form one set (one parts call, one join).
+            experiment = _read_parts(info, group[0] if len(group) == 1 else group, reader_options, executor, jobs)
+            batch = [experiment]
+        else:
+            batch = [info.read(p, reader_options) for p in group]
+        for experiment in batch:
+            if not info.filters and (metrics or callpaths):
+                experiment = experiment.select(metrics=metrics, callpaths=callpaths)
+            experiment.reader = info.name
+            experiments.append(experiment)
     if len(experiments) == 1:
         return experiments[0]
-    return Experiment.concatenate(experiments, source=", ".join(str(p) for p in paths))
+    joined = Experiment.concatenate(experiments, source=", ".join(str(p) for p in paths))
+    joined.reader = experiments[0].reader
+    return joined
+
+
+def _by_reader(infos: list[ReaderInfo], paths: list[pathlib.Path]) -> list[tuple[ReaderInfo, list[pathlib.Path]]]:
+    """Inputs grouped by reader, in first-seen order."""
+    groups: dict[str, tuple[ReaderInfo, list[pathlib.Path]]] = {}
+    for info, p in zip(infos, paths):
+        groups.setdefault(info.name, (info, []))[1].append(p)
+    return list(groups.values())
+
+
+def _read_parts(info: ReaderInfo, path, options: dict, executor: str, jobs: int | None) -> Experiment:
+    """Read the runs of one input in parallel; skip (and warn about) broken runs."""
+    source = ", ".join(map(str, path)) if isinstance(path, list) else str(path)
+    parts = info.parts(path, options)
+    if not parts:
+        raise InputError(f"no runs found for the {info.name} reader", source)
+    kind = executors.resolve(executor, len(parts))
+    with executors.create_executor(kind, jobs) as pool:
+        results = list(executors.map_ordered(pool, _read_one_part, ((info.read_part, part, options) for part in parts)))
+    experiments = []
+    for part, (experiment, error) in zip(parts, results):
+        if error is not None:
+            warnings.warn(ExtrapWarning(f"skipped: {error}"), stacklevel=3)
+        else:
+            experiments.append(experiment)
+    if not experiments:
+        raise InputError(f"none of the {len(parts)} runs could be read", source)
+    if info.join is not None:
+        return info.join(experiments, path, options)
+    joined = Experiment.concatenate(experiments, source=source)
+    joined.notes = [note for e in experiments for note in e.notes]
+    return joined
+
+
+def _read_one_part(task) -> tuple[Experiment | None, InputError | None]:
+    """Runs in a worker: a bad run comes back as an error value, not an exception."""
+    read_part, part, options = task
+    try:
+        return read_part(part, options), None
+    except InputError as error:
+        return None, error
 
 
 def select_reader(path: pathlib.Path, host: PluginHost | None = None) -> ReaderInfo:
@@ -101,6 +166,8 @@ def model(
     metrics: Iterable[str] = (),
     callpaths: Iterable[str] = (),
     progress: Progress | None = None,
+    executor: str = "auto",
+    jobs: int | None = None,
     host: PluginHost | None = None,
     **options: Any,
 ) -> ModelSet:
@@ -116,7 +183,12 @@ def model(
     metrics, callpaths : iterables of str
         Only these metrics, and call paths matching these globs (empty: all).
     progress : callable(int), optional
-        Called with the number of series finished after each group.
+        Called with the number of series finished after each chunk.
+    executor : {"auto", "serial", "process", "mpi"}
+        Where the chunks of series are fitted (see :mod:`extrap_plugins.executors`).
+        The models are identical whatever the executor.
+    jobs : int, optional
+        Number of worker processes for ``process`` (default: the cores).
     **options
         Passed to the modeler's factory (``--option KEY=VALUE``).
 
@@ -129,23 +201,18 @@ def model(
     if measure not in MEASURES:
         raise InputError(f"unknown measure {measure!r}; expected one of {', '.join(MEASURES)}")
     info = host.modeler(modeler)
-    instance = _build_modeler(info, options)
+    instance = _build_modeler(info, options, tuple(experiment.parameter_names))
     selected = experiment.select(metrics=metrics, callpaths=callpaths)
+    chunks = [chunk for group in selected.series_groups() for chunk in split_group(group, CHUNK_SERIES)]
+    kind = executors.resolve(executor, len(chunks))
     models: list[Model] = []
-    for group in selected.series_groups():
-        if hasattr(instance, "fit_group"):
-            fitted = list(instance.fit_group(group, measure=measure))
-        else:
-            fitted = fit_per_series(instance, group, measure, info.name)
-        if len(fitted) != len(group):
-            raise RuntimeError(
-                f"modeler {info.name!r} returned {len(fitted)} models for {len(group)} series"
-            )
-        for m in fitted:
-            m.modeler = m.modeler or info.name
-        models.extend(fitted)
-        if progress is not None:
-            progress(len(group))
+    with executors.create_executor(kind, jobs) as pool:
+        done = (lambda result: progress(len(result[0]))) if progress is not None else None
+        tasks = ((instance, chunk, measure, info.name) for chunk in chunks)
+        for fitted, caught in executors.map_ordered(pool, _fit_chunk, tasks, on_done=done):
+            for warning in caught:
+                warnings.warn(warning, stacklevel=2)
+            models.extend(fitted)
     order = {(c.name, m.name): i for i, (c, m) in enumerate(
         (c, m) for c in experiment.callpaths for m in experiment.metrics)}
     models.sort(key=lambda m: order.get((m.callpath, m.metric), len(order)))
@@ -156,18 +223,53 @@ def model(
         options=dict(options),
         measure=measure,
         source=experiment.source,
+        experiment=selected,
     )
 
 
-def _build_modeler(info, options: Mapping[str, Any]):
+CHUNK_SERIES = 4096
+"""Series per piece of modelling work: fixed, so results never depend on the executor."""
+
+
+def split_group(group: SeriesGroup, size: int) -> list[SeriesGroup]:
+    """Cut a group into groups of at most ``size`` series (same points)."""
+    return [
+        SeriesGroup(group.parameters, group.points, group.keys[start:start + size], group.values[start:start + size])
+        for start in range(0, len(group), size)
+    ]
+
+
+def _fit_chunk(task) -> tuple[list[Model], list[Warning]]:
+    """Fit one chunk; runs in a worker.  Warnings travel back with the models."""
+    instance, group, measure, name = task
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if hasattr(instance, "fit_group"):
+            fitted = list(instance.fit_group(group, measure=measure))
+        else:
+            fitted = fit_per_series(instance, group, measure, name)
+    if len(fitted) != len(group):
+        raise RuntimeError(f"modeler {name!r} returned {len(fitted)} models for {len(group)} series")
+    for m in fitted:
+        m.modeler = m.modeler or name
+    return fitted, [w.message for w in caught]
+
+
+def _build_modeler(info, options: Mapping[str, Any], parameters: tuple[str, ...]):
+    """Call the modeler's factory with the user's options (and ``parameters`` if it takes them)."""
     try:
         signature = inspect.signature(info.factory)
     except (TypeError, ValueError):
         signature = None
+    if "parameters" in options:
+        raise InputError("'parameters' is not a modeler option: the experiment's parameters are passed automatically")
+    if signature is not None and "parameters" in signature.parameters:
+        options = {**options, "parameters": parameters}
     if signature is not None:
         accepts_any = any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values())
-        known = [n for n, p in signature.parameters.items() if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
-        unknown = [k for k in options if k not in known]
+        known = [n for n, p in signature.parameters.items()
+                 if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and n != "parameters"]
+        unknown = [k for k in options if k not in known and k != "parameters"]
         if unknown and not accepts_any:
             listed = ", ".join(known) or "none"
             raise InputError(
@@ -175,7 +277,7 @@ def _build_modeler(info, options: Mapping[str, Any]):
             )
     try:
         return info.factory(**options)
-    except (ValueError, TypeError) as error:
+    except (ValueError, TypeError) as error:  # option validation failed: the user's input
         raise InputError(f"modeler {info.name!r}: {error}") from error
 
 

@@ -28,6 +28,9 @@ class InputError(ExtrapError):
         self.line = line
         super().__init__(str(self))
 
+    def __reduce__(self):  # survive the trip back from a worker process
+        return (type(self), (self.message, self.path, self.line))
+
     def __str__(self) -> str:
         where = ""
         if self.path is not None:
@@ -51,6 +54,9 @@ class ExtrapWarning(UserWarning):
         self.message = message
         prefix = f"{callpath} [{metric}]: " if callpath or metric else ""
         super().__init__(prefix + message)
+
+    def __reduce__(self):  # survive the trip back from a worker process
+        return (type(self), (self.message, self.callpath, self.metric))
 
 
 class QualityWarning(ExtrapWarning):

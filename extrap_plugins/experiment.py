@@ -177,7 +177,9 @@ class Experiment:
         Parameters
         ----------
         parameters : sequence of str, length n_params
-        callpath, metric : array of str, shape (n_rows,), or one str for all rows
+        callpath, metric : array of str, shape (n_rows,), one str for all rows,
+            or a pair ``(names, codes)`` with ``codes`` an int array of shape
+            (n_rows,) indexing ``names`` (the fastest form, for readers).
             Call paths are ``->``-joined region names.
         coordinates : array_like, shape (n_rows, n_params)
         value : array_like, shape (n_rows,)
@@ -265,7 +267,7 @@ class Experiment:
 
     def points(self) -> np.ndarray:
         """All distinct coordinates, shape (n_points, n_params), sorted."""
-        return np.unique(self.coordinates, axis=0)
+        return row_codes(self.coordinates)[0]
 
     def children(self, callpath: Callpath) -> list[Callpath]:
         """The call paths directly below ``callpath`` in the call tree."""
@@ -327,15 +329,18 @@ class Experiment:
             return
         n_metrics = len(self.metrics)
         series_id = self.callpath_index.astype(np.int64) * n_metrics + self.metric_index
-        points, point_id = np.unique(self.coordinates, axis=0, return_inverse=True)
-        point_id = point_id.reshape(-1)
+        points, point_id = row_codes(self.coordinates)
         n_points = points.shape[0]
         # Which points does each series have?  One bit-set row per series.
         series, series_pos = np.unique(series_id, return_inverse=True)
         series_pos = series_pos.reshape(-1)
         present = np.zeros((series.shape[0], n_points), dtype=bool)
         present[series_pos, point_id] = True
-        patterns, pattern_of_series = np.unique(present, axis=0, return_inverse=True)
+        packed = np.packbits(present, axis=1)
+        _, first, pattern_of_series = np.unique(
+            np.ascontiguousarray(packed).view(np.dtype((np.void, packed.shape[1]))).reshape(-1),
+            return_index=True, return_inverse=True)
+        patterns = present[first]
         pattern_of_series = pattern_of_series.reshape(-1)
         # Position of each row among the repetitions of its (series, point) cell.
         cell = series_pos.astype(np.int64) * n_points + point_id
@@ -395,20 +400,56 @@ class Experiment:
 
 
 def _factorize(column, n_rows: int) -> tuple[list[str], np.ndarray]:
-    """Names in first-seen order and an int32 index per row."""
+    """Names in first-seen order and an int32 index per row.
+
+    ``column`` is one name for all rows, a sequence of names, or an already
+    factorised pair ``(names, codes)`` (what fast readers pass).
+    """
     if isinstance(column, str):
         return [column], np.zeros(n_rows, dtype=np.int32)
-    column = np.asarray(column, dtype=object).reshape(-1)
-    if column.shape[0] != n_rows:
-        raise InputError(f"expected {n_rows} names, one per value, got {column.shape[0]}")
-    if n_rows == 0:
-        return [], np.zeros(0, dtype=np.int32)
-    names, first, inverse = np.unique(column.astype(str), return_index=True, return_inverse=True)
-    # Keep the order in which the names first appear (the file's order).
-    order = np.argsort(first, kind="stable")
-    position = np.empty_like(order)
-    position[order] = np.arange(order.shape[0])
-    return [str(n) for n in names[order]], position[inverse.reshape(-1)].astype(np.int32)
+    if isinstance(column, tuple) and len(column) == 2 and not isinstance(column[0], str):
+        names, codes = [str(n) for n in column[0]], np.asarray(column[1], dtype=np.int32).reshape(-1)
+        if codes.shape[0] != n_rows:
+            raise InputError(f"expected {n_rows} codes, one per value, got {codes.shape[0]}")
+        if n_rows and (codes.min() < 0 or codes.max() >= len(names)):
+            raise InputError(f"codes must lie in 0..{len(names) - 1}")
+        return names, codes
+    if len(column) != n_rows:
+        raise InputError(f"expected {n_rows} names, one per value, got {len(column)}")
+    seen: dict = {}
+    codes = np.fromiter((seen.setdefault(name, len(seen)) for name in column), dtype=np.int32, count=n_rows)
+    return [str(name) for name in seen], codes
+
+
+def row_codes(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct rows of a float matrix and each row's index among them.
+
+    Much faster than ``np.unique(matrix, axis=0)``: each column is coded on
+    its own, then the codes are combined into one int64 key.
+
+    Parameters
+    ----------
+    matrix : ndarray, shape (n_rows, n_columns)
+
+    Returns
+    -------
+    unique : ndarray, shape (n_unique, n_columns), rows sorted lexicographically
+    inverse : ndarray of int64, shape (n_rows,)
+    """
+    n_rows, n_columns = matrix.shape
+    if n_columns == 0:
+        return np.zeros((min(n_rows, 1), 0)), np.zeros(n_rows, dtype=np.int64)
+    key = np.zeros(n_rows, dtype=np.int64)
+    radix = 1
+    for column in range(n_columns):
+        values, codes = np.unique(matrix[:, column], return_inverse=True)
+        radix *= values.shape[0]
+        if radix >= 2**62:  # too many combinations for one integer key
+            unique, inverse = np.unique(matrix, axis=0, return_inverse=True)
+            return unique, inverse.reshape(-1).astype(np.int64)
+        key = key * values.shape[0] + codes.reshape(-1)
+    keys, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    return matrix[first], inverse.reshape(-1).astype(np.int64)
 
 
 def _number_repetitions(callpath_index, metric_index, coordinates) -> np.ndarray:
@@ -416,9 +457,10 @@ def _number_repetitions(callpath_index, metric_index, coordinates) -> np.ndarray
     n_rows = coordinates.shape[0]
     if n_rows == 0:
         return np.zeros(0, dtype=np.int32)
-    keys = np.column_stack([callpath_index, metric_index, coordinates])
-    _, cell = np.unique(keys, axis=0, return_inverse=True)
-    cell = cell.reshape(-1)
+    _, point = row_codes(coordinates)
+    n_points = int(point.max()) + 1
+    n_metrics = int(metric_index.max()) + 1
+    cell = (callpath_index.astype(np.int64) * n_metrics + metric_index) * n_points + point
     order = np.argsort(cell, kind="stable")
     sorted_cell = cell[order]
     starts = np.r_[0, np.flatnonzero(np.diff(sorted_cell)) + 1]

@@ -14,9 +14,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from .experiment import Experiment
 
 
 @dataclass(frozen=True)
@@ -158,6 +161,8 @@ class ModelSet:
     options: dict = field(default_factory=dict)
     measure: str = "mean"
     source: str = ""
+    experiment: "Experiment | None" = field(default=None, repr=False, compare=False)
+    """The measurements the models were learned from (for plots and intervals)."""
 
     def __iter__(self) -> Iterator[Model]:
         return iter(self.models)

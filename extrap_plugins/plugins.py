@@ -34,6 +34,9 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "extrap_plugins.readers.json_reader",
     "extrap_plugins.readers.text_reader",
     "extrap_plugins.readers.csv_reader",
+    "extrap_plugins.readers.talpas_reader",
+    "extrap_plugins.readers.extrap_experiment_reader",
+    "extrap_plugins.readers.cube_reader",
     "extrap_plugins.modelers",
     "extrap_plugins.exporters",
 )
@@ -139,7 +142,7 @@ class PluginHost:
     def _collect(self, hook_name: str, kind: type) -> dict[str, Registered]:
         found: dict[str, Registered] = {}
         hook = getattr(self.manager.hook, hook_name)
-        for impl in reversed(hook.get_hookimpls()):  # in registration order
+        for impl in hook.get_hookimpls():  # in registration order
             plugin_name = self.manager.get_name(impl.plugin) or repr(impl.plugin)
             distribution = self.distributions.get(plugin_name, "unknown distribution")
             for info in impl.function() or []:

@@ -38,6 +38,27 @@ class ReaderInfo:
     directories : bool
         Whether the reader accepts a folder as input.
     options : mapping of option name to help text
+    parts : callable ``(path, options) -> list``, optional
+        For inputs made of independent runs (a folder of profiles): the list
+        of runs, each a picklable description (usually a path).  When the
+        user gives several inputs for this reader, ``path`` is the list of
+        them, to be read as one set.  The host
+        then reads them with ``read_part`` through the chosen executor, in
+        parallel, skips a run that raises ``InputError`` with a warning
+        naming it, and joins the rest with ``join`` (default
+        ``Experiment.concatenate``).
+    read_part : callable ``(part, options) -> Experiment``, optional
+        Reads one run from ``parts``; must be a module-level function.
+    join : callable ``(experiments, path, options) -> Experiment``, optional
+        Joins the runs read by ``read_part`` (in the order of ``parts``), in
+        the main process; default :meth:`Experiment.concatenate`.  A reader
+        uses it for checks across runs (call paths found in only some runs)
+        and to issue warnings its workers could only record.
+    filters : bool
+        Whether the reader applies the selection itself: ``options`` then
+        holds ``"metrics"`` and ``"callpaths"`` as tuples of str (names and
+        globs; empty means all), and values outside them are never
+        materialised.  Otherwise the host selects after reading.
     """
 
     name: str
@@ -47,6 +68,10 @@ class ReaderInfo:
     sniff: Callable[[pathlib.Path], bool] | None = None
     directories: bool = False
     options: Mapping[str, str] = field(default_factory=dict)
+    parts: Callable[[pathlib.Path, dict], list[Any]] | None = None
+    read_part: Callable[[Any, dict], Experiment] | None = None
+    join: Callable[[list[Experiment], pathlib.Path, dict], Experiment] | None = None
+    filters: bool = False
 
 
 @dataclass(frozen=True)
@@ -59,7 +84,10 @@ class ModelerInfo:
         What users pass to ``--modeler``.
     factory : callable ``(**options) -> modeler``
         Builds a modeler from keyword options (``--option KEY=VALUE``; values
-        arrive as int, float, bool or str).  The object it returns is either
+        arrive as int, float, bool or str).  A factory with a ``parameters``
+        argument also receives the experiment's parameter names, in order.
+        A factory raises ``ValueError`` for a bad option value, with a message
+        that says what was expected.  The object it returns is either
 
         * batched: it has ``fit_group(group: SeriesGroup, *, measure: str)
           -> list[Model]``, one model per series of the group, in order; or

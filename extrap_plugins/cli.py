@@ -1,0 +1,191 @@
+"""The command line: ``extrap-plugins model|plugins|run``.
+
+Every command is one API call plus argument parsing and printing.
+:func:`main` handles errors around :func:`program`, which does the work.
+"""
+
+from __future__ import annotations
+
+import argparse
+import enum
+import os
+import sys
+import warnings
+from typing import Sequence
+
+from . import api
+from .errors import ExtrapError, InputError, PluginError
+from .executors import EXECUTORS, MPI_LAUNCH
+from .experiment import MEASURES
+from .plugins import get_host
+
+PROG = "extrap-plugins"
+MAX_WARNINGS_SHOWN = 20
+
+
+class ExitStatus(enum.IntEnum):
+    OK = 0
+    ERROR = 1  # a bug or an unexpected failure
+    BAD_INPUT = 2  # the user's files, options or values are wrong
+    PLUGIN_ERROR = 3  # a plugin is broken or two plugins collide
+    INTERRUPTED = 130
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from . import __version__
+
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Empirical performance modeling: learn a PMNF model per call path and metric.",
+    )
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    parser.add_argument("--traceback", action="store_true", help="show the full traceback on errors")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    model = commands.add_parser("model", help="read measurements and print one model per call path and metric")
+    model.add_argument("inputs", nargs="+", metavar="INPUT", help="a file or folder of measurements (several are joined)")
+    model.add_argument("--reader", help="reader name (default: chosen by file name, then by content)")
+    model.add_argument("--reader-option", action="append", default=[], metavar="KEY=VALUE",
+                       help="an option for the reader (repeatable)")
+    model.add_argument("--modeler", default="default", help="modeler name (default: %(default)s)")
+    model.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                       help="an option for the modeler (repeatable)")
+    model.add_argument("--measure", choices=MEASURES, default="mean",
+                       help="how repetitions are reduced before fitting (default: %(default)s)")
+    model.add_argument("--metric", action="append", default=[], metavar="NAME", help="only this metric (repeatable)")
+    model.add_argument("--callpath", action="append", default=[], metavar="GLOB",
+                       help="only call paths matching this glob, e.g. 'main->*' (repeatable)")
+    model.add_argument("--export", default="text", metavar="NAME", help="exporter name (default: %(default)s)")
+    model.add_argument("--export-option", action="append", default=[], metavar="KEY=VALUE",
+                       help="an option for the exporter (repeatable)")
+    model.add_argument("-o", "--output", metavar="PATH", help="write here instead of stdout")
+    model.add_argument("--progress", choices=("auto", "on", "off"), default="auto",
+                       help="progress bar on stderr (auto: only when stderr is a terminal)")
+    model.add_argument("--executor", choices=EXECUTORS, default="auto",
+                       help="where independent work runs: serial, process (--jobs workers), or mpi "
+                            f"(start as '{MPI_LAUNCH}'); auto: process when there is enough work")
+    model.add_argument("--jobs", type=int, metavar="N", help="worker processes for --executor process")
+
+    commands.add_parser("plugins", help="list every reader, modeler and exporter and who provides it")
+    return parser
+
+
+def program(args: argparse.Namespace) -> ExitStatus:
+    if args.command == "model":
+        return _model_command(args)
+    if args.command == "plugins":
+        return _plugins_command()
+    raise AssertionError(f"unhandled command {args.command}")
+
+
+def _model_command(args: argparse.Namespace) -> ExitStatus:
+    selected = api.read(args.inputs if len(args.inputs) > 1 else args.inputs[0], reader=args.reader,
+                        metrics=args.metric, callpaths=args.callpath, executor=args.executor, jobs=args.jobs,
+                        **parse_options(args.reader_option, "--reader-option"))
+    total = len({(int(c), int(m)) for c, m in zip(selected.callpath_index, selected.metric_index)}) \
+        if len(selected) < 2_000_000 else None
+    from tqdm import tqdm
+
+    show = {"on": True, "off": False}.get(args.progress, sys.stderr.isatty())
+    with tqdm(total=total, disable=not show, file=sys.stderr, unit="series", desc="modeling") as bar:
+        model_set = api.model(selected, args.modeler, measure=args.measure, progress=bar.update,
+                              executor=args.executor, jobs=args.jobs, **parse_options(args.option, "--option"))
+    text = api.export(model_set, args.export, args.output, **parse_options(args.export_option, "--export-option"))
+    if text is not None:
+        sys.stdout.write(text)
+    return ExitStatus.OK
+
+
+def _plugins_command() -> ExitStatus:
+    from tabulate import tabulate
+
+    host = get_host()
+    rows = []
+    for kind, table in (("reader", host.readers), ("modeler", host.modelers), ("exporter", host.exporters)):
+        for name, registered in sorted(table.items()):
+            rows.append([kind, name, registered.distribution, registered.info.description])
+    sys.stdout.write(tabulate(rows, headers=["kind", "name", "provided by", "description"], tablefmt="simple") + "\n")
+    return ExitStatus.OK
+
+
+def parse_options(pairs: Sequence[str], flag: str) -> dict[str, object]:
+    """``["terms=2", "negative=true"]`` -> ``{"terms": 2, "negative": True}``.
+
+    Values become int, float or bool when they look like one, else stay text.
+    """
+    options: dict[str, object] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        key = key.strip().replace("-", "_")
+        if not sep or not key:
+            raise InputError(f"{flag} {pair!r}: expected KEY=VALUE")
+        options[key] = _convert(value.strip())
+    return options
+
+
+def _convert(value: str) -> object:
+    lowered = value.lower()
+    if lowered in ("true", "yes", "on"):
+        return True
+    if lowered in ("false", "no", "off"):
+        return False
+    for kind in (int, float):
+        try:
+            return kind(value)
+        except ValueError:
+            pass
+    return value
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI: errors become one line on stderr and an exit status, never a traceback."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    shown = [0]
+    hidden = [0]
+
+    def show_warning(message, category, filename, lineno, file=None, line=None):
+        if shown[0] < MAX_WARNINGS_SHOWN:
+            sys.stderr.write(f"{PROG}: warning: {message}\n")
+            shown[0] += 1
+        else:
+            hidden[0] += 1
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("default")
+            warnings.showwarning = show_warning
+            status = program(args)
+            if hidden[0]:
+                sys.stderr.write(f"{PROG}: warning: {hidden[0]} more warnings not shown\n")
+            return int(status)
+    except BrokenPipeError:  # the reader of our output went away (``| head``): not an error
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        return int(ExitStatus.OK)
+    except KeyboardInterrupt:
+        sys.stderr.write(f"{PROG}: interrupted\n")
+        return int(ExitStatus.INTERRUPTED)
+    except InputError as error:
+        return _fail(args, error, ExitStatus.BAD_INPUT)
+    except PluginError as error:
+        return _fail(args, error, ExitStatus.PLUGIN_ERROR)
+    except OSError as error:  # unreadable input, unwritable output
+        where = f"{error.filename}: " if error.filename else ""
+        return _fail(args, f"{where}{error.strerror or error}", ExitStatus.BAD_INPUT, error)
+    except ExtrapError as error:
+        return _fail(args, error, ExitStatus.ERROR)
+    except Exception as error:  # a bug: say so, without a traceback unless asked
+        return _fail(args, f"internal error: {type(error).__name__}: {error} "
+                           f"(run with --traceback for details)", ExitStatus.ERROR, error)
+
+
+def _fail(args, message, status: ExitStatus, error: BaseException | None = None) -> int:
+    if getattr(args, "traceback", False):
+        import traceback
+
+        traceback.print_exception(error or message)
+    sys.stderr.write(f"{PROG}: error: {message}\n")
+    return int(status)

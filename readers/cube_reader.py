@@ -1,0 +1,561 @@
+"""The ``cube`` reader: Score-P CUBE profiles become an Experiment.
+
+Input is a folder of runs, one sub-folder per run and repetition named by
+Extra-P's convention (``mm.x25y10z1.r1/profile.cubex``, see
+:mod:`extrap_plugins.readers.cube_names`), or a single ``.cubex`` file whose
+folder is named that way, or a folder of ``.cubex`` files named that way.
+
+Every metric with data is read (time, visits, bytes, PAPI counters,
+min_time/max_time, ...), exclusive by default, and its values over the
+locations (ranks, threads, GPU streams) of a run are aggregated to one value
+per call path.  Runs are the parts the host reads in parallel; a broken run
+is skipped with a warning naming its file; :func:`join` puts the runs
+together and reports call paths and metrics found in only some runs.
+
+Options (``--reader-option KEY=VALUE``):
+
+``aggregation``  weak (default) | weak_threaded | strong | max | min
+``values``       exclusive (default) | inclusive
+``pattern``      where parameters start in a folder name: a prefix or a regex
+``mapping``      a CSV ``path,<param>...[,repetition]`` for unconventional names
+``parallel``     on (default) | off: off reads all runs in one task
+``metrics``, ``callpaths``  comma-separated names and globs (the host passes
+                 ``--metric``/``--callpath`` here)
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import itertools
+import pathlib
+import warnings
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from extrap_plugins.errors import ExtrapWarning, InputError
+from extrap_plugins.experiment import Experiment, Metric
+from extrap_plugins.hookspecs import hookimpl
+from extrap_plugins.registration import ReaderInfo
+
+from .cube_names import CONVENTION, RunName, parse_run_name, read_mapping
+from .cube_tree import AGGREGATIONS
+
+OPTIONS = {
+    "aggregation": "how the locations (ranks, threads) of a run combine: weak (mean, default), "
+                   "weak_threaded (mean of non-zero), strong (sum), max or min",
+    "values": "exclusive (default, as Extra-P) or inclusive",
+    "pattern": "where parameters start in a folder name: a literal prefix or a regular expression",
+    "mapping": "a CSV file path,<param>...[,repetition] giving each run's parameters",
+    "parallel": "on (default): read runs in parallel through the executor; off: in one task",
+    "metrics": "only these metrics (comma-separated)",
+    "callpaths": "only call paths matching these globs (comma-separated)",
+}
+VALUES = ("exclusive", "inclusive")
+_TRUE = ("on", "true", "yes", "1")
+_FALSE = ("off", "false", "no", "0")
+WARNING_NOTE = "warning: "  # notes that join() turns into warnings in the main process
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The validated reader options."""
+
+    aggregation: str = "weak"
+    inclusive: bool = False
+    pattern: str | None = None
+    mapping: pathlib.Path | None = None
+    parallel: bool = True
+    metrics: tuple[str, ...] = ()
+    callpaths: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One profile to read and where it sits in the experiment (picklable, for workers)."""
+
+    path: str
+    label: str
+    parameters: tuple[str, ...]
+    values: tuple[float, ...]
+    repetition: int
+    notes: tuple[str, ...] = ()
+
+
+# ------------------------------------------------------------------ options
+def parse_options(options: dict) -> Settings:
+    """Check the reader options and turn them into :class:`Settings`.
+
+    Raises
+    ------
+    InputError
+        An unknown key (the message lists the known ones) or a bad value.
+    """
+    unknown = sorted(set(options) - set(OPTIONS))
+    if unknown:
+        hint = " (Extra-P's scaling types are aggregation=weak|weak_threaded|strong)" \
+            if {"scaling", "scaling_type"} & set(unknown) else ""
+        raise InputError(f"the cube reader has no option {', '.join(map(repr, unknown))}; "
+                         f"its options are: {', '.join(OPTIONS)}{hint}")
+    aggregation = str(options.get("aggregation", "weak")).strip().lower()
+    if aggregation not in AGGREGATIONS:
+        raise InputError(f"unknown aggregation {aggregation!r}; expected one of {', '.join(AGGREGATIONS)}")
+    values = str(options.get("values", "exclusive")).strip().lower()
+    if values not in VALUES:
+        raise InputError(f"unknown values {values!r}; expected exclusive or inclusive")
+    parallel = str(options.get("parallel", "on")).strip().lower()
+    if parallel not in _TRUE + _FALSE:
+        raise InputError(f"parallel must be on or off, got {parallel!r}")
+    mapping = options.get("mapping")
+    if mapping is not None:
+        mapping = pathlib.Path(str(mapping))
+        if not mapping.is_file():
+            raise InputError("no such mapping file", mapping)
+    pattern = options.get("pattern")
+    return Settings(
+        aggregation=aggregation,
+        inclusive=values == "inclusive",
+        pattern=None if pattern is None else str(pattern),
+        mapping=mapping,
+        parallel=parallel in _TRUE,
+        metrics=_names(options.get("metrics", ())),
+        callpaths=_names(options.get("callpaths", ())),
+    )
+
+
+def _names(value) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return tuple(part.strip() for part in value.split(",") if part.strip())
+    return tuple(str(v) for v in value)
+
+
+# --------------------------------------------------------------- find runs
+def find_runs(path: pathlib.Path | Sequence[pathlib.Path], settings: Settings) -> list[RunSpec]:
+    """Every profile of the input with its parameters and repetition.
+
+    ``path`` is a folder of runs, one ``.cubex`` file, or a list of these
+    read as one set (parameters with one value in every run are left out
+    across the whole list).  Stray files and folders beside the runs are
+    skipped with a warning each.
+
+    Raises
+    ------
+    InputError
+        No profiles, a folder name that cannot be parsed, or runs that name
+        different parameters (naming the folders).
+    """
+    if settings.mapping is not None:
+        parameters, found = _runs_from_mapping(settings.mapping)
+        return _number_runs(parameters, found)
+    paths = [pathlib.Path(path)] if isinstance(path, (str, pathlib.PurePath)) else [pathlib.Path(p) for p in path]
+    named = []
+    for one in paths:
+        if one.is_file():
+            if one.suffix.lower() != ".cubex":
+                raise InputError("not a .cubex file", one)
+            named.append((one, _file_run_name(one, settings.pattern)))
+        elif one.is_dir():
+            named.extend(_scan_folder(one, settings.pattern))
+        else:
+            raise InputError("no such file or folder", one)
+    if not named:
+        raise InputError("no input given")
+    parameters, found = _runs_from_names(named)
+    return _number_runs(parameters, found)
+
+
+def _scan_folder(folder: pathlib.Path, pattern: str | None) -> list[tuple[pathlib.Path, tuple[str, RunName]]]:
+    """(profile, (label, parsed name)) for the runs in ``folder``; warns about stray entries."""
+    runs: list[tuple[pathlib.Path, tuple[str, RunName]]] = []
+    direct: list[pathlib.Path] = []
+    for entry in sorted(folder.iterdir()):
+        if entry.name.startswith("."):
+            continue
+        if entry.is_dir():
+            profiles = _cubex_files(entry)
+            if not profiles:
+                warnings.warn(ExtrapWarning(f"{entry}: ignored, a folder without .cubex files"), stacklevel=4)
+                continue
+            parsed = parse_run_name(entry.name, pattern, str(entry))
+            runs.extend((profile, (entry.name, parsed)) for profile in profiles)
+        elif entry.suffix.lower() == ".cubex":
+            direct.append(entry)
+        else:
+            warnings.warn(ExtrapWarning(f"{entry}: ignored, neither a run folder nor a .cubex file"), stacklevel=4)
+    if direct:
+        # A run folder given directly (mm.x1y1z1/profile1.cubex, profile2.cubex): its files are repetitions.
+        # Otherwise each file names its run (app.p8.cubex).
+        try:
+            folder_run = parse_run_name(folder.name, pattern, str(folder))
+        except InputError:
+            folder_run = None
+        for profile in direct:
+            if folder_run is not None:
+                runs.append((profile, (folder.name, folder_run)))
+            else:
+                runs.append((profile, (profile.stem, parse_run_name(profile.stem, pattern, str(profile)))))
+    if not runs:
+        raise InputError(f"no CUBE profiles here: expected run folders holding .cubex files "
+                         f"({CONVENTION}/profile.cubex) or .cubex files", folder)
+    return runs
+
+
+def _file_run_name(path: pathlib.Path, pattern: str | None) -> tuple[str, RunName]:
+    """A single file is named by its folder (Score-P's layout), else by its own name."""
+    folder = path.parent.resolve()
+    try:
+        return folder.name, parse_run_name(folder.name, pattern, str(folder))
+    except InputError as folder_error:
+        try:
+            return path.stem, parse_run_name(path.stem, pattern, str(path))
+        except InputError:
+            raise folder_error from None
+
+
+def _cubex_files(folder: pathlib.Path) -> list[pathlib.Path]:
+    return sorted(f for f in folder.iterdir()
+                  if f.suffix.lower() == ".cubex" and not f.name.startswith(".") and f.is_file())
+
+
+def _runs_from_names(runs) -> tuple[tuple[str, ...], list[tuple[pathlib.Path, str, tuple[float, ...], int | None]]]:
+    """Check that every run names the same parameters, in the same order."""
+    first_profile, (first_label, first) = runs[0]
+    for profile, (label, parsed) in runs[1:]:
+        if parsed.parameters != first.parameters:
+            raise InputError(
+                f"the runs name different parameters: {label} has ({', '.join(parsed.parameters)}) but "
+                f"{first_label} has ({', '.join(first.parameters)}); every run must name the same parameters "
+                f"in the same order", profile.parent)
+    return first.parameters, [(profile, label, parsed.values, parsed.repetition) for profile, (label, parsed) in runs]
+
+
+def _runs_from_mapping(mapping: pathlib.Path):
+    parameters, rows = read_mapping(mapping)
+    found = []
+    for row in rows:
+        if row.path.is_dir():
+            profiles = _cubex_files(row.path)
+            if not profiles:
+                raise InputError(f"{row.path} holds no .cubex file", mapping, row.line)
+        elif row.path.is_file():
+            profiles = [row.path]
+        else:
+            raise InputError(f"no such file or folder: {row.path}", mapping, row.line)
+        found.extend((profile, row.path.name, row.values, row.repetition) for profile in profiles)
+    return parameters, found
+
+
+def _number_runs(parameters: tuple[str, ...], found) -> list[RunSpec]:
+    """Leave out parameters with one value everywhere; number repetitions 0, 1, ... per point.
+
+    Repetitions follow the ``.r<N>`` (or mapping) numbers, then the paths.
+    """
+    values = np.array([v for _, _, v, _ in found], dtype=np.float64).reshape(len(found), len(parameters))
+    varying = np.array([np.unique(values[:, j]).size > 1 for j in range(len(parameters))], dtype=bool)
+    notes: tuple[str, ...] = ()
+    if varying.any() and not varying.all():
+        constant = [f"{name}={values[0, j]:g}" for j, name in enumerate(parameters) if not varying[j]]
+        notes = (f"parameters with one value in every run are left out: {', '.join(constant)}",)
+        parameters = tuple(p for p, keep in zip(parameters, varying) if keep)
+        values = values[:, varying]
+    order = sorted(range(len(found)), key=lambda i: (tuple(values[i]), found[i][3] if found[i][3] is not None else -1,
+                                                     str(found[i][0])))
+    specs: list[RunSpec | None] = [None] * len(found)
+    for _, group in itertools.groupby(order, key=lambda i: tuple(values[i])):
+        for repetition, i in enumerate(group):
+            profile, label, _, _ = found[i]
+            specs[i] = RunSpec(str(profile), label, parameters, tuple(float(v) for v in values[i]), repetition, notes)
+    return specs  # type: ignore[return-value]
+
+
+# ----------------------------------------------------------------- reading
+def read_run(spec: RunSpec, settings: Settings) -> Experiment:
+    """Read one profile into an Experiment with one row per (call path, metric) that has data.
+
+    Raises
+    ------
+    InputError
+        The file is missing, truncated or corrupt (naming it).
+    """
+    from .cube_file import UnsupportedMetricType, open_profile
+
+    notes = list(spec.notes)
+    with open_profile(spec.path) as profile:
+        selected = _selected_callpaths(profile.callpaths, settings.callpaths)
+        codes, metric_codes, values, metrics = [], [], [], []
+        empty = []
+        for metric in profile.metrics:
+            if settings.metrics and metric.name not in settings.metrics:
+                continue
+            try:
+                result = profile.callpath_values(metric, settings.inclusive, settings.aggregation)
+            except UnsupportedMetricType:
+                notes.append(WARNING_NOTE + f"metric {metric.name!r} skipped: it holds {metric.data_type} values, "
+                                            "not plain numbers")
+                continue
+            if result is None:
+                empty.append(metric.name)
+                continue
+            per_callpath, has_data = result
+            rows = np.flatnonzero(has_data & selected)
+            codes.append(rows)
+            metric_codes.append(np.full(rows.size, len(metrics), dtype=np.int64))
+            values.append(per_callpath[rows])
+            metrics.append(metric.as_metric())
+        if profile.has_duplicate_callpaths:
+            n_merged = profile.tree.n_nodes - len(profile.callpaths)
+            notes.append(f"{n_merged} call-tree nodes repeat a call path (different call sites or parameters); "
+                         f"their values are combined")
+    if empty:
+        notes.append(f"metrics without data are left out: {', '.join(empty)}")
+    codes_all = np.concatenate(codes) if codes else np.zeros(0, dtype=np.int64)
+    used, callpath_codes = np.unique(codes_all, return_inverse=True)  # pre-order positions of used call paths
+    n = codes_all.size
+    experiment = Experiment.from_columns(
+        spec.parameters,
+        callpath=([profile.callpaths[i] for i in used], callpath_codes.reshape(-1)),
+        metric=([m.name for m in metrics], np.concatenate(metric_codes) if metric_codes else np.zeros(0, np.int64)),
+        coordinates=np.tile(np.asarray(spec.values, dtype=np.float64), (n, 1)),
+        value=np.concatenate(values) if values else np.zeros(0),
+        repetition=np.full(n, spec.repetition, dtype=np.int32),
+        metrics=metrics,
+        source=spec.path,
+    )
+    experiment.notes = notes
+    return experiment
+
+
+def _selected_callpaths(callpaths: Sequence[str], globs: Sequence[str]) -> np.ndarray:
+    if not globs:
+        return np.ones(len(callpaths), dtype=bool)
+    return np.fromiter((any(fnmatch.fnmatchcase(c, g) for g in globs) for c in callpaths),
+                       dtype=bool, count=len(callpaths))
+
+
+def join_runs(experiments: Sequence[Experiment], source: str, settings: Settings | None = None) -> Experiment:
+    """Put the runs of one set together, vectorised.
+
+    A (call path, metric) that has data in some runs and is absent from the
+    CUBE index of another run where the call path exists gets 0 there (CUBE
+    stores zeros by leaving them out).  Call paths or metrics found in only
+    some runs are kept where measured, with a warning note naming them.
+
+    Returns
+    -------
+    Experiment
+        Its ``notes`` hold the runs' notes (once each) and the findings;
+        those starting with :data:`WARNING_NOTE` become warnings in
+        :func:`emit_warnings`.
+    """
+    if not experiments:
+        raise InputError("no runs to join", source)
+    callpath_code: dict[str, int] = {}
+    metric_code: dict[str, int] = {}
+    metric_objects: dict[str, Metric] = {}
+    remapped_cp, remapped_m = [], []
+    for e in experiments:
+        cp_map = np.fromiter((callpath_code.setdefault(c.name, len(callpath_code)) for c in e.callpaths),
+                             dtype=np.int64, count=len(e.callpaths))
+        m_map = np.fromiter((metric_code.setdefault(m.name, len(metric_code)) for m in e.metrics),
+                            dtype=np.int64, count=len(e.metrics))
+        for m in e.metrics:
+            metric_objects.setdefault(m.name, m)
+        remapped_cp.append(cp_map[e.callpath_index] if cp_map.size else np.zeros(0, np.int64))
+        remapped_m.append(m_map[e.metric_index] if m_map.size else np.zeros(0, np.int64))
+    n_cp, n_m, n_runs = len(callpath_code), len(metric_code), len(experiments)
+    # Which call paths, metrics and series each run has.
+    cp_in_run = np.zeros((n_runs, n_cp), dtype=bool)
+    m_in_run = np.zeros((n_runs, n_m), dtype=bool)
+    series_any = np.zeros((n_cp, n_m), dtype=bool)
+    for r, (cp, m) in enumerate(zip(remapped_cp, remapped_m)):
+        cp_in_run[r, cp] = True
+        m_in_run[r, m] = True
+        series_any[cp, m] = True
+    fill_cp, fill_m, fill_run = [], [], []
+    for r, (cp, m) in enumerate(zip(remapped_cp, remapped_m)):
+        have = np.zeros((n_cp, n_m), dtype=bool)
+        have[cp, m] = True
+        missing = series_any & cp_in_run[r][:, None] & m_in_run[r][None, :] & ~have
+        if missing.any():
+            c, k = np.nonzero(missing)
+            fill_cp.append(c)
+            fill_m.append(k)
+            fill_run.append(np.full(c.size, r))
+    n_params = len(experiments[0].parameters)
+    coordinates = [e.coordinates for e in experiments]
+    repetitions = [e.repetition for e in experiments]
+    values = [e.value for e in experiments]
+    n_filled = 0
+    if fill_run:
+        run = np.concatenate(fill_run)
+        n_filled = run.size
+        remapped_cp.append(np.concatenate(fill_cp))
+        remapped_m.append(np.concatenate(fill_m))
+        values.append(np.zeros(n_filled))
+        first_row = [e.coordinates[0] if len(e) else np.zeros(n_params) for e in experiments]
+        coordinates.append(np.asarray(first_row).reshape(n_runs, n_params)[run])
+        repetitions.append(np.asarray([e.repetition[0] if len(e) else 0 for e in experiments], np.int32)[run])
+    callpath_names = list(callpath_code)
+    metric_names = list(metric_code)
+    joined = Experiment.from_columns(
+        experiments[0].parameters,
+        callpath=(callpath_names, np.concatenate(remapped_cp)),
+        metric=(metric_names, np.concatenate(remapped_m)),
+        coordinates=np.concatenate(coordinates).reshape(-1, n_params),
+        value=np.concatenate(values),
+        repetition=np.concatenate(repetitions),
+        metrics=list(metric_objects.values()),
+        source=source,
+    )
+    notes = _unique(note for e in experiments for note in e.notes)
+    if n_filled:
+        notes.append(f"{n_filled} values that a run's CUBE index leaves out (zeros) were filled in as 0")
+    notes.extend(_partial_findings(experiments, cp_in_run, m_in_run, callpath_names, metric_names))
+    joined.notes = notes
+    if settings is not None:
+        _check_selection(joined, settings, source, experiments[0].source)
+    return joined
+
+
+def _partial_findings(experiments, cp_in_run, m_in_run, callpath_names, metric_names) -> list[str]:
+    n_runs = len(experiments)
+    findings = []
+    if n_runs < 2:
+        return findings
+    counts = cp_in_run.sum(axis=0)
+    partial = np.flatnonzero(counts < n_runs)
+    if partial.size:
+        examples = ", ".join(f"{callpath_names[i]} ({counts[i]} of {n_runs} runs)" for i in partial[:3])
+        more = f" and {partial.size - 3} more" if partial.size > 3 else ""
+        findings.append(WARNING_NOTE + f"{partial.size} call paths are measured in only some runs and are kept "
+                                       f"where measured: {examples}{more}")
+    by_runs: dict[tuple[int, ...], list[str]] = {}
+    for k in np.flatnonzero(m_in_run.sum(axis=0) < n_runs):
+        by_runs.setdefault(tuple(np.flatnonzero(~m_in_run[:, k]).tolist()), []).append(metric_names[k])
+    for runs, names in by_runs.items():
+        missing = [experiments[r].source for r in runs]
+        shown = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
+        what = f"metric {names[0]!r} has" if len(names) == 1 else f"metrics {', '.join(map(repr, names))} have"
+        findings.append(WARNING_NOTE + f"{what} no data in {len(missing)} of {n_runs} runs ({shown}); "
+                                       f"kept where measured")
+    return findings
+
+
+def _check_selection(experiment: Experiment, settings: Settings, source: str, first_profile: str) -> None:
+    known = {m.name for m in experiment.metrics}
+    missing = [m for m in settings.metrics if m not in known]
+    if missing:
+        from .cube_file import open_profile
+
+        with open_profile(first_profile) as profile:  # only on this error path: what does a file declare?
+            declared = [m.name for m in profile.metrics]
+        unknown = [m for m in missing if m not in declared]
+        if unknown:
+            raise InputError(f"no metric {', '.join(map(repr, unknown))}; the metrics are {', '.join(declared)}",
+                             source)
+        raise InputError(f"metric {', '.join(map(repr, missing))} has no data in any run", source)
+    if settings.callpaths and not experiment.callpaths:
+        raise InputError(f"no call path matches {', '.join(map(repr, settings.callpaths))}", source)
+
+
+def emit_warnings(experiment: Experiment) -> Experiment:
+    """Turn the warning notes into :class:`ExtrapWarning` (once each); keep them as plain notes."""
+    plain = []
+    for note in experiment.notes:
+        if note.startswith(WARNING_NOTE):
+            note = note[len(WARNING_NOTE):]
+            warnings.warn(ExtrapWarning(note), stacklevel=3)
+        plain.append(note)
+    experiment.notes = _unique(plain)
+    return experiment
+
+
+def _unique(notes: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(notes))
+
+
+# ------------------------------------------------------- the host interface
+def parts(path: pathlib.Path | Sequence[pathlib.Path], options: dict) -> list:
+    """The runs to read: one part per profile, or one part with all of them when ``parallel=off``.
+
+    ``path`` may be a list of folders and files, read as one set.
+    """
+    settings = parse_options(options)
+    runs = find_runs(path, settings)
+    return runs if settings.parallel else [tuple(runs)]
+
+
+def read_part(part, options: dict) -> Experiment:
+    """Read one run (or, with ``parallel=off``, all runs in turn; a broken one is skipped with a note)."""
+    settings = parse_options(options)
+    if isinstance(part, RunSpec):
+        return read_run(part, settings)
+    experiments, notes = [], []
+    for spec in part:
+        try:
+            experiments.append(read_run(spec, settings))
+        except InputError as error:
+            notes.append(WARNING_NOTE + f"skipped: {error}")
+    if not experiments:
+        raise InputError(f"none of the {len(part)} runs could be read: {notes[0][len(WARNING_NOTE):]}")
+    joined = join_runs(experiments, source=str(pathlib.Path(part[0].path).parent.parent))
+    joined.notes = notes + joined.notes
+    return joined
+
+
+def join(experiments: Sequence[Experiment], path: pathlib.Path, options: dict) -> Experiment:
+    """Join the runs the host read (see :func:`join_runs`) and warn about what only some runs have."""
+    return emit_warnings(join_runs(experiments, str(path), parse_options(options)))
+
+
+def read(path: pathlib.Path | Sequence[pathlib.Path], options: dict) -> Experiment:
+    """Read a folder of runs, one ``.cubex`` file, or a list of them as one set, run after run in this process."""
+    settings = parse_options(options)
+    experiments = []
+    for spec in find_runs(path, settings):
+        try:
+            experiments.append(read_run(spec, settings))
+        except InputError as error:
+            warnings.warn(ExtrapWarning(f"skipped: {error}"), stacklevel=2)
+    source = str(path) if isinstance(path, (str, pathlib.PurePath)) else ", ".join(map(str, path))
+    if not experiments:
+        raise InputError("none of the runs could be read", source)
+    return emit_warnings(join_runs(experiments, source, settings))
+
+
+def sniff(path: pathlib.Path) -> bool:
+    """A ``.cubex`` file, or a folder holding ``.cubex`` files or run folders that do."""
+    path = pathlib.Path(path)
+    if path.is_file():
+        return path.suffix.lower() == ".cubex"
+    if not path.is_dir():
+        return False
+    for entry in itertools.islice(path.iterdir(), 200):
+        if entry.name.startswith("."):
+            continue
+        if entry.suffix.lower() == ".cubex" and entry.is_file():
+            return True
+        if entry.is_dir() and any(f.suffix.lower() == ".cubex" for f in itertools.islice(entry.iterdir(), 50)):
+            return True
+    return False
+
+
+READER = ReaderInfo(
+    name="cube",
+    read=read,
+    description="Score-P CUBE profiles: a folder of runs <app>.<name><value>...[.r<N>]/profile.cubex, or one .cubex",
+    patterns=("*.cubex",),
+    sniff=sniff,
+    directories=True,
+    options=OPTIONS,
+    parts=parts,
+    read_part=read_part,
+    filters=True,
+    join=join,
+)
+
+
+@hookimpl
+def extrap_readers():
+    return [READER]

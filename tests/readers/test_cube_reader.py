@@ -1,0 +1,410 @@
+"""The cube reader end to end: every fixture folder, Extra-P's values, options, bad input, models."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import hashlib
+import pathlib
+import warnings
+
+import numpy as np
+import pytest
+
+import extrap_plugins
+from extrap_plugins import cli
+from extrap_plugins.errors import ExtrapWarning, InputError
+from extrap_plugins.readers import cube_reader
+
+pytest.importorskip("pycubexr")
+
+DATA = pathlib.Path(__file__).parent / "data"
+MM_METRICS = ["visits", "time", "min_time", "max_time", "PAPI_FP_OPS", "PAPI_L3_TCM", "PAPI_L2_TCM"]
+MM_CALLPATHS = ["main", "main->init_mat", "main->zero_mat", "main->mat_mul"]
+
+
+@pytest.fixture
+def cube(shared_data):
+    return shared_data / "cube" / "extrap"
+
+
+def read_quietly(path, **options):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a clean set reads without any warning
+        return extrap_plugins.read(path, **options)
+
+
+def series(experiment, key=lambda name: name):
+    """{(call path, metric, point): values of every repetition}."""
+    callpaths = np.array([key(c.name) for c in experiment.callpaths], dtype=object)
+    metrics = np.array([m.name for m in experiment.metrics], dtype=object)
+    found: dict = {}
+    for c, m, point, value in zip(callpaths[experiment.callpath_index], metrics[experiment.metric_index],
+                                  map(tuple, experiment.coordinates), experiment.value):
+        found.setdefault((c, m, point), []).append(value)
+    return found
+
+
+# ------------------------------------------------------------- the fixtures
+def test_single_parameter(host, cube):
+    e = read_quietly(cube / "single_parameter")
+    assert e.reader == "cube" and e.parameter_names == ["x"]
+    assert e.points().ravel().tolist() == [1, 10, 25, 50, 100, 250, 500, 1000, 2000]
+    assert [c.name for c in e.callpaths] == MM_CALLPATHS
+    assert [(m.name, m.unit, m.kind) for m in e.metrics][:3] == [
+        ("visits", "occ", "count"), ("time", "sec", "time"), ("min_time", "sec", "time")]
+    assert [m.name for m in e.metrics] == MM_METRICS
+    assert len(e) == 9 * 4 * 7
+    assert e.notes == ["parameters with one value in every run are left out: y=1, z=1",
+                       "metrics without data are left out: bytes_put, bytes_get"]
+    _, visits = e.values_of("main->init_mat", "visits")
+    assert visits.tolist() == [2.0] * 9
+
+
+def test_multi_parameter(host, cube):
+    e = read_quietly(cube / "multi_parameter")
+    assert e.parameter_names == ["x", "y", "z"]
+    assert e.points().tolist() == [[x, y, z] for x in (1, 10, 25) for y in (1, 10, 25) for z in (1, 10, 25)]
+    assert len(e) == 27 * 4 * 7
+
+
+def test_threaded(host, cube):
+    weak = read_quietly(cube / "simple_threaded")
+    strong = read_quietly(cube / "simple_threaded", aggregation="strong")
+    assert weak.parameter_names == ["f"] and weak.points().ravel().tolist() == [1, 2, 3, 4, 5]
+    assert [c.name for c in weak.callpaths] == ["main", "main->foo", "main->bar", "main->omp parallel", "main->zero"]
+    assert [m.name for m in weak.metrics] == ["time", "visits"]
+    # 4 locations: the sum over them is 4 times their mean
+    np.testing.assert_allclose(strong.value, 4 * weak.value, rtol=1e-15)
+
+
+def test_allowed_formats_with_repetitions(host, cube):
+    e = read_quietly(cube / "allowed_formats")
+    assert e.points().tolist() == [[1, 1, 1], [1.1, 1.1, 1.1], [10, 1, 1], [20.5, 20.5, 1.5], [21.5, 21.5, 1.15],
+                                   [22.5, 22.5, 1.25], [25, 25, 1]]
+    _, time = e.values_of("main", "visits")
+    repetitions = {tuple(point): sorted(e.repetition[(e.coordinates == point).all(axis=1)
+                                                     & (e.callpath_index == 0) & (e.metric_index == 0)].tolist())
+                   for point in e.points()}
+    # profile1/profile2 in one folder, and mm.x10y1z1.r1 beside x10y1z1, are repetitions of one point
+    assert repetitions[(1.0, 1.0, 1.0)] == repetitions[(1.1, 1.1, 1.1)] == repetitions[(10.0, 1.0, 1.0)] == [0, 1]
+    assert repetitions[(25.0, 25.0, 1.0)] == [0]
+
+
+@pytest.mark.parametrize("folder, stray, reason", [
+    ("extra_file", "test_file.txt", "neither a run folder nor a .cubex file"),
+    ("extra_folder", "_test_folder", "a folder without .cubex files"),
+])
+def test_stray_entries_are_ignored_with_a_warning_naming_them(host, cube, folder, stray, reason):
+    with pytest.warns(ExtrapWarning) as caught:
+        e = extrap_plugins.read(cube / folder)
+    assert [str(w.message) for w in caught] == [f"{cube / folder / stray}: ignored, {reason}"]
+    assert e.parameter_names == ["x"] and e.points().ravel().tolist() == [1, 10]
+    assert len(e) == 2 * 4 * 7
+
+
+@pytest.mark.parametrize("folder, other", [
+    ("negative_example", "mm.x1y1wrong1 has (x, y, wrong)"),
+    ("negative_example2", "mm.y1x1z1 has (y, x, z)"),
+])
+def test_runs_naming_different_parameters_are_rejected(host, cube, folder, other):
+    with pytest.raises(InputError) as caught:
+        extrap_plugins.read(cube / folder)
+    assert str(caught.value) == (
+        f"{cube / folder / 'x10y1z1'}: the runs name different parameters: x10y1z1 has (x, y, z) but {other}; "
+        f"every run must name the same parameters in the same order")
+
+
+def test_cuda_call_site_profiles(host, cube):
+    e = read_quietly(cube / "cuda_callsite_data")
+    assert e.parameter_names == ["s"] and e.points().ravel().tolist() == [64, 128]
+    assert len(e.callpaths) == 5943
+    assert [m.name for m in e.metrics] == [
+        "visits", "time", "min_time", "max_time", "bytes_put", "gpu_mem_usage", "blocks_per_grid",
+        "threads_per_block", "threads_per_kernel", "static_shared_mem", "dynamic_shared_mem", "local_mem_total",
+        "registers_per_thread"]
+    assert len(set(zip(e.callpath_index.tolist(), e.metric_index.tolist()))) == 23842  # as many series as Extra-P
+    assert any("12 call-tree nodes repeat a call path" in note for note in e.notes)
+
+
+# ------------------------------------------------------- Extra-P's values
+REFERENCES = sorted(DATA.glob("extrap_*.csv.gz"))
+
+
+def parse_reference_name(path):
+    stem = path.name[len("extrap_"):-len(".csv.gz")]
+    stem, values = stem.rsplit("_", 1)
+    for aggregation in ("weak_threaded", "weak", "strong"):
+        if stem.endswith("_" + aggregation):
+            return stem[: -len(aggregation) - 1], aggregation, values
+    raise AssertionError(path)
+
+
+@pytest.mark.parametrize("reference", REFERENCES, ids=lambda p: p.name[len("extrap_"):-len(".csv.gz")])
+def test_values_equal_what_extrap_reads(host, cube, reference):
+    """Made by data/make_cube_reference.py with Extra-P 4.2.5; the CUDA set is sampled and its names hashed."""
+    fixture, aggregation, values = parse_reference_name(reference)
+    e = read_quietly(cube / fixture, aggregation=aggregation, values=values)
+    hashed = fixture == "cuda_callsite_data"
+    ours = series(e, (lambda name: hashlib.sha1(name.encode()).hexdigest()[:16]) if hashed else (lambda name: name))
+    with gzip.open(reference, "rt", newline="") as stream:
+        rows = list(csv.reader(stream))
+    n_params = len(rows[0]) - 6
+    assert rows[0][2:2 + n_params] == e.parameter_names
+    # Extra-P pools the values of every location and repetition; we aggregate locations per run first.  The
+    # means agree exactly; median, minimum and maximum too where a run has one location or sums them (strong).
+    all_statistics = aggregation == "strong" or fixture in ("single_parameter", "multi_parameter", "allowed_formats")
+    for row in rows[1:]:
+        key = (row[0], row[1], tuple(float(v) for v in row[2:2 + n_params]))
+        mean, median, minimum, maximum = (float(v) for v in row[2 + n_params:])
+        mine = np.array(ours[key])
+        assert mine.mean() == mean, key
+        if all_statistics:
+            assert (np.median(mine), mine.min(), mine.max()) == (median, minimum, maximum), key
+    if not hashed:
+        assert len(ours) == len(rows) - 1
+
+
+def test_inclusive_values_add_up_the_exclusive_ones(host, cube):
+    exclusive = read_quietly(cube / "single_parameter", metrics=["time"])
+    inclusive = read_quietly(cube / "single_parameter", metrics=["time"], values="inclusive")
+    _, main = inclusive.values_of("main", "time")
+    total = np.zeros(9)
+    for callpath in MM_CALLPATHS:
+        total += exclusive.values_of(callpath, "time")[1]
+    np.testing.assert_allclose(main, total, rtol=1e-12)
+
+
+# ------------------------------------------------------------ inputs, options
+def test_one_profile(host, cube):
+    e = read_quietly(cube / "cuda_callsite_data" / "gpu.s64" / "profile.cubex")
+    assert e.parameter_names == ["s"] and e.points().tolist() == [[64.0]]
+    assert len(e.callpaths) == 5943
+
+
+def test_a_list_of_profiles_is_one_set(cube):
+    root = cube / "single_parameter"
+    files = [root / f"mm.x{x}y1z1.r1" / "profile.cubex" for x in (1, 10, 25)]
+    e = cube_reader.read(files, {})
+    assert e.parameter_names == ["x"] and e.points().ravel().tolist() == [1, 10, 25]
+    assert e.notes[0] == "parameters with one value in every run are left out: y=1, z=1"
+    assert len(cube_reader.parts(files, {})) == 3
+
+
+def test_a_run_folder_given_directly_keeps_its_parameters(host, cube):
+    e = read_quietly(cube / "allowed_formats" / "mm.x1y1z1")
+    assert e.parameter_names == ["x", "y", "z"] and e.points().tolist() == [[1.0, 1.0, 1.0]]
+    assert sorted(set(e.repetition.tolist())) == [0, 1]
+
+
+def test_a_prefix_with_dots(host, cube, tmp_path):
+    for x in (1, 10, 25):
+        (tmp_path / f"my.app.v2.x{x}.r1").mkdir()
+        (tmp_path / f"my.app.v2.x{x}.r1" / "profile.cubex").symlink_to(
+            cube / "single_parameter" / f"mm.x{x}y1z1.r1" / "profile.cubex")
+    with pytest.raises(InputError, match="cannot read parameters from the folder name 'my.app.v2.x1.r1'"):
+        extrap_plugins.read(tmp_path)
+    e = read_quietly(tmp_path, pattern="my.app.v2")
+    assert e.parameter_names == ["x"] and e.points().ravel().tolist() == [1, 10, 25]
+
+
+def test_a_mapping_file(host, cube, tmp_path):
+    mapping = tmp_path / "runs.csv"
+    root = cube / "single_parameter"
+    mapping.write_text(f"path,p,n,repetition\n{root / 'mm.x1y1z1.r1'},4,100,1\n"
+                       f"{root / 'mm.x10y1z1.r1' / 'profile.cubex'},8,100,1\n{root / 'mm.x25y1z1.r1'},8,100,2\n")
+    e = read_quietly(tmp_path, reader="cube", mapping=str(mapping))  # nothing to sniff: say which reader
+    assert e.parameter_names == ["p"]  # n has one value and is left out
+    coordinates, values = e.values_of("main->init_mat", "PAPI_FP_OPS")
+    x, expected = read_quietly(root).values_of("main->init_mat", "PAPI_FP_OPS")
+    by_x = dict(zip(x.ravel().tolist(), expected.tolist()))
+    assert sorted(zip(coordinates.ravel().tolist(), values.tolist())) == sorted(
+        [(4.0, by_x[1.0]), (8.0, by_x[10.0]), (8.0, by_x[25.0])])
+    assert sorted(e.repetition.tolist()) == [0] * 56 + [1] * 28  # p=8 twice: repetitions 1 and 2 become 0 and 1
+
+
+def test_a_mapping_row_pointing_nowhere(host, tmp_path):
+    mapping = tmp_path / "runs.csv"
+    mapping.write_text("path,p\nmissing_run,4\n")
+    with pytest.raises(InputError) as caught:
+        extrap_plugins.read(tmp_path, reader="cube", mapping=str(mapping))
+    assert str(caught.value) == f"{mapping}:2: no such file or folder: {tmp_path / 'missing_run'}"
+
+
+def test_metric_and_callpath_selection_happens_in_the_reader(host, cube):
+    e = read_quietly(cube / "multi_parameter", metrics=["time", "visits"], callpaths=["main->*"])
+    assert [m.name for m in e.metrics] == ["visits", "time"]
+    assert [c.name for c in e.callpaths] == MM_CALLPATHS[1:]
+    with pytest.raises(InputError) as caught:
+        extrap_plugins.read(cube / "single_parameter", metrics=["bytes_put"])
+    assert str(caught.value) == f"{cube / 'single_parameter'}: metric 'bytes_put' has no data in any run"
+    with pytest.raises(InputError) as caught:
+        extrap_plugins.read(cube / "single_parameter", metrics=["cycles"])
+    assert str(caught.value) == (f"{cube / 'single_parameter'}: no metric 'cycles'; the metrics are visits, time, "
+                                 "min_time, max_time, bytes_put, bytes_get, PAPI_FP_OPS, PAPI_L3_TCM, PAPI_L2_TCM")
+    with pytest.raises(InputError, match=r"no call path matches 'solver\*'"):
+        extrap_plugins.read(cube / "single_parameter", callpaths=["solver*"])
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"scaling": "weak"}, "the cube reader has no option 'scaling'; its options are: aggregation, values, pattern, "
+                          "mapping, parallel, metrics, callpaths (Extra-P's scaling types are "
+                          "aggregation=weak|weak_threaded|strong)"),
+    ({"depth": "2"}, "the cube reader has no option 'depth'; its options are: aggregation, values, pattern, "
+                     "mapping, parallel, metrics, callpaths"),
+    ({"mapping": "/nonexistent/runs.csv"}, "/nonexistent/runs.csv: no such mapping file"),
+    ({"aggregation": "mean"}, "unknown aggregation 'mean'; expected one of weak, weak_threaded, strong, max, min"),
+    ({"values": "both"}, "unknown values 'both'; expected exclusive or inclusive"),
+    ({"parallel": "maybe"}, "parallel must be on or off, got 'maybe'"),
+])
+def test_bad_options(host, cube, options, message):
+    with pytest.raises(InputError) as caught:
+        extrap_plugins.read(cube / "single_parameter", **options)
+    assert str(caught.value) == message
+
+
+def test_same_experiment_however_the_runs_are_read(host, cube):
+    reference = read_quietly(cube / "multi_parameter", executor="serial")
+    for kwargs in ({"executor": "process", "jobs": 2}, {"parallel": "off"}):
+        other = read_quietly(cube / "multi_parameter", **kwargs)
+        assert [c.name for c in other.callpaths] == [c.name for c in reference.callpaths]
+        assert [m.name for m in other.metrics] == [m.name for m in reference.metrics]
+        for column in ("callpath_index", "metric_index", "coordinates", "repetition", "value"):
+            np.testing.assert_array_equal(getattr(other, column), getattr(reference, column))
+    direct = cube_reader.read(cube / "multi_parameter", {})
+    np.testing.assert_array_equal(direct.value, reference.value)
+
+
+def test_sniff(cube, tmp_path):
+    assert cube_reader.sniff(cube / "single_parameter")
+    assert cube_reader.sniff(cube / "cuda_callsite_data" / "gpu.s64")
+    assert cube_reader.sniff(cube / "cuda_callsite_data" / "gpu.s64" / "profile.cubex")
+    assert not cube_reader.sniff(tmp_path)
+    (tmp_path / "notes.txt").write_text("x")
+    assert not cube_reader.sniff(tmp_path)
+    assert not cube_reader.sniff(tmp_path / "notes.txt")
+
+
+# --------------------------------------------------------------- bad input
+def link_run(folder, name, profile):
+    (folder / name).mkdir()
+    (folder / name / "profile.cubex").symlink_to(profile)
+
+
+def test_broken_runs_are_skipped_with_a_warning_each_and_the_rest_loads(host, cube, tmp_path):
+    for x in (1, 10, 25, 50):
+        link_run(tmp_path, f"app.x{x}", cube / "single_parameter" / f"mm.x{x}y1z1.r1" / "profile.cubex")
+    good = (cube / "single_parameter" / "mm.x100y1z1.r1" / "profile.cubex").read_bytes()
+    for x, content in ((100, good[:9000]), (250, b"hello"), (500, b"")):
+        (tmp_path / f"app.x{x}").mkdir()
+        (tmp_path / f"app.x{x}" / "profile.cubex").write_bytes(content)
+    for parallel in ("on", "off"):
+        with pytest.warns(ExtrapWarning) as caught:
+            e = extrap_plugins.read(tmp_path, parallel=parallel)
+        assert sorted(str(w.message) for w in caught) == [
+            f"skipped: {tmp_path / 'app.x100' / 'profile.cubex'}: not a readable CUBE file "
+            "(damaged archive: unexpected end of data); is it truncated or corrupt?",
+            f"skipped: {tmp_path / 'app.x250' / 'profile.cubex'}: not a readable CUBE file (not a tar archive); "
+            "is it truncated or corrupt?",
+            f"skipped: {tmp_path / 'app.x500' / 'profile.cubex'}: the file is empty; expected a CUBE archive (.cubex)",
+        ]
+        assert e.points().ravel().tolist() == [1, 10, 25, 50]
+
+
+def test_nothing_readable(host, tmp_path):
+    (tmp_path / "app.x1").mkdir()
+    (tmp_path / "app.x1" / "profile.cubex").write_bytes(b"")
+    with pytest.warns(ExtrapWarning):
+        with pytest.raises(InputError, match="none of the 1 runs could be read"):
+            extrap_plugins.read(tmp_path)
+
+
+def test_a_folder_without_profiles(host, tmp_path):
+    (tmp_path / "app.x1").mkdir()
+    with pytest.warns(ExtrapWarning, match="a folder without .cubex files"):
+        with pytest.raises(InputError) as caught:
+            extrap_plugins.read(tmp_path, reader="cube")
+    assert str(caught.value) == (f"{tmp_path}: no CUBE profiles here: expected run folders holding .cubex files "
+                                 "(<prefix>.<name><value>...[.r<repetition>], e.g. app.p64.size25.r1/profile.cubex) "
+                                 "or .cubex files")
+
+
+def test_metrics_and_call_paths_of_only_some_runs_are_kept_with_warnings(host, cube, tmp_path):
+    for x in (1, 10, 25):
+        link_run(tmp_path, f"app.x{x}", cube / "single_parameter" / f"mm.x{x}y1z1.r1" / "profile.cubex")
+    other = cube / "simple_threaded" / "example.f1" / "cube-example1.cubex"
+    link_run(tmp_path, "app.x50", other)
+    with pytest.warns(ExtrapWarning) as caught:
+        e = extrap_plugins.read(tmp_path)
+    assert [str(w.message) for w in caught] == [
+        "7 call paths are measured in only some runs and are kept where measured: main->init_mat (3 of 4 runs), "
+        "main->zero_mat (3 of 4 runs), main->mat_mul (3 of 4 runs) and 4 more",
+        f"metrics 'min_time', 'max_time', 'PAPI_FP_OPS', 'PAPI_L3_TCM', 'PAPI_L2_TCM' have no data in 1 of 4 runs "
+        f"({tmp_path / 'app.x50' / 'profile.cubex'}); kept where measured",
+    ]
+    assert e.values_of("main->init_mat", "time")[0].ravel().tolist() == [1, 10, 25]
+    assert e.values_of("main->foo", "time")[0].ravel().tolist() == [50]
+    assert e.values_of("main", "time")[0].ravel().tolist() == [1, 10, 25, 50]
+
+
+@pytest.mark.parametrize("executor", ["serial", "process"])
+def test_metrics_without_plain_numbers_are_skipped_with_one_warning_each_even_from_workers(
+        host, shared_data, tmp_path, executor):
+    profile = shared_data / "cube" / "pycubexr" / "test_only_files" / "cube-values_example.cubex"
+    for x in range(1, 6):
+        link_run(tmp_path, f"app.x{x}", profile)
+    with pytest.warns(ExtrapWarning) as caught:
+        e = extrap_plugins.read(tmp_path, executor=executor, jobs=2)
+    assert [str(w.message) for w in caught] == [
+        f"metric {name!r} skipped: it holds {kind} values, not plain numbers" for name, kind in (
+            ("RATE", "RATE"), ("TAU_ATOMIC", "TAU_ATOMIC"), ("HISTOGRAM5", "HISTOGRAM(5)"),
+            ("NDOUBLES10", "NDOUBLES(10)"), ("SCALE_FUNC3", "SCALE_FUNC"), ("COMPLEX", "COMPLEX"),
+            ("TAU_ATOMIC2", "TAU_ATOMIC"))]
+    assert [m.name for m in e.metrics] == ["INT8", "UINT8", "INT16", "UINT16", "INT32", "UINT32", "INT64", "UINT64",
+                                           "DOUBLE", "MINDOUBLE", "MAXDOUBLE"]
+    # exclusive INT8 of main is 1 - 5 - 9 at location 0 ... the mean over the 4 locations
+    assert e.values_of("main", "INT8")[1].tolist() == [-14.5] * 5
+
+
+def test_a_value_missing_from_one_runs_index_is_a_zero(host):
+    def run(x, rows):
+        e = extrap_plugins.Experiment.from_columns(
+            ["x"], callpath=[c for c, _, _ in rows], metric=[m for _, m, _ in rows],
+            coordinates=[[x]] * len(rows), value=[v for _, _, v in rows], repetition=[0] * len(rows),
+            source=f"app.x{x}/profile.cubex")
+        return e
+
+    a = run(1, [("main", "time", 1.0), ("main", "bytes", 8.0), ("main->f", "time", 0.5)])
+    b = run(2, [("main", "time", 2.0), ("main->f", "time", 1.0), ("main->f", "bytes", 4.0)])
+    joined = cube_reader.join_runs([a, b], "set")
+    for callpath, expected in (("main", [(1.0, 8.0), (2.0, 0.0)]), ("main->f", [(1.0, 0.0), (2.0, 4.0)])):
+        x, values = joined.values_of(callpath, "bytes")
+        assert sorted(zip(x.ravel().tolist(), values.tolist())) == expected
+    assert joined.notes == ["2 values that a run's CUBE index leaves out (zeros) were filled in as 0"]
+
+
+# ------------------------------------------------------------------ models
+@pytest.mark.parametrize("folder, parameters", [
+    ("single_parameter", ("x",)), ("multi_parameter", ("x", "y", "z")), ("simple_threaded", ("f",))])
+def test_every_series_gets_a_model(host, cube, folder, parameters):
+    experiment = read_quietly(cube / folder)
+    models = extrap_plugins.model(experiment)
+    assert models.parameters == parameters
+    assert len(models.models) == len(set(zip(experiment.callpath_index.tolist(), experiment.metric_index.tolist())))
+    if folder == "single_parameter":
+        visits = next(m for m in models.models if (m.callpath, m.metric) == ("main->init_mat", "visits"))
+        assert visits.predict({"x": 10_000}) == pytest.approx(2.0)
+
+
+def test_command_line(host, cube, capsys):
+    status = cli.main(["model", str(cube / "single_parameter"), "--reader-option", "aggregation=strong",
+                       "--metric", "visits", "--executor", "serial"])
+    out, err = capsys.readouterr()
+    assert status == 0 and err == ""
+    assert [line.split()[:2] for line in out.splitlines()[2:]] == [[c, "visits"] for c in MM_CALLPATHS]
+    status = cli.main(["model", str(cube / "negative_example")])
+    out, err = capsys.readouterr()
+    assert status == 2 and out == ""
+    assert err == (f"extrap-plugins: error: {cube / 'negative_example' / 'x10y1z1'}: the runs name different "
+                   "parameters: x10y1z1 has (x, y, z) but mm.x1y1wrong1 has (x, y, wrong); every run must name the "
+                   "same parameters in the same order\n")

@@ -1,0 +1,131 @@
+"""The Python API: reader selection, modelling, per-series adapter."""
+
+import types
+
+import numpy as np
+import pytest
+
+import extrap_plugins
+from extrap_plugins import InputError, ModelerInfo, ReaderInfo, hookimpl
+from extrap_plugins.api import select_reader
+
+
+def reader(name, patterns=(), sniff=None, directories=False):
+    def read(path, options):
+        return extrap_plugins.Experiment.from_columns(["p"], callpath=name, metric="time",
+                                                      coordinates=[[1], [2]], value=[1.0, 2.0], source=str(path))
+
+    return ReaderInfo(name, read, patterns=patterns, sniff=sniff, directories=directories)
+
+
+def register(host, *infos):
+    plugin = types.ModuleType("test_readers")
+    plugin.extrap_readers = hookimpl(lambda: list(infos))
+    host.register(plugin, "test_readers")
+
+
+@pytest.fixture
+def file(tmp_path):
+    path = tmp_path / "run.dat"
+    path.write_text("MAGIC 1\n")
+    return path
+
+
+def test_pattern_wins_when_one_reader_claims_the_name(host, file):
+    register(host, reader("dat", patterns=("*.DAT",)), reader("other", sniff=lambda p: True))
+    assert select_reader(file).name == "dat"
+
+
+def test_sniffing_decides_between_readers_claiming_the_same_name(host, file):
+    register(host, reader("a", ("*.dat",), sniff=lambda p: p.read_text().startswith("MAGIC")),
+             reader("b", ("*.dat",), sniff=lambda p: False))
+    assert select_reader(file).name == "a"
+
+
+def test_several_matches_is_an_error_listing_them(host, file):
+    register(host, reader("a", ("*.dat",), sniff=lambda p: True), reader("b", ("*.dat",), sniff=lambda p: True))
+    with pytest.raises(InputError) as error:
+        select_reader(file)
+    assert str(error.value) == f"{file}: several readers can read this input (a, b); choose one with --reader"
+
+
+def test_a_sniffer_that_raises_counts_as_no(host, file):
+    def broken(path):
+        raise RuntimeError("sniffer bug")
+
+    register(host, reader("a", sniff=broken), reader("b", sniff=lambda p: True))
+    assert select_reader(file).name == "b"
+
+
+def test_folders_go_only_to_readers_that_take_folders(host, tmp_path):
+    register(host, reader("files", sniff=lambda p: True), reader("folders", sniff=lambda p: True, directories=True))
+    assert select_reader(tmp_path).name == "folders"
+
+
+def test_read_several_inputs_joins_them(host, tmp_path):
+    register(host, reader("dat", ("*.dat",)))
+    for name in ("a.dat", "b.dat"):
+        (tmp_path / name).write_text("")
+    experiment = extrap_plugins.read([tmp_path / "a.dat", tmp_path / "b.dat"])
+    assert len(experiment) == 4 and experiment.repetition.tolist() == [0, 0, 0, 0]
+
+
+def test_model_orders_models_as_the_experiment(host):
+    p = np.array([1.0, 2, 4, 8, 16])
+    e = extrap_plugins.Experiment.from_columns(
+        ["p"], callpath=["z"] * 5 + ["a"] * 5 + ["z"] * 5, metric=["time"] * 10 + ["visits"] * 5,
+        coordinates=np.r_[p, p, p][:, None], value=np.r_[p, 2 * p, 3 * p])
+    models = extrap_plugins.model(e)
+    assert [(m.callpath, m.metric) for m in models] == [("z", "time"), ("z", "visits"), ("a", "time")]
+    assert models.experiment is not None and len(models.experiment) == 15
+
+
+def test_unknown_measure_is_bad_input(host):
+    e = extrap_plugins.Experiment.from_columns(["p"], callpath="a", metric="t", coordinates=[[1]], value=[1.0])
+    with pytest.raises(InputError, match="unknown measure 'average'; expected one of mean, median, minimum, maximum"):
+        extrap_plugins.model(e, measure="average")
+
+
+def test_per_series_modeler_without_pmnf_uses_its_predict_and_formula(host):
+    class Step:
+        formula_ = "step at p = 4"
+
+        def fit(self, X, y):
+            self.low_, self.high_ = y[X[:, 0] < 4].mean(), y[X[:, 0] >= 4].mean()
+            return self
+
+        def predict(self, X):
+            return np.where(X[:, 0] < 4, self.low_, self.high_)
+
+    plugin = types.ModuleType("step")
+    plugin.extrap_modelers = hookimpl(lambda: [ModelerInfo("step", Step)])
+    host.register(plugin, "step")
+    e = extrap_plugins.Experiment.from_columns(["p"], callpath="a", metric="t", coordinates=[[1], [2], [4], [8]],
+                                               value=[1.0, 1.0, 5.0, 5.0])
+    (m,) = extrap_plugins.model(e, "step")
+    assert m.function == "step at p = 4" and m.quality.rss == 0.0
+    assert m.predict({"p": 100}) == 5.0
+
+
+def read_run(part, options):
+    """A module-level read_part (workers import it by name)."""
+    if "broken" in part.name:
+        raise InputError("truncated file", part / "profile.dat")
+    p = float(part.name.split(".p")[1])
+    keep = [c for c in ("main", "main->solve") if not options["callpaths"] or c in options["callpaths"]]
+    return extrap_plugins.Experiment.from_columns(
+        ["p"], callpath=keep, metric="time", coordinates=[[p]] * len(keep), value=[p] * len(keep), source=str(part))
+
+
+@pytest.mark.parametrize("executor", ["serial", "process"])
+def test_runs_are_read_in_parallel_and_a_broken_run_is_skipped_with_a_warning(host, tmp_path, executor):
+    for name in ("app.p1", "app.p2", "app.broken", "app.p4"):
+        (tmp_path / name).mkdir()
+    info = ReaderInfo("runs", read=None, directories=True, sniff=lambda p: True, filters=True,
+                      parts=lambda path, options: sorted(path.iterdir()), read_part=read_run)
+    register(host, info)
+    with pytest.warns(extrap_plugins.ExtrapWarning) as caught:
+        experiment = extrap_plugins.read(tmp_path, callpaths=["main->solve"], executor=executor, jobs=2)
+    assert [str(w.message) for w in caught] == [f"skipped: {tmp_path / 'app.broken' / 'profile.dat'}: truncated file"]
+    assert sorted(experiment.coordinates[:, 0].tolist()) == [1.0, 2.0, 4.0]
+    assert [c.name for c in experiment.callpaths] == ["main->solve"]

@@ -1,0 +1,161 @@
+"""The command line, in process (exact messages and exit codes) and as a real subprocess."""
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import types
+import warnings
+
+import numpy as np
+import pytest
+
+import extrap_plugins
+from extrap_plugins import ModelerInfo, ReaderInfo, hookimpl
+from extrap_plugins.cli import ExitStatus, main, parse_options
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "examples" / "stencil.jsonl"
+
+
+def run_cli(*args, env=None):
+    environment = {**os.environ, "EXTRAP_PLUGINS_NO_AUTOLOAD": "1", **(env or {})}
+    return subprocess.run([sys.executable, "-m", "extrap_plugins", *map(str, args)], capture_output=True,
+                          text=True, cwd=ROOT, env=environment, timeout=120)
+
+
+@pytest.fixture
+def numbers_reader(host, tmp_path):
+    """A reader for ``*.nums`` files: one 'p value' pair per line."""
+
+    def read(path, options):
+        p, value = np.loadtxt(path, ndmin=2).T
+        return extrap_plugins.Experiment.from_columns(["p"], callpath="main", metric="time",
+                                                      coordinates=p[:, None], value=value, source=str(path))
+
+    plugin = types.ModuleType("numbers")
+    plugin.extrap_readers = hookimpl(lambda: [ReaderInfo("numbers", read, patterns=("*.nums",))])
+    host.register(plugin, "numbers")
+    path = tmp_path / "linear.nums"
+    path.write_text("".join(f"{p} {3 + 2 * p}\n" for p in (1, 2, 4, 8, 16)))
+    return path
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["--version"])
+    assert exit_.value.code == 0
+    assert capsys.readouterr().out == f"extrap-plugins {extrap_plugins.__version__}\n"
+
+
+def test_plugins_lists_every_plugin_with_its_distribution(host, capsys):
+    assert main(["plugins"]) == ExitStatus.OK
+    rows = [line.split()[:3] for line in capsys.readouterr().out.splitlines()[2:]]
+    assert ["exporter", "json", "extrap-plugins"] in rows
+    assert ["modeler", "default", "extrap-plugins"] in rows
+
+
+def test_model_prints_a_table(numbers_reader, capsys):
+    assert main(["model", str(numbers_reader)]) == ExitStatus.OK
+    out = capsys.readouterr().out.splitlines()
+    assert out[2].split()[:5] == ["main", "time", "3", "+", "2"]
+
+
+def test_model_writes_json_to_a_file(numbers_reader, tmp_path, capsys):
+    target = tmp_path / "out.json"
+    assert main(["model", str(numbers_reader), "--export", "json", "-o", str(target)]) == ExitStatus.OK
+    assert capsys.readouterr().out == ""
+    (model,) = json.loads(target.read_text())["models"]
+    assert model["callpath"] == "main" and model["terms"][0]["coefficient"] == pytest.approx(2.0)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["model", "missing.nums"], "missing.nums: no such file or folder"),
+    (["model", "{nums}", "--option", "terms"], "--option 'terms': expected KEY=VALUE"),
+    (["model", "{nums}", "--modeler", "magic"], "unknown modeler 'magic'; the modelers are: default"),
+    (["model", "{nums}", "--export", "pdf"], "unknown exporter 'pdf'; the exporters are: csv, json, text"),
+    (["model", "{nums}", "--metric", "bytes"], "{nums}: no metric 'bytes'; the metrics are time"),
+    (["model", "{nums}", "--option", "terms=2"], "modeler 'default' has no option 'terms'; its options are: none"),
+    (["model", "{nums}", "-o", "/nonexistent/out.txt"], "/nonexistent/out.txt: the folder for the output does not exist"),
+])
+def test_bad_input_is_one_line_and_exit_2(numbers_reader, capsys, args, message):
+    args = [a.replace("{nums}", str(numbers_reader)) for a in args]
+    assert main(args) == ExitStatus.BAD_INPUT
+    err = capsys.readouterr().err
+    assert err == f"extrap-plugins: error: {message.replace('{nums}', str(numbers_reader))}\n"
+
+
+def test_an_unrecognised_file_lists_the_readers(host, tmp_path, capsys):
+    path = tmp_path / "notes.xyz"
+    path.write_text("hello\n")
+    assert main(["model", str(path)]) == ExitStatus.BAD_INPUT
+    err = capsys.readouterr().err
+    assert err.startswith(f"extrap-plugins: error: {path}: no reader recognises this input; choose one with --reader (readers: ")
+
+
+def test_a_crashing_modeler_is_an_internal_error_without_traceback(numbers_reader, host, capsys):
+    class Crash:
+        def fit_group(self, group, measure="mean"):
+            raise RuntimeError("boom")
+
+    plugin = types.ModuleType("crash")
+    plugin.extrap_modelers = hookimpl(lambda: [ModelerInfo("crash", Crash)])
+    host.register(plugin, "crash")
+    assert main(["model", str(numbers_reader), "--modeler", "crash"]) == ExitStatus.ERROR
+    err = capsys.readouterr().err
+    assert err == "extrap-plugins: error: internal error: RuntimeError: boom (run with --traceback for details)\n"
+
+
+def test_warnings_name_the_series_and_go_to_stderr(numbers_reader, host, capsys):
+    class Warn:
+        def fit(self, X, y):
+            warnings.warn("only 5 points")
+            self.constant_, self.terms_ = float(y.mean()), []
+            return self
+
+        def predict(self, X):
+            return np.full(len(X), self.constant_)
+
+    plugin = types.ModuleType("warn")
+    plugin.extrap_modelers = hookimpl(lambda: [ModelerInfo("warn", Warn)])
+    host.register(plugin, "warn")
+    assert main(["model", str(numbers_reader), "--modeler", "warn"]) == ExitStatus.OK
+    assert capsys.readouterr().err == "extrap-plugins: warning: main [time]: only 5 points\n"
+
+
+def test_parse_options_converts_values():
+    assert parse_options(["terms=2", "negative=true", "eps=0.5", "exponents=0,1/2,1", "max-terms=3"], "--option") == {
+        "terms": 2, "negative": True, "eps": 0.5, "exponents": "0,1/2,1", "max_terms": 3}
+
+
+# --------------------------------------------------------------- end to end
+def test_readme_example_runs_end_to_end():
+    result = run_cli("model", EXAMPLE)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    callpaths = [line.split()[0] for line in lines[2:] if line.strip() and not line.startswith(" ")]
+    assert callpaths[:7] == ["main", "main->setup", "main->compute", "main->halo_exchange",
+                             "main->halo_exchange", "main->allreduce", "main->allreduce"]
+
+
+def test_example_plugin_is_discovered_through_its_entry_point(tmp_path):
+    target = tmp_path / "site"
+    install = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
+         "--target", str(target), str(ROOT / "examples" / "plugin-modeler")],
+        capture_output=True, text=True, timeout=300)
+    assert install.returncode == 0, install.stderr
+    env = {"PYTHONPATH": str(target), "EXTRAP_PLUGINS_NO_AUTOLOAD": "0", "EXTRAP_PLUGINS_STRICT": "1"}
+    listing = run_cli("plugins", env=env)
+    assert listing.returncode == 0, listing.stderr
+    assert ["modeler", "powerlaw", "extrap-powerlaw"] in [line.split()[:3] for line in listing.stdout.splitlines()]
+    result = run_cli("model", EXAMPLE, "--modeler", "powerlaw", "--callpath", "main->halo_exchange",
+                     "--metric", "bytes_sent", "--export", "json", env=env)
+    assert result.returncode == 0, result.stderr
+    (model,) = json.loads(result.stdout)["models"]
+    assert model["modeler"] == "powerlaw"
+    (term,) = model["terms"]
+    assert term["coefficient"] == pytest.approx(64.0)
+    assert term["factors"]["n"]["exponent"] == pytest.approx(0.5)
+    assert term["factors"]["p"]["exponent"] == pytest.approx(0.0, abs=1e-9)

@@ -1,0 +1,93 @@
+import numpy as np
+import pytest
+
+from extrap_plugins import Callpath, Experiment, InputError, Metric
+
+
+def make(rows):
+    """rows: (callpath, metric, p, value) tuples."""
+    callpath, metric, p, value = zip(*rows)
+    return Experiment.from_columns(["p"], callpath=list(callpath), metric=list(metric),
+                                   coordinates=np.array(p, dtype=float)[:, None], value=value)
+
+
+def test_names_keep_file_order_and_repetitions_are_numbered():
+    e = make([("main->b", "time", 1, 5.0), ("main", "time", 1, 1.0), ("main->b", "time", 1, 6.0),
+              ("main", "visits", 2, 3.0)])
+    assert [c.name for c in e.callpaths] == ["main->b", "main"]
+    assert [m.name for m in e.metrics] == ["time", "visits"]
+    assert e.repetition.tolist() == [0, 0, 1, 0]
+
+
+def test_callpath_tree():
+    assert Callpath("main->solve->MPI_Allreduce").parent == Callpath("main->solve")
+    assert Callpath("main").parent is None
+    assert Callpath("main->solve").region == "solve"
+    e = make([("main", "t", 1, 1.0), ("main->a", "t", 1, 1.0), ("main->b", "t", 1, 1.0), ("main->a->x", "t", 1, 1.0)])
+    assert e.children(Callpath("main")) == [Callpath("main->a"), Callpath("main->b")]
+    assert e.roots() == [Callpath("main")]
+
+
+def test_series_groups_share_points_and_pad_missing_repetitions_with_nan():
+    e = make([("a", "t", 1, 1.0), ("a", "t", 1, 3.0), ("a", "t", 2, 2.0),
+              ("b", "t", 1, 10.0), ("b", "t", 2, 20.0),
+              ("c", "t", 1, 7.0)])
+    groups = list(e.series_groups())
+    assert [[k[0].name for k in g.keys] for g in groups] == [["a", "b"], ["c"]]
+    first = groups[0]
+    assert first.points.tolist() == [[1.0], [2.0]]
+    assert first.values.shape == (2, 2, 2)
+    np.testing.assert_array_equal(first.reduce("mean"), [[2.0, 2.0], [10.0, 20.0]])
+    np.testing.assert_array_equal(first.reduce("minimum"), [[1.0, 2.0], [10.0, 20.0]])
+    np.testing.assert_array_equal(first.repetitions(), [[2, 1], [1, 1]])
+
+
+def test_a_million_rows_group_in_seconds():
+    rng = np.random.default_rng(0)
+    n_series, n_points, n_reps = 20_000, 10, 5
+    series = np.repeat(np.arange(n_series), n_points * n_reps)
+    p = np.tile(np.repeat(2.0 ** np.arange(n_points), n_reps), n_series)
+    e = Experiment.from_columns(["p"], callpath=series.astype(str), metric="time",
+                                coordinates=p[:, None], value=rng.random(series.shape[0]))
+    groups = list(e.series_groups())
+    assert len(groups) == 1 and groups[0].values.shape == (n_series, n_points, n_reps)
+
+
+def test_select_by_metric_and_glob():
+    e = make([("main", "time", 1, 1.0), ("main->a", "time", 1, 2.0), ("main->a", "visits", 1, 3.0)])
+    s = e.select(metrics=["time"], callpaths=["main->*"])
+    assert s.value.tolist() == [2.0]
+    with pytest.raises(InputError, match="no metric 'bytes'; the metrics are time, visits"):
+        e.select(metrics=["bytes"])
+    with pytest.raises(InputError, match="no call path matches 'solve'"):
+        e.select(callpaths=["solve"])
+
+
+def test_bad_shapes_say_what_was_expected():
+    with pytest.raises(InputError, match=r"expected coordinates of shape \(3, 2\)"):
+        Experiment.from_columns(["p", "n"], callpath="a", metric="t", coordinates=[[1], [2], [3]], value=[1, 2, 3])
+
+
+def test_concatenate_joins_runs_and_rejects_other_parameters():
+    a = Experiment.from_columns(["p"], callpath="main", metric="time", coordinates=[[1]], value=[1.0], source="a")
+    b = Experiment.from_columns(["p"], callpath="main->x", metric="time", coordinates=[[2]], value=[2.0], source="b",
+                                metrics=[Metric("time", "sec", "time")])
+    joined = Experiment.concatenate([a, b])
+    assert [c.name for c in joined.callpaths] == ["main", "main->x"]
+    assert joined.metrics[0].unit == "sec"
+    c = Experiment.from_columns(["n"], callpath="main", metric="time", coordinates=[[1]], value=[1.0], source="c")
+    with pytest.raises(InputError, match=r"c: parameters \['n'\] differ from \['p'\] in a"):
+        Experiment.concatenate([a, c])
+
+
+def test_precoded_names_and_two_parameter_grouping():
+    p, n = np.meshgrid([1.0, 2, 4, 8, 16], [10.0, 20, 30, 40, 50], indexing="ij")
+    coords = np.column_stack([p.ravel(), n.ravel()])
+    e = Experiment.from_columns(["p", "n"], callpath=(["a", "b"], np.repeat([0, 1], 25)), metric="time",
+                                coordinates=np.vstack([coords, coords]), value=np.arange(50.0))
+    (group,) = list(e.series_groups())
+    assert group.points.shape == (25, 2)
+    assert group.points[:3].tolist() == [[1.0, 10.0], [1.0, 20.0], [1.0, 30.0]]
+    assert group.reduce()[1, 0] == 25.0
+    with pytest.raises(InputError, match="codes must lie in 0..1"):
+        Experiment.from_columns(["p"], callpath=(["a", "b"], [0, 2]), metric="t", coordinates=[[1], [2]], value=[1, 2])
