@@ -296,6 +296,13 @@ class PMNFModeler:
                     f"parameter {name} has values of zero or below: only whole-number powers are tried for it"
                 )
             usable.append(mask)
+        for a, b in confounded(X, active):
+            active.remove(b)
+            notes.append(
+                f"parameters {names[a]} and {names[b]} change together at every point (each value of one "
+                f"comes with a single value of the other): their effects cannot be told apart, so "
+                f"{names[b]} is left out and {names[a]} stands for both"
+            )
         per_series = [list() for _ in range(n_series)]
         all_zero = np.all(Y == 0, axis=1)
         for s in np.flatnonzero(all_zero):
@@ -476,6 +483,27 @@ def project_variance(line, V: np.ndarray, counts: np.ndarray) -> tuple[np.ndarra
     contributing = (line.weights > 0).astype(float)
     pooled = np.maximum(counts - 1, 0) @ contributing.T
     return projected, pooled + 1
+
+
+def confounded(X: np.ndarray, active: list[int]) -> list[tuple[int, int]]:
+    """Pairs of parameters whose values determine each other at every point.
+
+    Returns ``(kept, dropped)`` pairs: for each group of such parameters the
+    first is kept.  ``X`` has shape (n_points, n_params).
+    """
+    pairs, dropped = [], set()
+    for i, a in enumerate(active):
+        if a in dropped:
+            continue
+        n_a = np.unique(X[:, a]).size
+        for b in active[i + 1 :]:
+            if b in dropped:
+                continue
+            n_pairs = np.unique(X[:, [a, b]], axis=0).shape[0]
+            if n_pairs == n_a == np.unique(X[:, b]).size:
+                pairs.append((a, b))
+                dropped.add(b)
+    return pairs
 
 
 def line_note(line, x, name: str) -> str:

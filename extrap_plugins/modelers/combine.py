@@ -274,7 +274,10 @@ def _fit_shape(fit, members, Y, weights, noise, set_of, set_blocks, columns, pro
         chosen_values = np.take_along_axis(values, hypothesis[:, :, None], axis=1) if k else values[:, :0]
         A = np.concatenate([np.ones((who.size, n_points, 1)), chosen_values.transpose(0, 2, 1)], axis=2)
         w = np.ones((who.size, n_points)) if weights is None else weights[who]
-        coefficients = regression.solve(regression.factorize(A * w[:, :, None]), Y[who] * w)
+        if k:
+            coefficients = regression.solve(regression.factorize(A * w[:, :, None]), Y[who] * w)
+        else:  # the constant alone is the mean, exactly
+            coefficients = Y[who].mean(axis=1, keepdims=True)
         fit.coefficients[members[who], : k + 1] = coefficients
         for t in range(k):
             choice = products[hypothesis[:, t]]  # (n_who, n_params)

@@ -64,7 +64,10 @@ class ExhaustiveModeler(PMNFModeler):
             if who.size == 0:
                 continue
             index = best_index[who, k]
-            coefficients[who, : k + 1] = regression.solve(regression.take(f, index), Y[who])
+            if k:
+                coefficients[who, : k + 1] = regression.solve(regression.take(f, index), Y[who])
+            else:  # the constant alone is the mean, exactly
+                coefficients[who, :1] = Y[who].mean(axis=1, keepdims=True)
             terms[who[:, None], np.arange(k)[None, :], a] = hypotheses[k][index, :, 0]
             terms[who[:, None], np.arange(k)[None, :], b] = hypotheses[k][index, :, 1]
         return Result(terms, coefficients, chosen)

@@ -347,6 +347,7 @@ def _fill(fit: SingleFit, members, hypotheses, factorization, index, Y) -> None:
         factorization.Q[index], factorization.R[index], factorization.scale[index],
         factorization.leverage[index], factorization.valid[index],
     )
-    coefficients = regression.solve(chosen, Y[members])
+    # The constant alone is the mean, exactly.
+    coefficients = regression.solve(chosen, Y[members]) if k else Y[members].mean(axis=1, keepdims=True)
     fit.blocks[members, :k] = hypotheses
     fit.coefficients[members, : k + 1] = coefficients
