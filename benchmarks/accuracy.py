@@ -180,18 +180,27 @@ def make_case(name, n, rng, exponents):
 
 # ---------------------------------------------------------------- running
 def experiment_of(case: Case) -> extrap_plugins.Experiment:
-    callpath, coordinates, value = [], [], []
-    for k, (X, V) in enumerate(zip(case.points, case.values)):
-        reps = V.shape[1]
-        callpath.append(np.full(X.shape[0] * reps, f"f{k:06d}", dtype=object))
-        coordinates.append(np.repeat(X, reps, axis=0))
-        value.append(V.reshape(-1))
-    return extrap_plugins.Experiment.from_columns(
-        list(case.parameters),
-        callpath=np.concatenate(callpath),
-        metric="time",
-        coordinates=np.concatenate(coordinates),
-        value=np.concatenate(value),
+    """The functions as one Experiment, call paths f000000, f000001, ...
+
+    Built from integer index columns (the dataclass constructor), so that a
+    hundred thousand series do not need ten million call-path strings.
+    """
+    from extrap_plugins.experiment import Callpath, Metric, Parameter
+
+    sizes = np.array([X.shape[0] * V.shape[1] for X, V in zip(case.points, case.values)])
+    coordinates = np.concatenate([np.repeat(X, V.shape[1], axis=0) for X, V in zip(case.points, case.values)])
+    value = np.concatenate([V.reshape(-1) for V in case.values])
+    repetition = np.concatenate([np.tile(np.arange(V.shape[1], dtype=np.int32), X.shape[0])
+                                 for X, V in zip(case.points, case.values)])
+    return extrap_plugins.Experiment(
+        parameters=tuple(Parameter(p) for p in case.parameters),
+        callpaths=[Callpath(f"f{k:06d}") for k in range(len(case.points))],
+        metrics=[Metric("time")],
+        callpath_index=np.repeat(np.arange(len(case.points), dtype=np.int32), sizes),
+        metric_index=np.zeros(value.shape[0], dtype=np.int32),
+        coordinates=coordinates,
+        repetition=repetition,
+        value=value,
     )
 
 
