@@ -264,4 +264,7 @@ def format_function(constant: float, terms: Sequence[Term], machine: bool) -> st
         factors = [part for name, f in term.factors.items() for part in format_factor(name, f, machine)]
         sign = "-" if term.coefficient < 0 else "+"
         text += f" {sign} " + times.join([format_number(abs(term.coefficient), machine)] + factors)
+    if not machine and constant == 0 and terms:  # people read "37.8 · g", not "0 + 37.8 · g"
+        text = text[len(format_number(constant, machine)) + 3 :]
+        text = ("-" + text) if terms[0].coefficient < 0 else text
     return text

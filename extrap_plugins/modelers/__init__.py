@@ -1,9 +1,19 @@
-"""Built-in modelers, registered through the ``extrap_modelers`` hook."""
+"""Built-in modelers, registered through the ``extrap_modelers`` hook.
+
+``default``     full single-parameter search, hierarchical multi-parameter search
+``exhaustive``  every hypothesis (the accuracy reference; at most two parameters)
+``golden``      golden-section single-parameter search (seed 000, Section IV-A)
+"""
 
 from extrap_plugins.hookspecs import hookimpl
 from extrap_plugins.registration import ModelerInfo
 
-from .basic import BasicModeler
+from .base import OPTIONS, PMNFModeler
+from .default import DefaultModeler
+from .exhaustive import ExhaustiveModeler
+from .golden import GoldenModeler
+
+__all__ = ["PMNFModeler", "DefaultModeler", "ExhaustiveModeler", "GoldenModeler"]
 
 
 @hookimpl
@@ -11,7 +21,22 @@ def extrap_modelers():
     return [
         ModelerInfo(
             name="default",
-            factory=BasicModeler,
-            description="least squares over one-term PMNF hypotheses (placeholder for the full engine)",
-        )
+            factory=DefaultModeler,
+            description="PMNF models chosen by leave-one-out cross-validation; hierarchical search "
+            "for several parameters (full factorial or sparse lines)",
+            options=dict(OPTIONS),
+        ),
+        ModelerInfo(
+            name="exhaustive",
+            factory=ExhaustiveModeler,
+            description="every PMNF hypothesis fitted to all points (accuracy reference, up to two parameters)",
+            options=dict(OPTIONS),
+        ),
+        ModelerInfo(
+            name="golden",
+            factory=GoldenModeler,
+            description="golden-section search over slope-ordered hypotheses (seed 000, IV-A), "
+            "combined hierarchically for several parameters",
+            options=dict(OPTIONS),
+        ),
     ]

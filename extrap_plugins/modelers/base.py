@@ -1,0 +1,537 @@
+"""What the built-in PMNF modelers share: options, input checks, models.
+
+:class:`PMNFModeler` implements the batched modeler interface
+(``fit_group(group, *, measure) -> list[Model]``, see
+:class:`~extrap_plugins.registration.ModelerInfo`).  It validates the data of
+a group, splits off series with missing values, finds the active parameters
+and then hands the numerical work to two swappable stages:
+
+* :meth:`PMNFModeler._single` models one parameter (all series at once);
+* :meth:`PMNFModeler._multi` models several parameters, by default with the
+  hierarchical search (lines -> single-parameter models -> combinations).
+
+Subclasses replace one stage: ``golden`` the single-parameter search,
+``exhaustive`` the multi-parameter one.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from extrap_plugins import regression
+from extrap_plugins.errors import QualityWarning
+from extrap_plugins.experiment import MEASURES, SeriesGroup
+from extrap_plugins.hypotheses import (
+    DEFAULT_EXPONENTS,
+    DEFAULT_LOG_EXPONENTS,
+    building_blocks,
+    evaluate_blocks,
+    parse_exponents,
+    usable_blocks,
+)
+from extrap_plugins.model import Factor, Model, Quality, Term
+from extrap_plugins.projection import parameter_line
+from extrap_plugins.quality import quality_figures
+
+from .combine import MultiFit, combine
+from .search import SingleFit, full_search
+
+MIN_VALUES = 5
+"""Distinct values a parameter needs for a trustworthy model (seed 000, Section II-B)."""
+
+OPTIONS = {
+    "exponents": "polynomial exponents I, e.g. '0,1/4,1/3,1/2,2/3,3/4,1,4/3,3/2,2,3' (default: Extra-P's 20)",
+    "log_exponents": "logarithm exponents J, e.g. '0,1,2' (default)",
+    "max_terms": "most terms besides the constant in a single-parameter model (default 2); "
+    "multi-parameter models get max(max_terms, number of parameters)",
+    "negative_exponents": "also try -i for every exponent i > 0 (strong scaling: 1/p, log2(p)/p); default false",
+    "criterion": "how hypotheses are compared: " + ", ".join(regression.CRITERIA) + " (default relative: "
+    "leave-one-out error relative to the measured value)",
+    "improvement": "how much lower (as a fraction) a model with more terms must score to be preferred "
+    "to a simpler one (default 0.5)",
+    "weighting": "least squares of the multi-parameter combination: relative (default; weights 1/|y|, for noise "
+    "proportional to the value and values spanning orders of magnitude) or none",
+    "measure": "which repetition statistic to fit: " + ", ".join(MEASURES) + " (default: the host's, mean)",
+}
+
+
+@dataclass(frozen=True)
+class Config:
+    """Validated options."""
+
+    blocks: np.ndarray
+    max_terms: int
+    criterion: str
+    improvement: float
+    weighting: str
+    measure: str | None
+
+
+@dataclass
+class Result:
+    """A batch of fitted series in product-term form (see :class:`MultiFit`)."""
+
+    terms: np.ndarray  # (n_series, n_slots, n_params) block index or -1
+    coefficients: np.ndarray  # (n_series, n_slots + 1)
+    n_terms: np.ndarray  # (n_series,)
+    notes: list[list[str]] = field(default_factory=list)
+
+
+def _as_bool(value, name: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, np.integer)) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and value.strip().lower() in ("1", "true", "yes", "on", "0", "false", "no", "off"):
+        return value.strip().lower() in ("1", "true", "yes", "on")
+    raise ValueError(f"{name}: expected true or false, got {value!r}")
+
+
+def _as_int(value, name: str, low: int, high: int) -> int:
+    try:
+        if isinstance(value, bool):
+            raise ValueError
+        number = int(value) if not isinstance(value, float) or float(value).is_integer() else None
+        if number is None:
+            raise ValueError
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: expected a whole number from {low} to {high}, got {value!r}") from None
+    if not low <= number <= high:
+        raise ValueError(f"{name}: expected a whole number from {low} to {high}, got {number}")
+    return number
+
+
+def _as_fraction(value, name: str) -> float:
+    try:
+        if isinstance(value, bool):
+            raise ValueError
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: expected a number from 0 up to (not including) 1, got {value!r}") from None
+    if not 0.0 <= number < 1.0:
+        raise ValueError(f"{name}: expected a number from 0 up to (not including) 1, got {number:g}")
+    return number
+
+
+class PMNFModeler:
+    """Base of the built-in modelers: PMNF hypotheses, least squares, cross-validation.
+
+    Parameters
+    ----------
+    exponents : str or sequence of numbers
+        The polynomial exponent set I (``"0,1/3,1/2,1,2"`` or ``[0, 0.5, 1]``).
+    log_exponents : str or sequence of numbers
+        The logarithm exponent set J.
+    max_terms : int
+        Most terms besides the constant in single-parameter models (1..4).
+    negative_exponents : bool
+        Add ``-i`` for every ``i > 0`` in I (strong scaling).
+    criterion : str
+        One of :data:`extrap_plugins.regression.CRITERIA`.
+    improvement : float
+        In [0, 1): a model with more terms must score below ``1 - improvement``
+        times the simpler one's to replace it.
+    weighting : {"relative", "none"}
+        Least squares of the multi-parameter combination step: relative
+        errors (weights ``1 / |y|``) or plain.
+    measure : str, optional
+        Fit this statistic of the repetitions instead of the one the host asks for.
+    """
+
+    name = "pmnf"
+
+    def __init__(
+        self,
+        exponents=DEFAULT_EXPONENTS,
+        log_exponents=DEFAULT_LOG_EXPONENTS,
+        max_terms=2,
+        negative_exponents=False,
+        criterion="relative",
+        improvement=0.5,
+        weighting="relative",
+        measure=None,
+    ):
+        self.exponents = exponents
+        self.log_exponents = log_exponents
+        self.max_terms = max_terms
+        self.negative_exponents = negative_exponents
+        self.criterion = criterion
+        self.improvement = improvement
+        self.weighting = weighting
+        self.measure = measure
+        self._config()  # validate now, so bad options fail before any work
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(exponents={self.exponents!r}, log_exponents={self.log_exponents!r}, "
+            f"max_terms={self.max_terms!r}, negative_exponents={self.negative_exponents!r}, "
+            f"criterion={self.criterion!r}, improvement={self.improvement!r}, weighting={self.weighting!r}, "
+            f"measure={self.measure!r})"
+        )
+
+    def _config(self) -> Config:
+        exponents = parse_exponents(self.exponents, "exponents")
+        log_exponents = parse_exponents(self.log_exponents, "log_exponents")
+        if any(j < 0 for j in log_exponents):
+            raise ValueError(f"log_exponents: expected exponents >= 0, got {self.log_exponents!r}")
+        negative = _as_bool(self.negative_exponents, "negative_exponents")
+        blocks = building_blocks(exponents, log_exponents, negative)
+        if blocks.shape[0] == 0:
+            raise ValueError(
+                f"exponents and log_exponents: expected at least one non-zero exponent, "
+                f"got {self.exponents!r} and {self.log_exponents!r}"
+            )
+        criterion = str(self.criterion).strip().lower()
+        if criterion not in regression.CRITERIA:
+            raise ValueError(
+                f"criterion: expected one of {', '.join(regression.CRITERIA)}, got {self.criterion!r}"
+            )
+        weighting = str(self.weighting).strip().lower()
+        if weighting not in ("relative", "none"):
+            raise ValueError(f"weighting: expected relative or none, got {self.weighting!r}")
+        measure = None
+        if self.measure not in (None, ""):
+            measure = str(self.measure).strip().lower()
+            if measure not in MEASURES:
+                raise ValueError(f"measure: expected one of {', '.join(MEASURES)}, got {self.measure!r}")
+        return Config(
+            blocks=blocks,
+            max_terms=_as_int(self.max_terms, "max_terms", 1, 4),
+            criterion=criterion,
+            improvement=_as_fraction(self.improvement, "improvement"),
+            weighting=weighting,
+            measure=measure,
+        )
+
+    # ------------------------------------------------------------------ API
+    def fit_group(self, group: SeriesGroup, *, measure: str = "mean") -> list[Model]:
+        """One model per series of ``group``, in order.
+
+        Parameters
+        ----------
+        group : SeriesGroup
+            Series sharing the same points; values of shape (n_series, n_points, n_reps).
+        measure : str
+            Statistic of the repetitions to fit (overridden by the ``measure`` option).
+
+        Returns
+        -------
+        list of Model, length n_series
+        """
+        config = self._config()
+        measure = config.measure or measure
+        names = tuple(p.name for p in group.parameters)
+        if len(group) == 0:
+            return []
+        X = np.asarray(group.points, dtype=np.float64).reshape(-1, len(names))
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            Y = group.reduce(measure)
+            V = repetition_variance(group.values)
+            counts = group.repetitions()
+        keys = [(c.name, m.name) for c, m in group.keys]
+        finite = np.isfinite(Y)
+        models: list[Model | None] = [None] * len(keys)
+        patterns, pattern_of = np.unique(finite, axis=0, return_inverse=True)
+        pattern_of = pattern_of.reshape(-1)
+        for which, pattern in enumerate(patterns):
+            members = np.flatnonzero(pattern_of == which)
+            member_keys = [keys[s] for s in members]
+            notes: list[str] = []
+            n_missing = int((~pattern).sum())
+            if n_missing:
+                notes.append(
+                    f"{n_missing} of {pattern.size} points have no finite value (NaN or infinite) "
+                    f"and were left out"
+                )
+            if not pattern.any():
+                for s, key in zip(members, member_keys):
+                    models[s] = self._no_model(key, names, notes + ["no finite values: no model can be made"])
+                continue
+            fitted = self._fit_points(
+                X[pattern], Y[members][:, pattern], V[members][:, pattern], counts[members][:, pattern],
+                member_keys, names, config, notes,
+            )
+            for s, model in zip(members, fitted):
+                models[s] = model
+        for model in models:
+            for note in model.warnings:
+                warnings.warn(QualityWarning(note, model.callpath, model.metric), stacklevel=2)
+        return models  # type: ignore[return-value]
+
+    # ------------------------------------------------------------- pipeline
+    def _fit_points(self, X, Y, V, counts, keys, names, config: Config, notes: list[str]) -> list[Model]:
+        """Model series with finite values at the same points ``X``."""
+        n_series, n_points = Y.shape
+        n_params = X.shape[1]
+        notes = list(notes)
+        active, usable = [], []
+        for l, name in enumerate(names):
+            values = np.unique(X[:, l])
+            if values.size == 1:
+                if n_params > 1 or n_points > 1:
+                    notes.append(
+                        f"parameter {name} has the single value {values[0]:g}: it cannot appear in the model"
+                    )
+                usable.append(np.zeros(config.blocks.shape[0], dtype=bool))
+                continue
+            active.append(l)
+            if values.size < MIN_VALUES:
+                notes.append(
+                    f"parameter {name} has only {values.size} distinct values; at least {MIN_VALUES} "
+                    f"are needed for a trustworthy model"
+                )
+            mask = usable_blocks(values, config.blocks)
+            has_logs = config.blocks[:, 1] != 0
+            if values.min() < 1 and has_logs.any():
+                notes.append(
+                    f"parameter {name} has values below 1 (smallest {values.min():g}): "
+                    f"no logarithmic terms for it"
+                )
+            if values.min() <= 0 and (config.blocks[:, 0] != np.round(config.blocks[:, 0])).any():
+                notes.append(
+                    f"parameter {name} has values of zero or below: only whole-number powers are tried for it"
+                )
+            usable.append(mask)
+        for a, b in confounded(X, active):
+            active.remove(b)
+            notes.append(
+                f"parameters {names[a]} and {names[b]} change together at every point (each value of one "
+                f"comes with a single value of the other): their effects cannot be told apart, so "
+                f"{names[b]} is left out and {names[a]} stands for both"
+            )
+        per_series = [list() for _ in range(n_series)]
+        all_zero = np.all(Y == 0, axis=1)
+        for s in np.flatnonzero(all_zero):
+            per_series[s].append("all values are zero")
+        if not active:
+            result = self._constant(Y)
+        elif len(active) == 1:
+            l = active[0]
+            noise = regression.Noise.estimate(Y, V, counts)
+            single = self._single(X[:, l], Y, noise, config.blocks, usable[l], config)
+            result = _from_single(single, l, n_params)
+        else:
+            result = self._multi(X, Y, (V, counts), active, usable, config, notes, names)
+        constant, predicted = self._finish(result, X, Y, config)
+        figures = quality_figures(Y, predicted, result.n_terms)
+        return self._build(keys, names, result, constant, figures, n_points, config, notes, per_series)
+
+    def _build(self, keys, names, result: Result, constant, figures, n_points, config, notes, per_series) -> list[Model]:
+        """Model objects; the Python loop over series is kept to object creation only."""
+        n_params = len(names)
+        factors = [Factor(float(i), float(j)) for i, j in config.blocks]
+        # One factor mapping per distinct product term, shared by the (frozen) Terms that use it;
+        # plain dicts so that models pickle and deep-copy.
+        shared: dict[tuple, dict] = {}
+
+        def factor_map(row: tuple) -> dict:
+            mapping = shared.get(row)
+            if mapping is None:
+                mapping = shared[row] = {names[l]: factors[b] for l, b in enumerate(row) if b >= 0}
+            return mapping
+
+        slots = result.terms.shape[1]
+        term_rows = [tuple(map(tuple, rows)) for rows in result.terms.reshape(len(keys), slots, n_params).tolist()]
+        coefficients = result.coefficients.tolist()
+        n_terms = result.n_terms.tolist()
+        qualities = zip(figures["rss"].tolist(), figures["ar2"].tolist(), figures["smape"].tolist(), figures["re"].tolist())
+        common = tuple(notes)
+        models = []
+        for s, ((callpath, metric), quality) in enumerate(zip(keys, qualities)):
+            model_terms = tuple(
+                Term(coefficients[s][1 + t], factor_map(term_rows[s][t])) for t in range(n_terms[s])
+            )
+            models.append(
+                Model(
+                    callpath=callpath,
+                    metric=metric,
+                    parameters=names,
+                    constant=float(constant[s]),
+                    terms=model_terms,
+                    quality=Quality(*quality),
+                    points=int(n_points),
+                    modeler=self.name,
+                    warnings=common + tuple(per_series[s]) if per_series[s] else common,
+                )
+            )
+        return models
+
+    def _constant(self, Y) -> Result:
+        n_series = Y.shape[0]
+        return Result(
+            terms=np.zeros((n_series, 0, 0), dtype=np.int64),
+            coefficients=np.mean(Y, axis=1, keepdims=True),
+            n_terms=np.zeros(n_series, dtype=np.int64),
+        )
+
+    def _single(self, x, Y, noise, blocks, usable, config: Config) -> SingleFit:
+        """Stage 1: model one parameter for every series (swappable).
+
+        ``x`` (n_points,), ``Y`` (n_series, n_points), ``noise`` a :class:`regression.Noise`.
+        """
+        return full_search(x, Y, blocks, usable, config.max_terms, config.criterion, config.improvement, noise)
+
+    def _multi(self, X, Y, variance, active, usable, config: Config, notes: list[str], names) -> Result:
+        """Stage 2: the hierarchical search of seed 000, Section IV-B (swappable)."""
+        n_params = X.shape[1]
+        singles = []
+        for l in active:
+            line = parameter_line(X[:, active], active.index(l))
+            note = line_note(line, X[:, l], names[l])
+            if note:
+                notes.append(note)
+            projected = line.project(Y)
+            noise = regression.Noise.estimate(projected, *project_variance(line, *variance))
+            singles.append(self._single(line.values, projected, noise, config.blocks, usable[l], config))
+        max_terms = max(config.max_terms, len(active))
+        noise = regression.Noise.estimate(Y, *variance)
+        for single in singles:
+            reconsider(single, np.isfinite(noise.variance))
+        fit = combine(
+            X[:, active], Y, singles, config.blocks, max_terms, config.criterion, config.improvement, noise,
+            weighted=config.weighting == "relative",
+        )
+        return _from_multi(fit, active, n_params)
+
+    def _finish(self, result: Result, X, Y, config: Config):
+        """The constant (an exact zero snapped to 0) and the predictions at the points, per series."""
+        n_series, n_points = Y.shape
+        n_params = X.shape[1]
+        slots = result.terms.shape[1]
+        predicted = np.repeat(result.coefficients[:, :1], n_points, axis=1)
+        if slots:
+            values = np.ones((n_series, slots, n_points))
+            for l in range(n_params):
+                columns = evaluate_blocks(X[:, l], config.blocks)  # (n_points, n_blocks)
+                ids = result.terms[:, :, l]
+                present = ids >= 0
+                values = values * np.where(present[..., None], columns.T[np.maximum(ids, 0)], 1.0)
+            used = np.arange(slots)[None, :] < result.n_terms[:, None]
+            with np.errstate(all="ignore"):
+                contribution = np.where(used[..., None], result.coefficients[:, 1:, None] * values, 0.0)
+            predicted = predicted + contribution.sum(axis=1)
+        constant = result.coefficients[:, 0].copy()
+        # An exactly fitted constant that is zero up to rounding is zero.
+        scale = np.max(np.abs(Y), axis=1)
+        tiny = (np.abs(constant) <= 1e-9 * scale) & (result.n_terms > 0)
+        predicted = predicted - np.where(tiny, constant, 0.0)[:, None]
+        constant[tiny] = 0.0
+        return constant, predicted
+
+    def _no_model(self, key, names, notes) -> Model:
+        return Model(
+            callpath=key[0],
+            metric=key[1],
+            parameters=names,
+            constant=float("nan"),
+            terms=(),
+            quality=Quality(),
+            points=0,
+            modeler=self.name,
+            warnings=tuple(notes),
+        )
+
+
+def repetition_variance(values: np.ndarray) -> np.ndarray:
+    """Variance of the mean of each point's repetitions.
+
+    Parameters
+    ----------
+    values : ndarray, shape (n_series, n_points, n_reps), NaN-padded
+
+    Returns
+    -------
+    ndarray, shape (n_series, n_points)
+        NaN where a point has fewer than two finite repetitions.
+    """
+    finite = np.isfinite(values)
+    count = finite.sum(axis=2)
+    clean = np.where(finite, values, np.nan)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        variance = np.nanvar(clean, axis=2, ddof=1) / count
+    return np.where(count >= 2, variance, np.nan)
+
+
+def reconsider(single: SingleFit, where: np.ndarray) -> None:
+    """Offer the best one-term model where a line chose the constant (in place).
+
+    A parameter's effect can hide in the noise of its line (the cheap corner
+    of a sparse design) yet show on the other points.  Where the noise is
+    known, the combination step tests against it with every point and drops
+    the parameter again if it does not matter.
+    """
+    if single.runner_up is None:
+        return
+    offer = where & (single.n_terms == 0) & (single.runner_up >= 0)
+    single.blocks[offer, 0] = single.runner_up[offer]
+    single.n_terms = np.where(offer, 1, single.n_terms)
+
+
+def project_variance(line, V: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Variances and repetition counts of a line's projected values.
+
+    The projected value averages points, so its variance is the weighted sum
+    of theirs; its "count" carries their pooled degrees of freedom plus one.
+    """
+    with np.errstate(all="ignore"):
+        projected = V @ (line.weights**2).T
+    contributing = (line.weights > 0).astype(float)
+    pooled = np.maximum(counts - 1, 0) @ contributing.T
+    return projected, pooled + 1
+
+
+def confounded(X: np.ndarray, active: list[int]) -> list[tuple[int, int]]:
+    """Pairs of parameters whose values determine each other at every point.
+
+    Returns ``(kept, dropped)`` pairs: for each group of such parameters the
+    first is kept.  ``X`` has shape (n_points, n_params).
+    """
+    pairs, dropped = [], set()
+    for i, a in enumerate(active):
+        if a in dropped:
+            continue
+        n_a = np.unique(X[:, a]).size
+        for b in active[i + 1 :]:
+            if b in dropped:
+                continue
+            n_pairs = np.unique(X[:, [a, b]], axis=0).shape[0]
+            if n_pairs == n_a == np.unique(X[:, b]).size:
+                pairs.append((a, b))
+                dropped.add(b)
+    return pairs
+
+
+def line_note(line, x, name: str) -> str:
+    """A warning when a parameter's line is too short for a trustworthy single-parameter model."""
+    distinct = np.unique(x).size
+    if line.n_lines == 0:
+        return (
+            f"parameter {name}: no line of at least 3 values with the other parameters fixed; its "
+            f"single-parameter model averages all points with the same value of {name}, which mixes "
+            f"in the other parameters' effects"
+        )
+    if line.values.size < MIN_VALUES <= distinct:
+        return (
+            f"parameter {name}: the longest line with the other parameters fixed has only "
+            f"{line.values.size} values; at least {MIN_VALUES} are needed for a trustworthy model"
+        )
+    return ""
+
+
+def _from_single(single: SingleFit, l: int, n_params: int) -> Result:
+    n_series, slots = single.blocks.shape
+    terms = np.full((n_series, slots, n_params), -1, dtype=np.int64)
+    terms[:, :, l] = single.blocks
+    return Result(terms, single.coefficients, single.n_terms)
+
+
+def _from_multi(fit: MultiFit, active: list[int], n_params: int) -> Result:
+    n_series, slots, _ = fit.terms.shape
+    terms = np.full((n_series, slots, n_params), -1, dtype=np.int64)
+    terms[:, :, active] = fit.terms
+    return Result(terms, fit.coefficients, fit.n_terms)

@@ -1,0 +1,307 @@
+"""The second stage of the hierarchical search: combine single-parameter models.
+
+Seed 000, Section IV-B: with the best single-parameter model of every
+parameter known, the multi-parameter model is searched only among the
+additive and multiplicative combinations of their terms.  A *product term*
+takes, for each parameter, one term of that parameter's model or nothing
+(``x^2``, ``x^2 * log2(y)``, ...); a hypothesis is a set of product terms
+plus the constant.  Parameters whose single-parameter model is constant do
+not appear, and every hypothesis may leave parameters out, so parameters
+that do not matter drop out.
+
+Series differ in their single-parameter models, hence in their hypotheses.
+Series with the same *shape* (number of terms per parameter) share the same
+templates, so the work is one batched QR per (shape, hypothesis size) over
+every distinct set of single-parameter models, in chunks.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+
+from extrap_plugins import regression
+from extrap_plugins.hypotheses import evaluate_blocks
+
+from .search import SingleFit
+
+BUDGET = 400
+"""Most hypotheses per shape before the enumeration is restricted."""
+
+
+@dataclass
+class MultiFit:
+    """Chosen multi-parameter models of a batch of series.
+
+    Attributes
+    ----------
+    terms : ndarray of int, shape (n_series, max_terms, n_params)
+        ``terms[s, t, l]`` is the building block of parameter ``l`` in
+        product term ``t`` of series ``s``; -1 where the parameter is absent
+        or the slot unused.
+    coefficients : ndarray, shape (n_series, max_terms + 1)
+        Constant first, then one per product term.
+    n_terms : ndarray of int, shape (n_series,)
+    score : ndarray, shape (n_series,)
+    """
+
+    terms: np.ndarray
+    coefficients: np.ndarray
+    n_terms: np.ndarray
+    score: np.ndarray
+
+
+@functools.lru_cache(maxsize=256)
+def templates(shape: tuple[int, ...], max_terms: int) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
+    """Product terms and hypotheses for single-parameter models with ``shape`` terms.
+
+    Parameters
+    ----------
+    shape : tuple of int, length n_params
+        Number of terms in each parameter's single-parameter model.
+    max_terms : int
+        Largest number of product terms in a hypothesis.
+
+    Returns
+    -------
+    products : ndarray of int, shape (n_products, n_params)
+        For each product term and parameter, which of the parameter's terms
+        it uses, -1 for none.
+    hypotheses : tuple of ndarray, one per size k = 0..max_terms
+        ``hypotheses[k]`` has shape (n_hypotheses_k, k): rows of indices into
+        ``products``.  Every subset of product terms up to ``max_terms`` is a
+        hypothesis; beyond :data:`BUDGET` subsets only those that use all
+        terms of each parameter they involve are kept, smallest first.
+
+    Examples
+    --------
+    >>> products, hypotheses = templates((1, 1), 2)
+    >>> products.tolist()
+    [[-1, 0], [0, -1], [0, 0]]
+    >>> [h.shape[0] for h in hypotheses]
+    [1, 3, 3]
+    """
+    choices = [range(-1, n) for n in shape]
+    products = np.asarray(
+        [c for c in itertools.product(*choices) if any(v >= 0 for v in c)], dtype=np.int64
+    ).reshape(-1, len(shape))
+    n_products = products.shape[0]
+    total = sum(_binomial(n_products, k) for k in range(1, max_terms + 1))
+    by_size = [np.zeros((1, 0), dtype=np.int64)]
+    kept = 1
+    for k in range(1, max_terms + 1):
+        rows = []
+        for subset in itertools.combinations(range(n_products), k):
+            if total > BUDGET and not _covers(products[list(subset)], shape):
+                continue
+            rows.append(subset)
+            if kept + len(rows) > 4 * BUDGET:
+                break
+        kept += len(rows)
+        by_size.append(np.asarray(rows, dtype=np.int64).reshape(-1, k))
+    return products, tuple(by_size)
+
+
+def _binomial(n: int, k: int) -> int:
+    from math import comb
+
+    return comb(n, k)
+
+
+def _covers(chosen: np.ndarray, shape: tuple[int, ...]) -> bool:
+    """Every parameter used by ``chosen`` product terms appears with all its terms."""
+    for l, n in enumerate(shape):
+        used = set(int(v) for v in chosen[:, l] if v >= 0)
+        if used and len(used) != n:
+            return False
+    return True
+
+
+def product_values(columns: list[np.ndarray], signatures: list[np.ndarray], products: np.ndarray) -> np.ndarray:
+    """Evaluate product terms for a batch of single-parameter model sets.
+
+    Parameters
+    ----------
+    columns : list of ndarray, one per parameter, shape (n_points, n_blocks)
+        Every block evaluated at the points (see :func:`evaluate_blocks`).
+    signatures : list of ndarray, one per parameter, shape (n_sets, n_terms_l)
+        The blocks of each parameter's model in each set.
+    products : ndarray of int, shape (n_products, n_params)
+
+    Returns
+    -------
+    ndarray, shape (n_sets, n_products, n_points)
+    """
+    n_sets = signatures[0].shape[0]
+    n_points = columns[0].shape[0]
+    result = np.ones((n_sets, products.shape[0], n_points))
+    for l, (cols, blocks) in enumerate(zip(columns, signatures)):
+        values = np.concatenate(
+            [cols[:, blocks].transpose(1, 2, 0), np.ones((n_sets, 1, n_points))], axis=1
+        )  # (n_sets, n_terms_l + 1, n_points); the last row is "absent"
+        choice = np.where(products[:, l] >= 0, products[:, l], blocks.shape[1])
+        result *= values[:, choice, :]
+    return result
+
+
+def combine(
+    X: np.ndarray,
+    Y: np.ndarray,
+    singles: list[SingleFit],
+    blocks: np.ndarray,
+    max_terms: int,
+    criterion: str,
+    improvement: float,
+    noise: regression.Noise | None = None,
+    weighted: bool = False,
+) -> MultiFit:
+    """Choose each series' best combination of its single-parameter models' terms.
+
+    Parameters
+    ----------
+    X : ndarray, shape (n_points, n_params)
+        Every measurement point (the hypotheses are fitted to all of them).
+    Y : ndarray, shape (n_series, n_points)
+    singles : list of SingleFit, one per parameter
+        The single-parameter models (from the parameter's line).
+    blocks : ndarray, shape (n_blocks, 2)
+    max_terms : int
+        Largest number of product terms in a hypothesis.
+    criterion, improvement
+        As for :func:`extrap_plugins.regression.select_by_terms`.
+    noise : Noise, optional
+        Measurement noise from the repetitions (see :func:`full_search`).
+    weighted : bool
+        Fit relative errors (weighted least squares, weights ``1 / |y|``):
+        right for noise proportional to the value, and it keeps points of
+        small value from being ignored when values span orders of magnitude.
+
+    Returns
+    -------
+    MultiFit
+    """
+    n_series, n_points = Y.shape
+    n_params = X.shape[1]
+    columns = [evaluate_blocks(X[:, l], blocks) for l in range(n_params)]
+    shapes = np.stack([s.n_terms for s in singles], axis=1)
+    limit = int(min(max_terms, max(0, n_points - 2)))
+    fit = MultiFit(
+        terms=np.full((n_series, max_terms, n_params), -1, dtype=np.int64),
+        coefficients=np.zeros((n_series, max_terms + 1)),
+        n_terms=np.zeros(n_series, dtype=np.int64),
+        score=np.full(n_series, np.inf),
+    )
+    unique_shapes, shape_of = np.unique(shapes, axis=0, return_inverse=True)
+    for which, shape in enumerate(unique_shapes):
+        members = np.flatnonzero(shape_of.reshape(-1) == which)
+        shape = tuple(int(n) for n in shape)
+        signature = np.concatenate([singles[l].blocks[members, : shape[l]] for l in range(n_params)], axis=1)
+        sets, set_of = np.unique(signature, axis=0, return_inverse=True)
+        set_of = set_of.reshape(-1)
+        split = np.cumsum((0,) + shape)
+        set_blocks = [sets[:, split[l] : split[l + 1]] for l in range(n_params)]
+        products, hypotheses = templates(shape, limit)
+        part = None if noise is None else regression.Noise(noise.variance[members], noise.dof[members])
+        weights = None if not weighted else relative_weights(Y[members])
+        _fit_shape(fit, members, Y[members], weights, part, set_of, set_blocks, columns, products, hypotheses, criterion, improvement)
+    return fit
+
+
+def _fit_shape(fit, members, Y, weights, noise, set_of, set_blocks, columns, products, hypotheses, criterion, improvement):
+    n_members, n_points = Y.shape
+    n_sets = set_blocks[0].shape[0]
+    max_k = len(hypotheses) - 1
+    # Occam among hypotheses explained by noise: fewest factors (parameters per term) first.
+    factors = (products >= 0).sum(axis=1)
+    complexity = [factors[h].sum(axis=1) for h in hypotheses]
+    best_score = np.full((n_members, fit.coefficients.shape[1]), np.inf)
+    best_index = np.zeros((n_members, fit.coefficients.shape[1]), dtype=np.int64)
+    explained = np.zeros((n_members, fit.coefficients.shape[1]), dtype=bool)
+    settled = np.zeros(n_members, dtype=bool)
+    if weights is None:
+        # Unweighted: one factorisation per distinct set of single-parameter models.
+        order = np.argsort(set_of, kind="stable")
+        bounds = np.searchsorted(set_of[order], np.arange(n_sets + 1))
+    for k in range(max_k + 1):
+        n_hyp = hypotheses[k].shape[0]
+        if n_hyp == 0:
+            continue
+        chunk = max(1, regression.CHUNK_ELEMENTS // (n_hyp * n_points * (k + 1)))
+        if weights is None:
+            batches = [
+                (order[bounds[start] : bounds[min(n_sets, start + chunk)]], np.arange(start, min(n_sets, start + chunk)))
+                for start in range(0, n_sets, chunk)
+            ]
+        else:
+            pending = np.flatnonzero(~settled)
+            batches = [(pending[start : start + chunk], None) for start in range(0, pending.size, chunk)]
+        for who, sets in batches:
+            who = who[~settled[who]]
+            if who.size == 0:
+                continue
+            if sets is None:  # weighted: one design per series
+                values = product_values(columns, [b[set_of[who]] for b in set_blocks], products)
+                A = _designs(values, hypotheses[k]) * weights[who][:, None, :, None]
+                gathered = regression.factorize(A)
+                y = Y[who] * weights[who]
+            else:
+                values = product_values(columns, [b[sets] for b in set_blocks], products)
+                f = regression.factorize(_designs(values, hypotheses[k]))
+                gathered = regression.take(f, set_of[who] - sets[0])
+                y = Y[who]
+            part = None if noise is None else regression.Noise(noise.variance[who], noise.dof[who])
+            scores, flags = regression.score_individual(y, gathered, criterion, part)
+            index, score, any_explained = regression.prefer_explained(scores, flags, complexity[k])
+            best_index[who, k], best_score[who, k], explained[who, k] = index, score, any_explained
+        # A series explained by noise (or fitted exactly) never takes more terms.
+        settled |= explained[:, k] | (best_score[:, k] <= regression.EXACT[criterion])
+    chosen = regression.select_by_terms(
+        best_score[:, : max_k + 1], criterion, improvement, explained[:, : max_k + 1] if noise is not None else None
+    )
+    rows = np.arange(n_members)
+    fit.n_terms[members] = chosen
+    fit.score[members] = best_score[rows, chosen]
+    for k in range(max_k + 1):
+        who = np.flatnonzero(chosen == k)
+        if who.size == 0:
+            continue
+        hypothesis = hypotheses[k][best_index[who, k]]  # (n_who, k) product indices
+        sets = set_of[who]
+        values = product_values(columns, [b[sets] for b in set_blocks], products)  # (n_who, n_products, P)
+        chosen_values = np.take_along_axis(values, hypothesis[:, :, None], axis=1) if k else values[:, :0]
+        A = np.concatenate([np.ones((who.size, n_points, 1)), chosen_values.transpose(0, 2, 1)], axis=2)
+        w = np.ones((who.size, n_points)) if weights is None else weights[who]
+        if k:
+            coefficients = regression.solve(regression.factorize(A * w[:, :, None]), Y[who] * w)
+        else:  # the constant alone is the mean, exactly
+            coefficients = Y[who].mean(axis=1, keepdims=True)
+        fit.coefficients[members[who], : k + 1] = coefficients
+        for t in range(k):
+            choice = products[hypothesis[:, t]]  # (n_who, n_params)
+            for l, b in enumerate(set_blocks):
+                block = np.where(choice[:, l] >= 0, b[sets, np.maximum(choice[:, l], 0)] if b.shape[1] else -1, -1)
+                fit.terms[members[who], t, l] = block
+
+
+def relative_weights(Y: np.ndarray) -> np.ndarray:
+    """Weights ``1 / |y|`` for relative least squares, shape (n_series, n_points).
+
+    Values near zero are capped at a thousandth of the series' mean magnitude
+    (an all-zero series gets weight 1) so that no point dominates.
+    """
+    magnitude = np.abs(Y)
+    floor = 1e-3 * np.mean(magnitude, axis=1, keepdims=True)
+    magnitude = np.maximum(magnitude, floor)
+    return np.where(magnitude > 0, 1.0 / np.where(magnitude > 0, magnitude, 1.0), 1.0)
+
+
+def _designs(values: np.ndarray, hypotheses: np.ndarray) -> np.ndarray:
+    """``[1, product terms...]`` for every set and hypothesis: shape (n_sets, n_hyp, n_points, k + 1)."""
+    n_sets, _, n_points = values.shape
+    n_hyp, k = hypotheses.shape
+    chosen = values[:, hypotheses, :]  # (n_sets, n_hyp, k, n_points)
+    ones = np.ones((n_sets, n_hyp, n_points, 1))
+    return np.concatenate([ones, chosen.transpose(0, 1, 3, 2)], axis=3)

@@ -1,0 +1,124 @@
+"""Bad input: a clear QualityWarning naming call path and metric, an honest model or none, no crash."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+import extrap_plugins
+from extrap_plugins.errors import InputError, QualityWarning
+from extrap_plugins.plugins import PluginHost
+
+from .conftest import experiment, factors, grid
+
+
+def model_with_warnings(e, modeler="default", **options):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        models = extrap_plugins.model(e, modeler, host=PluginHost(autoload=False), **options)
+    quality = [w.message for w in caught if isinstance(w.message, QualityWarning)]
+    return models, [(w.callpath, w.metric, w.message) for w in quality]
+
+
+def test_fewer_than_five_values_warn_and_still_give_an_honest_model():
+    e = experiment(["p"], [2, 4, 8, 16], {"main": lambda p: 3 + 2 * p})
+    (model,), caught = model_with_warnings(e)
+    message = "parameter p has only 4 distinct values; at least 5 are needed for a trustworthy model"
+    assert caught == [("main", "time", message)]
+    assert model.warnings == (message,)
+    assert factors(model) == {frozenset({("p", 1.0, 0.0)})}
+    assert model.predict([100.0]) == pytest.approx(203.0)
+
+
+@pytest.mark.parametrize("n_points, n_terms", [(3, 1), (2, 0), (1, 0)])
+def test_very_few_points_limit_the_number_of_terms(n_points, n_terms):
+    p = [2, 4, 8][:n_points]
+    e = experiment(["p"], p, {"main": lambda p: 3 + 2 * p})
+    (model,), caught = model_with_warnings(e)
+    assert len(model.terms) <= n_terms
+    assert all(np.isfinite(model.predict(np.array(p, dtype=float)[:, None])))
+    if n_points > 1:
+        assert any(f"only {n_points} distinct values" in m for _, _, m in caught)
+
+
+def test_zero_and_negative_parameter_values_allow_no_logarithms():
+    e = experiment(["t"], [-2, -1, 0, 1, 2, 3], {"main": lambda t: 5 + 2 * t**2})
+    (model,), caught = model_with_warnings(e)
+    assert [m for _, _, m in caught] == [
+        "parameter t has values below 1 (smallest -2): no logarithmic terms for it",
+        "parameter t has values of zero or below: only whole-number powers are tried for it",
+    ]
+    assert factors(model) == {frozenset({("t", 2.0, 0.0)})}
+    assert model.predict([10.0]) == pytest.approx(205.0)
+
+
+def test_values_between_zero_and_one_use_powers_only():
+    e = experiment(["f"], [0.125, 0.25, 0.5, 0.75, 1.0], {"main": lambda f: 1 + 4 * f**0.5})
+    (model,), caught = model_with_warnings(e)
+    assert [m for _, _, m in caught] == ["parameter f has values below 1 (smallest 0.125): no logarithmic terms for it"]
+    assert factors(model) == {frozenset({("f", 0.5, 0.0)})}
+
+
+def test_missing_values_are_left_out_with_a_warning():
+    values = [2.0, 4.0, np.nan, 16.0, np.inf, 64.0]
+    e = experiment(["p"], [1, 2, 4, 8, 16, 32], {"main": values})
+    (model,), caught = model_with_warnings(e)
+    assert caught[0] == ("main", "time", "2 of 6 points have no finite value (NaN or infinite) and were left out")
+    assert model.points == 4
+    assert model.predict([64.0]) == pytest.approx(128.0)
+
+
+def test_a_series_without_finite_values_gets_no_model_and_says_so():
+    e = experiment(["p"], [1, 2, 4, 8, 16], {"gone": [np.nan] * 5, "ok": [1.0, 2, 3, 4, 5]})
+    models, caught = model_with_warnings(e)
+    gone = models.get("gone", "time")
+    assert math.isnan(gone.constant) and gone.terms == () and gone.points == 0
+    assert ("gone", "time", "no finite values: no model can be made") in caught
+    assert not [c for c in caught if c[0] == "ok"]
+
+
+def test_all_zero_series_is_the_zero_model_with_a_warning():
+    e = experiment(["p"], [1, 2, 4, 8, 16], {"zero": [0.0] * 5})
+    (model,), caught = model_with_warnings(e)
+    assert caught == [("zero", "time", "all values are zero")]
+    assert model.constant == 0.0 and model.terms == ()
+    assert model.quality.rss == 0.0 and model.quality.ar2 == 1.0
+
+
+def test_a_constant_series_is_a_constant_model_without_warning():
+    e = experiment(["p"], [1, 2, 4, 8, 16], {"flat": [7.5] * 5})
+    (model,), caught = model_with_warnings(e)
+    assert caught == [] and model.function == "7.5" and model.terms == ()
+
+
+def test_a_parameter_with_one_value_drops_out_with_a_warning():
+    points = [(p, 10) for p in (1, 2, 4, 8, 16)]
+    e = experiment(["p", "n"], points, {"main": lambda p, n: 1 + p * n})
+    (model,), caught = model_with_warnings(e)
+    assert caught == [("main", "time", "parameter n has the single value 10: it cannot appear in the model")]
+    assert factors(model) == {frozenset({("p", 1.0, 0.0)})}
+    assert model.predict([32.0, 10.0]) == pytest.approx(321.0)
+
+
+def test_a_short_line_in_a_multi_parameter_design_is_reported():
+    # p has five values, but with n fixed only three of them: no line of five.
+    points = [(p, 1) for p in (1, 2, 4)] + [(p, 2) for p in (8, 16)] + [(1, n) for n in (2, 3, 4, 5)]
+    e = experiment(["p", "n"], points, {"main": lambda p, n: 1 + p + n})
+    models, caught = model_with_warnings(e)
+    messages = {m for _, _, m in caught}
+    assert "parameter p: the longest line with the other parameters fixed has only 3 values; at least 5 are needed for a trustworthy model" in messages
+
+
+def test_exhaustive_refuses_three_parameters_with_a_clear_error():
+    e = experiment(["a", "b", "c"], grid([1, 2, 3, 4, 5], [1, 2, 3, 4, 5], [1, 2, 3, 4, 5]), {"f": lambda a, b, c: a + b + c})
+    with pytest.raises(InputError, match=r"the exhaustive modeler searches at most 2 parameters; these series vary 3 \(a, b, c\): use the default modeler"):
+        model_with_warnings(e, "exhaustive")
+
+
+def test_warnings_for_a_group_name_every_series():
+    e = experiment(["p"], [2, 4, 8, 16], {"a": lambda p: p, "b": lambda p: 2 * p})
+    _, caught = model_with_warnings(e)
+    assert sorted(c[0] for c in caught) == ["a", "b"]

@@ -1,0 +1,87 @@
+"""The hierarchical multi-parameter search: templates, combinations, sparse designs."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from extrap_plugins.modelers.combine import templates
+
+from .conftest import experiment, factors, grid, model_quietly
+
+P, S, N = [4, 8, 16, 32, 64], [10, 20, 30, 40, 50], [1000, 2000, 3000, 4000, 5000]
+
+
+def test_templates_of_two_one_term_models_are_extrap_s_combinations():
+    products, hypotheses = templates((1, 1), 2)
+    named = {(-1, 0): "g", (0, -1): "f", (0, 0): "fg"}
+    names = [named[tuple(p)] for p in products]
+    as_sets = [{frozenset(names[i] for i in row) for row in h} for h in hypotheses]
+    assert as_sets[1] == {frozenset({"f"}), frozenset({"g"}), frozenset({"fg"})}
+    assert as_sets[2] == {frozenset({"f", "g"}), frozenset({"fg", "f"}), frozenset({"fg", "g"})}
+
+
+def test_large_shapes_stay_within_budget():
+    _, hypotheses = templates((2, 2, 2), 3)
+    assert sum(h.shape[0] for h in hypotheses) <= 4 * 400 + 1
+
+
+@pytest.mark.parametrize("truth, expected", [
+    (lambda p, s: 5 + 2 * p * np.log2(p) * s**2, {frozenset({("p", 1.0, 1.0), ("s", 2.0, 0.0)})}),
+    (lambda p, s: 5 + 2 * p * np.log2(p) + 7 * s**2, {frozenset({("p", 1.0, 1.0)}), frozenset({("s", 2.0, 0.0)})}),
+    (lambda p, s: 5 + 2 * p**0.5 * s + 3 * s, {frozenset({("p", 0.5, 0.0), ("s", 1.0, 0.0)}), frozenset({("s", 1.0, 0.0)})}),
+    (lambda p, s: 9 + 0.5 * p**3 + 0 * s, {frozenset({("p", 3.0, 0.0)})}),
+])
+def test_additive_and_multiplicative_combinations_and_dropped_parameters(truth, expected):
+    (model,) = model_quietly(experiment(["p", "s"], grid(P, S), {"f": truth}))
+    assert factors(model) == expected
+
+
+def test_noise_is_not_modeled_and_irrelevant_parameters_drop_out():
+    truth = lambda p, s, n: 100 + 3 * p * n  # noqa: E731
+    e = experiment(["p", "s", "n"], grid(P, S, N), {"f": truth}, repetitions=4, noise=0.05, seed=11)
+    (model,) = model_quietly(e)
+    assert factors(model) == {frozenset({("p", 1.0, 0.0), ("n", 1.0, 0.0)})}
+    assert model.predict([128.0, 60.0, 6000.0]) == pytest.approx(truth(128, 60, 6000), rel=0.05)
+
+
+def sparse_points():
+    corner = (P[0], S[0], N[0])
+    lines = {corner}
+    for l, values in enumerate((P, S, N)):
+        for v in values:
+            point = list(corner)
+            point[l] = v
+            lines.add(tuple(point))
+    extra = [(P[1], S[1], N[0]), (P[1], S[0], N[1]), (P[0], S[1], N[1])]
+    return np.array(sorted(lines) + extra, dtype=float)
+
+
+def test_sparse_design_lines_plus_extra_points_recover_the_function():
+    truth = lambda p, s, n: 3 + 0.5 * p**2 * s + 0.01 * n * np.log2(n)  # noqa: E731
+    points = sparse_points()
+    assert points.shape == (16, 3)
+    (model,) = model_quietly(experiment(["p", "s", "n"], points, {"f": truth}))
+    assert factors(model) == {
+        frozenset({("p", 2.0, 0.0), ("s", 1.0, 0.0)}),
+        frozenset({("n", 1.0, 1.0)}),
+    }
+    far = np.array([[128.0, 60.0, 6000.0], [512.0, 200.0, 20000.0]])
+    np.testing.assert_allclose(model.predict(far), truth(*far.T), rtol=1e-6)
+
+
+def test_fastest_like_parallelogram_without_a_full_grid_is_modeled():
+    # Seed 002, FASTEST: p = 16 ... 4096 and s = 131072 ... 8192, but each p only with the five
+    # sizes that fit (s halves as p doubles): a parallelogram, no full grid, lines of five both ways.
+    processes = [16 * 2**i for i in range(9)]
+    points = np.array([(p, 131072 / 2**k * 2 ** max(0, i - 4)) for i, p in enumerate(processes) for k in range(5)])
+    assert np.unique(points[:, 1]).size == 9 and points.shape == (45, 2)
+    truth = lambda p, s: 2 + 1e-6 * s**1.75 + 1e-9 * p ** (4 / 3) * np.log2(p) * s**1.75  # noqa: E731
+    (model,) = model_quietly(experiment(["p", "s"], points, {"celuvw": truth}))
+    assert factors(model) == {
+        frozenset({("s", 1.75, 0.0)}),
+        frozenset({("p", 4 / 3, 1.0), ("s", 1.75, 0.0)}),
+    }
+    np.testing.assert_allclose(model.predict(points), truth(*points.T), rtol=1e-6)
