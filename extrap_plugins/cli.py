@@ -1,4 +1,4 @@
-"""The command line: ``extrap-plugins model|plugins|run``.
+"""The command line: ``extrap-plugins model|plugins|suggest|run``.
 
 Every command is one API call plus argument parsing and printing.
 :func:`main` handles errors around :func:`program`, which does the work.
@@ -17,6 +17,10 @@ from . import api
 from .errors import ExtrapError, InputError, PluginError
 from .executors import EXECUTORS, MPI_LAUNCH
 from .experiment import MEASURES
+from .exporters import JSON_VERSION, JSON_VERSIONS
+from .extrapolation import SORT_KEYS
+
+PLOT_STYLES = ("lines", "heatmap")
 from .plugins import get_host
 
 PROG = "extrap-plugins"
@@ -59,6 +63,18 @@ def build_parser() -> argparse.ArgumentParser:
     model.add_argument("--export-option", action="append", default=[], metavar="KEY=VALUE",
                        help="an option for the exporter (repeatable)")
     model.add_argument("-o", "--output", metavar="PATH", help="write here instead of stdout")
+    model.add_argument("--target", metavar="P=V,...",
+                       help="extrapolate every model to this point, e.g. p=65536,n=1e6: adds the value there, "
+                            "its prediction interval and the shares of parent and root")
+    model.add_argument("--sort", choices=SORT_KEYS,
+                       help="order the rows by growth class, by value at the target, or by share of the root")
+    model.add_argument("--json-version", type=int, choices=JSON_VERSIONS,
+                       help=f"version of the json export (default {JSON_VERSION}; 1 is the old document exactly)")
+    model.add_argument("--plot-style", choices=PLOT_STYLES,
+                       help="plot and html exports with two parameters: one curve per value of the second "
+                            "(lines, default) or a heat map")
+    model.add_argument("--plot-top", type=int, metavar="N",
+                       help="plot only the first N rows (html: default 50; plot: default all)")
     model.add_argument("--progress", choices=("auto", "on", "off"), default="auto",
                        help="progress bar on stderr (auto: only when stderr is a terminal)")
     model.add_argument("--executor", choices=EXECUTORS, default="auto",
@@ -67,6 +83,42 @@ def build_parser() -> argparse.ArgumentParser:
     model.add_argument("--jobs", type=int, metavar="N", help="worker processes for --executor process")
 
     commands.add_parser("plugins", help="list every reader, modeler and exporter and who provides it")
+
+    suggest = commands.add_parser(
+        "suggest", help="say which runs to do next, cheapest first (experiment design after seed 002)",
+        description="Suggest the next runs: the cheapest line of five values per parameter through a common "
+                    "corner, then one cheapest point at a time until the model's hold-out check or the budget "
+                    "says stop.")
+    suggest.add_argument("inputs", nargs="*", metavar="INPUT",
+                         help="measurements so far (their values are candidates, their points are done)")
+    suggest.add_argument("--param", action="append", default=[], metavar="NAME=V1,V2,...",
+                         help="candidate values of a parameter, e.g. p=4,8,16,32,64 (repeatable)")
+    suggest.add_argument("--cost", metavar="EXPR",
+                         help="cost of one run: a product such as 'p' or 'p*n^2', or 'uniform' "
+                              "(default: the product of the resource parameters p, procs, ranks, nodes, threads...)")
+    suggest.add_argument("--budget", metavar="SHARE|N",
+                         help="limit for the whole design: a share of the full factorial's cost (15%%, 0.15) or a "
+                              "number of points (20); the plan is filled with further cheapest points up to it")
+    suggest.add_argument("--repetitions", type=int, metavar="N", help="repetitions per run (default: advised)")
+    suggest.add_argument("--tolerance", type=float, default=None, metavar="SHARE",
+                         help="quality goal: relative error of the hold-out prediction (default 0.05)")
+    suggest.add_argument("--export", metavar="PLAN.json", help="also write the runs as a plan file")
+    suggest.add_argument("--reader", help="reader name for the inputs")
+    suggest.add_argument("--reader-option", action="append", default=[], metavar="KEY=VALUE",
+                         help="an option for the reader (repeatable)")
+    suggest.add_argument("--modeler", default="default", help="modeler for the quality check (default: %(default)s)")
+    suggest.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                         help="an option for the modeler (repeatable)")
+    suggest.add_argument("--measure", choices=MEASURES, default="mean", help="how repetitions are reduced")
+    suggest.add_argument("--metric", action="append", default=[], metavar="NAME",
+                         help="judge the quality on this metric only (repeatable)")
+    suggest.add_argument("--callpath", action="append", default=[], metavar="GLOB",
+                         help="judge the quality on these call paths only (repeatable)")
+    from .instrument import sweep
+
+    run = commands.add_parser("run", help="run an instrumented program at several process counts and parameter "
+                                          "values (extrap_plugins.instrument), ready to model")
+    sweep.add_arguments(run)
     return parser
 
 
@@ -75,25 +127,53 @@ def program(args: argparse.Namespace) -> ExitStatus:
         return _model_command(args)
     if args.command == "plugins":
         return _plugins_command()
+    if args.command == "suggest":
+        return _suggest_command(args)
+    if args.command == "run":
+        from .instrument import sweep
+
+        return ExitStatus(sweep.run(args))
     raise AssertionError(f"unhandled command {args.command}")
 
 
 def _model_command(args: argparse.Namespace) -> ExitStatus:
     selected = api.read(args.inputs if len(args.inputs) > 1 else args.inputs[0], reader=args.reader,
                         metrics=args.metric, callpaths=args.callpath, executor=args.executor, jobs=args.jobs,
-                        **parse_options(args.reader_option, "--reader-option"))
-    total = len({(int(c), int(m)) for c, m in zip(selected.callpath_index, selected.metric_index)}) \
-        if len(selected) < 2_000_000 else None
+                        **parse_options(args.reader_option, "--reader-option", reserved=READ_FLAGS))
+    series = selected.callpath_index.astype("int64") * max(len(selected.metrics), 1) + selected.metric_index
+    total = len(set(series.tolist())) if len(series) < 5_000_000 else None
     from tqdm import tqdm
 
     show = {"on": True, "off": False}.get(args.progress, sys.stderr.isatty())
     with tqdm(total=total, disable=not show, file=sys.stderr, unit="series", desc="modeling") as bar:
         model_set = api.model(selected, args.modeler, measure=args.measure, progress=bar.update,
-                              executor=args.executor, jobs=args.jobs, **parse_options(args.option, "--option"))
-    text = api.export(model_set, args.export, args.output, **parse_options(args.export_option, "--export-option"))
+                              executor=args.executor, jobs=args.jobs,
+                              **parse_options(args.option, "--option", reserved=MODEL_FLAGS))
+    options = {**parse_options(args.export_option, "--export-option", reserved=EXPORT_FLAGS), **export_options(args)}
+    text = api.export(model_set, args.export, args.output, **options)
     if text is not None:
         sys.stdout.write(text)
     return ExitStatus.OK
+
+
+def export_options(args: argparse.Namespace) -> dict[str, object]:
+    """The exporter options the dedicated flags stand for (only those given)."""
+    options: dict[str, object] = {}
+    if args.target is not None:
+        options["target"] = args.target
+    if args.sort is not None:
+        options["sort"] = args.sort
+    if args.export == "json":
+        options["version"] = args.json_version or JSON_VERSION
+    elif args.json_version is not None:
+        raise InputError("--json-version applies to --export json only")
+    for flag, name in (("plot_style", "plot_style"), ("plot_top", "plot_top")):
+        value = getattr(args, flag)
+        if value is not None:
+            if args.export not in ("plot", "html"):
+                raise InputError(f"--{flag.replace('_', '-')} applies to --export plot and html only")
+            options[name] = value
+    return options
 
 
 def _plugins_command() -> ExitStatus:
@@ -108,10 +188,99 @@ def _plugins_command() -> ExitStatus:
     return ExitStatus.OK
 
 
-def parse_options(pairs: Sequence[str], flag: str) -> dict[str, object]:
+def _suggest_command(args: argparse.Namespace) -> ExitStatus:
+    from . import design
+
+    candidates = parse_params(args.param)
+    experiment = None
+    if args.inputs:
+        experiment = api.read(args.inputs if len(args.inputs) > 1 else args.inputs[0], reader=args.reader,
+                              **parse_options(args.reader_option, "--reader-option", reserved=READ_FLAGS))
+        space = design.Space.from_experiment(experiment, candidates)
+    elif candidates:
+        space = design.Space.of(candidates)
+    else:
+        raise InputError("suggest needs candidate values (--param p=4,8,16,32,64) or measurements (INPUT)")
+    result = design.suggest(
+        space, experiment, cost=args.cost, budget=args.budget, repetitions=args.repetitions,
+        tolerance=design.TOLERANCE if args.tolerance is None else args.tolerance, modeler=args.modeler,
+        measure=args.measure, metrics=args.metric, callpaths=args.callpath, **parse_options(args.option, "--option"))
+    if args.export:
+        design.write_plan(args.export, result.plan)
+    sys.stdout.write(format_suggestion(result, space))
+    return ExitStatus.OK
+
+
+def format_suggestion(result, space) -> str:
+    """The suggestion as text: what the space is, the runs as a table, and what to do after."""
+    from tabulate import tabulate
+
+    names = space.parameters
+    sizes = " × ".join(f"{n} ({v.size} values)" for n, v in zip(names, space.values))
+    lines = [
+        f"design space: {sizes} = {result.full_points} points; cost of a run: "
+        f"{result.cost_model.text or '1'} (full factorial: {result.full_cost:g})",
+        f"measured so far: {result.measured_points} points, "
+        f"{result.measured_cost / result.full_cost if result.full_cost else 0:.1%} of the full factorial's cost",
+        f"repetitions per run: {result.repetitions_reason if result.repetitions_reason != 'given' else result.repetitions}",
+    ]
+    heading = {
+        "base": "next: the base design (a line of values per parameter through a common corner, and one point "
+                "off the lines)",
+        "add": "next: the cheapest point not measured yet; measure it, then run suggest again with all measurements",
+        "done": "no further runs needed",
+        "budget": "the budget is spent: no further runs fit",
+    }[result.status]
+    if result.status == "add" and result.holdout is not None:
+        point = ", ".join(f"{n}={v:g}" for n, v in zip(names, result.holdout["point"]))
+        heading += (f" (the model without ({point}) predicts it only within {result.holdout['worst']:.1%})")
+    lines.append(heading)
+    if result.plan.runs:
+        rows, spent = [], result.measured_cost
+        for k, run in enumerate(result.plan.runs, 1):
+            spent += run.cost
+            rows.append([k, *(f"{run.point[n]:g}" for n in names), run.repetitions, f"{run.cost:g}",
+                         f"{spent / result.full_cost if result.full_cost else 0:.1%}", run.role])
+        table = tabulate(rows, headers=["#", *names, "repetitions", "cost", "share so far", "why"],
+                         tablefmt="simple", disable_numparse=True)
+        lines.extend(["", table, ""])
+        lines.append(f"planned: {len(result.plan.runs)} runs; with the measured ones {result.share:.1%} of the "
+                     f"full factorial's cost")
+    lines.extend(f"note: {note}" for note in result.notes)
+    return "\n".join(lines) + "\n"
+
+
+def parse_params(pairs: Sequence[str]) -> dict[str, list[float]]:
+    """``["p=4,8,16", "n=1e3,2e3"]`` -> ``{"p": [4.0, 8.0, 16.0], "n": [1000.0, 2000.0]}``."""
+    params: dict[str, list[float]] = {}
+    for pair in pairs:
+        name, sep, values = pair.partition("=")
+        name = name.strip()
+        try:
+            numbers = [float(v) for v in values.split(",") if v.strip()]
+        except ValueError:
+            numbers = []
+        if not sep or not name or not numbers:
+            raise InputError(f"--param {pair!r}: expected NAME=V1,V2,... with numbers, such as p=4,8,16,32,64")
+        if name in params:
+            raise InputError(f"--param {name} is given twice; list all its values once")
+        params[name] = numbers
+    return params
+
+
+# Keys that name an argument of the API call itself, with the flag to use instead.
+READ_FLAGS = {"reader": "--reader", "metrics": "--metric", "callpaths": "--callpath",
+              "executor": "--executor", "jobs": "--jobs", "host": None}
+MODEL_FLAGS = {"modeler": "--modeler", "measure": "--measure", "metrics": "--metric", "callpaths": "--callpath",
+               "progress": "--progress", "executor": "--executor", "jobs": "--jobs", "host": None}
+EXPORT_FLAGS = {"exporter": "--export", "path": "-o", "host": None}
+
+
+def parse_options(pairs: Sequence[str], flag: str, reserved: dict[str, str | None] | None = None) -> dict[str, object]:
     """``["terms=2", "negative=true"]`` -> ``{"terms": 2, "negative": True}``.
 
     Values become int, float or bool when they look like one, else stay text.
+    Keys in ``reserved`` are refused, naming the flag to use instead.
     """
     options: dict[str, object] = {}
     for pair in pairs:
@@ -119,6 +288,9 @@ def parse_options(pairs: Sequence[str], flag: str) -> dict[str, object]:
         key = key.strip().replace("-", "_")
         if not sep or not key:
             raise InputError(f"{flag} {pair!r}: expected KEY=VALUE")
+        if reserved and key in reserved:
+            instead = f"; use {reserved[key]}" if reserved[key] else ""
+            raise InputError(f"{flag} {pair!r}: {key!r} is not an option here{instead}")
         options[key] = _convert(value.strip())
     return options
 

@@ -73,8 +73,8 @@ def test_model_writes_json_to_a_file(numbers_reader, tmp_path, capsys):
 @pytest.mark.parametrize("args, message", [
     (["model", "missing.nums"], "missing.nums: no such file or folder"),
     (["model", "{nums}", "--option", "terms"], "--option 'terms': expected KEY=VALUE"),
-    (["model", "{nums}", "--modeler", "magic"], "unknown modeler 'magic'; the modelers are: default, exhaustive, golden"),
-    (["model", "{nums}", "--export", "pdf"], "unknown exporter 'pdf'; the exporters are: csv, json, text"),
+    (["model", "{nums}", "--modeler", "magic"], "unknown modeler 'magic'; the modelers are: default, exhaustive, golden, segmented"),
+    (["model", "{nums}", "--export", "pdf"], "unknown exporter 'pdf'; the exporters are: csv, extrap-jsonl, html, json, plot, text"),
     (["model", "{nums}", "--metric", "bytes"], "{nums}: no metric 'bytes'; the metrics are time"),
     (["model", "{nums}", "--option", "terms=2"], "modeler 'default' has no option 'terms'; its options are: "
      "exponents, log_exponents, max_terms, negative_exponents, criterion, improvement, weighting, measure"),
@@ -160,3 +160,8 @@ def test_example_plugin_is_discovered_through_its_entry_point(tmp_path):
     assert term["coefficient"] == pytest.approx(64.0)
     assert term["factors"]["n"]["exponent"] == pytest.approx(0.5)
     assert term["factors"]["p"]["exponent"] == pytest.approx(0.0, abs=1e-9)
+
+
+def test_an_option_that_names_an_api_argument_is_bad_input(numbers_reader, capsys):
+    assert main(["model", str(numbers_reader), "--option", "modeler=x"]) == ExitStatus.BAD_INPUT
+    assert capsys.readouterr().err == "extrap-plugins: error: --option 'modeler=x': 'modeler' is not an option here; use --modeler\n"

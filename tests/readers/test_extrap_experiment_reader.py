@@ -55,7 +55,7 @@ def test_extrap3_regions_of_the_same_name_and_statistics(shared_data):
         assert reader.read_extrap3(path, {"value": statistic}).values_of("met1", "test")[1][0] == value
 
 
-def test_extrap3_multi_parameter_with_units_and_sparse_models(shared_data):
+def test_extrap3_multi_parameter_with_units_and_sparse_models(shared_data, host):
     for name in ("experiment_3_mp", "experiment_3_sparse"):
         experiment = extrap_plugins.read(shared_data / "extrap" / "input" / name)
         assert experiment.reader == "extrap3"

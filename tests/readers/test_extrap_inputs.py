@@ -79,7 +79,7 @@ def _ours(experiment) -> dict[tuple, list[float]]:
 
 
 @pytest.mark.parametrize("name", READ)
-def test_we_read_exactly_what_extrap_reads(shared_data, name):
+def test_we_read_exactly_what_extrap_reads(shared_data, host, name):
     rows = EXTRAP[name]
     experiment = extrap_plugins.read(shared_data / "extrap" / name)
     assert experiment.reader == OUR_READER[rows[0]["reader"]]
@@ -106,7 +106,7 @@ def test_we_read_exactly_what_extrap_reads(shared_data, name):
 
 
 @pytest.mark.parametrize("name", sorted(REJECTED))
-def test_we_reject_what_extrap_rejects_naming_file_and_line(shared_data, name):
+def test_we_reject_what_extrap_rejects_naming_file_and_line(shared_data, host, name):
     path = shared_data / "extrap" / name
     with pytest.raises(InputError) as error:
         extrap_plugins.read(path)
@@ -124,7 +124,7 @@ def test_a_rejected_file_is_one_line_on_the_command_line(shared_data, host, caps
     ("talpas/talpas_10_neg.txt", [("compute", "time"), ("compute", "flops")],
      {("compute", "time"): 5, ("compute", "flops"): 3}),
 ])
-def test_incomplete_series_read_when_allowed(shared_data, name, series, points):
+def test_incomplete_series_read_when_allowed(shared_data, host, name, series, points):
     experiment = extrap_plugins.read(shared_data / "extrap" / name, incomplete="allow")
     keys = [(c.name, m.name) for group in experiment.series_groups() for c, m in group.keys]
     assert sorted(keys) == sorted(series)
@@ -133,7 +133,7 @@ def test_incomplete_series_read_when_allowed(shared_data, name, series, points):
         assert len(np.unique(coordinates, axis=0)) == points[callpath, metric]
 
 
-def test_saved_experiments_choose_the_statistic(shared_data):
+def test_saved_experiments_choose_the_statistic(shared_data, host):
     path = shared_data / "extrap" / "input" / "exp_only_mean_median.extra-p"
     rows = [r for r in EXTRAP["input/exp_only_mean_median.extra-p"]
             if r["callpath"] == "merge" and r["metric"] == "time"]

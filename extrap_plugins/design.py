@@ -1,0 +1,737 @@
+"""Experiment design: which runs to do next, cheapest first (seed 002, Sections III-E and IV).
+
+The heuristic of Ritter et al. ("Learning cost-effective sampling strategies
+for empirical performance modeling"):
+
+1. Measure the cheapest line of five values per parameter; the lines share
+   one point, their corner (``5 + 4 (m - 1)`` points for ``m`` parameters).
+2. Add the cheapest point not measured yet; with two or more parameters one
+   such point is part of the base design (lines alone cannot tell additive
+   from multiplicative effects).
+3. Re-model with all points.  Quality check: the model made without the most
+   expensive additional point predicts it within ``tolerance``.
+4. Go back to 2 until the quality is reached or the budget is spent.
+
+:func:`suggest` does one step of this loop on the measurements so far (none
+at first) and says which runs to do next; :func:`run_design` drives the
+whole loop with a measuring function (benchmarks, simulations).  Costs come
+from a :class:`CostModel`; repetitions from :func:`advise_repetitions`.
+
+A plan is written as JSON (``write_plan``/``load_plan``)::
+
+    {"format": "extrap-plugins/plan", "version": 1,
+     "parameters": ["p", "n"],
+     "runs": [{"point": {"p": 4, "n": 1000}, "repetitions": 4, "cost": 4.0}, ...]}
+
+``runs`` are in the order to measure them: the missing points of the base
+design first, then additional points, each part cheapest first; ``point``
+has one number per parameter (whole numbers written as integers),
+``repetitions`` is how often to run the point, ``cost`` the cost model's
+value for one run (one repetition).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import pathlib
+import re
+import warnings
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from .errors import InputError
+from .experiment import Experiment
+
+PLAN_FORMAT = "extrap-plugins/plan"
+PLAN_VERSION = 1
+LINE = 5
+"""Values per parameter line (seed 002 after seed 000: five per parameter)."""
+TOLERANCE = 0.05
+"""Largest relative error of the hold-out prediction at which the model is good enough."""
+RESOURCE_NAMES = frozenset({
+    "p", "np", "nprocs", "n_procs", "procs", "processes", "process", "ranks", "mpi_ranks", "nodes", "cores",
+    "threads", "gpus", "tasks", "workers",
+})
+"""Parameter names taken to count resources: by default a run costs the product of these."""
+
+
+# ---------------------------------------------------------------------- plans
+@dataclass(frozen=True)
+class Run:
+    """One point to measure: ``point`` maps parameter names to values."""
+
+    point: Mapping[str, float]
+    repetitions: int
+    cost: float
+    role: str = ""
+    """Why this run: ``line p``, ``corner``, ``additional`` (not written to plan files)."""
+
+
+@dataclass
+class Plan:
+    """Runs to do, cheapest first."""
+
+    parameters: tuple[str, ...]
+    runs: list[Run] = field(default_factory=list)
+
+
+def plan_document(plan: Plan) -> dict:
+    """The plan as the JSON document described in the module docstring."""
+    return {
+        "format": PLAN_FORMAT,
+        "version": PLAN_VERSION,
+        "parameters": list(plan.parameters),
+        "runs": [
+            {"point": {name: _plain(run.point[name]) for name in plan.parameters},
+             "repetitions": int(run.repetitions), "cost": float(run.cost)}
+            for run in plan.runs
+        ],
+    }
+
+
+def write_plan(path: str | os.PathLike, plan: Plan) -> None:
+    """Write ``plan`` to ``path`` as JSON (replacing the file only when complete)."""
+    target = pathlib.Path(path)
+    if target.is_dir():
+        raise InputError("is a folder; the plan is one file", target)
+    if not (target.parent if str(target.parent) else pathlib.Path(".")).is_dir():
+        raise InputError("the folder for the plan does not exist", target)
+    temporary = target.with_name(f".{target.name}.tmp")
+    temporary.write_text(json.dumps(plan_document(plan), indent=1) + "\n", encoding="utf-8")
+    os.replace(temporary, target)
+
+
+def load_plan(path: str | os.PathLike) -> Plan:
+    """Read a plan file written by :func:`write_plan` (or by hand), checking every field.
+
+    Raises
+    ------
+    InputError
+        Not JSON, another format or version, or a run that lacks a parameter,
+        has a non-numeric value, fewer than one repetition or a negative cost.
+    """
+    path = pathlib.Path(path)
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError("no such file", path) from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        line = getattr(error, "lineno", None)
+        raise InputError(f"not a JSON plan: {getattr(error, 'msg', error)}", path, line) from None
+    if not isinstance(document, dict) or document.get("format") != PLAN_FORMAT:
+        found = document.get("format") if isinstance(document, dict) else type(document).__name__
+        raise InputError(f"not a plan: expected \"format\": \"{PLAN_FORMAT}\", got {found!r}", path)
+    if document.get("version") != PLAN_VERSION:
+        raise InputError(f"plan version {document.get('version')!r} is not supported (expected {PLAN_VERSION})", path)
+    parameters = document.get("parameters")
+    if not isinstance(parameters, list) or not parameters or not all(isinstance(p, str) for p in parameters):
+        raise InputError(f"\"parameters\" must be a non-empty list of names, got {parameters!r}", path)
+    runs = document.get("runs")
+    if not isinstance(runs, list):
+        raise InputError(f"\"runs\" must be a list, got {type(runs).__name__}", path)
+    plan = Plan(tuple(parameters))
+    for index, entry in enumerate(runs):
+        where = f"run {index + 1}"
+        if not isinstance(entry, dict) or not isinstance(entry.get("point"), dict):
+            raise InputError(f"{where}: expected {{\"point\": {{...}}, \"repetitions\": N, \"cost\": X}}", path)
+        point = entry["point"]
+        if sorted(point) != sorted(parameters):
+            raise InputError(f"{where}: the point has {sorted(point)}, expected the parameters {parameters}", path)
+        if not all(_is_number(point[p]) for p in parameters):
+            raise InputError(f"{where}: every parameter value must be a number, got {point}", path)
+        repetitions = entry.get("repetitions")
+        if not isinstance(repetitions, int) or isinstance(repetitions, bool) or repetitions < 1:
+            raise InputError(f"{where}: repetitions must be a whole number >= 1, got {repetitions!r}", path)
+        cost = entry.get("cost")
+        if not _is_number(cost) or cost < 0:
+            raise InputError(f"{where}: cost must be a number >= 0, got {cost!r}", path)
+        plan.runs.append(Run({p: float(point[p]) for p in parameters}, repetitions, float(cost)))
+    return plan
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _plain(value: float) -> int | float:
+    value = float(value)
+    return int(value) if value.is_integer() and abs(value) < 2**53 else value
+
+
+# ------------------------------------------------------------------- costs
+@dataclass(frozen=True)
+class CostModel:
+    """The cost of one run at a point: ``scale * prod(x_l ** power_l)``.
+
+    Ties (points of equal cost) are broken by the product of all parameter
+    values: of two runs with the same process count, the smaller problem is
+    taken first.
+    """
+
+    parameters: tuple[str, ...]
+    powers: tuple[float, ...]
+    scale: float = 1.0
+    text: str = ""
+
+    @classmethod
+    def parse(cls, text: str | None, parameters: Sequence[str]) -> CostModel:
+        """Build a cost model from text.
+
+        ``None`` or ``""``: the product of the resource parameters (named like
+        ``p``, ``procs``, ``ranks``, ``nodes``, ``threads``...), or of all
+        parameters if none is; ``"p*n"``, ``"p^2*n"``, ``"2*p"``: a product of
+        parameter powers and numbers; ``"uniform"`` or ``"1"``: every run costs 1.
+
+        Examples
+        --------
+        >>> CostModel.parse(None, ["p", "n"]).text
+        'p'
+        >>> CostModel.parse("p*n^2", ["p", "n"])(np.array([[4.0, 10.0]])).tolist()
+        [400.0]
+        """
+        parameters = tuple(parameters)
+        if text is None or not text.strip():
+            chosen = [p for p in parameters if p.lower() in RESOURCE_NAMES] or list(parameters)
+            return cls(parameters, tuple(1.0 if p in chosen else 0.0 for p in parameters), 1.0, "*".join(chosen))
+        spec = text.strip()
+        if spec.lower() == "uniform":
+            spec = "1"
+        powers = dict.fromkeys(parameters, 0.0)
+        scale = 1.0
+        for factor in re.split(r"\s*(?<!\*)\*(?!\*)\s*", spec):  # "*" but not "**"
+            match = re.fullmatch(r"([A-Za-z_][\w.]*)(?:\s*(?:\^|\*\*)\s*([-+]?\d+(?:\.\d+)?))?", factor)
+            if match and match.group(1) in powers:
+                powers[match.group(1)] += float(match.group(2) or 1)
+                continue
+            try:
+                scale *= float(factor)
+            except ValueError:
+                known = ", ".join(parameters)
+                raise InputError(
+                    f"--cost {text!r}: {factor!r} is neither a parameter ({known}) nor a number; "
+                    f"expected a product such as 'p*n' or 'p^2', or 'uniform'"
+                ) from None
+        if not math.isfinite(scale) or scale <= 0:
+            raise InputError(f"--cost {text!r}: the factor must be a positive number")
+        return cls(parameters, tuple(powers[p] for p in parameters), scale, text.strip())
+
+    def __call__(self, points: np.ndarray) -> np.ndarray:
+        """Cost per run, points shape (n_points, n_params) -> shape (n_points,)."""
+        points = np.asarray(points, dtype=np.float64).reshape(-1, len(self.parameters))
+        with np.errstate(all="ignore"):
+            return self.scale * np.prod(np.power(points, np.asarray(self.powers)[None, :]), axis=1)
+
+    def order(self, points: np.ndarray) -> np.ndarray:
+        """Indices of ``points`` from cheapest to dearest (ties: smaller product of all values first)."""
+        points = np.asarray(points, dtype=np.float64).reshape(-1, len(self.parameters))
+        secondary = np.prod(np.abs(points), axis=1)
+        return np.lexsort((tuple(points[:, ::-1].T) + (secondary, self(points))))
+
+
+# ------------------------------------------------------------- the space
+@dataclass(frozen=True)
+class Space:
+    """Candidate values per parameter; the design space is their full factorial."""
+
+    parameters: tuple[str, ...]
+    values: tuple[np.ndarray, ...]
+
+    @classmethod
+    def of(cls, candidates: Mapping[str, Iterable[float]]) -> Space:
+        names, values = [], []
+        for name, given in candidates.items():
+            array = np.unique(np.asarray(list(given), dtype=np.float64))
+            if array.size == 0 or not np.all(np.isfinite(array)):
+                raise InputError(f"parameter {name}: expected finite candidate values, got {list(given)}")
+            names.append(str(name))
+            values.append(array)
+        if not names:
+            raise InputError("no parameters: give candidate values such as --param p=4,8,16,32,64")
+        return cls(tuple(names), tuple(values))
+
+    @classmethod
+    def from_experiment(cls, experiment: Experiment, extra: Mapping[str, Iterable[float]] | None = None) -> Space:
+        """The measured values of each parameter, joined with ``extra`` candidates."""
+        extra = dict(extra or {})
+        unknown = [name for name in extra if name not in experiment.parameter_names]
+        if unknown:
+            raise InputError(
+                f"{experiment.source}: no parameter {', '.join(map(repr, unknown))}; "
+                f"the parameters are {', '.join(experiment.parameter_names)}"
+            )
+        return cls.of({
+            name: np.concatenate([np.unique(experiment.coordinates[:, l]), np.asarray(list(extra.get(name, ())), float)])
+            for l, name in enumerate(experiment.parameter_names)
+        })
+
+    def grid(self) -> np.ndarray:
+        """Every combination, shape (n_points, n_params), the last parameter varying fastest."""
+        mesh = np.meshgrid(*self.values, indexing="ij")
+        return np.stack([m.reshape(-1) for m in mesh], axis=1)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(v.size for v in self.values)
+
+
+def cheapest_cross(space: Space, cost: np.ndarray, line: int = LINE) -> np.ndarray:
+    """The cheapest corner and lines of ``line`` values per parameter through it.
+
+    Parameters
+    ----------
+    space : Space
+    cost : ndarray, shape (n_points,)
+        Cost of each grid point (in :meth:`Space.grid` order); 0 for points
+        already measured, so that a design reuses them.  A tiny tie-breaking
+        term may be added by the caller.
+    line : int
+        Values per line (all values of a parameter that has fewer).
+
+    Returns
+    -------
+    ndarray of int: grid indices of the corner and its lines, without repeats.
+    The corner minimises ``cost(corner) + sum over parameters of the
+    cheapest line - 1 other values along that parameter``; computed for every
+    corner at once.
+    """
+    shape = space.shape
+    C = np.asarray(cost, dtype=np.float64).reshape(shape)
+    total = C.copy()
+    for axis, size in enumerate(shape):
+        k = min(line, size) - 1
+        if k <= 0:
+            continue
+        ordered = np.sort(C, axis=axis)
+        cheapest = np.take(ordered, np.arange(k), axis=axis).sum(axis=axis, keepdims=True)
+        kth = np.take(ordered, [k - 1], axis=axis)
+        next_one = np.take(ordered, [k], axis=axis)  # k <= size - 1
+        # The corner's own value is on the line: if it is among the k cheapest others,
+        # the line takes the next one instead.
+        own_inside = C <= kth
+        total = total + np.where(own_inside, cheapest - C + next_one, cheapest)
+    corner = np.unravel_index(int(np.argmin(total)), shape)
+    chosen = {int(np.ravel_multi_index(corner, shape))}
+    for axis, size in enumerate(shape):
+        index = list(corner)
+        along = [C[tuple(index[:axis] + [i] + index[axis + 1:])] for i in range(size)]
+        others = [i for i in np.argsort(along, kind="stable") if i != corner[axis]][: min(line, size) - 1]
+        for i in others:
+            index[axis] = int(i)
+            chosen.add(int(np.ravel_multi_index(tuple(index), shape)))
+    return np.array(sorted(chosen), dtype=np.int64)
+
+
+# ------------------------------------------------------------ repetitions
+def advise_repetitions(n_params: int, noise: float | None = None, counters: bool = False) -> tuple[int, str]:
+    """How often to repeat each run (seed 002, Sections III-B and IV).
+
+    Two repetitions for one parameter, four for two or three, six beyond;
+    counters (exactly reproducible metrics) and measured noise below 1 % need
+    half as many (one for exact counters); measured noise above 5 % two more.
+
+    Returns
+    -------
+    (repetitions, reason)
+
+    Examples
+    --------
+    >>> advise_repetitions(2)
+    (4, '4 for 2 parameters (seed 002)')
+    >>> advise_repetitions(3, noise=0.08)[0]
+    6
+    """
+    base = 2 if n_params <= 1 else 4 if n_params <= 3 else 6
+    reason = f"{base} for {n_params} parameter{'s' if n_params != 1 else ''} (seed 002)"
+    if counters and (noise is None or noise == 0):
+        return 1, "1: the metrics are exact counters"
+    if counters or (noise is not None and noise < 0.01):
+        halved = max(1, base // 2)
+        why = "counters" if counters else f"measured noise ±{noise:.1%} is below 1 %"
+        return halved, f"{halved}: {reason}, halved because {why}"
+    if noise is not None and noise > 0.05:
+        return base + 2, f"{base + 2}: {reason}, plus 2 because measured noise ±{noise:.1%} exceeds 5 %"
+    if noise is not None:
+        return base, f"{reason}; measured noise ±{noise:.1%}"
+    return base, reason
+
+
+def measured_noise(experiment: Experiment) -> float | None:
+    """Median over series and points of half the range of the repetitions relative to their mean.
+
+    ``None`` when no point was measured more than once.
+    """
+    spreads = []
+    for group in experiment.series_groups():
+        values = group.values
+        counts = np.sum(~np.isnan(values), axis=2)
+        if values.shape[2] < 2 or not (counts >= 2).any():
+            continue
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            mean = np.nanmean(values, axis=2)
+            half = (np.nanmax(values, axis=2) - np.nanmin(values, axis=2)) / 2
+            relative = np.where(np.abs(mean) > 0, half / np.abs(mean), 0.0)
+        spreads.append(relative[counts >= 2])
+    if not spreads:
+        return None
+    return float(np.median(np.concatenate(spreads)))
+
+
+# ------------------------------------------------------------- suggesting
+@dataclass
+class Suggestion:
+    """The outcome of one step of the design loop.
+
+    ``plan`` holds the runs to do next (empty when the quality is reached or
+    the budget is spent); ``status`` is ``"base"`` (lines still missing),
+    ``"add"`` (more points needed), ``"done"`` (quality reached) or
+    ``"budget"`` (nothing more fits).  Costs are in the cost model's units;
+    ``full_cost`` is the full factorial's (one run per point).
+    """
+
+    plan: Plan
+    status: str
+    cost_model: CostModel
+    repetitions: int
+    repetitions_reason: str
+    full_cost: float
+    full_points: int
+    measured_cost: float
+    measured_points: int
+    noise: float | None = None
+    holdout: dict | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def planned_cost(self) -> float:
+        return float(sum(run.cost for run in self.plan.runs))
+
+    @property
+    def share(self) -> float:
+        """Cost of measured plus planned points as a share of the full factorial's."""
+        return (self.measured_cost + self.planned_cost) / self.full_cost if self.full_cost > 0 else 0.0
+
+
+@dataclass(frozen=True)
+class Budget:
+    """A limit on the whole design: a share of the full factorial's cost, or a number of points."""
+
+    share: float | None = None
+    points: int | None = None
+
+    @classmethod
+    def parse(cls, text: str | float | int | None) -> Budget | None:
+        """``"15%"`` or ``0.15``: a share of the full factorial cost; ``20``: at most 20 points.
+
+        Examples
+        --------
+        >>> Budget.parse("15%"), Budget.parse("20")
+        (Budget(share=0.15, points=None), Budget(share=None, points=20))
+        """
+        if text is None or text == "":
+            return None
+        raw = str(text).strip()
+        try:
+            if raw.endswith("%"):
+                share = float(raw[:-1]) / 100
+            else:
+                number = float(raw)
+                if number > 1:
+                    if not number.is_integer():
+                        raise ValueError
+                    return cls(points=int(number))
+                share = number
+        except ValueError:
+            raise InputError(
+                f"--budget {raw!r}: expected a share of the full factorial cost (15% or 0.15) "
+                f"or a number of points (20)"
+            ) from None
+        if not 0 < share <= 1:
+            raise InputError(f"--budget {raw!r}: a share must be above 0 % and at most 100 %")
+        return cls(share=share)
+
+
+def suggest(
+    space: Space,
+    experiment: Experiment | None = None,
+    *,
+    cost: str | CostModel | None = None,
+    budget: str | float | Budget | None = None,
+    repetitions: int | None = None,
+    tolerance: float = TOLERANCE,
+    modeler: str = "default",
+    measure: str = "mean",
+    metrics: Iterable[str] = (),
+    callpaths: Iterable[str] = (),
+    line: int = LINE,
+    **options,
+) -> Suggestion:
+    """One step of the seed-002 heuristic: the runs to do next, cheapest first.
+
+    Parameters
+    ----------
+    space : Space
+        Candidate values; the measured points of ``experiment`` must lie in it
+        (:meth:`Space.from_experiment` makes sure they do).
+    experiment : Experiment, optional
+        The measurements so far.
+    cost : str or CostModel
+        See :meth:`CostModel.parse`; default: the resource parameters.
+    budget : see :meth:`Budget.parse`.  With a budget, the plan is filled with
+        further cheapest points up to it (measure them in order and stop when
+        the quality is reached); without, it holds only the next step.
+    repetitions : int, optional
+        Overrides :func:`advise_repetitions`.
+    tolerance : float
+        Quality goal: relative error of the hold-out prediction.
+    modeler, measure, metrics, callpaths, **options
+        How the quality check models the measurements (as :func:`extrap_plugins.model`).
+
+    Returns
+    -------
+    Suggestion
+    """
+    parameters = space.parameters
+    if experiment is not None and list(experiment.parameter_names) != list(parameters):
+        raise InputError(
+            f"{experiment.source}: the parameters are {experiment.parameter_names}, the design's {list(parameters)}"
+        )
+    if not 0 < tolerance < 1:
+        raise InputError(f"--tolerance {tolerance!r}: expected a share between 0 and 1, such as 0.05")
+    cost_model = cost if isinstance(cost, CostModel) else CostModel.parse(cost, parameters)
+    budget = budget if isinstance(budget, Budget) or budget is None else Budget.parse(budget)
+    grid = space.grid()
+    costs = cost_model(grid)
+    if not np.all(np.isfinite(costs)) or np.any(costs < 0):
+        raise InputError(f"the cost model {cost_model.text or '1'} gives negative or infinite costs on this space")
+    order = cost_model.order(grid)
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    measured = _measured_mask(grid, experiment)
+    selected = None
+    if experiment is not None:
+        selected = experiment.select(metrics=metrics, callpaths=callpaths)
+    noise = measured_noise(selected) if selected is not None and len(selected) else None
+    counters = selected is not None and len(selected) > 0 and all(
+        selected.metrics[int(i)].kind == "count" for i in np.unique(selected.metric_index))
+    if repetitions is None:
+        repetitions, reason = advise_repetitions(len(parameters), noise, counters)
+    else:
+        if int(repetitions) != repetitions or repetitions < 1:
+            raise InputError(f"--repetitions {repetitions!r}: expected a whole number >= 1")
+        repetitions, reason = int(repetitions), "given"
+
+    # Measured points are free; a tiny rank term breaks ties the cost model's way.
+    effective = np.where(measured, 0.0, costs) + rank * (np.min(costs[costs > 0]) if (costs > 0).any() else 1.0) * 1e-9
+    base = np.zeros(grid.shape[0], dtype=bool)
+    base[cheapest_cross(space, effective, line)] = True
+    roles = _roles(grid, base, space, effective)
+    notes = []
+    short = [name for name, values in zip(parameters, space.values) if values.size < line]
+    if short:
+        notes.append(f"{', '.join(short)} {'has' if len(short) == 1 else 'have'} fewer than {line} candidate values; "
+                     f"give more with --param for a trustworthy model")
+    suggestion = Suggestion(
+        plan=Plan(parameters), status="base", cost_model=cost_model, repetitions=repetitions,
+        repetitions_reason=reason, full_cost=float(costs.sum()), full_points=int(grid.shape[0]),
+        measured_cost=float(costs[measured].sum()), measured_points=int(measured.sum()), noise=noise, notes=notes,
+    )
+
+    missing = base & ~measured
+    extra_needed = len(parameters) > 1 and not (measured & ~base).any()
+    unmeasured = [int(i) for i in order if not measured[i]]
+    if missing.any() or extra_needed:
+        chosen = [i for i in unmeasured if missing[i]]
+        if extra_needed:
+            chosen += [i for i in unmeasured if not base[i]][:1]
+        suggestion.status = "base"
+    else:
+        held = _holdout_point(grid, measured, base, order)
+        if held is not None and selected is not None and len(selected):
+            suggestion.holdout = holdout_check(selected, grid[held], modeler=modeler, measure=measure, **options)
+            if suggestion.holdout["worst"] <= tolerance:
+                suggestion.status = "done"
+                suggestion.notes.append(
+                    f"quality reached: the model without {_format_point(grid[held], parameters)} predicts it within "
+                    f"{suggestion.holdout['worst']:.1%} (tolerance {tolerance:.0%})"
+                )
+                return suggestion
+        suggestion.status = "add"
+        chosen = unmeasured[:1]
+    if not chosen:
+        suggestion.status = "done"
+        suggestion.notes.append("every candidate point is measured")
+        return suggestion
+    chosen = _fit_budget(chosen, unmeasured, costs, measured, budget, suggestion)
+    # The base design first (a model needs all of it), then the additional points; each cheapest first.
+    suggestion.plan.runs = [
+        Run({name: float(grid[i, l]) for l, name in enumerate(parameters)}, repetitions, float(costs[i]), roles[i])
+        for i in sorted(chosen, key=lambda i: (not base[i], rank[i]))
+    ]
+    if not suggestion.plan.runs and suggestion.status != "done":
+        suggestion.status = "budget"
+    return suggestion
+
+
+def holdout_check(experiment: Experiment, point: np.ndarray, *, modeler: str = "default", measure: str = "mean",
+                  **options) -> dict:
+    """Model without ``point`` and compare the prediction there with the measurement.
+
+    Parameters
+    ----------
+    experiment : Experiment
+    point : ndarray, shape (n_params,)
+
+    Returns
+    -------
+    dict with ``point`` (list), ``errors`` {(callpath, metric): relative error} and ``worst``
+    (the largest error; infinite when no series was measured at the point).
+    """
+    from .api import model as fit_models
+
+    point = np.asarray(point, dtype=np.float64)
+    at_point = np.all(experiment.coordinates == point[None, :], axis=1)
+    measured = {}
+    for group in experiment._subset(at_point).series_groups():
+        for (callpath, metric), value in zip(group.keys, group.reduce(measure)[:, 0]):
+            measured[(callpath.name, metric.name)] = float(value)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        models = fit_models(experiment._subset(~at_point), modeler, measure=measure, executor="serial", **options)
+    errors = {}
+    for m in models:
+        key = (m.callpath, m.metric)
+        if key not in measured:
+            continue
+        predicted = float(m.predict(point))
+        value = measured[key]
+        errors[key] = abs(predicted - value) / abs(value) if value != 0 else (0.0 if predicted == 0 else math.inf)
+    worst = max(errors.values()) if errors else math.inf
+    return {"point": point.tolist(), "errors": errors, "worst": worst}
+
+
+# ---------------------------------------------------------------- the loop
+@dataclass
+class DesignRun:
+    """What :func:`run_design` did: the measurements, the steps and the final models."""
+
+    experiment: Experiment
+    steps: list[Suggestion]
+    status: str
+
+
+def run_design(space: Space, measure_runs: Callable[[list[Run]], Experiment], *, max_steps: int = 1000,
+               **settings) -> DesignRun:
+    """Drive the design loop: suggest, measure, re-model, until done or out of budget.
+
+    Parameters
+    ----------
+    space : Space
+    measure_runs : callable
+        Takes the runs of one step and returns their measurements as an
+        Experiment with the space's parameters.
+    **settings
+        As :func:`suggest`; without a budget the loop may measure every point.
+
+    Returns
+    -------
+    DesignRun
+    """
+    experiment = None
+    steps = []
+    for _ in range(max_steps):
+        step = suggest(space, experiment, **settings)
+        steps.append(step)
+        if not step.plan.runs:
+            break
+        # With a budget the plan lists every point that fits; measure only the next step of it.
+        runs = step.plan.runs if step.status == "base" else step.plan.runs[:1]
+        if step.status == "base":
+            extra = [r for r in runs if r.role == "additional"]
+            runs = [r for r in runs if r.role != "additional"] + extra[:1]
+        fresh = measure_runs(runs)
+        experiment = fresh if experiment is None else Experiment.concatenate([experiment, fresh])
+    return DesignRun(experiment, steps, steps[-1].status if steps else "base")
+
+
+# ----------------------------------------------------------------- helpers
+def _measured_mask(grid: np.ndarray, experiment: Experiment | None) -> np.ndarray:
+    """Which grid points the experiment has measured; a measured point outside the grid is an error."""
+    mask = np.zeros(grid.shape[0], dtype=bool)
+    if experiment is None or len(experiment) == 0:
+        return mask
+    index = {tuple(row): i for i, row in enumerate(grid.tolist())}
+    for row in experiment.points().tolist():
+        if tuple(row) not in index:
+            raise InputError(
+                f"{experiment.source}: the measured point {_format_point(row, experiment.parameter_names)} "
+                f"is not in the design space; add its values with --param"
+            )
+        mask[index[tuple(row)]] = True
+    return mask
+
+
+def _roles(grid, base, space, effective) -> list[str]:
+    """``corner``, ``line NAME`` or ``additional`` for every grid point."""
+    roles = ["additional"] * grid.shape[0]
+    members = np.flatnonzero(base)
+    if members.size == 0:
+        return roles
+    sub = grid[members]
+    # The corner is the base point that shares a coordinate with every other base point.
+    for i in members:
+        others = sub[np.any(sub != grid[i], axis=1)]
+        if np.all(np.sum(others != grid[i], axis=1) == 1):
+            corner = grid[i]
+            break
+    else:
+        corner = sub[0]
+    for i in members:
+        differs = np.flatnonzero(grid[i] != corner)
+        if differs.size == 0:
+            roles[i] = "corner" if len(space.parameters) > 1 else f"line {space.parameters[0]}"
+        else:
+            roles[i] = f"line {space.parameters[differs[0]]}"
+    return roles
+
+
+def _holdout_point(grid, measured, base, order) -> int | None:
+    """The dearest measured point outside the base lines (the last one added)."""
+    candidates = [int(i) for i in order[::-1] if measured[i] and not base[i]]
+    return candidates[0] if candidates else None
+
+
+def _fit_budget(chosen, unmeasured, costs, measured, budget, suggestion) -> list[int]:
+    """Trim the next step to the budget, or fill the budget with the next cheapest points."""
+    if budget is None:
+        return chosen
+    spent = float(costs[measured].sum())
+    count = int(measured.sum())
+    limit_cost = budget.share * float(costs.sum()) if budget.share is not None else math.inf
+    limit_points = budget.points if budget.points is not None else math.inf
+    kept = []
+    for i in chosen:
+        if suggestion.status == "base" or (spent + costs[i] <= limit_cost + 1e-9 and count + 1 <= limit_points):
+            kept.append(i)
+            spent += costs[i]
+            count += 1
+    if suggestion.status == "base" and (spent > limit_cost + 1e-9 or count > limit_points):
+        suggestion.notes.append("the base design alone exceeds the budget: these runs are the minimum for a model")
+        return kept
+    for i in unmeasured:
+        if i in kept:
+            continue
+        if spent + costs[i] > limit_cost + 1e-9 or count + 1 > limit_points:
+            break
+        kept.append(i)
+        spent += costs[i]
+        count += 1
+    return kept
+
+
+def _format_point(point, names) -> str:
+    return "(" + ", ".join(f"{n}={v:g}" for n, v in zip(names, point)) + ")"

@@ -1,0 +1,317 @@
+"""The ``segmented`` modeler: one model per behaviour where a series changes behaviour.
+
+It wraps another registered modeler (``base=default`` unless told
+otherwise).  Every series is first modelled whole; then the change-point
+detection of :mod:`extrap_plugins.segmentation` (seed 001) runs over sliding
+windows, fitted with the same modeler.  A segmented series gets a model per
+segment (``Model.segments``); its ``constant`` and ``terms`` are those of the
+last segment (the one that extrapolates to larger values).  A segment with
+fewer than ``min_points`` values gets a note naming the values to measure,
+and is fitted only if it has at least three points (else it is the mean of
+its values).
+
+Options (``--option KEY=VALUE``): ``base``, ``window``, ``heterogeneous``,
+``threshold``, ``ratio``, ``min_points``, ``max_changes``, ``min_share``; any
+other option goes to the wrapped modeler, and an option prefixed ``window_``
+(``window_max_terms=2``) to the wrapped modeler for the window fits only.
+Windows are fitted with one-term models (``max_terms=1``) when the wrapped
+modeler has that option, as in seed 001.
+"""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+from functools import partial
+from typing import Any, Sequence
+
+import numpy as np
+
+from .errors import QualityWarning
+from .experiment import SeriesGroup
+from .hookspecs import hookimpl
+from .model import Model, Quality, Segment
+from .quality import quality_figures
+from .registration import ModelerInfo
+from .segmentation import (
+    HETEROGENEOUS,
+    MAX_CHANGES,
+    MIN_POINTS,
+    RATIO,
+    THRESHOLD,
+    WINDOW,
+    ChangePoint,
+    Detection,
+    Settings,
+    detect,
+    segment_ranges,
+    too_few_points_note,
+)
+
+NAME = "segmented"
+MIN_FIT_POINTS = 3
+"""Fewer points than this in a segment: its model is the mean of its values."""
+
+OPTIONS = {
+    "base": "the modeler for the windows and the segments (default: default)",
+    "window": f"points per sliding window (default {WINDOW})",
+    "heterogeneous": f"window nRSS above which a window mixes behaviours (default {HETEROGENEOUS})",
+    "threshold": f"largest window nRSS above which a series is segmented (default {THRESHOLD})",
+    "ratio": f"relative nRSS of neighbouring windows that marks a change (default {RATIO:g})",
+    "min_points": f"points a segment needs for a model of its own (default {MIN_POINTS})",
+    "max_changes": f"most change points per parameter and series (default {MAX_CHANGES})",
+    "min_share": "share of the lines along a parameter that must show a change (default 0.5)",
+    "window_*": "an option for the wrapped modeler in the window fits only (default window_max_terms=1 where the modeler has max_terms)",
+}
+
+
+@hookimpl
+def extrap_modelers() -> list[ModelerInfo]:
+    return [
+        ModelerInfo(
+            name=NAME,
+            factory=SegmentedModeler,
+            description="finds where behaviour changes (sliding-window nRSS, seed 001) and models "
+            "each segment with another modeler",
+            options=OPTIONS,
+        )
+    ]
+
+
+class SegmentedModeler:
+    """Segmented models around any batched or scikit-learn style modeler.
+
+    Parameters
+    ----------
+    base : str
+        Name of the registered modeler used for windows and segments.
+    window, heterogeneous, threshold, ratio, min_points, max_changes, min_share
+        See :class:`extrap_plugins.segmentation.Settings`.
+    parameters : tuple of str
+        The experiment's parameter names (passed by the host).
+    **options
+        Options of the wrapped modeler; ``window_``-prefixed ones only for the window fits.
+    """
+
+    def __init__(self, base: str = "default", window: int = WINDOW, heterogeneous: float = HETEROGENEOUS,
+                 threshold: float = THRESHOLD, ratio: float = RATIO, min_points: int = MIN_POINTS,
+                 max_changes: int = MAX_CHANGES, min_share: float = 0.5, parameters: Sequence[str] = (),
+                 **options: Any):
+        if base == NAME:
+            raise ValueError("base: the segmented modeler cannot wrap itself; choose e.g. base=default")
+        self.base = str(base)
+        self.settings = Settings(
+            window=_number(window, "window", int), heterogeneous=_number(heterogeneous, "heterogeneous"),
+            threshold=_number(threshold, "threshold"), ratio=_number(ratio, "ratio"),
+            min_points=_number(min_points, "min_points", int), max_changes=_number(max_changes, "max_changes", int),
+            min_share=_number(min_share, "min_share"),
+        )
+        segment_options = {k: v for k, v in options.items() if not k.startswith("window_")}
+        window_options = {**segment_options, **window_defaults(self.base),
+                          **{k[len("window_"):]: v for k, v in options.items() if k.startswith("window_")}}
+        self.inner = build_modeler(self.base, segment_options, tuple(parameters))
+        self.window_inner = (build_modeler(self.base, window_options, tuple(parameters))
+                             if window_options != segment_options else self.inner)
+
+    def __repr__(self) -> str:
+        return f"SegmentedModeler(base={self.base!r}, settings={self.settings!r})"
+
+    # ------------------------------------------------------------------ API
+    def detect(self, group: SeriesGroup, *, measure: str = "mean") -> list[Detection]:
+        """The change points of every series of ``group`` (no segment models)."""
+        window_fit = partial(fit_quietly, self.window_inner, measure=measure, name=self.base)
+        return detect(group, window_fit, self.settings, measure)
+
+    def fit_group(self, group: SeriesGroup, *, measure: str = "mean") -> list[Model]:
+        """One model per series; segmented series get ``segments``.
+
+        Returns
+        -------
+        list of Model, one per series of ``group``, in order.
+        """
+        detections = self.detect(group, measure=measure)
+        segmented = [s for s, d in enumerate(detections) if d.segmented]
+        plain = np.array([s for s, d in enumerate(detections) if not d.segmented], dtype=np.int64)
+        models: list[Model | None] = [None] * len(group)
+        if plain.size:  # one behaviour: one model over all points
+            part = SeriesGroup(group.parameters, group.points, [group.keys[s] for s in plain], group.values[plain])
+            for s, model in zip(plain, fit_any(self.inner, part, measure, self.base)):
+                models[s] = model
+        by_changes: dict[tuple[ChangePoint, ...], list[int]] = {}
+        for s in sorted(segmented):
+            by_changes.setdefault(_placement(detections[s].changes), []).append(s)
+        for changes, members in by_changes.items():
+            for s, model in zip(members, self._fit_segments(group, members, changes, measure)):
+                models[s] = model
+        for s in plain:
+            detection = detections[s]
+            if detection.notes:
+                models[s].warnings = tuple(models[s].warnings) + tuple(detection.notes)
+                for note in detection.notes:
+                    warnings.warn(QualityWarning(note, models[s].callpath, models[s].metric), stacklevel=2)
+        for model in models:
+            model.modeler = NAME
+        return models  # type: ignore[return-value]
+
+    # ------------------------------------------------------------- private
+    def _fit_segments(self, group: SeriesGroup, members: list[int], changes: tuple[ChangePoint, ...],
+                      measure: str) -> list[Model]:
+        """Models for series that share the same change points, one segment fit at a time."""
+        names = [p.name for p in group.parameters]
+        X = np.asarray(group.points, dtype=np.float64)
+        sub = SeriesGroup(group.parameters, X, [group.keys[s] for s in members], group.values[members])
+        Y = sub.reduce(measure)
+        per_parameter = []
+        for l, name in enumerate(names):
+            own = [c for c in changes if c.parameter == name]
+            if own:
+                per_parameter.append([(name, span) for span in segment_ranges(X[:, l], own)])
+        pieces = list(itertools.product(*per_parameter))
+        constants = np.zeros((len(members), len(pieces)))
+        terms: list[list[tuple]] = [[() for _ in pieces] for _ in members]
+        notes: list[list[str]] = [[] for _ in members]
+        for k, piece in enumerate(pieces):
+            inside = np.ones(X.shape[0], dtype=bool)
+            for name, (low, high) in piece:
+                column = X[:, names.index(name)]
+                inside &= (column >= low) & (column <= high)
+            label = _label(piece)
+            note = self._size_note(piece, X, names, k, len(pieces), inside)
+            if inside.sum() >= MIN_FIT_POINTS:
+                part = SeriesGroup(group.parameters, X[inside], sub.keys, sub.values[:, inside])
+                with warnings.catch_warnings(record=True):  # its notes travel in model.warnings
+                    warnings.simplefilter("always")
+                    fitted = fit_any(self.inner, part, measure, self.base)
+                for i, model in enumerate(fitted):
+                    constants[i, k] = model.constant
+                    terms[i][k] = tuple(model.terms)
+                    notes[i].extend(f"segment {label}: {text}" for text in model.warnings)
+            else:
+                constants[:, k] = Y[:, inside].mean(axis=1)
+            if note:
+                for i in range(len(members)):
+                    notes[i].append(note)
+        models, predicted = [], np.empty_like(Y)
+        for i, s in enumerate(members):
+            segments = tuple(
+                Segment(range={name: (float(lo), float(hi)) for name, (lo, hi) in piece},
+                        constant=float(constants[i, k]), terms=terms[i][k])
+                for k, piece in enumerate(pieces)
+            )
+            callpath, metric = group.keys[s]
+            model = Model(
+                callpath=callpath.name, metric=metric.name, parameters=tuple(names),
+                constant=segments[-1].constant, terms=segments[-1].terms, points=int(X.shape[0]),
+                modeler=NAME, segments=segments, warnings=tuple(notes[i]),
+            )
+            predicted[i] = model.predict(X)
+            for text in notes[i]:
+                warnings.warn(QualityWarning(text, callpath.name, metric.name), stacklevel=3)
+            models.append(model)
+        n_terms = [sum(len(seg.terms) for seg in m.segments) + len(m.segments) - 1 for m in models]
+        figures = quality_figures(Y, predicted, np.array(n_terms))
+        for i, model in enumerate(models):
+            model.quality = Quality(**{key: float(value[i]) for key, value in figures.items()})
+        return models
+
+    def _size_note(self, piece, X, names, index, count, inside) -> str:
+        """A note when a segment has too few distinct values along a segmented parameter."""
+        for name, (low, high) in piece:
+            column = X[:, names.index(name)]
+            present = np.unique(column[inside])
+            if present.size >= self.settings.min_points:
+                continue
+            line = np.unique(column)
+            side = "inside"
+            if low == line.min() and high < line.max():
+                side = "below"
+            elif high == line.max() and low > line.min():
+                side = "above"
+            return too_few_points_note(name, (low, high), present.tolist(), line, self.settings.min_points, side)
+        return ""
+
+
+def detect_changes(experiment, base: str = "default", *, measure: str = "mean", metrics=(), callpaths=(),
+                   **options) -> list[Detection]:
+    """The change points of every series of an experiment, found with windows fitted by ``base``.
+
+    ``options`` are the segmented modeler's (``threshold=...``) and ``base``'s.
+    Returns one :class:`~extrap_plugins.segmentation.Detection` per series, in
+    the experiment's call path then metric order.
+
+    Examples
+    --------
+    >>> import numpy as np, extrap_plugins
+    >>> p = np.arange(1.0, 11.0)
+    >>> e = extrap_plugins.Experiment.from_columns(["p"], callpath="main", metric="time",
+    ...     coordinates=p[:, None], value=np.where(p <= 6, p**2, 30 + p))
+    >>> [str(c) for c in detect_changes(e)[0].changes]
+    ['change at p = 6']
+    """
+    modeler = SegmentedModeler(base, parameters=tuple(experiment.parameter_names), **options)
+    selected = experiment.select(metrics=metrics, callpaths=callpaths)
+    found = {}
+    for group in selected.series_groups():
+        for detection in modeler.detect(group, measure=measure):
+            found[(detection.callpath, detection.metric)] = detection
+    return [found[(c.name, m.name)] for c in experiment.callpaths for m in experiment.metrics
+            if (c.name, m.name) in found]
+
+
+# ------------------------------------------------------------------ helpers
+def build_modeler(name: str, options: dict, parameters: tuple[str, ...]):
+    """An instance of the registered modeler ``name`` with ``options`` (validated by the host)."""
+    from .api import _build_modeler
+    from .plugins import get_host
+
+    return _build_modeler(get_host().modeler(name), options, parameters)
+
+
+def window_defaults(name: str) -> dict:
+    """One-term window models where the modeler offers ``max_terms`` (seed 001 scores windows with
+    Extra-P's one-term hypotheses; the nRSS thresholds assume them)."""
+    import inspect
+
+    from .plugins import get_host
+
+    try:
+        signature = inspect.signature(get_host().modeler(name).factory)
+    except (TypeError, ValueError):
+        return {}
+    return {"max_terms": 1} if "max_terms" in signature.parameters else {}
+
+
+def fit_any(instance, group: SeriesGroup, measure: str, name: str) -> list[Model]:
+    """Fit a group with a batched modeler, or series by series with a scikit-learn style one."""
+    if hasattr(instance, "fit_group"):
+        return list(instance.fit_group(group, measure=measure))
+    from .api import fit_per_series
+
+    return fit_per_series(instance, group, measure, name)
+
+
+def fit_quietly(instance, group: SeriesGroup, *, measure: str, name: str) -> list[Model]:
+    """:func:`fit_any` without warnings: notes about window fits are of no use to the user."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return fit_any(instance, group, measure, name)
+
+
+def _placement(changes: Sequence[ChangePoint]) -> tuple[ChangePoint, ...]:
+    """The change points without their line counts, so that series with the same cuts group together."""
+    return tuple(ChangePoint(c.parameter, c.before, c.after) for c in changes)
+
+
+def _label(piece) -> str:
+    return ", ".join(f"{lo:g} ≤ {name} ≤ {hi:g}" if lo != hi else f"{name} = {lo:g}" for name, (lo, hi) in piece)
+
+
+def _number(value, name: str, kind=float):
+    """Option values arrive as int, float or text; convert with a message that says what was expected."""
+    try:
+        number = kind(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: expected a {'whole ' if kind is int else ''}number, got {value!r}") from None
+    if kind is int and number != float(value):
+        raise ValueError(f"{name}: expected a whole number, got {value!r}")
+    return number

@@ -1,0 +1,279 @@
+"""Experiment design (seed 002): costs, budgets, the cheapest cross, the loop, repetitions, plan files, CLI."""
+
+import json
+
+import numpy as np
+import pytest
+
+from extrap_plugins.cli import ExitStatus, main
+from extrap_plugins.design import (
+    Budget,
+    CostModel,
+    Plan,
+    Run,
+    Space,
+    advise_repetitions,
+    cheapest_cross,
+    load_plan,
+    measured_noise,
+    run_design,
+    suggest,
+    write_plan,
+)
+from extrap_plugins.errors import InputError
+from extrap_plugins.experiment import Experiment
+
+P = [4, 8, 16, 32, 64, 128]
+N = [1000, 2000, 4000, 8000, 16000]
+
+
+def measure_with(function, repetitions_noise=()):
+    """A measuring function for run_design: exact values of ``function(p, n)``."""
+
+    def measure(runs):
+        points = np.array([[run.point["p"], run.point["n"]] for run in runs])
+        reps = runs[0].repetitions
+        coordinates = np.repeat(points, reps, axis=0)
+        return Experiment.from_columns(["p", "n"], callpath="main", metric="time", coordinates=coordinates,
+                                       value=function(coordinates[:, 0], coordinates[:, 1]))
+
+    return measure
+
+
+# ------------------------------------------------------------------- costs
+def test_the_default_cost_is_the_product_of_the_resource_parameters():
+    assert CostModel.parse(None, ["p", "n"]).text == "p"
+    assert CostModel.parse("", ["nodes", "threads", "size"]).text == "nodes*threads"
+    assert CostModel.parse(None, ["x", "y"]).text == "x*y"  # no resource names: every parameter
+    points = np.array([[4.0, 1000.0], [8.0, 10.0]])
+    assert CostModel.parse(None, ["p", "n"])(points).tolist() == [4.0, 8.0]
+    assert CostModel.parse("p*n^2", ["p", "n"])(points).tolist() == [4e6, 800.0]
+    assert CostModel.parse("2 * p ** 1.5", ["p", "n"])(points).tolist() == [16.0, 2 * 8**1.5]
+    assert CostModel.parse("uniform", ["p", "n"])(points).tolist() == [1.0, 1.0]
+
+
+def test_ties_in_cost_go_to_smaller_values_first():
+    points = np.array([[4.0, 4000.0], [8.0, 1000.0], [4.0, 1000.0]])
+    assert CostModel.parse(None, ["p", "n"]).order(points).tolist() == [2, 0, 1]
+
+
+def test_a_bad_cost_expression_says_what_is_expected():
+    with pytest.raises(InputError) as error:
+        CostModel.parse("p*q", ["p", "n"])
+    assert str(error.value) == ("--cost 'p*q': 'q' is neither a parameter (p, n) nor a number; expected a product "
+                                "such as 'p*n' or 'p^2', or 'uniform'")
+
+
+@pytest.mark.parametrize("text, budget", [
+    ("15%", Budget(share=0.15)), ("0.15", Budget(share=0.15)), ("1", Budget(share=1.0)), ("20", Budget(points=20)),
+])
+def test_budgets_are_shares_or_point_counts(text, budget):
+    assert Budget.parse(text) == budget
+
+
+@pytest.mark.parametrize("text, message", [
+    ("2.5", "--budget '2.5': expected a share of the full factorial cost (15% or 0.15) or a number of points (20)"),
+    ("cheap", "--budget 'cheap': expected a share of the full factorial cost (15% or 0.15) or a number of points (20)"),
+    ("0%", "--budget '0%': a share must be above 0 % and at most 100 %"),
+])
+def test_bad_budgets_are_rejected(text, message):
+    with pytest.raises(InputError) as error:
+        Budget.parse(text)
+    assert str(error.value) == message
+
+
+# ------------------------------------------------------------- the cross
+def test_the_cheapest_cross_shares_a_corner():
+    space = Space.of({"p": P, "n": N})
+    grid = space.grid()
+    chosen = grid[cheapest_cross(space, grid[:, 0] + 1e-6 * grid[:, 1])]
+    assert sorted(map(tuple, chosen.tolist())) == sorted(
+        [(4.0, float(n)) for n in N] + [(float(p), 1000.0) for p in P[1:5]])
+
+
+def test_three_parameters_need_thirteen_points():
+    space = Space.of({"p": [4, 8, 16, 32, 64], "s": [10, 20, 30, 40, 50], "n": [1, 2, 3, 4, 5]})
+    grid = space.grid()
+    chosen = grid[cheapest_cross(space, np.prod(grid, axis=1))]
+    assert chosen.shape[0] == 13
+    assert (chosen == [4, 10, 1]).all(axis=1).any()
+    assert np.all(np.sum(chosen != [4, 10, 1], axis=1) <= 1)  # every point is on a line through the corner
+
+
+def test_measured_points_are_reused_and_may_move_the_corner():
+    space = Space.of({"p": [4, 8, 16, 32, 64], "n": N})
+    grid = space.grid()
+    cost = grid[:, 0].copy()
+    cost[grid[:, 0] == 8] = 0  # a whole line along n at p = 8 is measured
+    chosen = grid[cheapest_cross(space, cost)]
+    assert sorted(map(tuple, chosen.tolist())) == sorted(
+        [(8.0, float(n)) for n in N] + [(float(p), 1000.0) for p in (4, 16, 32, 64)])
+
+
+# ------------------------------------------------------------- suggesting
+def test_the_first_suggestion_is_the_base_design():
+    result = suggest(Space.of({"p": P, "n": N}))
+    assert result.status == "base"
+    assert [(run.point["p"], run.point["n"], run.role) for run in result.plan.runs] == [
+        (4, 1000, "corner"), (4, 2000, "line n"), (4, 4000, "line n"), (4, 8000, "line n"), (4, 16000, "line n"),
+        (8, 1000, "line p"), (16, 1000, "line p"), (32, 1000, "line p"), (64, 1000, "line p"),
+        (8, 2000, "additional"),
+    ]
+    assert all(run.repetitions == 4 for run in result.plan.runs)
+    assert [run.cost for run in result.plan.runs][:3] == [4.0, 4.0, 4.0]
+    assert result.full_cost == 5 * sum(P) and result.share == pytest.approx(148 / 1260)
+
+
+def test_one_parameter_has_no_extra_point_and_two_repetitions():
+    result = suggest(Space.of({"p": P}))
+    assert [run.point["p"] for run in result.plan.runs] == [4, 8, 16, 32, 64]
+    assert {run.repetitions for run in result.plan.runs} == {2}
+
+
+def test_a_budget_fills_the_plan_with_the_next_cheapest_points():
+    result = suggest(Space.of({"p": P, "n": N}), budget="12")
+    assert len(result.plan.runs) == 12
+    assert [r.role for r in result.plan.runs[-3:]] == ["additional"] * 3
+    assert [(r.point["p"], r.point["n"]) for r in result.plan.runs[-2:]] == [(8, 4000), (8, 8000)]
+    share = suggest(Space.of({"p": P, "n": N}), budget="10%")
+    assert share.notes == ["the base design alone exceeds the budget: these runs are the minimum for a model"]
+    assert len(share.plan.runs) == 10
+
+
+def test_the_loop_stops_when_the_hold_out_point_is_predicted(host):
+    result = run_design(Space.of({"p": P, "n": N}), measure_with(lambda p, n: 3 + 0.5 * p * n))
+    assert result.status == "done"
+    assert result.experiment.points().shape[0] == 10  # the base design sufficed
+    assert result.steps[-1].holdout["worst"] < 1e-6
+    assert result.steps[-1].notes == ["quality reached: the model without (p=8, n=2000) predicts it within "
+                                      "0.0% (tolerance 5%)"]
+
+
+def test_a_point_the_model_misses_asks_for_the_next_cheapest(host):
+    space = Space.of({"p": P, "n": N})
+    base = suggest(space)
+    points = np.array([[r.point["p"], r.point["n"]] for r in base.plan.runs])
+    values = 3 + 0.5 * points[:, 0] * points[:, 1]
+    values[-1] *= 3  # the extra point (8, 2000) is far off the lines' model
+    experiment = Experiment.from_columns(["p", "n"], callpath="main", metric="time", coordinates=points,
+                                         value=values)
+    result = suggest(space, experiment)
+    assert result.status == "add"
+    assert result.holdout["worst"] > 0.5
+    assert [(r.point["p"], r.point["n"], r.role) for r in result.plan.runs] == [(8, 4000, "additional")]
+    assert result.measured_points == 10
+
+
+def test_a_measured_point_outside_the_space_is_an_error():
+    experiment = Experiment.from_columns(["p"], callpath="main", metric="time", coordinates=[[3]], value=[1.0],
+                                         source="m.csv")
+    with pytest.raises(InputError) as error:
+        suggest(Space.of({"p": P}), experiment)
+    assert str(error.value) == "m.csv: the measured point (p=3) is not in the design space; add its values with --param"
+
+
+def test_the_space_of_an_experiment_joins_extra_values():
+    experiment = Experiment.from_columns(["p", "n"], callpath="main", metric="time",
+                                         coordinates=[[4, 10], [8, 10], [4, 20]], value=[1.0, 2.0, 3.0])
+    space = Space.from_experiment(experiment, {"p": [16, 32]})
+    assert [v.tolist() for v in space.values] == [[4.0, 8.0, 16.0, 32.0], [10.0, 20.0]]
+    with pytest.raises(InputError, match="no parameter 'q'; the parameters are p, n"):
+        Space.from_experiment(experiment, {"q": [1]})
+
+
+# ------------------------------------------------------------ repetitions
+@pytest.mark.parametrize("n_params, noise, counters, repetitions", [
+    (1, None, False, 2), (2, None, False, 4), (3, None, False, 4), (4, None, False, 6), (6, None, False, 6),
+    (2, None, True, 1), (2, 0.002, False, 2), (3, 0.08, False, 6), (1, 0.03, False, 2), (4, 0.0, True, 1),
+])
+def test_repetitions_follow_seed_002(n_params, noise, counters, repetitions):
+    assert advise_repetitions(n_params, noise, counters)[0] == repetitions
+
+
+def test_noise_is_half_the_range_of_the_repetitions_relative_to_the_mean():
+    experiment = Experiment.from_columns(["p"], callpath="main", metric="time",
+                                         coordinates=[[1], [1], [2], [2], [3]], value=[99, 101, 196, 204, 7])
+    assert measured_noise(experiment) == pytest.approx(0.015)  # median of 1 % and 2 %; p = 3 has one value
+
+
+# -------------------------------------------------------------- plan files
+def test_a_plan_file_round_trips_exactly(tmp_path):
+    plan = Plan(("p", "n"), [Run({"p": 4.0, "n": 1000.0}, 4, 4.0, "corner"), Run({"p": 8.0, "n": 0.5}, 2, 8.0)])
+    path = tmp_path / "plan.json"
+    write_plan(path, plan)
+    assert json.loads(path.read_text()) == {
+        "format": "extrap-plugins/plan", "version": 1, "parameters": ["p", "n"],
+        "runs": [{"point": {"p": 4, "n": 1000}, "repetitions": 4, "cost": 4.0},
+                 {"point": {"p": 8, "n": 0.5}, "repetitions": 2, "cost": 8.0}],
+    }
+    loaded = load_plan(path)
+    assert loaded.parameters == ("p", "n")
+    assert [(dict(r.point), r.repetitions, r.cost) for r in loaded.runs] == [
+        ({"p": 4.0, "n": 1000.0}, 4, 4.0), ({"p": 8.0, "n": 0.5}, 2, 8.0)]
+
+
+@pytest.mark.parametrize("content, message", [
+    ("{", "not a JSON plan: Expecting property name enclosed in double quotes"),
+    ('{"format": "other"}', 'not a plan: expected "format": "extrap-plugins/plan", got \'other\''),
+    ('{"format": "extrap-plugins/plan", "version": 2}', "plan version 2 is not supported (expected 1)"),
+    ('{"format": "extrap-plugins/plan", "version": 1, "parameters": ["p"], "runs": [{"point": {"q": 1}, '
+     '"repetitions": 1, "cost": 1}]}', "run 1: the point has ['q'], expected the parameters ['p']"),
+    ('{"format": "extrap-plugins/plan", "version": 1, "parameters": ["p"], "runs": [{"point": {"p": 1}, '
+     '"repetitions": 0, "cost": 1}]}', "run 1: repetitions must be a whole number >= 1, got 0"),
+    ('{"format": "extrap-plugins/plan", "version": 1, "parameters": ["p"], "runs": [{"point": {"p": "4"}, '
+     '"repetitions": 1, "cost": 1}]}', "run 1: every parameter value must be a number, got {'p': '4'}"),
+    ('{"format": "extrap-plugins/plan", "version": 1, "parameters": ["p"], "runs": [{"point": {"p": 4}, '
+     '"repetitions": 1, "cost": -1}]}', "run 1: cost must be a number >= 0, got -1"),
+])
+def test_bad_plan_files_are_rejected_with_the_reason(tmp_path, content, message):
+    path = tmp_path / "plan.json"
+    path.write_text(content)
+    with pytest.raises(InputError) as error:
+        load_plan(path)
+    assert str(error.value).startswith(f"{path}")
+    assert message in str(error.value)
+
+
+# ---------------------------------------------------------------- the CLI
+def test_suggest_prints_the_runs_and_exports_the_plan(host, tmp_path, capsys):
+    target = tmp_path / "plan.json"
+    args = ["suggest", "--param", "p=4,8,16,32,64,128", "--param", "n=1000,2000,4000,8000,16000",
+            "--export", str(target)]
+    assert main(args) == ExitStatus.OK
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "design space: p (6 values) × n (5 values) = 30 points; cost of a run: p (full factorial: 1260)"
+    assert out[2] == "repetitions per run: 4 for 2 parameters (seed 002)"
+    rows = [line.split() for line in out[7:17]]
+    assert rows[0] == ["1", "4", "1000", "4", "4", "0.3%", "corner"]
+    assert rows[-2:] == [["9", "64", "1000", "4", "64", "11.1%", "line", "p"],
+                         ["10", "8", "2000", "4", "8", "11.7%", "additional"]]
+    assert out[-1] == "planned: 10 runs; with the measured ones 11.7% of the full factorial's cost"
+    plan = load_plan(target)
+    assert [(r.point["p"], r.point["n"]) for r in plan.runs][:2] == [(4.0, 1000.0), (4.0, 2000.0)]
+
+
+def test_suggest_reads_measurements(host, tmp_path, capsys):
+    path = tmp_path / "done.csv"
+    rows = ["p,n,value"] + [f"{p},{n},{3 + 0.5 * p * n}" for p, n in
+                            [(4, 1000), (4, 2000), (4, 4000), (4, 8000), (4, 16000), (8, 1000), (16, 1000),
+                             (32, 1000), (64, 1000), (8, 2000)]]
+    path.write_text("\n".join(rows) + "\n")
+    assert main(["suggest", str(path), "--param", "p=128"]) == ExitStatus.OK
+    out = capsys.readouterr().out
+    assert "measured so far: 10 points, 11.7% of the full factorial's cost\n" in out
+    assert "no further runs needed\nnote: quality reached: the model without (p=8, n=2000) predicts it" in out
+
+
+@pytest.mark.parametrize("args, message", [
+    (["suggest"], "suggest needs candidate values (--param p=4,8,16,32,64) or measurements (INPUT)"),
+    (["suggest", "--param", "p"], "--param 'p': expected NAME=V1,V2,... with numbers, such as p=4,8,16,32,64"),
+    (["suggest", "--param", "p=4,x"], "--param 'p=4,x': expected NAME=V1,V2,... with numbers, such as p=4,8,16,32,64"),
+    (["suggest", "--param", "p=4", "--param", "p=8"], "--param p is given twice; list all its values once"),
+    (["suggest", "--param", "p=4,8", "--budget", "lots"],
+     "--budget 'lots': expected a share of the full factorial cost (15% or 0.15) or a number of points (20)"),
+    (["suggest", "--param", "p=4,8", "--cost", "z"],
+     "--cost 'z': 'z' is neither a parameter (p) nor a number; expected a product such as 'p*n' or 'p^2', or 'uniform'"),
+])
+def test_suggest_rejects_bad_input_in_one_line(host, capsys, args, message):
+    assert main(args) == ExitStatus.BAD_INPUT
+    assert capsys.readouterr().err == f"extrap-plugins: error: {message}\n"
