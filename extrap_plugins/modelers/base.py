@@ -17,7 +17,7 @@ Subclasses replace one stage: ``golden`` the single-parameter search,
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -77,7 +77,6 @@ class Result:
     terms: np.ndarray  # (n_series, n_slots, n_params) block index or -1
     coefficients: np.ndarray  # (n_series, n_slots + 1)
     n_terms: np.ndarray  # (n_series,)
-    notes: list[list[str]] = field(default_factory=list)
 
 
 def _as_bool(value, name: str) -> bool:

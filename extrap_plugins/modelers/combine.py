@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -89,7 +90,7 @@ def templates(shape: tuple[int, ...], max_terms: int) -> tuple[np.ndarray, tuple
         [c for c in itertools.product(*choices) if any(v >= 0 for v in c)], dtype=np.int64
     ).reshape(-1, len(shape))
     n_products = products.shape[0]
-    total = sum(_binomial(n_products, k) for k in range(1, max_terms + 1))
+    total = sum(math.comb(n_products, k) for k in range(1, max_terms + 1))
     by_size = [np.zeros((1, 0), dtype=np.int64)]
     kept = 1
     for k in range(1, max_terms + 1):
@@ -103,12 +104,6 @@ def templates(shape: tuple[int, ...], max_terms: int) -> tuple[np.ndarray, tuple
         kept += len(rows)
         by_size.append(np.asarray(rows, dtype=np.int64).reshape(-1, k))
     return products, tuple(by_size)
-
-
-def _binomial(n: int, k: int) -> int:
-    from math import comb
-
-    return comb(n, k)
 
 
 def _covers(chosen: np.ndarray, shape: tuple[int, ...]) -> bool:

@@ -29,7 +29,7 @@ class DefaultModeler(PMNFModeler):
     ...     coordinates=[[2], [4], [8], [16], [32]], value=[3, 5, 9, 17, 33])
     >>> group = next(e.series_groups())
     >>> DefaultModeler().fit_group(group)[0].formula
-    '1 + p'
+    '1 + 1 · p'
     """
 
     name = "default"
