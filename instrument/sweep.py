@@ -43,13 +43,16 @@ TAIL_LINES = 5
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the runner's options to ``parser`` (the ``run`` sub-command)."""
-    parser.add_argument("--np", required=True, metavar="LIST",
+    parser.add_argument("--np", metavar="LIST",
                         help="process counts, comma-separated: 1,2,4,8")
     parser.add_argument("--param", action="append", default=[], metavar="NAME=V1,V2,...",
                         help="a parameter and its values (repeatable; all combinations are run); "
                              "the program receives it as EXTRAP_PARAM_<NAME>")
-    parser.add_argument("--repetitions", type=int, default=1, metavar="N",
-                        help="runs per configuration (default: %(default)s)")
+    parser.add_argument("--repetitions", type=int, metavar="N",
+                        help="runs per configuration (default: 1)")
+    parser.add_argument("--plan", metavar="PLAN.json",
+                        help="run the plan written by 'extrap-plugins suggest --export' instead of --np/--param/"
+                             "--repetitions (its parameter p is the process count)")
     parser.add_argument("-o", "--output", default="runs", metavar="FOLDER",
                         help="folder for the measurements and logs (default: %(default)s)")
     parser.add_argument("--mpiexec", metavar="PATH",
@@ -154,6 +157,39 @@ def launches(counts: Sequence[int], parameters: Sequence[tuple[str, list[str]]],
     ]
 
 
+def launches_from_plan(path: str) -> tuple[list[Launch], list[str]]:
+    """The launches of a plan file (``extrap-plugins suggest --export``), in the plan's order.
+
+    The plan's parameter ``p`` is the process count (1 when the plan has no ``p``);
+    every run is launched as often as its repetitions say, repetitions as the outer loop.
+    """
+    from extrap_plugins.design import load_plan
+
+    plan = load_plan(path)
+    names = [n for n in plan.parameters if n != "p"]
+    for name in names:
+        if not name.isidentifier():
+            raise InputError(f"plan parameter {name!r} cannot become an environment variable", path)
+    result = []
+    for repetition in range(max((run.repetitions for run in plan.runs), default=0)):
+        for run in plan.runs:
+            if run.repetitions <= repetition:
+                continue
+            processes = run.point.get("p", 1)
+            if float(processes) != int(processes) or int(processes) < 1:
+                raise InputError(f"plan run {dict(run.point)}: p must be a positive whole number of processes", path)
+            values = tuple((n, _plain(run.point[n])) for n in names)
+            result.append(Launch(int(processes), values, repetition))
+    if not result:
+        raise InputError("the plan has no runs", path)
+    return result, names
+
+
+def _plain(value: float) -> str:
+    """``4.0`` -> ``"4"``, ``0.5`` -> ``"0.5"``: how the value reaches the program."""
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
 def program_name(command: Sequence[str]) -> str:
     """The name of the output file: the script of ``python app.py``, else the executable."""
     for word in command[1:]:
@@ -218,10 +254,26 @@ def run(args: argparse.Namespace) -> int:
     InputError
         Bad options, no program, no mpiexec.
     """
-    counts = parse_counts(args.np)
-    parameters = parse_parameters(args.param)
-    if args.repetitions < 1:
-        raise InputError(f"--repetitions must be at least 1, got {args.repetitions}")
+    if args.plan is not None:
+        if args.np is not None or args.param or args.repetitions is not None:
+            raise InputError("--plan gives the runs: leave out --np, --param and --repetitions")
+        plan, names = launches_from_plan(args.plan)
+        counts = sorted({launch.processes for launch in plan})
+        repetitions = max(launch.repetition for launch in plan) + 1
+        shape = f"from the plan {args.plan}"
+    else:
+        if args.np is None:
+            raise InputError("give the process counts with --np (for example --np 1,2,4) or a plan with --plan")
+        counts = parse_counts(args.np)
+        parameters = parse_parameters(args.param)
+        repetitions = 1 if args.repetitions is None else args.repetitions
+        if repetitions < 1:
+            raise InputError(f"--repetitions must be at least 1, got {repetitions}")
+        plan = launches(counts, parameters, repetitions)
+        names = [n for n, _ in parameters]
+        shape = " × ".join([_count(len(counts), "process count")] + [_count(len(v), "value") + f" of {n}"
+                                                                     for n, v in parameters]
+                           + [_count(repetitions, "repetition")])
     if args.timeout is not None and args.timeout <= 0:
         raise InputError(f"--timeout must be positive, got {args.timeout}")
     command = list(args.program)
@@ -237,11 +289,6 @@ def run(args: argparse.Namespace) -> int:
                          "or give --mpiexec PATH")
     folder = pathlib.Path(args.output)
     data = folder / f"{program_name(command)}.extrap.jsonl"
-    plan = launches(counts, parameters, args.repetitions)
-    names = [n for n, _ in parameters]
-    shape = " × ".join([_count(len(counts), "process count")] + [_count(len(v), "value") + f" of {n}"
-                                                                 for n, v in parameters]
-                       + [_count(args.repetitions, "repetition")])
     how = f"{launcher.path} ({launcher.flavor})" if launcher else "no launcher (p = 1)"
     _say(f"{len(plan)} runs ({shape}) with {how}, measurements to {data}")
     if args.dry_run:

@@ -188,3 +188,26 @@ def test_the_cli_run_command_is_the_sweep(tmp_path, no_extrap_environment, capsy
     assert cli.main(["run", "--np", "x", "--", "app"]) == 2
     assert capsys.readouterr().err == ("extrap-plugins: error: --np 'x': expected a comma-separated list of "
                                        "positive integers such as 1,2,4\n")
+
+
+def test_a_plan_from_suggest_is_run_in_its_order_with_its_repetitions(tmp_path, capsys):
+    from extrap_plugins.design import Plan, Run, write_plan
+
+    plan_file = tmp_path / "plan.json"
+    write_plan(plan_file, Plan(("p", "n"), [Run({"p": 1, "n": 8.0}, 2, 1.0), Run({"p": 4, "n": 16.0}, 1, 4.0)]))
+    assert sweep.main(["--plan", str(plan_file), "--dry-run", "-o", str(tmp_path / "r"), "--", "python", "app.py"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 3
+    assert [line.split()[:3] for line in out] == [
+        ["EXTRAP_PARAM_N=8", "EXTRAP_PARAM_NAMES=n", "EXTRAP_REPETITION=0"],
+        ["EXTRAP_PARAM_N=16", "EXTRAP_PARAM_NAMES=n", "EXTRAP_REPETITION=0"],
+        ["EXTRAP_PARAM_N=8", "EXTRAP_PARAM_NAMES=n", "EXTRAP_REPETITION=1"]]
+    assert out[1].endswith(f" -n 4 {sys.executable} app.py")
+
+
+def test_a_plan_excludes_np_and_np_is_needed_without_a_plan(tmp_path, capsys):
+    assert sweep.main(["--plan", "x.json", "--np", "1", "--", "python", "a.py"]) == 2
+    assert capsys.readouterr().err.endswith("--plan gives the runs: leave out --np, --param and --repetitions\n")
+    assert sweep.main(["--", "python", "a.py"]) == 2
+    assert capsys.readouterr().err.endswith(
+        "give the process counts with --np (for example --np 1,2,4) or a plan with --plan\n")
