@@ -146,9 +146,14 @@ def _pmnf_part(model: Model) -> tuple[float, Sequence[Term]] | None:
     if model.predictor is not None or model.function_text is not None:
         return None
     if model.segments:
-        last = max(model.segments, key=lambda s: tuple(hi for _, hi in s.range.values()))
+        last = _last_segment(model)
         return last.constant, last.terms
     return model.constant, model.terms
+
+
+def _last_segment(model: Model):
+    """The segment reaching furthest: it rules growth and extrapolation."""
+    return max(model.segments, key=lambda s: tuple(hi for _, hi in s.range.values()))
 
 
 def growth_class(model: Model) -> str | None:
@@ -283,7 +288,9 @@ def uncertainties(model_set: ModelSet) -> list[Uncertainty | None]:
     """The interval data of every model, in the model set's order.
 
     None for models without measurements in ``model_set.experiment``, not in
-    PMNF, segmented, or with no residual degrees of freedom.
+    PMNF, or with no residual degrees of freedom.  A segmented model's
+    interval is that of its last segment (the one that rules growth and
+    extrapolation), fitted on the points inside that segment.
     """
     result: list[Uncertainty | None] = [None] * len(model_set.models)
     experiment = model_set.experiment
@@ -298,9 +305,12 @@ def uncertainties(model_set: ModelSet) -> list[Uncertainty | None]:
             index = position.get((callpath.name, metric.name))
             if index is None:
                 continue
-            key = _shape_key(model_set.models[index])
+            model = model_set.models[index]
+            key = _shape_key(model)
             if key is not None:
                 by_shape.setdefault(key, []).append((row, index))
+            elif model.segments and model.predictor is None:
+                result[index] = _segment_uncertainty(model, group.points, Y[row], parameters)
         for members in by_shape.values():
             first = model_set.models[members[0][1]]
             columns = ({},) + tuple(dict(t.factors) for t in first.terms)
@@ -308,6 +318,20 @@ def uncertainties(model_set: ModelSet) -> list[Uncertainty | None]:
             for index, uncertainty in found:
                 result[index] = uncertainty
     return result
+
+
+def _segment_uncertainty(model: Model, points: np.ndarray, y: np.ndarray,
+                         parameters: tuple[str, ...]) -> Uncertainty | None:
+    """The interval data of a segmented model's last segment, from the points inside it."""
+    last = _last_segment(model)
+    inside = np.ones(points.shape[0], dtype=bool)
+    for name, (lo, hi) in last.range.items():
+        column = points[:, parameters.index(name)]
+        inside &= (column >= lo) & (column <= hi)
+    piece = Model(model.callpath, model.metric, model.parameters, last.constant, last.terms)
+    columns = ({},) + tuple(dict(t.factors) for t in last.terms)
+    found = _shape_uncertainties(points[inside], y[None, inside], [(0, 0)], columns, parameters, [piece])
+    return found[0][1] if found else None
 
 
 def _shape_uncertainties(points, Y, members, columns, parameters, models):

@@ -325,3 +325,26 @@ def test_rows_are_ranked_within_each_metric():
     order = extrapolate(model_set, "p=8", sort="target").order
     assert [(models[i].callpath, models[i].metric) for i in order] == [
         ("main->a", "time"), ("main", "time"), ("main", "bytes"), ("main->a", "bytes")]
+
+
+def test_segmented_models_get_the_interval_of_their_last_segment(host):
+    """40 series that change after p = 32, with constant-variance noise (the intervals' assumption):
+    the 95 % interval at p = 4096 covers the truth in most of them."""
+    p = np.array([2.0, 4, 8, 16, 32, 64, 128, 256, 512, 1024])
+    truth = np.where(p <= 32, 5 + 0.1 * p, 2 + 3 * p)
+    reps, cases = 4, 40
+    rng = np.random.default_rng(7)
+    values = np.tile(np.repeat(truth, reps), cases) + rng.normal(0.0, 0.5, p.size * reps * cases)
+    experiment = extrap_plugins.Experiment.from_columns(
+        ["p"], callpath=np.repeat([f"main->k{i}" for i in range(cases)], p.size * reps), metric="time",
+        coordinates=np.tile(np.repeat(p, reps), cases)[:, None], value=values)
+    models = extrap_plugins.model(experiment, "segmented", executor="serial")
+    assert all(m.segments for m in models), "every change point must be found"
+    rows = extrap_plugins.extrapolate(models, target={"p": 4096}).rows
+    covered = 0
+    for model, row in zip(models, rows):
+        low, high = row.interval
+        assert np.isfinite(low) and np.isfinite(high)
+        assert low < model.predict({"p": 4096}) < high
+        covered += low < 2 + 3 * 4096 < high
+    assert 0.85 * cases <= covered <= cases
