@@ -68,7 +68,9 @@ def read(
             reader_options.update(metrics=metrics, callpaths=callpaths)
         if info.parts is not None and info.read_part is not None:
             # All inputs of a run-splitting reader form one set (one parts call, one join).
-            experiment = _read_parts(info, group[0] if len(group) == 1 else group, reader_options, executor, jobs)
+            selection = None if info.filters else (metrics, callpaths)
+            experiment = _read_parts(info, group[0] if len(group) == 1 else group, reader_options, executor, jobs,
+                                     selection)
             batch = [experiment]
         else:
             batch = [info.read(p, reader_options) for p in group]
@@ -109,8 +111,14 @@ def _by_reader(infos: list[ReaderInfo], paths: list[pathlib.Path]) -> list[tuple
     return list(groups.values())
 
 
-def _read_parts(info: ReaderInfo, path, options: dict, executor: str, jobs: int | None) -> Experiment:
-    """Read the runs of one input in parallel; skip (and warn about) broken runs."""
+def _read_parts(info: ReaderInfo, path, options: dict, executor: str, jobs: int | None,
+                selection: tuple[tuple[str, ...], tuple[str, ...]] | None = None) -> Experiment:
+    """Read the runs of one input in parallel; skip (and warn about) broken runs.
+
+    ``selection`` is ``(metrics, callpaths)`` to apply in the workers for
+    readers that do not select themselves, so unselected values never
+    travel back.
+    """
     source = describe_inputs(path)
     parts = info.parts(path, options)
     if not parts:
@@ -118,17 +126,50 @@ def _read_parts(info: ReaderInfo, path, options: dict, executor: str, jobs: int 
     kind = executors.resolve(executor, len(parts))
     experiments = []
     with executors.create_executor(kind, jobs) as pool:
-        tasks = ((info.read_part, part, options) for part in parts)
+        tasks = ((info.read_part, part, options, selection) for part in parts)
         results = executors.map_ordered(pool, read_one_part, tasks)
         for experiment in report_parts(results, stacklevel=4):
             experiments.append(experiment)
     if not experiments:
         raise InputError(f"none of the {len(parts)} runs could be read", source)
+    if selection is not None:
+        check_selection(*selection, with_values={m.name for e in experiments for m in _with_rows(e.metrics,
+                                                                                           e.metric_index)},
+                        declared=list(dict.fromkeys(m.name for e in experiments for m in e.metrics)),
+                        any_callpath=any(len(e) for e in experiments), source=source)
     if info.join is not None:
         return info.join(experiments, path, options)
     from .streaming import join_parts
 
     return join_parts(experiments, source)
+
+
+def _with_rows(names: Sequence, codes: np.ndarray) -> list:
+    """The entries of ``names`` that some row uses."""
+    used = np.bincount(codes, minlength=len(names)) > 0 if len(codes) else np.zeros(len(names), dtype=bool)
+    return [name for name, u in zip(names, used) if u]
+
+
+def check_selection(metrics: Sequence[str], callpaths: Sequence[str], *, with_values: Iterable[str],
+                    declared: Sequence[str], any_callpath: bool, source: str) -> None:
+    """Check what ``--metric``/``--callpath`` selected after every run was read.
+
+    Raises
+    ------
+    InputError
+        A metric no run declares (listing the ones they do), a metric with no
+        value in any run, or call path globs that match nothing.
+    """
+    with_values = set(with_values)
+    missing = [m for m in metrics if m not in with_values]
+    unknown = [m for m in missing if m not in declared]
+    if unknown:
+        listed = f"; the metrics are {', '.join(declared)}" if declared else " in any run"
+        raise InputError(f"no metric {', '.join(map(repr, unknown))}{listed}", source)
+    if missing:
+        raise InputError(f"metric {', '.join(map(repr, missing))} has no data in any run", source)
+    if callpaths and not any_callpath:
+        raise InputError(f"no call path matches {', '.join(map(repr, callpaths))}", source)
 
 
 def describe_inputs(path) -> str:
@@ -139,11 +180,15 @@ def describe_inputs(path) -> str:
 def read_one_part(task) -> tuple[Any, InputError | None, list[Warning]]:
     """Read one part in a worker: ``(result, error, warnings)``, never an exception.
 
-    ``task`` is ``(read_part, part, options)``.  A bad run comes back as an
-    :class:`InputError` naming it (a reader bug too, with its type, so one odd
-    file cannot end a long sweep); warnings come back to be shown once each.
+    ``task`` is ``(read_part, part, options)`` or ``(read_part, part,
+    options, selection)`` with ``selection`` ``(metrics, callpaths)`` (or
+    None) applied here for readers that do not select themselves.  A bad run
+    comes back as an :class:`InputError` naming it (a reader bug too, with
+    its type, so one odd file cannot end a long sweep); warnings come back to
+    be shown once each.
     """
-    read_part, part, options = task
+    read_part, part, options = task[:3]
+    selection = task[3] if len(task) > 3 else None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -153,12 +198,42 @@ def read_one_part(task) -> tuple[Any, InputError | None, list[Warning]]:
         except Exception as problem:  # noqa: BLE001 - reported by path, the sweep goes on
             result, error = None, InputError(f"reading failed ({type(problem).__name__}: {problem})",
                                              str(getattr(part, "path", part)))
+    if result is not None and selection is not None:
+        result = select_leniently(result, *selection)
     return result, error, [portable_warning(w.message) for w in caught]
 
 
+def select_leniently(experiment: Experiment, metrics: Sequence[str], callpaths: Sequence[str]) -> Experiment:
+    """The rows of the named metrics and of call paths matching the globs; a run may have none.
+
+    The name lists stay whole (for messages); :func:`check_selection`
+    checks the selection once all runs are read.
+    """
+    if not metrics and not callpaths:
+        return experiment
+    keep = np.ones(len(experiment), dtype=bool)
+    if metrics:
+        wanted = np.array([m.name in metrics for m in experiment.metrics], dtype=bool)
+        keep &= wanted[experiment.metric_index]
+    if callpaths:
+        keep &= matching(experiment.callpaths, callpaths)[experiment.callpath_index]
+    return experiment._subset(keep)
+
+
+def matching(names: Sequence, globs: Sequence[str]) -> np.ndarray:
+    """Which names (call paths) match any of the globs: one compiled pattern for all, shape (n_names,)."""
+    import fnmatch
+    import re
+
+    pattern = re.compile("|".join(f"(?:{fnmatch.translate(g)})" for g in globs))
+    return np.fromiter((pattern.match(str(n)) is not None for n in names), dtype=bool, count=len(names))
+
+
 def portable_warning(message: Warning) -> Warning:
-    """A warning that survives pickling back from a worker."""
-    return message if isinstance(message, ExtrapWarning) else ExtrapWarning(str(message))
+    """A warning that survives pickling back from a worker (its category kept where possible)."""
+    if isinstance(message, ExtrapWarning) or type(message).__module__ == "builtins":
+        return message
+    return ExtrapWarning(str(message))
 
 
 def report_parts(results: Iterable[tuple[Any, InputError | None, list[Warning]]], stacklevel: int = 3):

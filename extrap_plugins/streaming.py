@@ -238,6 +238,8 @@ class PartSummary:
         run leaves out would sit).
     first_repetition : int
     notes : tuple of str
+    declared_metrics : tuple of str
+        Every metric the run names, with values or not (for messages).
     """
 
     folder: str
@@ -249,6 +251,7 @@ class PartSummary:
     first_point: tuple[float, ...]
     first_repetition: int
     notes: tuple[str, ...] = ()
+    declared_metrics: tuple[str, ...] = ()
 
 
 def spill_part(task) -> tuple[PartSummary | None, InputError | None, list[Warning]]:
@@ -259,34 +262,10 @@ def spill_part(task) -> tuple[PartSummary | None, InputError | None, list[Warnin
     else None.  Returns like :func:`~extrap_plugins.api.read_one_part`.
     """
     read, part, options, folder, selection = task
-    experiment, error, caught = api.read_one_part((read, part, options))
+    experiment, error, caught = api.read_one_part((read, part, options, selection))
     if error is not None:
         return None, error, caught
-    if selection is not None:
-        experiment = _select_leniently(experiment, *selection)
     return write_part(experiment, folder), None, caught
-
-
-def _select_leniently(experiment: Experiment, metrics: Sequence[str], callpaths: Sequence[str]) -> Experiment:
-    """Keep the rows of the named metrics and matching call paths (a run may have none of them)."""
-    if not metrics and not callpaths:
-        return experiment
-    keep = np.ones(len(experiment), dtype=bool)
-    if metrics:
-        wanted = np.array([m.name in metrics for m in experiment.metrics], dtype=bool)
-        keep &= wanted[experiment.metric_index]
-    if callpaths:
-        wanted = _matching(experiment.callpaths, callpaths)
-        keep &= wanted[experiment.callpath_index]
-    return experiment._subset(keep)
-
-
-def _matching(callpaths, globs: Sequence[str]) -> np.ndarray:
-    import fnmatch
-    import re
-
-    pattern = re.compile("|".join(f"(?:{fnmatch.translate(g)})" for g in globs))
-    return np.fromiter((pattern.match(str(c)) is not None for c in callpaths), dtype=bool, count=len(callpaths))
 
 
 def write_part(experiment: Experiment, folder: str) -> PartSummary:
@@ -345,6 +324,7 @@ def write_part(experiment: Experiment, folder: str) -> PartSummary:
         first_point=tuple(float(v) for v in e.coordinates[0]) if len(e) else (),
         first_repetition=int(e.repetition[0]) if len(e) else 0,
         notes=tuple(e.notes),
+        declared_metrics=tuple(m.name for m in e.metrics),
     )
 
 
@@ -440,7 +420,7 @@ class Catalogue:
         lo = np.maximum(s[:, 1], start)
         hi = np.minimum(s[:, 1] + s[:, 2], stop)
         hit = hi > lo
-        return np.column_stack([s[hit, 0] + lo[hit] - s[hit, 1], lo[hit] - start, hi[hit] - lo[hit]])
+        return np.column_stack([s[hit, 0] + lo[hit] - s[hit, 1], lo[hit] - start, hi[hit] - lo[hit]]).astype(np.int32)
 
 
 def _segments(codes: np.ndarray) -> np.ndarray:
@@ -629,7 +609,9 @@ def stream_models(
             catalogue.add(summary)
         if not catalogue.parts:
             raise InputError(f"none of the {len(parts)} runs could be read", source)
-        _check_selection(catalogue, metrics, callpaths, source)
+        api.check_selection(metrics, callpaths, with_values=[m.name for m in catalogue.metrics],
+                            declared=list(dict.fromkeys(m for p in catalogue.parts for m in p.declared_metrics)),
+                            any_callpath=bool(catalogue.callpaths), source=source)
         if info.omits_zeros:
             for finding in coverage_findings(catalogue.callpath_runs(), catalogue.metric_in_run(),
                                              catalogue.callpaths, [m.name for m in catalogue.metrics],
@@ -685,16 +667,6 @@ def _block_tasks(catalogue: Catalogue, size: int, instance, measure: str, modele
             first_repetitions=[catalogue.parts[r].first_repetition for r in runs],
             metric_in_run=None if metric_in_run is None else metric_in_run[runs],
         )
-
-
-def _check_selection(catalogue: Catalogue, metrics: Sequence[str], callpaths: Sequence[str], source: str) -> None:
-    known = [m.name for m in catalogue.metrics]
-    missing = [m for m in metrics if m not in known]
-    if missing:
-        raise InputError(f"no metric {', '.join(map(repr, missing))} has values in any run; the metrics with values "
-                         f"are {', '.join(known) or 'none'}", source)
-    if callpaths and not catalogue.callpaths:
-        raise InputError(f"no call path matches {', '.join(map(repr, callpaths))}", source)
 
 
 @contextlib.contextmanager
