@@ -57,7 +57,8 @@ SCRATCH_PREFIX = "extrap-scratch-"
 STREAM_AUTO_BYTES = 2 * 1024**3
 """``stream="auto"`` streams inputs larger than this (bytes on disk)."""
 STREAM_CHOICES = ("auto", "on", "off")
-_COLUMNS = ("value", "metric", "point", "repetition")
+COLUMNS = {"value": "<f8", "metric": "<i4", "point": "<i4", "repetition": "<i4"}
+"""The per-row column files of a spilled run and their types."""
 
 
 # ------------------------------------------------------------------ joining
@@ -240,6 +241,11 @@ class PartSummary:
     notes : tuple of str
     declared_metrics : tuple of str
         Every metric the run names, with values or not (for messages).
+    constants : tuple of (column, value)
+        Integer columns with one value on every row (a CUBE run has one
+        point and one repetition): not written, their value is here.
+    points : ndarray, shape (n_points, n_params)
+        The run's distinct coordinates; the ``point`` column indexes them.
     """
 
     folder: str
@@ -252,6 +258,8 @@ class PartSummary:
     first_repetition: int
     notes: tuple[str, ...] = ()
     declared_metrics: tuple[str, ...] = ()
+    constants: tuple[tuple[str, int], ...] = ()
+    points: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
 
 
 def spill_part(task) -> tuple[PartSummary | None, InputError | None, list[Warning]]:
@@ -272,11 +280,12 @@ def write_part(experiment: Experiment, folder: str) -> PartSummary:
     """Write one run's rows, sorted by call path, as column files in ``folder`` (created here).
 
     Files: ``callpaths.json`` (names of the call paths with values, in the
-    run's order), ``offsets.npy`` (int64, shape (n_callpaths + 1,): rows of
-    call path ``i`` are ``offsets[i]:offsets[i + 1]``), ``value.npy``,
-    ``metric.npy``, ``point.npy`` (index into ``points.npy``) and
-    ``repetition.npy``; a column that is the same on every row is stored
-    once (shape (1,)).
+    run's order), ``offsets.bin`` (int64, shape (n_callpaths + 1,): rows of
+    call path ``i`` are ``offsets[i]:offsets[i + 1]``) and one raw
+    little-endian file per column of :data:`COLUMNS` (``point`` indexes
+    :attr:`PartSummary.points`); an integer column
+    with one value on every row is not written (see
+    :attr:`PartSummary.constants`).
     """
     e = experiment
     try:
@@ -297,23 +306,22 @@ def write_part(experiment: Experiment, folder: str) -> PartSummary:
     offsets = np.zeros(used_cp.size + 1, dtype=np.int64)
     np.cumsum(cp_counts[used_cp], out=offsets[1:])
     points, point_code = row_codes(e.coordinates) if len(e) else (np.zeros((0, len(e.parameters))), np.zeros(0))
-    names = [e.callpaths[i].name for i in used_cp]
-    text = json.dumps(names)
+    text = json.dumps([e.callpaths[i].name for i in used_cp])
     base = pathlib.Path(folder)
     (base / "callpaths.json").write_text(text, encoding="utf-8")
-    np.save(base / "offsets.npy", offsets)
-    np.save(base / "points.npy", np.ascontiguousarray(points, dtype=np.float64))
-    metric_type = np.int16 if used_m.size < 2**15 else np.int32
+    offsets.astype("<i8").tofile(base / "offsets.bin")
     columns = {
-        "value": e.value[order].astype(np.float64, copy=False),
-        "metric": local_m[e.metric_index[order]].astype(metric_type),
-        "point": point_code[order].astype(np.int32),
-        "repetition": e.repetition[order].astype(np.int32),
+        "value": e.value[order],
+        "metric": local_m[e.metric_index[order]],
+        "point": point_code[order],
+        "repetition": e.repetition[order],
     }
+    constants = []
     for name, column in columns.items():
         if name != "value" and column.size and np.all(column == column[0]):
-            column = column[:1]
-        np.save(base / f"{name}.npy", column)
+            constants.append((name, int(column[0])))
+        else:
+            np.ascontiguousarray(column, dtype=COLUMNS[name]).tofile(base / f"{name}.bin")
     return PartSummary(
         folder=str(folder),
         source=e.source,
@@ -325,6 +333,8 @@ def write_part(experiment: Experiment, folder: str) -> PartSummary:
         first_repetition=int(e.repetition[0]) if len(e) else 0,
         notes=tuple(e.notes),
         declared_metrics=tuple(m.name for m in e.metrics),
+        constants=tuple(constants),
+        points=np.ascontiguousarray(points, dtype=np.float64),
     )
 
 
@@ -447,6 +457,8 @@ class BlockTask:
     folders: list[str]
     ranges: list[np.ndarray]
     metric_maps: list[np.ndarray]
+    constants: list[tuple[tuple[str, int], ...]]
+    points: list[np.ndarray]
     first_points: list[tuple[float, ...]]
     first_repetitions: list[int]
     metric_in_run: np.ndarray | None  # (n_runs here, n_metrics) when the reader leaves zeros out
@@ -462,21 +474,21 @@ def gather_block(task: BlockTask) -> Experiment:
 
     n_params = len(task.parameters)
     cp_parts, m_parts, coordinate_parts, repetition_parts, value_parts = [], [], [], [], []
-    for folder, ranges, metric_map in zip(task.folders, task.ranges, task.metric_maps):
-        columns = _open_part(folder)
-        offsets = columns["offsets"]
-        starts = offsets[ranges[:, 0]]
-        stops = offsets[ranges[:, 0] + ranges[:, 2]]
-        rows = _row_ranges(starts, stops)
-        # block position of every row: each range's call paths, repeated by their row counts
-        local = _row_ranges(ranges[:, 0], ranges[:, 0] + ranges[:, 2])
+    for folder, ranges, metric_map, constants, points in zip(task.folders, task.ranges, task.metric_maps,
+                                                             task.constants, task.points):
+        local = _row_ranges(ranges[:, 0], ranges[:, 0] + ranges[:, 2])  # the run's call paths in this block
+        first, last = int(local.min()), int(local.max())
+        offsets = _read_span(folder, "offsets", "<i8", first, last + 2)
+        begin, end = int(offsets[0]), int(offsets[-1])
+        per_callpath = offsets[local - first + 1] - offsets[local - first]
+        rows = _row_ranges(offsets[local - first], offsets[local - first + 1]) - begin  # within the span read
+        columns = _read_columns(folder, dict(constants), begin, end, rows)
         position = _row_ranges(ranges[:, 1], ranges[:, 1] + ranges[:, 2])
-        per_callpath = offsets[local + 1] - offsets[local]
         cp_parts.append(np.repeat(position, per_callpath))
-        m_parts.append(metric_map[_column(columns["metric"], rows)])
-        coordinate_parts.append(columns["points"][_column(columns["point"], rows)])
-        repetition_parts.append(_column(columns["repetition"], rows))
-        value_parts.append(np.asarray(columns["value"][rows], dtype=np.float64))
+        m_parts.append(metric_map[columns["metric"]])
+        coordinate_parts.append(points[columns["point"]])
+        repetition_parts.append(columns["repetition"])
+        value_parts.append(columns["value"])
     if task.metric_in_run is not None:
         run, cp, m = omitted_zeros(cp_parts, m_parts, len(task.callpaths), len(task.metrics), task.metric_in_run)
         if run.size:
@@ -502,15 +514,34 @@ def fit_streamed_block(task: BlockTask) -> tuple[list[Model], list[Warning]]:
     return api.fit_block((task.instance, gather_block(task), task.measure, task.modeler))
 
 
-def _open_part(folder: str) -> dict[str, np.ndarray]:
-    base = pathlib.Path(folder)
+def _read_span(folder: str, name: str, dtype: str, start: int, stop: int) -> np.ndarray:
+    """Elements ``start:stop`` of a raw column file (read, not mapped: rank 0's memory stays its own)."""
+    path = os.path.join(folder, f"{name}.bin")
     try:
-        columns = {name: np.load(base / f"{name}.npy", mmap_mode="r") for name in _COLUMNS}
-        columns["offsets"] = np.load(base / "offsets.npy", mmap_mode="r")
-        columns["points"] = np.load(base / "points.npy")
+        with open(path, "rb") as stream:
+            stream.seek(start * np.dtype(dtype).itemsize)
+            span = np.fromfile(stream, dtype=dtype, count=stop - start)
     except FileNotFoundError:
         raise InputError(f"the scratch folder is not visible on this worker ({socket.gethostname()}): give "
-                         f"--scratch a folder on a file system every MPI rank sees", str(base.parent)) from None
+                         f"--scratch a folder on a file system every MPI rank sees", os.path.dirname(folder)) from None
+    if span.size != stop - start:
+        raise InputError(f"the scratch file is shorter than expected ({span.size} of {stop - start} values); "
+                         "was the scratch folder changed while streaming?", path)
+    return span
+
+
+def _read_columns(folder: str, constants: dict[str, int], begin: int, end: int, rows: np.ndarray
+                  ) -> dict[str, np.ndarray]:
+    """The per-row columns at ``begin + rows``, reading the span ``begin:end`` of each file once."""
+    contiguous = rows.size == end - begin and bool(np.all(np.diff(rows) == 1))
+    columns = {}
+    for name, dtype in COLUMNS.items():
+        if name in constants:
+            columns[name] = np.full(rows.size, constants[name], dtype=np.int64)
+            continue
+        span = _read_span(folder, name, dtype, begin, end)
+        columns[name] = span if contiguous else span[rows]
+    columns["value"] = columns["value"].astype(np.float64, copy=False)
     return columns
 
 
@@ -525,15 +556,6 @@ def _row_ranges(starts: np.ndarray, stops: np.ndarray) -> np.ndarray:
         return np.arange(starts[0], starts[0] + total)
     offsets = np.repeat(starts - np.r_[0, np.cumsum(lengths)[:-1]], lengths)
     return np.arange(total) + offsets
-
-
-def _column(column: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """A column at ``rows``; a column stored once (shape (1,)) is the same everywhere."""
-    if column.shape[0] == 1:
-        return np.repeat(np.asarray(column), rows.size)
-    if rows.size and rows[-1] - rows[0] + 1 == rows.size:  # one contiguous slice: read it as such
-        return np.asarray(column[rows[0]:rows[-1] + 1])
-    return np.asarray(column[rows])
 
 
 # -------------------------------------------------------------- the API
@@ -663,6 +685,8 @@ def _block_tasks(catalogue: Catalogue, size: int, instance, measure: str, modele
             folders=[catalogue.parts[r].folder for r in runs],
             ranges=[by_shape[catalogue.part_shape[r]] for r in runs],
             metric_maps=[catalogue.part_metrics[r] for r in runs],
+            constants=[catalogue.parts[r].constants for r in runs],
+            points=[catalogue.parts[r].points for r in runs],
             first_points=[catalogue.parts[r].first_point for r in runs],
             first_repetitions=[catalogue.parts[r].first_repetition for r in runs],
             metric_in_run=None if metric_in_run is None else metric_in_run[runs],
