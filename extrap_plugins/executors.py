@@ -232,8 +232,8 @@ def map_ordered(executor: cf.Executor, fn: Callable[[T], R], items: Iterable[T],
             if not done and allowed is not None and time.monotonic() - last_progress >= allowed:
                 executor.lost = True  # type: ignore[attr-defined]
                 raise WorkerLost(
-                    f"no MPI worker has finished a piece of work for {allowed:.3g} s while {len(running)} were "
-                    f"in flight: a worker has died or hangs (see the MPI launcher's messages); stopping the job. "
+                    f"no MPI worker has finished a piece of work for {allowed:.3g} s ({len(running)} in flight): "
+                    f"a worker has died or hangs (see the MPI launcher's messages); stopping the job. "
                     f"If the pieces are just slow, raise ${STALL_TIMEOUT_VARIABLE} (seconds)", mpi=True)
     except cf.BrokenExecutor as error:
         raise WorkerLost(f"a worker process died while working ({error}); was it killed for using too much "
