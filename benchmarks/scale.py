@@ -2,9 +2,9 @@
 
 Usage (from the project root, in a venv with ``pip install -e '.[cube,mpi]'``)::
 
-    .venv/bin/python benchmarks/scale.py                # 125 runs x 10,000 call paths x 5 metrics
-    .venv/bin/python benchmarks/scale.py --quick        # 125 runs x 2,000 call paths: a smoke run
-    .venv/bin/python benchmarks/scale.py --callpaths 20000 --keep /tmp/sweep
+    .venv/bin/python benchmarks/scale.py              # 125 runs x 10,000 call paths x 5 metrics (~30 min)
+    .venv/bin/python benchmarks/scale.py --quick      # 125 runs x 2,000 call paths: scaled down, ~6 min
+    .venv/bin/python benchmarks/scale.py --scan 25,125,250 --keep /tmp/sweep
 
 The sweep is generated here, never committed: ``app.p<p>.n<n>.r<rep>/profile.cubex`` for 5 values of ``p``,
 5 of ``n`` and 5 repetitions (125 runs), each a real CUBE archive (``anchor.xml`` plus one index and one
@@ -16,10 +16,13 @@ Every configuration runs the real command line in a fresh process, ``extrap-plug
 through a scratch folder, block by block), under ``serial``, ``process`` with 1 and 2 workers and
 ``mpi`` with 1 and 2 workers (``mpiexec -n 2|3 python -m mpi4py.futures ...``).  It prints wall time,
 speed-up over serial, and the peak resident memory of rank 0 (the process that runs the command), and
-checks that every configuration wrote byte-identical JSON.  A second table streams sweeps of 25, 125
-and 250 runs (1, 5 and 10 repetitions) to show that rank 0's peak memory does not grow with the number
-of runs, beside the in-memory path, whose memory does.  Last, the cost of a 625-run x 100,000-call-path
-sweep is projected from the measured per-value read and per-series modelling rates.
+checks that every configuration wrote byte-identical JSON.  A second table reads sweeps of 25 and 125
+runs (``--scan``: 1 and 5 repetitions, 250 with 10) to show that rank 0's peak memory does not grow with
+the number of runs when streaming, beside the in-memory path, whose memory does.  Last, the cost of a
+625-run x 100,000-call-path sweep is projected from the measured times and memory.
+
+The times are wall-clock times on whatever else the machine runs: the load average is printed beside
+each row; a speed-up measured on a busy machine understates what free cores give.
 """
 
 from __future__ import annotations
@@ -164,24 +167,26 @@ def make_sweep(folder: pathlib.Path, n_callpaths: int, repetitions: int) -> list
 
 # ------------------------------------------------------------ measuring
 def rank0_main(out: str, argv: list[str]) -> int:
-    """Run the command line here and record this process's wall time and peak memory in ``out``."""
+    """Run the command line here; record wall time, peak memory and the memory after imports in ``out``."""
+    import extrap_plugins.streaming  # noqa: F401 - imported before the baseline is taken
     from extrap_plugins import cli
 
+    baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
     start = time.perf_counter()
     status = cli.main(argv)
     seconds = time.perf_counter() - start
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
-    pathlib.Path(out).write_text(json.dumps({"seconds": seconds, "peak": peak, "status": status}))
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    pathlib.Path(out).write_text(json.dumps({"seconds": seconds, "peak": peak, "baseline": baseline,
+                                             "status": status}))
     return status
 
 
 def run_config(sweep, executor: str, workers: int, stream: str, output: pathlib.Path, scratch: pathlib.Path,
                timeout: float) -> dict:
-    """One configuration in a fresh process; returns seconds, rank-0 peak bytes and the JSON written."""
+    """One configuration in a fresh process: seconds, rank-0 peak and baseline bytes, load average."""
     record = output.with_suffix(".rank0.json")
     python = sys.executable
-    inputs = [str(s) for s in (sweep if isinstance(sweep, list) else [sweep])]
-    command = [*inputs, "--export", "json", "-o", str(output), "--stream", stream, "--scratch", str(scratch),
+    command = [str(sweep), "--export", "json", "-o", str(output), "--stream", stream, "--scratch", str(scratch),
                "--progress", "off", "--executor", executor]
     if executor == "process":
         command += ["--jobs", str(workers)]
@@ -193,13 +198,11 @@ def run_config(sweep, executor: str, workers: int, stream: str, output: pathlib.
     else:
         argv = [python, here, "--rank0", str(record), "model", *command]
     env = {**os.environ, "PYTHONWARNINGS": "ignore"}
-    wall = time.perf_counter()
     done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env)
-    wall = time.perf_counter() - wall
     if done.returncode != 0 or not record.exists():
         raise RuntimeError(f"{' '.join(argv)} failed ({done.returncode}):\n{done.stderr[-2000:]}")
     result = json.loads(record.read_text())
-    result["wall"] = wall
+    result["load"] = os.getloadavg()[0]
     return result
 
 
@@ -216,10 +219,13 @@ def table(rows: list[list], headers: list[str]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--callpaths", type=int, default=10_000, help="call paths per run (default 10,000)")
-    parser.add_argument("--quick", action="store_true", help="2,000 call paths and no 250-run sweep: a smoke run")
+    parser.add_argument("--quick", action="store_true",
+                        help="2,000 call paths per run instead: about five times faster, for a check")
+    parser.add_argument("--scan", default="25,125", help="run counts for the memory table: 25, 125 or 250 "
+                                                         "(1, 5, 10 repetitions; default 25,125)")
     parser.add_argument("--keep", metavar="DIR", help="generate the sweep here and keep it")
     parser.add_argument("--no-mpi", action="store_true", help="skip the mpi executor")
-    parser.add_argument("--timeout", type=float, default=1800, help="seconds per configuration")
+    parser.add_argument("--timeout", type=float, default=3600, help="seconds per configuration")
     args = parser.parse_args(argv)
     n_callpaths = 2_000 if args.quick else args.callpaths
     base = pathlib.Path(args.keep) if args.keep else pathlib.Path(tempfile.mkdtemp(prefix="extrap-scale-"))
@@ -231,14 +237,33 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(base, ignore_errors=True)
 
 
+def sweep_with(base: pathlib.Path, sweep: pathlib.Path, runs: list[pathlib.Path], n_callpaths: int,
+               repetitions: int) -> pathlib.Path:
+    """The sweep with 1, 5 or 10 repetitions (fewer: links to the 5-repetition runs; more: generated)."""
+    if repetitions == 5:
+        return sweep
+    subset = base / f"sweep-r{repetitions}"
+    if subset.exists():
+        return subset
+    if repetitions < 5:
+        subset.mkdir()
+        for run in runs:
+            if int(run.name.rsplit(".r", 1)[1]) <= repetitions:
+                (subset / run.name).symlink_to(run)
+    else:
+        make_sweep(subset, n_callpaths, repetitions)
+    return subset
+
+
 def measure(base: pathlib.Path, n_callpaths: int, args) -> int:
     sweep = base / "sweep"
     start = time.perf_counter()
     runs = make_sweep(sweep, n_callpaths, repetitions=5) if not sweep.exists() else sorted(sweep.iterdir())
     size = sum((r / "profile.cubex").stat().st_size for r in runs)
     n_values = len(runs) * n_callpaths * len(METRICS)
-    print(f"sweep: {len(runs)} runs x {n_callpaths:,} call paths x {len(METRICS)} metrics = {n_values:,} values, "
-          f"{size / 2**20:,.0f} MiB of CUBE files (generated in {time.perf_counter() - start:.0f} s)\n")
+    print(f"sweep: {len(runs)} runs x {n_callpaths:,} call paths x {len(METRICS)} metrics = {n_values:,} values "
+          f"in {size / 2**20:,.0f} MiB of CUBE files (generated in {time.perf_counter() - start:.0f} s); "
+          f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} before the runs\n")
     scratch = base / "scratch"
     scratch.mkdir(exist_ok=True)
     configs = [("serial", 1), ("process", 1), ("process", 2)]
@@ -253,60 +278,51 @@ def measure(base: pathlib.Path, n_callpaths: int, args) -> int:
             reference = reference or text
             results[(executor, workers, stream)] = result
             serial = results[("serial", 1, stream)]["seconds"]
-            rows.append([f"{executor} ({workers} worker{'s' if workers > 1 else ''})",
-                         "stream" if stream == "on" else "in memory", f"{result['seconds']:.1f} s",
+            rows.append([f"{executor}, {workers} worker{'s' if workers > 1 else ''}",
+                         "streamed" if stream == "on" else "in memory", f"{result['seconds']:.1f} s",
                          f"{serial / result['seconds']:.2f}x", mib(result["peak"]),
-                         "yes" if text == reference else "NO"])
-            print(f"  {rows[-1]}", file=sys.stderr)
+                         "yes" if text == reference else "NO", f"{result['load']:.1f}"])
+            print(f"  {rows[-1]}", file=sys.stderr, flush=True)
     n_models = len(json.loads(reference)["models"])
-    print(f"{n_models:,} models; time and rank-0 peak memory of `extrap-plugins model SWEEP --export json` "
-          f"on {os.cpu_count()} cores:\n")
-    print(table(rows, ["executor", "measurements", "time", "speed-up", "rank-0 peak", "same JSON"]))
+    print(f"`extrap-plugins model SWEEP --export json` ({n_models:,} models): wall time, speed-up over serial, "
+          f"peak memory of rank 0 (the process running the command), whether the JSON is byte-identical to the "
+          f"first row's, and the machine's 1-minute load average after the run:\n")
+    print(table(rows, ["executor", "measurements", "time", "speed-up", "rank-0 peak", "same JSON", "load"]))
 
-    # Memory against the number of runs: 1, 5 and 10 repetitions of the 25 points.
-    print("\nrank-0 peak memory against the number of runs (process, 2 workers):\n")
+    print("\nrank-0 peak memory against the number of runs (process executor, 2 workers):\n")
     memory_rows = []
-    reps = (1, 5) if args.quick else (1, 5, 10)
-    for repetitions in reps:
-        if repetitions == 5:
-            subset = sweep
-        else:
-            subset = base / f"sweep-r{repetitions}"
-            if not subset.exists():
-                if repetitions < 5:
-                    subset.mkdir()
-                    for run in runs:
-                        if run.name.endswith(tuple(f".r{r}" for r in range(1, repetitions + 1))):
-                            (subset / run.name).symlink_to(run)
-                else:
-                    make_sweep(subset, n_callpaths, repetitions)
-        n_runs = 25 * repetitions
+    for n_runs in (int(n) for n in args.scan.split(",")):
+        subset = sweep_with(base, sweep, runs, n_callpaths, n_runs // 25)
         row = [f"{n_runs} runs", f"{n_runs * n_callpaths * len(METRICS):,}"]
         for stream in ("off", "on"):
-            result = run_config(subset, "process", 2, stream, base / f"memory-{n_runs}-{stream}.json", scratch,
-                                args.timeout)
+            if n_runs == 125:
+                result = results[("process", 2, stream)]
+            else:
+                result = run_config(subset, "process", 2, stream, base / f"memory-{n_runs}-{stream}.json", scratch,
+                                    args.timeout)
             row += [f"{result['seconds']:.1f} s", mib(result["peak"])]
         memory_rows.append(row)
-        print(f"  {row}", file=sys.stderr)
+        print(f"  {row}", file=sys.stderr, flush=True)
     print(table(memory_rows, ["sweep", "values", "in memory: time", "in memory: rank-0 peak", "streamed: time",
                               "streamed: rank-0 peak"]))
 
-    # Projection: 625 runs x 100,000 call paths (x 5 metrics), from the streamed serial and 2-worker rates.
     big_values = 625 * 100_000 * len(METRICS)
-    scale = big_values / n_values
+    value_ratio = big_values / n_values
+    series_ratio = 100_000 / n_callpaths
     print(f"\nprojected for 625 runs x 100,000 call paths x {len(METRICS)} metrics ({big_values:,} values, "
-          f"{scale:.0f}x this sweep; time linear in the values, streamed rank-0 memory linear in the call paths):\n")
+          f"{value_ratio:.0f}x this sweep): time linear in the values; rank-0 memory above the "
+          f"{mib(results[('serial', 1, 'off')]['baseline'])} of the loaded program linear in the values "
+          f"in memory, in the series ({series_ratio:.0f}x: names, models, the export) when streamed:\n")
     projection = []
-    for executor, workers in configs:
-        for stream in ("off", "on"):
+    for stream in ("off", "on"):
+        for executor, workers in configs:
             result = results[(executor, workers, stream)]
-            if stream == "off":
-                memory = f"{mib(result['peak'] * scale)} (all values)"
-            else:
-                memory = f"{mib(result['peak'] * 100_000 / n_callpaths)} (names, models)"
-            projection.append([f"{executor} ({workers})", "stream" if stream == "on" else "in memory",
-                               f"{result['seconds'] * scale / 3600:.1f} h", memory])
-    print(table(projection, ["executor (workers)", "measurements", "time", "rank-0 peak"]))
+            ratio = value_ratio if stream == "off" else series_ratio
+            memory = result["baseline"] + (result["peak"] - result["baseline"]) * ratio
+            projection.append([f"{executor}, {workers} worker{'s' if workers > 1 else ''}",
+                               "streamed" if stream == "on" else "in memory",
+                               f"{result['seconds'] * value_ratio / 3600:.1f} h", mib(memory)])
+    print(table(projection, ["executor", "measurements", "time", "rank-0 peak"]))
     return 0
 
 
