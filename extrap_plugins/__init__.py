@@ -13,6 +13,7 @@ from importlib.metadata import PackageNotFoundError, version as _version
 from .api import export, model, read
 from .errors import ExtrapError, ExtrapWarning, InputError, PluginError, QualityWarning
 from .experiment import Callpath, Experiment, Metric, Parameter, SeriesGroup
+from .extrapolation import extrapolate
 from .hookspecs import hookimpl
 from .model import Factor, Model, ModelSet, Quality, Segment, Term
 from .registration import ExporterInfo, ModelerInfo, ReaderInfo
@@ -23,7 +24,7 @@ except PackageNotFoundError:  # running from a source tree that is not installed
     __version__ = "0+unknown"
 
 __all__ = [
-    "read", "model", "export", "hookimpl",
+    "read", "model", "export", "extrapolate", "hookimpl",
     "Experiment", "Parameter", "Callpath", "Metric", "SeriesGroup",
     "Model", "ModelSet", "Term", "Factor", "Quality", "Segment",
     "ReaderInfo", "ModelerInfo", "ExporterInfo",

@@ -551,6 +551,14 @@ def fit_per_series(estimator, group: SeriesGroup, measure: str, name: str) -> li
 
 
 # -------------------------------------------------------------------- export
+def _option_text(value: Any) -> str:
+    """Exporters receive text: a mapping such as a target point becomes ``p=65536,n=1e6``."""
+    if isinstance(value, Mapping):
+        return ",".join(f"{key}={item!r}" if isinstance(item, float) else f"{key}={item}"
+                        for key, item in value.items())
+    return str(value)
+
+
 def export(
     model_set: ModelSet,
     exporter: str = "text",
@@ -568,7 +576,7 @@ def export(
     """
     host = host or get_host()
     info = host.exporter(exporter)
-    str_options = {key: str(value) for key, value in options.items()}
+    str_options = {key: _option_text(value) for key, value in options.items()}
     if info.kind == "path":
         if path is None:
             raise InputError(f"exporter {info.name!r} writes files: give an output path with -o")

@@ -17,6 +17,10 @@ from . import api
 from .errors import ExtrapError, InputError, PluginError
 from .executors import EXECUTORS, MPI_LAUNCH, WorkerLost, end_mpi_job
 from .experiment import MEASURES
+from .exporters import JSON_VERSION, JSON_VERSIONS
+from .extrapolation import SORT_KEYS
+
+PLOT_STYLES = ("lines", "heatmap")
 from .plugins import get_host
 
 PROG = "extrap-plugins"
@@ -59,6 +63,18 @@ def build_parser() -> argparse.ArgumentParser:
     model.add_argument("--export-option", action="append", default=[], metavar="KEY=VALUE",
                        help="an option for the exporter (repeatable)")
     model.add_argument("-o", "--output", metavar="PATH", help="write here instead of stdout")
+    model.add_argument("--target", metavar="P=V,...",
+                       help="extrapolate every model to this point, e.g. p=65536,n=1e6: adds the value there, "
+                            "its prediction interval and the shares of parent and root")
+    model.add_argument("--sort", choices=SORT_KEYS,
+                       help="order the rows by growth class, by value at the target, or by share of the root")
+    model.add_argument("--json-version", type=int, choices=JSON_VERSIONS,
+                       help=f"version of the json export (default {JSON_VERSION}; 1 is the old document exactly)")
+    model.add_argument("--plot-style", choices=PLOT_STYLES,
+                       help="plot and html exports with two parameters: one curve per value of the second "
+                            "(lines, default) or a heat map")
+    model.add_argument("--plot-top", type=int, metavar="N",
+                       help="plot only the first N rows (html: default 50; plot: default all)")
     model.add_argument("--progress", choices=("auto", "on", "off"), default="auto",
                        help="progress bar on stderr (auto: only when stderr is a terminal)")
     model.add_argument("--executor", choices=EXECUTORS, default="auto",
@@ -72,6 +88,12 @@ def build_parser() -> argparse.ArgumentParser:
                                                         "or the temporary folder; shared by all nodes for MPI)")
 
     commands.add_parser("plugins", help="list every reader, modeler and exporter and who provides it")
+
+    from .instrument import sweep
+
+    run = commands.add_parser("run", help="run an instrumented program at several process counts and parameter "
+                                          "values (extrap_plugins.instrument), ready to model")
+    sweep.add_arguments(run)
     return parser
 
 
@@ -80,6 +102,10 @@ def program(args: argparse.Namespace) -> ExitStatus:
         return _model_command(args)
     if args.command == "plugins":
         return _plugins_command()
+    if args.command == "run":
+        from .instrument import sweep
+
+        return ExitStatus(sweep.run(args))
     raise AssertionError(f"unhandled command {args.command}")
 
 
@@ -99,7 +125,8 @@ def _model_command(args: argparse.Namespace) -> ExitStatus:
     with tqdm(total=total, disable=not show, file=sys.stderr, unit="series", desc="modeling") as bar:
         model_set = api.model(selected, args.modeler, measure=args.measure, progress=bar.update,
                               executor=args.executor, jobs=args.jobs, **parse_options(args.option, "--option"))
-    text = api.export(model_set, args.export, args.output, **parse_options(args.export_option, "--export-option"))
+    options = {**parse_options(args.export_option, "--export-option"), **export_options(args)}
+    text = api.export(model_set, args.export, args.output, **options)
     if text is not None:
         sys.stdout.write(text)
     return ExitStatus.OK
@@ -117,10 +144,31 @@ def _stream_command(args: argparse.Namespace) -> ExitStatus:
                                   jobs=args.jobs, scratch=args.scratch, progress=bar.update,
                                   reader_options=parse_options(args.reader_option, "--reader-option"),
                                   **parse_options(args.option, "--option"))
-    text = api.export(model_set, args.export, args.output, **parse_options(args.export_option, "--export-option"))
+    options = {**parse_options(args.export_option, "--export-option"), **export_options(args)}
+    text = api.export(model_set, args.export, args.output, **options)
     if text is not None:
         sys.stdout.write(text)
     return ExitStatus.OK
+
+
+def export_options(args: argparse.Namespace) -> dict[str, object]:
+    """The exporter options the dedicated flags stand for (only those given)."""
+    options: dict[str, object] = {}
+    if args.target is not None:
+        options["target"] = args.target
+    if args.sort is not None:
+        options["sort"] = args.sort
+    if args.export == "json":
+        options["version"] = args.json_version or JSON_VERSION
+    elif args.json_version is not None:
+        raise InputError("--json-version applies to --export json only")
+    for flag, name in (("plot_style", "plot_style"), ("plot_top", "plot_top")):
+        value = getattr(args, flag)
+        if value is not None:
+            if args.export not in ("plot", "html"):
+                raise InputError(f"--{flag.replace('_', '-')} applies to --export plot and html only")
+            options[name] = value
+    return options
 
 
 def _plugins_command() -> ExitStatus:

@@ -34,9 +34,15 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "extrap_plugins.readers.json_reader",
     "extrap_plugins.readers.text_reader",
     "extrap_plugins.readers.csv_reader",
+    "extrap_plugins.readers.talpas_reader",
+    "extrap_plugins.readers.extrap_experiment_reader",
     "extrap_plugins.readers.cube_reader",
     "extrap_plugins.modelers",
     "extrap_plugins.exporters",
+    "extrap_plugins.readers.instrument_reader",
+    "extrap_plugins.extrap_jsonl_exporter",
+    "extrap_plugins.plot_exporter",
+    "extrap_plugins.html_exporter",
 )
 
 Info = TypeVar("Info", ReaderInfo, ModelerInfo, ExporterInfo)
@@ -60,7 +66,7 @@ class PluginHost:
 
     >>> host = PluginHost(autoload=False)   # built-ins only
     >>> sorted(host.exporters)
-    ['csv', 'json', 'text']
+    ['csv', 'html', 'json', 'plot', 'text']
     """
 
     def __init__(self, autoload: bool | None = None):

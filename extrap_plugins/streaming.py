@@ -418,6 +418,11 @@ class Catalogue:
             present[r, codes] = True
         return present
 
+    def measured_points(self) -> np.ndarray:
+        """Every distinct measured point, sorted, shape (n_points, n_params)."""
+        points = np.concatenate([p.points for p in self.parts]).reshape(-1, len(self.parameters))
+        return row_codes(points)[0] if len(points) else points
+
     def ranges(self, shape: int, start: int, stop: int) -> np.ndarray:
         """Where global call paths ``start..stop-1`` sit in runs of one call-path list.
 
@@ -597,7 +602,10 @@ def stream_models(
     Returns
     -------
     ModelSet
-        Its ``experiment`` is None: the measurements were never in memory.
+        Its ``experiment`` is None: the measurements were never in memory;
+        ``measured_points`` holds the distinct points instead (exporters show
+        values at the largest measured point, as for ``model(read(...))``;
+        prediction intervals and plots need the measurements).
     """
     host = host or get_host()
     if measure not in api.MEASURES:
@@ -654,6 +662,7 @@ def stream_models(
         measure=measure,
         source=source,
         experiment=None,
+        measured_points=catalogue.measured_points(),
     )
 
 

@@ -74,7 +74,7 @@ def test_model_writes_json_to_a_file(numbers_reader, tmp_path, capsys):
     (["model", "missing.nums"], "missing.nums: no such file or folder"),
     (["model", "{nums}", "--option", "terms"], "--option 'terms': expected KEY=VALUE"),
     (["model", "{nums}", "--modeler", "magic"], "unknown modeler 'magic'; the modelers are: default"),
-    (["model", "{nums}", "--export", "pdf"], "unknown exporter 'pdf'; the exporters are: csv, json, text"),
+    (["model", "{nums}", "--export", "pdf"], "unknown exporter 'pdf'; the exporters are: csv, extrap-jsonl, html, json, plot, text"),
     (["model", "{nums}", "--metric", "bytes"], "{nums}: no metric 'bytes'; the metrics are time"),
     (["model", "{nums}", "--option", "terms=2"], "modeler 'default' has no option 'terms'; its options are: none"),
     (["model", "{nums}", "-o", "/nonexistent/out.txt"], "/nonexistent/out.txt: the folder for the output does not exist"),

@@ -1,0 +1,79 @@
+"""Exporter ``extrap-jsonl``: the measurements behind a model set, as Extra-P JSON Lines.
+
+Extra-P 4 reads this format (``extrap --json FILE``): one JSON object
+per measured value::
+
+    {"params":{"p":4,"n":256},"callpath":"main->solve","metric":"time","value":0.0123}
+
+Repetitions are lines with the same parameters, call path and metric.  With
+it, measurements made by the instrument shim (or read by any of our
+readers) can be modeled side by side in Extra-P::
+
+    extrap-plugins model runs/ --export extrap-jsonl -o runs.jsonl
+    extrap --json runs.jsonl
+"""
+
+from __future__ import annotations
+
+import json
+from typing import IO
+
+import numpy as np
+
+from .errors import InputError
+from .hookspecs import hookimpl
+from .model import ModelSet
+from .registration import ExporterInfo
+
+NAME = "extrap-jsonl"
+
+
+@hookimpl
+def extrap_exporters() -> list[ExporterInfo]:
+    return [
+        ExporterInfo(
+            NAME,
+            export_extrap_jsonl,
+            "the measurements behind the models as Extra-P JSON Lines (extrap --json FILE)",
+            extension=".jsonl",
+        )
+    ]
+
+
+def export_extrap_jsonl(model_set: ModelSet, out: IO[str], options: dict[str, str]) -> None:
+    """Write every measured value of ``model_set.experiment`` as one Extra-P JSON line.
+
+    Lines are ordered by call path and metric (in the experiment's order),
+    then point and repetition.  Numbers
+    keep their exact shortest representation; integral parameter values are
+    written as integers.
+    """
+    if options:
+        raise InputError(f"the {NAME} exporter has no options, got {', '.join(sorted(options))}")
+    experiment = model_set.experiment
+    if experiment is None:
+        raise InputError(f"the {NAME} exporter writes the measurements behind the models, "
+                         f"and this model set carries none")
+    if len(experiment) == 0:
+        return
+    order = np.lexsort((experiment.repetition, *experiment.coordinates.T[::-1],
+                        experiment.metric_index, experiment.callpath_index))
+    points, point_index = np.unique(experiment.coordinates[order], axis=0, return_inverse=True)
+    names = experiment.parameter_names
+    params = np.array([
+        '{"params":' + json.dumps({n: _number(v) for n, v in zip(names, point)}, separators=(",", ":")) + ","
+        for point in points.tolist()
+    ] or [""], dtype=object)
+    callpaths = np.array(['"callpath":' + json.dumps(c.name) + "," for c in experiment.callpaths], dtype=object)
+    metrics = np.array(['"metric":' + json.dumps(m.name) + ',"value":' for m in experiment.metrics], dtype=object)
+    values = experiment.value[order]
+    if not np.isfinite(values).all():
+        raise InputError(f"the {NAME} exporter cannot write values that are not finite (NaN or infinity)")
+    texts = np.array(json.dumps(values.tolist())[1:-1].split(", "), dtype=object)  # exact float reprs, in C
+    lines = (params[point_index.reshape(-1)] + callpaths[experiment.callpath_index[order]]
+             + metrics[experiment.metric_index[order]] + texts + "}\n")
+    out.write("".join(lines.tolist()))
+
+
+def _number(value: float) -> int | float:
+    return int(value) if float(value).is_integer() and abs(value) < 2**53 else value

@@ -1,0 +1,714 @@
+"""Extrapolation and ranking: every model at a target point, shares, growth classes, intervals.
+
+What the exporters add to each model when the user asks where the
+application is going (``--target p=65536,n=1e6``)::
+
+    value at the largest measured point and at the target   Model.predict
+    share of the parent's and of the root's value, at both  shares add up in the call tree
+    growth class in big-O form                               O(p·log p), O(n^1.5)
+    95 % prediction interval of the value at the target     least-squares covariance
+
+The *largest measured point* is the largest measured value of every
+parameter.  Shares are computed from the models' values at a point, so
+that "now" and "at the target" compare like with like.
+
+Prediction intervals come from the covariance of the least-squares
+coefficients: the model's terms are re-evaluated at the points it was fitted
+to (``ModelSet.experiment``), giving the design matrix ``A`` (one column per
+term, the constant first); the residual variance ``s²`` is the models'
+residual sum of squares over ``n_points - n_columns`` degrees of freedom; a
+new measurement at ``x`` (reduced with the same measure) lies in::
+
+    f(x) ± t(level, dof) · s · sqrt(1 + a(x)ᵀ (AᵀA)⁻¹ a(x))
+
+(drop the ``1 +`` for the interval of the model value itself).  Models that
+share their points and the shape of their terms share ``(AᵀA)⁻¹``, so the
+work is one small matrix inverse per shape and point set, not per series.
+The intervals assume independent noise of constant variance and a correct
+choice of terms; they do not account for the modeler's search over shapes.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from .errors import InputError
+from .experiment import CALLPATH_SEPARATOR, Experiment
+from .model import Factor, Model, ModelSet, Term
+
+LEVEL = 0.95
+SORT_KEYS = ("growth", "target", "share")
+VALUE_KINDS = ("auto", "inclusive", "exclusive")
+COMMON_OPTIONS = {
+    "target": "the point to extrapolate to, e.g. p=65536,n=1e6",
+    "sort": "order of the rows: growth, target or share (default: the model order)",
+    "values": "whether values include the children's: auto (default), inclusive or exclusive",
+    "level": "confidence level of the prediction intervals (default 0.95)",
+}
+"""Options every built-in exporter takes; :func:`from_options` reads them."""
+
+AUTO_TOLERANCE = 0.01
+"""``values="auto"``: a parent smaller than its children's sum by more than this is exclusive."""
+
+
+# ---------------------------------------------------------------------- target
+def parse_target(target: str | Mapping[str, float] | None, parameters: Sequence[str]) -> dict[str, float] | None:
+    """``"p=65536,n=1e6"`` -> ``{"p": 65536.0, "n": 1000000.0}``, checked against ``parameters``.
+
+    Every parameter needs a value; unknown names and values that are not
+    positive finite numbers are errors.
+
+    >>> parse_target("p=65536, n=1e6", ("p", "n"))
+    {'p': 65536.0, 'n': 1000000.0}
+    """
+    if target is None or (isinstance(target, str) and not target.strip()):
+        return None
+    if isinstance(target, Mapping):
+        pairs = [(str(k), v) for k, v in target.items()]
+    else:
+        pairs = []
+        for item in str(target).split(","):
+            name, sep, value = item.partition("=")
+            if not sep or not name.strip():
+                raise InputError(
+                    f"target {target!r}: expected NAME=VALUE pairs separated by commas, e.g. p=65536,n=1e6")
+            pairs.append((name.strip(), value.strip()))
+    result: dict[str, float] = {}
+    for name, value in pairs:
+        if name not in parameters:
+            raise InputError(
+                f"target {target!r}: unknown parameter {name!r}; the parameters are {', '.join(parameters)}")
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            raise InputError(f"target {target!r}: {name}={value!r} is not a number") from None
+        if not math.isfinite(number) or number <= 0:
+            raise InputError(f"target {target!r}: {name} must be a positive number, got {value}")
+        result[name] = number
+    missing = [p for p in parameters if p not in result]
+    if missing:
+        raise InputError(f"target {target!r}: give a value for {', '.join(missing)} as well")
+    return {p: result[p] for p in parameters}
+
+
+def format_point(point: Mapping[str, float] | None) -> str:
+    """``{"p": 65536.0, "n": 1e6}`` -> ``"p=65536, n=1e+06"``."""
+    if not point:
+        return ""
+    return ", ".join(f"{name}={value:g}" for name, value in point.items())
+
+
+def largest_point(experiment: Experiment | None) -> dict[str, float] | None:
+    """The largest measured value of every parameter (None without measurements)."""
+    if experiment is None or len(experiment) == 0:
+        return None
+    top = np.max(experiment.coordinates, axis=0)
+    return {name: float(v) for name, v in zip(experiment.parameter_names, top)}
+
+
+# --------------------------------------------------------------- growth class
+def leading_terms(constant: float, terms: Sequence[Term],
+                  parameters: Sequence[str]) -> list[tuple[tuple[float, float], ...]]:
+    """The monomials of the terms no other term outgrows, fastest first.
+
+    A monomial is one ``(exponent, log_exponent)`` pair per parameter.  Term
+    ``a`` outgrows ``b`` when, for every parameter, ``a``'s pair is at least
+    ``b``'s (compared exponent first); the constant is the monomial of zeros.
+    """
+    monomials = set()
+    if constant != 0 or not any(t.coefficient != 0 for t in terms):
+        monomials.add(tuple((0.0, 0.0) for _ in parameters))
+    for term in terms:
+        if term.coefficient == 0:
+            continue
+        monomials.add(tuple(
+            (float(term.factors[p].exponent), float(term.factors[p].log_exponent)) if p in term.factors else (0.0, 0.0)
+            for p in parameters
+        ))
+    kept = [
+        m for m in monomials
+        if not any(o != m and all(po >= pm for po, pm in zip(o, m)) for o in monomials)
+    ]
+    return sorted(kept, key=lambda m: (_degree_of(m), m), reverse=True)
+
+
+def _degree_of(monomial: tuple[tuple[float, float], ...]) -> tuple[float, float]:
+    return (sum(e for e, _ in monomial), sum(j for _, j in monomial))
+
+
+def _pmnf_part(model: Model) -> tuple[float, Sequence[Term]] | None:
+    """The constant and terms that rule the model's growth (the last segment's if segmented)."""
+    if model.predictor is not None or model.function_text is not None:
+        return None
+    if model.segments:
+        last = max(model.segments, key=lambda s: tuple(hi for _, hi in s.range.values()))
+        return last.constant, last.terms
+    return model.constant, model.terms
+
+
+def growth_class(model: Model) -> str | None:
+    """The model's growth in big-O form, from its leading terms.
+
+    ``3 + 2·p·log2(p)`` -> ``"O(p·log p)"``, ``1 + 4·n^1.5`` -> ``"O(n^1.5)"``,
+    a constant -> ``"O(1)"``; None for a model that is not in PMNF.
+    """
+    part = _pmnf_part(model)
+    if part is None:
+        return None
+    monomials = leading_terms(part[0], part[1], model.parameters)
+    return "O(" + " + ".join(_format_monomial(m, model.parameters) for m in monomials) + ")"
+
+
+def growth_degree(model: Model) -> tuple[float, float]:
+    """A sort key for growth: (total exponent, total log exponent) of the fastest leading term.
+
+    NaNs for a model that is not in PMNF.
+    """
+    part = _pmnf_part(model)
+    if part is None:
+        return (math.nan, math.nan)
+    return _degree_of(leading_terms(part[0], part[1], model.parameters)[0])
+
+
+def _format_monomial(monomial: tuple[tuple[float, float], ...], parameters: Sequence[str]) -> str:
+    parts = []
+    for name, (exponent, log_exponent) in zip(parameters, monomial):
+        if exponent != 0:
+            parts.append(name if exponent == 1 else f"{name}^{_format_power(exponent)}")
+        if log_exponent != 0:
+            parts.append(f"log {name}" if log_exponent == 1 else f"log^{_format_power(log_exponent)} {name}")
+    return "·".join(parts) or "1"
+
+
+def _format_power(value: float) -> str:
+    """``2``, ``1.5``, ``0.25``, ``(1/3)``, ``-1``."""
+    if float(value).is_integer():
+        return str(int(value))
+    if float(value * 4).is_integer():
+        return f"{value:g}"
+    fraction = Fraction(value).limit_denominator(12)
+    if abs(float(fraction) - value) < 1e-9:
+        return f"({fraction.numerator}/{fraction.denominator})"
+    return f"{value:.3g}"
+
+
+# ----------------------------------------------------------------- intervals
+@dataclass(frozen=True)
+class Uncertainty:
+    """What the prediction interval of one model needs.
+
+    Attributes
+    ----------
+    parameters : tuple of str
+    columns : tuple of dict
+        The factors of each design-matrix column, the constant (``{}``) first.
+    scale : ndarray, shape (n_columns,)
+        Column scales (largest absolute value at the fitted points).
+    gram_inverse : ndarray, shape (n_columns, n_columns)
+        ``(A_sᵀ A_s)⁻¹`` of the scaled design matrix ``A_s = A / scale``
+        (a pseudo-inverse when the columns are dependent).
+    residual_variance : float
+        ``s² = RSS / dof`` at the fitted points.
+    dof : int
+        Residual degrees of freedom, ``n_points - n_columns`` (> 0).
+    """
+
+    parameters: tuple[str, ...]
+    columns: tuple[Mapping[str, Factor], ...]
+    scale: np.ndarray
+    gram_inverse: np.ndarray
+    residual_variance: float
+    dof: int
+
+    def leverage(self, X: np.ndarray) -> np.ndarray:
+        """``a(x)ᵀ (AᵀA)⁻¹ a(x)`` at points ``X``, shape (n, n_params) -> (n,)."""
+        a = design_matrix(self.columns, self.parameters, X) / self.scale
+        return np.einsum("ni,ij,nj->n", a, self.gram_inverse, a)
+
+    def half_width(self, X: np.ndarray, level: float = LEVEL, kind: str = "prediction") -> np.ndarray:
+        """Half the width of the ``level`` interval at points ``X``, shape (n, n_params) -> (n,).
+
+        ``kind="prediction"``: for a new measurement (reduced like the fitted
+        ones); ``kind="confidence"``: for the model value itself.
+        """
+        from scipy.special import stdtrit  # the t distribution's quantile; lighter than scipy.stats
+
+        h = self.leverage(np.atleast_2d(np.asarray(X, dtype=np.float64)))
+        if kind == "prediction":
+            h = 1.0 + h
+        elif kind != "confidence":
+            raise ValueError(f"unknown interval kind {kind!r}; expected prediction or confidence")
+        quantile = stdtrit(self.dof, 0.5 + level / 2.0)
+        return quantile * np.sqrt(self.residual_variance * np.maximum(h, 0.0))
+
+
+def design_matrix(columns: Sequence[Mapping[str, Factor]], parameters: Sequence[str], X: np.ndarray) -> np.ndarray:
+    """Evaluate each column's factors at points ``X``.
+
+    Parameters
+    ----------
+    columns : sequence of dict, length n_columns
+        ``{parameter: Factor}`` per column; ``{}`` is the constant column of ones.
+    X : ndarray, shape (n_points, n_params)
+
+    Returns
+    -------
+    ndarray, shape (n_points, n_columns)
+    """
+    X = np.atleast_2d(np.asarray(X, dtype=np.float64))
+    named = {name: X[:, i] for i, name in enumerate(parameters)}
+    result = np.ones((X.shape[0], len(columns)))
+    for k, factors in enumerate(columns):
+        for name, factor in factors.items():
+            result[:, k] *= factor.evaluate(named[name])
+    return result
+
+
+def _shape_key(model: Model) -> tuple | None:
+    """Models with equal keys share their design-matrix columns (PMNF, unsegmented only)."""
+    if model.predictor is not None or model.function_text is not None or model.segments:
+        return None
+    return tuple(
+        tuple((name, f.exponent, f.log_exponent) for name, f in term.factors.items())
+        for term in model.terms
+    )
+
+
+def uncertainties(model_set: ModelSet) -> list[Uncertainty | None]:
+    """The interval data of every model, in the model set's order.
+
+    None for models without measurements in ``model_set.experiment``, not in
+    PMNF, segmented, or with no residual degrees of freedom.
+    """
+    result: list[Uncertainty | None] = [None] * len(model_set.models)
+    experiment = model_set.experiment
+    if experiment is None or len(experiment) == 0:
+        return result
+    position = {(m.callpath, m.metric): i for i, m in enumerate(model_set.models)}
+    parameters = tuple(model_set.parameters)
+    for group in experiment.series_groups():
+        Y = group.reduce(model_set.measure)
+        by_shape: dict[tuple, list[tuple[int, int]]] = {}
+        for row, (callpath, metric) in enumerate(group.keys):
+            index = position.get((callpath.name, metric.name))
+            if index is None:
+                continue
+            key = _shape_key(model_set.models[index])
+            if key is not None:
+                by_shape.setdefault(key, []).append((row, index))
+        for members in by_shape.values():
+            first = model_set.models[members[0][1]]
+            columns = ({},) + tuple(dict(t.factors) for t in first.terms)
+            found = _shape_uncertainties(group.points, Y, members, columns, parameters, model_set.models)
+            for index, uncertainty in found:
+                result[index] = uncertainty
+    return result
+
+
+def _shape_uncertainties(points, Y, members, columns, parameters, models):
+    """One Gram inverse for all models of one shape on one point set; one s² per model."""
+    A = design_matrix(columns, parameters, points)
+    finite = np.all(np.isfinite(A), axis=1)
+    dof = int(finite.sum()) - len(columns)
+    if dof <= 0:
+        return []
+    A = A[finite]
+    scale = np.max(np.abs(A), axis=0)
+    scale[scale == 0] = 1.0
+    scaled = A / scale
+    gram_inverse = np.linalg.pinv(scaled.T @ scaled)
+    rows = np.array([r for r, _ in members])
+    coefficients = np.array([
+        [models[i].constant] + [t.coefficient for t in models[i].terms] for _, i in members
+    ], dtype=np.float64)
+    predicted = coefficients @ A.T  # (n_members, n_points)
+    residual = Y[rows][:, finite] - predicted
+    variance = np.sum(residual**2, axis=1) / dof
+    out = []
+    for (_, index), s2 in zip(members, variance):
+        if np.isfinite(s2):
+            out.append((index, Uncertainty(parameters, columns, scale, gram_inverse, float(s2), dof)))
+    return out
+
+
+# ------------------------------------------------------------------- results
+@dataclass(frozen=True)
+class Extrapolation:
+    """What the exporters add to one model's row.
+
+    Values and shares are NaN where they cannot be known (no measurements,
+    no target, no parent model); ``interval`` is the prediction interval of
+    the value at the target, ``confidence`` that of the model value there.
+    """
+
+    growth: str | None
+    degree: tuple[float, float]
+    value_largest: float
+    value_target: float
+    interval: tuple[float, float]
+    confidence: tuple[float, float]
+    share_parent_largest: float
+    share_root_largest: float
+    share_parent_target: float
+    share_root_target: float
+
+
+@dataclass
+class Extrapolations:
+    """Every model of a set with its :class:`Extrapolation`, and how they were made."""
+
+    model_set: ModelSet
+    rows: list[Extrapolation]
+    target: dict[str, float] | None
+    largest: dict[str, float] | None
+    level: float = LEVEL
+    sort: str | None = None
+    values: dict[str, str] = field(default_factory=dict)
+    """Per metric, whether values were taken as ``inclusive`` or ``exclusive``."""
+    uncertainty: list[Uncertainty | None] = field(default_factory=list, repr=False)
+    order: list[int] = field(default_factory=list)
+    """Positions of the models in the requested order."""
+
+    def __iter__(self):
+        """``(model, extrapolation)`` pairs in the requested order."""
+        for i in self.order:
+            yield self.model_set.models[i], self.rows[i]
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def of(self, model: Model) -> Extrapolation:
+        for m, row in zip(self.model_set.models, self.rows):
+            if m is model:
+                return row
+        raise KeyError(f"model {model.callpath} [{model.metric}] is not in this set")
+
+
+def extrapolate(
+    model_set: ModelSet,
+    target: str | Mapping[str, float] | None = None,
+    *,
+    sort: str | None = None,
+    level: float = LEVEL,
+    values: str = "auto",
+    intervals: bool | None = None,
+) -> Extrapolations:
+    """Evaluate every model at its largest measured point and at ``target``; rank them.
+
+    Parameters
+    ----------
+    model_set : ModelSet
+        Its ``experiment`` gives the largest measured point and the data for
+        the prediction intervals (without it those are NaN).
+    target : str or mapping, optional
+        ``"p=65536,n=1e6"`` or ``{"p": 65536, "n": 1e6}``; every parameter needs a value.
+    sort : {"growth", "target", "share"}, optional
+        ``growth``: by growth class (fastest first, then by value at the
+        target, or at the largest point without a target); ``target``: by
+        value at the target, largest first; ``share``: by share of the root
+        at the target (at the largest point without a target).  Always
+        within each metric.  None keeps the model set's order.
+    level : float
+        Confidence level of the intervals, between 0 and 1.
+    values : {"auto", "inclusive", "exclusive"}
+        Whether a call path's value includes its children's.  For exclusive
+        values a node's share is that of its subtree (its value plus all its
+        descendants'), so children's shares and the parent's own add up to the
+        parent's share.  ``auto`` decides per metric: exclusive when some
+        parent's value at the largest point is smaller than its children's sum.
+    intervals : bool, optional
+        Whether to prepare the prediction intervals (``Extrapolations.uncertainty``,
+        which needs a pass over the measurements); default: when there is a target.
+
+    Returns
+    -------
+    Extrapolations
+    """
+    if sort is not None and sort not in SORT_KEYS:
+        raise InputError(f"unknown sort {sort!r}; expected one of {', '.join(SORT_KEYS)}")
+    if values not in VALUE_KINDS:
+        raise InputError(f"unknown values {values!r}; expected one of {', '.join(VALUE_KINDS)}")
+    if not 0 < level < 1:
+        raise InputError(f"the interval level must lie between 0 and 1, got {level}")
+    parameters = tuple(model_set.parameters)
+    target_point = parse_target(target, parameters)
+    if sort == "target" and target_point is None:
+        raise InputError("sorting by 'target' needs a target point (--target p=...)")
+    largest = largest_point(model_set.experiment)
+    if largest is None and model_set.measured_points is not None and len(model_set.measured_points):  # streamed
+        largest = {name: float(v) for name, v in zip(parameters, np.max(model_set.measured_points, axis=0))}
+    models = model_set.models
+    n = len(models)
+    now = _values_at(models, largest)
+    later = _values_at(models, target_point)
+    kinds = _value_kinds(models, now, values)
+    share_parent_now, share_root_now = shares(models, now, kinds)
+    share_parent_later, share_root_later = shares(models, later, kinds)
+    if intervals is None:
+        intervals = target_point is not None
+    uncertainty = uncertainties(model_set) if intervals else [None] * n
+    prediction = confidence = np.full((n, 2), np.nan)
+    if target_point is not None:
+        point = np.array([[target_point[p] for p in parameters]])
+        prediction, confidence = _intervals(uncertainty, later, point, level)
+    growth = _growth_table(models)
+    rows = [
+        Extrapolation(
+            growth=growth[i][0], degree=growth[i][1],
+            value_largest=float(now[i]), value_target=float(later[i]),
+            interval=(float(prediction[i, 0]), float(prediction[i, 1])),
+            confidence=(float(confidence[i, 0]), float(confidence[i, 1])),
+            share_parent_largest=float(share_parent_now[i]), share_root_largest=float(share_root_now[i]),
+            share_parent_target=float(share_parent_later[i]), share_root_target=float(share_root_later[i]),
+        )
+        for i in range(n)
+    ]
+    result = Extrapolations(model_set, rows, target_point, largest, level, sort, kinds, uncertainty, list(range(n)))
+    result.order = rank(result, sort)
+    return result
+
+
+def rank(extrapolations: Extrapolations, sort: str | None) -> list[int]:
+    """Positions of the models in ``sort`` order (see :func:`extrapolate`).
+
+    Rows are ranked within each metric (values of different metrics do not
+    compare), metrics in their first-seen order; NaNs last, ties stable.
+    """
+    rows = extrapolations.rows
+    n = len(rows)
+    if sort is None:
+        return list(range(n))
+    has_target = extrapolations.target is not None
+    if sort == "target":
+        keys = [(r.value_target,) for r in rows]
+    elif sort == "share":
+        keys = [(r.share_root_target if has_target else r.share_root_largest,) for r in rows]
+    elif sort == "growth":
+        keys = [(*r.degree, r.value_target if has_target else r.value_largest) for r in rows]
+    else:
+        raise InputError(f"unknown sort {sort!r}; expected one of {', '.join(SORT_KEYS)}")
+    models = extrapolations.model_set.models
+    metric_position = {name: k for k, name in enumerate(dict.fromkeys(m.metric for m in models))}
+
+    def key(i):
+        k = keys[i]
+        missing = any(math.isnan(v) for v in k)
+        return (metric_position[models[i].metric], missing, tuple(0.0 if missing else -v for v in k), i)
+
+    return sorted(range(n), key=key)
+
+
+def _values_at(models: Sequence[Model], point: Mapping[str, float] | None) -> np.ndarray:
+    """Every model's value at one point, shape (n_models,); NaN without a point.
+
+    Models of one shape are evaluated together, with exactly the operations
+    of :meth:`Model.predict` (so the values are equal to its, bit for bit).
+    """
+    value = np.full(len(models), np.nan)
+    if point is None:
+        return value
+    by_shape: dict[tuple, list[int]] = {}
+    for i, model in enumerate(models):
+        key = _shape_key(model)
+        if key is None:
+            value[i] = model.predict(point)
+        else:
+            by_shape.setdefault((model.parameters, key), []).append(i)
+    for (parameters, _), members in by_shape.items():
+        first = models[members[0]]
+        X = np.array([[float(point[p]) for p in parameters]])
+        columns = design_matrix([t.factors for t in first.terms], parameters, X)[0]
+        result = np.array([models[i].constant for i in members], dtype=np.float64)
+        for k, column in enumerate(columns):
+            result = result + np.array([models[i].terms[k].coefficient for i in members]) * column
+        value[members] = result
+    return value
+
+
+def _intervals(uncertainty: Sequence[Uncertainty | None], value: np.ndarray, point: np.ndarray,
+               level: float) -> tuple[np.ndarray, np.ndarray]:
+    """Prediction and confidence intervals at one point, each shape (n_models, 2); NaN where unknown.
+
+    Models that share a Gram inverse share the leverage at ``point``: one
+    evaluation per shape and point set.
+    """
+    from scipy.special import stdtrit
+
+    n = len(uncertainty)
+    prediction, confidence = np.full((n, 2), np.nan), np.full((n, 2), np.nan)
+    groups: dict[int, list[int]] = {}
+    for i, u in enumerate(uncertainty):
+        if u is not None:
+            groups.setdefault(id(u.gram_inverse), []).append(i)
+    for members in groups.values():
+        first = uncertainty[members[0]]
+        h = float(first.leverage(point)[0])
+        quantile = stdtrit(first.dof, 0.5 + level / 2.0)
+        s2 = np.array([uncertainty[i].residual_variance for i in members])
+        center = value[members]
+        for out, factor in ((prediction, 1.0 + h), (confidence, h)):
+            half = quantile * np.sqrt(s2 * max(factor, 0.0))
+            out[members, 0] = center - half
+            out[members, 1] = center + half
+    return prediction, confidence
+
+
+def _growth_table(models: Sequence[Model]) -> list[tuple[str | None, tuple[float, float]]]:
+    """Growth class and degree of every model; computed once per distinct shape."""
+    cache: dict[tuple, tuple[str | None, tuple[float, float]]] = {}
+    result = []
+    for model in models:
+        part = _pmnf_part(model)
+        if part is None:
+            result.append((None, (math.nan, math.nan)))
+            continue
+        constant, terms = part
+        key = (model.parameters, constant != 0, tuple(
+            (t.coefficient != 0, tuple((n, f.exponent, f.log_exponent) for n, f in t.factors.items())) for t in terms))
+        if key not in cache:
+            monomials = leading_terms(constant, terms, model.parameters)
+            text = "O(" + " + ".join(_format_monomial(m, model.parameters) for m in monomials) + ")"
+            cache[key] = (text, _degree_of(monomials[0]))
+        result.append(cache[key])
+    return result
+
+
+def _value_kinds(models: Sequence[Model], now: np.ndarray, values: str) -> dict[str, str]:
+    metrics = list(dict.fromkeys(m.metric for m in models))
+    if values != "auto":
+        return {metric: values for metric in metrics}
+    value = {(m.callpath, m.metric): v for m, v in zip(models, now)}
+    children_sum: dict[tuple[str, str], float] = {}
+    for (callpath, metric), v in value.items():
+        parent = _parent(callpath)
+        if parent is not None and (parent, metric) in value and np.isfinite(v):
+            children_sum[(parent, metric)] = children_sum.get((parent, metric), 0.0) + v
+    kinds = {metric: "inclusive" for metric in metrics}
+    for (parent, metric), total in children_sum.items():
+        own = value[(parent, metric)]
+        if np.isfinite(own) and total > 0 and own < total * (1 - AUTO_TOLERANCE):
+            kinds[metric] = "exclusive"
+    return kinds
+
+
+def _parent(callpath: str) -> str | None:
+    head, sep, _ = callpath.rpartition(CALLPATH_SEPARATOR)
+    return head if sep else None
+
+
+def _root(callpath: str) -> str:
+    return callpath.split(CALLPATH_SEPARATOR, 1)[0]
+
+
+def shares(models: Sequence[Model], value: np.ndarray, kinds: Mapping[str, str]) -> tuple[np.ndarray, np.ndarray]:
+    """Each model's share of its parent's and of its root's value.
+
+    Parameters
+    ----------
+    models : sequence of Model, length n_models
+    value : ndarray, shape (n_models,)
+        The models' values at one point.
+    kinds : mapping metric -> ``"inclusive"`` or ``"exclusive"``
+        For exclusive metrics a node's value is first replaced by its
+        subtree's total.
+
+    Returns
+    -------
+    share_of_parent, share_of_root : ndarray, shape (n_models,)
+        NaN where the parent (root) has no model or a zero value; a root's
+        share of its root is 1.
+    """
+    keys = [(m.callpath, m.metric) for m in models]
+    total = dict(zip(keys, value.astype(np.float64)))
+    exclusive = [k for k in keys if kinds.get(k[1]) == "exclusive"]
+    if exclusive:
+        for key in exclusive:
+            total[key] = 0.0
+        for (callpath, metric), v in zip(keys, value):
+            if kinds.get(metric) != "exclusive":
+                continue
+            node: str | None = callpath
+            while node is not None:
+                if (node, metric) in total:
+                    total[(node, metric)] += v
+                node = _parent(node)
+    of_parent = np.full(len(models), np.nan)
+    of_root = np.full(len(models), np.nan)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for i, (callpath, metric) in enumerate(keys):
+            mine = total[(callpath, metric)]
+            parent = _parent(callpath)
+            if parent is not None and (parent, metric) in total:
+                of_parent[i] = _ratio(mine, total[(parent, metric)])
+            root = _root(callpath)
+            if (root, metric) in total:
+                of_root[i] = _ratio(mine, total[(root, metric)])
+    return of_parent, of_root
+
+
+def _ratio(a: float, b: float) -> float:
+    return a / b if b != 0 and np.isfinite(a) and np.isfinite(b) else math.nan
+
+
+# ------------------------------------------------------------------- options
+def from_options(model_set: ModelSet, options: dict[str, str], exporter: str,
+                 own: Mapping[str, str] | None = None,
+                 intervals: bool | None = None) -> tuple[Extrapolations, dict[str, str]]:
+    """Read the common options (:data:`COMMON_OPTIONS`) an exporter received.
+
+    Returns the extrapolations and the remaining (exporter's own) options;
+    options that are neither common nor in ``own`` are an error naming the
+    exporter.  ``intervals`` goes to :func:`extrapolate` (plots want them
+    even without a target).
+    """
+    own = dict(own or {})
+    unknown = sorted(k for k in options if k not in COMMON_OPTIONS and k not in own)
+    if unknown:
+        if own:
+            raise InputError(
+                f"exporter {exporter!r} has no option {', '.join(map(repr, unknown))}; its options are: "
+                f"{', '.join(sorted(own))}, and those of every exporter: {', '.join(COMMON_OPTIONS)}"
+            )
+        raise InputError(
+            f"exporter {exporter!r} takes no options; got {', '.join(unknown)} "
+            f"(the options of every exporter are {', '.join(COMMON_OPTIONS)})"
+        )
+    level = options.get("level", LEVEL)
+    try:
+        level = float(level)
+    except ValueError:
+        raise InputError(f"level {level!r} is not a number; expected e.g. 0.95") from None
+    result = extrapolate(model_set, options.get("target") or None, sort=options.get("sort") or None,
+                         level=level, values=options.get("values") or "auto", intervals=intervals)
+    rest = {k: v for k, v in options.items() if k in own}
+    return result, rest
+
+
+def option_int(options: Mapping[str, str], name: str, default: int, minimum: int = 0) -> int:
+    """An integer option (``plot_top=50``), checked."""
+    text = options.get(name)
+    if text is None:
+        return default
+    try:
+        value = int(text)
+    except ValueError:
+        raise InputError(f"{name} {text!r} is not a whole number") from None
+    if value < minimum:
+        raise InputError(f"{name} must be at least {minimum}, got {value}")
+    return value
+
+
+def describe(extrapolations: Extrapolations) -> dict[str, Any]:
+    """The settings behind a set of extrapolations, as plain values (for reports)."""
+    return {
+        "target": extrapolations.target,
+        "largest": extrapolations.largest,
+        "level": extrapolations.level,
+        "sort": extrapolations.sort,
+        "values": dict(extrapolations.values),
+    }

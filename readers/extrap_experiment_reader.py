@@ -1,0 +1,478 @@
+"""Readers for experiments saved by Extra-P: ``extrap-experiment`` (Extra-P 4, ``*.extra-p``) and ``extrap3``.
+
+``extrap-experiment``: Extra-P 4 saves an experiment as a zip archive with
+``experiment.json``::
+
+    {"Extra-P": "4.2.0", "parameters": ["x", "y"],
+     "measurements": {"merge": {"time": [{"coordinate": [20.0, 1.0], "mean": 0.99, "median": 1.0,
+                                          "minimum": 0.98, "maximum": 1.01, "std": 0.01,
+                                          "repetitions": 5, "values": null}, ...]}},
+     "modelers": [...]}
+
+and, when it kept the repetitions, ``values: [chunk, index]`` pointing at a
+numpy array in ``values/<chunk>.vals`` (located through ``values/<chunk>.indx``).
+
+``extrap3``: Extra-P 3's binary experiment files (a byte-order mark, then
+``EXTRAP_EXPERIMENT``, a version and tagged records: parameters, metrics,
+regions, call paths, coordinates, model generators, experiment points, models).
+
+Both keep the repetitions only sometimes; without them every point has one
+value, the statistic chosen with ``--reader-option value=mean|median|minimum|maximum``
+(default ``mean``), and the experiment notes say so.  Saved models are not
+read: extrap-plugins models the measurements again.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import pathlib
+import struct
+import zipfile
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from extrap_plugins.errors import InputError
+from extrap_plugins.experiment import Experiment, Metric
+from extrap_plugins.hookspecs import hookimpl
+from extrap_plugins.registration import ReaderInfo
+
+from ._common import build, check_options, choice, factorize, head, to_float
+
+STATISTICS = ("mean", "median", "minimum", "maximum")
+OPTIONS = {
+    "value": "for points saved without their repetitions: the statistic that becomes the value: "
+             "mean (default), median, minimum or maximum",
+}
+ARCHIVE = "extrap-experiment"
+EXTRAP3 = "extrap3"
+_MAGIC3 = b"EXTRAP_EXPERIMENT"
+
+
+@hookimpl
+def extrap_readers() -> list[ReaderInfo]:
+    return [
+        ReaderInfo(
+            name=ARCHIVE,
+            read=read_archive,
+            description="an experiment saved by Extra-P 4 (*.extra-p zip archive)",
+            patterns=("*.extra-p",),
+            sniff=sniff_archive,
+            options=OPTIONS,
+        ),
+        ReaderInfo(
+            name=EXTRAP3,
+            read=read_extrap3,
+            description="an experiment saved by Extra-P 3 (binary, starts with EXTRAP_EXPERIMENT)",
+            sniff=sniff_extrap3,
+            options=OPTIONS,
+        ),
+    ]
+
+
+def _statistic(options: dict[str, str], reader: str) -> str:
+    return choice(check_options(options, OPTIONS, reader), "value", STATISTICS, "mean")
+
+
+def _summary_note(statistic: str, what: str) -> str:
+    return (f"{what} keeps one {statistic} per point, not the repetitions: every point has one value "
+            f"(--reader-option value=mean|median|minimum|maximum chooses the statistic)")
+
+
+# ================================================================ Extra-P 4
+def sniff_archive(path: pathlib.Path) -> bool:
+    """A zip archive holding ``experiment.json``."""
+    if not head(path, 4).startswith(b"PK\x03\x04"):
+        return False
+    try:
+        with zipfile.ZipFile(path) as archive:
+            return "experiment.json" in archive.namelist()
+    except (OSError, zipfile.BadZipFile, ValueError):
+        return False
+
+
+def read_archive(path: pathlib.Path, options: dict[str, str]) -> Experiment:
+    """Read an Extra-P 4 experiment archive (``*.extra-p``)."""
+    statistic = _statistic(options, ARCHIVE)
+    try:
+        with zipfile.ZipFile(path) as archive:
+            try:
+                document = archive.read("experiment.json")
+            except KeyError:
+                raise InputError("no experiment.json in this zip archive; is it an Extra-P experiment?", path) from None
+            values = _ValueStore(archive, path)
+            return _archive_experiment(document, values, path, statistic)
+    except zipfile.BadZipFile as error:
+        raise InputError(f"not a valid zip archive ({error}); Extra-P 4 experiments are zip archives", path) from None
+    except OSError as error:
+        raise InputError(f"cannot read: {error.strerror or error}", path) from None
+
+
+def _archive_experiment(document: bytes, values: _ValueStore, path, statistic: str) -> Experiment:
+    where = f"{path}: experiment.json"
+    try:
+        data = json.loads(document.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        line = getattr(error, "lineno", None)
+        raise InputError(f"experiment.json is not valid JSON: {getattr(error, 'msg', error)}", path, line) from None
+    if not isinstance(data, dict) or not isinstance(data.get("measurements"), dict):
+        raise InputError("experiment.json has no 'measurements' object", path)
+    parameters = data.get("parameters")
+    if not isinstance(parameters, list) or not parameters or not all(isinstance(p, str) for p in parameters):
+        raise InputError("experiment.json: 'parameters' must be a non-empty list of names", path)
+    entries, callpaths, metrics = [], [], []
+    for callpath, by_metric in data["measurements"].items():
+        if not isinstance(by_metric, dict):
+            raise InputError(f"experiment.json: call path {callpath!r} must map metrics to measurements", path)
+        for metric, points in by_metric.items():
+            if not isinstance(points, list) or not all(isinstance(p, dict) for p in points):
+                raise InputError(f"experiment.json: call path {callpath!r}, metric {metric!r} must hold a list of "
+                                 "measurements", path)
+            entries.extend(points)
+            callpaths.extend([callpath] * len(points))
+            metrics.extend([metric] * len(points))
+    if not entries:
+        raise InputError("the experiment has no measurements", path)
+    coordinates = [e.get("coordinate") for e in entries]
+    if not all(isinstance(c, list) and len(c) == len(parameters) for c in coordinates):
+        i = next(i for i, c in enumerate(coordinates) if not (isinstance(c, list) and len(c) == len(parameters)))
+        raise InputError(f"experiment.json: measurement {i + 1} of call path {callpaths[i]!r}, metric {metrics[i]!r} "
+                         f"has coordinate {json.dumps(coordinates[i])}, expected {len(parameters)} values", path)
+    stored = [e.get("values") for e in entries]
+    no_line = lambda i: None  # noqa: E731 - positions inside a zip member are not lines of the file
+    if any(s is not None for s in stored):
+        arrays = [values.read(s, where) if s is not None else np.asarray([e.get(statistic)], dtype=object)
+                  for s, e in zip(stored, entries)]
+        counts = np.fromiter((a.size for a in arrays), dtype=np.int64, count=len(arrays))
+        value = to_float(np.concatenate([np.ravel(a) for a in arrays]).tolist(), where, no_line, "value")
+        notes = [] if all(s is not None for s in stored) else [_summary_note(statistic, "part of the experiment")]
+    else:
+        counts = np.ones(len(entries), dtype=np.int64)
+        value = to_float([e.get(statistic) for e in entries], where, no_line, statistic)
+        notes = [_summary_note(statistic, "the experiment")]
+    row_of = np.repeat(np.arange(len(entries)), counts)
+    point = np.column_stack([to_float(column, where, no_line, f"coordinate of {name!r}")
+                             for column, name in zip(zip(*coordinates), parameters)])
+    callpath_names, callpath_codes = factorize(callpaths)
+    metric_names, metric_codes = factorize(metrics)
+    return build(parameters, (callpath_names, callpath_codes[row_of]), (metric_names, metric_codes[row_of]),
+                 point[row_of], value, path, ARCHIVE, notes=notes)
+
+
+class _ValueStore:
+    """The repetitions Extra-P 4 stores beside experiment.json: numpy arrays in ``values/<chunk>.vals``."""
+
+    INDEX_MAGIC = b"Extra-P INDEX\0\0\0"
+    VALUES_MAGIC = b"Extra-P VALUES\0\0"
+
+    def __init__(self, archive: zipfile.ZipFile, path):
+        self.archive = archive
+        self.path = path
+        self.chunks: dict[int, tuple[np.ndarray, bytes]] = {}
+
+    def read(self, reference, where: str) -> np.ndarray:
+        """The array at ``[chunk, index]``, flattened."""
+        if not (isinstance(reference, list) and len(reference) == 2 and all(isinstance(r, int) for r in reference)):
+            raise InputError(f"{where}: 'values' must be [chunk, index], got {json.dumps(reference)}", self.path)
+        chunk, index = reference
+        offsets, data = self._chunk(chunk)
+        if not 0 <= index < offsets.shape[0]:
+            raise InputError(f"values/{chunk}.indx has {offsets.shape[0]} entries; no entry {index}", self.path)
+        try:
+            array = np.lib.format.read_array(io.BytesIO(data[int(offsets[index]):]), allow_pickle=False)
+        except (ValueError, OSError) as error:
+            raise InputError(f"values/{chunk}.vals: entry {index} is not a numpy array ({error})", self.path) from None
+        return np.ravel(np.asarray(array))
+
+    def _chunk(self, chunk: int) -> tuple[np.ndarray, bytes]:
+        if chunk not in self.chunks:
+            try:
+                index = self.archive.read(f"values/{chunk}.indx")
+                data = self.archive.read(f"values/{chunk}.vals")
+            except KeyError as error:
+                raise InputError(f"the archive lacks {error.args[0]}, which holds saved repetitions",
+                                 self.path) from None
+            if not index.startswith(self.INDEX_MAGIC) or not data.startswith(self.VALUES_MAGIC) or len(index) < 24:
+                raise InputError(f"values/{chunk}.indx or .vals is not an Extra-P value file", self.path)
+            (count,) = struct.unpack_from("<Q", index, 16)
+            if len(index) < 24 + 8 * count:
+                raise InputError(f"values/{chunk}.indx is truncated", self.path)
+            self.chunks[chunk] = (np.frombuffer(index, dtype="<u8", count=count, offset=24), data)
+        return self.chunks[chunk]
+
+
+# ================================================================ Extra-P 3
+def sniff_extrap3(path: pathlib.Path) -> bool:
+    """Starts with a byte-order mark and the string ``EXTRAP_EXPERIMENT``."""
+    data = head(path, 2 + 4 + len(_MAGIC3))
+    return data[6:] == _MAGIC3 and data[:2] in (b"\x01\x00", b"\x00\x01")
+
+
+# coordinate, samples, mean, mean CI (2), std, median, median CI (2), minimum, maximum, metric, call path
+_POINT = "qqdddddddddqq"
+_STAT_FIELD = {"mean": 2, "median": 6, "minimum": 9, "maximum": 10}
+_SINGLE_STRATEGIES = ("FIRST_POINTS_FOUND", "MAX_NUMBER_POINTS", "CHEAPEST_POINTS")
+_MULTI_STRATEGIES = ("INCREASING_COST", "DECREASING_COST")
+
+
+class _Truncated(Exception):
+    pass
+
+
+@dataclass
+class _Binary:
+    """A cursor over Extra-P 3's binary stream."""
+
+    data: bytes
+    order: str = "<"
+    position: int = 0
+
+    def unpack(self, pattern: str) -> tuple:
+        fmt = struct.Struct(self.order + pattern)
+        if self.position + fmt.size > len(self.data):
+            raise _Truncated()
+        result = fmt.unpack_from(self.data, self.position)
+        self.position += fmt.size
+        return result
+
+    def int(self) -> int:
+        return self.unpack("q")[0]
+
+    def double(self) -> float:
+        return self.unpack("d")[0]
+
+    def string(self) -> str | None:
+        """A length-prefixed UTF-8 string; None at the end of the data."""
+        if self.position == len(self.data):
+            return None
+        (size,) = self.unpack("I")
+        if self.position + size > len(self.data):
+            raise _Truncated()
+        text = self.data[self.position:self.position + size].decode("utf-8", errors="replace")
+        self.position += size
+        return text
+
+
+@dataclass
+class _Extrap3:
+    """What an Extra-P 3 file holds that an Experiment needs."""
+
+    parameters: list[str] = field(default_factory=list)
+    metrics: list[Metric] = field(default_factory=list)
+    regions: dict[int, str] = field(default_factory=dict)
+    region_names: dict[str, int] = field(default_factory=dict)
+    callpaths: dict[int, str] = field(default_factory=dict)
+    coordinates: dict[int, list[float]] = field(default_factory=dict)
+    points: list[tuple] = field(default_factory=list)
+    sparse: bool = False
+
+
+def read_extrap3(path: pathlib.Path, options: dict[str, str]) -> Experiment:
+    """Read an experiment saved by Extra-P 3."""
+    statistic = _statistic(options, EXTRAP3)
+    try:
+        data = pathlib.Path(path).read_bytes()
+    except OSError as error:
+        raise InputError(f"cannot read: {error.strerror or error}", path) from None
+    if len(data) < 2:
+        raise InputError("not an Extra-P 3 experiment (the file is empty)", path)
+    stream = _Binary(data, "<" if struct.unpack_from("<h", data)[0] == 1 else ">", 2)
+    try:
+        qualifier = stream.string()
+        if qualifier != "EXTRAP_EXPERIMENT":
+            raise InputError("not an Extra-P 3 experiment (it does not start with EXTRAP_EXPERIMENT)", path)
+        stream.string()  # version
+        content = _Extrap3()
+        while (tag := stream.string()) is not None:
+            start = stream.position
+            handler = _HANDLERS.get(tag)
+            if handler is None:
+                raise InputError(f"unknown record {tag[:40]!r} at byte {start}; cannot read this Extra-P 3 experiment",
+                                 path)
+            handler(stream, content, path)
+    except _Truncated:
+        raise InputError(f"truncated Extra-P 3 experiment: the last record is cut off at byte {len(data)}",
+                         path) from None
+    return _extrap3_experiment(content, path, statistic)
+
+
+def _extrap3_experiment(content: _Extrap3, path, statistic: str) -> Experiment:
+    if not content.parameters:
+        raise InputError("the experiment declares no parameters", path)
+    if not content.points:
+        raise InputError("the experiment has no measurements", path)
+    points = content.points
+    missing = [p for p in points if p[0] not in content.coordinates or p[12] not in content.callpaths
+               or not 0 <= p[11] < len(content.metrics)]
+    if missing:
+        p = missing[0]
+        raise InputError(f"a measurement refers to coordinate {p[0]}, metric {p[11]}, call path {p[12]}, which the "
+                         "experiment does not declare", path)
+    coordinates = np.asarray([content.coordinates[p[0]] for p in points], dtype=np.float64)
+    value = np.asarray([p[_STAT_FIELD[statistic]] for p in points], dtype=np.float64)
+    callpath = factorize([content.callpaths[p[12]] for p in points])
+    metric_names = [m.name for m in content.metrics]
+    metric = factorize([metric_names[p[11]] for p in points])
+    return build(content.parameters, callpath, metric, coordinates, value, path, EXTRAP3,
+                 metrics=content.metrics, notes=[_summary_note(statistic, "an Extra-P 3 experiment")])
+
+
+# Records --------------------------------------------------------------------
+def _parameter(stream: _Binary, content: _Extrap3, path) -> None:
+    stream.int()
+    content.parameters.append(stream.string() or "")
+
+
+def _metric(stream: _Binary, content: _Extrap3, path) -> None:
+    stream.int()
+    name, unit = stream.string() or "", stream.string() or ""
+    content.metrics.append(Metric(name, "" if unit == "unknown" else unit))
+
+
+def _region(stream: _Binary, content: _Extrap3, path) -> None:
+    identifier = stream.int()
+    name = stream.string() or ""
+    stream.string()  # source file
+    stream.int()  # first line
+    if identifier not in content.regions and name in content.region_names:
+        content.region_names[name] += 1  # another region of the same name: "name #1", "name #2", ...
+        name = f"{name} #{content.region_names[name]}"
+    else:
+        content.region_names[name] = 0
+    content.regions[identifier] = name
+
+
+def _callpath(stream: _Binary, content: _Extrap3, path) -> None:
+    identifier, region, parent = stream.unpack("qqq")
+    if region not in content.regions or (parent != -1 and parent not in content.callpaths):
+        raise InputError(f"call path {identifier} refers to an undeclared region or parent", path)
+    name = content.regions[region]
+    content.callpaths[identifier] = name if parent == -1 else content.callpaths[parent] + "->" + name
+
+
+def _coordinate(stream: _Binary, content: _Extrap3, path) -> None:
+    identifier, length = stream.unpack("qq")
+    values = [0.0] * len(content.parameters)
+    for _ in range(length):
+        name, value = stream.string(), stream.double()
+        if name not in content.parameters:
+            raise InputError(f"coordinate {identifier} names the undeclared parameter {name!r}", path)
+        values[content.parameters.index(name)] = value
+    content.coordinates[identifier] = values
+
+
+def _comment(stream: _Binary, content: _Extrap3, path) -> None:
+    stream.int()
+    stream.string()
+
+
+def _point(stream: _Binary, content: _Extrap3, path) -> None:
+    content.points.append(stream.unpack(_POINT))
+
+
+def _strategies(stream: _Binary, content: _Extrap3) -> None:
+    """Optional newer generator options; absent in older files (then the stream rewinds)."""
+    start = stream.position
+    try:
+        stream.int()
+        single = stream.string()
+        stream.unpack("qq")
+        multi = stream.string()
+    except _Truncated:
+        single = multi = None
+    if single in _SINGLE_STRATEGIES and multi in _MULTI_STRATEGIES:
+        content.sparse = True
+    else:
+        stream.position = start
+
+
+def _single_generator(stream: _Binary, content: _Extrap3, path) -> None:
+    stream.string()  # user name
+    stream.string()  # cross-validation method
+    stream.double()  # epsilon
+    stream.string()  # mean or median
+    _strategies(stream, content)
+
+
+def _single_simple_generator(stream: _Binary, content: _Extrap3, path) -> None:
+    _single_generator(stream, content, path)
+    for _ in range(stream.int()):
+        _expect(stream, "CompoundTerm", path)
+        _compound_term(stream, path)
+    stream.int()  # maximum term count
+
+
+def _multi_generator(stream: _Binary, content: _Extrap3, path) -> None:
+    stream.string()  # user name
+    stream.string()  # mean or median
+    _strategies(stream, content)
+
+
+def _model(stream: _Binary, content: _Extrap3, path) -> None:
+    stream.unpack("qqq")  # metric, call path, generator
+    _function(stream, path)
+    for _ in range(3):  # confidence, error cone and noise intervals: upper and lower functions
+        _function(stream, path)
+        _function(stream, path)
+    stream.unpack("dddd" if content.sparse else "ddd")  # RSS, adjusted R^2, SMAPE[, RE]
+    for _ in range(stream.int()):
+        stream.int()  # comment id
+    for _ in range(stream.int()):
+        stream.string()
+        for _ in range(stream.int()):
+            stream.unpack("dd")
+
+
+def _function(stream: _Binary, path) -> None:
+    kind = stream.string()
+    if kind == "SingleParameterFunction":
+        stream.double()
+        for _ in range(stream.int()):
+            _expect(stream, "CompoundTerm", path)
+            _compound_term(stream, path)
+    elif kind == "MultiParameterFunction":
+        stream.double()
+        for _ in range(stream.int()):
+            stream.double()
+            for _ in range(stream.int()):
+                stream.string()
+                _expect(stream, "CompoundTerm", path)
+                _compound_term(stream, path)
+    elif kind == "SimpleTerm":
+        stream.string()
+        stream.double()
+    elif kind == "CompoundTerm":
+        _compound_term(stream, path)
+    elif kind != "Function":
+        raise InputError(f"unknown function type {str(kind)[:40]!r} in a saved model", path)
+
+
+def _compound_term(stream: _Binary, path) -> None:
+    stream.double()
+    for _ in range(stream.int()):
+        _expect(stream, "SimpleTerm", path)
+        stream.string()
+        stream.double()
+
+
+def _expect(stream: _Binary, tag: str, path) -> None:
+    found = stream.string()
+    if found != tag:
+        raise InputError(f"expected {tag} in a saved model, found {str(found)[:40]!r}", path)
+
+
+_HANDLERS = {
+    "Parameter": _parameter,
+    "Metric": _metric,
+    "Region": _region,
+    "Callpath": _callpath,
+    "Coordinate": _coordinate,
+    "ModelComment": _comment,
+    "SingleParameterSimpleModelGenerator": _single_simple_generator,
+    "SingleParameterRefiningModelGenerator": _single_generator,
+    "MultiParameterSimpleModelGenerator": _multi_generator,
+    "MultiParameterSparseModelGenerator": _multi_generator,
+    "ExperimentPoint": _point,
+    "Model": _model,
+}

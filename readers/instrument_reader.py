@@ -1,0 +1,334 @@
+"""Reader for the instrument shim's output: one ``*.extrap.jsonl`` file, or a folder of them.
+
+Every line of such a file is one run (see :mod:`extrap_plugins.instrument.output`);
+a folder's files are read together as one Experiment, so the folder left by
+``extrap-plugins run`` models in one step.  Per-rank fragments (written when
+the exit gather could not complete) are joined back into their run when all
+ranks are there; a run in which a rank failed, or with ranks missing, is
+skipped with a warning naming its files.
+
+Option ``aggregation`` (``--reader-option aggregation=max``) chooses the
+statistic over ranks that becomes the value: ``mean`` (default: per rank),
+``sum``, ``min`` or ``max``.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import re
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from extrap_plugins.errors import ExtrapWarning, InputError
+from extrap_plugins.experiment import Experiment, Metric
+from extrap_plugins.hookspecs import hookimpl
+from extrap_plugins.instrument.output import FORMAT, METRIC_INFO, STATISTICS, SUFFIX, VERSION, aggregate
+from extrap_plugins.instrument.regions import METRICS
+from extrap_plugins.registration import ReaderInfo
+
+NAME = "instrument"
+OPTIONS = {"aggregation": "the statistic over ranks: mean (default), sum, min or max"}
+_SNIFF = re.compile(rb'"format"\s*:\s*"' + re.escape(FORMAT.encode()) + rb'"')
+
+
+@hookimpl
+def extrap_readers() -> list[ReaderInfo]:
+    return [
+        ReaderInfo(
+            name=NAME,
+            read=read,
+            description="the instrument shim's runs (*.extrap.jsonl, or a folder of them)",
+            patterns=("*" + SUFFIX, "*.jsonl"),  # other *.jsonl too: the content decides
+            sniff=sniff,
+            directories=True,
+            options=OPTIONS,
+        )
+    ]
+
+
+def sniff(path: pathlib.Path) -> bool:
+    """A file whose first line is a shim record, or a folder holding ``*.extrap.jsonl`` files."""
+    try:
+        if path.is_dir():
+            return any(True for _ in _files(path))
+        return _sniff_file(path)
+    except OSError:
+        return False
+
+
+def _sniff_file(path: pathlib.Path) -> bool:
+    try:
+        with open(path, "rb") as stream:
+            return bool(_SNIFF.search(stream.read(4096)))
+    except OSError:
+        return False
+
+
+@dataclass
+class _Run:
+    """One line of a file, checked."""
+
+    path: pathlib.Path
+    line: int
+    record: dict[str, Any]
+    parameters: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def where(self) -> str:
+        return f"{self.path}:{self.line}"
+
+
+def read(path: pathlib.Path, options: dict[str, str]) -> Experiment:
+    """Read one output file or a folder of them into an Experiment.
+
+    Raises
+    ------
+    InputError
+        An unknown option; a line that is not a shim record (file and line
+        named); runs with different parameter names; no usable run.
+    """
+    path = pathlib.Path(path)
+    unknown = sorted(set(options) - set(OPTIONS))
+    if unknown:
+        raise InputError(f"the {NAME} reader has no option {', '.join(map(repr, unknown))}; "
+                         f"its options are: {', '.join(OPTIONS)}")
+    aggregation = options.get("aggregation", "mean")
+    if aggregation not in STATISTICS:
+        raise InputError(f"aggregation={aggregation!r}: expected one of {', '.join(STATISTICS)}")
+    files = sorted(_files(path)) if path.is_dir() else [path]
+    if not files:
+        raise InputError(f"no *{SUFFIX} files (or other JSON Lines files of the instrument shim) in this folder", path)
+    runs: list[_Run] = []
+    for file in files:
+        runs.extend(_read_file(file))
+    runs = _drop_failed_launches(runs)
+    complete = _join(runs)
+    if not complete:
+        raise InputError("no complete run to read (see the warnings)", path)
+    return _experiment(complete, aggregation, str(path))
+
+
+def _files(folder: pathlib.Path):
+    """``*.extrap.jsonl`` files below ``folder``, and other ``*.jsonl`` files that hold shim records."""
+    for candidate in folder.rglob("*.jsonl"):
+        if not candidate.is_file() or candidate.name.startswith("."):
+            continue
+        if candidate.name.endswith(SUFFIX) or _sniff_file(candidate):
+            yield candidate
+
+
+# ---------------------------------------------------------------------- lines
+def _read_file(path: pathlib.Path) -> list[_Run]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise InputError(f"not a UTF-8 text file ({error.reason})", path) from error
+    lines = text.split("\n")
+    runs = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            if number == len(lines) and not text.endswith("\n"):  # a write cut short: the run is lost, the file is fine
+                warnings.warn(ExtrapWarning(f"{path}:{number}: skipped an incomplete last line"), stacklevel=3)
+                continue
+            raise InputError(f"not a JSON object ({error.msg} at column {error.colno})", path, number) from error
+        runs.append(_check(record, path, number))
+    return runs
+
+
+_REQUIRED = {"parameters": dict, "callpaths": list, "values": dict, "size": int, "ranks": int}
+
+
+def _check(record: Any, path: pathlib.Path, line: int) -> _Run:
+    if not isinstance(record, dict) or record.get("format") != FORMAT:
+        raise InputError(f"not an extrap-plugins instrument record (expected \"format\": \"{FORMAT}\")", path, line)
+    version = record.get("version")
+    if not isinstance(version, int) or version < 1:
+        raise InputError(f"bad version {version!r}; expected an integer", path, line)
+    if version > VERSION:
+        raise InputError(f"written by a newer extrap-plugins (record version {version}, this reader knows "
+                         f"up to {VERSION}); upgrade extrap-plugins", path, line)
+    if "verdict" in record:  # the sweep runner's word on a launch
+        if record["verdict"] != "failed" or not isinstance(record.get("run"), str):
+            raise InputError('bad verdict record: expected "verdict": "failed" and a run id', path, line)
+        return _Run(path, line, record)
+    for key, kind in _REQUIRED.items():
+        if not isinstance(record.get(key), kind):
+            raise InputError(f"{key!r} must be a {kind.__name__}, got {type(record.get(key)).__name__}", path, line)
+    parameters = {}
+    for name, value in record["parameters"].items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise InputError(f"parameter {name!r} must be a number, got {value!r}", path, line)
+        parameters[name] = float(value)
+    n_paths = len(record["callpaths"])
+    for metric, columns in record["values"].items():
+        if not isinstance(columns, dict):
+            raise InputError(f"values of {metric!r} must be an object of statistics", path, line)
+        for statistic in STATISTICS:
+            column = columns.get(statistic)
+            if not isinstance(column, list) or len(column) != n_paths:
+                raise InputError(f"values[{metric!r}][{statistic!r}] must be a list of {n_paths} numbers "
+                                 f"(one per call path)", path, line)
+    rank = record.get("rank")
+    if rank is not None and (not isinstance(rank, int) or not 0 <= rank < record["size"]):
+        raise InputError(f"rank {rank!r} outside 0..{record['size'] - 1}", path, line)
+    return _Run(path, line, record, parameters)
+
+
+# ----------------------------------------------------------------- fragments
+def _drop_failed_launches(runs: list[_Run]) -> list[_Run]:
+    """Remove verdict lines, and the runs (whole or fragments) they declare failed."""
+    failed = {r.record["run"]: r for r in runs if "verdict" in r.record}
+    kept = []
+    for r in runs:
+        if "verdict" in r.record:
+            continue
+        verdict = failed.get(r.record.get("run"))
+        if verdict is None:
+            kept.append(r)
+        elif r.record.get("rank") in (None, 0):  # one warning per run
+            reason = "; ".join(verdict.record.get("errors") or ["failed"])
+            warnings.warn(ExtrapWarning(f"run {r.record['run']} ({r.where}) skipped: {reason}"), stacklevel=4)
+    return kept
+
+
+
+def _join(runs: list[_Run]) -> list[_Run]:
+    """Whole runs as they are, plus the fragments of each run joined into one."""
+    whole = [r for r in runs if r.record.get("rank") is None]
+    written = {r.record.get("run") for r in whole if r.record.get("run")}
+    groups: dict[tuple, list[_Run]] = {}
+    for r in runs:
+        if r.record.get("rank") is None:
+            continue
+        if r.record.get("run") in written:
+            continue  # rank 0 wrote the run after all: the fragment is a copy
+        key = (r.record.get("run"), r.record["size"], tuple(sorted(r.parameters.items())), r.record.get("repetition"))
+        groups.setdefault(key, []).append(r)
+    for (run, size, _, _), fragments in groups.items():
+        joined = _join_fragments(run, size, fragments)
+        if joined is not None:
+            whole.append(joined)
+    whole.sort(key=lambda r: (str(r.path), r.line))
+    return whole
+
+
+def _join_fragments(run: str | None, size: int, fragments: list[_Run]) -> _Run | None:
+    files = ", ".join(sorted({str(f.path) for f in fragments}))
+    by_rank: dict[int, _Run] = {}
+    for f in fragments:
+        if f.record["rank"] in by_rank:
+            warnings.warn(ExtrapWarning(f"run {run}: rank {f.record['rank']} appears twice ({files}); "
+                                        f"the run was skipped"), stacklevel=4)
+            return None
+        by_rank[f.record["rank"]] = f
+    failed = [f for f in fragments if f.record.get("status") == "failed"]
+    if failed:
+        reasons = "; ".join(sorted({e for f in failed for e in f.record.get("errors") or [f"rank {f.record['rank']} failed"]}))
+        warnings.warn(ExtrapWarning(f"run {run} skipped: {reasons}; files: {files}"), stacklevel=4)
+        return None
+    missing = sorted(set(range(size)) - set(by_rank))
+    if missing:
+        shown = ", ".join(map(str, missing[:10])) + (" ..." if len(missing) > 10 else "")
+        warnings.warn(ExtrapWarning(f"run {run} skipped: {len(missing)} of its {size} ranks left no measurements "
+                                    f"(ranks {shown}); files: {files}"), stacklevel=4)
+        return None
+    tables = []
+    for rank in range(size):
+        record = by_rank[rank].record
+        n_paths = len(record["callpaths"])
+        rows = np.full((n_paths, len(METRICS)), np.nan)
+        for k, metric in enumerate(METRICS):
+            if metric in record["values"]:
+                rows[:, k] = np.array(record["values"][metric]["sum"], dtype=np.float64)
+        tables.append((record["callpaths"], rows))
+    callpaths, stats = aggregate(tables, n_ranks=size)
+    first = by_rank[0]
+    record = dict(first.record)
+    record.update(rank=None, ranks=size, callpaths=callpaths, metrics={
+        m: {"unit": METRIC_INFO[m][0], "kind": METRIC_INFO[m][1]} for m in METRICS},
+        values={m: {s: stats[m][s] for s in STATISTICS} for m in METRICS if not np.isnan(stats[m]["sum"]).all()})
+    return _Run(first.path, first.line, record, first.parameters)
+
+
+# ----------------------------------------------------------------- experiment
+def _experiment(runs: list[_Run], aggregation: str, source: str) -> Experiment:
+    names = list(runs[0].parameters)
+    for r in runs[1:]:
+        if set(r.parameters) != set(names):
+            raise InputError(f"parameters {sorted(r.parameters)} differ from {sorted(names)} in "
+                             f"{runs[0].where}; every run must set the same parameters", r.path, r.line)
+    names, dropped = _varying(runs, names)
+    callpath_codes: dict[str, int] = {}
+    metric_codes: dict[str, int] = {}
+    metrics: dict[str, Metric] = {}
+    columns: dict[str, list[np.ndarray]] = {"callpath": [], "metric": [], "coordinates": [], "value": [], "run": []}
+    for position, r in enumerate(runs):
+        codes = np.fromiter((callpath_codes.setdefault(c, len(callpath_codes)) for c in r.record["callpaths"]),
+                            dtype=np.int32, count=len(r.record["callpaths"]))
+        point = np.array([r.parameters[n] for n in names], dtype=np.float64)
+        units = r.record.get("metrics") or {}
+        for metric, statistics in r.record["values"].items():
+            values = np.array(statistics[aggregation], dtype=np.float64)
+            valid = ~np.isnan(values)
+            if not valid.any():
+                continue
+            if metric not in metric_codes:
+                metric_codes[metric] = len(metric_codes)
+                info = units.get(metric) or {}
+                metrics[metric] = Metric(metric, str(info.get("unit", "")), str(info.get("kind", "")))
+            n = int(valid.sum())
+            columns["callpath"].append(codes[valid])
+            columns["metric"].append(np.full(n, metric_codes[metric], dtype=np.int32))
+            columns["coordinates"].append(np.broadcast_to(point, (n, len(names))))
+            columns["value"].append(values[valid])
+            columns["run"].append(np.full(n, position, dtype=np.int32))
+    coordinates = np.concatenate(columns["coordinates"])
+    repetition, note = _repetitions(runs, np.concatenate(columns["run"]))
+    experiment = Experiment.from_columns(
+        names,
+        callpath=(list(callpath_codes), np.concatenate(columns["callpath"])),
+        metric=(list(metric_codes), np.concatenate(columns["metric"])),
+        coordinates=coordinates,
+        value=np.concatenate(columns["value"]),
+        repetition=repetition,
+        metrics=list(metrics.values()),
+        source=source,
+        reader=NAME,
+    )
+    experiment.notes.extend(n for n in (note, dropped) if n)
+    return experiment
+
+
+def _varying(runs: list[_Run], names: list[str]) -> tuple[list[str], str]:
+    """Drop parameters with one value in every run (when another one varies): they cannot be modeled."""
+    if len(runs) < 2:
+        return names, ""
+    constant = [n for n in names if len({r.parameters[n] for r in runs}) == 1]
+    if not constant or len(constant) == len(names):
+        return names, ""
+    values = ", ".join(f"{n} = {runs[0].parameters[n]:g}" for n in constant)
+    note = f"parameter{'s' if len(constant) > 1 else ''} {values} in every run: not modeled"
+    warnings.warn(ExtrapWarning(note), stacklevel=4)
+    return [n for n in names if n not in constant], note
+
+
+def _repetitions(runs: list[_Run], run_of_row: np.ndarray) -> tuple[np.ndarray | None, str]:
+    """The runs' own repetition numbers if every run has a distinct one per point, else None (renumber)."""
+    numbers = [r.record.get("repetition") for r in runs]
+    if any(not isinstance(n, int) for n in numbers):
+        return None, ""
+    seen = set()
+    for r, n in zip(runs, numbers):
+        key = (tuple(sorted(r.parameters.items())), n)
+        if key in seen:
+            return None, "repetition numbers repeat at some points (several sweeps in one folder?); runs were renumbered in file order"
+        seen.add(key)
+    return np.asarray(numbers, dtype=np.int32)[run_of_row], ""

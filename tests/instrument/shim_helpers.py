@@ -1,0 +1,40 @@
+"""Helpers for the instrument tests: run programs with a clean environment, read their output."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+PROGRAMS = pathlib.Path(__file__).parent / "programs"
+
+
+def clean_environment(**extra: str) -> dict[str, str]:
+    """This environment without EXTRAP_* variables, plus ``extra``."""
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("EXTRAP_")}
+    environment.update(extra)
+    return environment
+
+
+def run_program(command: list[str], folder: pathlib.Path, timeout: float = 90, **environment: str):
+    """Run ``command`` in ``folder`` with output to ``folder/out.extrap.jsonl``."""
+    env = clean_environment(**{"EXTRAP_OUTPUT": str(folder / "out.extrap.jsonl"), **environment})
+    return subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def mpi_program(mpiexec: list[str], name: str, processes: int, folder: pathlib.Path, *args: str, **environment: str):
+    """Run ``tests/instrument/programs/<name>.py`` on ``processes`` ranks."""
+    command = [*mpiexec[:1], "-n", str(processes), *mpiexec[1:], sys.executable, str(PROGRAMS / f"{name}.py"), *args]
+    return run_program(command, folder, **environment)
+
+
+def records(path: pathlib.Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def series(record: dict, metric: str, statistic: str = "sum") -> dict[str, float]:
+    """``{callpath: value}`` of one metric and statistic in a record."""
+    values = record["values"].get(metric, {}).get(statistic, [None] * len(record["callpaths"]))
+    return {c: v for c, v in zip(record["callpaths"], values) if v is not None}

@@ -1,0 +1,120 @@
+"""Under a real mpiexec: exact messages, bytes and visits of known patterns; failures and MPI_Finalize."""
+
+from __future__ import annotations
+
+import pickle
+import re
+
+import pytest
+
+import extrap_plugins
+from extrap_plugins.errors import ExtrapWarning
+from shim_helpers import mpi_program, records, series
+
+COUNTS = ("visits", "bytes_sent", "bytes_received", "messages_sent", "messages_received")
+
+
+def pickled(obj) -> int:
+    return len(pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def expected_rank(rank: int, size: int) -> dict[str, dict[str, int]]:
+    """What tests/instrument/programs/patterns.py does on one rank, call path by call path."""
+    left = (rank - 1) % size
+    below, above = int(rank < size - 1), int(rank > 0)  # neighbours in the non-periodic halo
+    root = int(rank == 0)
+    total = size * (size - 1) // 2
+
+    def calls(visits, sent=0, received=0, messages_sent=0, messages_received=0):
+        return {"visits": visits, "bytes_sent": sent, "bytes_received": received,
+                "messages_sent": messages_sent, "messages_received": messages_received}
+
+    leaves = {
+        "main->ring->MPI_Isend": calls(3, 240, 0, 3, 0),
+        "main->ring->MPI_Recv": calls(3, 0, 240, 0, 3),
+        "main->ring->MPI_Sendrecv": calls(1, pickled({"rank": rank}), pickled({"rank": left}), 1, 1),
+        "main->halo->MPI_Cart_create": calls(1),
+        "main->halo->MPI_Sendrecv": calls(2, 24 * (below + above), 24 * (above + below), below + above, above + below),
+        "main->halo->MPI_Cart_sub": calls(1),
+        "main->halo->MPI_Barrier": calls(1),
+        "main->reduce->MPI_Reduce": calls(1, 32, 32 * root, 1, root),
+        # IN_PLACE Allreduce of 4 int64, allreduce of an int, Allreduce of 3 doubles on the split halves
+        "main->reduce->MPI_Allreduce": calls(3, 32 + pickled(rank) + 24, 32 + pickled(total) + 24, 3, 3),
+        "main->reduce->MPI_Gather": calls(1, 16, 16 * size * root, 1, root),
+        "main->reduce->MPI_Bcast": calls(1, 32 * root, 32 * (1 - root), root, 1 - root),
+        "main->reduce->MPI_Comm_split": calls(1),
+        "main->reduce->MPI_Comm_dup": calls(1),
+    }
+    result = dict(leaves)
+    for parent in ("main->ring", "main->halo", "main->reduce", "main"):
+        below_parent = [v for k, v in leaves.items() if k.startswith(parent + "->")]
+        result[parent] = {m: sum(v[m] for v in below_parent) for m in COUNTS}
+        result[parent]["visits"] = 1
+    return result
+
+
+@pytest.mark.parametrize("size", [1, 2, 4])
+def test_exact_counts_of_a_ring_a_halo_exchange_and_reductions(mpiexec, tmp_path, size):
+    result = mpi_program(mpiexec, "patterns", size, tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert f"appended the measurements of {size} ranks" in result.stderr or size == 1
+    [record] = records(tmp_path / "out.extrap.jsonl")
+    assert record["status"] == "ok" and record["size"] == size and record["ranks"] == size
+    assert record["parameters"] == {"p": size}
+    ranks = [expected_rank(r, size) for r in range(size)]
+    assert set(record["callpaths"]) == set(ranks[0])
+    for metric in COUNTS:
+        for path in ranks[0]:
+            values = [ranks[r][path][metric] for r in range(size)]
+            got = {s: series(record, metric, s)[path] for s in ("sum", "mean", "min", "max")}
+            assert got == {"sum": sum(values), "mean": sum(values) / size, "min": min(values), "max": max(values)}, \
+                (path, metric)
+    inclusive, exclusive = series(record, "time"), series(record, "time_exclusive")
+    for path in record["callpaths"]:
+        assert inclusive[path] >= exclusive[path] >= 0
+    assert series(record, "time")["main"] >= series(record, "time")["main->ring"]
+
+
+def test_a_rank_that_raises_leaves_per_rank_files_and_a_clear_message(mpiexec, tmp_path):
+    result = mpi_program(mpiexec, "fails", 3, tmp_path, EXTRAP_RUN_ID="failing-run")
+    assert result.returncode != 0
+    assert "ZeroDivisionError: rank one divides by zero" in result.stderr
+    assert "rank 1 failed: ZeroDivisionError: rank one divides by zero; each rank wrote its own measurements" \
+        in result.stderr
+    assert not (tmp_path / "out.extrap.jsonl").exists()
+    fragments = sorted(tmp_path.glob("out.failing-run.rank*.extrap.jsonl"))
+    assert [f.name for f in fragments] == [f"out.failing-run.rank{r}.extrap.jsonl" for r in range(3)]
+    lines = [records(f)[0] for f in fragments]
+    assert [line["rank"] for line in lines] == [0, 1, 2]
+    assert [line["status"] for line in lines] == ["partial", "failed", "partial"]
+    for line in lines:  # nothing measured is lost: each rank's main and its Allreduce
+        assert series(line, "visits") == {"main": 1, "main->MPI_Allreduce": 1}
+        assert series(line, "bytes_sent")["main->MPI_Allreduce"] == 16
+    with pytest.warns(ExtrapWarning, match="run failing-run skipped: rank 1 failed: ZeroDivisionError"):
+        with pytest.raises(extrap_plugins.InputError, match="no complete run"):
+            extrap_plugins.read(tmp_path)
+
+
+def test_a_program_that_calls_mpi_finalize_itself_still_gets_its_data(mpiexec, tmp_path):
+    result = mpi_program(mpiexec, "finalize", 2, tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.count("finalized True") == 2
+    [record] = records(tmp_path / "out.extrap.jsonl")
+    assert series(record, "visits") == {"main": 2, "main->MPI_Allreduce": 10}  # main: open at MPI_Finalize
+    assert series(record, "bytes_sent")["main"] == 2 * 5 * 16
+
+
+def test_a_rank_arriving_after_the_timeout_makes_every_rank_write_its_own_file(mpiexec, tmp_path):
+    result = mpi_program(mpiexec, "late", 3, tmp_path, EXTRAP_EXIT_TIMEOUT="1")
+    assert result.returncode == 0, result.stderr
+    assert re.search(r"ranks? (\d, )*1(, \d)* did not reach the end within 1 s \(EXTRAP_EXIT_TIMEOUT\); "
+                     r"each rank wrote its own measurements", result.stderr)
+    assert not (tmp_path / "out.extrap.jsonl").exists()
+    fragments = sorted(tmp_path.glob("out.*.rank*.extrap.jsonl"))
+    assert len(fragments) == 3
+    experiment = extrap_plugins.read(tmp_path)  # the reader joins the run again
+    coordinates, values = experiment.values_of("main->MPI_Bcast", "bytes_sent")
+    assert coordinates.tolist() == [[3.0]]
+    assert values.tolist() == [40 / 3]  # rank 0 sent 40 bytes; mean over 3 ranks
+    _, received = experiment.values_of("main->MPI_Bcast", "messages_received")
+    assert received.tolist() == [2 / 3]

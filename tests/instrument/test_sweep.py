@@ -1,0 +1,190 @@
+"""The sweep runner: a sweep of the Jacobi example models exactly; failures, bad input, the CLI."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import re
+import sys
+
+import pytest
+
+import extrap_plugins
+from extrap_plugins import cli
+from extrap_plugins.errors import ExtrapWarning
+from extrap_plugins.experiment import Experiment
+from extrap_plugins.instrument import sweep
+from shim_helpers import PROGRAMS, records
+
+JACOBI = pathlib.Path(__file__).resolve().parents[2] / "examples" / "jacobi" / "jacobi.py"
+ITERATIONS, CHECK = 20, 5
+
+
+@pytest.fixture
+def no_extrap_environment(monkeypatch):
+    """Launches inherit this environment: no EXTRAP_* settings from outside the test."""
+    for key in list(os.environ):
+        if key.startswith("EXTRAP_"):
+            monkeypatch.delenv(key)
+
+
+def line_of(experiment: Experiment, fixed: str, value: float) -> Experiment:
+    """The one-parameter experiment where ``fixed`` has ``value`` (a line of a cross design)."""
+    keep_column = [k for k, name in enumerate(experiment.parameter_names) if name != fixed]
+    rows = experiment.coordinates[:, experiment.parameter_names.index(fixed)] == value
+    return Experiment.from_columns(
+        [experiment.parameter_names[k] for k in keep_column],
+        callpath=([c.name for c in experiment.callpaths], experiment.callpath_index[rows]),
+        metric=([m.name for m in experiment.metrics], experiment.metric_index[rows]),
+        coordinates=experiment.coordinates[rows][:, keep_column],
+        value=experiment.value[rows],
+        repetition=experiment.repetition[rows],
+        metrics=experiment.metrics,
+    )
+
+
+def test_a_sweep_of_the_jacobi_example_models_its_communication_exactly(mpiexec, tmp_path, no_extrap_environment,
+                                                                        capsys):
+    program = ["--", sys.executable, str(JACOBI), "--iterations", str(ITERATIONS), "--check", str(CHECK)]
+    runs = tmp_path / "runs"
+    # A cross design: p from 1 to 5 at n = 64, and n from 16 to 256 at p = 2.
+    assert sweep.main(["--np", "1,2,3,4,5", "--param", "n=64", "-o", str(runs), *program]) == 0
+    assert sweep.main(["--np", "2", "--param", "n=16,32,128,256", "-o", str(runs), *program]) == 0
+    progress = capsys.readouterr().err
+    assert "[5/5] p=5 n=64 repetition 0: ok" in progress and "all 4 runs succeeded" in progress
+    assert len(records(runs / "jacobi.extrap.jsonl")) == 9
+
+    experiment = extrap_plugins.read(runs)
+    assert experiment.parameter_names == ["p", "n"]
+    assert {c.name for c in experiment.callpaths} >= {
+        "main", "main->setup->MPI_Cart_create", "main->halo_exchange->MPI_Sendrecv", "main->residual->MPI_Allreduce"}
+
+    in_p = extrap_plugins.model(line_of(experiment, "n", 64), executor="serial",
+                                metrics=["bytes_sent", "messages_sent", "visits"])
+    halo_bytes = in_p.get("main->halo_exchange", "bytes_sent")
+    assert not halo_bytes.terms and halo_bytes.constant == pytest.approx(2 * 8 * 64 * ITERATIONS, rel=1e-12)
+    assert halo_bytes.predict({"p": 4096}) == pytest.approx(20480, rel=1e-12)
+    for callpath, metric, value in [("main->halo_exchange->MPI_Sendrecv", "messages_sent", 2 * ITERATIONS),
+                                    ("main->halo_exchange->MPI_Sendrecv", "visits", 2 * ITERATIONS),
+                                    ("main->residual->MPI_Allreduce", "bytes_sent", 8 * ITERATIONS // CHECK),
+                                    ("main->residual", "visits", ITERATIONS // CHECK)]:
+        model = in_p.get(callpath, metric)
+        assert not model.terms and model.constant == pytest.approx(value, rel=1e-12), (callpath, metric)
+
+    in_n = extrap_plugins.model(line_of(experiment, "p", 2), executor="serial", metrics=["bytes_received"])
+    halo = in_n.get("main->halo_exchange", "bytes_received")
+    [term] = halo.terms
+    assert dict(term.factors) == {"n": extrap_plugins.Factor(1, 0)}
+    assert term.coefficient == pytest.approx(2 * 8 * ITERATIONS, rel=1e-9)
+    assert abs(halo.constant) < 1e-6
+    assert halo.predict({"n": 4096}) == pytest.approx(2 * 8 * 4096 * ITERATIONS, rel=1e-9)
+    residual = in_n.get("main->residual->MPI_Allreduce", "bytes_received")
+    assert not residual.terms and residual.constant == pytest.approx(8 * ITERATIONS // CHECK, rel=1e-12)
+
+
+def test_the_sweep_goes_on_past_a_failing_run_and_reports_it(tmp_path, no_extrap_environment, capsys):
+    status = sweep.main(["--np", "1", "--param", "n=1,2,3", "--repetitions", "2", "-o", str(tmp_path / "out"),
+                         "--", sys.executable, str(PROGRAMS / "sweepable.py")])
+    err = capsys.readouterr().err
+    assert status == 1
+    assert "6 runs (1 process count × 3 values of n × 2 repetitions)" in err
+    assert "[2/6] p=1 n=2 repetition 0: FAILED: exit status 3" in err
+    assert "[6/6] p=1 n=3 repetition 1: ok" in err
+    assert "2 of 6 runs failed:" in err
+    log = tmp_path / "out" / "logs" / "p1.n2.r1.log"
+    assert f"p=1 n=2 repetition 1: exit status 3; log: {log}" in err
+    assert "    | n = 2 is not supported" in err
+    lines = records(tmp_path / "out" / "sweepable.extrap.jsonl")
+    measured = [d for d in lines if "verdict" not in d]  # n = 2 measured, then exited with status 3
+    assert sorted((d["parameters"]["n"], d["repetition"]) for d in measured) == [
+        (1, 0), (1, 1), (2, 0), (2, 1), (3, 0), (3, 1)]
+    verdicts = [d for d in lines if "verdict" in d]
+    assert [d["errors"] for d in verdicts] == [["the launch failed (exit status 3; extrap-plugins run)"]] * 2
+    with pytest.warns(ExtrapWarning) as caught:
+        experiment = extrap_plugins.read(tmp_path / "out")
+    messages = sorted(str(w.message) for w in caught)
+    assert messages[0] == "parameter p = 1 in every run: not modeled"
+    assert re.match(r"run p1\.n2\.r0\.\w+ \(.*sweepable.extrap.jsonl:\d\) skipped: the launch failed "
+                    r"\(exit status 3; extrap-plugins run\)$", messages[1])
+    assert experiment.parameter_names == ["n"]
+    assert experiment.points().tolist() == [[1.0], [3.0]]
+
+
+def test_a_launch_that_hangs_is_ended_by_the_timeout(tmp_path, no_extrap_environment, capsys):
+    status = sweep.main(["--np", "1", "--param", "n=99", "--timeout", "1", "-o", str(tmp_path),
+                         "--", sys.executable, str(PROGRAMS / "sweepable.py")])
+    assert status == 1
+    assert "p=1 n=99 repetition 0: FAILED: still running after 1 s (--timeout)" in capsys.readouterr().err
+
+
+def test_a_program_that_writes_no_measurements_is_a_failed_run(tmp_path, no_extrap_environment, capsys):
+    status = sweep.main(["--np", "1", "-o", str(tmp_path), "--", sys.executable, "-c", "print('hello')"])
+    assert status == 1
+    assert "FAILED: no measurements were written (does the program import extrap_plugins.instrument" \
+        in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (["--np", "1,x", "--", "app"], "--np '1,x': expected a comma-separated list of positive integers such as 1,2,4"),
+    (["--np", "0", "--", "app"], "--np '0': expected a comma-separated list of positive integers such as 1,2,4"),
+    (["--np", "2,2", "--", "app"], "--np '2,2': a process count appears twice"),
+    (["--np", "1", "--param", "p=1,2", "--", "app"], "--param p=...: p is the process count; give it with --np"),
+    (["--np", "1", "--param", "n=1,big", "--", "app"], "--param 'n=1,big': 'big' is not a number"),
+    (["--np", "1", "--param", "n", "--", "app"],
+     "--param 'n': expected NAME=V1,V2,... with NAME an identifier such as n"),
+    (["--np", "1", "--param", "n=1", "--param", "n=2", "--", "app"],
+     "--param n is given twice; list all its values in one --param n=V1,V2"),
+    (["--np", "1", "--repetitions", "0", "--", "app"], "--repetitions must be at least 1, got 0"),
+    (["--np", "1"], "no program to run: give it after --, for example: -- python app.py"),
+    (["--np", "2", "--mpiexec", "/no/such/mpiexec", "--", "app"], "--mpiexec '/no/such/mpiexec': no such executable"),
+])
+def test_bad_arguments_are_one_line_errors(arguments, message, capsys, tmp_path):
+    assert sweep.main(["-o", str(tmp_path / "never"), *arguments]) == 2
+    assert capsys.readouterr().err == f"extrap-plugins run: error: {message}\n"
+    assert not (tmp_path / "never").exists()
+
+
+def test_a_dry_run_prints_the_launches(tmp_path, capsys):
+    assert sweep.main(["--np", "1,4", "--param", "n=8,16", "--dry-run", "-o", str(tmp_path / "r"),
+                       "--mpiexec-arg=-bind-to", "--mpiexec-arg=core", "--", "python", "app.py", "-v"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 4
+    assert out[3].startswith(f"EXTRAP_PARAM_N=16 EXTRAP_PARAM_NAMES=n EXTRAP_REPETITION=0 "
+                             f"EXTRAP_OUTPUT={(tmp_path / 'r' / 'app.extrap.jsonl').resolve()} ")
+    assert out[3].endswith(f" -n 4 -bind-to core {sys.executable} app.py -v")  # python: the one running us
+    assert not (tmp_path / "r").exists()
+
+
+def test_the_launcher_of_the_installed_mpi_is_found(mpiexec):
+    launcher = sweep.find_launcher()
+    assert launcher.flavor in ("MPICH", "Open MPI", "Intel MPI", "unknown MPI")
+    if launcher.flavor == "Open MPI":
+        assert "--oversubscribe" in launcher.arguments
+    assert launcher.command(3, ["python", "a.py"])[:3] == [launcher.path, "-n", "3"]
+
+
+def test_open_mpi_gets_oversubscribe_and_as_root_allow_run_as_root(tmp_path, monkeypatch):
+    fake = tmp_path / "mpiexec"
+    fake.write_text("#!/bin/sh\necho 'mpiexec (OpenRTE) 4.1.2'\necho 'Report bugs to http://www.open-mpi.org/community/help/'\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(sweep.os, "geteuid", lambda: 0)
+    launcher = sweep.find_launcher(str(fake), ["--bind-to", "core"])
+    assert launcher.flavor == "Open MPI"
+    assert launcher.command(4, ["python", "app.py"]) == [
+        str(fake), "-n", "4", "--oversubscribe", "--allow-run-as-root", "--bind-to", "core", "python", "app.py"]
+    monkeypatch.setattr(sweep.os, "geteuid", lambda: 1000)
+    assert sweep.find_launcher(str(fake)).arguments == ("--oversubscribe",)
+    fake.write_text("#!/bin/sh\necho 'HYDRA build details:'\n")
+    assert sweep.find_launcher(str(fake)) == sweep.Launcher(str(fake), "MPICH", ())
+
+
+def test_the_cli_run_command_is_the_sweep(tmp_path, no_extrap_environment, capsys):
+    status = cli.main(["run", "--np", "1", "--param", "n=5,6", "-o", str(tmp_path / "runs"),
+                       "--", sys.executable, str(PROGRAMS / "sweepable.py")])
+    assert status == 0
+    assert "all 2 runs succeeded" in capsys.readouterr().err
+    lines = records(tmp_path / "runs" / "sweepable.extrap.jsonl")
+    assert [d["parameters"] for d in lines] == [{"p": 1, "n": 5}, {"p": 1, "n": 6}]
+    assert cli.main(["run", "--np", "x", "--", "app"]) == 2
+    assert capsys.readouterr().err == ("extrap-plugins: error: --np 'x': expected a comma-separated list of "
+                                       "positive integers such as 1,2,4\n")

@@ -1,0 +1,212 @@
+"""The csv reader: tidy tables, statistics tables such as mpi_data.csv, exact messages for bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import extrap_plugins
+from extrap_plugins.cli import ExitStatus, main
+from extrap_plugins.errors import InputError
+from extrap_plugins.readers import csv_reader
+
+
+def read(path, **options):
+    return csv_reader.read(path, {k: str(v) for k, v in options.items()})
+
+
+def cells(experiment) -> dict[tuple, list[float]]:
+    """(call path, metric, point) -> values in file order."""
+    out: dict[tuple, list[float]] = {}
+    for c, m, point, value in zip(experiment.callpath_index, experiment.metric_index,
+                                  map(tuple, experiment.coordinates.tolist()), experiment.value.tolist()):
+        out.setdefault((experiment.callpaths[c].name, experiment.metrics[m].name, point), []).append(value)
+    return out
+
+
+def write(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+TIDY = ("p,n,callpath,metric,value\n"
+        "4,100,main->solve,time,1.25\n"
+        "4,100,main->solve,time,1.31\n"
+        "8,100,main->solve,time,2.52\n"
+        "8,100,main,visits,3\n")
+
+
+# ---------------------------------------------------------- tidy tables
+def test_tidy_table(tmp_path):
+    experiment = read(write(tmp_path, "t.csv", TIDY))
+    assert experiment.parameter_names == ["p", "n"]
+    assert [c.name for c in experiment.callpaths] == ["main->solve", "main"]
+    assert [m.name for m in experiment.metrics] == ["time", "visits"]
+    assert cells(experiment) == {("main->solve", "time", (4.0, 100.0)): [1.25, 1.31],
+                                 ("main->solve", "time", (8.0, 100.0)): [2.52],
+                                 ("main", "visits", (8.0, 100.0)): [3.0]}
+    assert experiment.repetition.tolist() == [0, 1, 0, 0]
+    assert experiment.notes == []
+
+
+def test_only_parameters_and_value_and_case_insensitive_names(tmp_path):
+    experiment = read(write(tmp_path, "t.csv", "\ufeffRanks,Value\n32,1.5\n64,2.5\n\n64,2.7\n"))
+    assert experiment.parameter_names == ["Ranks"]
+    assert cells(experiment) == {("<root>", "time", (32.0,)): [1.5], ("<root>", "time", (64.0,)): [2.5, 2.7]}
+
+
+def test_repetition_column(tmp_path):
+    experiment = read(write(tmp_path, "t.csv", "p,repetition,value\n1,1,10\n1,0,11\n2,0,20\n"))
+    assert experiment.parameter_names == ["p"]
+    assert experiment.repetition.tolist() == [1, 0, 0]
+    group = next(experiment.series_groups())
+    np.testing.assert_array_equal(group.values[0], [[11.0, 10.0], [20.0, np.nan]])
+
+
+@pytest.mark.parametrize("text", ["p;value\n1;2\n2;4\n", "p\tvalue\n1\t2\n2\t4\n", "p,value\r\n1,2\r\n2,4\r\n"])
+def test_semicolon_and_tab_delimiters(tmp_path, text):
+    experiment = read(write(tmp_path, "t.csv", text))
+    assert cells(experiment) == {("<root>", "time", (1.0,)): [2.0], ("<root>", "time", (2.0,)): [4.0]}
+
+
+def test_quoted_fields_match_the_fast_path(tmp_path):
+    plain = read(write(tmp_path, "plain.csv", TIDY))
+    quoted = read(write(tmp_path, "quoted.csv", TIDY.replace("main->solve", '"main->solve"')))
+    assert cells(quoted) == cells(plain)
+    comma = read(write(tmp_path, "comma.csv", 'p,callpath,value\n1,"f(a,b)",2\n2,"f(a,b)",3\n'))
+    assert [c.name for c in comma.callpaths] == ["f(a,b)"]
+
+
+def test_blocks_give_the_same_result_and_the_right_lines(tmp_path, monkeypatch):
+    text = "p,callpath,value\n" + "".join(f"{p},f{p % 3},{p * 1.5}\n" + ("\n" if p == 4 else "") for p in range(1, 30))
+    path = write(tmp_path, "t.csv", text)
+    whole = cells(read(path))
+    monkeypatch.setattr(csv_reader, "BLOCK", 20)  # a block every line or two
+    assert cells(read(path)) == whole
+    bad = write(tmp_path, "bad.csv", text.replace("25,f1,37.5", "25,f1,x"))
+    with pytest.raises(InputError) as error:
+        read(bad)
+    assert str(error.value) == f"{bad}:27: column 'value': 'x' is not a number"  # header, 24 rows, a blank line
+
+
+# ------------------------------------------------------------ mpi_data.csv
+MPI = dict(value="median", parameters="Ranks", callpath="mpi,variable")
+
+
+def test_mpi_data_needs_to_be_told_its_columns(shared_data):
+    path = shared_data / "extrap" / "mpi_data.csv"
+    with pytest.raises(InputError) as error:
+        read(path)
+    assert str(error.value) == (
+        f"{path}:1: no 'value' column; the columns are: mpi, variable, Ranks, N, mean, sd, median, min, max, iqr, "
+        "ci_sd_left, ci_sd_right, ci_median_left, ci_median_right, ci_iqr_left, ci_iqr_right, smallest_left, "
+        "largest_left, smallest_right, largest_right, smallest_interval, largest_interval. Name the value column(s) "
+        "with --reader-option value=COL[,COL...] and the parameter columns with --reader-option parameters=COL[,...] "
+        "(for example: value=median parameters=Ranks callpath=mpi,variable)")
+    with pytest.raises(InputError) as error:
+        read(path, value="median")
+    assert str(error.value) == (
+        f"{path}:2: column 'mpi': 'IntelMPI' is not a number; every column but median is a numeric parameter: "
+        "choose the parameter columns with --reader-option parameters=COL[,COL...] (and callpath=COL[,COL...] "
+        "for name columns)")
+
+
+def test_mpi_data_with_its_columns(shared_data):
+    experiment = read(shared_data / "extrap" / "mpi_data.csv", **MPI)
+    assert experiment.parameter_names == ["Ranks"]
+    assert len(experiment.callpaths) == 14 and experiment.callpaths[0].name == "IntelMPI->MPI_Barrier"
+    assert [c.name for c in experiment.roots()] == []  # "IntelMPI" itself has no values
+    assert [m.name for m in experiment.metrics] == ["median"]
+    assert experiment.points()[:, 0].tolist() == [32.0, 64.0, 128.0, 256.0, 512.0]
+    got = cells(experiment)
+    assert got["IntelMPI->MPI_Barrier", "median", (32.0,)] == [11.21505]
+    assert got["OpenMPI->MPI_Allreduce", "median", (512.0,)] == [150.82025]
+    assert len(experiment) == 70
+    assert experiment.notes == ["ignored columns: N, mean, sd, min, max, iqr, ci_sd_left, ci_sd_right, ci_median_left, "
+                                "ci_median_right, ci_iqr_left, ci_iqr_right, smallest_left, largest_left, "
+                                "smallest_right, largest_right, smallest_interval, largest_interval"]
+
+
+def test_mpi_data_several_statistics_become_metrics(shared_data):
+    experiment = read(shared_data / "extrap" / "mpi_data.csv", value="mean,median,min", parameters="Ranks",
+                      callpath="mpi,variable")
+    assert [m.name for m in experiment.metrics] == ["mean", "median", "min"]
+    got = cells(experiment)
+    assert got["OpenMPI->MPI_Allreduce", "mean", (512.0,)] == [270.24556625]
+    assert got["OpenMPI->MPI_Allreduce", "median", (512.0,)] == [150.82025]
+    assert len(experiment) == 3 * 70
+
+
+def test_mpi_data_with_a_metric_column(shared_data):
+    experiment = read(shared_data / "extrap" / "mpi_data.csv", value="median", parameters="Ranks",
+                      callpath="variable", metric="mpi")
+    assert [m.name for m in experiment.metrics] == ["IntelMPI", "OpenMPI"]
+    assert len(experiment.callpaths) == 7
+    assert cells(experiment)["MPI_Allreduce", "OpenMPI", (512.0,)] == [150.82025]
+
+
+def test_mpi_data_models_from_the_command_line(shared_data, host, capsys):
+    path = shared_data / "extrap" / "mpi_data.csv"
+    status = main(["model", str(path), "--reader-option", "value=median", "--reader-option", "parameters=Ranks",
+                   "--reader-option", "callpath=mpi,variable", "--callpath", "OpenMPI->MPI_Allreduce",
+                   "--export", "csv"])
+    assert status == ExitStatus.OK
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("callpath,metric,") and lines[1].startswith("OpenMPI->MPI_Allreduce,median,")
+    assert len(lines) == 2
+
+
+# ------------------------------------------------------------ bad input
+BAD = [
+    ("a.csv", "p,value\n1,1\n2,abc\n", "3: column 'value': 'abc' is not a number"),
+    ("b.csv", "p,value\n1,1\n2,3,4\n", "3: 3 fields, expected 2 (p, value)"),
+    ("c.csv", "p,value\n1,1\n2,\n", "3: column 'value' is empty"),
+    ("d.csv", "p,callpath,value\n1,,1\n", "2: column 'callpath' is empty"),
+    ("e.csv", "p,value,p\n1,1,1\n", "1: column 'p' appears twice in the header"),
+    ("f.csv", "value\n1\n", "1: no parameter column (the columns are: value); add one, such as p, or choose them "
+                            "with --reader-option parameters=COL[,COL...]"),
+    ("g.csv", "p,value,repetition\n1,1,0\n1,2,0\n",
+     "3: call path '<root>', metric 'time', point (p=1) has repetition 0 twice (also on line 2)"),
+    ("h.csv", "p,value,repetition\n1,1,0.5\n",
+     "2: column 'repetition': '0.5' is not a repetition number (0, 1, 2, ...)"),
+    ("i.csv", "p,value\n", " no rows below the header"),
+    ("j.csv", "", "1: the file is empty"),
+    ("k.csv", 'p,value\n1,"1\n2,2\n', "2: column 'value': '1\\n2,2\\n' is not a number"),
+    ("l.csv", "p,value\n1,inf\n", "2: column 'value': 'inf' is not a finite number"),
+    ("m.csv", 'p,value\n1,2\n"2",3,4\n', "3: 3 fields, expected 2 (p, value)"),
+    ("n.csv", "p,,value\n1,2,3\n", "1: column 2 has no name in the header"),
+]
+
+
+@pytest.mark.parametrize("name, content, message", BAD, ids=[b[0] for b in BAD])
+def test_bad_input_names_file_line_and_problem(tmp_path, name, content, message):
+    path = write(tmp_path, name, content)
+    with pytest.raises(InputError) as error:
+        read(path)
+    assert str(error.value) == f"{path}:{message}"
+
+
+@pytest.mark.parametrize("options, message", [
+    (dict(unit="s"), "the csv reader has no option 'unit'; its options are: callpath, delimiter, metric, parameters, "
+                     "repetition, value"),
+    (dict(value="runtime"), "{path}:1: no column 'runtime' (option value=); the columns are: p, n, callpath, metric, "
+                            "value"),
+    (dict(value="value,p"), "{path}: several value columns (value, p) name the metrics themselves; drop the metric "
+                            "column 'metric' (option metric=) or choose one value column"),
+    (dict(parameters="p,value"), "{path}: column 'value' cannot be a parameter and a value, call path, metric or "
+                                 "repetition column"),
+    (dict(delimiter="#"), "{path}: option delimiter='#': expected one of , ; | tab"),
+])
+def test_bad_options(tmp_path, options, message):
+    path = write(tmp_path, "t.csv", TIDY)
+    with pytest.raises(InputError) as error:
+        read(path, **options)
+    assert str(error.value) == message.format(path=path)
+
+
+def test_sniff_and_selection(tmp_path, host):
+    path = write(tmp_path, "measurements.dat", TIDY)
+    assert csv_reader.sniff(path)
+    assert not csv_reader.sniff(write(tmp_path, "other.dat", "a,b\n1,2\n"))
+    assert extrap_plugins.read(path).reader == "csv"

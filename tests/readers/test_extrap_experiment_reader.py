@@ -1,0 +1,108 @@
+"""Experiments saved by Extra-P: Extra-P 4 archives (with and without repetitions) and Extra-P 3 binary files."""
+
+from __future__ import annotations
+
+import pathlib
+import zipfile
+
+import numpy as np
+import pytest
+
+import extrap_plugins
+from extrap_plugins.errors import InputError
+from extrap_plugins.readers import extrap_experiment_reader as reader
+from extrap_plugins.readers import text_reader
+
+DATA = pathlib.Path(__file__).with_name("data")
+NOTE = ("{what} keeps one {statistic} per point, not the repetitions: every point has one value "
+        "(--reader-option value=mean|median|minimum|maximum chooses the statistic)")
+
+
+def test_archive_with_repetitions_holds_the_source_values(shared_data):
+    """``extrap_kept_values.extra-p`` was saved by Extra-P 4.2.5 from text/one_parameter_3.txt, repetitions kept."""
+    saved = reader.read_archive(DATA / "extrap_kept_values.extra-p", {})
+    source = text_reader.read(shared_data / "extrap" / "text" / "one_parameter_3.txt", {})
+    assert saved.notes == []
+    assert saved.parameter_names == ["x"]
+    assert [m.name for m in saved.metrics] == ["time", "flops"] == [m.name for m in source.metrics]
+    for metric in ("time", "flops"):
+        got, want = saved.values_of("compute", metric), source.values_of("compute", metric)
+        assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+    assert saved.repetition[:5].tolist() == [0, 1, 2, 3, 4]
+
+
+def test_archive_without_repetitions(shared_data):
+    experiment = reader.read_archive(shared_data / "extrap" / "experiments" / "two_parameter3.txt.extra-p",
+                                     {"value": "maximum"})
+    assert experiment.parameter_names == ["x", "y"]
+    assert [c.name for c in experiment.callpaths] == ["merge", "sort"]
+    assert [m.name for m in experiment.metrics] == ["time", "flops"]
+    assert len(experiment) == 4 * 25
+    coordinates, values = experiment.values_of("merge", "time")
+    assert values[coordinates.tolist().index([20.0, 1.0])] == 1.0146314163801136
+    assert experiment.notes == [NOTE.format(what="the experiment", statistic="maximum")]
+
+
+def test_extrap3_regions_of_the_same_name_and_statistics(shared_data):
+    path = shared_data / "extrap" / "input" / "experiment_3"
+    experiment = reader.read_extrap3(path, {})
+    assert [c.name for c in experiment.callpaths] == ["met1", "met2", "met1 #1", "met3"]
+    assert [(m.name, m.unit) for m in experiment.metrics] == [("test", "")]
+    assert experiment.values_of("met1", "test")[1][0] == 4.0200000000000005
+    assert experiment.notes == [NOTE.format(what="an Extra-P 3 experiment", statistic="mean")]
+    expected = {"median": 4.0, "minimum": 3.9, "maximum": 4.1}
+    for statistic, value in expected.items():
+        assert reader.read_extrap3(path, {"value": statistic}).values_of("met1", "test")[1][0] == value
+
+
+def test_extrap3_multi_parameter_with_units_and_sparse_models(shared_data, host):
+    for name in ("experiment_3_mp", "experiment_3_sparse"):
+        experiment = extrap_plugins.read(shared_data / "extrap" / "input" / name)
+        assert experiment.reader == "extrap3"
+        assert experiment.parameter_names == ["x", "y", "z"]
+        assert len(experiment.callpaths) == 4 and len(experiment.metrics) == 9 and len(experiment) == 36 * 27
+        assert dict((m.name, m.unit) for m in experiment.metrics)["time"] == "sec"
+    coordinates, values = experiment.values_of("main", "PAPI_FP_OPS")
+    assert coordinates[:3].tolist() == [[1.0, 1.0, 1.0], [1.0, 1.0, 10.0], [1.0, 1.0, 25.0]]
+    assert values[:3].tolist() == [6.0, 9.0, 9.0]
+
+
+def test_bad_archives(tmp_path):
+    not_zip = tmp_path / "a.extra-p"
+    not_zip.write_text("hello")
+    with pytest.raises(InputError) as error:
+        reader.read_archive(not_zip, {})
+    assert str(error.value) == (f"{not_zip}: not a valid zip archive (File is not a zip file); "
+                                "Extra-P 4 experiments are zip archives")
+    other = tmp_path / "b.extra-p"
+    with zipfile.ZipFile(other, "w") as archive:
+        archive.writestr("readme.txt", "hi")
+    with pytest.raises(InputError) as error:
+        reader.read_archive(other, {})
+    assert str(error.value) == f"{other}: no experiment.json in this zip archive; is it an Extra-P experiment?"
+    assert not reader.sniff_archive(other) and not reader.sniff_archive(not_zip)
+
+
+def test_bad_extrap3_files(tmp_path):
+    truncated = tmp_path / "truncated"
+    truncated.write_bytes(b"\x01\x00\x11\x00\x00\x00EXTRAP_EXPERIMENT\x03\x00\x00\x001.0\x09\x00\x00\x00Parameter\x00")
+    with pytest.raises(InputError) as error:
+        reader.read_extrap3(truncated, {})
+    assert str(error.value) == f"{truncated}: truncated Extra-P 3 experiment: the last record is cut off at byte 44"
+    assert reader.sniff_extrap3(truncated)
+    other = tmp_path / "other"
+    other.write_bytes(b"\x01\x00\x05\x00\x00\x00HELLO")
+    with pytest.raises(InputError) as error:
+        reader.read_extrap3(other, {})
+    assert str(error.value) == f"{other}: not an Extra-P 3 experiment (it does not start with EXTRAP_EXPERIMENT)"
+    assert not reader.sniff_extrap3(other)
+
+
+def test_options(shared_data):
+    path = shared_data / "extrap" / "input" / "experiment_3"
+    with pytest.raises(InputError) as error:
+        reader.read_extrap3(path, {"value": "average"})
+    assert str(error.value) == "option value='average': expected one of mean, median, minimum, maximum"
+    with pytest.raises(InputError) as error:
+        reader.read_extrap3(path, {"measure": "mean"})
+    assert str(error.value) == "the extrap3 reader has no option 'measure'; its options are: value"

@@ -1,0 +1,188 @@
+"""The reader of the instrument shim's output: files, folders, fragments, errors."""
+
+from __future__ import annotations
+
+import math
+import pathlib
+
+import pytest
+
+import extrap_plugins
+from extrap_plugins.api import select_reader
+from extrap_plugins.errors import ExtrapWarning, InputError
+from extrap_plugins.instrument import output, regions
+
+HAND_WRITTEN = (
+    '{"format":"extrap-plugins/instrument","version":1,"run":"a","status":"ok","errors":[],"program":"app",'
+    '"host":"h","started":"2025-01-01T00:00:00Z","duration":1.0,"parameters":{"p":2,"n":10},"repetition":0,'
+    '"size":2,"rank":null,"ranks":2,"metrics":{"time":{"unit":"sec","kind":"time"},'
+    '"bytes_sent":{"unit":"bytes","kind":"count"}},"statistics":["sum","mean","min","max"],'
+    '"callpaths":["main","main->MPI_Send"],'
+    '"values":{"time":{"sum":[3.0,0.5],"mean":[1.5,0.25],"min":[1.0,0.0],"max":[2.0,0.5]},'
+    '"bytes_sent":{"sum":[null,160],"mean":[null,80],"min":[null,0],"max":[null,160]}}}\n'
+)
+
+
+def make_line(parameters: dict, per_rank: list[dict[str, dict[str, float]]], *, run="r", rank=None, size=None,
+              repetition=0, status="ok", errors=()) -> str:
+    """One record: ``per_rank[r] = {callpath: {metric: value}}``, aggregated like the shim does."""
+    tables = []
+    for paths in per_rank:
+        rows = [[paths[c].get(m, math.nan) for m in regions.METRICS] for c in paths]
+        tables.append((list(paths), rows))
+    size = size or len(per_rank)
+    callpaths, stats = output.aggregate(tables, n_ranks=size if rank is None else 1)
+    record = output.make_record(run=run, callpaths=callpaths, stats=stats, parameters=parameters,
+                                repetition=repetition, size=size, rank=rank,
+                                ranks=size if rank is None else 1, status=status, errors=errors)
+    return output.encode(record).decode()
+
+
+def write(path: pathlib.Path, *lines: str) -> pathlib.Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(lines))
+    return path
+
+
+def values(experiment, callpath: str, metric: str) -> list[tuple[list[float], float]]:
+    coordinates, v = experiment.values_of(callpath, metric)
+    return sorted(zip(coordinates.tolist(), v.tolist()))
+
+
+def test_a_hand_written_line_reads_exactly(host, tmp_path):
+    path = write(tmp_path / "app.extrap.jsonl", HAND_WRITTEN)
+    experiment = extrap_plugins.read(path)
+    assert experiment.reader == "instrument"
+    assert experiment.parameter_names == ["p", "n"]
+    assert [c.name for c in experiment.callpaths] == ["main", "main->MPI_Send"]
+    assert [(m.name, m.unit, m.kind) for m in experiment.metrics] == [("time", "sec", "time"),
+                                                                     ("bytes_sent", "bytes", "count")]
+    assert values(experiment, "main", "time") == [([2.0, 10.0], 1.5)]
+    assert values(experiment, "main->MPI_Send", "bytes_sent") == [([2.0, 10.0], 80.0)]
+    assert experiment.values_of("main", "bytes_sent")[1].size == 0  # null: not applicable
+    largest = extrap_plugins.read(path, aggregation="max")
+    assert values(largest, "main", "time") == [([2.0, 10.0], 2.0)]
+    assert len(experiment) == 3
+
+
+def test_a_folder_of_runs_is_one_experiment_with_repetitions(host, tmp_path):
+    for p in (1, 2, 4):
+        lines = [make_line({"p": p, "n": n}, [{"main": {"time": 0.1 * n, "visits": 1}}] * p, run=f"p{p}n{n}r{r}",
+                           repetition=r) for n in (10, 20) for r in range(2)]
+        write(tmp_path / "runs" / f"app{p}.extrap.jsonl", *lines)
+    write(tmp_path / "runs" / "logs" / "p1.log", "not data\n")
+    experiment = extrap_plugins.read(tmp_path / "runs")
+    assert experiment.parameter_names == ["p", "n"]
+    assert len(experiment.points()) == 6
+    coordinates, v = experiment.values_of("main", "visits")
+    assert len(v) == 12 and set(v.tolist()) == {1.0}
+    assert sorted(set(experiment.repetition.tolist())) == [0, 1]
+    [group] = list(experiment.series_groups())
+    assert [(c.name, m.name) for c, m in group.keys] == [("main", "time"), ("main", "visits")]
+    assert group.values.shape == (2, 6, 2)  # 6 points, 2 repetitions each
+
+
+def test_fragments_are_joined_into_their_run(host, tmp_path):
+    ranks = [{"main": {"time": 1.0, "visits": 1}, "main->MPI_Send": {"time": 0.1, "visits": 2, "bytes_sent": 64}},
+             {"main": {"time": 3.0, "visits": 1}}]
+    for r in range(2):
+        write(tmp_path / f"app.x1.rank{r}.extrap.jsonl",
+              make_line({"p": 2}, [ranks[r]], run="x1", rank=r, size=2, status="partial"))
+    write(tmp_path / "app.extrap.jsonl", make_line({"p": 1}, [{"main": {"time": 1.0, "visits": 1}}], run="y"))
+    experiment = extrap_plugins.read(tmp_path)
+    assert values(experiment, "main", "time") == [([1.0], 1.0), ([2.0], 2.0)]
+    assert values(experiment, "main->MPI_Send", "bytes_sent") == [([2.0], 32.0)]  # mean over the 2 ranks
+    assert values(extrap_plugins.read(tmp_path, aggregation="min"), "main->MPI_Send", "visits") == [([2.0], 0.0)]
+
+
+def test_fragments_of_a_run_that_was_also_written_whole_are_ignored(host, tmp_path):
+    whole = make_line({"p": 2}, [{"main": {"time": 1.0}}, {"main": {"time": 3.0}}], run="z")
+    write(tmp_path / "app.extrap.jsonl", whole)
+    write(tmp_path / "app.z.rank1.extrap.jsonl", make_line({"p": 2}, [{"main": {"time": 3.0}}], run="z", rank=1, size=2))
+    assert values(extrap_plugins.read(tmp_path), "main", "time") == [([2.0], 2.0)]
+
+
+def test_failed_and_incomplete_runs_are_skipped_with_a_warning(host, tmp_path):
+    write(tmp_path / "app.f.rank0.extrap.jsonl", make_line({"p": 2}, [{"main": {"time": 1.0}}], run="f", rank=0,
+                                                           size=2, status="partial", errors=["rank 1 failed: KeyError: 'x'"]))
+    write(tmp_path / "app.f.rank1.extrap.jsonl", make_line({"p": 2}, [{"main": {"time": 1.0}}], run="f", rank=1,
+                                                           size=2, status="failed", errors=["rank 1 failed: KeyError: 'x'"]))
+    write(tmp_path / "app.g.rank0.extrap.jsonl", make_line({"p": 4}, [{"main": {"time": 1.0}}], run="g", rank=0, size=4))
+    write(tmp_path / "app.extrap.jsonl", make_line({"p": 1}, [{"main": {"time": 1.0}}], run="ok"))
+    with pytest.warns(ExtrapWarning) as caught:
+        experiment = extrap_plugins.read(tmp_path)
+    messages = sorted(str(w.message) for w in caught)
+    assert messages[0].startswith("run f skipped: rank 1 failed: KeyError: 'x'; files: ")
+    assert messages[1].startswith("run g skipped: 3 of its 4 ranks left no measurements (ranks 1, 2, 3); files: ")
+    assert experiment.points().tolist() == [[1.0]]
+
+
+def test_a_parameter_with_one_value_everywhere_is_not_modeled(host, tmp_path):
+    lines = [make_line({"p": p, "rows": 32}, [{"main": {"time": p}}] * p, run=str(p)) for p in (1, 2, 4)]
+    write(tmp_path / "a.extrap.jsonl", *lines)
+    with pytest.warns(ExtrapWarning, match="parameter rows = 32 in every run: not modeled"):
+        experiment = extrap_plugins.read(tmp_path / "a.extrap.jsonl")
+    assert experiment.parameter_names == ["p"]
+
+
+def test_repeated_repetition_numbers_are_renumbered(host, tmp_path):
+    line = make_line({"p": 1}, [{"main": {"time": 1.0}}], repetition=0)
+    write(tmp_path / "a.extrap.jsonl", line, line, line)
+    experiment = extrap_plugins.read(tmp_path / "a.extrap.jsonl")
+    assert sorted(experiment.repetition.tolist()) == [0, 1, 2]
+    assert any("renumbered" in note for note in experiment.notes)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("{not json}\n", "a.extrap.jsonl:2: not a JSON object (Expecting property name enclosed in double quotes at column 2)"),
+    ('{"format": "something else"}\n',
+     'a.extrap.jsonl:2: not an extrap-plugins instrument record (expected "format": "extrap-plugins/instrument")'),
+    ('{"format": "extrap-plugins/instrument", "version": 9}\n',
+     "a.extrap.jsonl:2: written by a newer extrap-plugins (record version 9, this reader knows up to 1); "
+     "upgrade extrap-plugins"),
+    (HAND_WRITTEN.replace('"sum":[3.0,0.5]', '"sum":[3.0]'),
+     "a.extrap.jsonl:2: values['time']['sum'] must be a list of 2 numbers (one per call path)"),
+    (HAND_WRITTEN.replace('"n":10', '"n":"ten"'), "a.extrap.jsonl:2: parameter 'n' must be a number, got 'ten'"),
+])
+def test_bad_lines_name_file_and_line(host, tmp_path, text, message):
+    path = write(tmp_path / "a.extrap.jsonl", HAND_WRITTEN, text)
+    with pytest.raises(InputError) as error:
+        extrap_plugins.read(path)
+    assert str(error.value).endswith(message)
+
+
+def test_runs_with_different_parameters_cannot_be_joined(host, tmp_path):
+    path = write(tmp_path / "a.extrap.jsonl", HAND_WRITTEN, make_line({"p": 1}, [{"main": {"time": 1.0}}]))
+    with pytest.raises(InputError, match=r"a.extrap.jsonl:2: parameters \['p'\] differ from \['n', 'p'\]"):
+        extrap_plugins.read(path)
+
+
+def test_a_line_cut_short_at_the_end_is_skipped_with_a_warning(host, tmp_path):
+    path = write(tmp_path / "a.extrap.jsonl", HAND_WRITTEN, HAND_WRITTEN[:100])
+    with pytest.warns(ExtrapWarning, match="a.extrap.jsonl:2: skipped an incomplete last line"):
+        experiment = extrap_plugins.read(path)
+    assert len(experiment) == 3
+
+
+def test_options_are_checked(host, tmp_path):
+    path = write(tmp_path / "a.extrap.jsonl", HAND_WRITTEN)
+    with pytest.raises(InputError, match="the instrument reader has no option 'statistic'; its options are: aggregation"):
+        extrap_plugins.read(path, statistic="max")
+    with pytest.raises(InputError, match="aggregation='median': expected one of sum, mean, min, max"):
+        extrap_plugins.read(path, aggregation="median")
+    with pytest.raises(InputError, match="no \\*.extrap.jsonl files"):
+        (tmp_path / "empty").mkdir()
+        extrap_plugins.read(tmp_path / "empty", reader="instrument")
+
+
+def test_the_reader_is_chosen_by_name_and_by_content(host, tmp_path):
+    named = write(tmp_path / "x" / "app.extrap.jsonl", HAND_WRITTEN)
+    plain = write(tmp_path / "y" / "measurements.jsonl", HAND_WRITTEN)
+    assert select_reader(named, host).name == "instrument"
+    assert select_reader(plain, host).name == "instrument"
+    assert select_reader(tmp_path / "y", host).name == "instrument"  # a folder with shim records
+    assert values(extrap_plugins.read(tmp_path / "y"), "main", "time") == [([2.0, 10.0], 1.5)]
+    extrap_lines = write(tmp_path / "z" / "extrap.jsonl", '{"params":{"x":1},"metric":"m","value":1}\n')
+    from extrap_plugins.readers.instrument_reader import sniff
+
+    assert not sniff(extrap_lines) and not sniff(tmp_path / "z")

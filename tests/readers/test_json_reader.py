@@ -1,0 +1,222 @@
+"""The json reader: JSON Lines and Extra-P's JSON documents, exact values and exact messages for bad input."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import extrap_plugins
+from extrap_plugins.errors import InputError
+from extrap_plugins.readers import json_reader
+
+INCOMPLETE = "(Extra-P needs every series at every point; --reader-option incomplete=allow reads it anyway)"
+
+
+def read(path, **options):
+    return json_reader.read(path, {k: str(v) for k, v in options.items()})
+
+
+def cells(experiment) -> dict[tuple, list[float]]:
+    """(call path, metric, point) -> values in file order."""
+    out: dict[tuple, list[float]] = {}
+    for c, m, point, value in zip(experiment.callpath_index, experiment.metric_index,
+                                  map(tuple, experiment.coordinates.tolist()), experiment.value.tolist()):
+        out.setdefault((experiment.callpaths[c].name, experiment.metrics[m].name, point), []).append(value)
+    return out
+
+
+# ------------------------------------------------------------- real files
+def test_json_lines_with_lists_of_repetitions(shared_data):
+    experiment = read(shared_data / "extrap" / "jsonlines" / "extended2.jsonl")
+    assert experiment.parameter_names == ["x", "y"]
+    assert [c.name for c in experiment.callpaths] == ["test"] and [m.name for m in experiment.metrics] == ["metr"]
+    assert len(experiment) == 45 and len(experiment.points()) == 9
+    got = cells(experiment)
+    assert got["test", "metr", (1.0, 2.0)] == [3.0] * 5
+    assert got["test", "metr", (3.0, 1.0)] == [10.0] * 5
+    assert sorted(experiment.repetition[:5].tolist()) == [0, 1, 2, 3, 4]
+
+
+def test_json_lines_without_callpath_and_metric_get_the_defaults(shared_data):
+    experiment = read(shared_data / "extrap" / "jsonlines" / "reduced.jsonl")
+    assert [c.name for c in experiment.callpaths] == ["<root>"]
+    assert [m.name for m in experiment.metrics] == ["time"]
+    assert len(experiment) == 125 and len(experiment.points()) == 25
+
+
+def test_json_lines_keep_the_first_lines_parameter_order(shared_data):
+    experiment = read(shared_data / "extrap" / "input" / "json_test_input4.jsonl")
+    assert experiment.parameter_names == ["t", "s", "a"]
+    group = next(experiment.series_groups())
+    assert group.points[0].tolist() == [4.0, 10.0, 100.0] and group.values[0, 0].tolist() == [6500.0]
+
+
+def test_new_schema_document(shared_data):
+    experiment = read(shared_data / "extrap" / "json" / "new" / "input2.json")
+    assert experiment.parameter_names == ["x", "y"]
+    assert [c.name for c in experiment.callpaths] == ["sweep", "sweep2"]
+    assert [m.name for m in experiment.metrics] == ["time", "visits"]
+    got = cells(experiment)
+    assert got["sweep", "time", (64.0, 50.0)] == [33.5] * 5
+    assert got["sweep2", "visits", (4.0, 10.0)] == [5.0]
+    assert len(experiment) == 2 * 5 * 5 + 2 * 5
+
+
+def test_old_schema_document_with_ids(shared_data):
+    experiment = read(shared_data / "extrap" / "json" / "input_4.JSON")
+    assert experiment.parameter_names == ["x"]
+    assert [c.name for c in experiment.callpaths] == ["sweep", "solve"]
+    assert [m.name for m in experiment.metrics] == ["time", "flops"]
+    assert len(experiment) == 100
+    assert cells(experiment)["solve", "flops", (64.0,)] == [6148.5] * 5
+
+
+def test_a_json_array_of_rows_and_a_single_row(tmp_path):
+    rows = [{"params": {"p": p}, "callpath": "main->solve", "value": 2.0 * p} for p in (1, 2, 4)]
+    array = tmp_path / "rows.json"
+    array.write_text(json.dumps(rows, indent=2))
+    assert cells(read(array)) == {("main->solve", "time", (p,)): [2.0 * p] for p in (1.0, 2.0, 4.0)}
+    single = tmp_path / "one.jsonl"
+    single.write_text(json.dumps(rows[0]))
+    assert cells(read(single)) == {("main->solve", "time", (1.0,)): [2.0]}
+
+
+def test_blank_lines_and_windows_line_ends(tmp_path):
+    path = tmp_path / "crlf.jsonl"
+    path.write_bytes(b'{"params": {"p": 1}, "value": 1.5}\r\n\r\n  \r\n{"params": {"p": 2}, "value": 2.5}\r\n')
+    assert cells(read(path)) == {("<root>", "time", (1.0,)): [1.5], ("<root>", "time", (2.0,)): [2.5]}
+
+
+def test_incomplete_series_allowed_on_request(tmp_path):
+    path = tmp_path / "sparse.jsonl"
+    path.write_text('{"params": {"p": 1}, "metric": "a", "value": 1}\n{"params": {"p": 2}, "metric": "a", "value": 2}\n'
+                    '{"params": {"p": 1}, "metric": "b", "value": 3}\n')
+    with pytest.raises(InputError) as error:
+        read(path)
+    assert str(error.value) == (f"{path}:3: call path '<root>', metric 'b' is measured at 1 of the 2 points; "
+                                f"missing: (p=2) {INCOMPLETE}")
+    experiment = read(path, incomplete="allow")
+    assert [len(g) for g in experiment.series_groups()] == [1, 1]
+
+
+def test_blocks_give_the_same_result_and_the_right_lines(tmp_path, monkeypatch):
+    lines = [json.dumps({"params": {"p": p}, "callpath": f"f{p % 3}", "value": [p, p + 0.5]}) for p in range(1, 30)]
+    path = tmp_path / "rows.jsonl"
+    path.write_text("\n".join(lines[:5]) + "\n\n" + "\n".join(lines[5:]) + "\n")
+    whole = cells(read(path, incomplete="allow"))
+    monkeypatch.setattr(json_reader.JsonLines, "BLOCK", 40)  # a block every line or two
+    assert cells(read(path, incomplete="allow")) == whole
+    with pytest.raises(InputError) as error:
+        read(path)
+    assert str(error.value) == (f"{path}:1: call path 'f1', metric 'time' is measured at 10 of the 29 points; "
+                                "missing: (p=2), (p=3), (p=5), (p=6), (p=8) and 14 more " + INCOMPLETE)
+    lines[20] = lines[20].replace('"value": [21, 21.5]', '"value": [21, "x"]')
+    path.write_text("\n".join(lines[:5]) + "\n\n" + "\n".join(lines[5:]) + "\n")
+    with pytest.raises(InputError) as error:
+        read(path)
+    assert str(error.value) == f"{path}:22: value 'x' is not a number"
+    path.write_text("\n".join(lines[:5]) + "\n\n" + "\n".join(lines[5:20]) + "\n{broken\n")
+    with pytest.raises(InputError) as error:
+        read(path)
+    assert str(error.value) == f"{path}:22: not valid JSON: Expecting property name enclosed in double quotes (column 2)"
+
+
+# ------------------------------------------------------------ bad input
+BAD = [
+    ("a.jsonl", '{"params": {"p": 1}, "value": 1}\n{"params": {"p": 2}, "value": 2}\n{"params": {"p": 4}, "value": }\n',
+     "3: not valid JSON: Expecting value (column 31)"),
+    ("b.jsonl", '{"params": {"p": 1}, "value": 1}\n{"params": {"p": 2}}\n', "2: no 'value'"),
+    ("c.jsonl", '{"params": {"p": 1}, "value": 1}\n{"params": {"p": 2}, "value": "abc"}\n',
+     "2: value 'abc' is not a number"),
+    ("d.jsonl", '{"params": {"p": 1}, "value": 1}\n{"params": {"p": 2}, "value": null}\n',
+     "2: value null is not a number"),
+    ("e.jsonl", '{"params": {"p": 1}, "value": 1}\n{"params": {"p": 2, "n": 3}, "value": 1}\n',
+     "2: parameters {p, n} differ from {p} of the first line"),
+    ("f.jsonl", '{"value": 1}\n{"params": {"p": 2}, "value": 1}\n',
+     "1: no 'params'; expected 'params': {parameter: value, ...}"),
+    ("g.jsonl", '{"params": {"p": 1}, "value": 1, "callpath": 5}\n',
+     "1: 'callpath' must be a non-empty string, got the number 5"),
+    ("h.jsonl", '{"params": {"p": "x"}, "value": 1}\n', "1: parameter 'p': 'x' is not a number"),
+    ("j.jsonl", '{"params": {"p": 1}, "value": 1}\n[1, 2]\n', "2: expected a JSON object per line, got a list"),
+    ("k.jsonl", '{"params": {"p": 1}, "value": 1}\n'
+                '{"params": {"p": 2}, "value": 1}, {"params": {"p": 3}, "value": 1}\n',
+     "2: not valid JSON: Extra data (column 33)"),
+    ("l.jsonl", '{"params": {"p": 1}, "value": [1, "x"]}\n', "1: value 'x' is not a number"),
+    ("m.jsonl", '{"params": {"p": 1}, "value": Infinity}\n', "1: value Infinity is not a finite number"),
+    ("n.jsonl", '{"params": {}, "value": 1}\n', "1: 'params' is empty; give at least one parameter"),
+    ("o.jsonl", '{"params": {"p": 1}, "value": 1, "metric": ""}\n',
+     "1: 'metric' must be a non-empty string, got an empty string"),
+    ("p.json", '{"parameters": ["x", "y"], "measurements": {"a": {"time": [{"point": [4], "values": [1]}]}}}',
+     "1: point [4] has 1 value, expected 2 (x, y)"),
+    ("q.json", '{\n "parameters": ["x"],\n "measurements": {"a": {"time": [\n  {"point": [4], "values": [1]},\n'
+               '  {"point": [8], "values": ["z"]}]}}}', "5: value 'z' is not a number"),
+    ("r.json", '{"callpaths": [{"id": 1, "name": "a"}], "metrics": [{"id": 1, "name": "t"}], '
+               '"parameters": [{"id": 1, "name": "x"}],\n"coordinates": [{"id": 1, "parameter_value_pairs": '
+               '[{"parameter_id": 1, "parameter_value": 4}]}],\n"measurements": [\n'
+               '{"callpath_id": 1, "coordinate_id": 1, "metric_id": 1, "value": 1},\n'
+               '{"callpath_id": 9, "coordinate_id": 1, "metric_id": 1, "value": 1}]}',
+     "5: callpath_id 9 names no call path"),
+    ("v.json", '{"callpaths": [{"id": 1, "name": "a"}], "metrics": [{"id": 1, "name": "t"}],\n'
+               '"parameters": [{"id": 1, "name": "x"}],\n"coordinates": [\n{"id": [1], "parameter_value_pairs": '
+               '[{"parameter_id": 1, "parameter_value": 4}]}],\n"measurements": []}',
+     "4: coordinate id [1] must be a number"),
+    ("s.json", '{"foo": 1}', "1: neither an Extra-P JSON document ('parameters' and 'measurements') nor a JSON Lines "
+                             "row ('params'); its keys are: 'foo'"),
+    ("t.json", '{"parameters": ["x"], \n"measurements": {"a": {"time": [{"point": [4], "values": [1]}], '
+               '"flops": [{"point": [4], "values": [1]}, {"point": [8], "values": [1]}]}}}',
+     f"2: call path 'a', metric 'time' is measured at 1 of the 2 points; missing: (x=8) {INCOMPLETE}"),
+    ("u.json", "[1, 2", "1: not valid JSON: Expecting ',' delimiter (column 6)"),
+]
+
+
+@pytest.mark.parametrize("name, content, message", BAD, ids=[b[0] for b in BAD])
+def test_bad_input_names_file_line_and_problem(tmp_path, name, content, message):
+    path = tmp_path / name
+    path.write_text(content)
+    with pytest.raises(InputError) as error:
+        read(path)
+    assert str(error.value) == f"{path}:{message}"
+
+
+def test_empty_and_binary_files(tmp_path):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n\n")
+    with pytest.raises(InputError, match="^.*empty.jsonl: the file is empty$"):
+        read(empty)
+    binary = tmp_path / "binary.json"
+    binary.write_bytes(b'{"params": {"p": 1},\n "value": \xff}')
+    with pytest.raises(InputError) as error:
+        read(binary)
+    assert str(error.value) == f"{binary}:2: not UTF-8 text (byte 0xff); is this the right reader?"
+
+
+def test_options_are_checked(tmp_path):
+    path = tmp_path / "a.jsonl"
+    path.write_text('{"params": {"p": 1}, "value": 1}\n')
+    with pytest.raises(InputError) as error:
+        read(path, aggregation="max")
+    assert str(error.value) == "the json reader has no option 'aggregation'; its options are: incomplete"
+    with pytest.raises(InputError) as error:
+        read(path, incomplete="maybe")
+    assert str(error.value) == "option incomplete='maybe': expected one of error, allow"
+
+
+# -------------------------------------------------------------- selection
+def test_sniffing_tells_json_from_talpas_and_the_shim(tmp_path):
+    rows = tmp_path / "rows.data"
+    rows.write_text('{"params": {"p": 1}, "value": 1}\n')
+    talpas = tmp_path / "talpas.data"
+    talpas.write_text('{"parameters":{"x":20};"metric":"time";"callpath":"compute";"value":82.0}\n')
+    shim = tmp_path / "run.data"
+    shim.write_text('{"format": "extrap-plugins/instrument", "version": 1, "parameters": {"p": 4}, '
+                    '"callpaths": ["main"]}\n')
+    assert json_reader.sniff(rows) and not json_reader.sniff(talpas) and not json_reader.sniff(shim)
+    assert not json_reader.sniff(tmp_path / "missing.json")
+
+
+def test_read_through_the_api_chooses_this_reader(shared_data, host):
+    experiment = extrap_plugins.read(shared_data / "extrap" / "json" / "input_1.JSON")
+    assert experiment.reader == "json"
+    assert np.array_equal(experiment.points()[:, 0], [4.0, 8.0, 16.0, 32.0, 64.0])

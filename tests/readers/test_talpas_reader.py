@@ -1,0 +1,61 @@
+"""The talpas reader: Talpas records, exact values and exact messages for bad input."""
+
+from __future__ import annotations
+
+import pytest
+
+from extrap_plugins.errors import InputError
+from extrap_plugins.readers import talpas_reader
+
+RECORD = '{{"parameters":{{"x":{x}}};"metric":"{m}";"callpath":"{c}";"value":{v}}}\n'
+
+
+def read(path, **options):
+    return talpas_reader.read(path, {k: str(v) for k, v in options.items()})
+
+
+def test_real_file_with_two_call_paths_and_two_metrics(shared_data):
+    experiment = read(shared_data / "extrap" / "talpas" / "talpas_9.txt")
+    assert experiment.parameter_names == ["x", "y"]
+    assert [c.name for c in experiment.callpaths] == ["compute", "sort"]
+    assert [m.name for m in experiment.metrics] == ["time", "flops"]
+    coordinates, values = experiment.values_of("compute", "time")
+    at = coordinates.tolist().index([20.0, 1.0])
+    assert values[at] == 1.007912824061828
+    assert [len(g) for g in experiment.series_groups()] == [4]
+    assert len(experiment.points()) == 25
+
+
+def test_records_with_blank_lines_and_repetitions(tmp_path):
+    path = tmp_path / "t.txt"
+    path.write_text(RECORD.format(x=1, m="time", c="f", v=1.5) + "\n" + RECORD.format(x=1, m="time", c="f", v=1.7)
+                    + RECORD.format(x=2, m="time", c="f", v=3))
+    experiment = read(path)
+    assert experiment.value.tolist() == [1.5, 1.7, 3.0] and experiment.repetition.tolist() == [0, 1, 0]
+
+
+@pytest.mark.parametrize("content, message", [
+    (RECORD.format(x=1, m="time", c="f", v=1) + '{"parameters":{"x":2};"metric":"time";"value":1}\n',
+     "2: no 'callpath'"),
+    (RECORD.format(x=1, m="time", c="f", v=1) + '{"parameters":{"x":2};"metric":"time" "callpath":"f";"value":1}\n',
+     "2: not valid JSON: Expecting ';' delimiter (column 39)"),
+    ('{"parameters":{"x":1};"metric":"time";"callpath":"f";"value":"fast"}\n', "1: value 'fast' is not a number"),
+    ('{"params":{"x":1};"metric":"time";"callpath":"f";"value":1}\n',
+     "1: no 'parameters'; expected 'parameters': {parameter: value, ...}"),
+])
+def test_bad_input(tmp_path, content, message):
+    path = tmp_path / "bad.txt"
+    path.write_text(content)
+    with pytest.raises(InputError) as error:
+        read(path)
+    assert str(error.value) == f"{path}:{message}"
+
+
+def test_options_and_sniff(tmp_path, shared_data):
+    path = shared_data / "extrap" / "talpas" / "talpas_1.txt"
+    assert talpas_reader.sniff(path)
+    assert not talpas_reader.sniff(shared_data / "extrap" / "text" / "one_parameter_1.txt")
+    assert not talpas_reader.sniff(shared_data / "extrap" / "jsonlines" / "test1.jsonl")
+    with pytest.raises(InputError) as error:
+        read(path, value="mean")
+    assert str(error.value) == "the talpas reader has no option 'value'; its options are: incomplete"

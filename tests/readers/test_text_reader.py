@@ -1,0 +1,155 @@
+"""The text reader: Extra-P's text format, exact values from real files and exact messages for bad input."""
+
+from __future__ import annotations
+
+import pytest
+
+from extrap_plugins.errors import InputError
+from extrap_plugins.readers import text_reader
+
+
+def read(path, **options):
+    return text_reader.read(path, {k: str(v) for k, v in options.items()})
+
+
+def cells(experiment) -> dict[tuple, list[float]]:
+    """(call path, metric, point) -> values in file order."""
+    out: dict[tuple, list[float]] = {}
+    for c, m, point, value in zip(experiment.callpath_index, experiment.metric_index,
+                                  map(tuple, experiment.coordinates.tolist()), experiment.value.tolist()):
+        out.setdefault((experiment.callpaths[c].name, experiment.metrics[m].name, point), []).append(value)
+    return out
+
+
+# ------------------------------------------------------------- real files
+def test_repetitions_per_data_line_may_differ(shared_data):
+    experiment = read(shared_data / "extrap" / "input" / "experiments_SP" / "experiment2.txt")
+    assert experiment.parameter_names == ["p"]
+    assert [c.name for c in experiment.callpaths] == ["met1", "met2", "met3", "met4"]
+    assert [m.name for m in experiment.metrics] == ["test"]  # METRIC before the first REGION holds for all
+    got = cells(experiment)
+    assert got["met2", "test", (16000.0,)] == [256.01, 255.99, 256.0, 256.0]  # 4 values on this DATA line
+    assert got["met4", "test", (1000.0,)] == [1000000.0, 1000001.0, 1000002.0]
+    assert len(experiment) == 5 * 5 * 3 - 1 + 5 * 3
+
+
+def test_metric_switches_inside_a_region_and_points_one_per_line(shared_data):
+    experiment = read(shared_data / "extrap" / "text" / "one_parameter_3.txt")
+    assert [m.name for m in experiment.metrics] == ["time", "flops"]
+    got = cells(experiment)
+    assert got["compute", "time", (20.0,)] == [82.00848518948744, 81.42023198759563, 81.98984501217201,
+                                               80.76019835580321, 82.54252892405795]
+    assert sorted(p[0] for (_, m, p) in got if m == "flops") == [20.0, 30.0, 40.0, 50.0, 60.0]
+
+
+def test_several_points_per_line_three_parameters(shared_data):
+    experiment = read(shared_data / "extrap" / "text" / "three_parameter_1.txt")
+    assert experiment.parameter_names == ["x", "y", "z"]
+    assert len(experiment.points()) == 125 and len(experiment) == 125 * 5
+    assert experiment.points()[0].tolist() == [20.0, 1.0, 100.0]
+
+
+def test_points_without_parentheses_and_no_metric(shared_data):
+    experiment = read(shared_data / "extrap" / "text" / "one_parameter_7.txt")
+    assert experiment.points()[:, 0].tolist() == [1000.0, 2000.0, 4000.0, 8000.0, 16000.0]
+    assert [m.name for m in experiment.metrics] == ["time"]  # no METRIC line: "time" ("" in Extra-P)
+
+
+def test_parameters_on_one_line_comments_and_tabs(shared_data):
+    experiment = read(shared_data / "extrap" / "text" / "two_parameter_5.txt")
+    assert experiment.parameter_names == ["p", "s"]
+    assert cells(experiment)["main", "time", (2.0, 10.0)] == [10.84]  # "DATA\t10.84" after a "# formula" line
+    tabs = read(shared_data / "extrap" / "text" / "two_parameter_segmented_1.txt")  # "POINTS\t(\t10\t2\t)"
+    assert len(tabs.points()) == 60
+
+
+def test_region_names_keep_hashes_and_collapse_spaces(shared_data):
+    experiment = read(shared_data / "extrap" / "text" / "mpa" / "relearn_data.txt")
+    names = [c.name for c in experiment.callpaths]
+    assert len(names) == 14
+    assert "Update #synaptic elements delta" in names and "Exchange branch nodes (w/ Allgather)" in names
+
+
+def test_call_tree_from_arrows(shared_data):
+    experiment = read(shared_data / "extrap" / "text" / "one_parameter_2.txt")
+    main = next(c for c in experiment.callpaths if c.name == "main")
+    assert [c.name for c in experiment.children(main)] == ["main->merge", "main->sort"]
+    assert [c.name for c in experiment.roots()] == ["main", "side"]
+
+
+def test_inline_comments_and_data_before_region(tmp_path):
+    path = tmp_path / "small.txt"
+    path.write_text("# measured on node 17\nPARAMETER p   # processes\nPOINTS 1 2 4\n"
+                    "DATA 1.5 1.6  # first\nDATA 3\nDATA 6\n")
+    assert cells(read(path)) == {("<root>", "time", (1.0,)): [1.5, 1.6], ("<root>", "time", (2.0,)): [3.0],
+                                 ("<root>", "time", (4.0,)): [6.0]}
+
+
+def test_windows_line_ends(tmp_path):
+    path = tmp_path / "crlf.txt"
+    path.write_bytes(b"PARAMETER p\r\nPOINTS ( 1 ) ( 2 )\r\nREGION main\r\nMETRIC time\r\nDATA 1 2\r\nDATA 3\r\n")
+    assert cells(read(path)) == {("main", "time", (1.0,)): [1.0, 2.0], ("main", "time", (2.0,)): [3.0]}
+
+
+# ------------------------------------------------------------ bad input
+BAD = [
+    ("a.txt", "PARAMETER p\nPOINTS 1 2 4\nREGION main\nDATA 1 2\nDATA 2 abc\nDATA 3\n",
+     "5: DATA value 'abc' is not a number"),
+    ("b.txt", "PARAMETER p\nPOINTS 1 2 4\nREGION main\nFOO 1\n",
+     "4: unknown keyword 'FOO'; a line starts with PARAMETER, POINTS, REGION, METRIC or DATA (or # for a comment)"),
+    ("c.txt", "PARAMETER p n\nPOINTS ( 1 2 ) ( 3 )\n", "2: point ( 3 ) has 1 value, expected 2 (p, n)"),
+    ("d.txt", "PARAMETER p\nPOINTS 1 2 1\n", "2: point (p=1) is listed twice (first on line 2)"),
+    ("e.txt", "PARAMETER p\nPOINTS 1 2\nREGION a\nDATA 1\nDATA 2\nREGION a\nDATA 1\nDATA 2\n",
+     "7: call path 'a', metric 'time' already has DATA lines (from line 4); give each REGION and METRIC pair once"),
+    ("f.txt", "PARAMETER p\nREGION a\nDATA 1\n", "3: DATA before any POINTS line"),
+    ("g.txt", "PARAMETER p\nPOINTS 1 2\nREGION a\nDATA\n", "4: DATA line without values"),
+    ("h.txt", "PARAMETER p p\n", "1: parameter 'p' is declared twice (first on line 1)"),
+    ("i.txt", "PARAMETER p\nPOINTS (1 (2)\n", "2: cannot read the points '(1 (2)': write ( v ) ( v ) ..."),
+    ("l.txt", "PARAMETER p\nPOINTS 1 2\nREGION a\nDATA 1\nDATA 2\nPOINTS 4\n",
+     "6: POINTS after DATA lines; give every point before the data"),
+    ("m.txt", "PARAMETER p\nPOINTS 1 2\nREGION a\nDATA 1 nan\nDATA 2\n", "4: DATA value 'nan' is not a finite number"),
+    ("n.txt", "PARAMETER p\nPOINTS 1 2\nREGION a\nDATA 1\nREGION b\nDATA 1\nDATA 2\n",
+     "4: call path 'a', metric 'time' has 1 DATA line (line 4), expected 2, one per point"),
+    ("o.txt", "PARAMETER p\nPOINTS 1 2\nMETRIC\n", "3: METRIC without a name"),
+    ("p.txt", "PARAMETER p q\nPOINTS 1 2\n", "2: POINTS without parentheses give one value per point, but there are "
+                                             "2 parameters (p, q); write each point as ( v1 ... v2 )"),
+    ("q.txt", "PARAMETER p\nPOINTS ( 1 ) ( x )\n", "2: POINTS value 'x' is not a number"),
+    ("j.txt", "# nothing\n", "no PARAMETER line; is this an Extra-P text file?"),
+    ("k.txt", "PARAMETER p\nPOINTS 1 2\n", "no DATA lines"),
+]
+
+
+@pytest.mark.parametrize("name, content, message", BAD, ids=[b[0] for b in BAD])
+def test_bad_input_names_file_line_and_problem(tmp_path, name, content, message):
+    path = tmp_path / name
+    path.write_text(content)
+    with pytest.raises(InputError) as error:
+        read(path)
+    where = f"{path}:" if message[0].isdigit() else f"{path}: "
+    assert str(error.value) == where + message
+
+
+def test_not_utf8(tmp_path):
+    path = tmp_path / "latin1.txt"
+    path.write_bytes(b"PARAMETER p\nPOINTS 1 \xff\n")
+    with pytest.raises(InputError) as error:
+        read(path)
+    assert str(error.value) == f"{path}:2: not UTF-8 text (byte 0xff); is this the right reader?"
+
+
+def test_no_options(tmp_path):
+    path = tmp_path / "a.txt"
+    path.write_text("PARAMETER p\nPOINTS 1\nDATA 1\n")
+    with pytest.raises(InputError) as error:
+        read(path, incomplete="allow")
+    assert str(error.value) == "the text reader has no option 'incomplete'; its options are: none"
+
+
+def test_sniff(tmp_path, shared_data):
+    assert text_reader.sniff(shared_data / "extrap" / "text" / "two_parameter_5.txt")
+    commented = tmp_path / "c.txt"
+    commented.write_text("# a comment first\n\nPARAMETER p\n")
+    other = tmp_path / "o.txt"
+    other.write_text("PARAMETERS p\n")
+    assert text_reader.sniff(commented) and not text_reader.sniff(other)
+    assert not text_reader.sniff(shared_data / "extrap" / "talpas" / "talpas_1.txt")

@@ -1,0 +1,51 @@
+"""The extrap-jsonl exporter: the measurements behind a model set, as Extra-P JSON Lines."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import extrap_plugins
+from extrap_plugins import Experiment, ModelSet
+from extrap_plugins.errors import InputError
+
+
+def test_every_value_becomes_one_line_in_extrap_format(host):
+    experiment = Experiment.from_columns(
+        ["p", "n"],
+        callpath=["main->solve", "main", "main", "main", "main->solve"],
+        metric=["time", "time", "time", "bytes", "time"],
+        coordinates=[[2, 0.5], [1, 10], [1, 10], [1, 10], [2, 0.5]],
+        value=[0.1, 1.0, 1.25, 800, 0.30000000000000004],
+    )
+    models = extrap_plugins.model(experiment, executor="serial")
+    text = extrap_plugins.export(models, "extrap-jsonl")
+    assert text.splitlines() == [  # in the experiment's call path and metric order
+        '{"params":{"p":2,"n":0.5},"callpath":"main->solve","metric":"time","value":0.1}',
+        '{"params":{"p":2,"n":0.5},"callpath":"main->solve","metric":"time","value":0.30000000000000004}',
+        '{"params":{"p":1,"n":10},"callpath":"main","metric":"time","value":1.0}',
+        '{"params":{"p":1,"n":10},"callpath":"main","metric":"time","value":1.25}',
+        '{"params":{"p":1,"n":10},"callpath":"main","metric":"bytes","value":800.0}',
+    ]
+    for line in text.splitlines():  # each line is what Extra-P's JSON Lines reader expects
+        assert set(json.loads(line)) == {"params", "callpath", "metric", "value"}
+
+
+def test_the_export_reads_back_into_the_same_measurements(host, tmp_path):
+    experiment = Experiment.from_columns(
+        ["p"], callpath="main", metric="time", coordinates=[[1], [2], [4], [8], [16]] * 2,
+        value=[1, 2, 4, 8, 16, 1.5, 2.5, 4.5, 8.5, 16.5])
+    models = extrap_plugins.model(experiment, executor="serial")
+    target = tmp_path / "out.jsonl"
+    extrap_plugins.export(models, "extrap-jsonl", target)
+    lines = [json.loads(line) for line in target.read_text().splitlines()]
+    assert sorted((d["params"]["p"], d["value"]) for d in lines) == sorted(
+        zip([1, 2, 4, 8, 16] * 2, [1, 2, 4, 8, 16, 1.5, 2.5, 4.5, 8.5, 16.5]))
+
+
+def test_a_model_set_without_measurements_cannot_be_exported(host):
+    with pytest.raises(InputError, match="writes the measurements behind the models, and this model set carries none"):
+        extrap_plugins.export(ModelSet(("p",), []), "extrap-jsonl")
+    with pytest.raises(InputError, match="has no options"):
+        extrap_plugins.export(ModelSet(("p",), []), "extrap-jsonl", precision="3")

@@ -1,0 +1,327 @@
+"""Extrapolation and ranking: values at the target, shares, growth classes, prediction intervals."""
+
+import csv
+import io
+import json
+import math
+
+import numpy as np
+import pytest
+
+import extrap_plugins
+from extrap_plugins import Experiment, Factor, InputError, Model, ModelSet, Segment, Term
+from extrap_plugins.cli import ExitStatus, main
+from extrap_plugins.exporters import json_document
+from extrap_plugins.extrapolation import extrapolate, growth_class, parse_target
+
+P = np.array([4.0, 8.0, 16.0, 32.0, 64.0])
+
+
+def term(coefficient, **factors):
+    return Term(coefficient, {name: Factor(*f) if isinstance(f, tuple) else Factor(f) for name, f in factors.items()})
+
+
+def measured(functions, points, parameters=("p",), repetitions=1, noise=0.0, seed=0):
+    """An experiment with the values of ``functions`` {callpath: f(X) -> (n,)} at ``points``."""
+    rng = np.random.default_rng(seed)
+    X = np.repeat(np.asarray(points, dtype=float).reshape(len(points), -1), repetitions, axis=0)
+    callpaths, coordinates, values = [], [], []
+    for callpath, f in functions.items():
+        y = f(X)
+        callpaths += [callpath] * len(y)
+        coordinates.append(X)
+        values.append(y + noise * rng.standard_normal(len(y)))
+    return Experiment.from_columns(list(parameters), callpath=callpaths, metric="time",
+                                   coordinates=np.concatenate(coordinates), value=np.concatenate(values))
+
+
+def model_set_of(models, experiment):
+    return ModelSet(tuple(experiment.parameter_names), models, modeler="hand", experiment=experiment)
+
+
+# ------------------------------------------------------------------- target
+def test_value_at_target_is_model_predict_for_fitted_models():
+    experiment = measured({"main": lambda X: 3 + 2 * X[:, 0] * np.log2(X[:, 0]),
+                           "main->a": lambda X: 1 + 0.5 * X[:, 0]}, P[:, None], repetitions=2, noise=0.01)
+    models = extrap_plugins.model(experiment)
+    result = extrapolate(models, "p=65536")
+    assert result.target == {"p": 65536.0} and result.largest == {"p": 64.0}
+    for model, row in zip(models, result.rows):
+        assert row.value_target == model.predict({"p": 65536})
+        assert row.value_largest == model.predict({"p": 64})
+        assert row.interval[0] < row.value_target < row.interval[1]
+
+
+def test_target_accepts_a_mapping_and_checks_every_parameter():
+    assert parse_target({"p": 8, "n": 1e6}, ("p", "n")) == {"p": 8.0, "n": 1e6}
+    assert parse_target("n=1e6 , p=65536", ("p", "n")) == {"p": 65536.0, "n": 1e6}
+    assert parse_target("", ("p",)) is None
+
+
+@pytest.mark.parametrize("text, message", [
+    ("p=65536", "target 'p=65536': give a value for n as well"),
+    ("p=1,q=2", "target 'p=1,q=2': unknown parameter 'q'; the parameters are p, n"),
+    ("p=x,n=1", "target 'p=x,n=1': p='x' is not a number"),
+    ("p=-4,n=1", "target 'p=-4,n=1': p must be a positive number, got -4"),
+    ("p65536", "target 'p65536': expected NAME=VALUE pairs separated by commas, e.g. p=65536,n=1e6"),
+])
+def test_bad_targets_say_what_is_wrong(text, message):
+    with pytest.raises(InputError) as error:
+        parse_target(text, ("p", "n"))
+    assert str(error.value) == message
+
+
+# ------------------------------------------------------------------- shares
+def tree_models():
+    """Inclusive values: main = its children's sum + 2 (its own time); main->a = main->a->c + 1 + 0.5 p."""
+    return [
+        Model("main", "time", ("p",), 4.0, (term(1.0, p=1), term(3.0, p=(0, 1)))),
+        Model("main->a", "time", ("p",), 2.0, (term(1.0, p=1),)),
+        Model("main->a->c", "time", ("p",), 1.0, (term(0.5, p=1),)),
+        Model("main->b", "time", ("p",), 0.0, (term(3.0, p=(0, 1)),)),
+    ]
+
+
+def test_shares_of_inclusive_values_add_up_to_the_parents():
+    models = tree_models()
+    experiment = measured({m.callpath: (lambda X, m=m: m.predict(X)) for m in models}, P[:, None])
+    result = extrapolate(model_set_of(models, experiment), "p=4096")
+    assert result.values == {"time": "inclusive"}
+    main, a, c, b = result.rows
+    for when in ("largest", "target"):
+        share = lambda row, of: getattr(row, f"share_{of}_{when}")  # noqa: E731
+        value = lambda row: getattr(row, f"value_{when}")  # noqa: E731
+        # main's own time is 2: the children's shares and main's own share add up to 1.
+        assert share(a, "parent") + share(b, "parent") + 2 / value(main) == pytest.approx(1.0)
+        assert share(a, "parent") == pytest.approx(value(a) / value(main))
+        assert share(c, "root") == pytest.approx(share(c, "parent") * share(a, "root"))
+        assert share(main, "root") == 1.0 and math.isnan(share(main, "parent"))
+    assert b.share_root_target < b.share_root_largest  # log p grows slower than p: b loses ground
+    assert a.share_root_target > a.share_root_largest
+
+
+def test_shares_of_exclusive_values_use_subtree_totals():
+    exclusive = [
+        Model("main", "time", ("p",), 2.0),
+        Model("main->a", "time", ("p",), 1.0, (term(0.5, p=1),)),
+        Model("main->a->c", "time", ("p",), 0.0, (term(0.5, p=1),)),
+        Model("main->b", "time", ("p",), 0.0, (term(3.0, p=(0, 1)),)),
+    ]
+    experiment = measured({m.callpath: (lambda X, m=m: m.predict(X)) for m in exclusive}, P[:, None])
+    result = extrapolate(model_set_of(exclusive, experiment), "p=1024")
+    assert result.values == {"time": "exclusive"}  # main (2) is smaller than its children's sum: detected
+    main, a, c, b = result.rows
+    total = 2 + (1 + 0.5 * 1024) + 0.5 * 1024 + 3 * 10
+    assert a.share_root_target == pytest.approx((1 + 0.5 * 1024 + 0.5 * 1024) / total)
+    assert a.share_parent_target + b.share_parent_target + 2 / total == pytest.approx(1.0)
+    assert c.share_parent_target == pytest.approx(512 / (1 + 1024))
+    forced = extrapolate(model_set_of(exclusive, experiment), "p=1024", values="inclusive")
+    assert forced.rows[1].share_root_target == pytest.approx((1 + 512) / 2)
+
+
+def test_a_missing_parent_model_gives_no_share():
+    models = [Model("main->a", "time", ("p",), 1.0), Model("main->a->b", "time", ("p",), 0.5)]
+    experiment = measured({m.callpath: (lambda X, m=m: m.predict(X)) for m in models}, P[:, None])
+    a, b = extrapolate(model_set_of(models, experiment)).rows
+    assert math.isnan(a.share_parent_largest) and math.isnan(a.share_root_largest)
+    assert b.share_parent_largest == 0.5
+
+
+# ------------------------------------------------------------------ growth
+@pytest.mark.parametrize("model, expected", [
+    (Model("a", "t", ("p",), 3.0, (term(2.0, p=(1, 1)),)), "O(p·log p)"),
+    (Model("a", "t", ("n",), 1.0, (term(4.0, n=1.5),)), "O(n^1.5)"),
+    (Model("a", "t", ("p",), 7.0), "O(1)"),
+    (Model("a", "t", ("p",), 5.0, (term(3.0, p=-1),)), "O(1)"),
+    (Model("a", "t", ("p",), 0.0, (term(3.0, p=-1),)), "O(p^-1)"),
+    (Model("a", "t", ("p",), 2.0, (term(1.0, p=2), term(5.0, p=(1, 1)))), "O(p^2)"),
+    (Model("a", "t", ("p",), 1.0, (term(0.1, p=(0, 2)),)), "O(log^2 p)"),
+    (Model("a", "t", ("n",), 1.0, (term(0.1, n=1 / 3),)), "O(n^(1/3))"),
+    (Model("a", "t", ("p", "n"), 1.0, (term(1.0, p=1), term(2.0, n=0.5))), "O(p + n^0.5)"),
+    (Model("a", "t", ("p", "n"), 1.0, (term(1.0, p=1, n=1), term(2.0, p=2), term(1.0, p=1))), "O(p^2 + p·n)"),
+    (Model("a", "t", ("p", "n"), 0.05, (term(1e-4, p=(0, 1), n=0.5),)), "O(log p·n^0.5)"),
+    (Model("a", "t", ("p",), 1.0, (term(0.0, p=3),)), "O(1)"),
+    (Model("a", "t", ("p",), 0.0, segments=(Segment({"p": (1, 16)}, 1.0, (term(2.0, p=1),)),
+                                            Segment({"p": (16, 64)}, 0.0, (term(0.1, p=2),)))), "O(p^2)"),
+    (Model("a", "t", ("p",), 0.0, function_text="magic", predictor=lambda X: X[:, 0]), None),
+])
+def test_growth_classes_of_known_models(model, expected):
+    assert growth_class(model) == expected
+
+
+def test_sorting_by_growth_target_and_share():
+    models = [
+        Model("main", "time", ("p",), 10.0, (term(1.0, p=1), term(0.01, p=2))),
+        Model("main->log", "time", ("p",), 5.0, (term(1.0, p=(0, 1)),)),
+        Model("main->quadratic", "time", ("p",), 0.0, (term(0.01, p=2),)),
+        Model("main->linear", "time", ("p",), 5.0, (term(1.0, p=1),)),
+    ]
+    experiment = measured({m.callpath: (lambda X, m=m: m.predict(X)) for m in models}, P[:, None])
+    model_set = model_set_of(models, experiment)
+    def order(sort, target=None):
+        return [model_set.models[i].callpath for i in extrapolate(model_set, target, sort=sort).order]
+
+    assert order("growth", "p=1e4") == ["main", "main->quadratic", "main->linear", "main->log"]
+    assert order("target", "p=1e4") == ["main", "main->quadratic", "main->linear", "main->log"]
+    assert order("share", "p=8") == ["main", "main->linear", "main->log", "main->quadratic"]
+    assert order("share") == ["main", "main->linear", "main->quadratic", "main->log"]  # at p = 64
+    assert order(None) == ["main", "main->log", "main->quadratic", "main->linear"]
+    with pytest.raises(InputError, match=r"sorting by 'target' needs a target point \(--target p=...\)"):
+        extrapolate(model_set, sort="target")
+    with pytest.raises(InputError, match="unknown sort 'size'; expected one of growth, target, share"):
+        extrapolate(model_set, sort="size")
+
+
+# ---------------------------------------------------------------- intervals
+def noisy_cases(n_cases, sigma, seed):
+    """``n_cases`` call paths measuring f(p) = 3 + 2·p·log2(p) with Gaussian noise, 3 repetitions each,
+    and models of the right shape fitted by least squares to the means."""
+    truth = lambda p: 3 + 2 * p * np.log2(p)  # noqa: E731
+    experiment = measured({f"case{k}": (lambda X: truth(X[:, 0])) for k in range(n_cases)},
+                          P[:, None], repetitions=3, noise=sigma, seed=seed)
+    models = []
+    A = np.column_stack([np.ones_like(P), P * np.log2(P)])
+    for group in experiment.series_groups():
+        Y = group.reduce("mean")
+        coefficients, *_ = np.linalg.lstsq(A, Y.T, rcond=None)
+        for (callpath, _), (c0, c1) in zip(group.keys, coefficients.T):
+            models.append(Model(callpath.name, "time", ("p",), float(c0), (term(float(c1), p=(1, 1)),)))
+    return model_set_of(models, experiment), truth
+
+
+def test_95_percent_intervals_cover_the_truth_in_90_to_99_percent_of_200_cases():
+    sigma, target = 20.0, 4096.0
+    model_set, truth = noisy_cases(200, sigma, seed=11)
+    result = extrapolate(model_set, {"p": target})
+    low = np.array([r.confidence[0] for r in result.rows])
+    high = np.array([r.confidence[1] for r in result.rows])
+    covered = np.mean((low <= truth(target)) & (truth(target) <= high))
+    assert 0.90 <= covered <= 0.99, covered
+    # A new measurement there (mean of 3 repetitions, as fitted) falls in the prediction interval.
+    new = truth(target) + sigma * np.random.default_rng(12).standard_normal((200, 3)).mean(axis=1)
+    low = np.array([r.interval[0] for r in result.rows])
+    high = np.array([r.interval[1] for r in result.rows])
+    covered = np.mean((low <= new) & (new <= high))
+    assert 0.90 <= covered <= 0.99, covered
+    width = high - low
+    assert np.all(width > np.array([r.confidence[1] - r.confidence[0] for r in result.rows]))
+
+
+def test_intervals_widen_away_from_the_measurements_and_vanish_without_noise():
+    model_set, _ = noisy_cases(1, 5.0, seed=3)
+    near = extrapolate(model_set, "p=128").rows[0]
+    far = extrapolate(model_set, "p=65536").rows[0]
+    assert far.interval[1] - far.interval[0] > 10 * (near.interval[1] - near.interval[0])
+    exact = tree_models()[:1]
+    experiment = measured({"main": exact[0].predict}, P[:, None])
+    (row,) = extrapolate(model_set_of(exact, experiment), "p=1e5").rows
+    assert row.interval == pytest.approx((row.value_target, row.value_target))
+
+
+def test_no_interval_without_degrees_of_freedom_or_measurements():
+    two_points = measured({"main": lambda X: 1 + X[:, 0]}, [[2.0], [4.0]])
+    model = Model("main", "time", ("p",), 1.0, (term(1.0, p=1),))
+    (row,) = extrapolate(model_set_of([model], two_points), "p=64").rows
+    assert row.value_target == 65.0 and all(math.isnan(v) for v in row.interval)
+    (row,) = extrapolate(ModelSet(("p",), [model]), "p=64").rows
+    assert row.value_target == 65.0 and math.isnan(row.value_largest) and math.isnan(row.interval[0])
+
+
+# ---------------------------------------------------------------- exporters
+@pytest.fixture
+def stencil_like(host):
+    models = tree_models()
+    experiment = measured({m.callpath: (lambda X, m=m: m.predict(X)) for m in models}, P[:, None])
+    return model_set_of(models, experiment)
+
+
+def test_csv_rows_gain_the_extrapolation(stencil_like):
+    text = extrap_plugins.export(stencil_like, "csv", target={"p": 4096}, sort="target")
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert [r["callpath"] for r in rows] == ["main", "main->a", "main->a->c", "main->b"]
+    main = stencil_like.models[0]
+    assert float(rows[0]["value_target"]) == main.predict({"p": 4096})
+    assert float(rows[0]["value_largest"]) == main.predict({"p": 64})
+    assert rows[0]["growth"] == "O(p)" and rows[3]["growth"] == "O(log p)"
+    assert float(rows[1]["share_parent_target"]) == pytest.approx(4098 / (4 + 4096 + 36))
+    assert rows[0]["share_parent_target"] == "" and rows[0]["share_root_target"] == "1.0"
+    assert float(rows[0]["interval_low"]) == pytest.approx(float(rows[0]["value_target"]))
+
+
+def test_json_version_2_adds_keys_and_version_1_stays_exact(stencil_like):
+    v2 = json.loads(extrap_plugins.export(stencil_like, "json", version=2, target="p=4096"))
+    v1 = json.loads(extrap_plugins.export(stencil_like, "json", version=1, target="p=4096"))
+    assert v1 == json_document(stencil_like, 1) and set(v1) == {"format", "version", "parameters", "models"}
+    assert v2["version"] == 2 and v2["target_point"] == {"p": 4096.0} and v2["largest_point"] == {"p": 64.0}
+    assert v2["interval_level"] == 0.95 and v2["values"] == {"time": "inclusive"} and v2["sort"] is None
+    for old, new in zip(v1["models"], v2["models"]):
+        assert {k: new[k] for k in old} == old
+        assert set(new) - set(old) == {"growth", "largest", "target"}
+    a = v2["models"][1]
+    assert a["growth"] == "O(p)" and a["target"]["value"] == 4098.0
+    assert a["target"]["share_of_parent"] == pytest.approx(4098 / 4136)
+    assert a["largest"] == {"value": 66.0, "share_of_parent": pytest.approx(66 / 86),
+                            "share_of_root": pytest.approx(66 / 86)}
+    assert json.loads(extrap_plugins.export(stencil_like, "json", version=2))["models"][0]["target"] is None
+    with pytest.raises(InputError, match="JSON version '3' does not exist; expected one of 1, 2"):
+        extrap_plugins.export(stencil_like, "json", version=3)
+
+
+def test_text_gains_columns_only_when_asked(stencil_like):
+    plain = extrap_plugins.export(stencil_like, "text").splitlines()
+    assert plain[0].split() == ["call", "path", "metric", "model", "adj.", "R²", "SMAPE"]
+    lines = extrap_plugins.export(stencil_like, "text", target="p=4096", sort="share").splitlines()
+    assert "growth" in lines[0] and "at p=64" in lines[0] and "at p=4096" in lines[0] and "95% interval" in lines[0]
+    assert [line.split()[0] for line in lines[2:]] == ["main", "main->a", "main->a->c", "main->b"]
+    assert "O(p)" in lines[3] and "4098" in lines[3] and "76.7% → 99.1%" in lines[3]
+
+
+def test_exporters_name_their_options(stencil_like):
+    with pytest.raises(InputError) as error:
+        extrap_plugins.export(stencil_like, "json", colour="red")
+    assert str(error.value) == ("exporter 'json' has no option 'colour'; its options are: version, "
+                                "and those of every exporter: target, sort, values, level")
+
+
+# ---------------------------------------------------------------------- CLI
+@pytest.fixture
+def numbers(tmp_path):
+    path = tmp_path / "run.jsonl"
+    lines = [json.dumps({"params": {"p": p}, "callpath": c, "metric": "time", "value": v})
+             for p in P for c, v in (("main", 3 + 2 * p * np.log2(p) + 5), ("main->x", 5.0))]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_cli_target_sort_and_json_versions(host, numbers, capsys):
+    assert main(["model", str(numbers), "--export", "json", "--target", "p=1024", "--sort", "growth"]) == ExitStatus.OK
+    document = json.loads(capsys.readouterr().out)
+    assert document["version"] == 2 and document["sort"] == "growth"
+    assert [m["growth"] for m in document["models"]] == ["O(p·log p)", "O(1)"]
+    assert document["models"][1]["target"]["share_of_parent"] == pytest.approx(5 / (8 + 2 * 1024 * 10))
+    args = ["model", str(numbers), "--export", "json", "--json-version", "1", "--target", "p=1024"]
+    assert main(args) == ExitStatus.OK
+    document = json.loads(capsys.readouterr().out)
+    assert set(document) == {"format", "version", "parameters", "models"} and document["version"] == 1
+    assert set(document["models"][0]) == {"callpath", "metric", "modeler", "function", "constant", "terms",
+                                          "segments", "quality", "points"}
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--target", "q=4"], "target 'q=4': unknown parameter 'q'; the parameters are p"),
+    (["--sort", "target"], "sorting by 'target' needs a target point (--target p=...)"),
+    (["--json-version", "1"], "--json-version applies to --export json only"),
+    (["--plot-top", "3"], "--plot-top applies to --export plot and html only"),
+])
+def test_cli_bad_extrapolation_options(host, numbers, capsys, args, message):
+    assert main(["model", str(numbers), *args]) == ExitStatus.BAD_INPUT
+    assert capsys.readouterr().err == f"extrap-plugins: error: {message}\n"
+
+
+def test_rows_are_ranked_within_each_metric():
+    models = [Model("main", "time", ("p",), 1.0), Model("main", "bytes", ("p",), 1e6),
+              Model("main->a", "time", ("p",), 5.0), Model("main->a", "bytes", ("p",), 10.0)]
+    model_set = ModelSet(("p",), models)
+    order = extrapolate(model_set, "p=8", sort="target").order
+    assert [(models[i].callpath, models[i].metric) for i in order] == [
+        ("main->a", "time"), ("main", "time"), ("main", "bytes"), ("main->a", "bytes")]
