@@ -137,6 +137,9 @@ def _stream_command(args: argparse.Namespace) -> ExitStatus:
 
     from .streaming import stream_models
 
+    if args.target is not None:
+        warnings.warn("streamed models carry no measurements: prediction intervals at --target are left out "
+                      "(--stream off computes them)", stacklevel=2)
     show = {"on": True, "off": False}.get(args.progress, sys.stderr.isatty())
     with tqdm(disable=not show, file=sys.stderr, unit="series", desc="modeling") as bar:
         model_set = stream_models(args.inputs, args.reader, args.modeler, metrics=args.metric,

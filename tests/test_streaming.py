@@ -306,3 +306,25 @@ def test_command_line_streams_to_the_same_output(sweep, tmp_path, capsys):
     assert capsys.readouterr().out == in_memory
     assert cli.main(["model", str(sweep), "--stream", "on", "--scratch", str(tmp_path / "x")]) == 2
     assert capsys.readouterr().err == f"extrap-plugins: error: {tmp_path / 'x'}: the scratch folder does not exist\n"
+
+
+def test_streamed_exports_show_values_at_the_largest_point_but_no_intervals(sweep, tmp_path, capsys):
+    common = ["model", str(sweep), "--executor", "serial", "--export", "csv", "--target", "p=64"]
+    assert cli.main([*common, "--stream", "off"]) == 0
+    in_memory = capsys.readouterr().out.splitlines()
+    assert cli.main([*common, "--stream", "on", "--scratch", str(tmp_path)]) == 0
+    out, err = capsys.readouterr()
+    streamed = out.splitlines()
+    assert err == ("extrap-plugins: warning: streamed models carry no measurements: prediction intervals at "
+                   "--target are left out (--stream off computes them)\n")
+    header = in_memory[0].split(",")
+    interval = [header.index("interval_low"), header.index("interval_high")]
+    assert len(streamed) == len(in_memory) == 2 * 300 + 1
+    with_interval = 0
+    for ours, theirs in zip(streamed[1:], in_memory[1:]):
+        ours, theirs = ours.split(","), theirs.split(",")
+        assert [ours[i] for i in interval] == ["", ""]
+        with_interval += all(theirs[i] for i in interval)
+        assert [v for i, v in enumerate(ours) if i not in interval] == \
+               [v for i, v in enumerate(theirs) if i not in interval]
+    assert with_interval >= 300  # every time series has one in memory
