@@ -12,7 +12,8 @@ import os
 import pathlib
 import tempfile
 import warnings
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -56,14 +57,9 @@ def read(
         or the reader found bad content (the message names file and line).
     """
     host = host or get_host()
-    paths = [pathlib.Path(path)] if isinstance(path, (str, os.PathLike)) else [pathlib.Path(p) for p in path]
-    if not paths:
-        raise InputError("no input given")
+    paths = input_paths(path)
     metrics, callpaths = tuple(metrics), tuple(callpaths)
     str_options = {key: str(value) for key, value in options.items()}
-    for p in paths:
-        if not p.exists():
-            raise InputError("no such file or folder", p)
     infos = [host.reader(reader) if reader else select_reader(p, host) for p in paths]
     experiments = []
     for info, group in _by_reader(infos, paths):
@@ -72,7 +68,9 @@ def read(
             reader_options.update(metrics=metrics, callpaths=callpaths)
         if info.parts is not None and info.read_part is not None:
             # All inputs of a run-splitting reader form one set (one parts call, one join).
-            experiment = _read_parts(info, group[0] if len(group) == 1 else group, reader_options, executor, jobs)
+            selection = None if info.filters else (metrics, callpaths)
+            experiment = _read_parts(info, group[0] if len(group) == 1 else group, reader_options, executor, jobs,
+                                     selection)
             batch = [experiment]
         else:
             batch = [info.read(p, reader_options) for p in group]
@@ -88,6 +86,23 @@ def read(
     return joined
 
 
+def input_paths(path: str | os.PathLike | Sequence[str | os.PathLike]) -> list[pathlib.Path]:
+    """The inputs as a list of paths that exist.
+
+    Raises
+    ------
+    InputError
+        No input, or one that does not exist.
+    """
+    paths = [pathlib.Path(path)] if isinstance(path, (str, os.PathLike)) else [pathlib.Path(p) for p in path]
+    if not paths:
+        raise InputError("no input given")
+    for p in paths:
+        if not p.exists():
+            raise InputError("no such file or folder", p)
+    return paths
+
+
 def _by_reader(infos: list[ReaderInfo], paths: list[pathlib.Path]) -> list[tuple[ReaderInfo, list[pathlib.Path]]]:
     """Inputs grouped by reader, in first-seen order."""
     groups: dict[str, tuple[ReaderInfo, list[pathlib.Path]]] = {}
@@ -96,37 +111,144 @@ def _by_reader(infos: list[ReaderInfo], paths: list[pathlib.Path]) -> list[tuple
     return list(groups.values())
 
 
-def _read_parts(info: ReaderInfo, path, options: dict, executor: str, jobs: int | None) -> Experiment:
-    """Read the runs of one input in parallel; skip (and warn about) broken runs."""
-    source = ", ".join(map(str, path)) if isinstance(path, list) else str(path)
+def _read_parts(info: ReaderInfo, path, options: dict, executor: str, jobs: int | None,
+                selection: tuple[tuple[str, ...], tuple[str, ...]] | None = None) -> Experiment:
+    """Read the runs of one input in parallel; skip (and warn about) broken runs.
+
+    ``selection`` is ``(metrics, callpaths)`` to apply in the workers for
+    readers that do not select themselves, so unselected values never
+    travel back.
+    """
+    source = describe_inputs(path)
     parts = info.parts(path, options)
     if not parts:
         raise InputError(f"no runs found for the {info.name} reader", source)
     kind = executors.resolve(executor, len(parts))
-    with executors.create_executor(kind, jobs) as pool:
-        results = list(executors.map_ordered(pool, _read_one_part, ((info.read_part, part, options) for part in parts)))
     experiments = []
-    for part, (experiment, error) in zip(parts, results):
-        if error is not None:
-            warnings.warn(ExtrapWarning(f"skipped: {error}"), stacklevel=3)
-        else:
+    with executors.create_executor(kind, jobs) as pool:
+        tasks = ((info.read_part, part, options, selection) for part in parts)
+        results = executors.map_ordered(pool, read_one_part, tasks)
+        for experiment in report_parts(results, stacklevel=4):
             experiments.append(experiment)
     if not experiments:
         raise InputError(f"none of the {len(parts)} runs could be read", source)
+    if selection is not None:
+        check_selection(*selection, with_values={m.name for e in experiments for m in _with_rows(e.metrics,
+                                                                                           e.metric_index)},
+                        declared=list(dict.fromkeys(m.name for e in experiments for m in e.metrics)),
+                        any_callpath=any(len(e) for e in experiments), source=source)
     if info.join is not None:
         return info.join(experiments, path, options)
-    joined = Experiment.concatenate(experiments, source=source)
-    joined.notes = [note for e in experiments for note in e.notes]
-    return joined
+    from .streaming import join_parts
+
+    return join_parts(experiments, source)
 
 
-def _read_one_part(task) -> tuple[Experiment | None, InputError | None]:
-    """Runs in a worker: a bad run comes back as an error value, not an exception."""
-    read_part, part, options = task
-    try:
-        return read_part(part, options), None
-    except InputError as error:
-        return None, error
+def _with_rows(names: Sequence, codes: np.ndarray) -> list:
+    """The entries of ``names`` that some row uses."""
+    used = np.bincount(codes, minlength=len(names)) > 0 if len(codes) else np.zeros(len(names), dtype=bool)
+    return [name for name, u in zip(names, used) if u]
+
+
+def check_selection(metrics: Sequence[str], callpaths: Sequence[str], *, with_values: Iterable[str],
+                    declared: Sequence[str], any_callpath: bool, source: str) -> None:
+    """Check what ``--metric``/``--callpath`` selected after every run was read.
+
+    Raises
+    ------
+    InputError
+        A metric no run declares (listing the ones they do), a metric with no
+        value in any run, or call path globs that match nothing.
+    """
+    with_values = set(with_values)
+    missing = [m for m in metrics if m not in with_values]
+    unknown = [m for m in missing if m not in declared]
+    if unknown:
+        listed = f"; the metrics are {', '.join(declared)}" if declared else " in any run"
+        raise InputError(f"no metric {', '.join(map(repr, unknown))}{listed}", source)
+    if missing:
+        raise InputError(f"metric {', '.join(map(repr, missing))} has no data in any run", source)
+    if callpaths and not any_callpath:
+        raise InputError(f"no call path matches {', '.join(map(repr, callpaths))}", source)
+
+
+def describe_inputs(path) -> str:
+    """The inputs as one string for messages: ``a, b`` for a list."""
+    return ", ".join(map(str, path)) if isinstance(path, (list, tuple)) else str(path)
+
+
+def read_one_part(task) -> tuple[Any, InputError | None, list[Warning]]:
+    """Read one part in a worker: ``(result, error, warnings)``, never an exception.
+
+    ``task`` is ``(read_part, part, options)`` or ``(read_part, part,
+    options, selection)`` with ``selection`` ``(metrics, callpaths)`` (or
+    None) applied here for readers that do not select themselves.  A bad run
+    comes back as an :class:`InputError` naming it (a reader bug too, with
+    its type, so one odd file cannot end a long sweep); warnings come back to
+    be shown once each.
+    """
+    read_part, part, options = task[:3]
+    selection = task[3] if len(task) > 3 else None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            result, error = read_part(part, options), None
+        except InputError as problem:
+            result, error = None, problem
+        except Exception as problem:  # noqa: BLE001 - reported by path, the sweep goes on
+            result, error = None, InputError(f"reading failed ({type(problem).__name__}: {problem})",
+                                             str(getattr(part, "path", part)))
+    if result is not None and selection is not None:
+        result = select_leniently(result, *selection)
+    return result, error, [portable_warning(w.message) for w in caught]
+
+
+def select_leniently(experiment: Experiment, metrics: Sequence[str], callpaths: Sequence[str]) -> Experiment:
+    """The rows of the named metrics and of call paths matching the globs; a run may have none.
+
+    The name lists stay whole (for messages); :func:`check_selection`
+    checks the selection once all runs are read.
+    """
+    if not metrics and not callpaths:
+        return experiment
+    keep = np.ones(len(experiment), dtype=bool)
+    if metrics:
+        wanted = np.array([m.name in metrics for m in experiment.metrics], dtype=bool)
+        keep &= wanted[experiment.metric_index]
+    if callpaths:
+        keep &= matching(experiment.callpaths, callpaths)[experiment.callpath_index]
+    return experiment._subset(keep)
+
+
+def matching(names: Sequence, globs: Sequence[str]) -> np.ndarray:
+    """Which names (call paths) match any of the globs: one compiled pattern for all, shape (n_names,)."""
+    import fnmatch
+    import re
+
+    pattern = re.compile("|".join(f"(?:{fnmatch.translate(g)})" for g in globs))
+    return np.fromiter((pattern.match(str(n)) is not None for n in names), dtype=bool, count=len(names))
+
+
+def portable_warning(message: Warning) -> Warning:
+    """A warning that survives pickling back from a worker (its category kept where possible)."""
+    if isinstance(message, ExtrapWarning) or type(message).__module__ == "builtins":
+        return message
+    return ExtrapWarning(str(message))
+
+
+def report_parts(results: Iterable[tuple[Any, InputError | None, list[Warning]]], stacklevel: int = 3):
+    """Yield the parts that were read; warn (once per text) about the rest and about what workers reported."""
+    seen: set[tuple[type, str]] = set()
+    for result, error, caught in results:
+        for message in caught:
+            key = (type(message), str(message))
+            if key not in seen:
+                seen.add(key)
+                warnings.warn(message, stacklevel=stacklevel)
+        if error is not None:
+            warnings.warn(ExtrapWarning(f"skipped: {error}"), stacklevel=stacklevel)
+        else:
+            yield result
 
 
 def select_reader(path: pathlib.Path, host: PluginHost | None = None) -> ReaderInfo:
@@ -203,16 +325,8 @@ def model(
     info = host.modeler(modeler)
     instance = _build_modeler(info, options, tuple(experiment.parameter_names))
     selected = experiment.select(metrics=metrics, callpaths=callpaths)
-    chunks = [chunk for group in selected.series_groups() for chunk in split_group(group, CHUNK_SERIES)]
-    kind = executors.resolve(executor, len(chunks))
-    models: list[Model] = []
-    with executors.create_executor(kind, jobs) as pool:
-        done = (lambda result: progress(len(result[0]))) if progress is not None else None
-        tasks = ((instance, chunk, measure, info.name) for chunk in chunks)
-        for fitted, caught in executors.map_ordered(pool, _fit_chunk, tasks, on_done=done):
-            for warning in caught:
-                warnings.warn(warning, stacklevel=2)
-            models.extend(fitted)
+    plan = BlockPlan.of(selected)
+    models = fit_blocks(plan.blocks(), plan.n_blocks, instance, measure, info.name, executor, jobs, progress)
     order = {(c.name, m.name): i for i, (c, m) in enumerate(
         (c, m) for c in experiment.callpaths for m in experiment.metrics)}
     models.sort(key=lambda m: order.get((m.callpath, m.metric), len(order)))
@@ -229,6 +343,117 @@ def model(
 
 CHUNK_SERIES = 4096
 """Series per piece of modelling work: fixed, so results never depend on the executor."""
+
+
+def block_size(n_metrics: int) -> int:
+    """Call paths per block: all metrics of these call paths make at most :data:`CHUNK_SERIES` series."""
+    return max(1, CHUNK_SERIES // max(1, n_metrics))
+
+
+@dataclass
+class BlockPlan:
+    """An experiment cut into blocks of consecutive call paths (all their metrics), for modelling.
+
+    The cut depends only on the data (the call paths that have values, in the
+    experiment's order, and how many metrics have values), never on the
+    executor or on whether the data were streamed, so every way of running
+    fits exactly the same batches and gets bit-identical models.
+
+    Attributes
+    ----------
+    experiment : Experiment
+    callpaths : ndarray of int, shape (n_present,)
+        Codes of the call paths that have values, in the experiment's order.
+    size : int
+        Call paths per block (:func:`block_size`).
+    order : ndarray of int, shape (n_rows,)
+        Rows sorted by block (stable: rows of one call path keep their order).
+    bounds : ndarray of int, shape (n_blocks + 1,)
+        Block ``b`` is ``order[bounds[b]:bounds[b + 1]]``.
+    position : ndarray of int, shape (n_rows,)
+        Each row's call path among ``callpaths``.
+    """
+
+    experiment: Experiment
+    callpaths: np.ndarray
+    size: int
+    order: np.ndarray
+    bounds: np.ndarray
+    position: np.ndarray
+
+    @classmethod
+    def of(cls, experiment: Experiment) -> BlockPlan:
+        n_cp = len(experiment.callpaths)
+        counts = np.bincount(experiment.callpath_index, minlength=n_cp)
+        present = np.flatnonzero(counts)
+        n_metrics = int(np.count_nonzero(np.bincount(experiment.metric_index, minlength=1)))
+        size = block_size(n_metrics)
+        rank = np.cumsum(counts > 0) - 1
+        position = rank[experiment.callpath_index] if len(experiment) else np.zeros(0, np.int64)
+        order = np.argsort(position, kind="stable")
+        n_blocks = -(-present.size // size)
+        bounds = np.searchsorted(position[order] // size, np.arange(n_blocks + 1))
+        return cls(experiment, present, size, order, bounds, position)
+
+    @property
+    def n_blocks(self) -> int:
+        return self.bounds.size - 1
+
+    def block(self, b: int) -> Experiment:
+        """Block ``b`` as an Experiment holding only its call paths (small to send to a worker)."""
+        e = self.experiment
+        rows = self.order[self.bounds[b]:self.bounds[b + 1]]
+        start = b * self.size
+        codes = self.callpaths[start:start + self.size]
+        return Experiment(
+            parameters=e.parameters,
+            callpaths=[e.callpaths[i] for i in codes],
+            metrics=e.metrics,
+            callpath_index=(self.position[rows] - start).astype(np.int32),
+            metric_index=e.metric_index[rows],
+            coordinates=e.coordinates[rows],
+            repetition=e.repetition[rows],
+            value=e.value[rows],
+            source=e.source,
+            reader=e.reader,
+        )
+
+    def blocks(self) -> Iterator[Experiment]:
+        """Every block, made only when asked for (at most a few are in memory at once)."""
+        return (self.block(b) for b in range(self.n_blocks))
+
+
+def fit_blocks(blocks: Iterable, n_blocks: int, instance, measure: str, name: str, executor: str,
+               jobs: int | None, progress: Progress | None, fit: Callable = None) -> list[Model]:
+    """Fit every block through the executor; models in block order, warnings shown once each."""
+    kind = executors.resolve(executor, n_blocks)
+    fit = fit or fit_block
+    models: list[Model] = []
+    with executors.create_executor(kind, jobs) as pool:
+        done = (lambda result: progress(len(result[0]))) if progress is not None else None
+        tasks = ((instance, block, measure, name) for block in blocks)
+        for fitted, caught in executors.map_ordered(pool, fit, tasks, on_done=done):
+            for warning in caught:
+                warnings.warn(warning, stacklevel=3)
+            models.extend(fitted)
+    return models
+
+
+def fit_block(task) -> tuple[list[Model], list[Warning]]:
+    """Fit one block (an Experiment of a few call paths); runs in a worker.
+
+    Its series groups are fitted in chunks of at most :data:`CHUNK_SERIES`
+    series; warnings travel back with the models.
+    """
+    instance, block, measure, name = task
+    models: list[Model] = []
+    caught: list[Warning] = []
+    for group in block.series_groups():
+        for chunk in split_group(group, CHUNK_SERIES):
+            fitted, warned = _fit_chunk((instance, chunk, measure, name))
+            models.extend(fitted)
+            caught.extend(warned)
+    return models, caught
 
 
 def split_group(group: SeriesGroup, size: int) -> list[SeriesGroup]:
@@ -252,7 +477,7 @@ def _fit_chunk(task) -> tuple[list[Model], list[Warning]]:
         raise RuntimeError(f"modeler {name!r} returned {len(fitted)} models for {len(group)} series")
     for m in fitted:
         m.modeler = m.modeler or name
-    return fitted, [w.message for w in caught]
+    return fitted, [portable_warning(w.message) for w in caught]
 
 
 def _build_modeler(info, options: Mapping[str, Any], parameters: tuple[str, ...]):

@@ -15,7 +15,7 @@ from typing import Sequence
 
 from . import api
 from .errors import ExtrapError, InputError, PluginError
-from .executors import EXECUTORS, MPI_LAUNCH
+from .executors import EXECUTORS, MPI_LAUNCH, WorkerLost, end_mpi_job
 from .experiment import MEASURES
 from .exporters import JSON_VERSION, JSON_VERSIONS
 from .extrapolation import SORT_KEYS
@@ -81,6 +81,11 @@ def build_parser() -> argparse.ArgumentParser:
                        help="where independent work runs: serial, process (--jobs workers), or mpi "
                             f"(start as '{MPI_LAUNCH}'); auto: process when there is enough work")
     model.add_argument("--jobs", type=int, metavar="N", help="worker processes for --executor process")
+    model.add_argument("--stream", choices=("auto", "on", "off"), default="auto",
+                       help="read run by run into --scratch and model block by block, never holding all "
+                            "measurements (auto: for inputs over 2 GiB)")
+    model.add_argument("--scratch", metavar="DIR", help="folder for streamed runs (default: $EXTRAP_PLUGINS_SCRATCH "
+                                                        "or the temporary folder; shared by all nodes for MPI)")
 
     commands.add_parser("plugins", help="list every reader, modeler and exporter and who provides it")
 
@@ -137,6 +142,10 @@ def program(args: argparse.Namespace) -> ExitStatus:
 
 
 def _model_command(args: argparse.Namespace) -> ExitStatus:
+    from . import streaming
+
+    if streaming.should_stream(args.inputs, args.stream):
+        return _stream_command(args)
     selected = api.read(args.inputs if len(args.inputs) > 1 else args.inputs[0], reader=args.reader,
                         metrics=args.metric, callpaths=args.callpath, executor=args.executor, jobs=args.jobs,
                         **parse_options(args.reader_option, "--reader-option", reserved=READ_FLAGS))
@@ -150,6 +159,28 @@ def _model_command(args: argparse.Namespace) -> ExitStatus:
                               executor=args.executor, jobs=args.jobs,
                               **parse_options(args.option, "--option", reserved=MODEL_FLAGS))
     options = {**parse_options(args.export_option, "--export-option", reserved=EXPORT_FLAGS), **export_options(args)}
+    text = api.export(model_set, args.export, args.output, **options)
+    if text is not None:
+        sys.stdout.write(text)
+    return ExitStatus.OK
+
+
+def _stream_command(args: argparse.Namespace) -> ExitStatus:
+    from tqdm import tqdm
+
+    from .streaming import stream_models
+
+    if args.target is not None:
+        warnings.warn("streamed models carry no measurements: prediction intervals at --target are left out "
+                      "(--stream off computes them)", stacklevel=2)
+    show = {"on": True, "off": False}.get(args.progress, sys.stderr.isatty())
+    with tqdm(disable=not show, file=sys.stderr, unit="series", desc="modeling") as bar:
+        model_set = stream_models(args.inputs, args.reader, args.modeler, metrics=args.metric,
+                                  callpaths=args.callpath, measure=args.measure, executor=args.executor,
+                                  jobs=args.jobs, scratch=args.scratch, progress=bar.update,
+                                  reader_options=parse_options(args.reader_option, "--reader-option"),
+                                  **parse_options(args.option, "--option"))
+    options = {**parse_options(args.export_option, "--export-option"), **export_options(args)}
     text = api.export(model_set, args.export, args.output, **options)
     if text is not None:
         sys.stdout.write(text)
@@ -347,6 +378,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as error:  # unreadable input, unwritable output
         where = f"{error.filename}: " if error.filename else ""
         return _fail(args, f"{where}{error.strerror or error}", ExitStatus.BAD_INPUT, error)
+    except WorkerLost as error:
+        status = _fail(args, error, ExitStatus.ERROR)
+        if error.mpi:  # a dead rank: MPI cannot end normally, end the whole job now
+            end_mpi_job(status)
+        return status
     except ExtrapError as error:
         return _fail(args, error, ExitStatus.ERROR)
     except Exception as error:  # a bug: say so, without a traceback unless asked

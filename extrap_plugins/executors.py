@@ -1,8 +1,9 @@
 """The one place that decides where independent work runs.
 
 Every stage that loops over independent pieces of work (reading runs,
-modelling chunks of series, rendering plots) submits them to the
-:class:`concurrent.futures.Executor` made here; no stage writes its own pool.
+modelling blocks of series, rendering plots) submits them to the
+:class:`concurrent.futures.Executor` made here, through :func:`map_ordered`;
+no stage writes its own pool.
 
 ``serial``
     In this process, one piece after the other.
@@ -18,27 +19,54 @@ modelling chunks of series, rendering plots) submits them to the
 
 Results never depend on the executor: work is split the same way whatever
 runs it, and results are put back in submission order.
+
+A worker that dies (killed by the system, a crash in a C library) ends the
+work with :class:`WorkerLost` instead of a hang: a process pool notices at
+once; an MPI pool notices when no piece of work has finished for
+:func:`stall_timeout` seconds (MPI launchers usually end the whole job
+themselves when a rank dies; the watchdog covers those that do not).
 """
 
 from __future__ import annotations
 
+import collections
 import concurrent.futures as cf
 import os
 import sys
+import time
 from typing import Callable, Iterable, Iterator, TypeVar
 
-from .errors import InputError
+from .errors import ExtrapError, InputError
 
 EXECUTORS = ("auto", "serial", "process", "mpi")
 MPI_LAUNCH = "mpiexec -n N python -m mpi4py.futures -m extrap_plugins model ..."
 AUTO_MINIMUM_TASKS = 4
+STALL_TIMEOUT_VARIABLE = "EXTRAP_PLUGINS_STALL_TIMEOUT"
+STALL_TIMEOUT = 1800.0
+"""Seconds without any finished piece of work after which an MPI worker counts as dead."""
+STALL_FACTOR = 20.0
+"""... or this many times the longest wait between two finished pieces, if that is longer."""
 
 T = TypeVar("T")
 R = TypeVar("R")
 
 
+class WorkerLost(ExtrapError):
+    """A worker died (or stopped answering) while it held a piece of work.
+
+    ``mpi`` says whether it was an MPI worker: then the job cannot end
+    normally (MPI would wait for the dead rank) and must be aborted.
+    """
+
+    def __init__(self, message: str, mpi: bool = False):
+        super().__init__(message)
+        self.mpi = mpi
+
+
 class SerialExecutor(cf.Executor):
     """Runs each submitted call at once, in this process (the default for small work)."""
+
+    _max_workers = 1
 
     def submit(self, fn, /, *args, **kwargs) -> cf.Future:
         future: cf.Future = cf.Future()
@@ -94,20 +122,122 @@ def _mpi_executor(jobs: int | None) -> cf.Executor:
             "--executor mpi needs a pool of MPI workers: start the command as "
             f"'{MPI_LAUNCH}' with N >= 2 (rank 0 runs the command, ranks 1..N-1 are the workers)"
         )
-    return MPIPoolExecutor(max_workers=jobs)
+
+    class WatchedMPIPool(MPIPoolExecutor):
+        """An MPI pool whose work is watched for dead workers; it does not wait for them at shutdown."""
+
+        stall_timeout: float | None = None
+        lost = False
+
+        def shutdown(self, wait=True, *, cancel_futures=False):
+            if self.lost:  # waiting would wait for the dead rank forever
+                wait, cancel_futures = False, True
+            super().shutdown(wait, cancel_futures=cancel_futures)
+
+    pool = WatchedMPIPool(max_workers=jobs)
+    pool.stall_timeout = stall_timeout()
+    return pool
+
+
+def stall_timeout() -> float:
+    """Seconds without progress after which an MPI worker counts as dead.
+
+    ``$EXTRAP_PLUGINS_STALL_TIMEOUT`` overrides :data:`STALL_TIMEOUT`.
+    """
+    text = os.environ.get(STALL_TIMEOUT_VARIABLE, "")
+    if not text:
+        return STALL_TIMEOUT
+    try:
+        value = float(text)
+    except ValueError:
+        raise InputError(f"${STALL_TIMEOUT_VARIABLE} must be a number of seconds, got {text!r}") from None
+    if value <= 0:
+        raise InputError(f"${STALL_TIMEOUT_VARIABLE} must be positive, got {text!r}")
+    return value
+
+
+def end_mpi_job(status: int) -> None:
+    """Abort the whole MPI job (after a :class:`WorkerLost`): the only way not to wait for a dead rank."""
+    from mpi4py import MPI
+
+    sys.stdout.flush()
+    sys.stderr.flush()
+    MPI.COMM_WORLD.Abort(status)
+
+
+def workers(executor: cf.Executor) -> int:
+    """How many pieces of work the executor runs at once."""
+    return max(1, int(getattr(executor, "_max_workers", 1) or 1))
 
 
 def map_ordered(executor: cf.Executor, fn: Callable[[T], R], items: Iterable[T],
-                on_done: Callable[[R], None] | None = None) -> Iterator[R]:
+                on_done: Callable[[R], None] | None = None, window: int | None = None) -> Iterator[R]:
     """``fn(item)`` for every item on ``executor``; results in the items' order.
 
-    ``on_done`` is called with each result as it completes (for progress bars).
-    An exception in a piece of work is raised here when its turn comes.
+    ``items`` is consumed lazily: at most ``window`` pieces (default: twice
+    the workers) are in flight, so a generator of large pieces never has
+    them all in memory.  ``on_done`` is called with each result as it
+    completes (for progress bars).  An exception in a piece of work is
+    raised here when its turn comes.
+
+    Raises
+    ------
+    WorkerLost
+        A worker process died, or (MPI) no piece has finished for longer
+        than the stall timeout while pieces were in flight.
     """
-    futures = [executor.submit(fn, item) for item in items]
-    if on_done is not None:
-        for future in cf.as_completed(futures):
-            if future.exception() is None:
-                on_done(future.result())
-    for future in futures:
-        yield future.result()
+    window = window or 2 * workers(executor)
+    limit = getattr(executor, "stall_timeout", None)
+    source = iter(items)
+    pending: collections.deque[cf.Future] = collections.deque()
+    running: set[cf.Future] = set()
+    exhausted = False
+    last_progress = time.monotonic()
+    longest_gap = 0.0
+
+    def finished(future: cf.Future) -> None:
+        nonlocal last_progress, longest_gap
+        running.discard(future)
+        now = time.monotonic()
+        longest_gap = max(longest_gap, now - last_progress)
+        last_progress = now
+        if on_done is not None and not future.cancelled() and future.exception() is None:
+            on_done(future.result())
+
+    try:
+        while True:
+            while not exhausted and len(running) < window:
+                try:
+                    item = next(source)
+                except StopIteration:
+                    exhausted = True
+                    break
+                future = executor.submit(fn, item)
+                pending.append(future)
+                running.add(future)
+            if not pending:
+                return
+            head = pending[0]
+            if head.done():
+                pending.popleft()
+                if head in running:
+                    finished(head)
+                yield head.result()
+                continue
+            allowed = None if limit is None else max(limit, STALL_FACTOR * longest_gap)
+            timeout = None if allowed is None else max(0.0, last_progress + allowed - time.monotonic())
+            done, _ = cf.wait(running, timeout=timeout, return_when=cf.FIRST_COMPLETED)
+            for future in done:
+                finished(future)
+            if not done and allowed is not None and time.monotonic() - last_progress >= allowed:
+                executor.lost = True  # type: ignore[attr-defined]
+                raise WorkerLost(
+                    f"no MPI worker has finished a piece of work for {allowed:.3g} s ({len(running)} in flight): "
+                    f"a worker has died or hangs (see the MPI launcher's messages); stopping the job. "
+                    f"If the pieces are just slow, raise ${STALL_TIMEOUT_VARIABLE} (seconds)", mpi=True)
+    except cf.BrokenExecutor as error:
+        raise WorkerLost(f"a worker process died while working ({error}); was it killed for using too much "
+                         f"memory? Try fewer --jobs, --stream on, or --executor serial") from None
+    finally:
+        for future in pending:
+            future.cancel()

@@ -464,6 +464,8 @@ def extrapolate(
     if sort == "target" and target_point is None:
         raise InputError("sorting by 'target' needs a target point (--target p=...)")
     largest = largest_point(model_set.experiment)
+    if largest is None and model_set.measured_points is not None and len(model_set.measured_points):  # streamed
+        largest = {name: float(v) for name, v in zip(parameters, np.max(model_set.measured_points, axis=0))}
     models = model_set.models
     n = len(models)
     now = _values_at(models, largest)

@@ -163,6 +163,9 @@ class ModelSet:
     source: str = ""
     experiment: "Experiment | None" = field(default=None, repr=False, compare=False)
     """The measurements the models were learned from (for plots and intervals)."""
+    measured_points: "np.ndarray | None" = field(default=None, repr=False, compare=False)
+    """The distinct measured points, shape (n_points, n_params), when ``experiment`` is None because the
+    measurements were streamed and never all in memory (:mod:`extrap_plugins.streaming`)."""
 
     def __iter__(self) -> Iterator[Model]:
         return iter(self.models)

@@ -59,6 +59,17 @@ class ReaderInfo:
         holds ``"metrics"`` and ``"callpaths"`` as tuples of str (names and
         globs; empty means all), and values outside them are never
         materialised.  Otherwise the host selects after reading.
+    omits_zeros : bool
+        Whether runs leave zero values out, as CUBE files do.  When the host
+        joins runs itself (streaming, see :mod:`extrap_plugins.streaming`,
+        where ``join`` is not called), a (call path, metric) series with a
+        value in some run is then 0 in a run that has values for that call
+        path and for that metric but none for the pair, and call paths or
+        metrics found in only some runs are reported as warnings, as
+        :func:`extrap_plugins.streaming.omitted_zeros` and
+        :func:`~extrap_plugins.streaming.coverage_findings` do.  A reader
+        with a ``join`` and ``omits_zeros`` joins the same way (by calling
+        those two functions), so streaming gives the same models.
     """
 
     name: str
@@ -72,6 +83,7 @@ class ReaderInfo:
     read_part: Callable[[Any, dict], Experiment] | None = None
     join: Callable[[list[Experiment], pathlib.Path, dict], Experiment] | None = None
     filters: bool = False
+    omits_zeros: bool = False
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from __future__ import annotations
 import fnmatch
 import itertools
 import pathlib
+import re
 import warnings
 from dataclasses import dataclass
 from typing import Iterable, Sequence
@@ -38,6 +39,7 @@ from extrap_plugins.errors import ExtrapWarning, InputError
 from extrap_plugins.experiment import Experiment, Metric
 from extrap_plugins.hookspecs import hookimpl
 from extrap_plugins.registration import ReaderInfo
+from extrap_plugins.streaming import coverage_findings, omitted_zeros
 
 from .cube_names import CONVENTION, RunName, parse_run_name, read_mapping
 from .cube_tree import AGGREGATIONS
@@ -291,8 +293,8 @@ def read_run(spec: RunSpec, settings: Settings) -> Experiment:
             try:
                 result = profile.callpath_values(metric, settings.inclusive, settings.aggregation)
             except UnsupportedMetricType:
-                notes.append(WARNING_NOTE + f"metric {metric.name!r} skipped: it holds {metric.data_type} values, "
-                                            "not plain numbers")
+                warnings.warn(ExtrapWarning(f"metric {metric.name!r} skipped: it holds {metric.data_type} values, "
+                                            "not plain numbers"), stacklevel=2)
                 continue
             if result is None:
                 empty.append(metric.name)
@@ -327,10 +329,11 @@ def read_run(spec: RunSpec, settings: Settings) -> Experiment:
 
 
 def _selected_callpaths(callpaths: Sequence[str], globs: Sequence[str]) -> np.ndarray:
+    """Which call paths match any of the globs (one compiled pattern for all of them)."""
     if not globs:
         return np.ones(len(callpaths), dtype=bool)
-    return np.fromiter((any(fnmatch.fnmatchcase(c, g) for g in globs) for c in callpaths),
-                       dtype=bool, count=len(callpaths))
+    pattern = re.compile("|".join(f"(?:{fnmatch.translate(g)})" for g in globs))
+    return np.fromiter((pattern.match(c) is not None for c in callpaths), dtype=bool, count=len(callpaths))
 
 
 def join_runs(experiments: Sequence[Experiment], source: str, settings: Settings | None = None) -> Experiment:
@@ -364,34 +367,16 @@ def join_runs(experiments: Sequence[Experiment], source: str, settings: Settings
         remapped_cp.append(cp_map[e.callpath_index] if cp_map.size else np.zeros(0, np.int64))
         remapped_m.append(m_map[e.metric_index] if m_map.size else np.zeros(0, np.int64))
     n_cp, n_m, n_runs = len(callpath_code), len(metric_code), len(experiments)
-    # Which call paths, metrics and series each run has.
-    cp_in_run = np.zeros((n_runs, n_cp), dtype=bool)
-    m_in_run = np.zeros((n_runs, n_m), dtype=bool)
-    series_any = np.zeros((n_cp, n_m), dtype=bool)
-    for r, (cp, m) in enumerate(zip(remapped_cp, remapped_m)):
-        cp_in_run[r, cp] = True
-        m_in_run[r, m] = True
-        series_any[cp, m] = True
-    fill_cp, fill_m, fill_run = [], [], []
-    for r, (cp, m) in enumerate(zip(remapped_cp, remapped_m)):
-        have = np.zeros((n_cp, n_m), dtype=bool)
-        have[cp, m] = True
-        missing = series_any & cp_in_run[r][:, None] & m_in_run[r][None, :] & ~have
-        if missing.any():
-            c, k = np.nonzero(missing)
-            fill_cp.append(c)
-            fill_m.append(k)
-            fill_run.append(np.full(c.size, r))
+    fill_run, fill_cp, fill_m = omitted_zeros(remapped_cp, remapped_m, n_cp, n_m)
     n_params = len(experiments[0].parameters)
     coordinates = [e.coordinates for e in experiments]
     repetitions = [e.repetition for e in experiments]
     values = [e.value for e in experiments]
-    n_filled = 0
-    if fill_run:
-        run = np.concatenate(fill_run)
-        n_filled = run.size
-        remapped_cp.append(np.concatenate(fill_cp))
-        remapped_m.append(np.concatenate(fill_m))
+    n_filled = fill_run.size
+    if n_filled:
+        run = fill_run
+        remapped_cp.append(fill_cp)
+        remapped_m.append(fill_m)
         values.append(np.zeros(n_filled))
         first_row = [e.coordinates[0] if len(e) else np.zeros(n_params) for e in experiments]
         coordinates.append(np.asarray(first_row).reshape(n_runs, n_params)[run])
@@ -411,35 +396,17 @@ def join_runs(experiments: Sequence[Experiment], source: str, settings: Settings
     notes = _unique(note for e in experiments for note in e.notes)
     if n_filled:
         notes.append(f"{n_filled} values that a run's CUBE index leaves out (zeros) were filled in as 0")
-    notes.extend(_partial_findings(experiments, cp_in_run, m_in_run, callpath_names, metric_names))
+    cp_runs = np.zeros(n_cp, dtype=np.int64)
+    m_in_run = np.zeros((n_runs, n_m), dtype=bool)
+    for r, (cp, m) in enumerate(zip(remapped_cp[:n_runs], remapped_m[:n_runs])):
+        cp_runs[np.unique(cp)] += 1
+        m_in_run[r, m] = True
+    findings = coverage_findings(cp_runs, m_in_run, callpath_names, metric_names, [e.source for e in experiments])
+    notes.extend(WARNING_NOTE + finding for finding in findings)
     joined.notes = notes
     if settings is not None:
         _check_selection(joined, settings, source, experiments[0].source)
     return joined
-
-
-def _partial_findings(experiments, cp_in_run, m_in_run, callpath_names, metric_names) -> list[str]:
-    n_runs = len(experiments)
-    findings = []
-    if n_runs < 2:
-        return findings
-    counts = cp_in_run.sum(axis=0)
-    partial = np.flatnonzero(counts < n_runs)
-    if partial.size:
-        examples = ", ".join(f"{callpath_names[i]} ({counts[i]} of {n_runs} runs)" for i in partial[:3])
-        more = f" and {partial.size - 3} more" if partial.size > 3 else ""
-        findings.append(WARNING_NOTE + f"{partial.size} call paths are measured in only some runs and are kept "
-                                       f"where measured: {examples}{more}")
-    by_runs: dict[tuple[int, ...], list[str]] = {}
-    for k in np.flatnonzero(m_in_run.sum(axis=0) < n_runs):
-        by_runs.setdefault(tuple(np.flatnonzero(~m_in_run[:, k]).tolist()), []).append(metric_names[k])
-    for runs, names in by_runs.items():
-        missing = [experiments[r].source for r in runs]
-        shown = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
-        what = f"metric {names[0]!r} has" if len(names) == 1 else f"metrics {', '.join(map(repr, names))} have"
-        findings.append(WARNING_NOTE + f"{what} no data in {len(missing)} of {n_runs} runs ({shown}); "
-                                       f"kept where measured")
-    return findings
 
 
 def _check_selection(experiment: Experiment, settings: Settings, source: str, first_profile: str) -> None:
@@ -487,21 +454,20 @@ def parts(path: pathlib.Path | Sequence[pathlib.Path], options: dict) -> list:
 
 
 def read_part(part, options: dict) -> Experiment:
-    """Read one run (or, with ``parallel=off``, all runs in turn; a broken one is skipped with a note)."""
+    """Read one run (or, with ``parallel=off``, all runs in turn; a broken one is skipped with a warning)."""
     settings = parse_options(options)
     if isinstance(part, RunSpec):
         return read_run(part, settings)
-    experiments, notes = [], []
+    experiments, problems = [], []
     for spec in part:
         try:
             experiments.append(read_run(spec, settings))
         except InputError as error:
-            notes.append(WARNING_NOTE + f"skipped: {error}")
+            problems.append(error)
+            warnings.warn(ExtrapWarning(f"skipped: {error}"), stacklevel=2)
     if not experiments:
-        raise InputError(f"none of the {len(part)} runs could be read: {notes[0][len(WARNING_NOTE):]}")
-    joined = join_runs(experiments, source=str(pathlib.Path(part[0].path).parent.parent))
-    joined.notes = notes + joined.notes
-    return joined
+        raise InputError(f"none of the {len(part)} runs could be read: {problems[0]}")
+    return emit_warnings(join_runs(experiments, source=str(pathlib.Path(part[0].path).parent.parent)))
 
 
 def join(experiments: Sequence[Experiment], path: pathlib.Path, options: dict) -> Experiment:
@@ -513,15 +479,27 @@ def read(path: pathlib.Path | Sequence[pathlib.Path], options: dict) -> Experime
     """Read a folder of runs, one ``.cubex`` file, or a list of them as one set, run after run in this process."""
     settings = parse_options(options)
     experiments = []
-    for spec in find_runs(path, settings):
-        try:
-            experiments.append(read_run(spec, settings))
-        except InputError as error:
-            warnings.warn(ExtrapWarning(f"skipped: {error}"), stacklevel=2)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for spec in find_runs(path, settings):
+            try:
+                experiments.append(read_run(spec, settings))
+            except InputError as error:
+                warnings.warn(ExtrapWarning(f"skipped: {error}"), stacklevel=2)
+    for message in _unique_warnings(w.message for w in caught):
+        warnings.warn(message, stacklevel=2)
     source = str(path) if isinstance(path, (str, pathlib.PurePath)) else ", ".join(map(str, path))
     if not experiments:
         raise InputError("none of the runs could be read", source)
     return emit_warnings(join_runs(experiments, source, settings))
+
+
+def _unique_warnings(messages: Iterable[Warning]) -> list[Warning]:
+    """Each warning text once, in first-seen order (runs repeat the same warnings)."""
+    seen: dict[tuple[type, str], Warning] = {}
+    for message in messages:
+        seen.setdefault((type(message), str(message)), message)
+    return list(seen.values())
 
 
 def sniff(path: pathlib.Path) -> bool:
@@ -553,6 +531,7 @@ READER = ReaderInfo(
     read_part=read_part,
     filters=True,
     join=join,
+    omits_zeros=True,
 )
 
 

@@ -1,0 +1,745 @@
+"""Streaming: model a sweep too large for memory without rank 0 ever holding its values.
+
+A sweep of 625 runs x 100,000 call paths x 20 metrics is 1.25 billion
+values: more than one process should hold, and far more than should travel
+through rank 0.  :func:`stream_models` reads and models such a sweep in two
+passes over a scratch folder, through one executor:
+
+1. **Read by run.**  Each worker reads one run (a reader *part*) with the
+   reader's ``read_part``, sorts its rows by call path and writes them as
+   column files (``.npy``) into the scratch folder.  It sends back a
+   :class:`PartSummary` (names digest, metrics, row count): no values.
+2. **Model by block.**  Call paths are cut into blocks (all metrics of a few
+   call paths, at most :data:`~extrap_plugins.api.CHUNK_SERIES` series, the
+   same blocks :func:`~extrap_plugins.api.model` fits).  Each worker gathers
+   its block's rows from every run's files (memory-mapped, one contiguous
+   slice per run in the usual case), fits the block, and sends back models.
+
+Rank 0 holds the call path names, a few numbers per run and the models: its
+memory does not grow with the number of runs, and each value is written
+once and read once, never sent through rank 0.  The models are bit for bit
+those of ``model(read(...))`` (same blocks, same row order within each
+measurement point), whatever the executor and the number of workers.
+
+With the ``mpi`` executor on several nodes the scratch folder must be on a
+file system every node sees (``--scratch``); a worker that cannot see it
+says so.
+
+The functions :func:`join_parts`, :func:`omitted_zeros` and
+:func:`coverage_findings` are shared with the in-memory path, so both join
+runs the same way.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import pathlib
+import shutil
+import socket
+import tempfile
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Iterator, Sequence
+
+import numpy as np
+
+from . import api, executors
+from .errors import ExtrapWarning, InputError
+from .experiment import Experiment, Metric, Parameter, row_codes
+from .model import Model, ModelSet
+from .plugins import PluginHost, get_host
+
+SCRATCH_VARIABLE = "EXTRAP_PLUGINS_SCRATCH"
+SCRATCH_PREFIX = "extrap-scratch-"
+STREAM_AUTO_BYTES = 2 * 1024**3
+"""``stream="auto"`` streams inputs larger than this (bytes on disk)."""
+STREAM_CHOICES = ("auto", "on", "off")
+COLUMNS = {"value": "<f8", "metric": "<i4", "point": "<i4", "repetition": "<i4"}
+"""The per-row column files of a spilled run and their types."""
+
+
+# ------------------------------------------------------------------ joining
+def join_parts(experiments: Sequence[Experiment], source: str = "") -> Experiment:
+    """Put runs read separately together, vectorised.
+
+    Call paths and metrics that have values are numbered in first-seen
+    order of each run's own lists (so a run's call-tree order is kept);
+    rows keep their order, run after run.
+
+    Parameters
+    ----------
+    experiments : sequence of Experiment, same parameters
+    source : str
+
+    Returns
+    -------
+    Experiment
+        Its notes are the runs' notes, once each.
+    """
+    if not experiments:
+        raise InputError("no runs to join", source or None)
+    first = experiments[0]
+    names = [p.name for p in first.parameters]
+    for other in experiments[1:]:
+        if [p.name for p in other.parameters] != names:
+            raise InputError(f"parameters ({', '.join(p.name for p in other.parameters)}) differ from "
+                             f"({', '.join(names)}) in {first.source}", other.source or None)
+    callpath_code: dict[str, int] = {}
+    metric_code: dict[str, int] = {}
+    metrics: list[Metric] = []
+    cp_codes, m_codes = [], []
+    for e in experiments:
+        cp_map = _first_seen([c.name for c in e.callpaths], e.callpath_index, callpath_code)
+        m_map = _first_seen([m.name for m in e.metrics], e.metric_index, metric_code, e.metrics, metrics)
+        cp_codes.append(cp_map[e.callpath_index])
+        m_codes.append(m_map[e.metric_index])
+    from .experiment import Callpath
+
+    joined = Experiment(
+        parameters=first.parameters,
+        callpaths=[Callpath(name) for name in callpath_code],
+        metrics=metrics,
+        callpath_index=np.concatenate(cp_codes).astype(np.int32),
+        metric_index=np.concatenate(m_codes).astype(np.int32),
+        coordinates=np.concatenate([e.coordinates for e in experiments]).reshape(-1, len(names)),
+        repetition=np.concatenate([e.repetition for e in experiments]).astype(np.int32),
+        value=np.concatenate([e.value for e in experiments]).astype(np.float64),
+        source=source or first.source,
+        reader=first.reader,
+    )
+    joined.notes = list(dict.fromkeys(note for e in experiments for note in e.notes))
+    return joined
+
+
+def _first_seen(names: list[str], codes: np.ndarray, known: dict[str, int],
+                objects: Sequence[Metric] = (), collected: list | None = None) -> np.ndarray:
+    """Global codes for a run's names that have rows (in the run's order); -1 for the others."""
+    used = np.bincount(codes, minlength=len(names)) > 0 if len(codes) else np.zeros(len(names), bool)
+    mapping = np.full(len(names), -1, dtype=np.int64)
+    for i in np.flatnonzero(used):
+        name = names[i]
+        if name not in known:
+            known[name] = len(known)
+            if collected is not None:
+                collected.append(objects[i])
+        mapping[i] = known[name]
+    return mapping
+
+
+def omitted_zeros(callpath_codes: Sequence[np.ndarray], metric_codes: Sequence[np.ndarray], n_callpaths: int,
+                  n_metrics: int, metric_in_run: np.ndarray | None = None
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The values a run leaves out because they are zero (CUBE's convention).
+
+    A (call path, metric) series with a value in some run is 0 in a run
+    that has values for that call path and for that metric but none for
+    the pair.  Each run's call paths are those among its rows; this is local
+    to call paths, so it can run on any subset of them.
+
+    Parameters
+    ----------
+    callpath_codes, metric_codes : sequences of int arrays, one pair per run
+        Each run's rows, coded in ``0..n_callpaths-1`` and ``0..n_metrics-1``.
+    metric_in_run : ndarray of bool, shape (n_runs, n_metrics), optional
+        Which metrics each run has values for (default: from the rows given).
+
+    Returns
+    -------
+    run, callpath, metric : int arrays, shape (n_missing,)
+        The cells to fill with 0, run by run.
+    """
+    n_runs = len(callpath_codes)
+    cp_in_run = np.zeros((n_runs, n_callpaths), dtype=bool)
+    if metric_in_run is None:
+        metric_in_run = np.zeros((n_runs, n_metrics), dtype=bool)
+        for r, m in enumerate(metric_codes):
+            metric_in_run[r, m] = True
+    series_any = np.zeros((n_callpaths, n_metrics), dtype=bool)
+    for r, (cp, m) in enumerate(zip(callpath_codes, metric_codes)):
+        cp_in_run[r, cp] = True
+        series_any[cp, m] = True
+    runs, cps, ms = [], [], []
+    for r, (cp, m) in enumerate(zip(callpath_codes, metric_codes)):
+        have = np.zeros((n_callpaths, n_metrics), dtype=bool)
+        have[cp, m] = True
+        missing = series_any & cp_in_run[r][:, None] & metric_in_run[r][None, :] & ~have
+        if missing.any():
+            c, k = np.nonzero(missing)
+            runs.append(np.full(c.size, r))
+            cps.append(c)
+            ms.append(k)
+    if not runs:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty
+    return np.concatenate(runs), np.concatenate(cps), np.concatenate(ms)
+
+
+def coverage_findings(callpath_runs: np.ndarray, metric_in_run: np.ndarray, callpath_names: Sequence[str],
+                      metric_names: Sequence[str], sources: Sequence[str]) -> list[str]:
+    """Say which call paths and metrics only some runs have.
+
+    Parameters
+    ----------
+    callpath_runs : ndarray of int, shape (n_callpaths,)
+        In how many runs each call path has values.
+    metric_in_run : ndarray of bool, shape (n_runs, n_metrics)
+    callpath_names, metric_names : sequences of str
+    sources : sequence of str, length n_runs
+        How to name each run (its file).
+
+    Returns
+    -------
+    list of str
+        One finding for the call paths, one per set of runs missing metrics.
+    """
+    n_runs = len(sources)
+    findings: list[str] = []
+    if n_runs < 2:
+        return findings
+    partial = np.flatnonzero(callpath_runs < n_runs)
+    if partial.size:
+        examples = ", ".join(f"{callpath_names[i]} ({callpath_runs[i]} of {n_runs} runs)" for i in partial[:3])
+        more = f" and {partial.size - 3} more" if partial.size > 3 else ""
+        findings.append(f"{partial.size} call paths are measured in only some runs and are kept where measured: "
+                        f"{examples}{more}")
+    by_runs: dict[tuple[int, ...], list[str]] = {}
+    for k in np.flatnonzero(metric_in_run.sum(axis=0) < n_runs):
+        by_runs.setdefault(tuple(np.flatnonzero(~metric_in_run[:, k]).tolist()), []).append(metric_names[k])
+    for runs, names in by_runs.items():
+        missing = [sources[r] for r in runs]
+        shown = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
+        what = f"metric {names[0]!r} has" if len(names) == 1 else f"metrics {', '.join(map(repr, names))} have"
+        findings.append(f"{what} no data in {len(missing)} of {n_runs} runs ({shown}); kept where measured")
+    return findings
+
+
+# ---------------------------------------------------------- pass 1: spill
+@dataclass(frozen=True)
+class PartSummary:
+    """What a worker sends back for one run it wrote to the scratch folder (no values).
+
+    Attributes
+    ----------
+    folder : str
+        Where the run's columns are.
+    source : str
+        The run's file, for messages.
+    parameters : tuple of str
+    digest : str
+        SHA-1 of the run's call path names in order (runs with the same call
+        paths share one name list on rank 0).
+    metrics : tuple of Metric
+        The metrics with values, in the order of their codes in the files.
+    n_rows : int
+    first_point : tuple of float
+        Coordinates and repetition of the run's first row (where a value the
+        run leaves out would sit).
+    first_repetition : int
+    notes : tuple of str
+    declared_metrics : tuple of str
+        Every metric the run names, with values or not (for messages).
+    constants : tuple of (column, value)
+        Integer columns with one value on every row (a CUBE run has one
+        point and one repetition): not written, their value is here.
+    points : ndarray, shape (n_points, n_params)
+        The run's distinct coordinates; the ``point`` column indexes them.
+    """
+
+    folder: str
+    source: str
+    parameters: tuple[str, ...]
+    digest: str
+    metrics: tuple[Metric, ...]
+    n_rows: int
+    first_point: tuple[float, ...]
+    first_repetition: int
+    notes: tuple[str, ...] = ()
+    declared_metrics: tuple[str, ...] = ()
+    constants: tuple[tuple[str, int], ...] = ()
+    points: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+
+
+def spill_part(task) -> tuple[PartSummary | None, InputError | None, list[Warning]]:
+    """Read one part in a worker and write it to the scratch folder.
+
+    ``task`` is ``(read, part, options, folder, selection)``; ``selection``
+    is ``(metrics, callpaths)`` for readers that do not select themselves,
+    else None.  Returns like :func:`~extrap_plugins.api.read_one_part`.
+    """
+    read, part, options, folder, selection = task
+    experiment, error, caught = api.read_one_part((read, part, options, selection))
+    if error is not None:
+        return None, error, caught
+    return write_part(experiment, folder), None, caught
+
+
+def write_part(experiment: Experiment, folder: str) -> PartSummary:
+    """Write one run's rows, sorted by call path, as column files in ``folder`` (created here).
+
+    Files: ``callpaths.json`` (names of the call paths with values, in the
+    run's order), ``offsets.bin`` (int64, shape (n_callpaths + 1,): rows of
+    call path ``i`` are ``offsets[i]:offsets[i + 1]``) and one raw
+    little-endian file per column of :data:`COLUMNS` (``point`` indexes
+    :attr:`PartSummary.points`); an integer column
+    with one value on every row is not written (see
+    :attr:`PartSummary.constants`).
+    """
+    e = experiment
+    try:
+        os.mkdir(folder)
+    except FileNotFoundError:
+        raise InputError(f"the scratch folder is not visible on this worker ({socket.gethostname()}): give "
+                         f"--scratch a folder on a file system every MPI rank sees",
+                         os.path.dirname(folder)) from None
+    cp_counts = np.bincount(e.callpath_index, minlength=len(e.callpaths)) if len(e) else np.zeros(0, np.int64)
+    used_cp = np.flatnonzero(cp_counts)
+    local_cp = np.full(len(e.callpaths), -1, dtype=np.int64)
+    local_cp[used_cp] = np.arange(used_cp.size)
+    m_counts = np.bincount(e.metric_index, minlength=len(e.metrics)) if len(e) else np.zeros(0, np.int64)
+    used_m = np.flatnonzero(m_counts)
+    local_m = np.full(len(e.metrics), -1, dtype=np.int64)
+    local_m[used_m] = np.arange(used_m.size)
+    order = np.argsort(local_cp[e.callpath_index], kind="stable")
+    offsets = np.zeros(used_cp.size + 1, dtype=np.int64)
+    np.cumsum(cp_counts[used_cp], out=offsets[1:])
+    points, point_code = row_codes(e.coordinates) if len(e) else (np.zeros((0, len(e.parameters))), np.zeros(0))
+    text = json.dumps([e.callpaths[i].name for i in used_cp])
+    base = pathlib.Path(folder)
+    (base / "callpaths.json").write_text(text, encoding="utf-8")
+    offsets.astype("<i8").tofile(base / "offsets.bin")
+    columns = {
+        "value": e.value[order],
+        "metric": local_m[e.metric_index[order]],
+        "point": point_code[order],
+        "repetition": e.repetition[order],
+    }
+    constants = []
+    for name, column in columns.items():
+        if name != "value" and column.size and np.all(column == column[0]):
+            constants.append((name, int(column[0])))
+        else:
+            np.ascontiguousarray(column, dtype=COLUMNS[name]).tofile(base / f"{name}.bin")
+    return PartSummary(
+        folder=str(folder),
+        source=e.source,
+        parameters=tuple(p.name for p in e.parameters),
+        digest=hashlib.sha1(text.encode("utf-8")).hexdigest(),
+        metrics=tuple(e.metrics[i] for i in used_m),
+        n_rows=len(e),
+        first_point=tuple(float(v) for v in e.coordinates[0]) if len(e) else (),
+        first_repetition=int(e.repetition[0]) if len(e) else 0,
+        notes=tuple(e.notes),
+        declared_metrics=tuple(m.name for m in e.metrics),
+        constants=tuple(constants),
+        points=np.ascontiguousarray(points, dtype=np.float64),
+    )
+
+
+# --------------------------------------------------------- the catalogue
+@dataclass
+class Catalogue:
+    """Rank 0's knowledge of the spilled runs: names and a few numbers per run, no values.
+
+    Each run's call paths map to the global (first-seen) numbering as a few
+    segments ``(local start, global start, length)``; runs with the same
+    call paths share them.
+
+    Attributes
+    ----------
+    parameters : tuple of str
+    callpaths : list of str
+        Every call path with values, first-seen order over the runs.
+    metrics : list of Metric
+    parts : list of PartSummary
+        The runs that were read, in order.
+    part_shape : list of int
+        Index of each run's call-path list among the distinct ones.
+    segments : list of ndarray, shape (n_segments, 3)
+        Per distinct call-path list: (local start, global start, length).
+    part_metrics : list of ndarray
+        Per run: global code of each of its metrics.
+    """
+
+    parameters: tuple[str, ...] = ()
+    callpaths: list[str] = field(default_factory=list)
+    metrics: list[Metric] = field(default_factory=list)
+    parts: list[PartSummary] = field(default_factory=list)
+    part_shape: list[int] = field(default_factory=list)
+    segments: list[np.ndarray] = field(default_factory=list)
+    part_metrics: list[np.ndarray] = field(default_factory=list)
+    _callpath_code: dict[str, int] = field(default_factory=dict, repr=False)
+    _metric_code: dict[str, int] = field(default_factory=dict, repr=False)
+    _shapes: dict[str, int] = field(default_factory=dict, repr=False)
+    _shape_runs: list[int] = field(default_factory=list, repr=False)
+
+    def add(self, summary: PartSummary) -> None:
+        """Take in one run (in run order)."""
+        if not self.parts:
+            self.parameters = summary.parameters
+        elif summary.parameters != self.parameters:
+            raise InputError(f"parameters ({', '.join(summary.parameters)}) differ from "
+                             f"({', '.join(self.parameters)}) in {self.parts[0].source}", summary.source or None)
+        shape = self._shapes.get(summary.digest)
+        if shape is None:
+            names = json.loads((pathlib.Path(summary.folder) / "callpaths.json").read_text(encoding="utf-8"))
+            codes = np.fromiter((self._callpath_code.setdefault(n, len(self._callpath_code)) for n in names),
+                                dtype=np.int64, count=len(names))
+            if len(self._callpath_code) > len(self.callpaths):
+                self.callpaths.extend(list(self._callpath_code)[len(self.callpaths):])
+            shape = self._shapes[summary.digest] = len(self.segments)
+            self.segments.append(_segments(codes))
+            self._shape_runs.append(0)
+        self._shape_runs[shape] += 1
+        codes = []
+        for metric in summary.metrics:
+            if metric.name not in self._metric_code:
+                self._metric_code[metric.name] = len(self.metrics)
+                self.metrics.append(metric)
+            codes.append(self._metric_code[metric.name])
+        self.parts.append(summary)
+        self.part_shape.append(shape)
+        self.part_metrics.append(np.asarray(codes, dtype=np.int64))
+
+    def callpath_runs(self) -> np.ndarray:
+        """In how many runs each call path has values, shape (n_callpaths,)."""
+        difference = np.zeros(len(self.callpaths) + 1, dtype=np.int64)
+        for segments, runs in zip(self.segments, self._shape_runs):
+            np.add.at(difference, segments[:, 1], runs)
+            np.add.at(difference, segments[:, 1] + segments[:, 2], -runs)
+        return np.cumsum(difference[:-1])
+
+    def metric_in_run(self) -> np.ndarray:
+        """Which metrics each run has values for, shape (n_runs, n_metrics)."""
+        present = np.zeros((len(self.parts), len(self.metrics)), dtype=bool)
+        for r, codes in enumerate(self.part_metrics):
+            present[r, codes] = True
+        return present
+
+    def measured_points(self) -> np.ndarray:
+        """Every distinct measured point, sorted, shape (n_points, n_params)."""
+        points = np.concatenate([p.points for p in self.parts]).reshape(-1, len(self.parameters))
+        return row_codes(points)[0] if len(points) else points
+
+    def ranges(self, shape: int, start: int, stop: int) -> np.ndarray:
+        """Where global call paths ``start..stop-1`` sit in runs of one call-path list.
+
+        Returns
+        -------
+        ndarray of int64, shape (n_ranges, 3)
+            ``(local start, position in the block, length)`` per contiguous range.
+        """
+        s = self.segments[shape]
+        lo = np.maximum(s[:, 1], start)
+        hi = np.minimum(s[:, 1] + s[:, 2], stop)
+        hit = hi > lo
+        return np.column_stack([s[hit, 0] + lo[hit] - s[hit, 1], lo[hit] - start, hi[hit] - lo[hit]]).astype(np.int32)
+
+
+def _segments(codes: np.ndarray) -> np.ndarray:
+    """Runs of consecutive global codes: (local start, global start, length), shape (n_segments, 3)."""
+    if codes.size == 0:
+        return np.zeros((0, 3), dtype=np.int64)
+    breaks = np.flatnonzero(np.diff(codes) != 1) + 1
+    starts = np.r_[0, breaks]
+    lengths = np.diff(np.r_[starts, codes.size])
+    return np.column_stack([starts, codes[starts], lengths]).astype(np.int64)
+
+
+# ---------------------------------------------------------- pass 2: model
+@dataclass
+class BlockTask:
+    """One block of call paths to gather from the scratch folder and fit (picklable)."""
+
+    instance: Any
+    measure: str
+    modeler: str
+    parameters: tuple[str, ...]
+    callpaths: list[str]
+    metrics: list[Metric]
+    folders: list[str]
+    ranges: list[np.ndarray]
+    metric_maps: list[np.ndarray]
+    constants: list[tuple[tuple[str, int], ...]]
+    points: list[np.ndarray]
+    first_points: list[tuple[float, ...]]
+    first_repetitions: list[int]
+    metric_in_run: np.ndarray | None  # (n_runs here, n_metrics) when the reader leaves zeros out
+
+
+def gather_block(task: BlockTask) -> Experiment:
+    """The block's rows from every run's files, run after run, as an Experiment.
+
+    With ``metric_in_run`` given, the values runs leave out as zeros are
+    added after them (:func:`omitted_zeros`), as the in-memory join does.
+    """
+    from .experiment import Callpath
+
+    n_params = len(task.parameters)
+    cp_parts, m_parts, coordinate_parts, repetition_parts, value_parts = [], [], [], [], []
+    for folder, ranges, metric_map, constants, points in zip(task.folders, task.ranges, task.metric_maps,
+                                                             task.constants, task.points):
+        local = _row_ranges(ranges[:, 0], ranges[:, 0] + ranges[:, 2])  # the run's call paths in this block
+        first, last = int(local.min()), int(local.max())
+        offsets = _read_span(folder, "offsets", "<i8", first, last + 2)
+        begin, end = int(offsets[0]), int(offsets[-1])
+        per_callpath = offsets[local - first + 1] - offsets[local - first]
+        rows = _row_ranges(offsets[local - first], offsets[local - first + 1]) - begin  # within the span read
+        columns = _read_columns(folder, dict(constants), begin, end, rows)
+        position = _row_ranges(ranges[:, 1], ranges[:, 1] + ranges[:, 2])
+        cp_parts.append(np.repeat(position, per_callpath))
+        m_parts.append(metric_map[columns["metric"]])
+        coordinate_parts.append(points[columns["point"]])
+        repetition_parts.append(columns["repetition"])
+        value_parts.append(columns["value"])
+    if task.metric_in_run is not None:
+        run, cp, m = omitted_zeros(cp_parts, m_parts, len(task.callpaths), len(task.metrics), task.metric_in_run)
+        if run.size:
+            cp_parts.append(cp)
+            m_parts.append(m)
+            coordinate_parts.append(np.asarray(task.first_points, dtype=np.float64).reshape(-1, n_params)[run])
+            repetition_parts.append(np.asarray(task.first_repetitions, dtype=np.int32)[run])
+            value_parts.append(np.zeros(run.size))
+    return Experiment(
+        parameters=tuple(Parameter(p) for p in task.parameters),
+        callpaths=[Callpath(name) for name in task.callpaths],
+        metrics=list(task.metrics),
+        callpath_index=np.concatenate(cp_parts).astype(np.int32),
+        metric_index=np.concatenate(m_parts).astype(np.int32),
+        coordinates=np.concatenate(coordinate_parts).reshape(-1, n_params),
+        repetition=np.concatenate(repetition_parts).astype(np.int32),
+        value=np.concatenate(value_parts),
+    )
+
+
+def fit_streamed_block(task: BlockTask) -> tuple[list[Model], list[Warning]]:
+    """Gather one block and fit it (runs in a worker)."""
+    return api.fit_block((task.instance, gather_block(task), task.measure, task.modeler))
+
+
+def _read_span(folder: str, name: str, dtype: str, start: int, stop: int) -> np.ndarray:
+    """Elements ``start:stop`` of a raw column file (read, not mapped: rank 0's memory stays its own)."""
+    path = os.path.join(folder, f"{name}.bin")
+    try:
+        with open(path, "rb") as stream:
+            stream.seek(start * np.dtype(dtype).itemsize)
+            span = np.fromfile(stream, dtype=dtype, count=stop - start)
+    except FileNotFoundError:
+        raise InputError(f"the scratch folder is not visible on this worker ({socket.gethostname()}): give "
+                         f"--scratch a folder on a file system every MPI rank sees", os.path.dirname(folder)) from None
+    if span.size != stop - start:
+        raise InputError(f"the scratch file is shorter than expected ({span.size} of {stop - start} values); "
+                         "was the scratch folder changed while streaming?", path)
+    return span
+
+
+def _read_columns(folder: str, constants: dict[str, int], begin: int, end: int, rows: np.ndarray
+                  ) -> dict[str, np.ndarray]:
+    """The per-row columns at ``begin + rows``, reading the span ``begin:end`` of each file once."""
+    contiguous = rows.size == end - begin and bool(np.all(np.diff(rows) == 1))
+    columns = {}
+    for name, dtype in COLUMNS.items():
+        if name in constants:
+            columns[name] = np.full(rows.size, constants[name], dtype=np.int64)
+            continue
+        span = _read_span(folder, name, dtype, begin, end)
+        columns[name] = span if contiguous else span[rows]
+    columns["value"] = columns["value"].astype(np.float64, copy=False)
+    return columns
+
+
+def _row_ranges(starts: np.ndarray, stops: np.ndarray) -> np.ndarray:
+    """``concatenate([arange(a, b) for a, b in zip(starts, stops)])``, vectorised."""
+    starts = np.asarray(starts, dtype=np.int64)
+    lengths = np.asarray(stops, dtype=np.int64) - starts
+    total = int(lengths.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    if starts.size == 1:
+        return np.arange(starts[0], starts[0] + total)
+    offsets = np.repeat(starts - np.r_[0, np.cumsum(lengths)[:-1]], lengths)
+    return np.arange(total) + offsets
+
+
+# -------------------------------------------------------------- the API
+def stream_models(
+    path: str | os.PathLike | Sequence[str | os.PathLike],
+    reader: str | None = None,
+    modeler: str = "default",
+    *,
+    metrics: Iterable[str] = (),
+    callpaths: Iterable[str] = (),
+    measure: str = "mean",
+    executor: str = "auto",
+    jobs: int | None = None,
+    scratch: str | os.PathLike | None = None,
+    progress: api.Progress | None = None,
+    reader_options: dict[str, Any] | None = None,
+    host: PluginHost | None = None,
+    **options: Any,
+) -> ModelSet:
+    """Read and model inputs too large for memory, run by run, block by block.
+
+    The same models as ``model(read(path, ...), modeler, ...)``, bit for bit,
+    with rank 0 holding no measured values (see the module documentation).
+
+    Parameters
+    ----------
+    path, reader, metrics, callpaths, executor, jobs
+        As for :func:`~extrap_plugins.api.read`.
+    modeler, measure, progress, **options
+        As for :func:`~extrap_plugins.api.model`.
+    scratch : path, optional
+        Where the runs' columns are written for the modelling pass (a
+        temporary folder inside it, removed at the end).  Default
+        ``$EXTRAP_PLUGINS_SCRATCH``, else the system's temporary folder; with
+        MPI on several nodes it must be on a file system every node sees.
+    reader_options : dict, optional
+        Options for the reader (``--reader-option``).
+
+    Returns
+    -------
+    ModelSet
+        Its ``experiment`` is None: the measurements were never in memory;
+        ``measured_points`` holds the distinct points instead (exporters show
+        values at the largest measured point, as for ``model(read(...))``;
+        prediction intervals and plots need the measurements).
+    """
+    host = host or get_host()
+    if measure not in api.MEASURES:
+        raise InputError(f"unknown measure {measure!r}; expected one of {', '.join(api.MEASURES)}")
+    info_modeler = host.modeler(modeler)
+    paths = api.input_paths(path)
+    infos = [host.reader(reader) if reader else api.select_reader(p, host) for p in paths]
+    if len({i.name for i in infos}) > 1:
+        raise InputError(f"streaming reads inputs of one reader; these need {', '.join(sorted({i.name for i in infos}))}"
+                         ": stream them separately or give --reader")
+    info = infos[0]
+    metrics, callpaths = tuple(metrics), tuple(callpaths)
+    reader_options = {key: str(value) for key, value in (reader_options or {}).items()}
+    if info.filters:
+        reader_options.update(metrics=metrics, callpaths=callpaths)
+    selection = None if info.filters else (metrics, callpaths)
+    target = paths[0] if len(paths) == 1 else paths
+    if info.parts is not None and info.read_part is not None:
+        parts, read = info.parts(target, reader_options), info.read_part
+    else:
+        parts, read = list(paths), info.read
+    source = api.describe_inputs(target)
+    if not parts:
+        raise InputError(f"no runs found for the {info.name} reader", source)
+    kind = executors.resolve(executor, len(parts))
+    with scratch_folder(scratch) as folder, executors.create_executor(kind, jobs) as pool:
+        tasks = ((read, part, reader_options, os.path.join(folder, f"p{i:06d}"), selection)
+                 for i, part in enumerate(parts))
+        catalogue = Catalogue()
+        for summary in api.report_parts(executors.map_ordered(pool, spill_part, tasks), stacklevel=3):
+            catalogue.add(summary)
+        if not catalogue.parts:
+            raise InputError(f"none of the {len(parts)} runs could be read", source)
+        api.check_selection(metrics, callpaths, with_values=[m.name for m in catalogue.metrics],
+                            declared=list(dict.fromkeys(m for p in catalogue.parts for m in p.declared_metrics)),
+                            any_callpath=bool(catalogue.callpaths), source=source)
+        if info.omits_zeros:
+            for finding in coverage_findings(catalogue.callpath_runs(), catalogue.metric_in_run(),
+                                             catalogue.callpaths, [m.name for m in catalogue.metrics],
+                                             [p.source for p in catalogue.parts]):
+                warnings.warn(ExtrapWarning(finding), stacklevel=2)
+        instance = api._build_modeler(info_modeler, options, catalogue.parameters)
+        size = api.block_size(len(catalogue.metrics))
+        blocks = _block_tasks(catalogue, size, instance, measure, info_modeler.name, info.omits_zeros)
+        models = _fit_in_pool(pool, blocks, progress)
+    order = {name: i for i, name in enumerate(catalogue.callpaths)}
+    metric_order = {m.name: k for k, m in enumerate(catalogue.metrics)}
+    models.sort(key=lambda m: (order[m.callpath], metric_order[m.metric]))
+    return ModelSet(
+        parameters=catalogue.parameters,
+        models=models,
+        modeler=info_modeler.name,
+        options=dict(options),
+        measure=measure,
+        source=source,
+        experiment=None,
+        measured_points=catalogue.measured_points(),
+    )
+
+
+def _fit_in_pool(pool, blocks: Iterator[BlockTask], progress) -> list[Model]:
+    models: list[Model] = []
+    done = (lambda result: progress(len(result[0]))) if progress is not None else None
+    for fitted, caught in executors.map_ordered(pool, fit_streamed_block, blocks, on_done=done):
+        for warning in caught:
+            warnings.warn(warning, stacklevel=3)
+        models.extend(fitted)
+    return models
+
+
+def _block_tasks(catalogue: Catalogue, size: int, instance, measure: str, modeler: str,
+                 omits_zeros: bool) -> Iterator[BlockTask]:
+    """The blocks of :func:`~extrap_plugins.api.block_size` call paths, made as the pool asks for them."""
+    metric_in_run = catalogue.metric_in_run() if omits_zeros else None
+    for start in range(0, len(catalogue.callpaths), size):
+        stop = min(start + size, len(catalogue.callpaths))
+        by_shape = {shape: catalogue.ranges(shape, start, stop) for shape in set(catalogue.part_shape)}
+        runs = [r for r, shape in enumerate(catalogue.part_shape) if by_shape[shape].size]
+        yield BlockTask(
+            instance=instance,
+            measure=measure,
+            modeler=modeler,
+            parameters=catalogue.parameters,
+            callpaths=catalogue.callpaths[start:stop],
+            metrics=catalogue.metrics,
+            folders=[catalogue.parts[r].folder for r in runs],
+            ranges=[by_shape[catalogue.part_shape[r]] for r in runs],
+            metric_maps=[catalogue.part_metrics[r] for r in runs],
+            constants=[catalogue.parts[r].constants for r in runs],
+            points=[catalogue.parts[r].points for r in runs],
+            first_points=[catalogue.parts[r].first_point for r in runs],
+            first_repetitions=[catalogue.parts[r].first_repetition for r in runs],
+            metric_in_run=None if metric_in_run is None else metric_in_run[runs],
+        )
+
+
+@contextlib.contextmanager
+def scratch_folder(scratch: str | os.PathLike | None = None) -> Iterator[str]:
+    """A fresh folder for the runs' columns inside ``scratch``, removed afterwards."""
+    parent = pathlib.Path(scratch or os.environ.get(SCRATCH_VARIABLE) or tempfile.gettempdir())
+    if not parent.is_dir():
+        raise InputError("the scratch folder does not exist", parent)
+    try:
+        folder = tempfile.mkdtemp(prefix=SCRATCH_PREFIX, dir=parent)
+    except OSError as error:
+        raise InputError(f"cannot write in the scratch folder: {error.strerror or error}", parent) from None
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def input_bytes(paths: Sequence[pathlib.Path]) -> int:
+    """Bytes on disk of the input files and of everything inside the input folders."""
+    total = 0
+    for p in paths:
+        if p.is_dir():
+            for root, _, files in os.walk(p):
+                for name in files:
+                    with contextlib.suppress(OSError):
+                        total += os.stat(os.path.join(root, name)).st_size
+        else:
+            with contextlib.suppress(OSError):
+                total += p.stat().st_size
+    return total
+
+
+def should_stream(path, stream: str = "auto") -> bool:
+    """Whether ``stream`` (``auto``, ``on``, ``off``) means streaming for these inputs.
+
+    ``auto`` streams inputs larger than :data:`STREAM_AUTO_BYTES` on disk.
+    """
+    if stream not in STREAM_CHOICES:
+        raise InputError(f"unknown stream choice {stream!r}; expected one of {', '.join(STREAM_CHOICES)}")
+    if stream != "auto":
+        return stream == "on"
+    return input_bytes(api.input_paths(path)) > STREAM_AUTO_BYTES

@@ -1,0 +1,330 @@
+"""Streaming: the same models as in memory, bit for bit, without rank 0 ever holding the values."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import pickle
+import shutil
+import types
+import warnings
+
+import numpy as np
+import pytest
+
+import extrap_plugins
+from extrap_plugins import ExtrapWarning, InputError, ModelerInfo, ReaderInfo, cli, executors, hookimpl, streaming
+from extrap_plugins.api import CHUNK_SERIES
+
+P = (2.0, 4.0, 8.0, 16.0, 32.0)
+MANY = CHUNK_SERIES // 2 + 50  # call paths: x 2 metrics, more series than one block holds
+
+
+def json_of(model_set) -> str:
+    return extrap_plugins.export(model_set, "json")
+
+
+def quietly(function, *args, **kwargs):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = function(*args, **kwargs)
+    return result, [str(w.message) for w in caught]
+
+
+# ------------------------------------------- a reader of synthetic runs
+def sweep_parts(path, options):
+    """Runs ``p<P>.r<rep>``; a run named in the folder's ``broken`` file fails."""
+    return [f"{path}/p{p:g}.r{r}" for p in P for r in range(2)]
+
+
+def read_sweep_part(part, options):
+    """One run: every call path at one point, metrics ``time`` and ``visits``.
+
+    Call paths are listed in a run-dependent order and ``visits`` is missing
+    for some call paths in some runs, so joining must follow first-seen order
+    and blocks must cope with gaps.
+    """
+    name = os.path.basename(part)
+    if os.path.exists(os.path.join(os.path.dirname(part), "broken")) and name == "p8.r1":
+        raise InputError("truncated run", part)
+    p, r = float(name[1:].split(".r")[0]), int(name.split(".r")[1])
+    rng = np.random.default_rng(int(p) * 10 + r)
+    n = int(pathlib.Path(part).with_name("size").read_text())
+    index = np.arange(n)
+    a, b = 1 + index % 7, 0.01 * (1 + index % 5)
+    time = a + b * p * np.log2(p) * rng.uniform(0.99, 1.01, n)
+    visits = np.round(3 + (index % 4) * p)
+    keep_visits = (index + int(p)) % 3 != 0
+    names = np.array([f"main->k{i}" for i in index], dtype=object)
+    if r == 1 and not pathlib.Path(part).with_name("forward").exists():  # the second repetition lists them backwards
+        names, time, visits, keep_visits = names[::-1], time[::-1], visits[::-1], keep_visits[::-1]
+    callpath = np.concatenate([names, names[keep_visits]])
+    metric = ["time"] * n + ["visits"] * int(keep_visits.sum())
+    return extrap_plugins.Experiment.from_columns(
+        ["p"], callpath=callpath, metric=metric, coordinates=np.full((callpath.size, 1), p),
+        value=np.concatenate([time, visits[keep_visits]]), repetition=np.full(callpath.size, r), source=part)
+
+
+@pytest.fixture
+def sweep(host, tmp_path):
+    info = ReaderInfo("sweep", read=None, directories=True, sniff=lambda p: True, parts=sweep_parts,
+                      read_part=read_sweep_part)
+    plugin = types.ModuleType("sweep_reader")
+    plugin.extrap_readers = hookimpl(lambda: [info])
+    host.register(plugin, "sweep_reader")
+    (tmp_path / "size").write_text("300")
+    return tmp_path
+
+
+@pytest.fixture
+def cube(shared_data):
+    pytest.importorskip("pycubexr")
+    return shared_data / "cube" / "extrap"
+
+
+# ------------------------------------------------------------- identity
+@pytest.mark.parametrize("executor", ["serial", "process"])
+def test_a_generic_reader_streams_to_the_same_models_as_in_memory(sweep, tmp_path, executor):
+    (sweep / "size").write_text(str(MANY))
+    in_memory = json_of(extrap_plugins.model(extrap_plugins.read(sweep, executor=executor, jobs=2),
+                                             executor=executor, jobs=2))
+    models = streaming.stream_models(sweep, executor=executor, jobs=2, scratch=tmp_path)
+    assert json_of(models) == in_memory
+    assert [(m.callpath, m.metric) for m in models][:3] == [("main->k0", "time"), ("main->k0", "visits"),
+                                                            ("main->k1", "time")]
+    assert len(models) == 2 * MANY and models.experiment is None
+    assert models.get("main->k5", "time").predict({"p": 64}) == pytest.approx(6 + 0.01 * 64 * 6, rel=0.02)
+
+
+def test_selection_by_metric_and_call_path_streams_like_in_memory(sweep, tmp_path):
+    read = extrap_plugins.read(sweep, metrics=["visits"], callpaths=["main->k1*"], executor="serial")
+    in_memory = json_of(extrap_plugins.model(read, executor="serial"))
+    streamed = json_of(streaming.stream_models(sweep, metrics=["visits"], callpaths=["main->k1*"],
+                                               executor="serial", scratch=tmp_path))
+    assert streamed == in_memory
+    assert '"metric": "time"' not in streamed and '"callpath": "main->k2"' not in streamed
+
+
+@pytest.mark.parametrize("folder", ["single_parameter", "multi_parameter", "simple_threaded"])
+def test_cube_sets_stream_to_the_same_json_as_in_memory(host, cube, tmp_path, folder):
+    in_memory, warned = quietly(lambda: json_of(extrap_plugins.model(
+        extrap_plugins.read(cube / folder, executor="serial"), executor="serial")))
+    streamed, warned_streamed = quietly(lambda: json_of(streaming.stream_models(cube / folder, executor="serial",
+                                                                                scratch=tmp_path)))
+    assert streamed == in_memory and warned_streamed == warned == []
+
+
+@pytest.mark.parametrize("executor", ["serial", "process"])
+def test_partial_runs_and_a_corrupt_run_stream_with_the_same_models_and_warnings(host, cube, tmp_path, executor):
+    sweep = tmp_path / "sweep"
+    for x in (1, 10, 25):
+        shutil.copytree(cube / "single_parameter" / f"mm.x{x}y1z1.r1", sweep / f"app.x{x}")
+    shutil.copytree(cube / "simple_threaded" / "example.f1", sweep / "app.x50")  # other call paths and metrics
+    shutil.copytree(cube / "single_parameter" / "mm.x100y1z1.r1", sweep / "app.x100")
+    corrupt = sweep / "app.x100" / "profile.cubex"
+    corrupt.write_bytes(corrupt.read_bytes()[:5000])
+    in_memory, warned = quietly(lambda: json_of(extrap_plugins.model(
+        extrap_plugins.read(sweep, executor=executor, jobs=2), executor=executor, jobs=2)))
+    streamed, warned_streamed = quietly(lambda: json_of(streaming.stream_models(
+        sweep, executor=executor, jobs=2, scratch=tmp_path)))
+    assert streamed == in_memory
+    assert warned_streamed == warned
+    assert warned[0] == (f"skipped: {corrupt}: not a readable CUBE file (damaged archive: unexpected end of data); "
+                         "is it truncated or corrupt?")
+    assert warned[1].startswith("7 call paths are measured in only some runs and are kept where measured: ")
+    assert '"callpath": "main->foo"' in streamed  # measured only in app.x50
+
+
+ZERO_RUNS = {  # CUBE-like runs that leave zero values out
+    "r1": [("main", "time", 1.0), ("main", "bytes", 8.0), ("main->f", "time", 0.5)],
+    "r2": [("main", "time", 2.0), ("main->f", "time", 1.0), ("main->f", "bytes", 4.0)],
+    "r3": [("main", "time", 3.0), ("main", "bytes", 2.0), ("main->f", "time", 1.5)],
+}
+
+
+def read_zero_run(part, options):
+    rows = ZERO_RUNS[part]
+    return extrap_plugins.Experiment.from_columns(
+        ["x"], callpath=[c for c, _, _ in rows], metric=[m for _, m, _ in rows],
+        coordinates=[[float(part[1:])]] * len(rows), value=[v for _, _, v in rows], repetition=[0] * len(rows),
+        source=part)
+
+
+class Mean:
+    """A per-series modeler: the mean of the values it was given."""
+
+    def fit(self, X, y):
+        self.constant_, self.terms_ = float(np.mean(y)), []
+        return self
+
+    def predict(self, X):
+        return np.full(len(X), self.constant_)
+
+
+def test_runs_that_leave_zeros_out_get_them_back_when_streamed(host, tmp_path):
+    info = ReaderInfo("zeros", read=None, directories=True, sniff=lambda p: True, omits_zeros=True,
+                      parts=lambda path, options: list(ZERO_RUNS), read_part=read_zero_run)
+    plugin = types.ModuleType("zeros_reader")
+    plugin.extrap_readers = hookimpl(lambda: [info])
+    plugin.extrap_modelers = hookimpl(lambda: [ModelerInfo("mean", Mean)])
+    host.register(plugin, "zeros_reader")
+    models = streaming.stream_models(tmp_path, "zeros", "mean", executor="serial", scratch=tmp_path)
+    assert models.get("main->f", "bytes").points == 3
+    assert models.get("main->f", "bytes").constant == 4 / 3  # 0, 4, 0: the zeros runs 1 and 3 left out are back
+    assert models.get("main", "bytes").constant == 10 / 3  # 8, 0, 2
+    assert models.get("main->f", "time").constant == 1.0  # 0.5, 1, 1.5: nothing to fill
+    info_plain = ReaderInfo("plain", read=None, directories=True, sniff=lambda p: True,
+                            parts=lambda path, options: list(ZERO_RUNS), read_part=read_zero_run)
+    plugin.extrap_readers = hookimpl(lambda: [info_plain])
+    host.unregister(name="zeros_reader")
+    host.register(plugin, "plain_reader")
+    plain = streaming.stream_models(tmp_path, "plain", "mean", executor="serial", scratch=tmp_path)
+    assert plain.get("main->f", "bytes").points == 1  # a reader that keeps its zeros gets no fill
+
+
+# ---------------------------------------------------------- rank 0 load
+class RecordingExecutor(executors.SerialExecutor):
+    """Runs work here, but counts the bytes every task and result would take to travel."""
+
+    sent = 0
+    received = 0
+
+    def submit(self, fn, /, *args, **kwargs):
+        RecordingExecutor.sent += len(pickle.dumps(args))
+        future = super().submit(fn, *args, **kwargs)
+        if future.exception() is None:
+            RecordingExecutor.received += len(pickle.dumps(future.result()))
+        return future
+
+
+def test_values_never_travel_through_rank_0_when_streaming(sweep, tmp_path, monkeypatch):
+    (sweep / "size").write_text("1000")
+    (sweep / "forward").write_text("")  # every run lists its call paths in the same order
+    monkeypatch.setattr(executors, "create_executor", lambda kind, jobs=None: RecordingExecutor())
+    RecordingExecutor.sent = RecordingExecutor.received = 0
+    experiment = extrap_plugins.read(sweep, executor="serial")
+    models = extrap_plugins.model(experiment, executor="serial")
+    values_bytes = 8 * len(experiment)
+    assert RecordingExecutor.received > values_bytes  # in memory, every value comes back to rank 0 ...
+    RecordingExecutor.sent = RecordingExecutor.received = 0
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    streamed = streaming.stream_models(sweep, executor="serial", scratch=scratch)
+    assert json_of(streamed) == json_of(models)
+    assert RecordingExecutor.received - len(pickle.dumps(streamed.models)) < values_bytes / 10  # ... streamed, none
+    names_bytes = len(pickle.dumps([m.callpath for m in streamed.models[::2]]))
+    assert RecordingExecutor.sent - names_bytes < values_bytes / 10  # the names go out once, with the blocks
+    assert os.listdir(scratch) == []  # and the scratch folder is gone
+
+
+# ------------------------------------------------------------ the parts
+def test_join_parts_numbers_names_first_seen_in_each_runs_own_order():
+    a = extrap_plugins.Experiment.from_columns(
+        ["p"], callpath=(["unused", "b", "a"], np.array([2, 1, 2])), metric=(["m2", "m1"], np.array([1, 1, 0])),
+        coordinates=[[1], [1], [1]], value=[1.0, 2.0, 3.0], source="a")
+    b = extrap_plugins.Experiment.from_columns(["p"], callpath=["c", "b"], metric="m1", coordinates=[[2], [2]],
+                                               value=[4.0, 5.0], source="b")
+    joined = streaming.join_parts([a, b], "both")
+    assert [c.name for c in joined.callpaths] == ["b", "a", "c"]
+    assert [m.name for m in joined.metrics] == ["m2", "m1"]
+    names = [(joined.callpaths[c].name, joined.metrics[m].name, v)
+             for c, m, v in zip(joined.callpath_index, joined.metric_index, joined.value)]
+    assert names == [("a", "m1", 1.0), ("b", "m1", 2.0), ("a", "m2", 3.0), ("c", "m1", 4.0), ("b", "m1", 5.0)]
+
+
+def test_omitted_zeros_fill_only_where_the_run_has_the_call_path_and_the_metric():
+    # run 0: (0, 0), (0, 1), (1, 0); run 1: (0, 0), (1, 0), (1, 1); run 2: (2, 0) only
+    cps = [np.array([0, 0, 1]), np.array([0, 1, 1]), np.array([2])]
+    ms = [np.array([0, 1, 0]), np.array([0, 0, 1]), np.array([0])]
+    run, cp, m = streaming.omitted_zeros(cps, ms, 3, 2)
+    assert list(zip(run.tolist(), cp.tolist(), m.tolist())) == [(0, 1, 1), (1, 0, 1)]
+
+
+def test_coverage_findings_name_partial_call_paths_and_metrics():
+    findings = streaming.coverage_findings(np.array([3, 2, 1]), np.array([[1, 1], [1, 0], [1, 0]], bool),
+                                           ["main", "main->a", "main->b"], ["time", "bytes"], ["r1", "r2", "r3"])
+    assert findings == [
+        "2 call paths are measured in only some runs and are kept where measured: main->a (2 of 3 runs), "
+        "main->b (1 of 3 runs)",
+        "metric 'bytes' has no data in 2 of 3 runs (r2, r3); kept where measured"]
+
+
+def test_the_catalogue_maps_each_runs_call_paths_in_segments(tmp_path):
+    catalogue = streaming.Catalogue()
+    folders = []
+    for i, names in enumerate((["a", "b", "c"], ["a", "x", "b", "c"], ["a", "b", "c"])):
+        e = extrap_plugins.Experiment.from_columns(["p"], callpath=names, metric="t",
+                                                   coordinates=[[i + 1]] * len(names), value=np.ones(len(names)))
+        folders.append(streaming.write_part(e, str(tmp_path / f"p{i}")))
+        catalogue.add(folders[-1])
+    assert catalogue.callpaths == ["a", "b", "c", "x"]
+    assert catalogue.part_shape == [0, 1, 0]
+    assert catalogue.callpath_runs().tolist() == [3, 3, 3, 1]
+    # global b..x (1..3) in the second run: b, c at local 2..3 (block 0..1), x at local 1 (block 2)
+    assert catalogue.ranges(1, 1, 4).tolist() == [[1, 2, 1], [2, 0, 2]]
+
+
+def test_row_ranges():
+    assert streaming._row_ranges(np.array([5, 0, 9]), np.array([7, 0, 12])).tolist() == [5, 6, 9, 10, 11]
+
+
+# ------------------------------------------------------- choices, errors
+def test_auto_streams_only_large_inputs(tmp_path, monkeypatch):
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "profile.cubex").write_bytes(b"x" * 1000)
+    monkeypatch.setattr(streaming, "STREAM_AUTO_BYTES", 999)
+    assert streaming.should_stream(tmp_path) and not streaming.should_stream(tmp_path, "off")
+    monkeypatch.setattr(streaming, "STREAM_AUTO_BYTES", 1000)
+    assert not streaming.should_stream(tmp_path) and streaming.should_stream(tmp_path, "on")
+
+
+def test_bad_scratch_and_unknown_metric_are_bad_input(sweep, tmp_path):
+    with pytest.raises(InputError, match="the scratch folder does not exist"):
+        streaming.stream_models(sweep, executor="serial", scratch=tmp_path / "nowhere")
+    for function in (lambda: streaming.stream_models(sweep, metrics=["bytes"], executor="serial", scratch=tmp_path),
+                     lambda: extrap_plugins.read(sweep, metrics=["bytes"], executor="serial")):
+        with pytest.raises(InputError) as error:
+            function()
+        assert str(error.value) == f"{sweep}: no metric 'bytes'; the metrics are time, visits"
+    with pytest.raises(InputError) as error:
+        streaming.stream_models(sweep, callpaths=["solve*"], executor="serial", scratch=tmp_path)
+    assert str(error.value) == f"{sweep}: no call path matches 'solve*'"
+
+
+def test_a_broken_run_is_skipped_by_path(sweep, tmp_path):
+    (sweep / "broken").write_text("")
+    models, warned = quietly(streaming.stream_models, sweep, executor="serial", scratch=tmp_path)
+    assert warned == [f"skipped: {sweep}/p8.r1: truncated run"]
+    assert models.get("main->k0", "time").points == len(P)
+
+
+def test_command_line_streams_to_the_same_output(sweep, tmp_path, capsys):
+    assert cli.main(["model", str(sweep), "--executor", "serial", "--stream", "off", "--export", "csv"]) == 0
+    in_memory = capsys.readouterr().out
+    assert cli.main(["model", str(sweep), "--executor", "serial", "--stream", "on", "--scratch", str(tmp_path),
+                     "--export", "csv"]) == 0
+    assert capsys.readouterr().out == in_memory
+    assert cli.main(["model", str(sweep), "--stream", "on", "--scratch", str(tmp_path / "x")]) == 2
+    assert capsys.readouterr().err == f"extrap-plugins: error: {tmp_path / 'x'}: the scratch folder does not exist\n"
+
+
+def test_streamed_exports_show_values_at_the_largest_point_but_no_intervals(sweep, tmp_path, capsys):
+    common = ["model", str(sweep), "--executor", "serial", "--export", "csv", "--target", "p=64"]
+    assert cli.main([*common, "--stream", "off"]) == 0
+    in_memory = capsys.readouterr().out.splitlines()
+    assert cli.main([*common, "--stream", "on", "--scratch", str(tmp_path)]) == 0
+    out, err = capsys.readouterr()
+    streamed = out.splitlines()
+    assert err == ("extrap-plugins: warning: streamed models carry no measurements: prediction intervals at "
+                   "--target are left out (--stream off computes them)\n")
+    header = in_memory[0].split(",")
+    interval = [header.index("interval_low"), header.index("interval_high")]
+    assert len(streamed) == len(in_memory) == 2 * 300 + 1
+    with_interval = 0
+    for ours, theirs in zip(streamed[1:], in_memory[1:]):
+        ours, theirs = ours.split(","), theirs.split(",")
+        assert [ours[i] for i in interval] == ["", ""]
+        with_interval += all(theirs[i] for i in interval)
+        assert [v for i, v in enumerate(ours) if i not in interval] == \
+               [v for i, v in enumerate(theirs) if i not in interval]
+    assert with_interval >= 300  # every time series has one in memory
