@@ -3,7 +3,7 @@
 This script runs inside Extra-P's own Python (a separate venv with
 ``extrap==4.2.5``), never inside ours:
 
-    /work/venv-extrap/bin/python benchmarks/_extrap_runner.py task.json
+    ../venv-extrap/bin/python benchmarks/_extrap_runner.py task.json
 
 ``task.json``: ``{"files": [path, ...], "predict": [[x1, x2, ...], ...]}``.
 Output (stdout, one JSON object): ``{"models": [{"file", "callpath", "metric",

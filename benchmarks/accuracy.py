@@ -4,7 +4,7 @@ A script, not a test::
 
     python benchmarks/accuracy.py                       # default sample sizes
     python benchmarks/accuracy.py --samples 2000 --modelers default,golden,exhaustive
-    EXTRAP_PYTHON=/work/venv-extrap/bin/python python benchmarks/accuracy.py
+    EXTRAP_PYTHON=../venv-extrap/bin/python python benchmarks/accuracy.py
 
 Scenarios (protocols of the seed papers; see benchmarks/README.md):
 

@@ -2,8 +2,8 @@
 
 Usage (from the project root; Extra-P lives in its own venv, never beside extrap-plugins)::
 
-    python3 -m venv /work/venv-extrap && /work/venv-extrap/bin/pip install extrap==4.2.5
-    .venv/bin/python benchmarks/cube_read.py [--extrap-python /work/venv-extrap/bin/python] [--repeat 3]
+    python3 -m venv ../venv-extrap && ../venv-extrap/bin/pip install extrap==4.2.5
+    .venv/bin/python benchmarks/cube_read.py [--extrap-python ../venv-extrap/bin/python] [--repeat 3]
 
 For each input it prints our best-of-``repeat`` time with the serial executor and with the default one
 (``auto``: worker processes when there are more than a few runs), Extra-P's ``read_experiment`` time for the
@@ -83,7 +83,7 @@ def time_extrap(python: str | None, path: pathlib.Path) -> tuple[float | None, i
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    default_python = os.environ.get("EXTRAP_PYTHON", "/work/venv-extrap/bin/python")
+    default_python = os.environ.get("EXTRAP_PYTHON", "../venv-extrap/bin/python")
     parser.add_argument("--extrap-python", default=default_python,
                         help="the Python of a venv with extrap==4.2.5 (default: %(default)s); 'none' to skip")
     parser.add_argument("--repeat", type=int, default=3, help="best of this many reads for ours")

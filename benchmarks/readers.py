@@ -2,8 +2,8 @@
 
 Usage (from the project root; Extra-P lives in its own venv, never beside extrap-plugins)::
 
-    python3 -m venv /work/venv-extrap && /work/venv-extrap/bin/pip install extrap==4.2.5
-    .venv/bin/python benchmarks/readers.py [--extrap-python /work/venv-extrap/bin/python] [--rows 1000000] [--repeat 3]
+    python3 -m venv ../venv-extrap && ../venv-extrap/bin/pip install extrap==4.2.5
+    .venv/bin/python benchmarks/readers.py [--extrap-python ../venv-extrap/bin/python] [--rows 1000000] [--repeat 3]
 
 Synthetic inputs (made here, deterministic): ``--rows`` measured values of 4 call paths x 2 metrics at
 5 x 5 points of (p, n), as JSON Lines, Talpas and CSV, and as Extra-P text with as many values spread over
@@ -128,7 +128,7 @@ def run(python: str, script: str, paths: list[str], reader: str, extra: str = "{
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--extrap-python", default=os.environ.get("EXTRAP_PYTHON", "/work/venv-extrap/bin/python"),
+    parser.add_argument("--extrap-python", default=os.environ.get("EXTRAP_PYTHON", "../venv-extrap/bin/python"),
                         help="the Python of a venv with extrap==4.2.5 (default: %(default)s); 'none' to skip")
     parser.add_argument("--rows", type=int, default=1_000_000, help="measured values in the synthetic inputs")
     parser.add_argument("--repeat", type=int, default=3, help="best of this many reads for ours")

@@ -2,9 +2,9 @@
 
 Usage (from the project root; Extra-P lives in its own venv, never beside extrap-plugins)::
 
-    python3 -m venv /work/venv-extrap && /work/venv-extrap/bin/pip install extrap==4.2.5
+    python3 -m venv ../venv-extrap && ../venv-extrap/bin/pip install extrap==4.2.5
     .venv/bin/python benchmarks/segmented.py [--sets 1000] [--extrap-sets 200]
-                                             [--extrap-python /work/venv-extrap/bin/python] [--seed 1]
+                                             [--extrap-python ../venv-extrap/bin/python] [--seed 1]
 
 The protocol of seed 001, Section 4.1: ten points ``p = 1..10``, one value per point; half of the data
 sets come from one function ``c0 + c1 * p^i * log2(p)^j`` (not segmented), half from two such functions,

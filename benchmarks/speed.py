@@ -4,7 +4,7 @@ A script, not a test::
 
     python benchmarks/speed.py                                   # 1,000 / 10,000 / 100,000 series
     python benchmarks/speed.py --sizes 1000,10000 --extrap-series 100
-    EXTRAP_PYTHON=/work/venv-extrap/bin/python python benchmarks/speed.py
+    EXTRAP_PYTHON=../venv-extrap/bin/python python benchmarks/speed.py
 
 Input: synthetic series after seed 002's protocol (one factor ``x^i log2^j(x)``
 per parameter, i in {0..3}, j in {0, 1, 2}, random additive/multiplicative

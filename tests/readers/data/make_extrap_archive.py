@@ -3,7 +3,7 @@
 The shared data only has archives without repetitions; this one exercises
 the ``values/<chunk>.vals`` store.  Run with Extra-P's own interpreter::
 
-    /work/venv-extrap/bin/python tests/readers/data/make_extrap_archive.py \
+    ../venv-extrap/bin/python tests/readers/data/make_extrap_archive.py \
         ../shared/data/extrap/text/one_parameter_3.txt
 """
 

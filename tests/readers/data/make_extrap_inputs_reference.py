@@ -2,8 +2,8 @@
 
 Run with Extra-P's own interpreter (never installed beside extrap-plugins)::
 
-    python3 -m venv /work/venv-extrap && /work/venv-extrap/bin/pip install extrap==4.2.5
-    /work/venv-extrap/bin/python tests/readers/data/make_extrap_inputs_reference.py ../shared/data/extrap
+    python3 -m venv ../venv-extrap && ../venv-extrap/bin/pip install extrap==4.2.5
+    ../venv-extrap/bin/python tests/readers/data/make_extrap_inputs_reference.py ../shared/data/extrap
 
 Output ``extrap_inputs_reference.csv.gz``, one row per (file, call path,
 metric, point): the file (relative to the folder), Extra-P's reader, the
