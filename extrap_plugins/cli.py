@@ -13,6 +13,8 @@ import sys
 import warnings
 from typing import Sequence
 
+import numpy as np
+
 from . import api
 from .errors import ExtrapError, InputError, PluginError
 from .executors import EXECUTORS, MPI_LAUNCH, WorkerLost, end_mpi_job
@@ -150,7 +152,7 @@ def _model_command(args: argparse.Namespace) -> ExitStatus:
                         metrics=args.metric, callpaths=args.callpath, executor=args.executor, jobs=args.jobs,
                         **parse_options(args.reader_option, "--reader-option", reserved=READ_FLAGS))
     series = selected.callpath_index.astype("int64") * max(len(selected.metrics), 1) + selected.metric_index
-    total = len(set(series.tolist())) if len(series) < 5_000_000 else None
+    total = int(np.count_nonzero(np.bincount(series))) if len(series) else 0
     from tqdm import tqdm
 
     show = {"on": True, "off": False}.get(args.progress, sys.stderr.isatty())
@@ -159,7 +161,7 @@ def _model_command(args: argparse.Namespace) -> ExitStatus:
                               executor=args.executor, jobs=args.jobs,
                               **parse_options(args.option, "--option", reserved=MODEL_FLAGS))
     options = {**parse_options(args.export_option, "--export-option", reserved=EXPORT_FLAGS), **export_options(args)}
-    text = api.export(model_set, args.export, args.output, **options)
+    text = api.export(model_set, args.export, args.output, executor=args.executor, jobs=args.jobs, **options)
     if text is not None:
         sys.stdout.write(text)
     return ExitStatus.OK
@@ -178,10 +180,11 @@ def _stream_command(args: argparse.Namespace) -> ExitStatus:
         model_set = stream_models(args.inputs, args.reader, args.modeler, metrics=args.metric,
                                   callpaths=args.callpath, measure=args.measure, executor=args.executor,
                                   jobs=args.jobs, scratch=args.scratch, progress=bar.update,
-                                  reader_options=parse_options(args.reader_option, "--reader-option"),
-                                  **parse_options(args.option, "--option"))
-    options = {**parse_options(args.export_option, "--export-option"), **export_options(args)}
-    text = api.export(model_set, args.export, args.output, **options)
+                                  reader_options=parse_options(args.reader_option, "--reader-option",
+                                                               reserved=READ_FLAGS),
+                                  **parse_options(args.option, "--option", reserved=STREAM_FLAGS))
+    options = {**parse_options(args.export_option, "--export-option", reserved=EXPORT_FLAGS), **export_options(args)}
+    text = api.export(model_set, args.export, args.output, executor=args.executor, jobs=args.jobs, **options)
     if text is not None:
         sys.stdout.write(text)
     return ExitStatus.OK
@@ -304,7 +307,8 @@ READ_FLAGS = {"reader": "--reader", "metrics": "--metric", "callpaths": "--callp
               "executor": "--executor", "jobs": "--jobs", "host": None}
 MODEL_FLAGS = {"modeler": "--modeler", "measure": "--measure", "metrics": "--metric", "callpaths": "--callpath",
                "progress": "--progress", "executor": "--executor", "jobs": "--jobs", "host": None}
-EXPORT_FLAGS = {"exporter": "--export", "path": "-o", "host": None}
+STREAM_FLAGS = {**MODEL_FLAGS, "scratch": "--scratch", "reader_options": "--reader-option", "reader": "--reader"}
+EXPORT_FLAGS = {"exporter": "--export", "path": "-o", "executor": "--executor", "jobs": "--jobs", "host": None}
 
 
 def parse_options(pairs: Sequence[str], flag: str, reserved: dict[str, str | None] | None = None) -> dict[str, object]:

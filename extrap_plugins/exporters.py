@@ -118,8 +118,28 @@ def export_json(model_set: ModelSet, out: IO[str], options: dict[str, str]) -> N
     if version not in {str(v) for v in JSON_VERSIONS}:
         known = ", ".join(map(str, JSON_VERSIONS))
         raise InputError(f"JSON version {version!r} does not exist; expected one of {known}")
-    json.dump(json_document(model_set, version=int(version), extrapolations=ranked), out, indent=1, allow_nan=False)
-    out.write("\n")
+    write_document(json_document(model_set, version=int(version), extrapolations=ranked), out)
+
+
+def write_document(document: dict[str, Any], out: IO[str]) -> None:
+    """Write the document: one top-level key per line, one model per line.
+
+    Each model is encoded by the json module's C encoder (``indent`` would
+    switch to its pure-Python encoder, five times slower on 100,000 models);
+    one line per model stays readable, and ``grep`` finds a call path's model.
+    """
+    out.write("{\n")
+    last = len(document) - 1
+    for i, (key, value) in enumerate(document.items()):
+        out.write(f" {json.dumps(key)}: ")
+        if key == "models" and value:
+            out.write("[\n  ")
+            out.write(",\n  ".join(json.dumps(m, allow_nan=False) for m in value))
+            out.write("\n ]")
+        else:
+            out.write(json.dumps(value, allow_nan=False))
+        out.write(",\n" if i < last else "\n")
+    out.write("}\n")
 
 
 def json_document(model_set: ModelSet, version: int = JSON_DEFAULT_VERSION,

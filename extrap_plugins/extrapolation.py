@@ -471,8 +471,9 @@ def extrapolate(
     now = _values_at(models, largest)
     later = _values_at(models, target_point)
     kinds = _value_kinds(models, now, values)
-    share_parent_now, share_root_now = shares(models, now, kinds)
-    share_parent_later, share_root_later = shares(models, later, kinds)
+    links = tree_links(models)
+    share_parent_now, share_root_now = shares(models, now, kinds, links)
+    share_parent_later, share_root_later = shares(models, later, kinds, links)
     if intervals is None:
         intervals = target_point is not None
     uncertainty = uncertainties(model_set) if intervals else [None] * n
@@ -625,11 +626,38 @@ def _parent(callpath: str) -> str | None:
     return head if sep else None
 
 
-def _root(callpath: str) -> str:
-    return callpath.split(CALLPATH_SEPARATOR, 1)[0]
+def tree_links(models: Sequence[Model]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """How the models hang together in the call tree, per metric.
+
+    Returns
+    -------
+    parent, root, ancestor, depth : ndarray of int, shape (n_models,)
+        Index of the model of the call path's parent, of its root, and of
+        its nearest ancestor that has a model (all with the same metric; -1
+        where there is none), and the call path's depth.
+    """
+    index = {(m.callpath, m.metric): i for i, m in enumerate(models)}
+    n = len(models)
+    parent = np.full(n, -1, dtype=np.int64)
+    root = np.full(n, -1, dtype=np.int64)
+    ancestor = np.full(n, -1, dtype=np.int64)
+    depth = np.zeros(n, dtype=np.int64)
+    for i, m in enumerate(models):
+        regions = m.callpath.split(CALLPATH_SEPARATOR)
+        depth[i] = len(regions) - 1
+        root[i] = index.get((regions[0], m.metric), -1)
+        for up in range(len(regions) - 1, 0, -1):
+            j = index.get((CALLPATH_SEPARATOR.join(regions[:up]), m.metric), -1)
+            if up == len(regions) - 1:
+                parent[i] = j
+            if j >= 0:
+                ancestor[i] = j
+                break
+    return parent, root, ancestor, depth
 
 
-def shares(models: Sequence[Model], value: np.ndarray, kinds: Mapping[str, str]) -> tuple[np.ndarray, np.ndarray]:
+def shares(models: Sequence[Model], value: np.ndarray, kinds: Mapping[str, str],
+           links: tuple[np.ndarray, ...] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Each model's share of its parent's and of its root's value.
 
     Parameters
@@ -640,6 +668,7 @@ def shares(models: Sequence[Model], value: np.ndarray, kinds: Mapping[str, str])
     kinds : mapping metric -> ``"inclusive"`` or ``"exclusive"``
         For exclusive metrics a node's value is first replaced by its
         subtree's total.
+    links : the :func:`tree_links` of ``models``, optional (computed if not given)
 
     Returns
     -------
@@ -647,36 +676,26 @@ def shares(models: Sequence[Model], value: np.ndarray, kinds: Mapping[str, str])
         NaN where the parent (root) has no model or a zero value; a root's
         share of its root is 1.
     """
-    keys = [(m.callpath, m.metric) for m in models]
-    total = dict(zip(keys, value.astype(np.float64)))
-    exclusive = [k for k in keys if kinds.get(k[1]) == "exclusive"]
-    if exclusive:
-        for key in exclusive:
-            total[key] = 0.0
-        for (callpath, metric), v in zip(keys, value):
-            if kinds.get(metric) != "exclusive":
-                continue
-            node: str | None = callpath
-            while node is not None:
-                if (node, metric) in total:
-                    total[(node, metric)] += v
-                node = _parent(node)
-    of_parent = np.full(len(models), np.nan)
-    of_root = np.full(len(models), np.nan)
+    parent, root, ancestor, depth = links if links is not None else tree_links(models)
+    total = np.asarray(value, dtype=np.float64).copy()
+    exclusive = np.fromiter((kinds.get(m.metric) == "exclusive" for m in models), dtype=bool, count=len(models))
+    if exclusive.any():
+        # Subtree totals: add each level into its nearest ancestors, deepest level first.
+        for level in np.unique(depth[exclusive])[::-1]:
+            rows = np.flatnonzero(exclusive & (depth == level) & (ancestor >= 0))
+            np.add.at(total, ancestor[rows], total[rows])
+    return _ratios(total, parent), _ratios(total, root)
+
+
+def _ratios(total: np.ndarray, other: np.ndarray) -> np.ndarray:
+    """``total / total[other]`` where ``other`` exists and both are finite, the divisor non-zero; else NaN."""
+    result = np.full(total.shape, np.nan)
+    has = other >= 0
+    a, b = total[has], total[other[has]]
+    ok = (b != 0) & np.isfinite(a) & np.isfinite(b)
     with np.errstate(divide="ignore", invalid="ignore"):
-        for i, (callpath, metric) in enumerate(keys):
-            mine = total[(callpath, metric)]
-            parent = _parent(callpath)
-            if parent is not None and (parent, metric) in total:
-                of_parent[i] = _ratio(mine, total[(parent, metric)])
-            root = _root(callpath)
-            if (root, metric) in total:
-                of_root[i] = _ratio(mine, total[(root, metric)])
-    return of_parent, of_root
-
-
-def _ratio(a: float, b: float) -> float:
-    return a / b if b != 0 and np.isfinite(a) and np.isfinite(b) else math.nan
+        result[np.flatnonzero(has)[ok]] = a[ok] / b[ok]
+    return result
 
 
 # ------------------------------------------------------------------- options

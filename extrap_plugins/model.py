@@ -11,6 +11,7 @@ quality figures, and :class:`ModelSet` every model of one modeling run.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -241,6 +242,13 @@ def format_exponent(exponent: float, machine: bool) -> str:
 
 
 def format_factor(name: str, factor: Factor, machine: bool) -> list[str]:
+    """``["p^1", "log2(p)^1"]``: the text of one factor (cached: models share few factors)."""
+    return list(_factor_text(name, float(factor.exponent), float(factor.log_exponent), machine))
+
+
+@functools.lru_cache(maxsize=4096)
+def _factor_text(name: str, exponent: float, log_exponent: float, machine: bool) -> tuple[str, ...]:
+    factor = Factor(exponent, log_exponent)
     parts = []
     if factor.exponent != 0:
         if machine:
@@ -256,7 +264,7 @@ def format_factor(name: str, factor: Factor, machine: bool) -> list[str]:
                 if factor.log_exponent == 1
                 else f"log2({name})^{format_exponent(factor.log_exponent, False)}"
             )
-    return parts
+    return tuple(parts)
 
 
 def format_function(constant: float, terms: Sequence[Term], machine: bool) -> str:

@@ -376,11 +376,12 @@ def _render_task(task) -> bytes:
 
 
 def render_all(items: Sequence[PlotData], style: str, fmt: str) -> list[bytes]:
-    """Render many figures, in worker processes when there are enough (see :mod:`extrap_plugins.executors`)."""
+    """Render many figures on the executor chosen for this export (:func:`extrap_plugins.executors.current`)."""
     from . import executors
 
-    kind = executors.resolve("auto", len(items))
-    with executors.create_executor(kind) as pool:
+    chosen, jobs = executors.current()
+    kind = executors.resolve(chosen, len(items))
+    with executors.create_executor(kind, jobs) as pool:
         return list(executors.map_ordered(pool, _render_task, ((d, style, fmt) for d in items)))
 
 

@@ -357,9 +357,13 @@ def join_runs(experiments: Sequence[Experiment], source: str, settings: Settings
     metric_code: dict[str, int] = {}
     metric_objects: dict[str, Metric] = {}
     remapped_cp, remapped_m = [], []
+    previous_names: list[str] | None = None
     for e in experiments:
-        cp_map = np.fromiter((callpath_code.setdefault(c.name, len(callpath_code)) for c in e.callpaths),
-                             dtype=np.int64, count=len(e.callpaths))
+        names = [c.name for c in e.callpaths]
+        if names != previous_names:  # the runs of a sweep usually share one call tree: coded once
+            cp_map = np.fromiter((callpath_code.setdefault(name, len(callpath_code)) for name in names),
+                                 dtype=np.int64, count=len(names))
+            previous_names = names
         m_map = np.fromiter((metric_code.setdefault(m.name, len(metric_code)) for m in e.metrics),
                             dtype=np.int64, count=len(e.metrics))
         for m in e.metrics:

@@ -129,3 +129,19 @@ def test_runs_are_read_in_parallel_and_a_broken_run_is_skipped_with_a_warning(ho
     assert [str(w.message) for w in caught] == [f"skipped: {tmp_path / 'app.broken' / 'profile.dat'}: truncated file"]
     assert sorted(experiment.coordinates[:, 0].tolist()) == [1.0, 2.0, 4.0]
     assert [c.name for c in experiment.callpaths] == ["main->solve"]
+
+
+def test_a_run_is_read_with_the_garbage_collector_paused_and_it_resumes_after_errors():
+    import gc
+
+    from extrap_plugins import api
+
+    seen = []
+
+    def read_part(part, options):
+        seen.append(gc.isenabled())
+        raise InputError("truncated file", part)
+
+    result, error, caught = api.read_one_part((read_part, "runs/r1/profile.cubex", {}))
+    assert seen == [False] and gc.isenabled()
+    assert result is None and str(error) == "runs/r1/profile.cubex: truncated file" and caught == []

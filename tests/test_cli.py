@@ -165,3 +165,15 @@ def test_example_plugin_is_discovered_through_its_entry_point(tmp_path):
 def test_an_option_that_names_an_api_argument_is_bad_input(numbers_reader, capsys):
     assert main(["model", str(numbers_reader), "--option", "modeler=x"]) == ExitStatus.BAD_INPUT
     assert capsys.readouterr().err == "extrap-plugins: error: --option 'modeler=x': 'modeler' is not an option here; use --modeler\n"
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--export-option", "jobs=4"], "--export-option 'jobs=4': 'jobs' is not an option here; use --jobs"),
+    (["--stream", "on", "--option", "scratch=/tmp"],
+     "--option 'scratch=/tmp': 'scratch' is not an option here; use --scratch"),
+    (["--stream", "on", "--reader-option", "executor=mpi"],
+     "--reader-option 'executor=mpi': 'executor' is not an option here; use --executor"),
+])
+def test_options_that_name_a_flag_are_bad_input_in_every_path(numbers_reader, capsys, flags, message):
+    assert main(["model", str(numbers_reader), *flags]) == ExitStatus.BAD_INPUT
+    assert capsys.readouterr().err == f"extrap-plugins: error: {message}\n"

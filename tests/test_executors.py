@@ -244,3 +244,24 @@ def test_mpi_without_a_pool_of_workers_says_how_to_start_it(mpiexec, cube_sweep)
     plain = run(mpiexec, "-n", 2, sys.executable, "-m", "extrap_plugins", "model", sweep, "--executor", "mpi")
     assert plain.returncode == 2
     assert "start the command as 'mpiexec -n N python -m mpi4py.futures -m extrap_plugins model ...'" in plain.stderr
+
+
+def blas_threads(_):
+    from threadpoolctl import threadpool_info
+
+    return sorted({pool["num_threads"] for pool in threadpool_info()})
+
+
+def test_workers_run_their_blas_with_one_thread():
+    with executors.create_executor("process", 2) as pool:
+        assert list(executors.map_ordered(pool, blas_threads, range(4))) == [[1]] * 4
+
+
+def test_a_chosen_executor_holds_inside_its_block_only():
+    assert executors.current() == ("auto", None)
+    with executors.chosen("serial", 3):
+        assert executors.current() == ("serial", 3)
+    assert executors.current() == ("auto", None)
+    with pytest.raises(extrap_plugins.InputError, match="unknown executor 'threads'"):
+        with executors.chosen("threads"):
+            pass

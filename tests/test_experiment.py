@@ -91,3 +91,16 @@ def test_precoded_names_and_two_parameter_grouping():
     assert group.reduce()[1, 0] == 25.0
     with pytest.raises(InputError, match="codes must lie in 0..1"):
         Experiment.from_columns(["p"], callpath=(["a", "b"], [0, 2]), metric="t", coordinates=[[1], [2]], value=[1, 2])
+
+
+def test_an_experiment_pickles_with_its_call_paths_as_names():
+    import pickle
+
+    e = Experiment.from_columns(["p"], callpath=["main", "main->a", "main->a"], metric=["t", "t", "v"],
+                                coordinates=[[1], [2], [2]], value=[1.0, 2.0, 3.0], source="runs/")
+    state = e.__getstate__()
+    assert state["callpaths"] == ["main", "main->a"]
+    back = pickle.loads(pickle.dumps(e))
+    assert back.callpaths == e.callpaths and back.metrics == e.metrics and back.source == "runs/"
+    assert all(np.array_equal(getattr(back, c), getattr(e, c))
+               for c in ("callpath_index", "metric_index", "coordinates", "repetition", "value"))

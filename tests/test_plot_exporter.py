@@ -148,3 +148,18 @@ def test_segments_are_shaded_and_change_points_marked(host):
     assert "segments" in labels and "change point" in labels
     (line,) = [a for a in ax.lines if a.get_label() == "change point"]
     assert line.get_xdata()[0] == 16
+
+
+def test_figures_are_rendered_on_the_executor_the_user_chose(host, tmp_path, stencil, monkeypatch):
+    from extrap_plugins import executors
+
+    made = []
+    real = executors.create_executor
+    monkeypatch.setattr(executors, "create_executor",
+                        lambda kind="serial", jobs=None, preload=(): made.append((kind, jobs)) or real(kind, jobs))
+    extrap_plugins.export(stencil, "plot", tmp_path / "serial", format="svg", executor="serial")
+    extrap_plugins.export(stencil, "plot", tmp_path / "process", format="svg", executor="process", jobs=2)
+    assert made == [("serial", None), ("process", 2)]
+    serial = sorted(p.read_bytes() for p in (tmp_path / "serial").iterdir())
+    assert serial == sorted(p.read_bytes() for p in (tmp_path / "process").iterdir())  # same figures
+    assert executors.current() == ("auto", None)  # the choice ends with the export

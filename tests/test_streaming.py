@@ -203,7 +203,7 @@ def test_values_never_travel_through_rank_0_when_streaming(sweep, tmp_path, monk
     (sweep / "size").write_text("1000")
     (sweep / "forward").write_text("")  # every run lists its call paths in the same order
     (sweep / "complete").write_text("")  # no gaps, so no warnings travel back with the models
-    monkeypatch.setattr(executors, "create_executor", lambda kind, jobs=None: RecordingExecutor())
+    monkeypatch.setattr(executors, "create_executor", lambda kind, jobs=None, preload=(): RecordingExecutor())
     RecordingExecutor.sent = RecordingExecutor.received = 0
     experiment = extrap_plugins.read(sweep, executor="serial")
     models = extrap_plugins.model(experiment, executor="serial")
