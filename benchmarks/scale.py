@@ -225,6 +225,8 @@ def main(argv: list[str] | None = None) -> int:
                                                          "(1, 5, 10 repetitions; default 25,125)")
     parser.add_argument("--keep", metavar="DIR", help="generate the sweep here and keep it")
     parser.add_argument("--no-mpi", action="store_true", help="skip the mpi executor")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="run every configuration this many times and keep the fastest (default 1)")
     parser.add_argument("--timeout", type=float, default=3600, help="seconds per configuration")
     args = parser.parse_args(argv)
     n_callpaths = 2_000 if args.quick else args.callpaths
@@ -270,21 +272,35 @@ def measure(base: pathlib.Path, n_callpaths: int, args) -> int:
     if not args.no_mpi:
         configs += [("mpi", 1), ("mpi", 2)]
     rows, reference, results = [], None, {}
+    for round_ in range(args.repeat):  # rounds over all configurations: slow spells of the machine hit them alike
+        for stream in ("off", "on"):
+            for executor, workers in configs:
+                out = base / f"{executor}{workers}-{stream}.json"
+                result = run_config(sweep, executor, workers, stream, out, scratch, args.timeout)
+                text = out.read_bytes()
+                reference = reference or text
+                result["same"] = text == reference
+                key = (executor, workers, stream)
+                if key in results:  # keep the fastest run; the largest peak; any difference in the output
+                    best = results[key]
+                    result["peak"] = max(result["peak"], best["peak"])
+                    result["same"] = result["same"] and best["same"]
+                    if best["seconds"] <= result["seconds"]:
+                        result = {**best, "peak": result["peak"], "same": result["same"]}
+                results[key] = result
+                print(f"  round {round_ + 1}: {executor} {workers} stream={stream}: {result['seconds']:.1f} s",
+                      file=sys.stderr, flush=True)
     for stream in ("off", "on"):
         for executor, workers in configs:
-            out = base / f"{executor}{workers}-{stream}.json"
-            result = run_config(sweep, executor, workers, stream, out, scratch, args.timeout)
-            text = out.read_bytes()
-            reference = reference or text
-            results[(executor, workers, stream)] = result
+            result = results[(executor, workers, stream)]
             serial = results[("serial", 1, stream)]["seconds"]
             rows.append([f"{executor}, {workers} worker{'s' if workers > 1 else ''}",
                          "streamed" if stream == "on" else "in memory", f"{result['seconds']:.1f} s",
                          f"{serial / result['seconds']:.2f}x", mib(result["peak"]),
-                         "yes" if text == reference else "NO", f"{result['load']:.1f}"])
-            print(f"  {rows[-1]}", file=sys.stderr, flush=True)
+                         "yes" if result["same"] else "NO", f"{result['load']:.1f}"])
     n_models = len(json.loads(reference)["models"])
-    print(f"`extrap-plugins model SWEEP --export json` ({n_models:,} models): wall time, speed-up over serial, "
+    best = f"the fastest of {args.repeat} runs" if args.repeat > 1 else "one run"
+    print(f"`extrap-plugins model SWEEP --export json` ({n_models:,} models): wall time ({best}), speed-up over serial, "
           f"peak memory of rank 0 (the process running the command), whether the JSON is byte-identical to the "
           f"first row's, and the machine's 1-minute load average after the run:\n")
     print(table(rows, ["executor", "measurements", "time", "speed-up", "rank-0 peak", "same JSON", "load"]))
