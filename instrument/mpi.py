@@ -41,7 +41,9 @@ and the vector forms, the buffer's size otherwise.  ``MPI.IN_PLACE`` counts
 the data taken from the receive buffer (the whole buffer for reductions,
 this rank's block for gathers).  Lower-case calls count the pickled size of
 the objects (``MPI.pickle.dumps``, computed after the call, outside its
-timed interval).  Calls to or from ``MPI.PROC_NULL`` count no message.
+timed interval; a float's, bool's, None's or int's size is decided by its
+kind and magnitude alone, so it is pickled once per kind and remembered:
+replace ``MPI.pickle`` before the first lower-case call, not after).  Calls to or from ``MPI.PROC_NULL`` count no message.
 Not counted: persistent requests (``Send_init``...), the completion calls on
 requests (``Wait``, ``Test``: their time stays in the enclosing region),
 and the bytes of a lower-case ``irecv`` without a buffer (its message is).
@@ -205,8 +207,37 @@ def _block(message, rank: int, size: int, vector: bool) -> int:
     return message_bytes(message, vector, size) // max(size, 1)
 
 
+_pickled_sizes: dict[Any, int] = {}
+"""Pickled sizes of scalars, by what decides them (see :func:`_pickled`)."""
+
+
 def _pickled(obj) -> int:
-    return len(_MPI.pickle.dumps(obj))
+    """The size of ``obj`` pickled by ``MPI.pickle`` (what a lower-case call sends).
+
+    A scalar's size depends only on its kind: every float pickles to the same
+    bytes count (BINFLOAT's 8-byte payload), so do ``None``, ``True`` and
+    ``False``, and an int's size is decided by its bit length (pickle picks
+    BININT1, BININT2, BININT or LONG1 by magnitude; all negative ints down to
+    -2**31 are BININT).  Those sizes are pickled once and remembered, which
+    halves the cost of counting ``comm.allreduce(x)``; other objects (and
+    large negative ints) are pickled every time.
+    """
+    kind = type(obj)
+    if kind is float or kind is bool or obj is None:
+        key: Any = kind
+    elif kind is int:
+        if obj >= 0:
+            key = obj.bit_length()
+        elif obj >= -0x80000000:
+            key = -1
+        else:
+            return len(_MPI.pickle.dumps(obj))
+    else:
+        return len(_MPI.pickle.dumps(obj))
+    size = _pickled_sizes.get(key)
+    if size is None:
+        size = _pickled_sizes[key] = len(_MPI.pickle.dumps(obj))
+    return size
 
 
 def _dumps(obj) -> bytes:
