@@ -265,3 +265,30 @@ def test_a_chosen_executor_holds_inside_its_block_only():
     with pytest.raises(extrap_plugins.InputError, match="unknown executor 'threads'"):
         with executors.chosen("threads"):
             pass
+
+
+POOL_SETTINGS = r'''
+"""Reports what an MPI worker runs with: its BLAS threads, and the pool's polling backoff."""
+from threadpoolctl import threadpool_info
+
+from extrap_plugins import executors
+
+
+def blas_threads(_):
+    return sorted({pool["num_threads"] for pool in threadpool_info()})
+
+
+if __name__ == "__main__":
+    with executors.create_executor("mpi") as pool:
+        print(list(executors.map_ordered(pool, blas_threads, range(4))), pool._options.get("backoff"))
+'''
+
+
+def test_mpi_workers_run_one_blas_thread_and_poll_often(mpiexec, tmp_path):
+    script = tmp_path / "pool_settings.py"
+    script.write_text(POOL_SETTINGS)
+    result = under_mpi(mpiexec, 3, script)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == f"{[[1]] * 4} {executors.MPI_BACKOFF}\n"
+    chosen = under_mpi(mpiexec, 2, script, env={"MPI4PY_FUTURES_BACKOFF": "0.002"})
+    assert chosen.stdout == f"{[[1]] * 4} None\n"  # the user's setting is left to mpi4py
