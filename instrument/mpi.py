@@ -223,21 +223,19 @@ def _pickled(obj) -> int:
     large negative ints) are pickled every time.
     """
     kind = type(obj)
-    if kind is float or kind is bool or obj is None:
-        key: Any = kind
-    elif kind is int:
-        if obj >= 0:
-            key = obj.bit_length()
-        elif obj >= -0x80000000:
-            key = -1
-        else:
-            return len(_MPI.pickle.dumps(obj))
+    if kind is int:
+        key: Any = obj.bit_length() if obj >= 0 else (-1 if obj >= -0x80000000 else None)
+    elif kind is float or kind is bool or obj is None:
+        key = kind
     else:
         return len(_MPI.pickle.dumps(obj))
-    size = _pickled_sizes.get(key)
-    if size is None:
+    try:
+        return _pickled_sizes[key]
+    except KeyError:
+        if key is None:
+            return len(_MPI.pickle.dumps(obj))
         size = _pickled_sizes[key] = len(_MPI.pickle.dumps(obj))
-    return size
+        return size
 
 
 def _dumps(obj) -> bytes:
@@ -464,6 +462,17 @@ def _objects(send: str, *, gather_root: bool = False, scatter_root: bool = False
              all_send: bool = False, all_receive: bool = False) -> Callable:
     """Lower-case collectives of Python objects."""
     def build(sig: _Signature):
+        if not (gather_root or scatter_root or all_send or all_receive):  # allreduce, scan...: the hot path
+            i, default = sig.where(send)
+            pickled = _pickled
+
+            def count_one(comm, node, args, kwargs, result, status):
+                node.messages_sent += 1
+                node.bytes_sent += pickled(args[i] if len(args) > i else kwargs.get(send, default))
+                if result is not None:
+                    node.messages_received += 1
+                    node.bytes_received += pickled(result)
+            return count_one
         get_send = sig.get(send)
         get_root = sig.get("root") if gather_root or scatter_root else None
 
