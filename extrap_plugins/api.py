@@ -346,7 +346,8 @@ def model(
         raise InputError(f"unknown measure {measure!r}; expected one of {', '.join(MEASURES)}")
     info = host.modeler(modeler)
     instance = _build_modeler(info, options, tuple(experiment.parameter_names))
-    selected = experiment.select(metrics=metrics, callpaths=callpaths)
+    metrics, callpaths = tuple(metrics), tuple(callpaths)
+    selected = experiment.select(metrics=metrics, callpaths=callpaths) if metrics or callpaths else experiment
     plan = BlockPlan.of(selected)
     models = fit_blocks(plan.blocks(), plan.n_blocks, instance, measure, info.name, executor, jobs, progress)
     order = {(c.name, m.name): i for i, (c, m) in enumerate(
