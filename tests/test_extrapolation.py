@@ -348,3 +348,18 @@ def test_segmented_models_get_the_interval_of_their_last_segment(host):
         assert low < model.predict({"p": 4096}) < high
         covered += low < 2 + 3 * 4096 < high
     assert 0.85 * cases <= covered <= cases
+
+
+def test_subtree_totals_skip_call_paths_without_a_model():
+    from extrap_plugins.extrapolation import shares, tree_links
+
+    models = [Model("main", "t", ("p",), 1.0), Model("main->a->c", "t", ("p",), 2.0),
+              Model("main->a->c->d", "t", ("p",), 4.0), Model("main->b", "t", ("p",), 8.0),
+              Model("main", "v", ("p",), 3.0)]
+    parent, root, ancestor, depth = tree_links(models)
+    assert parent.tolist() == [-1, -1, 1, 0, -1] and ancestor.tolist() == [-1, 0, 1, 0, -1]
+    assert root.tolist() == [0, 0, 0, 0, 4] and depth.tolist() == [0, 2, 3, 1, 0]
+    value = np.array([1.0, 2.0, 4.0, 8.0, 3.0])
+    of_parent, of_root = shares(models, value, {"t": "exclusive", "v": "inclusive"})
+    assert of_root.tolist() == [1.0, 6 / 15, 4 / 15, 8 / 15, 1.0]  # main's subtree: 1 + 2 + 4 + 8
+    assert np.isnan(of_parent[[0, 1, 4]]).all() and of_parent[2] == 4 / 6 and of_parent[3] == 8 / 15
