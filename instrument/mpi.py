@@ -223,8 +223,8 @@ def _pickled(obj) -> int:
     large negative ints) are pickled every time.
     """
     kind = type(obj)
-    if kind is int:
-        key: Any = obj.bit_length() if obj >= 0 else (-1 if obj >= -0x80000000 else None)
+    if kind is int and obj >= -0x80000000:
+        key: Any = obj.bit_length() if obj >= 0 else -1
     elif kind is float or kind is bool or obj is None:
         key = kind
     else:
@@ -232,14 +232,8 @@ def _pickled(obj) -> int:
     try:
         return _pickled_sizes[key]
     except KeyError:
-        if key is None:
-            return len(_MPI.pickle.dumps(obj))
         size = _pickled_sizes[key] = len(_MPI.pickle.dumps(obj))
         return size
-
-
-def _dumps(obj) -> bytes:
-    return _MPI.pickle.dumps(obj)
 
 
 def _pickled_items(objects) -> int:
@@ -377,15 +371,16 @@ def _reduce(rooted: bool) -> Callable:
 
 def _reduce_object(rooted: bool) -> Callable:
     def build(sig: _Signature):
-        get_send = sig.get("sendobj")
+        i, default = sig.where("sendobj")
         get_root = sig.get("root") if rooted else None
+        pickled = _pickled
 
         def count(comm, node, args, kwargs, result, status):
             node.messages_sent += 1
-            node.bytes_sent += len(_dumps(get_send(args, kwargs)))
+            node.bytes_sent += pickled(args[i] if len(args) > i else kwargs.get("sendobj", default))
             if (get_root is None or comm.Get_rank() == get_root(args, kwargs)) and result is not None:
                 node.messages_received += 1
-                node.bytes_received += len(_dumps(result))
+                node.bytes_received += pickled(result)
         return count
     return build
 
@@ -462,17 +457,6 @@ def _objects(send: str, *, gather_root: bool = False, scatter_root: bool = False
              all_send: bool = False, all_receive: bool = False) -> Callable:
     """Lower-case collectives of Python objects."""
     def build(sig: _Signature):
-        if not (gather_root or scatter_root or all_send or all_receive):  # allreduce, scan...: the hot path
-            i, default = sig.where(send)
-            pickled = _pickled
-
-            def count_one(comm, node, args, kwargs, result, status):
-                node.messages_sent += 1
-                node.bytes_sent += pickled(args[i] if len(args) > i else kwargs.get(send, default))
-                if result is not None:
-                    node.messages_received += 1
-                    node.bytes_received += pickled(result)
-            return count_one
         get_send = sig.get(send)
         get_root = sig.get("root") if gather_root or scatter_root else None
 
