@@ -497,9 +497,9 @@ def print_diagnosis(rows, ours, extrap, misses):
 # ---------------------------------------------------------------- real data
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--samples", type=int, default=300, help="functions per scenario row for ours (default 300)")
-    parser.add_argument("--extrap-samples", type=int, default=25,
-                        help="functions per row for Extra-P, the first of ours (default 25; ~0.1-0.5 s per model)")
+    parser.add_argument("--samples", type=int, default=200, help="functions per scenario row for ours (default 200)")
+    parser.add_argument("--extrap-samples", type=int, default=40,
+                        help="functions per row for Extra-P, the first of ours (default 40; ~0.1-0.5 s per model)")
     parser.add_argument("--scenarios", default="", help="comma-separated rows like 1p-inside-10,2p-falling-20"
                         " (default: 1p, 2p x inside, outside, falling x noise 0, 2, 5, 10, 20, 40)")
     parser.add_argument("--modelers", default="default,golden,refining",
@@ -527,14 +527,18 @@ def main(argv=None) -> int:
         rows = [make_row(name, args.samples, args.seed) for name in scenario_names(args.scenarios)]
         print(f"generated {len(rows)} rows x {args.samples} functions in {time.perf_counter() - started:.1f} s",
               file=sys.stderr)
-        for row in rows:
-            run_true(row)
-            for modeler in ours:
-                run_ours(row, modeler, options)
-        print(f"ours done at {time.perf_counter() - started:.1f} s: " + ", ".join(
-            f"{m} {sum(r.seconds[m] for r in rows):.1f} s" for m in ours), file=sys.stderr)
-        if extrap and args.extrap_samples > 0:
-            run_extrap_all(rows, python, args.extrap_samples, extrap, args.extrap_negative)
+        with ThreadPoolExecutor(max_workers=1) as pool:  # Extra-P's processes run while ours model
+            pending = (pool.submit(run_extrap_all, rows, python, args.extrap_samples, extrap, args.extrap_negative)
+                       if extrap and args.extrap_samples > 0 else None)
+            for row in rows:
+                run_true(row)
+                for modeler in ours:
+                    run_ours(row, modeler, options)
+            print(f"ours done at {time.perf_counter() - started:.1f} s: " + ", ".join(
+                f"{m} {sum(r.seconds[m] for r in rows):.1f} s" for m in ours), file=sys.stderr)
+            if pending is not None:
+                pending.result()
+        print(f"Extra-P done at {time.perf_counter() - started:.1f} s", file=sys.stderr)
         print(f"\n## Robustness: seed {args.seed}, {args.samples} functions per row for ours, "
               f"the first {args.extrap_samples} for Extra-P\n")
         print_tables(rows, ours, extrap, {float(d) for d in args.distances.split(",")})
