@@ -217,8 +217,9 @@ def run_true(row):
         w = 1.0 / np.abs(V.mean(axis=1))
         A_all = np.repeat(A * w[:, None], V.shape[1], axis=0)
         y_all = (V * w[:, None]).reshape(-1)
-        coefficients, *_ = np.linalg.lstsq(A_all, y_all, rcond=None)
-        out.append(At @ coefficients)
+        scale = np.max(np.abs(A_all), axis=0)  # columns span many orders of magnitude in two parameters
+        coefficients, *_ = np.linalg.lstsq(A_all / scale, y_all, rcond=None)
+        out.append(At @ (coefficients / scale))
     row.predictions["true"] = np.array(out)
 
 
