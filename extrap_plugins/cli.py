@@ -38,6 +38,18 @@ class ExitStatus(enum.IntEnum):
     INTERRUPTED = 130
 
 
+def add_reading_and_modelling(parser: argparse.ArgumentParser) -> None:
+    """The options every command that reads and models takes: reader, modeler, their options, the measure."""
+    parser.add_argument("--reader", help="reader name (default: chosen by file name, then by content)")
+    parser.add_argument("--reader-option", action="append", default=[], metavar="KEY=VALUE",
+                        help="an option for the reader (repeatable)")
+    parser.add_argument("--modeler", default="default", help="modeler name (default: %(default)s)")
+    parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                        help="an option for the modeler (repeatable)")
+    parser.add_argument("--measure", choices=MEASURES, default="mean",
+                        help="how repetitions are reduced before fitting (default: %(default)s)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from . import __version__
 
@@ -51,14 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     model = commands.add_parser("model", help="read measurements and print one model per call path and metric")
     model.add_argument("inputs", nargs="+", metavar="INPUT", help="a file or folder of measurements (several are joined)")
-    model.add_argument("--reader", help="reader name (default: chosen by file name, then by content)")
-    model.add_argument("--reader-option", action="append", default=[], metavar="KEY=VALUE",
-                       help="an option for the reader (repeatable)")
-    model.add_argument("--modeler", default="default", help="modeler name (default: %(default)s)")
-    model.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
-                       help="an option for the modeler (repeatable)")
-    model.add_argument("--measure", choices=MEASURES, default="mean",
-                       help="how repetitions are reduced before fitting (default: %(default)s)")
+    add_reading_and_modelling(model)
     model.add_argument("--metric", action="append", default=[], metavar="NAME", help="only this metric (repeatable)")
     model.add_argument("--callpath", action="append", default=[], metavar="GLOB",
                        help="only call paths matching this glob, e.g. 'main->*' (repeatable)")
@@ -111,13 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
     suggest.add_argument("--tolerance", type=float, default=None, metavar="SHARE",
                          help="quality goal: relative error of the hold-out prediction (default 0.05)")
     suggest.add_argument("--export", metavar="PLAN.json", help="also write the runs as a plan file")
-    suggest.add_argument("--reader", help="reader name for the inputs")
-    suggest.add_argument("--reader-option", action="append", default=[], metavar="KEY=VALUE",
-                         help="an option for the reader (repeatable)")
-    suggest.add_argument("--modeler", default="default", help="modeler for the quality check (default: %(default)s)")
-    suggest.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
-                         help="an option for the modeler (repeatable)")
-    suggest.add_argument("--measure", choices=MEASURES, default="mean", help="how repetitions are reduced")
+    add_reading_and_modelling(suggest)
     suggest.add_argument("--metric", action="append", default=[], metavar="NAME",
                          help="judge the quality on this metric only (repeatable)")
     suggest.add_argument("--callpath", action="append", default=[], metavar="GLOB",

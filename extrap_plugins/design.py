@@ -594,12 +594,12 @@ def holdout_check(experiment: Experiment, point: np.ndarray, *, modeler: str = "
     point = np.asarray(point, dtype=np.float64)
     at_point = np.all(experiment.coordinates == point[None, :], axis=1)
     measured = {}
-    for group in experiment._subset(at_point).series_groups():
+    for group in experiment.take(at_point).series_groups():
         for (callpath, metric), value in zip(group.keys, group.reduce(measure)[:, 0]):
             measured[(callpath.name, metric.name)] = float(value)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        models = fit_models(experiment._subset(~at_point), modeler, measure=measure, executor="serial", **options)
+        models = fit_models(experiment.take(~at_point), modeler, measure=measure, executor="serial", **options)
     errors = {}
     for m in models:
         key = (m.callpath, m.metric)

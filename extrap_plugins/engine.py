@@ -255,18 +255,8 @@ class BlockPlan:
         rows = self.order[self.bounds[b]:self.bounds[b + 1]]
         start = b * self.size
         codes = self.callpaths[start:start + self.size]
-        return Experiment(
-            parameters=e.parameters,
-            callpaths=[e.callpaths[i] for i in codes],
-            metrics=e.metrics,
-            callpath_index=(self.position[rows] - start).astype(np.int32),
-            metric_index=e.metric_index[rows],
-            coordinates=e.coordinates[rows],
-            repetition=e.repetition[rows],
-            value=e.value[rows],
-            source=e.source,
-            reader=e.reader,
-        )
+        return e.take(rows, callpaths=[e.callpaths[i] for i in codes],
+                      callpath_index=(self.position[rows] - start).astype(np.int32))
 
     def blocks(self) -> Iterator[Experiment]:
         """Every block, made only when asked for (at most a few are in memory at once)."""

@@ -377,6 +377,8 @@ def _time_function(function: Callable, name: str) -> Callable:
         try:
             return function(*args, **kwargs)
         finally:
+            # Inlined (also in mpi.py's wrappers) rather than a shared helper: one call less per region
+            # keeps enter+exit under the 1 µs target.
             elapsed = perf() - start
             node.visits += 1
             node.time += elapsed

@@ -13,6 +13,7 @@ import extrap_plugins
 from extrap_plugins import ExporterInfo, ModelerInfo, ReaderInfo, hookimpl, hookspecs
 from extrap_plugins.errors import PluginError
 from extrap_plugins.plugins import BUILTIN_DISTRIBUTION, PluginHost, PluginLoadWarning
+from plugin_helpers import Mean
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 HOOKS = sorted(name for name, _ in inspect.getmembers(hookspecs, inspect.isfunction) if name.startswith("extrap_"))
@@ -62,14 +63,6 @@ def test_hook_extrap_readers_registers_a_reader(tmp_path):
 
 
 def test_hook_extrap_modelers_registers_a_modeler():
-    class Mean:
-        def fit(self, X, y):
-            self.constant_, self.terms_ = float(np.mean(y)), []
-            return self
-
-        def predict(self, X):
-            return np.full(len(X), self.constant_)
-
     host = PluginHost(autoload=False)
     host.register(plugin_module("mine", extrap_modelers=[ModelerInfo("mean", Mean)]), "mine", "my-dist")
     e = extrap_plugins.Experiment.from_columns(["p"], callpath="main", metric="time",
