@@ -17,6 +17,7 @@ from .extrapolation import extrapolate
 from .hookspecs import hookimpl
 from .model import Factor, Model, ModelSet, Quality, Segment, Term
 from .registration import ExporterInfo, ModelerInfo, ReaderInfo
+from .requirements import requirements  # the function shadows its module: import from .requirements
 
 try:
     __version__ = _version("extrap-plugins")
@@ -24,7 +25,7 @@ except PackageNotFoundError:  # running from a source tree that is not installed
     __version__ = "0+unknown"
 
 __all__ = [
-    "read", "model", "export", "extrapolate", "hookimpl",
+    "read", "model", "export", "extrapolate", "requirements", "hookimpl",
     "Experiment", "Parameter", "Callpath", "Metric", "SeriesGroup",
     "Model", "ModelSet", "Term", "Factor", "Quality", "Segment",
     "ReaderInfo", "ModelerInfo", "ExporterInfo",
