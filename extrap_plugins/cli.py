@@ -19,8 +19,9 @@ from . import api
 from .errors import ExtrapError, InputError, PluginError
 from .executors import EXECUTORS, MPI_LAUNCH, WorkerLost, end_mpi_job
 from .experiment import MEASURES
-from .exporters import JSON_VERSION, JSON_VERSIONS
+from .exporters.json_exporter import JSON_VERSION, JSON_VERSIONS
 from .extrapolation import SORT_KEYS
+from .options import guess_type
 
 PLOT_STYLES = ("lines", "heatmap")
 from .plugins import get_host
@@ -326,22 +327,10 @@ def parse_options(pairs: Sequence[str], flag: str, reserved: dict[str, str | Non
         if reserved and key in reserved:
             instead = f"; use {reserved[key]}" if reserved[key] else ""
             raise InputError(f"{flag} {pair!r}: {key!r} is not an option here{instead}")
-        options[key] = _convert(value.strip())
+        options[key] = guess_type(value.strip())
     return options
 
 
-def _convert(value: str) -> object:
-    lowered = value.lower()
-    if lowered in ("true", "yes", "on"):
-        return True
-    if lowered in ("false", "no", "off"):
-        return False
-    for kind in (int, float):
-        try:
-            return kind(value)
-        except ValueError:
-            pass
-    return value
 
 
 def main(argv: Sequence[str] | None = None) -> int:

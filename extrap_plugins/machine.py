@@ -47,8 +47,8 @@ import numpy as np
 
 from .errors import ExtrapWarning, InputError
 from .experiment import Experiment
-from .model import ModelSet
-from .requirements import ROLE_DEFAULTS, _read_toml, default_roles
+from .models import ModelSet
+from .codesign import ROLE_DEFAULTS, _read_toml, default_roles
 
 __all__ = ["Resource", "Machine", "Calibration", "WhatIf", "load_machine", "default_machine", "calibrate",
            "whatif", "parse_scale", "convolve"]

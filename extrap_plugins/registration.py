@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any, Callable, Mapping
 
 from .experiment import Experiment
-from .model import ModelSet
+from .models import ModelSet
 
 
 @dataclass(frozen=True)
@@ -107,7 +107,7 @@ class ModelerInfo:
           ``X`` of shape (n_points, n_params) and ``y`` of shape (n_points,),
           and ``predict(X) -> ndarray of shape (n_points,)``.  It may set
           ``constant_`` and ``terms_`` (a list of
-          :class:`~extrap_plugins.model.Term`) for a PMNF formula, or
+          :class:`~extrap_plugins.models.Term`) for a PMNF formula, or
           ``formula_`` (text).  The host adapts it: it loops over the
           series, computes quality figures and builds the models.
     options : mapping of option name to help text
@@ -121,7 +121,7 @@ class ModelerInfo:
 
 @dataclass(frozen=True)
 class ExporterInfo:
-    """An exporter: writes a :class:`~extrap_plugins.model.ModelSet`.
+    """An exporter: writes a :class:`~extrap_plugins.models.ModelSet`.
 
     Attributes
     ----------

@@ -35,12 +35,15 @@ from __future__ import annotations
 import json
 import os
 import pickle
-import tempfile
 import time
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
+
+from extrap_plugins.files import write_atomically as _write_atomically
+from extrap_plugins.formatting import json_plain
 
 from .regions import METRICS
 
@@ -88,7 +91,7 @@ class RankTable:
 
 
 # -------------------------------------------------------------------- aggregate
-def aggregate(tables: Sequence[tuple[Sequence[str], Any]], n_ranks: int | None = None) -> tuple[list[str], dict[str, dict[str, np.ndarray]]]:
+def aggregate(tables: Sequence[tuple[Sequence[str], Any]], n_ranks: int | None = None) -> tuple[list[str], dict[str, dict[str, "np.ndarray"]]]:
     """Statistics over ranks per call path and metric.
 
     Parameters
@@ -113,6 +116,8 @@ def aggregate(tables: Sequence[tuple[Sequence[str], Any]], n_ranks: int | None =
     >>> stats["time"]["mean"].tolist(), stats["time"]["min"].tolist()
     ([3.0, 0.5], [2.0, 0.0])
     """
+    import numpy as np  # here, not at the top: the shim imports this module on every rank
+
     n_ranks = len(tables) if n_ranks is None else n_ranks
     index: dict[str, int] = {}
     for callpaths, _ in tables:
@@ -156,7 +161,7 @@ def make_record(
     *,
     run: str | None,
     callpaths: list[str],
-    stats: dict[str, dict[str, np.ndarray]],
+    stats: dict[str, dict[str, "np.ndarray"]],
     parameters: dict[str, float],
     repetition: int | None,
     size: int,
@@ -174,6 +179,8 @@ def make_record(
     ``values`` keeps numpy columns (NaN where a metric does not apply);
     :func:`encode` writes them as JSON numbers and ``null``.
     """
+    import numpy as np  # here, not at the top: the shim imports this module on every rank
+
     values = {
         metric: {s: np.asarray(stats[metric][s], dtype=np.float64) for s in STATISTICS}
         for metric in METRICS
@@ -189,7 +196,7 @@ def make_record(
         "host": host,
         "started": started,
         "duration": round(float(duration), 6),
-        "parameters": {name: _json_number(v) for name, v in parameters.items()},
+        "parameters": {name: json_plain(v) for name, v in parameters.items()},
         "repetition": repetition,
         "size": int(size),
         "rank": rank,
@@ -201,9 +208,6 @@ def make_record(
     }
 
 
-def _json_number(value: float) -> float | int:
-    value = float(value)
-    return int(value) if value.is_integer() and abs(value) < 2**53 else value
 
 
 def encode(record: dict[str, Any]) -> bytes:
@@ -223,6 +227,8 @@ def encode(record: dict[str, Any]) -> bytes:
 
 def _json_column(column) -> str:
     """A list of numbers as JSON, with NaN and infinities as ``null`` (no strings here to confuse)."""
+    import numpy as np  # here, not at the top: the shim imports this module on every rank
+
     text = json.dumps(np.asarray(column, dtype=np.float64).tolist(), allow_nan=True, separators=(",", ":"))
     return text.replace("NaN", "null").replace("-Infinity", "null").replace("Infinity", "null")
 
@@ -256,23 +262,10 @@ def append_line(path: str | os.PathLike, line: bytes) -> None:
 
 
 def write_atomically(path: str | os.PathLike, data: bytes) -> None:
-    """Write ``path`` through a temporary file beside it and a rename."""
-    path = os.fspath(path)
-    folder = os.path.dirname(path) or "."
-    os.makedirs(folder, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", dir=folder)
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise
+    """Write ``path`` atomically (:func:`extrap_plugins.files.write_atomically`), making its folder first."""
+    os.makedirs(os.path.dirname(os.fspath(path)) or ".", exist_ok=True)
+    _write_atomically(path, data)
+
 
 
 def fragment_path(output: str | os.PathLike, run: str, rank: int) -> str:

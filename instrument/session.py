@@ -40,6 +40,8 @@ import uuid
 import warnings
 from typing import Any
 
+from extrap_plugins.options import env_flag
+
 from . import regions
 
 PROG = "extrap-plugins instrument"
@@ -102,7 +104,7 @@ class Session:
         self.repetition: int | None = int(repetition) if repetition.isdigit() else None
         self.run_id: str | None = os.environ.get("EXTRAP_RUN_ID") or None  # else one per launch, see _launch_id
         self.timeout = _float_env("EXTRAP_EXIT_TIMEOUT", DEFAULT_TIMEOUT)
-        self.quiet = os.environ.get("EXTRAP_QUIET", "") in ("1", "true", "yes")
+        self.quiet = env_flag("EXTRAP_QUIET")
         self.output: str | None = _default_output(self.program)
         self.failure: str | None = None
         self.finished = False

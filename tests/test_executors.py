@@ -14,7 +14,7 @@ import pytest
 
 import extrap_plugins
 from extrap_plugins import executors
-from extrap_plugins.api import CHUNK_SERIES
+from extrap_plugins.engine import CHUNK_SERIES
 
 
 def synthetic(n_series=2 * CHUNK_SERIES + 7):

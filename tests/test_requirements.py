@@ -11,8 +11,8 @@ import pytest
 import extrap_plugins
 from extrap_plugins import Experiment, InputError
 from extrap_plugins.cli import main
-from extrap_plugins.model import Factor, Model, ModelSet, Term
-from extrap_plugins.requirements import System, fill_memory, load_system, parse_upgrade
+from extrap_plugins.models import Factor, Model, ModelSet, Term
+from extrap_plugins.codesign import System, fill_memory, load_system, parse_upgrade
 
 
 def pmnf(metric: str, coefficient: float, **factors: tuple[float, float]) -> Model:

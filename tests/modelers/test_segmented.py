@@ -25,7 +25,7 @@ def model_of(path, name="segmented", **options):
 def test_it_is_a_built_in_plugin(host):
     registered = host.modelers["segmented"]
     assert registered.distribution == "extrap-plugins"
-    assert registered.plugin == "extrap_plugins.segmented_modeler"
+    assert registered.plugin == "extrap_plugins.modelers.segmented"
     assert "base" in registered.info.options and "threshold" in registered.info.options
 
 
@@ -133,7 +133,7 @@ def test_the_command_line_prints_the_piecewise_formula(host, shared_data, capsys
 
 
 def test_detect_changes_reports_per_series_with_any_base_modeler(host, shared_data):
-    from extrap_plugins.segmented_modeler import detect_changes
+    from extrap_plugins.modelers.segmented import detect_changes
 
     experiment = extrap_plugins.read(text_file(shared_data, "one_parameter_segmented_5.txt"))
     found = {(d.callpath, d.metric): d for d in detect_changes(experiment, "default")}

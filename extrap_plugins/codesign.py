@@ -1,4 +1,4 @@
-"""Requirements under system upgrades (seed 004, "Lightweight requirements engineering for co-design").
+"""Co-design: requirements under system upgrades (seed 004, "Lightweight requirements engineering for co-design").
 
 Each application's per-process requirements -- memory footprint, computation,
 communication, memory access, or any other metric -- are PMNF models of the
@@ -47,7 +47,7 @@ import numpy as np
 
 from .errors import InputError
 from .experiment import Experiment
-from .model import ModelSet
+from .models import ModelSet
 
 __all__ = ["System", "Upgrade", "Requirements", "RequirementRow", "requirements", "load_system",
            "parse_roles", "parse_upgrade", "default_roles", "requirement_function"]

@@ -14,10 +14,11 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import TYPE_CHECKING, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
+
+from .formatting import format_exponent, format_number
 
 if TYPE_CHECKING:
     from .experiment import Experiment
@@ -218,27 +219,8 @@ def _distance(segment, parameters, x) -> float:
     return distance
 
 
-def format_number(value: float, machine: bool) -> str:
-    """Shortest exact text for machines, four significant digits for people."""
-    if machine:
-        return repr(float(value))
-    text = f"{value:.4g}"
-    if "e" in text:
-        mantissa, exponent = text.split("e")
-        return f"{mantissa}e{int(exponent)}"
-    return text
 
 
-def format_exponent(exponent: float, machine: bool) -> str:
-    """``1``, ``0.5`` for machines; ``1/2``-style fractions for people."""
-    if machine:
-        return str(int(exponent)) if float(exponent).is_integer() else repr(float(exponent))
-    if float(exponent).is_integer():
-        return str(int(exponent))
-    fraction = Fraction(exponent).limit_denominator(12)
-    if abs(float(fraction) - exponent) < 1e-9:
-        return f"({fraction.numerator}/{fraction.denominator})"
-    return f"{exponent:.4g}"
 
 
 def format_factor(name: str, factor: Factor, machine: bool) -> list[str]:

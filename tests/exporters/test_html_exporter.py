@@ -14,7 +14,7 @@ import pytest
 
 import extrap_plugins
 from extrap_plugins import Experiment, Factor, Model, ModelSet, Term
-from extrap_plugins.html_exporter import GROWTH_CATEGORIES, growth_category, report_data
+from extrap_plugins.exporters.html_exporter import GROWTH_CATEGORIES, growth_category, report_data
 from extrap_plugins.extrapolation import extrapolate
 
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
