@@ -118,7 +118,7 @@ def _float(text: str) -> float | None:
 def _size_text(value: float) -> str:
     """``2 GiB`` when the value is a whole number of KiB/MiB/GiB/TiB, else the plain number."""
     for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if value >= size and (value / size).is_integer():
+        if value >= size and (value / size).is_integer() and value / size < 10000:
             return f"{int(value / size)} {unit}"
     return f"{value:g} bytes"
 
@@ -540,7 +540,7 @@ class Requirements:
             "rows": [r.as_json() for r in self.rows],
         }
 
-    # The renderers live in requirements_output (text, csv, json, html).
+    # The renderers live in codesign_output (text, csv, json, html).
     def render(self, kind: str = "text") -> str:
         from . import codesign_output
 

@@ -176,12 +176,12 @@ class Machine:
         lines = ["[machine]", f"name = {_toml_string(self.name or 'calibrated')}", "", "[rates]"]
         for r in self.resources:
             if r.kind == "rate":
-                value = "" if r.value is None else f", rate = {r.value!r}"
+                value = "" if r.value is None or not math.isfinite(r.value) else f", rate = {float(r.value)!r}"
                 lines.append(f"{_toml_key(r.name)} = {{ metric = {_toml_string('+'.join(r.metrics or ()))}{value} }}")
         lines += ["", "[latencies]"]
         for r in self.resources:
             if r.kind == "latency":
-                value = "" if r.value is None else f", seconds = {r.value!r}"
+                value = "" if r.value is None else f", seconds = {float(r.value)!r}"
                 lines.append(f"{_toml_key(r.name)} = {{ metric = {_toml_string('+'.join(r.metrics or ()))}{value} }}")
         return "\n".join(lines) + "\n"
 
@@ -404,7 +404,7 @@ def calibrate(experiment: Experiment, machine: Machine | None = None, *, time_me
                           stacklevel=2)
             values[r.name] = math.inf if r.kind == "rate" else 0.0
         else:
-            values[r.name] = 1.0 / s if r.kind == "rate" else float(s)
+            values[r.name] = 1.0 / float(s) if r.kind == "rate" else float(s)
     fitted = machine.with_values(values)
     predicted = A @ seconds_per_unit
     error = np.abs(predicted - t) / t
@@ -476,7 +476,7 @@ def whatif(
     source: Any,
     machine: Machine | str | os.PathLike | None = None,
     *,
-    target: Mapping[str, float],
+    target: Mapping[str, float] | str,
     scale: Mapping[str, Any] | str | None = None,
     calibrate_rates: bool = False,
     sensitivity: float = SENSITIVITY,
@@ -573,15 +573,13 @@ def whatif(
     return WhatIf(machine, factors, point, float(sensitivity), rows, total, calibration, formulas)
 
 
-def _target(target: Mapping[str, float], parameters: Sequence[str]) -> dict[str, float]:
-    if not target:
+def _target(target: Mapping[str, float] | str | None, parameters: Sequence[str]) -> dict[str, float]:
+    from .extrapolation import parse_target
+
+    point = parse_target(target, parameters)
+    if point is None:
         raise InputError("whatif needs --target, such as p=4096,n=1e6")
-    missing = [p for p in parameters if p not in target]
-    unknown = [p for p in target if p not in parameters]
-    if missing or unknown:
-        raise InputError(f"--target {','.join(f'{k}={v:g}' for k, v in target.items())}: expected a value for each "
-                         f"parameter ({', '.join(parameters)})")
-    return {p: float(target[p]) for p in parameters}
+    return point
 
 
 def _row(callpath: str, amounts: Mapping[str, float], machine: Machine, changed: Machine, factor: float,

@@ -154,7 +154,7 @@ def test_cli_whatif_text(tmp_path, machine_file, capsys):
 @pytest.mark.parametrize("argv, message", [
     (["--scale", "network=2x"], "--scale network: the machine has no such resource; its resources are processor, "
                                 "memory, bandwidth, latency"),
-    (["--target", "p=256"], "--target p=256: expected a value for each parameter (p, n)"),
+    (["--target", "p=256"], "target 'p=256': give a value for n as well"),
     (["--time-metric", "seconds"], "--time-metric seconds: no such metric; the metrics are flop, loads_stores, time, "
                                    "bytes_sent, bytes_received, messages_sent"),
 ])
