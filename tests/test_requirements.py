@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import numpy as np
 import pytest
@@ -224,3 +225,32 @@ def test_bad_system_files(tmp_path, text, message):
     else:
         assert "not valid TOML" in str(caught.value)
     assert "\n" not in str(caught.value)
+
+
+def test_text_csv_and_html_outputs(system_file):
+    result = extrap_plugins.requirements({"seed004": seed004_models()}, system_file, roles=SEED004_ROLES)
+    text = result.render("text")
+    assert "upgrade: double the sockets (processes 2x, memory_per_process 0.5x)" in text
+    assert re.search(r"^communication\s+0\.692 \(1\.38\)$", text, re.M)
+    assert re.search(r"^verdict\s+worst$", text, re.M)
+    lines = result.render("csv").splitlines()
+    assert lines[0] == ("application,upgrade,best,worst,problem_size_per_process,problem_size,memory,computation,"
+                        "communication,memory_access,memory_total,computation_total,communication_total,"
+                        "memory_access_total")
+    assert lines[2].startswith("seed004,double the sockets,0,1,0.5475")
+    page = result.render("html")
+    assert page.startswith("<!DOCTYPE html>") and "<td class=\"best\">best</td>" in page
+    assert "http" not in page and "<script" not in page and "<link" not in page  # self-contained
+    with pytest.raises(InputError, match="--export pdf: expected one of text, csv, json, html"):
+        result.render("pdf")
+
+
+def test_output_file_is_written_atomically(tmp_path, system_file, capsys):
+    app = measured_application(tmp_path)
+    target = tmp_path / "table.html"
+    status, out, err = run_cli(["requirements", app, "--system", str(system_file), "--export", "html",
+                                "-o", str(target)], capsys)
+    assert status == 0 and out == "" and target.read_text().startswith("<!DOCTYPE html>")
+    status, out, err = run_cli(["requirements", app, "--system", str(system_file), "-o",
+                                str(tmp_path / "no" / "such" / "t.txt")], capsys)
+    assert status == 2 and err.endswith("the folder for the output does not exist\n")
