@@ -47,6 +47,8 @@ def _ratio(value: float) -> str:
 
 
 def _number(value: float | None) -> str:
+    if value is not None and value == math.inf:
+        return "∞"
     if value is None or not math.isfinite(value):
         return "–"
     return f"{value:.4g}"
