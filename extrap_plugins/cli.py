@@ -220,7 +220,7 @@ def add_codesign_commands(commands) -> None:
     """The ``requirements`` and ``whatif`` commands (seeds 004 and 003)."""
     from .codesign_output import KINDS
 
-    def common(command, roles: bool) -> None:
+    def common(command) -> None:
         command.add_argument("--reader", help="reader name for the inputs")
         command.add_argument("--reader-option", action="append", default=[], metavar="KEY=VALUE",
                              help="an option for the reader (repeatable)")
@@ -251,7 +251,7 @@ def add_codesign_commands(commands) -> None:
     req.add_argument("--rank-by", default="problem_size", metavar="problem_size|ROLE",
                      help="what makes an upgrade best: the largest overall problem size (default) or the smallest "
                           "ratio of a role per process")
-    common(req, roles=True)
+    common(req)
 
     what = commands.add_parser(
         "whatif", help="predict time on a machine profile and its sensitivity to each rate (seed 003)",
@@ -270,7 +270,7 @@ def add_codesign_commands(commands) -> None:
                       help="improvement per resource in the sensitivity columns (default: 4, rates ×4, latencies ÷4)")
     what.add_argument("--time-metric", default="time", metavar="NAME", help="the measured time (default: time)")
     what.add_argument("--measure", choices=MEASURES, default="mean", help="how repetitions are reduced")
-    common(what, roles=False)
+    common(what)
 
 
 def _write_output(text: str, output: str | None) -> None:

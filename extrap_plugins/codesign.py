@@ -623,9 +623,8 @@ def requirements(
     all_roles: dict[str, dict[str, tuple[str, ...]]] = {}
     formulas: dict[str, dict[str, list[str]]] = {}
     for name, source in named.items():
-        models = _models_of(name, source, reader, modeler, reader_options or {}, model_options)
-        metric_names = list(dict.fromkeys(m.metric for m in models))
-        app_roles = resolve_roles(name, metric_names, given_roles)
+        models, app_roles = _models_of(name, source, given_roles, callpaths, reader, modeler, reader_options or {},
+                                       model_options)
         if rank_by not in ("problem_size",) and rank_by not in app_roles:
             raise InputError(f"rank_by {rank_by!r}: application {name!r} has no such role")
         functions = {role: requirement_function(models, metrics, callpaths) for role, metrics in app_roles.items()}
@@ -666,17 +665,25 @@ def _named_inputs(applications) -> dict[str, Any]:
     return named
 
 
-def _models_of(name: str, source, reader, modeler, reader_options, model_options) -> ModelSet:
+def _models_of(name: str, source, given_roles: Mapping[str, str], callpaths: Sequence[str] | None, reader,
+               modeler, reader_options, model_options) -> tuple[ModelSet, dict[str, tuple[str, ...]]]:
+    """The application's models and roles; measurements are modelled only where a role needs them."""
     from . import api
 
     if isinstance(source, ModelSet):
-        return source
+        metrics = list(dict.fromkeys(m.metric for m in source))
+        return source, resolve_roles(name, metrics, given_roles)
     if not isinstance(source, Experiment):
         source = api.read(source, reader, **reader_options)
     metrics = [m.name for m in source.metrics]
-    if not metrics:
-        raise InputError(f"application {name!r} has no measurements", source.source)
-    return api.model(source, modeler, **model_options)
+    if not metrics or not len(source):
+        raise InputError(f"application {name!r} has no measurements", source.source or None)
+    roles = resolve_roles(name, metrics, given_roles)
+    needed = list(dict.fromkeys(m for names in roles.values() for m in names))
+    import glob
+
+    globs = list(callpaths) if callpaths else [glob.escape(c.name) for c in source.roots()]
+    return api.model(source, modeler, metrics=needed, callpaths=globs, **model_options), roles
 
 
 def _check_parameters(name: str, functions: Mapping[str, Callable], processes: str, size: str) -> None:
