@@ -31,7 +31,14 @@ _EXPORTS = {
     "QualityWarning": "errors",
 }
 
-__all__ = [*_EXPORTS, "__version__"]
+__all__ = [
+    "read", "model", "export", "stream_models", "extrapolate", "hookimpl", "PluginHost", "detect_changes",
+    "Experiment", "Parameter", "Callpath", "Metric", "SeriesGroup",
+    "Model", "ModelSet", "Term", "Factor", "Quality", "Segment",
+    "ReaderInfo", "ModelerInfo", "ExporterInfo",
+    "ExtrapError", "InputError", "PluginError", "ExtrapWarning", "QualityWarning",
+    "__version__",
+]
 
 if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ loads these
     from .api import export, model, read

@@ -89,7 +89,7 @@ class Model:
     """The model of one (call path, metric) series.
 
     ``constant`` and ``terms`` define the function in PMNF.  A model made by
-    a third-party modeler that is not PMNF sets ``function`` to its own text
+    a third-party modeler that is not PMNF sets ``function_text`` to its own text
     and ``predictor`` to a callable ``X (n_points, n_params) -> (n_points,)``.
     """
 

@@ -46,12 +46,12 @@ class ReaderInfo:
         then reads them with ``read_part`` through the chosen executor, in
         parallel, skips a run that raises ``InputError`` with a warning
         naming it, and joins the rest with ``join`` (default
-        ``Experiment.concatenate``).
+        :func:`extrap_plugins.joining.join_parts`).
     read_part : callable ``(part, options) -> Experiment``, optional
         Reads one run from ``parts``; must be a module-level function.
     join : callable ``(experiments, path, options) -> Experiment``, optional
         Joins the runs read by ``read_part`` (in the order of ``parts``), in
-        the main process; default :meth:`Experiment.concatenate`.  A reader
+        the main process; default :func:`extrap_plugins.joining.join_parts`.  A reader
         uses it for checks across runs (call paths found in only some runs)
         and to issue warnings its workers could only record.
     filters : bool

@@ -85,6 +85,7 @@ KNOWN = [
 
 @pytest.fixture(scope="module")
 def known_report(tmp_path_factory):
+    pytest.importorskip("matplotlib", reason="the report's figures need matplotlib (pip install -e '.[plot]')")
     X = np.repeat(P, 2)[:, None]
     experiment = Experiment.from_columns(
         ["p"], callpath=np.repeat([m.callpath for m in KNOWN], len(X)), metric="time",
