@@ -33,6 +33,7 @@ _EXPORTS = {
 
 __all__ = [
     "read", "model", "export", "stream_models", "extrapolate", "hookimpl", "PluginHost", "detect_changes",
+    "requirements", "whatif", "calibrate",
     "Experiment", "Parameter", "Callpath", "Metric", "SeriesGroup",
     "Model", "ModelSet", "Term", "Factor", "Quality", "Segment",
     "ReaderInfo", "ModelerInfo", "ExporterInfo",

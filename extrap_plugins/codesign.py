@@ -47,6 +47,7 @@ import numpy as np
 
 from .errors import InputError
 from .experiment import Experiment
+from .codesign_output import size_text as _size_text
 from .models import ModelSet
 
 __all__ = ["System", "Upgrade", "Requirements", "RequirementRow", "requirements", "load_system",
@@ -113,14 +114,6 @@ def _float(text: str) -> float | None:
         return float(text)
     except ValueError:
         return None
-
-
-def _size_text(value: float) -> str:
-    """``2 GiB`` when the value is a whole number of KiB/MiB/GiB/TiB, else the plain number."""
-    for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if value >= size and (value / size).is_integer() and value / size < 10000:
-            return f"{int(value / size)} {unit}"
-    return f"{value:g} bytes"
 
 
 # ---------------------------------------------------------------------------- system

@@ -93,6 +93,14 @@ def _page(title: str, body: str) -> str:
             f"<style>{STYLE}</style></head><body><h1>{html.escape(title)}</h1>\n{body}\n</body></html>\n")
 
 
+def size_text(value: float) -> str:
+    """``2 GiB`` when the value is a whole number of KiB/MiB/GiB/TiB, else the plain number."""
+    for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if value >= size and (value / size).is_integer() and value / size < 10000:
+            return f"{int(value / size)} {unit}"
+    return f"{value:g} bytes"
+
+
 # ------------------------------------------------------------------------ requirements
 QUANTITY_LABELS = {"problem_size_per_process": "problem size per process", "problem_size": "overall problem size",
                    "memory_access": "memory access"}
@@ -103,10 +111,8 @@ def _label(name: str) -> str:
 
 
 def _system_line(result) -> str:
-    from .codesign import _size_text
-
     s = result.system
-    return f"system: {s.processes:g} processes, {_size_text(s.memory_per_process)} of memory per process"
+    return f"system: {s.processes:g} processes, {size_text(s.memory_per_process)} of memory per process"
 
 
 def _upgrade_line(upgrade) -> str:
