@@ -13,7 +13,7 @@ import pathlib
 from typing import Any, Iterable, Mapping, Sequence
 
 from . import executors
-from .engine import BlockPlan, Progress, fit_blocks, input_paths, read_parts, select_reader
+from .engine import BlockPlan, Progress, call_reader, fit_blocks, input_paths, read_parts, select_reader
 from .errors import InputError
 from .experiment import MEASURES, Experiment
 from .files import atomic_writer
@@ -67,10 +67,10 @@ def read(
             # All inputs of a run-splitting reader form one set (one parts call, one join).
             selection = None if info.filters else (metrics, callpaths)
             experiment = read_parts(info, group[0] if len(group) == 1 else group, reader_options, executor, jobs,
-                                     selection)
+                                     selection, host=host)
             batch = [experiment]
         else:
-            batch = [info.read(p, reader_options) for p in group]
+            batch = [call_reader(info, info.read, p, p, reader_options, host=host) for p in group]
         for experiment in batch:
             if not info.filters and (metrics or callpaths):
                 experiment = experiment.select(metrics=metrics, callpaths=callpaths)

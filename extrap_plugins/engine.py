@@ -30,11 +30,12 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 import numpy as np
 
 from . import executors
-from .errors import ExtrapWarning, InputError
+from .errors import ExtrapWarning, InputError, PluginError
 from .experiment import Experiment, SeriesGroup
 from .joining import check_selection, join_parts, select_leniently, with_rows
 from .models import Model, Quality, Term
 from .quality import quality_figures
+from .readers._common import check_input_file, guarded_read
 from .registration import ReaderInfo
 
 if TYPE_CHECKING:
@@ -57,7 +58,42 @@ def input_paths(path: str | os.PathLike | Sequence[str | os.PathLike]) -> list[p
     for p in paths:
         if not p.exists():
             raise InputError("no such file or folder", p)
+        check_input_file(p)
     return paths
+
+
+def call_reader(info: ReaderInfo, function: Callable, path, *args, host: PluginHost | None = None):
+    """Call one of a reader's functions through the one guarded entry of every read.
+
+    Bad data is an :class:`InputError` naming the file (see
+    :func:`extrap_plugins.readers._common.guarded_read`); any other failure of a
+    third-party reader is a :class:`PluginError` naming the reader, its plugin
+    and its distribution (exit 3); a built-in reader's failure is a bug and
+    propagates as it is (exit 1).
+    """
+    try:
+        return guarded_read(function, path, *args, reader=info.name)
+    except (InputError, PluginError):
+        raise
+    except Exception as error:
+        raise plugin_failure(host, "reader", info.name, error, f" on {describe_inputs(path)}") or error
+
+
+def plugin_failure(host: PluginHost | None, kind: str, name: str, error: BaseException,
+                   where: str = "") -> PluginError | None:
+    """The :class:`PluginError` for a third-party plugin's failure, or None for a built-in one (a bug of ours)."""
+    from .plugins import BUILTIN_DISTRIBUTION, get_host
+
+    host = host or get_host()
+    table = {"reader": host.readers, "modeler": host.modelers, "exporter": host.exporters}[kind]
+    registered = table.get(name)
+    if registered is not None and registered.distribution == BUILTIN_DISTRIBUTION:
+        return None
+    plugin, distribution = ((registered.plugin, registered.distribution) if registered is not None
+                            else ("?", "unknown distribution"))
+    text = str(error).splitlines()[0] if str(error) else ""
+    return PluginError(f"{kind} {name!r} (plugin {plugin} from distribution {distribution!r}) failed{where}: "
+                       f"{type(error).__name__}{': ' + text if text else ''}")
 
 
 def select_reader(path: pathlib.Path, host: PluginHost) -> ReaderInfo:
@@ -88,7 +124,8 @@ def _safe_sniff(reader: ReaderInfo, path: pathlib.Path) -> bool:
 
 
 def read_parts(info: ReaderInfo, path, options: dict, executor: str, jobs: int | None,
-                selection: tuple[tuple[str, ...], tuple[str, ...]] | None = None) -> Experiment:
+                selection: tuple[tuple[str, ...], tuple[str, ...]] | None = None,
+                host: PluginHost | None = None) -> Experiment:
     """Read the runs of one input in parallel; skip (and warn about) broken runs.
 
     ``selection`` is ``(metrics, callpaths)`` to apply in the workers for
@@ -96,7 +133,7 @@ def read_parts(info: ReaderInfo, path, options: dict, executor: str, jobs: int |
     travel back.
     """
     source = describe_inputs(path)
-    parts = info.parts(path, options)
+    parts = call_reader(info, info.parts, path, path, options, host=host)
     if not parts:
         raise InputError(f"no runs found for the {info.name} reader", source)
     kind = executors.resolve(executor, len(parts))
@@ -114,7 +151,7 @@ def read_parts(info: ReaderInfo, path, options: dict, executor: str, jobs: int |
                         declared=list(dict.fromkeys(m.name for e in experiments for m in e.metrics)),
                         any_callpath=any(len(e) for e in experiments), source=source)
     if info.join is not None:
-        return info.join(experiments, path, options)
+        return call_reader(info, info.join, path, experiments, path, options, host=host)
     return join_parts(experiments, source)
 
 
@@ -137,13 +174,13 @@ def read_one_part(task) -> tuple[Any, InputError | None, list[Warning]]:
     selection = task[3] if len(task) > 3 else None
     with warnings.catch_warnings(record=True) as caught, collector_paused():
         warnings.simplefilter("always")
+        where = str(getattr(part, "path", part))
         try:
-            result, error = read_part(part, options), None
+            result, error = guarded_read(read_part, where, part, options), None
         except InputError as problem:
             result, error = None, problem
         except Exception as problem:  # noqa: BLE001 - reported by path, the sweep goes on
-            result, error = None, InputError(f"reading failed ({type(problem).__name__}: {problem})",
-                                             str(getattr(part, "path", part)))
+            result, error = None, InputError(f"reading failed ({type(problem).__name__}: {problem})", where)
     if result is not None and selection is not None:
         result = select_leniently(result, *selection)
     return result, error, [portable_warning(w.message) for w in caught]

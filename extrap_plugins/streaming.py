@@ -466,7 +466,7 @@ def stream_models(
     selection = None if info.filters else (metrics, callpaths)
     target = paths[0] if len(paths) == 1 else paths
     if info.parts is not None and info.read_part is not None:
-        parts, read = info.parts(target, reader_options), info.read_part
+        parts, read = engine.call_reader(info, info.parts, target, target, reader_options, host=host), info.read_part
     else:
         parts, read = list(paths), info.read
     source = engine.describe_inputs(target)
