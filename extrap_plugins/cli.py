@@ -65,7 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
     model.add_argument("--export", default="text", metavar="NAME", help="exporter name (default: %(default)s)")
     model.add_argument("--export-option", action="append", default=[], metavar="KEY=VALUE",
                        help="an option for the exporter (repeatable)")
-    model.add_argument("-o", "--output", metavar="PATH", help="write here instead of stdout")
+    model.add_argument("-o", "--output", metavar="PATH", help="write here instead of stdout (never over an input)")
+    model.add_argument("--overwrite-read-only", action="store_true",
+                       help="replace an -o file that is read-only (refused otherwise)")
     model.add_argument("--target", metavar="P=V,...",
                        help="extrapolate every model to this point, e.g. p=65536,n=1e6: adds the value there, "
                             "its prediction interval and the shares of parent and root")
@@ -147,28 +149,45 @@ def program(args: argparse.Namespace) -> ExitStatus:
 def _model_command(args: argparse.Namespace) -> ExitStatus:
     from . import streaming
 
+    options = {**parse_options(args.export_option, "--export-option", reserved=EXPORT_FLAGS), **export_options(args)}
+    _check_output(args)  # before any work: never over an input, a folder that takes files, not read-only
     if streaming.should_stream(args.inputs, args.stream):
-        return _stream_command(args)
-    selected = api.read(args.inputs if len(args.inputs) > 1 else args.inputs[0], reader=args.reader,
-                        metrics=args.metric, callpaths=args.callpath, executor=args.executor, jobs=args.jobs,
-                        **parse_options(args.reader_option, "--reader-option", reserved=READ_FLAGS))
-    series = selected.callpath_index.astype("int64") * max(len(selected.metrics), 1) + selected.metric_index
-    total = int(np.count_nonzero(np.bincount(series))) if len(series) else 0
+        return _stream_command(args, options)
     from tqdm import tqdm
 
     show = {"on": True, "off": False}.get(args.progress, sys.stderr.isatty())
+    with tqdm(total=len(args.inputs), disable=not show, file=sys.stderr, unit="input", desc="reading") as bar:
+        selected = api.read(args.inputs if len(args.inputs) > 1 else args.inputs[0], reader=args.reader,
+                            metrics=args.metric, callpaths=args.callpath, executor=args.executor, jobs=args.jobs,
+                            **parse_options(args.reader_option, "--reader-option", reserved=READ_FLAGS))
+        bar.update(len(args.inputs))
+    series = selected.callpath_index.astype("int64") * max(len(selected.metrics), 1) + selected.metric_index
+    total = int(np.count_nonzero(np.bincount(series))) if len(series) else 0
     with tqdm(total=total, disable=not show, file=sys.stderr, unit="series", desc="modeling") as bar:
         model_set = api.model(selected, args.modeler, measure=args.measure, progress=bar.update,
                               executor=args.executor, jobs=args.jobs,
                               **parse_options(args.option, "--option", reserved=MODEL_FLAGS))
-    options = {**parse_options(args.export_option, "--export-option", reserved=EXPORT_FLAGS), **export_options(args)}
-    text = api.export(model_set, args.export, args.output, executor=args.executor, jobs=args.jobs, **options)
+    return _export_command(args, model_set, options, show)
+
+
+def _check_output(args: argparse.Namespace) -> None:
+    if args.output is not None:
+        api.check_output(get_host(), args.export, args.output, args.inputs, args.overwrite_read_only)
+
+
+def _export_command(args: argparse.Namespace, model_set, options: dict, show: bool) -> ExitStatus:
+    from tqdm import tqdm
+
+    with tqdm(total=1, disable=not show, file=sys.stderr, unit="export", desc="exporting") as bar:
+        text = api.export(model_set, args.export, args.output, executor=args.executor, jobs=args.jobs,
+                          inputs=args.inputs, allow_read_only=args.overwrite_read_only, **options)
+        bar.update(1)
     if text is not None:
         sys.stdout.write(text)
     return ExitStatus.OK
 
 
-def _stream_command(args: argparse.Namespace) -> ExitStatus:
+def _stream_command(args: argparse.Namespace, options: dict) -> ExitStatus:
     from tqdm import tqdm
 
     from .streaming import stream_models
@@ -184,11 +203,7 @@ def _stream_command(args: argparse.Namespace) -> ExitStatus:
                                   reader_options=parse_options(args.reader_option, "--reader-option",
                                                                reserved=READ_FLAGS),
                                   **parse_options(args.option, "--option", reserved=STREAM_FLAGS))
-    options = {**parse_options(args.export_option, "--export-option", reserved=EXPORT_FLAGS), **export_options(args)}
-    text = api.export(model_set, args.export, args.output, executor=args.executor, jobs=args.jobs, **options)
-    if text is not None:
-        sys.stdout.write(text)
-    return ExitStatus.OK
+    return _export_command(args, model_set, options, show)
 
 
 def export_options(args: argparse.Namespace) -> dict[str, object]:
@@ -309,7 +324,8 @@ READ_FLAGS = {"reader": "--reader", "metrics": "--metric", "callpaths": "--callp
 MODEL_FLAGS = {"modeler": "--modeler", "measure": "--measure", "metrics": "--metric", "callpaths": "--callpath",
                "progress": "--progress", "executor": "--executor", "jobs": "--jobs", "host": None}
 STREAM_FLAGS = {**MODEL_FLAGS, "scratch": "--scratch", "reader_options": "--reader-option", "reader": "--reader"}
-EXPORT_FLAGS = {"exporter": "--export", "path": "-o", "executor": "--executor", "jobs": "--jobs", "host": None}
+EXPORT_FLAGS = {"exporter": "--export", "path": "-o", "executor": "--executor", "jobs": "--jobs", "host": None,
+                "inputs": None, "allow_read_only": "--overwrite-read-only"}
 
 
 def parse_options(pairs: Sequence[str], flag: str, reserved: dict[str, str | None] | None = None) -> dict[str, object]:

@@ -76,7 +76,10 @@ def call_reader(info: ReaderInfo, function: Callable, path, *args, host: PluginH
     except (InputError, PluginError):
         raise
     except Exception as error:
-        raise plugin_failure(host, "reader", info.name, error, f" on {describe_inputs(path)}") or error
+        failure = plugin_failure(host, "reader", info.name, error, f" on {describe_inputs(path)}")
+        if failure is None:
+            raise
+        raise failure from error
 
 
 def plugin_failure(host: PluginHost | None, kind: str, name: str, error: BaseException,
@@ -92,8 +95,69 @@ def plugin_failure(host: PluginHost | None, kind: str, name: str, error: BaseExc
     plugin, distribution = ((registered.plugin, registered.distribution) if registered is not None
                             else ("?", "unknown distribution"))
     text = str(error).splitlines()[0] if str(error) else ""
+    if isinstance(error, PluginFault):
+        return PluginError(f"{kind} {name!r} (plugin {plugin} from distribution {distribution!r}): {text}")
     return PluginError(f"{kind} {name!r} (plugin {plugin} from distribution {distribution!r}) failed{where}: "
                        f"{type(error).__name__}{': ' + text if text else ''}")
+
+
+class PluginFault(RuntimeError):
+    """A plugin broke its contract (what it returned is wrong); the host names the plugin and its distribution."""
+
+
+def call_exporter(host: PluginHost | None, info, model_set, out, options: dict) -> None:
+    """Run an exporter; a third-party exporter's failure is a :class:`PluginError` naming it (exit 3)."""
+    try:
+        info.export(model_set, out, options)
+    except (InputError, PluginError, OSError):
+        raise
+    except Exception as error:
+        failure = plugin_failure(host, "exporter", info.name, error)
+        if failure is None:
+            raise
+        raise failure from error
+
+
+def check_models(fitted: Sequence, group: SeriesGroup, name: str) -> None:
+    """Check what a modeler returned for a group before anything is shown or exported.
+
+    One :class:`~extrap_plugins.models.Model` per series, in order, each for
+    its own call path and metric, over the experiment's parameters only, with
+    a finite constant and coefficients wherever the series has values.
+
+    Raises
+    ------
+    PluginFault
+        Naming the modeler and the first series that is wrong.
+    """
+    if len(fitted) != len(group):
+        raise PluginFault(f"returned {len(fitted)} models for {len(group)} series")
+    known = {p.name for p in group.parameters}
+    for i, (m, (callpath, metric)) in enumerate(zip(fitted, group.keys)):
+        series = f"{callpath.name} [{metric.name}]"
+        if not isinstance(m, Model):
+            raise PluginFault(f"returned a {type(m).__name__} for {series}, expected an extrap_plugins.Model")
+        if (m.callpath, m.metric) != (callpath.name, metric.name):
+            raise PluginFault(f"returned a model for {m.callpath} [{m.metric}] in place of {series}")
+        terms = list(m.terms or ())
+        for segment in m.segments or ():
+            terms.extend(segment.terms)
+        for term in terms:
+            if not isinstance(term, Term):
+                raise PluginFault(f"{series}: a term is a {type(term).__name__}, expected an extrap_plugins.Term")
+            unknown = sorted(set(term.factors) - known)
+            if unknown:
+                raise PluginFault(f"{series}: a term uses {', '.join(map(repr, unknown))}, which is not a parameter "
+                                  f"(the parameters are {', '.join(sorted(known)) or 'none'})")
+        has_values = bool(np.isfinite(group.values[i]).any())
+        numbers = [m.constant, *(t.coefficient for t in terms), *(s.constant for s in m.segments or ())]
+        try:
+            finite = all(np.isfinite(float(x)) for x in numbers)
+        except (TypeError, ValueError):
+            finite = False
+        if has_values and not finite:
+            raise PluginFault(f"{series}: the model's constant or a coefficient is not a finite number "
+                              f"({m.constant!r}{' + ...' if terms else ''})")
 
 
 def select_reader(path: pathlib.Path, host: PluginHost) -> ReaderInfo:
@@ -315,12 +379,13 @@ MODELLING_IMPORTS = ("scipy.special",)
 
 
 def fit_blocks(blocks: Iterable, n_blocks: int, instance, measure: str, name: str, executor: str,
-               jobs: int | None, progress: Progress | None, fit: Callable = None) -> list[Model]:
+               jobs: int | None, progress: Progress | None, fit: Callable = None,
+               host: PluginHost | None = None) -> list[Model]:
     """Fit every block through the executor; models in block order, warnings shown once each."""
     kind = executors.resolve(executor, n_blocks)
     fit = fit or fit_block
     models: list[Model] = []
-    with executors.create_executor(kind, jobs, preload=MODELLING_IMPORTS) as pool:
+    with executors.create_executor(kind, jobs, preload=MODELLING_IMPORTS) as pool, modeler_guard(host, name):
         done = (lambda result: progress(len(result[0]))) if progress is not None else None
         tasks = ((instance, block, measure, name) for block in blocks)
         for fitted, caught in executors.map_ordered(pool, fit, tasks, on_done=done):
@@ -328,6 +393,20 @@ def fit_blocks(blocks: Iterable, n_blocks: int, instance, measure: str, name: st
                 warnings.warn(warning, stacklevel=3)
             models.extend(fitted)
     return models
+
+
+@contextlib.contextmanager
+def modeler_guard(host: PluginHost | None, name: str) -> Iterator[None]:
+    """A third-party modeler that raises, or returns what :func:`check_models` refuses, is a PluginError naming it."""
+    try:
+        yield
+    except (InputError, PluginError, executors.WorkerLost):
+        raise
+    except Exception as error:
+        failure = plugin_failure(host, "modeler", name, error)
+        if failure is None:
+            raise
+        raise failure from error
 
 
 def fit_block(task) -> tuple[list[Model], list[Warning]]:
@@ -361,8 +440,7 @@ def fit_chunk(task) -> tuple[list[Model], list[Warning]]:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         fitted = fit_any(instance, group, measure, name)
-    if len(fitted) != len(group):
-        raise RuntimeError(f"modeler {name!r} returned {len(fitted)} models for {len(group)} series")
+    check_models(fitted, group, name)
     for m in fitted:
         m.modeler = m.modeler or name
     return fitted, [portable_warning(w.message) for w in caught]
@@ -395,12 +473,18 @@ def fit_per_series(estimator, group: SeriesGroup, measure: str, name: str) -> li
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             fitted.fit(X[valid], y[valid])
-            y_hat = np.asarray(fitted.predict(X[valid]), dtype=np.float64).reshape(-1)
+            y_hat = np.asarray(fitted.predict(X[valid]), dtype=np.float64)
+        if y_hat.shape != (int(valid.sum()),):
+            raise PluginFault(f"{callpath.name} [{metric.name}]: predict returned shape {y_hat.shape} for "
+                              f"{int(valid.sum())} points, expected ({int(valid.sum())},)")
+        if valid.any() and not np.isfinite(y_hat).all():
+            raise PluginFault(f"{callpath.name} [{metric.name}]: predict returned values that are not finite "
+                              "(NaN or infinity)")
         for w in caught:
             warnings.warn(ExtrapWarning(str(w.message), callpath.name, metric.name), stacklevel=2)
         terms = tuple(getattr(fitted, "terms_", ()) or ())
         if terms and not all(isinstance(t, Term) for t in terms):
-            raise TypeError(f"modeler {name!r}: terms_ must be a list of extrap_plugins.Term")
+            raise PluginFault("terms_ must be a list of extrap_plugins.Term")
         has_formula = hasattr(fitted, "constant_")
         figures = quality_figures(y[valid][None, :], y_hat[None, :], len(terms))
         models.append(

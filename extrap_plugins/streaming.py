@@ -492,7 +492,8 @@ def stream_models(
         instance = host.build_modeler(modeler, options, catalogue.parameters)
         size = engine.block_size(len(catalogue.metrics))
         blocks = _block_tasks(catalogue, size, instance, measure, info_modeler.name, info.omits_zeros)
-        models = _fit_in_pool(pool, blocks, progress)
+        with engine.modeler_guard(host, info_modeler.name):
+            models = _fit_in_pool(pool, blocks, progress)
     order = {name: i for i, name in enumerate(catalogue.callpaths)}
     metric_order = {m.name: k for k, m in enumerate(catalogue.metrics)}
     models.sort(key=lambda m: (order[m.callpath], metric_order[m.metric]))
