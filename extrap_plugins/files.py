@@ -108,14 +108,14 @@ def check_destination(path: str | os.PathLike, *, inputs: Iterable[str | os.Path
     for given in inputs:
         source = os.path.realpath(os.fspath(given))
         if target == source:
-            raise InputError(f"is the input {os.fspath(given)}: writing there would destroy the measurements; "
-                             "choose another output", path)
+            raise InputError("the output (-o) is an input: writing there would destroy the measurements; "
+                             "choose another file", path)
         if os.path.isdir(source) and _inside(target, source):
-            raise InputError(f"is inside the input folder {os.fspath(given)}: writing there would change the "
-                             "input; choose an output outside it", path)
+            raise InputError(f"the output (-o) is inside the input folder {os.fspath(given)}: writing there would "
+                             "change the input; choose an output outside it", path)
         if folder and _inside(source, target):
-            raise InputError(f"holds the input {os.fspath(given)}: writing figures there would mix them with "
-                             "the measurements; choose another folder", path)
+            raise InputError(f"the output (-o) holds the input {os.fspath(given)}: writing figures there would "
+                             "mix them with the measurements; choose another folder", path)
     if os.path.isdir(target):
         if not folder:
             raise InputError("is a folder; this exporter writes one file", path)

@@ -256,6 +256,10 @@ def _join_fragments(run: str | None, size: int, fragments: list[_Run]) -> _Run |
         warnings.warn(ExtrapWarning(f"run {run} skipped: {len(missing)} of its {size} ranks left no measurements "
                                     f"(ranks {shown}); files: {files}"), stacklevel=4)
         return None
+    cut = sorted({e for f in fragments if f.record.get("status") == "terminated" for e in f.record.get("errors") or []})
+    if cut:
+        warnings.warn(ExtrapWarning(f"run {run} was {cut[0]} (the job was ended before it finished): its "
+                                    f"measurements go up to the signal; files: {files}"), stacklevel=4)
     tables = []
     for rank in range(size):
         record = by_rank[rank].record
