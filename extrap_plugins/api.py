@@ -139,6 +139,7 @@ def model(
     instance = host.build_modeler(modeler, options, tuple(experiment.parameter_names))
     metrics, callpaths = tuple(metrics), tuple(callpaths)
     selected = experiment.select(metrics=metrics, callpaths=callpaths) if metrics or callpaths else experiment
+    _warn_constant_parameters(selected)
     plan = BlockPlan.of(selected)
     models = fit_blocks(plan.blocks(), plan.n_blocks, instance, measure, info.name, executor, jobs, progress,
                         host=host)
@@ -154,6 +155,22 @@ def model(
         source=experiment.source,
         experiment=selected,
     )
+
+
+def _warn_constant_parameters(experiment: Experiment) -> None:
+    """A parameter with one value in every measurement says nothing about growth: say so, once."""
+    import warnings
+
+    from .errors import QualityWarning
+
+    if not len(experiment):
+        return
+    for j, name in enumerate(experiment.parameter_names):
+        column = experiment.coordinates[:, j]
+        if column.size and (column == column[0]).all():
+            alone = " (the only parameter: every model is a constant)" if len(experiment.parameter_names) == 1 else ""
+            warnings.warn(QualityWarning(f"parameter {name} = {column[0]:g} in every measurement: no model can show "
+                                         f"how anything grows with it{alone}"), stacklevel=3)
 
 
 # -------------------------------------------------------------------- export

@@ -353,23 +353,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI: errors become one line on stderr and an exit status, never a traceback."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    shown = [0]
-    hidden = [0]
-
-    def show_warning(message, category, filename, lineno, file=None, line=None):
-        if shown[0] < MAX_WARNINGS_SHOWN:
-            sys.stderr.write(f"{PROG}: warning: {message}\n")
-            shown[0] += 1
-        else:
-            hidden[0] += 1
-
+    collected = WarningLines()
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), collected:
             warnings.simplefilter("default")
-            warnings.showwarning = show_warning
+            warnings.showwarning = collected.add
             status = program(args)
-            if hidden[0]:
-                sys.stderr.write(f"{PROG}: warning: {hidden[0]} more warnings not shown\n")
             return int(status)
     except BrokenPipeError:  # the reader of our output went away (``| head``): not an error
         try:
@@ -397,6 +386,39 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as error:  # a bug: say so, without a traceback unless asked
         return _fail(args, f"internal error: {type(error).__name__}: {error} "
                            f"(run with --traceback for details)", ExitStatus.ERROR, error)
+
+
+class WarningLines:
+    """Warnings gathered over a command and shown at its end: one line per cause, naming the first series and
+    counting the others (``main->a [time] and 86 more series: ...``); at most :data:`MAX_WARNINGS_SHOWN` lines."""
+
+    def __init__(self) -> None:
+        self.causes: dict[tuple[type, str], list[str]] = {}
+
+    def add(self, message, category=None, filename=None, lineno=None, file=None, line=None) -> None:
+        callpath, metric = getattr(message, "callpath", ""), getattr(message, "metric", "")
+        text = getattr(message, "message", None) if (callpath or metric) else None
+        if not isinstance(text, str):
+            self.causes.setdefault((type(message), str(message)), [])
+            return
+        self.causes.setdefault((type(message), text), []).append(f"{callpath} [{metric}]")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        lines = []
+        for (_, text), series in self.causes.items():
+            if len(series) > 1:
+                lines.append(f"{series[0]} and {len(series) - 1} more series: {text}")
+            elif series:
+                lines.append(f"{series[0]}: {text}")
+            else:
+                lines.append(text)
+        for line in lines[:MAX_WARNINGS_SHOWN]:
+            sys.stderr.write(f"{PROG}: warning: {line}\n")
+        if len(lines) > MAX_WARNINGS_SHOWN:
+            sys.stderr.write(f"{PROG}: warning: {len(lines) - MAX_WARNINGS_SHOWN} more warnings not shown\n")
 
 
 def _fail(args, message, status: ExitStatus, error: BaseException | None = None) -> int:

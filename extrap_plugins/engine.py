@@ -443,7 +443,17 @@ def fit_chunk(task) -> tuple[list[Model], list[Warning]]:
     check_models(fitted, group, name)
     for m in fitted:
         m.modeler = m.modeler or name
-    return fitted, [portable_warning(w.message) for w in caught]
+    return fitted, [series_warning(w.message, group) for w in caught]
+
+
+def series_warning(message: Warning, group: SeriesGroup) -> Warning:
+    """A warning raised while fitting ``group``, naming its series (numpy's own warnings name none)."""
+    if isinstance(message, ExtrapWarning) or not len(group):
+        return portable_warning(message)
+    callpath, metric = group.keys[0]
+    if len(group) == 1:
+        return ExtrapWarning(str(message), callpath.name, metric.name)
+    return ExtrapWarning(str(message), f"one of {len(group)} series fitted together, from {callpath.name}", metric.name)
 
 
 

@@ -313,7 +313,7 @@ class _Columns:
                                                     self.metrics))
         if roles.repetition:
             repetition = to_float(cols[roles.repetition], path, block.line_of, f"column {roles.repetition!r}:")
-            bad = (repetition != np.round(repetition)) | (repetition < 0)
+            bad = (repetition != np.round(repetition)) | (repetition < 0) | (repetition >= 2**31)
             if bad.any():
                 i = int(np.flatnonzero(bad)[0])
                 raise InputError(f"column {roles.repetition!r}: {cols[roles.repetition][i].strip()!r} is not a "
