@@ -12,6 +12,8 @@ import os
 import pathlib
 from typing import Any, Iterable, Mapping, Sequence
 
+import numpy as np
+
 from . import executors
 from .engine import (BlockPlan, Progress, call_exporter, call_reader, fit_blocks, input_paths,
                      read_parts, select_reader)
@@ -163,14 +165,13 @@ def _warn_constant_parameters(experiment: Experiment) -> None:
 
     from .errors import QualityWarning
 
-    if not len(experiment):
+    if not len(experiment) or not experiment.parameter_names:
         return
-    for j, name in enumerate(experiment.parameter_names):
-        column = experiment.coordinates[:, j]
-        if column.size and (column == column[0]).all():
-            alone = " (the only parameter: every model is a constant)" if len(experiment.parameter_names) == 1 else ""
-            warnings.warn(QualityWarning(f"parameter {name} = {column[0]:g} in every measurement: no model can show "
-                                         f"how anything grows with it{alone}"), stacklevel=3)
+    constant = experiment.coordinates.shape[0] and (experiment.coordinates == experiment.coordinates[0]).all(axis=0)
+    if np.all(constant):  # (with another parameter varying, the modelers say it per series)
+        values = ", ".join(f"{n} = {v:g}" for n, v in zip(experiment.parameter_names, experiment.coordinates[0]))
+        warnings.warn(QualityWarning(f"{values} in every measurement: every model is a constant, no model can show "
+                                     "how anything grows; measure at several values"), stacklevel=3)
 
 
 # -------------------------------------------------------------------- export
