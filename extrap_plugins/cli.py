@@ -70,7 +70,9 @@ def build_parser() -> argparse.ArgumentParser:
     model.add_argument("--export", default="text", metavar="NAME", help="exporter name (default: %(default)s)")
     model.add_argument("--export-option", action="append", default=[], metavar="KEY=VALUE",
                        help="an option for the exporter (repeatable)")
-    model.add_argument("-o", "--output", metavar="PATH", help="write here instead of stdout")
+    model.add_argument("-o", "--output", metavar="PATH", help="write here instead of stdout (never over an input)")
+    model.add_argument("--overwrite-read-only", action="store_true",
+                       help="replace an -o file that is read-only (refused otherwise)")
     model.add_argument("--target", metavar="P=V,...",
                        help="extrapolate every model to this point, e.g. p=65536,n=1e6: adds the value there, "
                             "its prediction interval and the shares of parent and root")
@@ -151,28 +153,45 @@ def program(args: argparse.Namespace) -> ExitStatus:
 def _model_command(args: argparse.Namespace) -> ExitStatus:
     from . import streaming
 
+    options = {**parse_options(args.export_option, "--export-option", reserved=EXPORT_FLAGS), **export_options(args)}
+    _check_output(args)  # before any work: never over an input, a folder that takes files, not read-only
     if streaming.should_stream(args.inputs, args.stream):
-        return _stream_command(args)
-    selected = api.read(args.inputs if len(args.inputs) > 1 else args.inputs[0], reader=args.reader,
-                        metrics=args.metric, callpaths=args.callpath, executor=args.executor, jobs=args.jobs,
-                        **parse_options(args.reader_option, "--reader-option", reserved=READ_FLAGS))
-    series = selected.callpath_index.astype("int64") * max(len(selected.metrics), 1) + selected.metric_index
-    total = int(np.count_nonzero(np.bincount(series))) if len(series) else 0
+        return _stream_command(args, options)
     from tqdm import tqdm
 
     show = {"on": True, "off": False}.get(args.progress, sys.stderr.isatty())
+    with tqdm(total=len(args.inputs), disable=not show, file=sys.stderr, unit="input", desc="reading") as bar:
+        selected = api.read(args.inputs if len(args.inputs) > 1 else args.inputs[0], reader=args.reader,
+                            metrics=args.metric, callpaths=args.callpath, executor=args.executor, jobs=args.jobs,
+                            **parse_options(args.reader_option, "--reader-option", reserved=READ_FLAGS))
+        bar.update(len(args.inputs))
+    series = selected.callpath_index.astype("int64") * max(len(selected.metrics), 1) + selected.metric_index
+    total = int(np.count_nonzero(np.bincount(series))) if len(series) else 0
     with tqdm(total=total, disable=not show, file=sys.stderr, unit="series", desc="modeling") as bar:
         model_set = api.model(selected, args.modeler, measure=args.measure, progress=bar.update,
                               executor=args.executor, jobs=args.jobs,
                               **parse_options(args.option, "--option", reserved=MODEL_FLAGS))
-    options = {**parse_options(args.export_option, "--export-option", reserved=EXPORT_FLAGS), **export_options(args)}
-    text = api.export(model_set, args.export, args.output, executor=args.executor, jobs=args.jobs, **options)
+    return _export_command(args, model_set, options, show)
+
+
+def _check_output(args: argparse.Namespace) -> None:
+    if args.output is not None:
+        api.check_output(get_host(), args.export, args.output, args.inputs, args.overwrite_read_only)
+
+
+def _export_command(args: argparse.Namespace, model_set, options: dict, show: bool) -> ExitStatus:
+    from tqdm import tqdm
+
+    with tqdm(total=1, disable=not show, file=sys.stderr, unit="export", desc="exporting") as bar:
+        text = api.export(model_set, args.export, args.output, executor=args.executor, jobs=args.jobs,
+                          inputs=args.inputs, allow_read_only=args.overwrite_read_only, **options)
+        bar.update(1)
     if text is not None:
         sys.stdout.write(text)
     return ExitStatus.OK
 
 
-def _stream_command(args: argparse.Namespace) -> ExitStatus:
+def _stream_command(args: argparse.Namespace, options: dict) -> ExitStatus:
     from tqdm import tqdm
 
     from .streaming import stream_models
@@ -188,11 +207,7 @@ def _stream_command(args: argparse.Namespace) -> ExitStatus:
                                   reader_options=parse_options(args.reader_option, "--reader-option",
                                                                reserved=READ_FLAGS),
                                   **parse_options(args.option, "--option", reserved=STREAM_FLAGS))
-    options = {**parse_options(args.export_option, "--export-option", reserved=EXPORT_FLAGS), **export_options(args)}
-    text = api.export(model_set, args.export, args.output, executor=args.executor, jobs=args.jobs, **options)
-    if text is not None:
-        sys.stdout.write(text)
-    return ExitStatus.OK
+    return _export_command(args, model_set, options, show)
 
 
 def export_options(args: argparse.Namespace) -> dict[str, object]:
@@ -414,7 +429,8 @@ READ_FLAGS = {"reader": "--reader", "metrics": "--metric", "callpaths": "--callp
 MODEL_FLAGS = {"modeler": "--modeler", "measure": "--measure", "metrics": "--metric", "callpaths": "--callpath",
                "progress": "--progress", "executor": "--executor", "jobs": "--jobs", "host": None}
 STREAM_FLAGS = {**MODEL_FLAGS, "scratch": "--scratch", "reader_options": "--reader-option", "reader": "--reader"}
-EXPORT_FLAGS = {"exporter": "--export", "path": "-o", "executor": "--executor", "jobs": "--jobs", "host": None}
+EXPORT_FLAGS = {"exporter": "--export", "path": "-o", "executor": "--executor", "jobs": "--jobs", "host": None,
+                "inputs": None, "allow_read_only": "--overwrite-read-only"}
 
 
 def parse_options(pairs: Sequence[str], flag: str, reserved: dict[str, str | None] | None = None) -> dict[str, object]:
@@ -442,23 +458,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI: errors become one line on stderr and an exit status, never a traceback."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    shown = [0]
-    hidden = [0]
-
-    def show_warning(message, category, filename, lineno, file=None, line=None):
-        if shown[0] < MAX_WARNINGS_SHOWN:
-            sys.stderr.write(f"{PROG}: warning: {message}\n")
-            shown[0] += 1
-        else:
-            hidden[0] += 1
-
+    collected = WarningLines()
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), collected:
             warnings.simplefilter("default")
-            warnings.showwarning = show_warning
+            warnings.showwarning = collected.add
             status = program(args)
-            if hidden[0]:
-                sys.stderr.write(f"{PROG}: warning: {hidden[0]} more warnings not shown\n")
             return int(status)
     except BrokenPipeError:  # the reader of our output went away (``| head``): not an error
         try:
@@ -486,6 +491,39 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as error:  # a bug: say so, without a traceback unless asked
         return _fail(args, f"internal error: {type(error).__name__}: {error} "
                            f"(run with --traceback for details)", ExitStatus.ERROR, error)
+
+
+class WarningLines:
+    """Warnings gathered over a command and shown at its end: one line per cause, naming the first series and
+    counting the others (``main->a [time] and 86 more series: ...``); at most :data:`MAX_WARNINGS_SHOWN` lines."""
+
+    def __init__(self) -> None:
+        self.causes: dict[tuple[type, str], list[str]] = {}
+
+    def add(self, message, category=None, filename=None, lineno=None, file=None, line=None) -> None:
+        callpath, metric = getattr(message, "callpath", ""), getattr(message, "metric", "")
+        text = getattr(message, "message", None) if (callpath or metric) else None
+        if not isinstance(text, str):
+            self.causes.setdefault((type(message), str(message)), [])
+            return
+        self.causes.setdefault((type(message), text), []).append(f"{callpath} [{metric}]")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        lines = []
+        for (_, text), series in self.causes.items():
+            if len(series) > 1:
+                lines.append(f"{series[0]} and {len(series) - 1} more series: {text}")
+            elif series:
+                lines.append(f"{series[0]}: {text}")
+            else:
+                lines.append(text)
+        for line in lines[:MAX_WARNINGS_SHOWN]:
+            sys.stderr.write(f"{PROG}: warning: {line}\n")
+        if len(lines) > MAX_WARNINGS_SHOWN:
+            sys.stderr.write(f"{PROG}: warning: {len(lines) - MAX_WARNINGS_SHOWN} more warnings not shown\n")
 
 
 def _fail(args, message, status: ExitStatus, error: BaseException | None = None) -> int:

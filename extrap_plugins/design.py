@@ -101,9 +101,9 @@ def write_plan(path: str | os.PathLike, plan: Plan) -> None:
         raise InputError("is a folder; the plan is one file", target)
     if not (target.parent if str(target.parent) else pathlib.Path(".")).is_dir():
         raise InputError("the folder for the plan does not exist", target)
-    temporary = target.with_name(f".{target.name}.tmp")
-    temporary.write_text(json.dumps(plan_document(plan), indent=1) + "\n", encoding="utf-8")
-    os.replace(temporary, target)
+    from .files import write_atomically
+
+    write_atomically(target, (json.dumps(plan_document(plan), indent=1) + "\n").encode("utf-8"))
 
 
 def load_plan(path: str | os.PathLike) -> Plan:

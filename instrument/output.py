@@ -25,9 +25,12 @@ its measurements then failed) tells readers to skip run ``ID``.
 When the exit gather cannot complete (a rank raised, a rank did not arrive
 within the timeout, the output could not be written), every rank writes its
 own *fragment*: the same object with ``"rank": r``, ``"ranks": 1`` and
-``"status"`` ``"failed"`` (this rank raised) or ``"partial"``, in a file of
-its own beside the output (``app.<run>.rank3.extrap.jsonl``).  The reader
-joins the fragments of a run when every rank is there and none failed.
+``"status"`` ``"failed"`` (this rank raised or called ``sys.exit`` with a
+failing status) or ``"partial"``, in a file of its own beside the output
+(``app.<run>.rank3.extrap.jsonl``).  On SIGTERM or SIGHUP every rank writes
+its fragment at once, without the gather, with ``"status": "terminated"``.
+The reader joins the fragments of a run when every rank is there and none
+failed, and warns when the run was cut short.
 """
 
 from __future__ import annotations
@@ -263,6 +266,21 @@ def make_record(
 
 
 
+def rank_values(rows: Sequence[Sequence[float]]) -> dict[str, dict[str, list[float]]]:
+    """One rank's statistics without numpy (for a signal handler: no import, no allocation of note).
+
+    With one rank, ``sum``, ``mean``, ``min`` and ``max`` are the rank's own
+    values; metrics without any value are left out, as :func:`make_record` does.
+    """
+    values = {}
+    for k, metric in enumerate(METRICS):
+        column = [float(row[k]) for row in rows]
+        if all(x != x for x in column):
+            continue
+        values[metric] = {s: column for s in STATISTICS}
+    return values
+
+
 def encode(record: dict[str, Any]) -> bytes:
     """One line of JSON, ending in a newline.
 
@@ -280,9 +298,13 @@ def encode(record: dict[str, Any]) -> bytes:
 
 def _json_column(column) -> str:
     """A list of numbers as JSON, with NaN and infinities as ``null`` (no strings here to confuse)."""
-    import numpy as np  # here, not at the top: the shim imports this module on every rank
+    if isinstance(column, list):  # plain floats (see rank_values): no numpy needed
+        numbers = column
+    else:
+        import numpy as np  # here, not at the top: the shim imports this module on every rank
 
-    text = json.dumps(np.asarray(column, dtype=np.float64).tolist(), allow_nan=True, separators=(",", ":"))
+        numbers = np.asarray(column, dtype=np.float64).tolist()
+    text = json.dumps(numbers, allow_nan=True, separators=(",", ":"))
     return text.replace("NaN", "null").replace("-Infinity", "null").replace("Infinity", "null")
 
 
