@@ -137,6 +137,9 @@ def parts(path, options: dict) -> list[str]:
             files.append(str(one))
         else:
             raise InputError("no such file or folder", one)
+    if len(files) == 1:
+        # One run: its error is the error of the input, not a skipped run among good ones.
+        read_part(files[0], options)
     return files
 
 
