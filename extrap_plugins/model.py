@@ -151,6 +151,12 @@ class Model:
             )
         return format_function(self.constant, self.terms, machine=False)
 
+    def _repr_html_(self) -> str:
+        """A notebook shows the formula, the quality and, for one parameter, the curve."""
+        from .notebook import model_html
+
+        return model_html(self)
+
 
 @dataclass
 class ModelSet:
@@ -179,6 +185,22 @@ class ModelSet:
             if m.callpath == callpath and m.metric == metric:
                 return m
         raise KeyError(f"no model for call path {callpath!r} and metric {metric!r}")
+
+    def to_dataframe(self, target=None):
+        """A pandas DataFrame, one row per call path and metric (see :func:`extrap_plugins.notebook.to_dataframe`).
+
+        ``target`` (``"p=4096"`` or ``{"p": 4096}``) adds the value there, its
+        prediction interval and the share of the root.  Needs pandas.
+        """
+        from .notebook import to_dataframe
+
+        return to_dataframe(self, target)
+
+    def _repr_html_(self) -> str:
+        """A notebook shows the table of models."""
+        from .notebook import model_set_html
+
+        return model_set_html(self)
 
 
 # ----------------------------------------------------------------------------
