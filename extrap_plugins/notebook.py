@@ -102,8 +102,12 @@ def model_set_html(model_set: "ModelSet") -> str:
             f"<thead>{head}</thead><tbody>{''.join(body)}</tbody></table>")
 
 
-def model_html(model: "Model", experiment=None) -> str:
-    """The model's formula and quality, with its curve and measurements for one parameter (inline SVG)."""
+def model_html(model: "Model", experiment=None, points=None, values=None) -> str:
+    """The model's formula and quality, with its curve and measurements for one parameter (inline SVG).
+
+    The measurements come from ``experiment`` (``ModelSet.experiment``) or
+    are given as ``points`` (shape (n,) or (n, 1)) and ``values`` (shape (n,)).
+    """
     q = model.quality
     smape = "" if math.isnan(q.smape) else f"{q.smape:.2f}%"
     table = (f"<table class='extrap-plugins-model'><tr><th>call path</th><td style='text-align:left'>"
@@ -113,8 +117,7 @@ def model_html(model: "Model", experiment=None) -> str:
              f"<tr><th>RSS</th><td>{_cell(q.rss)}</td></tr></table>")
     if len(model.parameters) != 1:
         return table
-    points = values = None
-    if experiment is not None:
+    if experiment is not None and points is None:
         try:
             points, values = experiment.values_of(model.callpath, model.metric)
         except Exception:  # the model set's experiment may lack this series (streamed, selected)
