@@ -14,9 +14,11 @@ from .api import export, model, read
 from .errors import ExtrapError, ExtrapWarning, InputError, PluginError, QualityWarning
 from .experiment import Callpath, Experiment, Metric, Parameter, SeriesGroup
 from .extrapolation import extrapolate
+from .hatchet import from_graphframes
 from .hookspecs import hookimpl
 from .model import Factor, Model, ModelSet, Quality, Segment, Term
 from .registration import ExporterInfo, ModelerInfo, ReaderInfo
+from .thicket import from_thicket
 
 try:
     __version__ = _version("extrap-plugins")
@@ -24,7 +26,7 @@ except PackageNotFoundError:  # running from a source tree that is not installed
     __version__ = "0+unknown"
 
 __all__ = [
-    "read", "model", "export", "extrapolate", "hookimpl",
+    "read", "model", "export", "extrapolate", "hookimpl", "from_thicket", "from_graphframes",
     "Experiment", "Parameter", "Callpath", "Metric", "SeriesGroup",
     "Model", "ModelSet", "Term", "Factor", "Quality", "Segment",
     "ReaderInfo", "ModelerInfo", "ExporterInfo",
