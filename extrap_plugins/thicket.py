@@ -100,7 +100,7 @@ def _profile_level(dataframe) -> int:
 
 def _profile_points(tk, profiles: list, parameters) -> tuple[list[str], np.ndarray, list[str]]:
     metadata = tk.metadata
-    files = {v: k for k, v in getattr(tk, "profile_mapping", {}).items()}
+    files = dict(getattr(tk, "profile_mapping", {}))  # profile -> file name
     notes: list[str] = []
     if parameters is None:
         from .readers.caliper_reader import choose_parameters
