@@ -282,6 +282,9 @@ def read_part(part, options: dict) -> Experiment:
             raise InputError(f"no metadata key {', '.join(map(repr, missing))} in this run "
                              f"(its numeric keys: {known})", part)
         bad = [k for k in settings.parameters if k not in metadata]
+        if bad and isinstance(run.globals[bad[0]], (list, tuple)):
+            raise InputError(f"metadata {bad[0]} has {len(run.globals[bad[0]])} conflicting values in this run "
+                             f"({', '.join(map(str, run.globals[bad[0]]))}); a parameter needs one", part)
         if bad:
             raise InputError(f"metadata {bad[0]}={run.globals[bad[0]]!r} is not a number; "
                              f"a parameter needs a numeric value", part)

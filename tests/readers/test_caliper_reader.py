@@ -156,6 +156,15 @@ def test_missing_key_skips_that_run_naming_it(host, lulesh, tmp_path):
     assert sorted({p for _, _, p in series(experiment)}) == [(27.0,), (125.0,), (216.0,), (343.0,)]
 
 
+def test_non_numeric_parameter_skips_that_run(host, lulesh, tmp_path):
+    runs = [shutil.copy(f, tmp_path) for f in lulesh]
+    broken = tmp_path / "125_cores.cali"
+    broken.write_text(broken.read_text().replace("data=125,", "data=many,"))
+    with pytest.warns(ExtrapWarning, match=r"skipped: .*125_cores.cali: metadata jobsize='many' is not a number"):
+        experiment = extrap_plugins.read(runs, parameters="jobsize")
+    assert sorted({p for _, _, p in series(experiment)}) == [(27.0,), (64.0,), (216.0,), (343.0,)]
+
+
 @pytest.mark.parametrize("content, message", [
     ("p,value\n1,2\n", r"foreign.cali:1: not a Caliper .cali record"),
     ("", "foreign.cali: empty file"),
