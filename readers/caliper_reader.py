@@ -125,6 +125,7 @@ def _names(value) -> tuple[str, ...]:
 def parts(path, options: dict) -> list[str]:
     """Every ``.cali`` file of the input, in order (a folder is searched recursively, sorted)."""
     parse_options(options)
+    _require_caliper_reader(path)
     paths = [pathlib.Path(path)] if isinstance(path, (str, pathlib.PurePath)) else [pathlib.Path(p) for p in path]
     files: list[str] = []
     for one in paths:
@@ -178,6 +179,17 @@ class Run:
     adiak_types: dict[str, str]
 
 
+def _require_caliper_reader(path):
+    """The caliperreader module, or an InputError saying how to install it."""
+    try:
+        import caliperreader
+    except ImportError:
+        where = path if isinstance(path, (str, pathlib.PurePath)) else None
+        raise InputError("reading .cali files needs caliper-reader: pip install 'extrap-plugins[caliper]'",
+                         where) from None
+    return caliperreader
+
+
 def load(path: str) -> Run:
     """Parse one file with caliper-reader.
 
@@ -187,11 +199,7 @@ def load(path: str) -> Run:
         caliper-reader is missing, the file is not Caliper's format (naming
         the first line that is not a record), truncated, or has no records.
     """
-    try:
-        import caliperreader
-    except ImportError:
-        raise InputError("reading .cali files needs caliper-reader: pip install 'extrap-plugins[caliper]'",
-                         path) from None
+    caliperreader = _require_caliper_reader(path)
     try:
         data = pathlib.Path(path).read_bytes()
     except OSError as error:
