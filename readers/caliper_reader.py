@@ -36,21 +36,23 @@ warning and the others are read.
 
 from __future__ import annotations
 
+import ast
 import fnmatch
 import io
 import math
 import pathlib
+import warnings
 from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 
-from extrap_plugins.errors import InputError
+from extrap_plugins.errors import ExtrapWarning, InputError
 from extrap_plugins.experiment import CALLPATH_SEPARATOR, Experiment, Metric
 from extrap_plugins.hookspecs import hookimpl
 from extrap_plugins.registration import ReaderInfo
 
-from ._common import check_options, head
+from ._common import head
 
 NAME = "caliper"
 OPTIONS = {
@@ -158,10 +160,6 @@ def read(path: pathlib.Path, options: dict) -> Experiment:
     if not experiments:
         raise errors[0]
     if errors:
-        import warnings
-
-        from extrap_plugins.errors import ExtrapWarning
-
         for error in errors:
             warnings.warn(ExtrapWarning(f"skipped: {error}"), stacklevel=2)
     return join(experiments, path, options)
@@ -465,8 +463,6 @@ def _concatenate(parts: list[Experiment], source: str) -> Experiment:
 
 
 def _run_info(experiment: Experiment) -> dict:
-    import ast
-
     for note in experiment.notes:
         if note.startswith(_RUN_NOTE):
             return ast.literal_eval(note[len(_RUN_NOTE):])

@@ -110,20 +110,27 @@ def test_rajaperf_repetitions_equal_caliper_reader(host, rajaperf):
     assert "Node order" not in {m.name for m in experiment.metrics}
 
 
-def test_values_equal_thicket_reader(host, lulesh):
+@pytest.mark.parametrize("dataset, parameter, n_metrics", [("lulesh", "jobsize", 4),
+                                                            ("rajaperf", "ProblemSizeRunParam", 11)])
+def test_values_equal_thicket_reader(host, request, dataset, parameter, n_metrics):
     pytest.importorskip("thicket", reason="the thicket extra (llnl-thicket) is not installed")
     from thicket import Thicket
 
-    tk = Thicket.from_caliperreader([str(f) for f in lulesh], disable_tqdm=True)
-    found = series(extrap_plugins.read(lulesh))
-    jobsize = tk.metadata["jobsize"].to_dict()
-    compared = 0
+    files = request.getfixturevalue(dataset)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tk = Thicket.from_caliperreader([str(f) for f in files], disable_tqdm=True)
+    experiment = extrap_plugins.read(files)
+    found = series(experiment)
+    value_of = tk.metadata[parameter].to_dict()
+    metrics = [m.name for m in experiment.metrics]
+    assert sorted(metrics) == sorted(tk.exc_metrics + tk.inc_metrics) and len(metrics) == n_metrics
+    thickets: dict = {}
     for (node, profile), row in tk.dataframe.iterrows():
-        callpath = "->".join(frame["name"] for frame in (n.frame for n in node.path()))
-        for metric in ("Min time/rank", "Max time/rank", "Avg time/rank", "Total time"):
-            assert found[(callpath, metric, (float(jobsize[profile]),))] == [row[metric]]
-            compared += 1
-    assert compared == 45 * 4 * 5
+        callpath = "->".join(n.frame["name"] for n in node.path())
+        for metric in metrics:
+            thickets.setdefault((callpath, metric, (float(value_of[profile]),)), []).append(row[metric])
+    assert {k: sorted(v) for k, v in found.items()} == {k: sorted(v) for k, v in thickets.items()}
 
 
 # ---------------------------------------------------------------- options
