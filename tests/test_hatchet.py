@@ -85,3 +85,33 @@ def test_bad_parameters(parameters, message):
 def test_missing_metric_names_the_frame():
     with pytest.raises(InputError, match="frame 0 has no metric 'visits'"):
         extrap_plugins.from_graphframes([literal(4), literal(8)], {"p": [4, 8]}, metrics=["visits"])
+
+
+def _leaf():
+    return None
+
+
+def _program(n: int):
+    for _ in range(n):
+        _leaf()
+
+
+def test_cprofile_frames_from_a_real_python_program(host, tmp_path):
+    """A format Hatchet reads that we have no reader for: cProfile, the call counts modelled exactly."""
+    import cProfile
+
+    sizes = [1000, 2000, 4000, 8000, 16000]
+    frames = []
+    for n in sizes:
+        profiler = cProfile.Profile()
+        profiler.enable()
+        _program(n)
+        profiler.disable()
+        profiler.dump_stats(tmp_path / f"run{n}.pstats")
+        frames.append(ht.GraphFrame.from_cprofile(str(tmp_path / f"run{n}.pstats")))
+    experiment = extrap_plugins.from_graphframes(frames, {"n": sizes}, metrics=["numcalls", "time"])
+    leaf = [c.name for c in experiment.callpaths if c.name.endswith("->_leaf")]
+    assert leaf == ["_program->_leaf"]
+    models = extrap_plugins.model(experiment, metrics=["numcalls"])
+    calls = models.get("_program->_leaf", "numcalls")
+    assert calls.predict([1e6]) == pytest.approx(1e6, rel=1e-9)
