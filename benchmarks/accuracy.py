@@ -50,7 +50,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import extrap_plugins  # noqa: E402
-from extrap_plugins.hypotheses import DEFAULT_EXPONENTS, parse_exponents  # noqa: E402
+from extrap_plugins.modelers.hypotheses import DEFAULT_EXPONENTS, parse_exponents  # noqa: E402
 
 VALUES = {
     "p": np.array([4.0, 8, 16, 32, 64]),

@@ -125,8 +125,8 @@ def time_thicket(python: str | None, repeat: int) -> dict | None:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--thicket-python", default=os.environ.get("THICKET_PYTHON",
-                                                                   str(ROOT / ".." / "venv-thicket" / "bin" / "python")))
+    default_python = str(ROOT / ".." / "venv-thicket" / "bin" / "python")
+    parser.add_argument("--thicket-python", default=os.environ.get("THICKET_PYTHON", default_python))
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--models", action="store_true", help="print the models side by side")
     args = parser.parse_args(argv)

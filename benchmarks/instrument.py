@@ -178,6 +178,19 @@ def gather_benchmark(ranks: int, repeat: int) -> tuple[float, int] | None:
     return best, paths
 
 
+def import_cost(repeat: int) -> float:
+    """Seconds ``from extrap_plugins import instrument`` adds to a fresh interpreter (best of ``repeat``, wall time)."""
+    def best(code: str) -> float:
+        times = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            subprocess.run([sys.executable, "-c", code], check=True, cwd="/")
+            times.append(time.perf_counter() - start)
+        return min(times)
+
+    return best("from extrap_plugins import instrument") - best("pass")
+
+
 def child(kind: str, repeat: int, **environment: str) -> dict:
     command = [sys.executable, __file__, "--worker", kind, "--repeat", str(repeat)]
     done = subprocess.run(command, env=dict(os.environ, **environment), capture_output=True, text=True, timeout=600)
@@ -237,6 +250,8 @@ def main() -> None:
         if gathered is not None:
             seconds, paths = gathered
             rows.append([f"exit gather, {args.ranks} ranks, {paths} call paths", seconds * 1e6, None, None, "≤ 50 ms"])
+    rows.append(["import of the shim (from extrap_plugins import instrument)", import_cost(args.repeat) * 1e6, None,
+                 None, "≤ 0.1 s"])
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, load average {load:.1f}; "
           f"CPU time per call in µs (best of {args.repeat}); exit gather: wall time of the slowest rank")

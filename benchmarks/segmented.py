@@ -99,11 +99,11 @@ def data_sets(rng: np.random.Generator, n_sets: int, noise: float, inside: bool)
 def run_ours(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
     """Segmented flag and exact-change flag per data set, and seconds per data set (full models)."""
     from extrap_plugins.experiment import Callpath, Metric, Parameter, SeriesGroup
-    from extrap_plugins.segmented_modeler import SegmentedModeler
+    from extrap_plugins.plugins import PluginHost
 
     keys = [(Callpath(f"set{k}"), Metric("time")) for k in range(values.shape[0])]
     group = SeriesGroup((Parameter("p"),), X[:, None], keys, values[:, :, None])
-    modeler = SegmentedModeler()
+    modeler = PluginHost(autoload=False).build_modeler("segmented", {}, ("p",))
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

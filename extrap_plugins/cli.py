@@ -1,4 +1,4 @@
-"""The command line: ``extrap-plugins model|plugins|suggest|run``.
+"""The command line: ``extrap-plugins model|plugins|suggest|run|requirements|whatif``.
 
 Every command is one API call plus argument parsing and printing.
 :func:`main` handles errors around :func:`program`, which does the work.
@@ -19,8 +19,9 @@ from . import api
 from .errors import ExtrapError, InputError, PluginError
 from .executors import EXECUTORS, MPI_LAUNCH, WorkerLost, end_mpi_job
 from .experiment import MEASURES
-from .exporters import JSON_VERSION, JSON_VERSIONS
+from .exporters.json_exporter import JSON_VERSION, JSON_VERSIONS
 from .extrapolation import SORT_KEYS
+from .options import guess_type
 
 PLOT_STYLES = ("lines", "heatmap")
 from .plugins import get_host
@@ -37,6 +38,18 @@ class ExitStatus(enum.IntEnum):
     INTERRUPTED = 130
 
 
+def add_reading_and_modelling(parser: argparse.ArgumentParser) -> None:
+    """The options every command that reads and models takes: reader, modeler, their options, the measure."""
+    parser.add_argument("--reader", help="reader name (default: chosen by file name, then by content)")
+    parser.add_argument("--reader-option", action="append", default=[], metavar="KEY=VALUE",
+                        help="an option for the reader (repeatable)")
+    parser.add_argument("--modeler", default="default", help="modeler name (default: %(default)s)")
+    parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                        help="an option for the modeler (repeatable)")
+    parser.add_argument("--measure", choices=MEASURES, default="mean",
+                        help="how repetitions are reduced before fitting (default: %(default)s)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from . import __version__
 
@@ -50,14 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     model = commands.add_parser("model", help="read measurements and print one model per call path and metric")
     model.add_argument("inputs", nargs="+", metavar="INPUT", help="a file or folder of measurements (several are joined)")
-    model.add_argument("--reader", help="reader name (default: chosen by file name, then by content)")
-    model.add_argument("--reader-option", action="append", default=[], metavar="KEY=VALUE",
-                       help="an option for the reader (repeatable)")
-    model.add_argument("--modeler", default="default", help="modeler name (default: %(default)s)")
-    model.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
-                       help="an option for the modeler (repeatable)")
-    model.add_argument("--measure", choices=MEASURES, default="mean",
-                       help="how repetitions are reduced before fitting (default: %(default)s)")
+    add_reading_and_modelling(model)
     model.add_argument("--metric", action="append", default=[], metavar="NAME", help="only this metric (repeatable)")
     model.add_argument("--callpath", action="append", default=[], metavar="GLOB",
                        help="only call paths matching this glob, e.g. 'main->*' (repeatable)")
@@ -110,17 +116,12 @@ def build_parser() -> argparse.ArgumentParser:
     suggest.add_argument("--tolerance", type=float, default=None, metavar="SHARE",
                          help="quality goal: relative error of the hold-out prediction (default 0.05)")
     suggest.add_argument("--export", metavar="PLAN.json", help="also write the runs as a plan file")
-    suggest.add_argument("--reader", help="reader name for the inputs")
-    suggest.add_argument("--reader-option", action="append", default=[], metavar="KEY=VALUE",
-                         help="an option for the reader (repeatable)")
-    suggest.add_argument("--modeler", default="default", help="modeler for the quality check (default: %(default)s)")
-    suggest.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
-                         help="an option for the modeler (repeatable)")
-    suggest.add_argument("--measure", choices=MEASURES, default="mean", help="how repetitions are reduced")
+    add_reading_and_modelling(suggest)
     suggest.add_argument("--metric", action="append", default=[], metavar="NAME",
                          help="judge the quality on this metric only (repeatable)")
     suggest.add_argument("--callpath", action="append", default=[], metavar="GLOB",
                          help="judge the quality on these call paths only (repeatable)")
+    add_codesign_commands(commands)
     from .instrument import sweep
 
     run = commands.add_parser("run", help="run an instrumented program at several process counts and parameter "
@@ -136,6 +137,10 @@ def program(args: argparse.Namespace) -> ExitStatus:
         return _plugins_command()
     if args.command == "suggest":
         return _suggest_command(args)
+    if args.command == "requirements":
+        return _requirements_command(args)
+    if args.command == "whatif":
+        return _whatif_command(args)
     if args.command == "run":
         from .instrument import sweep
 
@@ -208,6 +213,107 @@ def export_options(args: argparse.Namespace) -> dict[str, object]:
                 raise InputError(f"--{flag.replace('_', '-')} applies to --export plot and html only")
             options[name] = value
     return options
+
+
+def add_codesign_commands(commands) -> None:
+    """The ``requirements`` and ``whatif`` commands (seeds 004 and 003)."""
+    from .codesign_output import KINDS
+
+    def common(command) -> None:
+        command.add_argument("--reader", help="reader name for the inputs")
+        command.add_argument("--reader-option", action="append", default=[], metavar="KEY=VALUE",
+                             help="an option for the reader (repeatable)")
+        command.add_argument("--modeler", default="default", help="modeler name (default: %(default)s)")
+        command.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                             help="an option for the modeler (repeatable)")
+        command.add_argument("--callpath", action="append", default=None, metavar="GLOB",
+                             help="only these call paths (repeatable; requirements default: the root call paths)")
+        command.add_argument("--export", choices=KINDS, default="text", help="output format (default: %(default)s)")
+        command.add_argument("-o", "--output", metavar="PATH", help="write here (atomically) instead of stdout")
+
+    req = commands.add_parser(
+        "requirements", help="how each application's requirements respond to system upgrades (seed 004)",
+        description="Per application and upgrade: the ratios new/old of the problem size per process (it fills "
+                    "the memory), the overall problem size and every requirement, per process and in total.")
+    req.add_argument("inputs", nargs="+", metavar="INPUT",
+                     help="one experiment per application (NAME=PATH names it; default: the file name)")
+    req.add_argument("--system", required=True, metavar="SYSTEM.toml",
+                     help="[system] processes and memory_per_process (or racks, sockets, ...) and [upgrades]")
+    req.add_argument("--upgrade", action="append", default=[], metavar="NAME=KEY:VALUE,...",
+                     help="another upgrade, e.g. 'double the racks=processes:2x' (repeatable)")
+    req.add_argument("--role", action="append", default=[], metavar="ROLE=METRIC,...",
+                     help="which metric plays which role, e.g. memory=bytes_used,computation=PAPI_FP_OPS or "
+                          "communication=bytes_sent+bytes_received (default: from the metric names)")
+    req.add_argument("--processes", default="p", metavar="NAME", help="the process count parameter (default: p)")
+    req.add_argument("--size", default="n", metavar="NAME",
+                     help="the problem size per process parameter (default: n)")
+    req.add_argument("--rank-by", default="problem_size", metavar="problem_size|ROLE",
+                     help="what makes an upgrade best: the largest overall problem size (default) or the smallest "
+                          "ratio of a role per process")
+    common(req)
+
+    what = commands.add_parser(
+        "whatif", help="predict time on a machine profile and its sensitivity to each rate (seed 003)",
+        description="Convolve requirement models with a machine profile (time = Σ amount / rate + messages × "
+                    "latency) at a target point, on the machine as given and as changed by --scale, with the "
+                    "speedup from improving each resource alone.")
+    what.add_argument("inputs", nargs="+", metavar="INPUT", help="measurements (several are joined)")
+    what.add_argument("--machine", metavar="M.toml", help="the machine profile: [rates] and [latencies]")
+    what.add_argument("--calibrate", action="store_true",
+                      help="fit the profile's rates to the measured times (non-negative least squares) first")
+    what.add_argument("--save-machine", metavar="OUT.toml", help="write the (calibrated) profile here")
+    what.add_argument("--target", required=True, metavar="P=V,...", help="the point to predict, e.g. p=4096,n=1e6")
+    what.add_argument("--scale", action="append", default=[], metavar="NAME=FACTOR,...",
+                      help="the changed machine, e.g. bandwidth=4x,latency=0.25x")
+    what.add_argument("--sensitivity", type=float, default=4.0, metavar="FACTOR",
+                      help="improvement per resource in the sensitivity columns (default: 4, rates ×4, latencies ÷4)")
+    what.add_argument("--time-metric", default="time", metavar="NAME", help="the measured time (default: time)")
+    what.add_argument("--measure", choices=MEASURES, default="mean", help="how repetitions are reduced")
+    common(what)
+
+
+def _write_output(text: str, output: str | None) -> None:
+    if output is None:
+        sys.stdout.write(text)
+        return
+    from .files import atomic_writer
+
+    target = os.path.abspath(output)
+    if os.path.isdir(target):
+        raise InputError("is a folder; give a file name", output)
+    if not os.path.isdir(os.path.dirname(target)):
+        raise InputError("the folder for the output does not exist", output)
+    with atomic_writer(target) as stream:
+        stream.write(text)
+
+
+def _requirements_command(args: argparse.Namespace) -> ExitStatus:
+    from .codesign import requirements
+
+    result = requirements(
+        args.inputs, args.system, args.upgrade, roles=args.role or None, processes=args.processes, size=args.size,
+        callpaths=args.callpath, rank_by=args.rank_by, reader=args.reader, modeler=args.modeler,
+        reader_options=parse_options(args.reader_option, "--reader-option", reserved=READ_FLAGS),
+        **parse_options(args.option, "--option", reserved=MODEL_FLAGS))
+    _write_output(result.render(args.export), args.output)
+    return ExitStatus.OK
+
+
+def _whatif_command(args: argparse.Namespace) -> ExitStatus:
+    from .machine import whatif
+
+    if args.machine is None and not args.calibrate:
+        raise InputError("whatif needs a machine profile (--machine M.toml) or --calibrate")
+    result = whatif(
+        args.inputs if len(args.inputs) > 1 else args.inputs[0], args.machine, target=args.target,
+        scale=args.scale or None, calibrate_rates=args.calibrate, sensitivity=args.sensitivity,
+        time_metric=args.time_metric, callpaths=args.callpath, measure=args.measure, reader=args.reader,
+        modeler=args.modeler, reader_options=parse_options(args.reader_option, "--reader-option", reserved=READ_FLAGS),
+        **parse_options(args.option, "--option", reserved=MODEL_FLAGS))
+    if args.save_machine:
+        _write_output(result.machine.toml(), args.save_machine)
+    _write_output(result.render(args.export), args.output)
+    return ExitStatus.OK
 
 
 def _plugins_command() -> ExitStatus:
@@ -326,22 +432,10 @@ def parse_options(pairs: Sequence[str], flag: str, reserved: dict[str, str | Non
         if reserved and key in reserved:
             instead = f"; use {reserved[key]}" if reserved[key] else ""
             raise InputError(f"{flag} {pair!r}: {key!r} is not an option here{instead}")
-        options[key] = _convert(value.strip())
+        options[key] = guess_type(value.strip())
     return options
 
 
-def _convert(value: str) -> object:
-    lowered = value.lower()
-    if lowered in ("true", "yes", "on"):
-        return True
-    if lowered in ("false", "no", "off"):
-        return False
-    for kind in (int, float):
-        try:
-            return kind(value)
-        except ValueError:
-            pass
-    return value
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -45,6 +45,7 @@ import numpy as np
 
 from .errors import InputError
 from .experiment import Experiment
+from .formatting import format_point, json_plain
 
 PLAN_FORMAT = "extrap-plugins/plan"
 PLAN_VERSION = 1
@@ -86,7 +87,7 @@ def plan_document(plan: Plan) -> dict:
         "version": PLAN_VERSION,
         "parameters": list(plan.parameters),
         "runs": [
-            {"point": {name: _plain(run.point[name]) for name in plan.parameters},
+            {"point": {name: json_plain(run.point[name]) for name in plan.parameters},
              "repetitions": int(run.repetitions), "cost": float(run.cost)}
             for run in plan.runs
         ],
@@ -157,9 +158,6 @@ def _is_number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def _plain(value: float) -> int | float:
-    value = float(value)
-    return int(value) if value.is_integer() and abs(value) < 2**53 else value
 
 
 # ------------------------------------------------------------------- costs
@@ -556,7 +554,7 @@ def suggest(
             if suggestion.holdout["worst"] <= tolerance:
                 suggestion.status = "done"
                 suggestion.notes.append(
-                    f"quality reached: the model without {_format_point(grid[held], parameters)} predicts it within "
+                    f"quality reached: the model without {format_point(grid[held], parameters, brackets=True)} predicts it within "
                     f"{suggestion.holdout['worst']:.1%} (tolerance {tolerance:.0%})"
                 )
                 return suggestion
@@ -596,12 +594,12 @@ def holdout_check(experiment: Experiment, point: np.ndarray, *, modeler: str = "
     point = np.asarray(point, dtype=np.float64)
     at_point = np.all(experiment.coordinates == point[None, :], axis=1)
     measured = {}
-    for group in experiment._subset(at_point).series_groups():
+    for group in experiment.take(at_point).series_groups():
         for (callpath, metric), value in zip(group.keys, group.reduce(measure)[:, 0]):
             measured[(callpath.name, metric.name)] = float(value)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        models = fit_models(experiment._subset(~at_point), modeler, measure=measure, executor="serial", **options)
+        models = fit_models(experiment.take(~at_point), modeler, measure=measure, executor="serial", **options)
     errors = {}
     for m in models:
         key = (m.callpath, m.metric)
@@ -668,7 +666,7 @@ def _measured_mask(grid: np.ndarray, experiment: Experiment | None) -> np.ndarra
     for row in experiment.points().tolist():
         if tuple(row) not in index:
             raise InputError(
-                f"{experiment.source}: the measured point {_format_point(row, experiment.parameter_names)} "
+                f"{experiment.source}: the measured point {format_point(row, experiment.parameter_names, brackets=True)} "
                 f"is not in the design space; add its values with --param"
             )
         mask[index[tuple(row)]] = True
@@ -731,7 +729,3 @@ def _fit_budget(chosen, unmeasured, costs, measured, budget, suggestion) -> list
         spent += costs[i]
         count += 1
     return kept
-
-
-def _format_point(point, names) -> str:
-    return "(" + ", ".join(f"{n}={v:g}" for n, v in zip(names, point)) + ")"

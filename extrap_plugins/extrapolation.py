@@ -5,7 +5,7 @@ application is going (``--target p=65536,n=1e6``)::
 
     value at the largest measured point and at the target   Model.predict
     share of the parent's and of the root's value, at both  shares add up in the call tree
-    growth class in big-O form                               O(p·log p), O(n^1.5)
+    growth class in big-O form                               O(p·log p), O(n^(3/2))
     95 % prediction interval of the value at the target     least-squares covariance
 
 The *largest measured point* is the largest measured value of every
@@ -32,25 +32,18 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from fractions import Fraction
-from typing import Any, Mapping, Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 
 from .errors import InputError
 from .experiment import CALLPATH_SEPARATOR, Experiment
-from .model import Factor, Model, ModelSet, Term
+from .formatting import format_exponent
+from .models import Factor, Model, ModelSet, Term
 
 LEVEL = 0.95
 SORT_KEYS = ("growth", "target", "share")
 VALUE_KINDS = ("auto", "inclusive", "exclusive")
-COMMON_OPTIONS = {
-    "target": "the point to extrapolate to, e.g. p=65536,n=1e6",
-    "sort": "order of the rows: growth, target or share (default: the model order)",
-    "values": "whether values include the children's: auto (default), inclusive or exclusive",
-    "level": "confidence level of the prediction intervals (default 0.95)",
-}
-"""Options every built-in exporter takes; :func:`from_options` reads them."""
 
 AUTO_TOLERANCE = 0.01
 """``values="auto"``: a parent smaller than its children's sum by more than this is exclusive."""
@@ -96,11 +89,6 @@ def parse_target(target: str | Mapping[str, float] | None, parameters: Sequence[
     return {p: result[p] for p in parameters}
 
 
-def format_point(point: Mapping[str, float] | None) -> str:
-    """``{"p": 65536.0, "n": 1e6}`` -> ``"p=65536, n=1e+06"``."""
-    if not point:
-        return ""
-    return ", ".join(f"{name}={value:g}" for name, value in point.items())
 
 
 def largest_point(experiment: Experiment | None) -> dict[str, float] | None:
@@ -159,7 +147,7 @@ def _last_segment(model: Model):
 def growth_class(model: Model) -> str | None:
     """The model's growth in big-O form, from its leading terms.
 
-    ``3 + 2·p·log2(p)`` -> ``"O(p·log p)"``, ``1 + 4·n^1.5`` -> ``"O(n^1.5)"``,
+    ``3 + 2·p·log2(p)`` -> ``"O(p·log p)"``, ``1 + 4·n^1.5`` -> ``"O(n^(3/2))"``,
     a constant -> ``"O(1)"``; None for a model that is not in PMNF.
     """
     part = _pmnf_part(model)
@@ -184,22 +172,12 @@ def _format_monomial(monomial: tuple[tuple[float, float], ...], parameters: Sequ
     parts = []
     for name, (exponent, log_exponent) in zip(parameters, monomial):
         if exponent != 0:
-            parts.append(name if exponent == 1 else f"{name}^{_format_power(exponent)}")
+            parts.append(name if exponent == 1 else f"{name}^{format_exponent(exponent)}")
         if log_exponent != 0:
-            parts.append(f"log {name}" if log_exponent == 1 else f"log^{_format_power(log_exponent)} {name}")
+            parts.append(f"log {name}" if log_exponent == 1 else f"log^{format_exponent(log_exponent)} {name}")
     return "·".join(parts) or "1"
 
 
-def _format_power(value: float) -> str:
-    """``2``, ``1.5``, ``0.25``, ``(1/3)``, ``-1``."""
-    if float(value).is_integer():
-        return str(int(value))
-    if float(value * 4).is_integer():
-        return f"{value:g}"
-    fraction = Fraction(value).limit_denominator(12)
-    if abs(float(fraction) - value) < 1e-9:
-        return f"({fraction.numerator}/{fraction.denominator})"
-    return f"{value:.3g}"
 
 
 # ----------------------------------------------------------------- intervals
@@ -696,62 +674,3 @@ def _ratios(total: np.ndarray, other: np.ndarray) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
         result[np.flatnonzero(has)[ok]] = a[ok] / b[ok]
     return result
-
-
-# ------------------------------------------------------------------- options
-def from_options(model_set: ModelSet, options: dict[str, str], exporter: str,
-                 own: Mapping[str, str] | None = None,
-                 intervals: bool | None = None) -> tuple[Extrapolations, dict[str, str]]:
-    """Read the common options (:data:`COMMON_OPTIONS`) an exporter received.
-
-    Returns the extrapolations and the remaining (exporter's own) options;
-    options that are neither common nor in ``own`` are an error naming the
-    exporter.  ``intervals`` goes to :func:`extrapolate` (plots want them
-    even without a target).
-    """
-    own = dict(own or {})
-    unknown = sorted(k for k in options if k not in COMMON_OPTIONS and k not in own)
-    if unknown:
-        if own:
-            raise InputError(
-                f"exporter {exporter!r} has no option {', '.join(map(repr, unknown))}; its options are: "
-                f"{', '.join(sorted(own))}, and those of every exporter: {', '.join(COMMON_OPTIONS)}"
-            )
-        raise InputError(
-            f"exporter {exporter!r} takes no options; got {', '.join(unknown)} "
-            f"(the options of every exporter are {', '.join(COMMON_OPTIONS)})"
-        )
-    level = options.get("level", LEVEL)
-    try:
-        level = float(level)
-    except ValueError:
-        raise InputError(f"level {level!r} is not a number; expected e.g. 0.95") from None
-    result = extrapolate(model_set, options.get("target") or None, sort=options.get("sort") or None,
-                         level=level, values=options.get("values") or "auto", intervals=intervals)
-    rest = {k: v for k, v in options.items() if k in own}
-    return result, rest
-
-
-def option_int(options: Mapping[str, str], name: str, default: int, minimum: int = 0) -> int:
-    """An integer option (``plot_top=50``), checked."""
-    text = options.get(name)
-    if text is None:
-        return default
-    try:
-        value = int(text)
-    except ValueError:
-        raise InputError(f"{name} {text!r} is not a whole number") from None
-    if value < minimum:
-        raise InputError(f"{name} must be at least {minimum}, got {value}")
-    return value
-
-
-def describe(extrapolations: Extrapolations) -> dict[str, Any]:
-    """The settings behind a set of extrapolations, as plain values (for reports)."""
-    return {
-        "target": extrapolations.target,
-        "largest": extrapolations.largest,
-        "level": extrapolations.level,
-        "sort": extrapolations.sort,
-        "values": dict(extrapolations.values),
-    }

@@ -20,6 +20,7 @@ import pluggy
 from .registration import ExporterInfo, ModelerInfo, ReaderInfo
 
 PROJECT_NAME = "extrap_plugins"
+"""The pluggy project name (hook markers); the distribution is ``extrap-plugins``."""
 
 hookspec = pluggy.HookspecMarker(PROJECT_NAME)
 hookimpl = pluggy.HookimplMarker(PROJECT_NAME)

@@ -2,8 +2,8 @@
 
 pandas is imported only by :func:`to_dataframe`; the HTML needs nothing but
 the standard library (the curve of a one-parameter model is inline SVG), so
-a notebook shows a :class:`~extrap_plugins.model.ModelSet` or a
-:class:`~extrap_plugins.model.Model` as soon as it is the value of a cell.
+a notebook shows a :class:`~extrap_plugins.models.ModelSet` or a
+:class:`~extrap_plugins.models.Model` as soon as it is the value of a cell.
 """
 
 from __future__ import annotations
@@ -14,18 +14,18 @@ from typing import TYPE_CHECKING, Mapping
 
 import numpy as np
 
-from .model import format_number
+from .formatting import format_number
 
 if TYPE_CHECKING:
     import pandas
 
-    from .model import Model, ModelSet
+    from .models import Model, ModelSet
 
 #: Rows shown by ``ModelSet._repr_html_`` before "... N more".
 HTML_ROWS = 60
 
 
-def to_dataframe(model_set: "ModelSet", target: str | Mapping[str, float] | None = None) -> "pandas.DataFrame":
+def to_dataframe(model_set: ModelSet, target: str | Mapping[str, float] | None = None) -> pandas.DataFrame:
     """One row per call path and metric, in the model set's order.
 
     Columns: ``callpath``, ``metric``, ``formula`` (human), ``function``
@@ -79,7 +79,7 @@ def _cell(value) -> str:
     return html.escape(str(value))
 
 
-def model_set_html(model_set: "ModelSet") -> str:
+def model_set_html(model_set: ModelSet) -> str:
     """A table of the models (call path, metric, formula, growth, adj. R², SMAPE)."""
     from .extrapolation import growth_class
 
@@ -102,7 +102,7 @@ def model_set_html(model_set: "ModelSet") -> str:
             f"<thead>{head}</thead><tbody>{''.join(body)}</tbody></table>")
 
 
-def model_html(model: "Model", experiment=None, points=None, values=None) -> str:
+def model_html(model: Model, experiment=None, points=None, values=None) -> str:
     """The model's formula and quality, with its curve and measurements for one parameter (inline SVG).
 
     The measurements come from ``experiment`` (``ModelSet.experiment``) or
@@ -125,7 +125,7 @@ def model_html(model: "Model", experiment=None, points=None, values=None) -> str
     return f"<div style='display:flex;gap:1em;align-items:flex-start'>{table}{curve_svg(model, points, values)}</div>"
 
 
-def curve_svg(model: "Model", points=None, values=None, width: int = 360, height: int = 220) -> str:
+def curve_svg(model: Model, points=None, values=None, width: int = 360, height: int = 220) -> str:
     """Inline SVG: the model from the smallest measured value to 1.5 times the largest, and the measurements."""
     name = model.parameters[0]
     if points is not None and len(points):

@@ -15,20 +15,23 @@ Environment variables:
 from __future__ import annotations
 
 import importlib
-import os
+import inspect
 import warnings
 from dataclasses import dataclass
 from importlib import metadata
-from typing import Generic, TypeVar
+from typing import Any, Generic, Mapping, TypeVar
 
 import pluggy
 
 from . import hookspecs
 from .errors import InputError, PluginError
+from .options import env_flag
 from .registration import ExporterInfo, ModelerInfo, ReaderInfo
 
 ENTRY_POINT_GROUP = "extrap_plugins"
-BUILTIN = "extrap-plugins"
+"""The entry-point group third-party plugins register under (``[project.entry-points.extrap_plugins]``)."""
+BUILTIN_DISTRIBUTION = "extrap-plugins"
+"""The distribution that provides the built-in plugins."""
 
 DEFAULT_PLUGINS: tuple[str, ...] = (
     "extrap_plugins.readers.json_reader",
@@ -38,13 +41,15 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "extrap_plugins.readers.extrap_experiment_reader",
     "extrap_plugins.readers.cube_reader",
     "extrap_plugins.readers.caliper_reader",
-    "extrap_plugins.modelers",
-    "extrap_plugins.segmented_modeler",
-    "extrap_plugins.exporters",
     "extrap_plugins.readers.instrument_reader",
-    "extrap_plugins.extrap_jsonl_exporter",
-    "extrap_plugins.plot_exporter",
-    "extrap_plugins.html_exporter",
+    "extrap_plugins.modelers",
+    "extrap_plugins.modelers.segmented",
+    "extrap_plugins.exporters.text_exporter",
+    "extrap_plugins.exporters.json_exporter",
+    "extrap_plugins.exporters.csv_exporter",
+    "extrap_plugins.exporters.extrap_jsonl_exporter",
+    "extrap_plugins.exporters.plot_exporter",
+    "extrap_plugins.exporters.html_exporter",
 )
 
 Info = TypeVar("Info", ReaderInfo, ModelerInfo, ExporterInfo)
@@ -79,11 +84,11 @@ class PluginHost:
         for module_name in DEFAULT_PLUGINS:
             self.register(importlib.import_module(module_name), name=module_name)
         if autoload is None:
-            autoload = os.environ.get("EXTRAP_PLUGINS_NO_AUTOLOAD", "") not in ("1", "true", "yes")
+            autoload = not env_flag("EXTRAP_PLUGINS_NO_AUTOLOAD")
         if autoload:
             self.load_entry_points()
 
-    def register(self, plugin, name: str, distribution: str = BUILTIN) -> None:
+    def register(self, plugin, name: str, distribution: str = BUILTIN_DISTRIBUTION) -> None:
         """Register a plugin module or object under ``name``."""
         self.manager.register(plugin, name=name)
         self.distributions[name] = distribution
@@ -100,7 +105,7 @@ class PluginHost:
         A plugin that fails to import is skipped with a :class:`PluginLoadWarning`
         naming its distribution and the error, unless ``EXTRAP_PLUGINS_STRICT=1``.
         """
-        strict = os.environ.get("EXTRAP_PLUGINS_STRICT", "") in ("1", "true", "yes")
+        strict = env_flag("EXTRAP_PLUGINS_STRICT")
         for entry_point in metadata.entry_points(group=ENTRY_POINT_GROUP):
             if self.manager.get_plugin(entry_point.name) is not None:
                 continue
@@ -137,6 +142,45 @@ class PluginHost:
 
     def exporter(self, name: str) -> ExporterInfo:
         return _lookup(self.exporters, name, "exporter").info
+
+    def build_modeler(self, name: str, options: Mapping[str, Any], parameters: tuple[str, ...]):
+        """An instance of the modeler ``name``: its factory called with the user's ``options``.
+
+        A factory that takes ``parameters`` gets the experiment's parameter
+        names; one that takes ``host`` gets this host (so a modeler that
+        wraps another, like ``segmented``, finds it where the caller
+        registered it).  Options the factory does not take, and values it
+        rejects (``ValueError``/``TypeError``), are an :class:`InputError`
+        naming the modeler.
+        """
+        info = self.modeler(name)
+        for injected in ("parameters", "host"):
+            if injected in options:
+                raise InputError(f"{injected!r} is not a modeler option: it is passed automatically")
+        try:
+            signature = inspect.signature(info.factory)
+        except (TypeError, ValueError):
+            signature = None
+        options = dict(options)
+        if signature is not None:
+            accepted = signature.parameters
+            accepts_any = any(p.kind is p.VAR_KEYWORD for p in accepted.values())
+            known = [n for n, p in accepted.items()
+                     if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and n not in ("parameters", "host")]
+            unknown = [k for k in options if k not in known]
+            if unknown and not accepts_any:
+                listed = ", ".join(known) or "none"
+                raise InputError(
+                    f"modeler {info.name!r} has no option {', '.join(map(repr, unknown))}; its options are: {listed}"
+                )
+            if "parameters" in accepted:
+                options["parameters"] = parameters
+            if "host" in accepted:
+                options["host"] = self
+        try:
+            return info.factory(**options)
+        except (ValueError, TypeError) as error:  # option validation failed: the user's input
+            raise InputError(f"modeler {info.name!r}: {error}") from error
 
     def _table(self, hook_name: str, kind: type) -> dict[str, Registered]:
         if self._tables is None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any, Callable, Mapping
 
 from .experiment import Experiment
-from .model import ModelSet
+from .models import ModelSet
 
 
 @dataclass(frozen=True)
@@ -46,12 +46,12 @@ class ReaderInfo:
         then reads them with ``read_part`` through the chosen executor, in
         parallel, skips a run that raises ``InputError`` with a warning
         naming it, and joins the rest with ``join`` (default
-        ``Experiment.concatenate``).
+        :func:`extrap_plugins.joining.join_parts`).
     read_part : callable ``(part, options) -> Experiment``, optional
         Reads one run from ``parts``; must be a module-level function.
     join : callable ``(experiments, path, options) -> Experiment``, optional
         Joins the runs read by ``read_part`` (in the order of ``parts``), in
-        the main process; default :meth:`Experiment.concatenate`.  A reader
+        the main process; default :func:`extrap_plugins.joining.join_parts`.  A reader
         uses it for checks across runs (call paths found in only some runs)
         and to issue warnings its workers could only record.
     filters : bool
@@ -107,7 +107,7 @@ class ModelerInfo:
           ``X`` of shape (n_points, n_params) and ``y`` of shape (n_points,),
           and ``predict(X) -> ndarray of shape (n_points,)``.  It may set
           ``constant_`` and ``terms_`` (a list of
-          :class:`~extrap_plugins.model.Term`) for a PMNF formula, or
+          :class:`~extrap_plugins.models.Term`) for a PMNF formula, or
           ``formula_`` (text).  The host adapts it: it loops over the
           series, computes quality figures and builds the models.
     options : mapping of option name to help text
@@ -121,7 +121,7 @@ class ModelerInfo:
 
 @dataclass(frozen=True)
 class ExporterInfo:
-    """An exporter: writes a :class:`~extrap_plugins.model.ModelSet`.
+    """An exporter: writes a :class:`~extrap_plugins.models.ModelSet`.
 
     Attributes
     ----------

@@ -7,10 +7,10 @@ passes over a scratch folder, through one executor:
 
 1. **Read by run.**  Each worker reads one run (a reader *part*) with the
    reader's ``read_part``, sorts its rows by call path and writes them as
-   column files (``.npy``) into the scratch folder.  It sends back a
+   raw column files (``.bin``) into the scratch folder.  It sends back a
    :class:`PartSummary` (names digest, metrics, row count): no values.
 2. **Model by block.**  Call paths are cut into blocks (all metrics of a few
-   call paths, at most :data:`~extrap_plugins.api.CHUNK_SERIES` series, the
+   call paths, at most :data:`~extrap_plugins.engine.CHUNK_SERIES` series, the
    same blocks :func:`~extrap_plugins.api.model` fits).  Each worker gathers
    its block's rows from every run's files (memory-mapped, one contiguous
    slice per run in the usual case), fits the block, and sends back models.
@@ -25,9 +25,7 @@ With the ``mpi`` executor on several nodes the scratch folder must be on a
 file system every node sees (``--scratch``); a worker that cannot see it
 says so.
 
-The functions :func:`join_parts`, :func:`omitted_zeros` and
-:func:`coverage_findings` are shared with the in-memory path, so both join
-runs the same way.
+Runs are joined by :mod:`extrap_plugins.joining`, as on the in-memory path.
 """
 
 from __future__ import annotations
@@ -46,10 +44,11 @@ from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from . import api, executors
+from . import engine, executors
 from .errors import ExtrapWarning, InputError
-from .experiment import Experiment, Metric, Parameter, row_codes
-from .model import Model, ModelSet
+from .experiment import MEASURES, Callpath, Experiment, Metric, Parameter, row_codes
+from .joining import check_selection, coverage_findings, omitted_zeros
+from .models import Model, ModelSet
 from .plugins import PluginHost, get_host
 
 SCRATCH_VARIABLE = "EXTRAP_PLUGINS_SCRATCH"
@@ -59,161 +58,6 @@ STREAM_AUTO_BYTES = 2 * 1024**3
 STREAM_CHOICES = ("auto", "on", "off")
 COLUMNS = {"value": "<f8", "metric": "<i4", "point": "<i4", "repetition": "<i4"}
 """The per-row column files of a spilled run and their types."""
-
-
-# ------------------------------------------------------------------ joining
-def join_parts(experiments: Sequence[Experiment], source: str = "") -> Experiment:
-    """Put runs read separately together, vectorised.
-
-    Call paths and metrics that have values are numbered in first-seen
-    order of each run's own lists (so a run's call-tree order is kept);
-    rows keep their order, run after run.
-
-    Parameters
-    ----------
-    experiments : sequence of Experiment, same parameters
-    source : str
-
-    Returns
-    -------
-    Experiment
-        Its notes are the runs' notes, once each.
-    """
-    if not experiments:
-        raise InputError("no runs to join", source or None)
-    first = experiments[0]
-    names = [p.name for p in first.parameters]
-    for other in experiments[1:]:
-        if [p.name for p in other.parameters] != names:
-            raise InputError(f"parameters ({', '.join(p.name for p in other.parameters)}) differ from "
-                             f"({', '.join(names)}) in {first.source}", other.source or None)
-    callpath_code: dict[str, int] = {}
-    metric_code: dict[str, int] = {}
-    metrics: list[Metric] = []
-    cp_codes, m_codes = [], []
-    for e in experiments:
-        cp_map = _first_seen([c.name for c in e.callpaths], e.callpath_index, callpath_code)
-        m_map = _first_seen([m.name for m in e.metrics], e.metric_index, metric_code, e.metrics, metrics)
-        cp_codes.append(cp_map[e.callpath_index])
-        m_codes.append(m_map[e.metric_index])
-    from .experiment import Callpath
-
-    joined = Experiment(
-        parameters=first.parameters,
-        callpaths=[Callpath(name) for name in callpath_code],
-        metrics=metrics,
-        callpath_index=np.concatenate(cp_codes).astype(np.int32),
-        metric_index=np.concatenate(m_codes).astype(np.int32),
-        coordinates=np.concatenate([e.coordinates for e in experiments]).reshape(-1, len(names)),
-        repetition=np.concatenate([e.repetition for e in experiments]).astype(np.int32),
-        value=np.concatenate([e.value for e in experiments]).astype(np.float64),
-        source=source or first.source,
-        reader=first.reader,
-    )
-    joined.notes = list(dict.fromkeys(note for e in experiments for note in e.notes))
-    return joined
-
-
-def _first_seen(names: list[str], codes: np.ndarray, known: dict[str, int],
-                objects: Sequence[Metric] = (), collected: list | None = None) -> np.ndarray:
-    """Global codes for a run's names that have rows (in the run's order); -1 for the others."""
-    used = np.bincount(codes, minlength=len(names)) > 0 if len(codes) else np.zeros(len(names), bool)
-    mapping = np.full(len(names), -1, dtype=np.int64)
-    for i in np.flatnonzero(used):
-        name = names[i]
-        if name not in known:
-            known[name] = len(known)
-            if collected is not None:
-                collected.append(objects[i])
-        mapping[i] = known[name]
-    return mapping
-
-
-def omitted_zeros(callpath_codes: Sequence[np.ndarray], metric_codes: Sequence[np.ndarray], n_callpaths: int,
-                  n_metrics: int, metric_in_run: np.ndarray | None = None
-                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The values a run leaves out because they are zero (CUBE's convention).
-
-    A (call path, metric) series with a value in some run is 0 in a run
-    that has values for that call path and for that metric but none for
-    the pair.  Each run's call paths are those among its rows; this is local
-    to call paths, so it can run on any subset of them.
-
-    Parameters
-    ----------
-    callpath_codes, metric_codes : sequences of int arrays, one pair per run
-        Each run's rows, coded in ``0..n_callpaths-1`` and ``0..n_metrics-1``.
-    metric_in_run : ndarray of bool, shape (n_runs, n_metrics), optional
-        Which metrics each run has values for (default: from the rows given).
-
-    Returns
-    -------
-    run, callpath, metric : int arrays, shape (n_missing,)
-        The cells to fill with 0, run by run.
-    """
-    n_runs = len(callpath_codes)
-    cp_in_run = np.zeros((n_runs, n_callpaths), dtype=bool)
-    if metric_in_run is None:
-        metric_in_run = np.zeros((n_runs, n_metrics), dtype=bool)
-        for r, m in enumerate(metric_codes):
-            metric_in_run[r, m] = True
-    series_any = np.zeros((n_callpaths, n_metrics), dtype=bool)
-    for r, (cp, m) in enumerate(zip(callpath_codes, metric_codes)):
-        cp_in_run[r, cp] = True
-        series_any[cp, m] = True
-    runs, cps, ms = [], [], []
-    for r, (cp, m) in enumerate(zip(callpath_codes, metric_codes)):
-        have = np.zeros((n_callpaths, n_metrics), dtype=bool)
-        have[cp, m] = True
-        missing = series_any & cp_in_run[r][:, None] & metric_in_run[r][None, :] & ~have
-        if missing.any():
-            c, k = np.nonzero(missing)
-            runs.append(np.full(c.size, r))
-            cps.append(c)
-            ms.append(k)
-    if not runs:
-        empty = np.zeros(0, dtype=np.int64)
-        return empty, empty, empty
-    return np.concatenate(runs), np.concatenate(cps), np.concatenate(ms)
-
-
-def coverage_findings(callpath_runs: np.ndarray, metric_in_run: np.ndarray, callpath_names: Sequence[str],
-                      metric_names: Sequence[str], sources: Sequence[str]) -> list[str]:
-    """Say which call paths and metrics only some runs have.
-
-    Parameters
-    ----------
-    callpath_runs : ndarray of int, shape (n_callpaths,)
-        In how many runs each call path has values.
-    metric_in_run : ndarray of bool, shape (n_runs, n_metrics)
-    callpath_names, metric_names : sequences of str
-    sources : sequence of str, length n_runs
-        How to name each run (its file).
-
-    Returns
-    -------
-    list of str
-        One finding for the call paths, one per set of runs missing metrics.
-    """
-    n_runs = len(sources)
-    findings: list[str] = []
-    if n_runs < 2:
-        return findings
-    partial = np.flatnonzero(callpath_runs < n_runs)
-    if partial.size:
-        examples = ", ".join(f"{callpath_names[i]} ({callpath_runs[i]} of {n_runs} runs)" for i in partial[:3])
-        more = f" and {partial.size - 3} more" if partial.size > 3 else ""
-        findings.append(f"{partial.size} call paths are measured in only some runs and are kept where measured: "
-                        f"{examples}{more}")
-    by_runs: dict[tuple[int, ...], list[str]] = {}
-    for k in np.flatnonzero(metric_in_run.sum(axis=0) < n_runs):
-        by_runs.setdefault(tuple(np.flatnonzero(~metric_in_run[:, k]).tolist()), []).append(metric_names[k])
-    for runs, names in by_runs.items():
-        missing = [sources[r] for r in runs]
-        shown = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
-        what = f"metric {names[0]!r} has" if len(names) == 1 else f"metrics {', '.join(map(repr, names))} have"
-        findings.append(f"{what} no data in {len(missing)} of {n_runs} runs ({shown}); kept where measured")
-    return findings
 
 
 # ---------------------------------------------------------- pass 1: spill
@@ -267,10 +111,10 @@ def spill_part(task) -> tuple[PartSummary | None, InputError | None, list[Warnin
 
     ``task`` is ``(read, part, options, folder, selection)``; ``selection``
     is ``(metrics, callpaths)`` for readers that do not select themselves,
-    else None.  Returns like :func:`~extrap_plugins.api.read_one_part`.
+    else None.  Returns like :func:`~extrap_plugins.engine.read_one_part`.
     """
     read, part, options, folder, selection = task
-    experiment, error, caught = api.read_one_part((read, part, options, selection))
+    experiment, error, caught = engine.read_one_part((read, part, options, selection))
     if error is not None:
         return None, error, caught
     return write_part(experiment, folder), None, caught
@@ -475,8 +319,6 @@ def gather_block(task: BlockTask) -> Experiment:
     With ``metric_in_run`` given, the values runs leave out as zeros are
     added after them (:func:`omitted_zeros`), as the in-memory join does.
     """
-    from .experiment import Callpath
-
     n_params = len(task.parameters)
     cp_parts, m_parts, coordinate_parts, repetition_parts, value_parts = [], [], [], [], []
     for folder, ranges, metric_map, constants, points in zip(task.folders, task.ranges, task.metric_maps,
@@ -516,7 +358,7 @@ def gather_block(task: BlockTask) -> Experiment:
 
 def fit_streamed_block(task: BlockTask) -> tuple[list[Model], list[Warning]]:
     """Gather one block and fit it (runs in a worker)."""
-    return api.fit_block((task.instance, gather_block(task), task.measure, task.modeler))
+    return engine.fit_block((task.instance, gather_block(task), task.measure, task.modeler))
 
 
 def _read_span(folder: str, name: str, dtype: str, start: int, stop: int) -> np.ndarray:
@@ -575,7 +417,7 @@ def stream_models(
     executor: str = "auto",
     jobs: int | None = None,
     scratch: str | os.PathLike | None = None,
-    progress: api.Progress | None = None,
+    progress: engine.Progress | None = None,
     reader_options: dict[str, Any] | None = None,
     host: PluginHost | None = None,
     **options: Any,
@@ -608,11 +450,11 @@ def stream_models(
         prediction intervals and plots need the measurements).
     """
     host = host or get_host()
-    if measure not in api.MEASURES:
-        raise InputError(f"unknown measure {measure!r}; expected one of {', '.join(api.MEASURES)}")
+    if measure not in MEASURES:
+        raise InputError(f"unknown measure {measure!r}; expected one of {', '.join(MEASURES)}")
     info_modeler = host.modeler(modeler)
-    paths = api.input_paths(path)
-    infos = [host.reader(reader) if reader else api.select_reader(p, host) for p in paths]
+    paths = engine.input_paths(path)
+    infos = [host.reader(reader) if reader else engine.select_reader(p, host) for p in paths]
     if len({i.name for i in infos}) > 1:
         raise InputError(f"streaming reads inputs of one reader; these need {', '.join(sorted({i.name for i in infos}))}"
                          ": stream them separately or give --reader")
@@ -627,7 +469,7 @@ def stream_models(
         parts, read = info.parts(target, reader_options), info.read_part
     else:
         parts, read = list(paths), info.read
-    source = api.describe_inputs(target)
+    source = engine.describe_inputs(target)
     if not parts:
         raise InputError(f"no runs found for the {info.name} reader", source)
     kind = executors.resolve(executor, len(parts))
@@ -635,11 +477,11 @@ def stream_models(
         tasks = ((read, part, reader_options, os.path.join(folder, f"p{i:06d}"), selection)
                  for i, part in enumerate(parts))
         catalogue = Catalogue()
-        for summary in api.report_parts(executors.map_ordered(pool, spill_part, tasks), stacklevel=3):
+        for summary in engine.report_parts(executors.map_ordered(pool, spill_part, tasks), stacklevel=3):
             catalogue.add(summary)
         if not catalogue.parts:
             raise InputError(f"none of the {len(parts)} runs could be read", source)
-        api.check_selection(metrics, callpaths, with_values=[m.name for m in catalogue.metrics],
+        check_selection(metrics, callpaths, with_values=[m.name for m in catalogue.metrics],
                             declared=list(dict.fromkeys(m for p in catalogue.parts for m in p.declared_metrics)),
                             any_callpath=bool(catalogue.callpaths), source=source)
         if info.omits_zeros:
@@ -647,8 +489,8 @@ def stream_models(
                                              catalogue.callpaths, [m.name for m in catalogue.metrics],
                                              [p.source for p in catalogue.parts]):
                 warnings.warn(ExtrapWarning(finding), stacklevel=2)
-        instance = api._build_modeler(info_modeler, options, catalogue.parameters)
-        size = api.block_size(len(catalogue.metrics))
+        instance = host.build_modeler(modeler, options, catalogue.parameters)
+        size = engine.block_size(len(catalogue.metrics))
         blocks = _block_tasks(catalogue, size, instance, measure, info_modeler.name, info.omits_zeros)
         models = _fit_in_pool(pool, blocks, progress)
     order = {name: i for i, name in enumerate(catalogue.callpaths)}
@@ -678,7 +520,7 @@ def _fit_in_pool(pool, blocks: Iterator[BlockTask], progress) -> list[Model]:
 
 def _block_tasks(catalogue: Catalogue, size: int, instance, measure: str, modeler: str,
                  omits_zeros: bool) -> Iterator[BlockTask]:
-    """The blocks of :func:`~extrap_plugins.api.block_size` call paths, made as the pool asks for them."""
+    """The blocks of :func:`~extrap_plugins.engine.block_size` call paths, made as the pool asks for them."""
     metric_in_run = catalogue.metric_in_run() if omits_zeros else None
     for start in range(0, len(catalogue.callpaths), size):
         stop = min(start + size, len(catalogue.callpaths))
@@ -742,4 +584,4 @@ def should_stream(path, stream: str = "auto") -> bool:
         raise InputError(f"unknown stream choice {stream!r}; expected one of {', '.join(STREAM_CHOICES)}")
     if stream != "auto":
         return stream == "on"
-    return input_bytes(api.input_paths(path)) > STREAM_AUTO_BYTES
+    return input_bytes(engine.input_paths(path)) > STREAM_AUTO_BYTES

@@ -246,7 +246,7 @@ class Measurement:
 
 class ExtrapModel:
     """What Thicket reaches through ``ModelWrapper.mdl``: ``hypothesis``, ``measurements``, ``callpath``, ``metric``;
-    ``model`` is this project's :class:`~extrap_plugins.model.Model`."""
+    ``model`` is this project's :class:`~extrap_plugins.models.Model`."""
 
     def __init__(self, model, hypothesis: Hypothesis, measurements: list[Measurement], callpath: str, metric: str):
         self.model = model
@@ -265,7 +265,7 @@ class ModelWrapper:
 
     @property
     def model(self):
-        """This project's :class:`~extrap_plugins.model.Model`."""
+        """This project's :class:`~extrap_plugins.models.Model`."""
         return self.mdl.model
 
     def __str__(self) -> str:
@@ -377,7 +377,7 @@ class Modeling:
         self.chosen_metrics = list(chosen_metrics) if chosen_metrics else list(tht.exc_metrics) + list(
             tht.inc_metrics)
         self.model_set = None
-        """The :class:`~extrap_plugins.model.ModelSet` of the last :meth:`produce_models`."""
+        """The :class:`~extrap_plugins.models.ModelSet` of the last :meth:`produce_models`."""
 
     # ----------------------------------------------------------------- models
     def produce_models(self, agg_func: Callable = statistics.mean, add_stats: bool = True):

@@ -35,12 +35,15 @@ from __future__ import annotations
 import json
 import os
 import pickle
-import tempfile
 import time
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
+
+from extrap_plugins.files import write_atomically as _write_atomically
+from extrap_plugins.formatting import json_plain
 
 from .regions import METRICS
 
@@ -85,10 +88,14 @@ class RankTable:
     parameters: dict[str, float] = field(default_factory=dict)
     error: str | None = None
     duration: float = 0.0
+    counters: dict[str, dict[str, float]] = field(default_factory=dict)
+    """User counters (:func:`extrap_plugins.instrument.count`, ``peak``): ``{callpath: {name: value}}``."""
+    counter_info: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """``{name: (kind, unit)}`` of the counters, kind ``count`` or ``peak``."""
 
 
 # -------------------------------------------------------------------- aggregate
-def aggregate(tables: Sequence[tuple[Sequence[str], Any]], n_ranks: int | None = None) -> tuple[list[str], dict[str, dict[str, np.ndarray]]]:
+def aggregate(tables: Sequence[tuple[Sequence[str], Any]], n_ranks: int | None = None) -> tuple[list[str], dict[str, dict[str, "np.ndarray"]]]:
     """Statistics over ranks per call path and metric.
 
     Parameters
@@ -113,6 +120,8 @@ def aggregate(tables: Sequence[tuple[Sequence[str], Any]], n_ranks: int | None =
     >>> stats["time"]["mean"].tolist(), stats["time"]["min"].tolist()
     ([3.0, 0.5], [2.0, 0.0])
     """
+    import numpy as np  # here, not at the top: the shim imports this module on every rank
+
     n_ranks = len(tables) if n_ranks is None else n_ranks
     index: dict[str, int] = {}
     for callpaths, _ in tables:
@@ -151,12 +160,50 @@ def aggregate(tables: Sequence[tuple[Sequence[str], Any]], n_ranks: int | None =
     return list(index), stats
 
 
+def aggregate_counters(tables: Sequence[tuple[Sequence[str], Any]], callpaths: Sequence[str],
+                       n_ranks: int | None = None) -> dict[str, dict[str, "np.ndarray"]]:
+    """Statistics over ranks of the user counters, aligned with ``callpaths``.
+
+    Parameters
+    ----------
+    tables : sequence of (callpaths, counters)
+        One per rank; ``counters`` is ``{callpath: {name: value}}``.
+    callpaths : sequence of str, length n_paths
+        The call paths of the run (:func:`aggregate`'s).
+
+    Returns
+    -------
+    dict name -> dict statistic -> ndarray, shape (n_paths,)
+        As :func:`aggregate`: a rank without the counter at a path counts
+        as 0; NaN where no rank has it.
+    """
+    import numpy as np  # here, not at the top: the shim imports this module on every rank
+
+    n_ranks = len(tables) if n_ranks is None else n_ranks
+    index = {path: k for k, path in enumerate(callpaths)}
+    names = list(dict.fromkeys(name for _, counters in tables for values in counters.values() for name in values))
+    result: dict[str, dict[str, "np.ndarray"]] = {}
+    for name in names:
+        cube = np.full((max(n_ranks, 1), len(index)), np.nan)
+        for r, (_, counters) in enumerate(tables):
+            for path, values in counters.items():
+                if name in values and path in index:
+                    cube[r, index[path]] = values[name]
+        defined = ~np.isnan(cube).all(axis=0)
+        filled = np.where(np.isnan(cube), 0.0, cube)
+        total = filled.sum(axis=0)
+        stats = {"sum": total, "mean": total / max(n_ranks, 1), "min": filled.min(axis=0),
+                 "max": filled.max(axis=0)}
+        result[name] = {s: np.where(defined, stats[s], np.nan) for s in STATISTICS}
+    return result
+
+
 # ----------------------------------------------------------------------- record
 def make_record(
     *,
     run: str | None,
     callpaths: list[str],
-    stats: dict[str, dict[str, np.ndarray]],
+    stats: dict[str, dict[str, "np.ndarray"]],
     parameters: dict[str, float],
     repetition: int | None,
     size: int,
@@ -168,17 +215,30 @@ def make_record(
     host: str = "",
     started: str = "",
     duration: float = 0.0,
+    counters: dict[str, dict[str, "np.ndarray"]] | None = None,
+    counter_info: dict[str, tuple[str, str]] | None = None,
 ) -> dict[str, Any]:
     """The JSON object of one run (``rank=None``) or one rank's fragment.
 
     ``values`` keeps numpy columns (NaN where a metric does not apply);
-    :func:`encode` writes them as JSON numbers and ``null``.
+    :func:`encode` writes them as JSON numbers and ``null``.  User counters
+    (:func:`aggregate_counters`) follow the built-in metrics, with the unit
+    given and the kind ``count`` (``peak`` counters too: exact values).
     """
+    import numpy as np  # here, not at the top: the shim imports this module on every rank
+
     values = {
         metric: {s: np.asarray(stats[metric][s], dtype=np.float64) for s in STATISTICS}
         for metric in METRICS
         if not np.isnan(stats[metric]["sum"]).all()
     }
+    units = {m: {"unit": METRIC_INFO[m][0], "kind": METRIC_INFO[m][1]} for m in values}
+    for name, columns in (counters or {}).items():
+        if name in values or np.isnan(columns["sum"]).all():
+            continue
+        values[name] = {s: np.asarray(columns[s], dtype=np.float64) for s in STATISTICS}
+        kind, unit = (counter_info or {}).get(name, ("count", ""))
+        units[name] = {"unit": unit, "kind": "count", "counter": kind}
     return {
         "format": FORMAT,
         "version": VERSION,
@@ -189,21 +249,18 @@ def make_record(
         "host": host,
         "started": started,
         "duration": round(float(duration), 6),
-        "parameters": {name: _json_number(v) for name, v in parameters.items()},
+        "parameters": {name: json_plain(v) for name, v in parameters.items()},
         "repetition": repetition,
         "size": int(size),
         "rank": rank,
         "ranks": int(ranks),
-        "metrics": {m: {"unit": METRIC_INFO[m][0], "kind": METRIC_INFO[m][1]} for m in values},
+        "metrics": units,
         "statistics": list(STATISTICS),
         "callpaths": list(callpaths),
         "values": values,
     }
 
 
-def _json_number(value: float) -> float | int:
-    value = float(value)
-    return int(value) if value.is_integer() and abs(value) < 2**53 else value
 
 
 def encode(record: dict[str, Any]) -> bytes:
@@ -223,6 +280,8 @@ def encode(record: dict[str, Any]) -> bytes:
 
 def _json_column(column) -> str:
     """A list of numbers as JSON, with NaN and infinities as ``null`` (no strings here to confuse)."""
+    import numpy as np  # here, not at the top: the shim imports this module on every rank
+
     text = json.dumps(np.asarray(column, dtype=np.float64).tolist(), allow_nan=True, separators=(",", ":"))
     return text.replace("NaN", "null").replace("-Infinity", "null").replace("Infinity", "null")
 
@@ -256,23 +315,10 @@ def append_line(path: str | os.PathLike, line: bytes) -> None:
 
 
 def write_atomically(path: str | os.PathLike, data: bytes) -> None:
-    """Write ``path`` through a temporary file beside it and a rename."""
-    path = os.fspath(path)
-    folder = os.path.dirname(path) or "."
-    os.makedirs(folder, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", dir=folder)
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise
+    """Write ``path`` atomically (:func:`extrap_plugins.files.write_atomically`), making its folder first."""
+    os.makedirs(os.path.dirname(os.fspath(path)) or ".", exist_ok=True)
+    _write_atomically(path, data)
+
 
 
 def fragment_path(output: str | os.PathLike, run: str, rank: int) -> str:

@@ -40,6 +40,8 @@ import uuid
 import warnings
 from typing import Any
 
+from extrap_plugins.options import env_flag
+
 from . import regions
 
 PROG = "extrap-plugins instrument"
@@ -102,7 +104,7 @@ class Session:
         self.repetition: int | None = int(repetition) if repetition.isdigit() else None
         self.run_id: str | None = os.environ.get("EXTRAP_RUN_ID") or None  # else one per launch, see _launch_id
         self.timeout = _float_env("EXTRAP_EXIT_TIMEOUT", DEFAULT_TIMEOUT)
-        self.quiet = os.environ.get("EXTRAP_QUIET", "") in ("1", "true", "yes")
+        self.quiet = env_flag("EXTRAP_QUIET")
         self.output: str | None = _default_output(self.program)
         self.failure: str | None = None
         self.finished = False
@@ -205,14 +207,15 @@ class Session:
         from . import output
 
         now = time.perf_counter()
-        callpaths, rows = regions.snapshot(now)
+        counters: dict[str, dict[str, float]] = {}
+        callpaths, rows = regions.snapshot(now, counters)
         MPI = sys.modules.get("mpi4py.MPI")
         comm = None
         if MPI is not None and MPI.Is_initialized() and not MPI.Is_finalized():
             comm = MPI.COMM_WORLD
         rank, size = self.world if self.world else (_rank_from_launcher(), _size_from_launcher())
         table = output.RankTable(rank, callpaths, rows, self.current_parameters(size), self.failure,
-                                 now - self.started)
+                                 now - self.started, counters, dict(regions._counters))
         if comm is None or comm.Get_size() == 1:
             if size > 1:  # MPI is gone (or was never initialised here): no gather possible
                 return self._write_fragment(table, size, self.run_id or _launch_id(),
@@ -258,6 +261,8 @@ class Session:
         from . import output
 
         callpaths, stats = output.aggregate([(t.callpaths, t.rows) for t in tables], n_ranks=size)
+        counters = output.aggregate_counters([(t.callpaths, t.counters) for t in tables], callpaths, n_ranks=size)
+        info = {name: kind_unit for t in tables for name, kind_unit in t.counter_info.items()}
         parameters = tables[0].parameters
         errors = []
         for t in tables[1:]:
@@ -267,6 +272,7 @@ class Session:
             run=run, callpaths=callpaths, stats=stats, parameters=parameters, repetition=self.repetition,
             size=size, rank=None, ranks=size, status="ok", errors=errors, program=self.program,
             host=socket.gethostname(), started=_iso(self.started_wall), duration=max(t.duration for t in tables),
+            counters=counters, counter_info=info,
         )
 
     def _write_single(self, table) -> str | None:
@@ -286,12 +292,13 @@ class Session:
         from . import output
 
         callpaths, stats = output.aggregate([(table.callpaths, table.rows)])
+        counters = output.aggregate_counters([(table.callpaths, table.counters)], callpaths)
         status = "failed" if table.error else "partial"
         record = output.make_record(
             run=run, callpaths=callpaths, stats=stats, parameters=table.parameters, repetition=self.repetition,
             size=size, rank=table.rank, ranks=1, status=status, errors=[reason] if reason else [],
             program=self.program, host=socket.gethostname(), started=_iso(self.started_wall),
-            duration=table.duration,
+            duration=table.duration, counters=counters, counter_info=table.counter_info,
         )
         path = output.fragment_path(self.output, run, table.rank)
         try:

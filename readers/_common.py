@@ -20,6 +20,7 @@ import numpy as np
 
 from extrap_plugins.errors import InputError
 from extrap_plugins.experiment import Experiment, Metric, row_codes
+from extrap_plugins.formatting import format_point
 
 #: The call path of measurements whose input names none.
 DEFAULT_CALLPATH = "<root>"
@@ -225,7 +226,7 @@ def check_complete(
     worst = incomplete[np.argmin(first_row[incomplete])]
     row = int(first_row[worst])
     missing = points[~present[worst]]
-    shown = ", ".join(format_point(parameters, p) for p in missing[:5])
+    shown = ", ".join(format_point(p, parameters, brackets=True) for p in missing[:5])
     more = f" and {missing.shape[0] - 5} more" if missing.shape[0] > 5 else ""
     name_c = callpath[0][callpath[1][row]]
     name_m = metric[0][metric[1][row]]
@@ -237,15 +238,8 @@ def check_complete(
     )
 
 
-def format_point(parameters: Sequence[str], point: Sequence[float]) -> str:
-    """``(p=4, n=100)`` for a coordinate."""
-    return "(" + ", ".join(f"{name}={format_number(v)}" for name, v in zip(parameters, point)) + ")"
 
 
-def format_number(value: float) -> str:
-    """4.0 as ``4``, 0.5 as ``0.5``."""
-    value = float(value)
-    return str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
 
 
 # ------------------------------------------------------------------- build

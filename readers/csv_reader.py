@@ -45,11 +45,12 @@ import numpy as np
 
 from extrap_plugins.errors import InputError
 from extrap_plugins.experiment import Experiment, row_codes
+from extrap_plugins.formatting import format_point
 from extrap_plugins.hookspecs import hookimpl
 from extrap_plugins.registration import ReaderInfo
 
 from ._common import (
-    DEFAULT_CALLPATH, DEFAULT_METRIC, build, check_options, format_point, head, read_text, to_float,
+    DEFAULT_CALLPATH, DEFAULT_METRIC, build, check_options, head, read_text, to_float,
 )
 
 NAME = "csv"
@@ -366,5 +367,5 @@ def _check_repetitions(roles: _Roles, callpath, metric, coordinates, repetition,
         first, second = int(rows[0]), int(rows[np.flatnonzero(cell[rows] == cell[rows[0]])[1]])
         raise InputError(
             f"call path {callpath[0][callpath[1][first]]!r}, metric {metric[0][metric[1][first]]!r}, point "
-            f"{format_point(roles.parameters, coordinates[first])} has repetition {int(repetition[first])} twice "
+            f"{format_point(coordinates[first], roles.parameters, brackets=True)} has repetition {int(repetition[first])} twice "
             f"(also on line {line_of(first)})", path, line_of(second))

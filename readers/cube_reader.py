@@ -38,8 +38,9 @@ import numpy as np
 from extrap_plugins.errors import ExtrapWarning, InputError
 from extrap_plugins.experiment import Experiment, Metric
 from extrap_plugins.hookspecs import hookimpl
+from extrap_plugins.options import parse_bool
 from extrap_plugins.registration import ReaderInfo
-from extrap_plugins.streaming import coverage_findings, omitted_zeros
+from extrap_plugins.joining import coverage_findings, omitted_zeros
 
 from .cube_names import CONVENTION, RunName, parse_run_name, read_mapping
 from .cube_tree import AGGREGATIONS
@@ -55,8 +56,6 @@ OPTIONS = {
     "callpaths": "only call paths matching these globs (comma-separated)",
 }
 VALUES = ("exclusive", "inclusive")
-_TRUE = ("on", "true", "yes", "1")
-_FALSE = ("off", "false", "no", "0")
 WARNING_NOTE = "warning: "  # notes that join() turns into warnings in the main process
 
 
@@ -106,9 +105,10 @@ def parse_options(options: dict) -> Settings:
     values = str(options.get("values", "exclusive")).strip().lower()
     if values not in VALUES:
         raise InputError(f"unknown values {values!r}; expected exclusive or inclusive")
-    parallel = str(options.get("parallel", "on")).strip().lower()
-    if parallel not in _TRUE + _FALSE:
-        raise InputError(f"parallel must be on or off, got {parallel!r}")
+    try:
+        parallel = parse_bool(options.get("parallel", "on"), "parallel")
+    except ValueError as error:
+        raise InputError(str(error)) from None
     mapping = options.get("mapping")
     if mapping is not None:
         mapping = pathlib.Path(str(mapping))
@@ -120,7 +120,7 @@ def parse_options(options: dict) -> Settings:
         inclusive=values == "inclusive",
         pattern=None if pattern is None else str(pattern),
         mapping=mapping,
-        parallel=parallel in _TRUE,
+        parallel=parallel,
         metrics=_names(options.get("metrics", ())),
         callpaths=_names(options.get("callpaths", ())),
     )

@@ -26,7 +26,8 @@ import numpy as np
 from extrap_plugins.errors import ExtrapWarning, InputError
 from extrap_plugins.experiment import Experiment, Metric
 from extrap_plugins.hookspecs import hookimpl
-from extrap_plugins.instrument.output import FORMAT, METRIC_INFO, STATISTICS, SUFFIX, VERSION, aggregate
+from extrap_plugins.instrument.output import (FORMAT, METRIC_INFO, STATISTICS, SUFFIX, VERSION, aggregate,
+                                              aggregate_counters)
 from extrap_plugins.instrument.regions import METRICS
 from extrap_plugins.registration import ReaderInfo
 
@@ -250,11 +251,22 @@ def _join_fragments(run: str | None, size: int, fragments: list[_Run]) -> _Run |
                 rows[:, k] = np.array(record["values"][metric]["sum"], dtype=np.float64)
         tables.append((record["callpaths"], rows))
     callpaths, stats = aggregate(tables, n_ranks=size)
+    user = []  # counters recorded with instrument.count/peak: {callpath: {name: value}} per rank
+    for rank in range(size):
+        record = by_rank[rank].record
+        names = [m for m in record["values"] if m not in METRICS]
+        user.append((record["callpaths"], {path: {m: v for m in names if (v := record["values"][m]["sum"][k])
+                                                  is not None}
+                                           for k, path in enumerate(record["callpaths"])}))
+    counters = aggregate_counters(user, callpaths, n_ranks=size)
     first = by_rank[0]
     record = dict(first.record)
-    record.update(rank=None, ranks=size, callpaths=callpaths, metrics={
-        m: {"unit": METRIC_INFO[m][0], "kind": METRIC_INFO[m][1]} for m in METRICS},
-        values={m: {s: stats[m][s] for s in STATISTICS} for m in METRICS if not np.isnan(stats[m]["sum"]).all()})
+    units = {m: {"unit": METRIC_INFO[m][0], "kind": METRIC_INFO[m][1]} for m in METRICS}
+    values = {m: {s: stats[m][s] for s in STATISTICS} for m in METRICS if not np.isnan(stats[m]["sum"]).all()}
+    for name, columns in counters.items():
+        units[name] = (first.record.get("metrics") or {}).get(name, {"unit": "", "kind": "count"})
+        values[name] = columns
+    record.update(rank=None, ranks=size, callpaths=callpaths, metrics=units, values=values)
     return _Run(first.path, first.line, record, first.parameters)
 
 

@@ -31,11 +31,12 @@ import numpy as np
 
 from extrap_plugins.errors import InputError
 from extrap_plugins.experiment import Experiment
+from extrap_plugins.formatting import format_point
 from extrap_plugins.hookspecs import hookimpl
 from extrap_plugins.registration import ReaderInfo
 
 from ._common import (
-    DEFAULT_CALLPATH, DEFAULT_METRIC, build, check_options, factorize, first_content_line, format_point, head,
+    DEFAULT_CALLPATH, DEFAULT_METRIC, build, check_options, factorize, first_content_line, head,
     read_text, to_float,
 )
 
@@ -165,7 +166,7 @@ class _Parser:
         coordinates = to_float([v for g in groups for v in g], self.path, lambda i: number, "POINTS value")
         for point in map(tuple, coordinates.reshape(-1, n).tolist()):
             if point in self.point_lines:
-                raise self.error(f"point {format_point(self.parameters, point)} is listed twice "
+                raise self.error(f"point {format_point(point, self.parameters, brackets=True)} is listed twice "
                                  f"(first on line {self.point_lines[point]})", number)
             self.point_lines[point] = number
             self.points.append(point)

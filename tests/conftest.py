@@ -1,4 +1,11 @@
-"""Shared fixtures: the real data in ../shared/data and a clean plugin host."""
+"""Shared fixtures (the real data in ../shared/data, a clean plugin host) and the markers.
+
+Markers, set here from what a test uses so that no test can forget its own:
+``mpi`` (runs under a real mpiexec), ``browser`` (drives headless Chromium),
+``shared_data`` (reads ../shared/data), ``slow`` (several seconds: installs a
+package or builds a wheel; marked in the test).  ``pytest -m "not slow and not
+mpi"`` is the quick loop.
+"""
 
 from __future__ import annotations
 
@@ -16,7 +23,7 @@ SHARED_DATA = (ROOT / ".." / "shared" / "data").resolve()
 def shared_data() -> pathlib.Path:
     """The read-only third-party data folder (``../shared/data`` from the project root)."""
     if not SHARED_DATA.is_dir():
-        pytest.fail(f"the shared data folder is missing: {SHARED_DATA}")
+        pytest.skip(f"the shared data folder is missing ({SHARED_DATA}): tests on real third-party files are skipped")
     return SHARED_DATA
 
 
@@ -31,3 +38,13 @@ def host(monkeypatch):
         yield fresh
     finally:
         plugins.set_host(previous)
+
+
+MARKED_BY_FIXTURE = {"mpiexec": "mpi", "browser": "browser", "shared_data": "shared_data"}
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        for fixture, marker in MARKED_BY_FIXTURE.items():
+            if fixture in getattr(item, "fixturenames", ()):
+                item.add_marker(marker)

@@ -7,7 +7,7 @@ import pytest
 
 import extrap_plugins
 from extrap_plugins import InputError, ModelerInfo, ReaderInfo, hookimpl
-from extrap_plugins.api import select_reader
+from extrap_plugins.engine import select_reader
 
 
 def reader(name, patterns=(), sniff=None, directories=False):
@@ -33,19 +33,19 @@ def file(tmp_path):
 
 def test_pattern_wins_when_one_reader_claims_the_name(host, file):
     register(host, reader("dat", patterns=("*.DAT",)), reader("other", sniff=lambda p: True))
-    assert select_reader(file).name == "dat"
+    assert select_reader(file, host).name == "dat"
 
 
 def test_sniffing_decides_between_readers_claiming_the_same_name(host, file):
     register(host, reader("a", ("*.dat",), sniff=lambda p: p.read_text().startswith("MAGIC")),
              reader("b", ("*.dat",), sniff=lambda p: False))
-    assert select_reader(file).name == "a"
+    assert select_reader(file, host).name == "a"
 
 
 def test_several_matches_is_an_error_listing_them(host, file):
     register(host, reader("a", ("*.dat",), sniff=lambda p: True), reader("b", ("*.dat",), sniff=lambda p: True))
     with pytest.raises(InputError) as error:
-        select_reader(file)
+        select_reader(file, host)
     assert str(error.value) == f"{file}: several readers can read this input (a, b); choose one with --reader"
 
 
@@ -54,12 +54,12 @@ def test_a_sniffer_that_raises_counts_as_no(host, file):
         raise RuntimeError("sniffer bug")
 
     register(host, reader("a", sniff=broken), reader("b", sniff=lambda p: True))
-    assert select_reader(file).name == "b"
+    assert select_reader(file, host).name == "b"
 
 
 def test_folders_go_only_to_readers_that_take_folders(host, tmp_path):
     register(host, reader("files", sniff=lambda p: True), reader("folders", sniff=lambda p: True, directories=True))
-    assert select_reader(tmp_path).name == "folders"
+    assert select_reader(tmp_path, host).name == "folders"
 
 
 def test_read_several_inputs_joins_them(host, tmp_path):
@@ -134,7 +134,7 @@ def test_runs_are_read_in_parallel_and_a_broken_run_is_skipped_with_a_warning(ho
 def test_a_run_is_read_with_the_garbage_collector_paused_and_it_resumes_after_errors():
     import gc
 
-    from extrap_plugins import api
+    from extrap_plugins import engine
 
     seen = []
 
@@ -142,6 +142,6 @@ def test_a_run_is_read_with_the_garbage_collector_paused_and_it_resumes_after_er
         seen.append(gc.isenabled())
         raise InputError("truncated file", part)
 
-    result, error, caught = api.read_one_part((read_part, "runs/r1/profile.cubex", {}))
+    result, error, caught = engine.read_one_part((read_part, "runs/r1/profile.cubex", {}))
     assert seen == [False] and gc.isenabled()
     assert result is None and str(error) == "runs/r1/profile.cubex: truncated file" and caught == []

@@ -140,6 +140,7 @@ def test_readme_example_runs_end_to_end():
                              "main->halo_exchange", "main->allreduce", "main->allreduce"]
 
 
+@pytest.mark.slow
 def test_example_plugin_is_discovered_through_its_entry_point(tmp_path):
     target = tmp_path / "site"
     install = subprocess.run(

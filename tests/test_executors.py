@@ -14,7 +14,7 @@ import pytest
 
 import extrap_plugins
 from extrap_plugins import executors
-from extrap_plugins.api import CHUNK_SERIES
+from extrap_plugins.engine import CHUNK_SERIES
 
 
 def synthetic(n_series=2 * CHUNK_SERIES + 7):
@@ -27,6 +27,7 @@ def synthetic(n_series=2 * CHUNK_SERIES + 7):
         coordinates=np.tile(p, n_series)[:, None], value=values.reshape(-1))
 
 
+@pytest.mark.slow
 def test_serial_and_process_give_identical_json(host):
     experiment = synthetic()
     serial = extrap_plugins.export(extrap_plugins.model(experiment, executor="serial"), "json")
@@ -44,6 +45,7 @@ def test_auto_uses_processes_only_for_enough_work(monkeypatch):
 
 
 def test_mpi_without_a_pool_says_how_to_start_it():
+    pytest.importorskip("mpi4py", reason="the mpi extra is not installed (pip install -e '.[test,mpi]')")
     with pytest.raises(extrap_plugins.InputError) as error:
         executors.create_executor("mpi")
     assert "mpiexec -n N python -m mpi4py.futures -m extrap_plugins model ..." in str(error.value)

@@ -11,7 +11,7 @@ import pytest
 import extrap_plugins
 from extrap_plugins import Experiment, Factor, InputError, Model, ModelSet, Segment, Term
 from extrap_plugins.cli import ExitStatus, main
-from extrap_plugins.exporters import json_document
+from extrap_plugins.exporters.json_exporter import json_document
 from extrap_plugins.extrapolation import extrapolate, growth_class, parse_target
 
 P = np.array([4.0, 8.0, 16.0, 32.0, 64.0])
@@ -130,16 +130,16 @@ def test_a_missing_parent_model_gives_no_share():
 # ------------------------------------------------------------------ growth
 @pytest.mark.parametrize("model, expected", [
     (Model("a", "t", ("p",), 3.0, (term(2.0, p=(1, 1)),)), "O(p·log p)"),
-    (Model("a", "t", ("n",), 1.0, (term(4.0, n=1.5),)), "O(n^1.5)"),
+    (Model("a", "t", ("n",), 1.0, (term(4.0, n=1.5),)), "O(n^(3/2))"),
     (Model("a", "t", ("p",), 7.0), "O(1)"),
     (Model("a", "t", ("p",), 5.0, (term(3.0, p=-1),)), "O(1)"),
     (Model("a", "t", ("p",), 0.0, (term(3.0, p=-1),)), "O(p^-1)"),
     (Model("a", "t", ("p",), 2.0, (term(1.0, p=2), term(5.0, p=(1, 1)))), "O(p^2)"),
     (Model("a", "t", ("p",), 1.0, (term(0.1, p=(0, 2)),)), "O(log^2 p)"),
     (Model("a", "t", ("n",), 1.0, (term(0.1, n=1 / 3),)), "O(n^(1/3))"),
-    (Model("a", "t", ("p", "n"), 1.0, (term(1.0, p=1), term(2.0, n=0.5))), "O(p + n^0.5)"),
+    (Model("a", "t", ("p", "n"), 1.0, (term(1.0, p=1), term(2.0, n=0.5))), "O(p + n^(1/2))"),
     (Model("a", "t", ("p", "n"), 1.0, (term(1.0, p=1, n=1), term(2.0, p=2), term(1.0, p=1))), "O(p^2 + p·n)"),
-    (Model("a", "t", ("p", "n"), 0.05, (term(1e-4, p=(0, 1), n=0.5),)), "O(log p·n^0.5)"),
+    (Model("a", "t", ("p", "n"), 0.05, (term(1e-4, p=(0, 1), n=0.5),)), "O(log p·n^(1/2))"),
     (Model("a", "t", ("p",), 1.0, (term(0.0, p=3),)), "O(1)"),
     (Model("a", "t", ("p",), 0.0, segments=(Segment({"p": (1, 16)}, 1.0, (term(2.0, p=1),)),
                                             Segment({"p": (16, 64)}, 0.0, (term(0.1, p=2),)))), "O(p^2)"),

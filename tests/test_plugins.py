@@ -1,9 +1,7 @@
 """The plugin host: built-ins, collisions, broken plugins, real entry points, and drift tests."""
 
 import inspect
-import os
 import pathlib
-import subprocess
 import sys
 import textwrap
 import types
@@ -14,7 +12,8 @@ import pytest
 import extrap_plugins
 from extrap_plugins import ExporterInfo, ModelerInfo, ReaderInfo, hookimpl, hookspecs
 from extrap_plugins.errors import PluginError
-from extrap_plugins.plugins import BUILTIN, PluginHost, PluginLoadWarning
+from extrap_plugins.plugins import BUILTIN_DISTRIBUTION, PluginHost, PluginLoadWarning
+from plugin_helpers import Mean
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 HOOKS = sorted(name for name, _ in inspect.getmembers(hookspecs, inspect.isfunction) if name.startswith("extrap_"))
@@ -45,7 +44,7 @@ def test_builtins_register_through_the_hooks_like_third_parties():
     assert "default" in host.modelers
     for table in (host.readers, host.modelers, host.exporters):
         for registered in table.values():
-            assert registered.distribution == BUILTIN
+            assert registered.distribution == BUILTIN_DISTRIBUTION
             assert registered.plugin.startswith("extrap_plugins.")
 
 
@@ -64,14 +63,6 @@ def test_hook_extrap_readers_registers_a_reader(tmp_path):
 
 
 def test_hook_extrap_modelers_registers_a_modeler():
-    class Mean:
-        def fit(self, X, y):
-            self.constant_, self.terms_ = float(np.mean(y)), []
-            return self
-
-        def predict(self, X):
-            return np.full(len(X), self.constant_)
-
     host = PluginHost(autoload=False)
     host.register(plugin_module("mine", extrap_modelers=[ModelerInfo("mean", Mean)]), "mine", "my-dist")
     e = extrap_plugins.Experiment.from_columns(["p"], callpath="main", metric="time",
@@ -95,7 +86,7 @@ def test_two_plugins_with_the_same_name_is_an_error_naming_both():
     host.register(plugin_module("other", extrap_exporters=[ExporterInfo("json", lambda *a: None)]), "other", "other-dist")
     with pytest.raises(PluginError) as error:
         host.exporters
-    assert str(error.value) == ("two plugins register the exporter 'json': extrap_plugins.exporters "
+    assert str(error.value) == ("two plugins register the exporter 'json': extrap_plugins.exporters.json_exporter "
                                 "(extrap-plugins) and other (other-dist)")
 
 

@@ -21,10 +21,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from extrap_plugins import regression
+from extrap_plugins.modelers import regression
 from extrap_plugins.errors import QualityWarning
 from extrap_plugins.experiment import MEASURES, SeriesGroup
-from extrap_plugins.hypotheses import (
+from extrap_plugins.modelers.hypotheses import (
     DEFAULT_EXPONENTS,
     DEFAULT_LOG_EXPONENTS,
     building_blocks,
@@ -32,8 +32,9 @@ from extrap_plugins.hypotheses import (
     parse_exponents,
     usable_blocks,
 )
-from extrap_plugins.model import Factor, Model, Quality, Term
-from extrap_plugins.projection import parameter_line
+from extrap_plugins.models import Factor, Model, Quality, Term
+from extrap_plugins.options import parse_bool, parse_fraction, parse_int
+from extrap_plugins.modelers.projection import parameter_line
 from extrap_plugins.quality import quality_figures
 
 from .combine import MultiFit, combine
@@ -79,40 +80,10 @@ class Result:
     n_terms: np.ndarray  # (n_series,)
 
 
-def _as_bool(value, name: str) -> bool:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, (int, np.integer)) and value in (0, 1):
-        return bool(value)
-    if isinstance(value, str) and value.strip().lower() in ("1", "true", "yes", "on", "0", "false", "no", "off"):
-        return value.strip().lower() in ("1", "true", "yes", "on")
-    raise ValueError(f"{name}: expected true or false, got {value!r}")
 
 
-def _as_int(value, name: str, low: int, high: int) -> int:
-    try:
-        if isinstance(value, bool):
-            raise ValueError
-        number = int(value) if not isinstance(value, float) or float(value).is_integer() else None
-        if number is None:
-            raise ValueError
-    except (TypeError, ValueError):
-        raise ValueError(f"{name}: expected a whole number from {low} to {high}, got {value!r}") from None
-    if not low <= number <= high:
-        raise ValueError(f"{name}: expected a whole number from {low} to {high}, got {number}")
-    return number
 
 
-def _as_fraction(value, name: str) -> float:
-    try:
-        if isinstance(value, bool):
-            raise ValueError
-        number = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name}: expected a number from 0 up to (not including) 1, got {value!r}") from None
-    if not 0.0 <= number < 1.0:
-        raise ValueError(f"{name}: expected a number from 0 up to (not including) 1, got {number:g}")
-    return number
 
 
 class PMNFModeler:
@@ -129,7 +100,7 @@ class PMNFModeler:
     negative_exponents : bool
         Add ``-i`` for every ``i > 0`` in I (strong scaling).
     criterion : str
-        One of :data:`extrap_plugins.regression.CRITERIA`.
+        One of :data:`extrap_plugins.modelers.regression.CRITERIA`.
     improvement : float
         In [0, 1): a model with more terms must score below ``1 - improvement``
         times the simpler one's to replace it.
@@ -176,7 +147,7 @@ class PMNFModeler:
         log_exponents = parse_exponents(self.log_exponents, "log_exponents")
         if any(j < 0 for j in log_exponents):
             raise ValueError(f"log_exponents: expected exponents >= 0, got {self.log_exponents!r}")
-        negative = _as_bool(self.negative_exponents, "negative_exponents")
+        negative = parse_bool(self.negative_exponents, "negative_exponents")
         blocks = building_blocks(exponents, log_exponents, negative)
         if blocks.shape[0] == 0:
             raise ValueError(
@@ -198,9 +169,9 @@ class PMNFModeler:
                 raise ValueError(f"measure: expected one of {', '.join(MEASURES)}, got {self.measure!r}")
         return Config(
             blocks=blocks,
-            max_terms=_as_int(self.max_terms, "max_terms", 1, 4),
+            max_terms=parse_int(self.max_terms, "max_terms", 1, 4),
             criterion=criterion,
-            improvement=_as_fraction(self.improvement, "improvement"),
+            improvement=parse_fraction(self.improvement, "improvement"),
             weighting=weighting,
             measure=measure,
         )

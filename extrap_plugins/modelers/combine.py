@@ -24,8 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from extrap_plugins import regression
-from extrap_plugins.hypotheses import evaluate_blocks
+from extrap_plugins.modelers import regression
+from extrap_plugins.modelers.hypotheses import evaluate_blocks
 
 from .search import SingleFit
 
@@ -166,7 +166,7 @@ def combine(
     max_terms : int
         Largest number of product terms in a hypothesis.
     criterion, improvement
-        As for :func:`extrap_plugins.regression.select_by_terms`.
+        As for :func:`extrap_plugins.modelers.regression.select_by_terms`.
     noise : Noise, optional
         Measurement noise from the repetitions (see :func:`full_search`).
     weighted : bool

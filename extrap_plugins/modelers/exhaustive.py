@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from extrap_plugins import regression
+from extrap_plugins.modelers import regression
 from extrap_plugins.errors import InputError
-from extrap_plugins.hypotheses import combinations, evaluate_blocks, exponent_complexity
+from extrap_plugins.modelers.hypotheses import combinations, evaluate_blocks, exponent_complexity
 
 from .base import Config, PMNFModeler, Result
 

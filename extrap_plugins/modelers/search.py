@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from extrap_plugins import regression
-from extrap_plugins.hypotheses import combinations, evaluate_blocks, exponent_complexity, slope_order
+from extrap_plugins.modelers import regression
+from extrap_plugins.modelers.hypotheses import combinations, evaluate_blocks, exponent_complexity, slope_order
 
 GOLDEN = (1.0 + 5.0**0.5) / 2.0
 
@@ -97,9 +97,9 @@ def full_search(
     usable : ndarray of bool, shape (n_blocks,)
     max_terms : int
     criterion : str
-        One of :data:`extrap_plugins.regression.CRITERIA`.
+        One of :data:`extrap_plugins.modelers.regression.CRITERIA`.
     improvement : float
-        See :func:`extrap_plugins.regression.select_by_terms`.
+        See :func:`extrap_plugins.modelers.regression.select_by_terms`.
     noise : Noise, optional
         Measurement noise from the repetitions: where known, the number of
         terms is the fewest whose best fit is explained by noise.

@@ -82,6 +82,7 @@ def test_a_sweep_of_the_jacobi_example_models_its_communication_exactly(mpiexec,
     assert not residual.terms and residual.constant == pytest.approx(8 * ITERATIONS // CHECK, rel=1e-12)
 
 
+@pytest.mark.slow
 def test_the_sweep_goes_on_past_a_failing_run_and_reports_it(tmp_path, no_extrap_environment, capsys):
     status = sweep.main(["--np", "1", "--param", "n=1,2,3", "--repetitions", "2", "-o", str(tmp_path / "out"),
                          "--", sys.executable, str(PROGRAMS / "sweepable.py")])
@@ -144,7 +145,7 @@ def test_bad_arguments_are_one_line_errors(arguments, message, capsys, tmp_path)
     assert not (tmp_path / "never").exists()
 
 
-def test_a_dry_run_prints_the_launches(tmp_path, capsys):
+def test_a_dry_run_prints_the_launches(mpiexec, tmp_path, capsys):
     assert sweep.main(["--np", "1,4", "--param", "n=8,16", "--dry-run", "-o", str(tmp_path / "r"),
                        "--mpiexec-arg=-bind-to", "--mpiexec-arg=core", "--", "python", "app.py", "-v"]) == 0
     out = capsys.readouterr().out.splitlines()
@@ -190,7 +191,7 @@ def test_the_cli_run_command_is_the_sweep(tmp_path, no_extrap_environment, capsy
                                        "positive integers such as 1,2,4\n")
 
 
-def test_a_plan_from_suggest_is_run_in_its_order_with_its_repetitions(tmp_path, capsys):
+def test_a_plan_from_suggest_is_run_in_its_order_with_its_repetitions(mpiexec, tmp_path, capsys):
     from extrap_plugins.design import Plan, Run, write_plan
 
     plan_file = tmp_path / "plan.json"

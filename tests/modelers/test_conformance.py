@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import extrap_plugins
-from extrap_plugins.api import fit_per_series
+from extrap_plugins.engine import fit_any
 from extrap_plugins.plugins import PluginHost
 
 from .conftest import experiment, grid
@@ -23,16 +23,12 @@ REGISTERED = sorted(PluginHost().modelers)
 
 def fit(name, e, **options):
     """All models of ``e`` with modeler ``name``, group by group, in group order."""
-    info = PluginHost().modeler(name)
-    modeler = info.factory(**options)
+    modeler = PluginHost().build_modeler(name, options, tuple(e.parameter_names))
     models = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for group in e.series_groups():
-            if hasattr(modeler, "fit_group"):
-                fitted = modeler.fit_group(group, measure="mean")
-            else:
-                fitted = fit_per_series(modeler, group, "mean", name)
+            fitted = fit_any(modeler, group, "mean", name)
             assert len(fitted) == len(group)
             models.append((group, fitted))
     return models
@@ -44,11 +40,12 @@ def test_the_built_in_modelers_are_registered():
 
 @pytest.mark.parametrize("name", REGISTERED)
 def test_declared_options_are_accepted_by_the_factory(name):
-    info = PluginHost().modeler(name)
+    host = PluginHost()
+    info = host.modeler(name)
     parameters = inspect.signature(info.factory).parameters
     accepts_any = any(p.kind is p.VAR_KEYWORD for p in parameters.values())
     assert accepts_any or set(info.options) <= set(parameters)
-    info.factory()  # every option has a default
+    host.build_modeler(name, {}, ("p",))  # every option has a default
 
 
 @pytest.mark.parametrize("name", REGISTERED)

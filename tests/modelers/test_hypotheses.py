@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from extrap_plugins.hypotheses import (
+from extrap_plugins.modelers.hypotheses import (
     DEFAULT_EXPONENTS,
     DEFAULT_LOG_EXPONENTS,
     building_blocks,

@@ -21,7 +21,7 @@ def test_init_stores_options_as_given():
 @pytest.mark.parametrize("options, message", [
     ({"max_terms": 0}, "max_terms: expected a whole number from 1 to 4, got 0"),
     ({"max_terms": "two"}, "max_terms: expected a whole number from 1 to 4, got 'two'"),
-    ({"negative_exponents": "maybe"}, "negative_exponents: expected true or false, got 'maybe'"),
+    ({"negative_exponents": "maybe"}, "negative_exponents: expected on or off (true/false, yes/no, 1/0), got 'maybe'"),
     ({"criterion": "aic"}, "criterion: expected one of relative, smape, press, rss, got 'aic'"),
     ({"improvement": 1.5}, "improvement: expected a number from 0 up to (not including) 1, got 1.5"),
     ({"weighting": "log"}, "weighting: expected relative or none, got 'log'"),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from extrap_plugins.projection import parameter_line
+from extrap_plugins.modelers.projection import parameter_line
 
 from .conftest import grid
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from extrap_plugins import regression
+from extrap_plugins.modelers import regression
 
 
 def designs():

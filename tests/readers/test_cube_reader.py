@@ -255,7 +255,7 @@ def test_metric_and_callpath_selection_happens_in_the_reader(host, cube):
     ({"mapping": "/nonexistent/runs.csv"}, "/nonexistent/runs.csv: no such mapping file"),
     ({"aggregation": "mean"}, "unknown aggregation 'mean'; expected one of weak, weak_threaded, strong, max, min"),
     ({"values": "both"}, "unknown values 'both'; expected exclusive or inclusive"),
-    ({"parallel": "maybe"}, "parallel must be on or off, got 'maybe'"),
+    ({"parallel": "maybe"}, "parallel: expected on or off (true/false, yes/no, 1/0), got 'maybe'"),
 ])
 def test_bad_options(host, cube, options, message):
     with pytest.raises(InputError) as caught:

@@ -8,7 +8,7 @@ import pathlib
 import pytest
 
 import extrap_plugins
-from extrap_plugins.api import select_reader
+from extrap_plugins.engine import select_reader
 from extrap_plugins.errors import ExtrapWarning, InputError
 from extrap_plugins.instrument import output, regions
 

@@ -40,8 +40,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .experiment import Callpath, Metric, Parameter, SeriesGroup
-from .model import Model
+from extrap_plugins.experiment import Callpath, Metric, Parameter, SeriesGroup
+from extrap_plugins.models import Model
 
 WINDOW = 5
 """Points per window (seed 001, Section 3.1: five, as Extra-P recommends per model)."""

@@ -14,7 +14,7 @@ import pytest
 
 import extrap_plugins
 from extrap_plugins import Experiment, Factor, Model, ModelSet, Term
-from extrap_plugins.html_exporter import GROWTH_CATEGORIES, growth_category, report_data
+from extrap_plugins.exporters.html_exporter import GROWTH_CATEGORIES, growth_category, report_data
 from extrap_plugins.extrapolation import extrapolate
 
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -85,6 +85,7 @@ KNOWN = [
 
 @pytest.fixture(scope="module")
 def known_report(tmp_path_factory):
+    pytest.importorskip("matplotlib", reason="the report's figures need matplotlib (pip install -e '.[plot]')")
     X = np.repeat(P, 2)[:, None]
     experiment = Experiment.from_columns(
         ["p"], callpath=np.repeat([m.callpath for m in KNOWN], len(X)), metric="time",

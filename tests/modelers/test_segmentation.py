@@ -5,7 +5,7 @@ import pytest
 
 import extrap_plugins
 from extrap_plugins.experiment import Experiment, Parameter
-from extrap_plugins.segmentation import (
+from extrap_plugins.modelers.segmentation import (
     ChangePoint,
     Settings,
     classify,
@@ -18,14 +18,14 @@ from extrap_plugins.segmentation import (
     too_few_points_note,
     window_nrss,
 )
-from extrap_plugins.segmented_modeler import SegmentedModeler, fit_quietly
+from extrap_plugins.modelers.segmented import SegmentedModeler, fit_quietly
 
 SEED_FIG1_P = np.arange(1, 11, dtype=float)
 SEED_FIG1_Y = np.where(SEED_FIG1_P <= 6, SEED_FIG1_P**2, 30 + SEED_FIG1_P)  # seed 001, Fig. 1
 
 
 def window_fit(host):
-    modeler = SegmentedModeler()
+    modeler = host.build_modeler("segmented", {}, ("p",))
     return lambda group: fit_quietly(modeler.window_inner, group, measure="mean", name="default")
 
 
@@ -144,7 +144,7 @@ def test_lines_along_a_parameter_are_batched_by_their_values():
 
 def test_the_change_of_a_two_parameter_file_belongs_to_x(host, shared_data):
     experiment = extrap_plugins.read(shared_data / "extrap" / "text" / "two_parameter_segmented_1.txt")
-    (detection,) = SegmentedModeler().detect(next(experiment.series_groups()))
+    (detection,) = host.build_modeler("segmented", {}, ("p",)).detect(next(experiment.series_groups()))
     (change,) = detection.changes
     assert (change.parameter, change.before, change.after) == ("x", 50.0, 60.0)
     assert change.of_lines == 6 and change.lines >= 5  # six lines along x (one per y), ten values each
@@ -154,7 +154,7 @@ def test_the_change_of_a_two_parameter_file_belongs_to_x(host, shared_data):
 def test_one_window_cannot_locate_but_says_what_to_measure(host):
     x = np.array([32.0, 64, 128, 256, 512])
     y = np.array([30.0, 42, 59, 580, 750])  # Open MPI's Gather medians (mpi_data.csv)
-    (detection,) = SegmentedModeler().detect(group_of(x, y))
+    (detection,) = host.build_modeler("segmented", {}, ("p",)).detect(group_of(x, y))
     assert not detection.segmented
     assert detection.notes == [
         "the 5 values of p do not fit one model (window nRSS above 0.5): the behaviour may change, but 5 points "

@@ -1,0 +1,373 @@
+"""The engine behind ``read`` and ``model``: reading runs in workers, and fitting blocks of series.
+
+=====================  ==============================================================
+:func:`input_paths`    the inputs, checked to exist
+:func:`select_reader`  the reader for an input: by file name, then by content
+:func:`read_parts`     read the runs of one input through an executor, join them
+:func:`read_one_part`  read one run in a worker (errors and warnings come back as data)
+:class:`BlockPlan`     an experiment cut into blocks of call paths, the same for every executor
+:func:`fit_blocks`     fit every block through an executor
+:func:`fit_chunk`      fit one group of series: batched ``fit_group`` or the per-series adapter
+:func:`fit_per_series` adapt a scikit-learn style ``fit``/``predict`` modeler
+=====================  ==============================================================
+
+The API facade (:mod:`extrap_plugins.api`) and streaming
+(:mod:`extrap_plugins.streaming`) both run on these, so a model is the same
+bit for bit whichever path made it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fnmatch
+import gc
+import os
+import pathlib
+import warnings
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
+
+import numpy as np
+
+from . import executors
+from .errors import ExtrapWarning, InputError
+from .experiment import Experiment, SeriesGroup
+from .joining import check_selection, join_parts, select_leniently, with_rows
+from .models import Model, Quality, Term
+from .quality import quality_figures
+from .registration import ReaderInfo
+
+if TYPE_CHECKING:
+    from .plugins import PluginHost
+
+Progress = Callable[[int], None]
+
+
+def input_paths(path: str | os.PathLike | Sequence[str | os.PathLike]) -> list[pathlib.Path]:
+    """The inputs as a list of paths that exist.
+
+    Raises
+    ------
+    InputError
+        No input, or one that does not exist.
+    """
+    paths = [pathlib.Path(path)] if isinstance(path, (str, os.PathLike)) else [pathlib.Path(p) for p in path]
+    if not paths:
+        raise InputError("no input given")
+    for p in paths:
+        if not p.exists():
+            raise InputError("no such file or folder", p)
+    return paths
+
+
+def select_reader(path: pathlib.Path, host: PluginHost) -> ReaderInfo:
+    """Choose the reader for ``path``: by file-name pattern, then by sniffing the content."""
+    readers = [r.info for r in host.readers.values()]
+    if path.is_dir():
+        readers = [r for r in readers if r.directories]
+    name = path.name.lower()
+    by_name = [r for r in readers if any(fnmatch.fnmatch(name, p.lower()) for p in r.patterns)]
+    if len(by_name) == 1:
+        return by_name[0]
+    candidates = by_name or readers
+    by_content = [r for r in candidates if r.sniff is not None and _safe_sniff(r, path)]
+    if len(by_content) == 1:
+        return by_content[0]
+    if not by_content:
+        names = ", ".join(sorted(r.name for r in readers)) or "none"
+        raise InputError(f"no reader recognises this input; choose one with --reader (readers: {names})", path)
+    names = ", ".join(sorted(r.name for r in by_content))
+    raise InputError(f"several readers can read this input ({names}); choose one with --reader", path)
+
+
+def _safe_sniff(reader: ReaderInfo, path: pathlib.Path) -> bool:
+    try:
+        return bool(reader.sniff(path))
+    except Exception:
+        return False
+
+
+def read_parts(info: ReaderInfo, path, options: dict, executor: str, jobs: int | None,
+                selection: tuple[tuple[str, ...], tuple[str, ...]] | None = None) -> Experiment:
+    """Read the runs of one input in parallel; skip (and warn about) broken runs.
+
+    ``selection`` is ``(metrics, callpaths)`` to apply in the workers for
+    readers that do not select themselves, so unselected values never
+    travel back.
+    """
+    source = describe_inputs(path)
+    parts = info.parts(path, options)
+    if not parts:
+        raise InputError(f"no runs found for the {info.name} reader", source)
+    kind = executors.resolve(executor, len(parts))
+    experiments = []
+    with executors.create_executor(kind, jobs) as pool:
+        tasks = ((info.read_part, part, options, selection) for part in parts)
+        results = executors.map_ordered(pool, read_one_part, tasks)
+        for experiment in report_parts(results, stacklevel=4):
+            experiments.append(experiment)
+    if not experiments:
+        raise InputError(f"none of the {len(parts)} runs could be read", source)
+    if selection is not None:
+        check_selection(*selection, with_values={m.name for e in experiments for m in with_rows(e.metrics,
+                                                                                           e.metric_index)},
+                        declared=list(dict.fromkeys(m.name for e in experiments for m in e.metrics)),
+                        any_callpath=any(len(e) for e in experiments), source=source)
+    if info.join is not None:
+        return info.join(experiments, path, options)
+    return join_parts(experiments, source)
+
+
+def describe_inputs(path) -> str:
+    """The inputs as one string for messages: ``a, b`` for a list."""
+    return ", ".join(map(str, path)) if isinstance(path, (list, tuple)) else str(path)
+
+
+def read_one_part(task) -> tuple[Any, InputError | None, list[Warning]]:
+    """Read one part in a worker: ``(result, error, warnings)``, never an exception.
+
+    ``task`` is ``(read_part, part, options)`` or ``(read_part, part,
+    options, selection)`` with ``selection`` ``(metrics, callpaths)`` (or
+    None) applied here for readers that do not select themselves.  A bad run
+    comes back as an :class:`InputError` naming it (a reader bug too, with
+    its type, so one odd file cannot end a long sweep); warnings come back to
+    be shown once each.
+    """
+    read_part, part, options = task[:3]
+    selection = task[3] if len(task) > 3 else None
+    with warnings.catch_warnings(record=True) as caught, collector_paused():
+        warnings.simplefilter("always")
+        try:
+            result, error = read_part(part, options), None
+        except InputError as problem:
+            result, error = None, problem
+        except Exception as problem:  # noqa: BLE001 - reported by path, the sweep goes on
+            result, error = None, InputError(f"reading failed ({type(problem).__name__}: {problem})",
+                                             str(getattr(part, "path", part)))
+    if result is not None and selection is not None:
+        result = select_leniently(result, *selection)
+    return result, error, [portable_warning(w.message) for w in caught]
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while one run is read.
+
+    Parsing a run makes millions of small objects (pycubexr's call tree of a
+    10,000-call-path CUBE file is 1.25 M of them); each allocation burst made
+    the collector scan every object alive, including the runs already read,
+    so reading a sweep in one process took a third longer than it needed.
+    The run's own cycles are collected after it, in one pass.
+    """
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+def portable_warning(message: Warning) -> Warning:
+    """A warning that survives pickling back from a worker (its category kept where possible)."""
+    if isinstance(message, ExtrapWarning) or type(message).__module__ == "builtins":
+        return message
+    return ExtrapWarning(str(message))
+
+
+def report_parts(results: Iterable[tuple[Any, InputError | None, list[Warning]]], stacklevel: int = 3):
+    """Yield the parts that were read; warn (once per text) about the rest and about what workers reported."""
+    seen: set[tuple[type, str]] = set()
+    for result, error, caught in results:
+        for message in caught:
+            key = (type(message), str(message))
+            if key not in seen:
+                seen.add(key)
+                warnings.warn(message, stacklevel=stacklevel)
+        if error is not None:
+            warnings.warn(ExtrapWarning(f"skipped: {error}"), stacklevel=stacklevel)
+        else:
+            yield result
+
+
+CHUNK_SERIES = 1024
+"""Series per piece of modelling work: fixed, so results never depend on the executor."""
+
+
+def block_size(n_metrics: int) -> int:
+    """Call paths per block: all metrics of these call paths make at most :data:`CHUNK_SERIES` series."""
+    return max(1, CHUNK_SERIES // max(1, n_metrics))
+
+
+@dataclass
+class BlockPlan:
+    """An experiment cut into blocks of consecutive call paths (all their metrics), for modelling.
+
+    The cut depends only on the data (the call paths that have values, in the
+    experiment's order, and how many metrics have values), never on the
+    executor or on whether the data were streamed, so every way of running
+    fits exactly the same batches and gets bit-identical models.
+
+    Attributes
+    ----------
+    experiment : Experiment
+    callpaths : ndarray of int, shape (n_present,)
+        Codes of the call paths that have values, in the experiment's order.
+    size : int
+        Call paths per block (:func:`block_size`).
+    order : ndarray of int, shape (n_rows,)
+        Rows sorted by block (stable: rows of one call path keep their order).
+    bounds : ndarray of int, shape (n_blocks + 1,)
+        Block ``b`` is ``order[bounds[b]:bounds[b + 1]]``.
+    position : ndarray of int, shape (n_rows,)
+        Each row's call path among ``callpaths``.
+    """
+
+    experiment: Experiment
+    callpaths: np.ndarray
+    size: int
+    order: np.ndarray
+    bounds: np.ndarray
+    position: np.ndarray
+
+    @classmethod
+    def of(cls, experiment: Experiment) -> BlockPlan:
+        n_cp = len(experiment.callpaths)
+        counts = np.bincount(experiment.callpath_index, minlength=n_cp)
+        present = np.flatnonzero(counts)
+        n_metrics = int(np.count_nonzero(np.bincount(experiment.metric_index, minlength=1)))
+        size = block_size(n_metrics)
+        rank = np.cumsum(counts > 0) - 1
+        position = rank[experiment.callpath_index] if len(experiment) else np.zeros(0, np.int64)
+        order = np.argsort(position, kind="stable")
+        n_blocks = -(-present.size // size)
+        bounds = np.searchsorted(position[order] // size, np.arange(n_blocks + 1))
+        return cls(experiment, present, size, order, bounds, position)
+
+    @property
+    def n_blocks(self) -> int:
+        return self.bounds.size - 1
+
+    def block(self, b: int) -> Experiment:
+        """Block ``b`` as an Experiment holding only its call paths (small to send to a worker)."""
+        e = self.experiment
+        rows = self.order[self.bounds[b]:self.bounds[b + 1]]
+        start = b * self.size
+        codes = self.callpaths[start:start + self.size]
+        return e.take(rows, callpaths=[e.callpaths[i] for i in codes],
+                      callpath_index=(self.position[rows] - start).astype(np.int32))
+
+    def blocks(self) -> Iterator[Experiment]:
+        """Every block, made only when asked for (at most a few are in memory at once)."""
+        return (self.block(b) for b in range(self.n_blocks))
+
+
+MODELLING_IMPORTS = ("scipy.special",)
+"""Modules the engine imports on its first fit: imported before process workers fork."""
+
+
+def fit_blocks(blocks: Iterable, n_blocks: int, instance, measure: str, name: str, executor: str,
+               jobs: int | None, progress: Progress | None, fit: Callable = None) -> list[Model]:
+    """Fit every block through the executor; models in block order, warnings shown once each."""
+    kind = executors.resolve(executor, n_blocks)
+    fit = fit or fit_block
+    models: list[Model] = []
+    with executors.create_executor(kind, jobs, preload=MODELLING_IMPORTS) as pool:
+        done = (lambda result: progress(len(result[0]))) if progress is not None else None
+        tasks = ((instance, block, measure, name) for block in blocks)
+        for fitted, caught in executors.map_ordered(pool, fit, tasks, on_done=done):
+            for warning in caught:
+                warnings.warn(warning, stacklevel=3)
+            models.extend(fitted)
+    return models
+
+
+def fit_block(task) -> tuple[list[Model], list[Warning]]:
+    """Fit one block (an Experiment of a few call paths); runs in a worker.
+
+    Its series groups are fitted in chunks of at most :data:`CHUNK_SERIES`
+    series; warnings travel back with the models.
+    """
+    instance, block, measure, name = task
+    models: list[Model] = []
+    caught: list[Warning] = []
+    for group in block.series_groups():
+        for chunk in split_group(group, CHUNK_SERIES):
+            fitted, warned = fit_chunk((instance, chunk, measure, name))
+            models.extend(fitted)
+            caught.extend(warned)
+    return models, caught
+
+
+def split_group(group: SeriesGroup, size: int) -> list[SeriesGroup]:
+    """Cut a group into groups of at most ``size`` series (same points)."""
+    return [
+        SeriesGroup(group.parameters, group.points, group.keys[start:start + size], group.values[start:start + size])
+        for start in range(0, len(group), size)
+    ]
+
+
+def fit_chunk(task) -> tuple[list[Model], list[Warning]]:
+    """Fit one chunk; runs in a worker.  Warnings travel back with the models."""
+    instance, group, measure, name = task
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fitted = fit_any(instance, group, measure, name)
+    if len(fitted) != len(group):
+        raise RuntimeError(f"modeler {name!r} returned {len(fitted)} models for {len(group)} series")
+    for m in fitted:
+        m.modeler = m.modeler or name
+    return fitted, [portable_warning(w.message) for w in caught]
+
+
+
+def fit_any(instance, group: SeriesGroup, measure: str, name: str) -> list[Model]:
+    """Fit a group with a batched modeler (``fit_group``), or series by series with a scikit-learn style one."""
+    if hasattr(instance, "fit_group"):
+        return list(instance.fit_group(group, measure=measure))
+    return fit_per_series(instance, group, measure, name)
+
+
+def fit_per_series(estimator, group: SeriesGroup, measure: str, name: str) -> list[Model]:
+    """Adapt a scikit-learn style ``fit(X, y)``/``predict(X)`` modeler to a group.
+
+    Each series gets a fresh clone of ``estimator`` (``copy.deepcopy``), is fitted
+    on the group's points and the reduced values, and becomes a :class:`Model`
+    with quality figures computed here.
+    """
+    import copy
+
+    X = group.points
+    Y = group.reduce(measure)
+    parameters = tuple(p.name for p in group.parameters)
+    models = []
+    for (callpath, metric), y in zip(group.keys, Y):
+        fitted = copy.deepcopy(estimator)
+        valid = np.isfinite(y)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            fitted.fit(X[valid], y[valid])
+            y_hat = np.asarray(fitted.predict(X[valid]), dtype=np.float64).reshape(-1)
+        for w in caught:
+            warnings.warn(ExtrapWarning(str(w.message), callpath.name, metric.name), stacklevel=2)
+        terms = tuple(getattr(fitted, "terms_", ()) or ())
+        if terms and not all(isinstance(t, Term) for t in terms):
+            raise TypeError(f"modeler {name!r}: terms_ must be a list of extrap_plugins.Term")
+        has_formula = hasattr(fitted, "constant_")
+        figures = quality_figures(y[valid][None, :], y_hat[None, :], len(terms))
+        models.append(
+            Model(
+                callpath=callpath.name,
+                metric=metric.name,
+                parameters=parameters,
+                constant=float(getattr(fitted, "constant_", 0.0)),
+                terms=terms,
+                quality=Quality(**{k: float(v[0]) for k, v in figures.items()}),
+                points=int(valid.sum()),
+                modeler=name,
+                function_text=None if has_formula else str(getattr(fitted, "formula_", type(fitted).__name__)),
+                predictor=None if has_formula else fitted.predict,
+            )
+        )
+    return models

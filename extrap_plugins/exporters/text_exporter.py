@@ -1,0 +1,82 @@
+"""The ``text`` exporter: an aligned table of formulas and quality figures (+ extrapolation columns)."""
+
+from __future__ import annotations
+
+import math
+from typing import IO
+
+from tabulate import tabulate
+
+from extrap_plugins.extrapolation import Extrapolation, Extrapolations
+from extrap_plugins.formatting import format_point
+from extrap_plugins.hookspecs import hookimpl
+from extrap_plugins.models import ModelSet
+from extrap_plugins.registration import ExporterInfo
+
+from ._options import from_options
+
+
+@hookimpl
+def extrap_exporters() -> list[ExporterInfo]:
+    return [ExporterInfo("text", export_text, "an aligned table: formula, adjusted R², SMAPE (+ extrapolation)",
+                         extension=".txt")]
+
+
+def export_text(model_set: ModelSet, out: IO[str], options: dict[str, str]) -> None:
+    """One row per call path and metric: the human formula, adjusted R² and SMAPE.
+
+    With a ``target`` or a ``sort`` the table gains the growth class, the
+    values at the largest measured point (and the target, with its interval)
+    and the shares of parent and root.
+    """
+    ranked, _ = from_options(model_set, options, "text")
+    extended = ranked.target is not None or ranked.sort is not None
+    headers = ["call path", "metric", "model", "adj. R²", "SMAPE"]
+    if extended:
+        headers += _extrapolation_headers(ranked)
+    rows = []
+    for m, x in ranked:
+        row = [m.callpath, m.metric, m.formula, _fixed(m.quality.ar2, 4), _fixed(m.quality.smape, 2, "%")]
+        if extended:
+            row += _extrapolation_cells(ranked, x)
+        rows.append(row)
+    out.write(tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True))
+    out.write("\n")
+    warned = [m for m, _ in ranked if m.warnings]
+    if warned:
+        out.write("\nwarnings:\n")
+        for m in warned:
+            for text in m.warnings:
+                out.write(f"  {m.callpath} [{m.metric}]: {text}\n")
+
+
+def _extrapolation_headers(ranked: Extrapolations) -> list[str]:
+    headers = ["growth", f"at {format_point(ranked.largest)}" if ranked.largest else "at largest"]
+    if ranked.target is not None:
+        headers += [f"at {format_point(ranked.target)}", f"{ranked.level:.0%} interval"]
+    arrow = " → target" if ranked.target is not None else ""
+    return headers + [f"share of parent{arrow}", f"share of root{arrow}"]
+
+
+def _extrapolation_cells(ranked: Extrapolations, x: Extrapolation) -> list[str]:
+    cells = [x.growth or "n/a", _short(x.value_largest)]
+    if ranked.target is not None:
+        cells += [_short(x.value_target), f"{_short(x.interval[0])} … {_short(x.interval[1])}"
+                  if math.isfinite(x.interval[0]) else "n/a"]
+        cells += [f"{_percent(x.share_parent_largest)} → {_percent(x.share_parent_target)}",
+                  f"{_percent(x.share_root_largest)} → {_percent(x.share_root_target)}"]
+    else:
+        cells += [_percent(x.share_parent_largest), _percent(x.share_root_largest)]
+    return cells
+
+
+def _short(value: float) -> str:
+    return "n/a" if not math.isfinite(value) else f"{value:.4g}"
+
+
+def _percent(value: float) -> str:
+    return "n/a" if not math.isfinite(value) else f"{100 * value:.1f}%"
+
+
+def _fixed(value: float, digits: int, suffix: str = "") -> str:
+    return "n/a" if value is None or not math.isfinite(value) else f"{value:.{digits}f}{suffix}"

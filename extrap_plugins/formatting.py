@@ -1,0 +1,100 @@
+"""Numbers, exponents and points as text and JSON: one set of rules for every output.
+
+========================  ==========================================================
+:func:`format_number`     a coefficient: exact for machines, 4 digits for people
+:func:`format_value`      a coordinate or option value: ``4``, ``0.5``, ``1e+20``
+:func:`format_exponent`   ``2``, ``(1/2)``, ``1.37``: exponents in formulas and big-O
+:func:`format_point`      ``p=4, n=100`` (``(p=4, n=100)`` with ``brackets=True``)
+:func:`json_number`       NaN and infinity become ``null`` (JSON has neither)
+:func:`json_plain`        whole numbers as JSON integers, others as floats
+========================  ==========================================================
+
+Every module that writes numbers for people or machines calls these, so the
+same exponent or point never reads two ways in two outputs.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Mapping, Sequence
+
+__all__ = ["format_number", "format_value", "format_exponent", "format_point", "json_number", "json_plain"]
+
+EXACT_INTEGERS = 2**53
+"""Whole floats below this are exact integers; above, a float's text keeps its rounding visible."""
+
+
+def format_number(value: float, machine: bool) -> str:
+    """Shortest exact text for machines, four significant digits for people.
+
+    >>> format_number(0.000123456, False), format_number(0.1, True)
+    ('0.0001235', '0.1')
+    """
+    if machine:
+        return repr(float(value))
+    text = f"{value:.4g}"
+    if "e" in text:
+        mantissa, exponent = text.split("e")
+        return f"{mantissa}e{int(exponent)}"
+    return text
+
+
+def format_value(value: float) -> str:
+    """A measured or requested value: whole numbers without a point, others as short as exact.
+
+    >>> format_value(4.0), format_value(0.5), format_value(1e6), format_value(0.1 + 0.2)
+    ('4', '0.5', '1000000', '0.30000000000000004')
+    """
+    value = float(value)
+    if value.is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    short = f"{value:g}"
+    return short if float(short) == value else repr(value)
+
+
+def format_exponent(exponent: float, machine: bool = False) -> str:
+    """``1``, ``0.5`` for machines; whole numbers, ``(1/2)``-style fractions or 3-4 digits for people.
+
+    >>> format_exponent(2.0), format_exponent(0.5), format_exponent(4 / 3), format_exponent(1.37)
+    ('2', '(1/2)', '(4/3)', '1.37')
+    """
+    exponent = float(exponent)
+    if exponent.is_integer():
+        return str(int(exponent))
+    if machine:
+        return repr(exponent)
+    fraction = Fraction(exponent).limit_denominator(12)
+    if abs(float(fraction) - exponent) < 1e-9:
+        return f"({fraction.numerator}/{fraction.denominator})"
+    return f"{exponent:.4g}"
+
+
+def format_point(point: Mapping[str, float] | None, parameters: Sequence[str] | None = None,
+                 *, brackets: bool = False) -> str:
+    """``p=65536, n=1000000``: a point as text (empty for None).
+
+    ``point`` is a mapping, or a sequence of values named by ``parameters``.
+
+    >>> format_point({"p": 4.0, "n": 0.5}), format_point([4, 100], ["p", "n"], brackets=True)
+    ('p=4, n=0.5', '(p=4, n=100)')
+    """
+    if point is None or len(point) == 0:
+        return "()" if brackets else ""
+    pairs = point.items() if isinstance(point, Mapping) else zip(parameters or (), point)
+    text = ", ".join(f"{name}={format_value(value)}" for name, value in pairs)
+    return f"({text})" if brackets else text
+
+
+def json_number(value: float) -> float | None:
+    """A float for JSON: NaN and infinity become None (``null``)."""
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def json_plain(value: float) -> int | float | None:
+    """Whole numbers (below 2**53, where floats are exact) as int, others as float; NaN as None."""
+    value = float(value)
+    if not math.isfinite(value):
+        return None
+    return int(value) if value.is_integer() and abs(value) < EXACT_INTEGERS else value
