@@ -16,7 +16,8 @@ Noise: every value is multiplied by ``1 + u``, ``u`` uniform in [-x, x], for x =
 Printed per category and noise level: the share of data sets classified correctly, the false-positive rate
 (one function called segmented), the false-negative rate, the share of segmented data sets whose change
 point was found exactly (between 5 and 6; of all segmented sets, and of those found segmented), and the
-time per data set (our full segmented models; Extra-P's ``SegmentedModeler.create_model``).  Extra-P's segmented modeler runs on
+time per data set (our full segmented models; Extra-P's ``SegmentedModeler.create_model``).
+Extra-P's segmented modeler runs on
 the first ``--extrap-sets`` data sets of each in-space row (it takes about half a second per data set),
 measured in the same run.  Targets (issue 6): at noise <= 5 %, >= 95 % correct with <= 1 % false
 positives, and the change point exact in >= 90 % of the segmented cases inside the search space.

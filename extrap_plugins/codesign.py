@@ -45,9 +45,10 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from .codesign_output import size_text as _size_text
 from .errors import InputError
 from .experiment import Experiment
-from .codesign_output import size_text as _size_text
+from .formatting import json_plain
 from .models import ModelSet
 
 __all__ = ["System", "Upgrade", "Requirements", "RequirementRow", "requirements", "load_system",
@@ -176,12 +177,8 @@ class System:
 
     def describe(self) -> dict[str, Any]:
         """The JSON form: what was given, and the process count and memory per process."""
-        return {**{k: _plain(v) for k, v in self.values.items()},
-                "processes": _plain(self.processes), "memory_per_process": _plain(self.memory_per_process)}
-
-
-def _plain(value: float) -> int | float:
-    return int(value) if float(value).is_integer() and abs(value) < 2**53 else float(value)
+        return {**{k: json_plain(v) for k, v in self.values.items()},
+                "processes": json_plain(self.processes), "memory_per_process": json_plain(self.memory_per_process)}
 
 
 @dataclass(frozen=True)
@@ -476,7 +473,8 @@ class RequirementRow:
                 "problem_size_per_process": self.problem_size_per_process, "problem_size": self.problem_size,
                 "requirements": dict(self.requirements), "requirements_total": dict(self.requirements_total),
                 "best": self.best, "worst": self.worst,
-                "old": {k: _plain(v) for k, v in self.old.items()}, "new": {k: _plain(v) for k, v in self.new.items()}}
+                "old": {k: json_plain(v) for k, v in self.old.items()},
+                "new": {k: json_plain(v) for k, v in self.new.items()}}
 
 
 @dataclass
@@ -523,7 +521,7 @@ class Requirements:
             "format": FORMAT,
             "version": VERSION,
             "system": self.system.describe(),
-            "upgrades": {u.name: {k: (f"{v:g}x" if kind == "factor" else _plain(v))
+            "upgrades": {u.name: {k: (f"{v:g}x" if kind == "factor" else json_plain(v))
                                   for k, (kind, v) in u.changes.items()} for u in self.upgrades},
             "parameters": {"processes": self.parameters[0], "size": self.parameters[1]},
             "rank_by": self.rank_by,

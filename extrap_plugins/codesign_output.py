@@ -116,7 +116,8 @@ def _system_line(result) -> str:
 
 
 def _upgrade_line(upgrade) -> str:
-    changes = ", ".join(f"{k} {v:g}x" if kind == "factor" else f"{k} = {v:g}" for k, (kind, v) in upgrade.changes.items())
+    changes = ", ".join(f"{k} {v:g}x" if kind == "factor" else f"{k} = {v:g}"
+                        for k, (kind, v) in upgrade.changes.items())
     return f"{upgrade.name} ({changes})"
 
 

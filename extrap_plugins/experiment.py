@@ -258,8 +258,10 @@ class Experiment:
         units = {m.name: m for e in experiments for m in e.metrics}
         return cls.from_columns(
             first.parameters,
-            callpath=np.concatenate([np.asarray([c.name for c in e.callpaths], dtype=object)[e.callpath_index] for e in experiments]),
-            metric=np.concatenate([np.asarray([m.name for m in e.metrics], dtype=object)[e.metric_index] for e in experiments]),
+            callpath=np.concatenate([np.asarray([c.name for c in e.callpaths], dtype=object)[e.callpath_index]
+                                     for e in experiments]),
+            metric=np.concatenate([np.asarray([m.name for m in e.metrics], dtype=object)[e.metric_index]
+                                   for e in experiments]),
             coordinates=np.concatenate([e.coordinates for e in experiments]),
             value=np.concatenate([e.value for e in experiments]),
             repetition=np.concatenate([e.repetition for e in experiments]),

@@ -48,7 +48,7 @@ import numpy as np
 from .errors import ExtrapWarning, InputError
 from .experiment import Experiment
 from .models import ModelSet
-from .codesign import ROLE_DEFAULTS, _read_toml, default_roles
+from .codesign import _read_toml, default_roles
 
 __all__ = ["Resource", "Machine", "Calibration", "WhatIf", "load_machine", "default_machine", "calibrate",
            "whatif", "parse_scale", "convolve"]

@@ -456,8 +456,9 @@ def stream_models(
     paths = engine.input_paths(path)
     infos = [host.reader(reader) if reader else engine.select_reader(p, host) for p in paths]
     if len({i.name for i in infos}) > 1:
-        raise InputError(f"streaming reads inputs of one reader; these need {', '.join(sorted({i.name for i in infos}))}"
-                         ": stream them separately or give --reader")
+        needed = ", ".join(sorted({i.name for i in infos}))
+        raise InputError(f"streaming reads inputs of one reader; these need {needed}: stream them separately or give "
+                         "--reader")
     info = infos[0]
     metrics, callpaths = tuple(metrics), tuple(callpaths)
     reader_options = {key: str(value) for key, value in (reader_options or {}).items()}

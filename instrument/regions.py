@@ -324,7 +324,8 @@ def _mismatch(c: Cursor, name: str, now: float) -> None:
             open_node.close(now - open_node.start)
         c.node = node.parent
         names = ", ".join(repr(n.name) for n in inner)
-        what = f"region {name!r} closed while {names} inside it {'was' if len(inner) == 1 else 'were'} still open; closed them too"
+        verb = "was" if len(inner) == 1 else "were"
+        what = f"region {name!r} closed while {names} inside it {verb} still open; closed them too"
     warnings.warn(
         f"{what} (regions must nest: a 'with region' must not span a yield or await; "
         f"decorate the generator or coroutine instead)",
@@ -447,10 +448,10 @@ def _time_generator(function: Callable, name: str) -> Callable:
             while True:
                 try:
                     if error is None:
-                        item = steps.step(lambda: generator.send(value))
+                        item = steps.step(functools.partial(generator.send, value))
                     else:
                         pending, error = error, None
-                        item = steps.step(lambda: generator.throw(pending))
+                        item = steps.step(functools.partial(generator.throw, pending))
                 except StopIteration as stop:
                     return stop.value
                 try:
@@ -476,10 +477,10 @@ def _time_coroutine(function: Callable, name: str) -> Callable:
         while True:
             try:
                 if error is None:
-                    future = steps.step(lambda: coroutine.send(value))
+                    future = steps.step(functools.partial(coroutine.send, value))
                 else:
                     pending, error = error, None
-                    future = steps.step(lambda: coroutine.throw(pending))
+                    future = steps.step(functools.partial(coroutine.throw, pending))
             except StopIteration as stop:
                 return stop.value
             try:
@@ -603,6 +604,27 @@ def snapshot(now: float | None = None, counters: dict[str, dict[str, float]] | N
     return list(merged), rows
 
 
+def _add_counters(node: Node, user: dict[int, dict[str, float] | None], counters: dict[str, dict[str, float]],
+                  path: str) -> None:
+    """A node's user counters, its children's included (taken from ``user``), added to ``counters[path]``."""
+    own = dict(node.counters) if node.counters else None
+    for child in node.children.values():
+        below = user.pop(id(child), None)
+        if below:
+            own = _merge_counters(own or {}, below)
+    user[id(node)] = own
+    if not own:
+        return
+    target = counters.setdefault(path, {})
+    for name, value in own.items():
+        if name not in target:
+            target[name] = value
+        elif _counters[name][0] == "peak":
+            target[name] = max(target[name], value)
+        else:
+            target[name] += value
+
+
 def _flatten(c: Cursor, now: float, merged: dict[str, list[float]],
              counters: dict[str, dict[str, float]] | None = None) -> None:
     """Add one thread's tree to ``merged`` (iteratively: recursion may be deep)."""
@@ -628,20 +650,7 @@ def _flatten(c: Cursor, now: float, merged: dict[str, list[float]],
     user: dict[int, dict[str, float] | None] = {}
     for node, row in reversed(order):  # children before their parents
         if counters is not None:
-            own = dict(node.counters) if node.counters else None
-            for child in node.children.values():
-                below = user.pop(id(child), None)
-                if below:
-                    own = _merge_counters(own or {}, below)
-            user[id(node)] = own
-            if own:
-                target = counters.setdefault(paths[id(node)], {})
-                for name, value in own.items():
-                    if name in target:
-                        target[name] = max(target[name], value) if _counters[name][0] == "peak" else \
-                            target[name] + value
-                    else:
-                        target[name] = value
+            _add_counters(node, user, counters, paths[id(node)])
         visits, total, tmin, tmax = node.visits, node.time, node.tmin, node.tmax
         if id(node) in open_nodes:
             elapsed = max(now - node.start, 0.0)

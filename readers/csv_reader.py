@@ -367,5 +367,6 @@ def _check_repetitions(roles: _Roles, callpath, metric, coordinates, repetition,
         first, second = int(rows[0]), int(rows[np.flatnonzero(cell[rows] == cell[rows[0]])[1]])
         raise InputError(
             f"call path {callpath[0][callpath[1][first]]!r}, metric {metric[0][metric[1][first]]!r}, point "
-            f"{format_point(coordinates[first], roles.parameters, brackets=True)} has repetition {int(repetition[first])} twice "
+            f"{format_point(coordinates[first], roles.parameters, brackets=True)} "
+            f"has repetition {int(repetition[first])} twice "
             f"(also on line {line_of(first)})", path, line_of(second))

@@ -6,7 +6,6 @@ import sys
 import textwrap
 import types
 
-import numpy as np
 import pytest
 
 import extrap_plugins
@@ -85,7 +84,7 @@ def test_two_plugins_with_the_same_name_is_an_error_naming_both():
     host = PluginHost(autoload=False)
     host.register(plugin_module("other", extrap_exporters=[ExporterInfo("json", lambda *a: None)]), "other", "other-dist")
     with pytest.raises(PluginError) as error:
-        host.exporters
+        _ = host.exporters
     assert str(error.value) == ("two plugins register the exporter 'json': extrap_plugins.exporters.json_exporter "
                                 "(extrap-plugins) and other (other-dist)")
 
@@ -94,7 +93,7 @@ def test_a_hook_returning_the_wrong_type_is_an_error():
     host = PluginHost(autoload=False)
     host.register(plugin_module("bad", extrap_modelers=["not an info"]), "bad", "bad-dist")
     with pytest.raises(PluginError, match="plugin bad \\(bad-dist\\): extrap_modelers must return ModelerInfo objects, got str"):
-        host.modelers
+        _ = host.modelers
 
 
 def test_entry_point_plugins_are_discovered(tmp_path, monkeypatch):

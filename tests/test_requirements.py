@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import math
 import re
 
 import numpy as np
 import pytest
 
 import extrap_plugins
-from extrap_plugins import Experiment, InputError
+from extrap_plugins import InputError
 from extrap_plugins.cli import main
 from extrap_plugins.models import Factor, Model, ModelSet, Term
 from extrap_plugins.codesign import System, fill_memory, load_system, parse_upgrade

@@ -8,7 +8,6 @@ import math
 import numpy as np
 import pytest
 
-import extrap_plugins
 from extrap_plugins import Experiment, InputError
 from extrap_plugins.cli import main
 from extrap_plugins.machine import calibrate, load_machine, parse_scale, whatif
