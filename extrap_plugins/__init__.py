@@ -29,11 +29,12 @@ _EXPORTS = {
     "ReaderInfo": "registration", "ModelerInfo": "registration", "ExporterInfo": "registration",
     "ExtrapError": "errors", "InputError": "errors", "PluginError": "errors", "ExtrapWarning": "errors",
     "QualityWarning": "errors",
+    "from_graphframes": "hatchet", "from_thicket": "thicket",
 }
 
 __all__ = [
     "read", "model", "export", "stream_models", "extrapolate", "hookimpl", "PluginHost", "detect_changes",
-    "requirements", "whatif", "calibrate",
+    "requirements", "whatif", "calibrate", "from_thicket", "from_graphframes",
     "Experiment", "Parameter", "Callpath", "Metric", "SeriesGroup",
     "Model", "ModelSet", "Term", "Factor", "Quality", "Segment",
     "ReaderInfo", "ModelerInfo", "ExporterInfo",
@@ -47,6 +48,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ lo
     from .experiment import Callpath, Experiment, Metric, Parameter, SeriesGroup
     from .codesign import requirements
     from .extrapolation import extrapolate
+    from .hatchet import from_graphframes
     from .machine import calibrate, whatif
     from .hookspecs import hookimpl
     from .models import Factor, Model, ModelSet, Quality, Segment, Term
@@ -54,6 +56,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ lo
     from .plugins import PluginHost
     from .registration import ExporterInfo, ModelerInfo, ReaderInfo
     from .streaming import stream_models
+    from .thicket import from_thicket
 
 
 def __getattr__(name: str) -> Any:

@@ -152,6 +152,10 @@ class Model:
             )
         return format_function(self.constant, self.terms, machine=False)
 
+    def _repr_html_(self) -> str:
+        """A notebook shows the formula, the quality and, for one parameter, the curve."""
+        return _notebook().model_html(self)
+
 
 @dataclass
 class ModelSet:
@@ -180,6 +184,30 @@ class ModelSet:
             if m.callpath == callpath and m.metric == metric:
                 return m
         raise KeyError(f"no model for call path {callpath!r} and metric {metric!r}")
+
+    def to_dataframe(self, target=None):
+        """A pandas DataFrame, one row per call path and metric (see :func:`extrap_plugins.notebook.to_dataframe`).
+
+        ``target`` (``"p=4096"`` or ``{"p": 4096}``) adds the value there, its
+        prediction interval and the share of the root.  Needs pandas.
+        """
+        return _notebook().to_dataframe(self, target)
+
+    def _repr_html_(self) -> str:
+        """A notebook shows the table of models."""
+        return _notebook().model_set_html(self)
+
+
+def _notebook():
+    """:mod:`extrap_plugins.notebook`, looked up when a notebook or pandas asks for it.
+
+    The presentation sits above extrapolation, which imports this module; loading it by name at call time keeps
+    the data model at the bottom of the import graph (``tests/test_imports.py``) while ``ModelSet`` and
+    ``Model`` still carry ``to_dataframe`` and ``_repr_html_``, where pandas and Jupyter users look for them.
+    """
+    import importlib
+
+    return importlib.import_module("extrap_plugins.notebook")
 
 
 # ----------------------------------------------------------------------------

@@ -40,6 +40,7 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "extrap_plugins.readers.talpas_reader",
     "extrap_plugins.readers.extrap_experiment_reader",
     "extrap_plugins.readers.cube_reader",
+    "extrap_plugins.readers.caliper_reader",
     "extrap_plugins.readers.instrument_reader",
     "extrap_plugins.modelers",
     "extrap_plugins.modelers.segmented",

@@ -1,0 +1,169 @@
+"""Models in pandas and Jupyter: :meth:`ModelSet.to_dataframe` and the ``_repr_html_`` of models.
+
+pandas is imported only by :func:`to_dataframe`; the HTML needs nothing but
+the standard library (the curve of a one-parameter model is inline SVG), so
+a notebook shows a :class:`~extrap_plugins.models.ModelSet` or a
+:class:`~extrap_plugins.models.Model` as soon as it is the value of a cell.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from typing import TYPE_CHECKING, Mapping
+
+import numpy as np
+
+from .formatting import format_number
+
+if TYPE_CHECKING:
+    import pandas
+
+    from .models import Model, ModelSet
+
+#: Rows shown by ``ModelSet._repr_html_`` before "... N more".
+HTML_ROWS = 60
+
+
+def to_dataframe(model_set: ModelSet, target: str | Mapping[str, float] | None = None) -> pandas.DataFrame:
+    """One row per call path and metric, in the model set's order.
+
+    Columns: ``callpath``, ``metric``, ``formula`` (human), ``function``
+    (machine-readable), ``growth`` (big-O class), ``rss``, ``ar2``, ``smape``,
+    ``re``, ``points``, ``modeler``, ``largest`` (the value at the largest
+    measured point), ``share_largest`` (of the root there); and given a
+    ``target`` (``"p=4096"`` or ``{"p": 4096}``): ``target``, ``lower``,
+    ``upper`` (the prediction interval) and ``share_target``.
+
+    Raises
+    ------
+    ImportError
+        pandas is not installed (``pip install pandas``).
+    InputError
+        A target that does not name every parameter.
+    """
+    try:
+        import pandas as pd
+    except ImportError as error:  # pragma: no cover - exercised only without pandas
+        raise ImportError("ModelSet.to_dataframe needs pandas: pip install pandas") from error
+    from .extrapolation import extrapolate
+
+    result = extrapolate(model_set, target)
+    rows = []
+    for model, row in zip(model_set.models, result.rows):
+        entry = {
+            "callpath": model.callpath, "metric": model.metric, "formula": model.formula,
+            "function": model.function, "growth": row.growth,
+            "rss": model.quality.rss, "ar2": model.quality.ar2, "smape": model.quality.smape,
+            "re": model.quality.re, "points": model.points, "modeler": model.modeler,
+            "largest": row.value_largest, "share_largest": row.share_root_largest,
+        }
+        if result.target is not None:
+            entry.update(target=row.value_target, lower=row.interval[0], upper=row.interval[1],
+                         share_target=row.share_root_target)
+        rows.append(entry)
+    columns = ["callpath", "metric", "formula", "function", "growth", "rss", "ar2", "smape", "re", "points",
+               "modeler", "largest", "share_largest"]
+    if result.target is not None:
+        columns += ["target", "lower", "upper", "share_target"]
+    frame = pd.DataFrame(rows, columns=columns)
+    frame.attrs.update(parameters=list(model_set.parameters), largest_point=result.largest,
+                       target_point=result.target, source=model_set.source)
+    return frame
+
+
+# ---------------------------------------------------------------------- HTML
+def _cell(value) -> str:
+    if isinstance(value, float):
+        return "" if math.isnan(value) else html.escape(format_number(value, False))
+    return html.escape(str(value))
+
+
+def model_set_html(model_set: ModelSet) -> str:
+    """A table of the models (call path, metric, formula, growth, adj. R², SMAPE)."""
+    from .extrapolation import growth_class
+
+    head = ("<tr><th>call path</th><th>metric</th><th>model</th><th>growth</th>"
+            "<th>adj. R²</th><th>SMAPE</th></tr>")
+    body = []
+    for model in model_set.models[:HTML_ROWS]:
+        smape = "" if math.isnan(model.quality.smape) else f"{model.quality.smape:.2f}%"
+        body.append(
+            f"<tr><td style='text-align:left'>{_cell(model.callpath)}</td><td>{_cell(model.metric)}</td>"
+            f"<td style='text-align:left'><code>{_cell(model.formula)}</code></td>"
+            f"<td>{_cell(growth_class(model) or '')}</td><td>{_cell(model.quality.ar2)}</td><td>{smape}</td></tr>")
+    more = len(model_set.models) - HTML_ROWS
+    if more > 0:
+        body.append(f"<tr><td colspan='6'>… {more} more (ModelSet.to_dataframe() has them all)</td></tr>")
+    caption = (f"{len(model_set.models)} models of {', '.join(model_set.parameters) or 'no parameter'}"
+               f" by {html.escape(model_set.modeler or '?')}" + (f" from {html.escape(model_set.source)}"
+                                                                   if model_set.source else ""))
+    return (f"<table class='extrap-plugins-models'><caption>{caption}</caption>"
+            f"<thead>{head}</thead><tbody>{''.join(body)}</tbody></table>")
+
+
+def model_html(model: Model, experiment=None, points=None, values=None) -> str:
+    """The model's formula and quality, with its curve and measurements for one parameter (inline SVG).
+
+    The measurements come from ``experiment`` (``ModelSet.experiment``) or
+    are given as ``points`` (shape (n,) or (n, 1)) and ``values`` (shape (n,)).
+    """
+    q = model.quality
+    smape = "" if math.isnan(q.smape) else f"{q.smape:.2f}%"
+    table = (f"<table class='extrap-plugins-model'><tr><th>call path</th><td style='text-align:left'>"
+             f"{_cell(model.callpath)}</td></tr><tr><th>metric</th><td style='text-align:left'>{_cell(model.metric)}"
+             f"</td></tr><tr><th>model</th><td style='text-align:left'><code>{_cell(model.formula)}</code></td></tr>"
+             f"<tr><th>adj. R²</th><td>{_cell(q.ar2)}</td></tr><tr><th>SMAPE</th><td>{smape}</td></tr>"
+             f"<tr><th>RSS</th><td>{_cell(q.rss)}</td></tr></table>")
+    if len(model.parameters) != 1:
+        return table
+    if experiment is not None and points is None:
+        try:
+            points, values = experiment.values_of(model.callpath, model.metric)
+        except Exception:  # the model set's experiment may lack this series (streamed, selected)
+            points = values = None
+    return f"<div style='display:flex;gap:1em;align-items:flex-start'>{table}{curve_svg(model, points, values)}</div>"
+
+
+def curve_svg(model: Model, points=None, values=None, width: int = 360, height: int = 220) -> str:
+    """Inline SVG: the model from the smallest measured value to 1.5 times the largest, and the measurements."""
+    name = model.parameters[0]
+    if points is not None and len(points):
+        x_measured = np.asarray(points, dtype=float).reshape(-1)
+        y_measured = np.asarray(values, dtype=float).reshape(-1)
+        lo, hi = float(np.min(x_measured)), float(np.max(x_measured)) * 1.5
+    else:
+        x_measured = y_measured = np.zeros(0)
+        lo, hi = 1.0, 1024.0  # no measurements at hand: the first ten powers of two
+    if not hi > lo:
+        hi = lo + 1.0
+    x = np.linspace(lo, hi, 120)
+    y = np.asarray(model.predict(x.reshape(-1, 1)), dtype=float)
+    every = np.concatenate([y[np.isfinite(y)], y_measured[np.isfinite(y_measured)]])
+    if every.size == 0:
+        return ""
+    y_lo, y_hi = float(np.min(every)), float(np.max(every))
+    if not y_hi > y_lo:
+        y_lo, y_hi = y_lo - 1.0, y_hi + 1.0
+    left, right, top, bottom = 58, 10, 10, 34
+
+    def sx(v):
+        return left + (v - lo) / (hi - lo) * (width - left - right)
+
+    def sy(v):
+        return top + (y_hi - v) / (y_hi - y_lo) * (height - top - bottom)
+
+    line = " ".join(f"{sx(a):.1f},{sy(b):.1f}" for a, b in zip(x, y) if np.isfinite(b))
+    dots = "".join(f"<circle cx='{sx(a):.1f}' cy='{sy(b):.1f}' r='3' fill='#d62728'/>"
+                   for a, b in zip(x_measured, y_measured) if np.isfinite(b))
+    labels = (f"<text x='{left}' y='{height - 6}' font-size='11'>{_cell(lo)}</text>"
+              f"<text x='{width - right}' y='{height - 6}' font-size='11' text-anchor='end'>{_cell(hi)}</text>"
+              f"<text x='{(left + width) / 2:.0f}' y='{height - 6}' font-size='11' text-anchor='middle'>"
+              f"{html.escape(name)}</text>"
+              f"<text x='{left - 4}' y='{top + 10}' font-size='11' text-anchor='end'>{_cell(y_hi)}</text>"
+              f"<text x='{left - 4}' y='{height - bottom}' font-size='11' text-anchor='end'>{_cell(y_lo)}</text>")
+    return (f"<svg xmlns='http://www.w3.org/2000/svg' width='{width}' height='{height}' role='img' "
+            f"aria-label='{html.escape(model.callpath)} {html.escape(model.metric)}'>"
+            f"<rect x='{left}' y='{top}' width='{width - left - right}' height='{height - top - bottom}' "
+            f"fill='none' stroke='#999'/><polyline points='{line}' fill='none' stroke='#1f77b4' stroke-width='2'/>"
+            f"{dots}{labels}</svg>")

@@ -1,0 +1,512 @@
+"""Thicket in and out: a drop-in for ``thicket.model_extrap.Modeling``, and :func:`from_thicket`.
+
+A Thicket user switches from Extra-P to this project by changing one import::
+
+    from extrap_plugins.thicket import Modeling     # was: from thicket.model_extrap import Modeling
+
+    mdl = Modeling(tk, "jobsize", chosen_metrics=["Avg time/rank"])
+    mdl.produce_models()
+    tk.statsframe.dataframe["Avg time/rank_extrap-model"]      # one ModelWrapper per node
+    mdl.componentize_statsframe()
+
+``Modeling`` takes Thicket's arguments (``tht, param_name, params=None,
+chosen_metrics=None``) and writes the same columns into
+``tk.statsframe.dataframe``: ``<metric>_extrap-model`` holding a
+:class:`ModelWrapper` (``str()`` in Extra-P's notation, ``eval(x)``,
+``display()``, ``.mdl.hypothesis`` with ``function``, ``RSS``, ``rRSS``,
+``SMAPE``, ``AR2``, ``RE``), and ``<metric>_RSS_extrap-model`` ... for the
+quality figures, as Extra-P defines them.  Extra keyword arguments choose
+any registered modeler (``modeler="exhaustive"``) and its options.  Neither
+Extra-P nor PySide6 is needed, and numpy 2 works.
+
+:func:`from_thicket` turns a Thicket into an
+:class:`~extrap_plugins.experiment.Experiment` for everything else
+(several parameters, extrapolation, the HTML report, segmented models,
+``suggest``).
+
+pandas and Thicket are used through the objects passed in; matplotlib is
+imported only by :meth:`ModelWrapper.display`.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from fractions import Fraction
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from .errors import InputError
+from .experiment import Experiment
+from .hatchet import build, frame_columns, node_callpath
+
+MODEL_TAG = "_extrap-model"
+"""The suffix of the columns ``Modeling`` writes, as Thicket names them."""
+STATISTICS = ("RSS", "rRSS", "SMAPE", "AR2", "RE")
+
+__all__ = ["Modeling", "ModelWrapper", "from_thicket", "MODEL_TAG"]
+
+
+# ----------------------------------------------------------------- from_thicket
+def from_thicket(tk, parameters: str | Sequence[str] | Mapping[str, Any] | None = None, *,
+                 metrics: Sequence[str] | None = None) -> Experiment:
+    """An Experiment from a Thicket: one run per profile, parameters from its metadata.
+
+    Parameters
+    ----------
+    tk : thicket.Thicket
+    parameters : str, sequence of str, or mapping, optional
+        Metadata columns to use as parameters (``"jobsize"`` or
+        ``["jobsize", "problem_size"]``); or ``{name: {profile_or_file: value}}``
+        for values that are not in the metadata.  Default: the integer-valued
+        numeric metadata columns that vary across the profiles (dates left
+        out, columns that vary together kept once), as the caliper reader
+        chooses; the experiment's notes say which.
+    metrics : sequence of str, optional
+        Default: ``tk.exc_metrics + tk.inc_metrics`` (the numeric ones).
+
+    Returns
+    -------
+    Experiment
+        Profiles with equal parameters are repetitions.
+
+    Raises
+    ------
+    InputError
+        A parameter column that is missing or not numeric, or no varying one.
+    """
+    dataframe = tk.dataframe
+    profiles = list(dict.fromkeys(dataframe.index.get_level_values(_profile_level(dataframe))))
+    names, points, notes = _profile_points(tk, profiles, parameters)
+    if metrics is None:
+        listed = list(dict.fromkeys([*tk.exc_metrics, *tk.inc_metrics]))
+        metrics = [m for m in listed if m in dataframe.columns and np.issubdtype(dataframe[m].dtype, np.number)]
+    level = _profile_level(dataframe)
+    columns = []
+    for profile, group in dataframe.groupby(level=level, sort=False):
+        columns.append((profiles.index(profile), frame_columns(group, list(metrics), f"profile {profile}")))
+    columns.sort(key=lambda item: item[0])
+    experiment = build(names, points[[i for i, _ in columns]], [c for _, c in columns], source="thicket")
+    experiment.reader = "thicket"
+    experiment.notes.extend(notes)
+    return experiment
+
+
+def _profile_level(dataframe) -> int:
+    names = list(dataframe.index.names)
+    return names.index("profile") if "profile" in names else 1
+
+
+def _profile_points(tk, profiles: list, parameters) -> tuple[list[str], np.ndarray, list[str]]:
+    metadata = tk.metadata
+    files = dict(getattr(tk, "profile_mapping", {}))  # profile -> file name
+    notes: list[str] = []
+    if parameters is None:
+        from .readers.caliper_reader import choose_parameters
+
+        numeric = [c for c in metadata.columns if np.issubdtype(metadata[c].dtype, np.number)]
+        rows = [{c: float(metadata.at[p, c]) for c in numeric if np.isfinite(float(metadata.at[p, c]))}
+                for p in profiles]
+        names, notes = choose_parameters(rows)
+        if not names:
+            raise InputError("no numeric metadata column varies across the profiles; name the parameters, "
+                             "e.g. from_thicket(tk, parameters='jobsize')")
+        notes = [f"parameters from the Thicket metadata: {', '.join(names)}", *notes]
+        return names, np.array([[row[n] for n in names] for row in rows]), notes
+    if isinstance(parameters, str):
+        parameters = [parameters]
+    if isinstance(parameters, Mapping):
+        names = [str(n) for n in parameters]
+        points = np.empty((len(profiles), len(names)))
+        for j, name in enumerate(names):
+            given = parameters[name]
+            for i, profile in enumerate(profiles):
+                key = profile if profile in given else files.get(profile, profile)
+                if key not in given:
+                    raise InputError(f"parameter {name!r} has no value for profile {profile!r}"
+                                     + (f" ({files[profile]})" if profile in files else ""))
+                points[i, j] = _number(given[key], name, profile)
+        return names, points, notes
+    names = list(parameters)
+    missing = [n for n in names if n not in metadata.columns]
+    if missing:
+        raise InputError(f"no metadata column {', '.join(map(repr, missing))} in this Thicket")
+    points = np.array([[_number(metadata.at[p, n], n, p) for n in names] for p in profiles], dtype=float)
+    return names, points.reshape(len(profiles), len(names)), notes
+
+
+def _number(value, name, profile) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise InputError(f"profile {profile!r}: parameter {name}={value!r} is not a number") from None
+    if not math.isfinite(number):
+        raise InputError(f"profile {profile!r}: parameter {name}={value!r} is not a finite number")
+    return number
+
+
+# ------------------------------------------------------------ Extra-P's objects
+def _exponent(value: float) -> str:
+    """Extra-P's notation of an exponent: ``(1)``, ``(9/4)``."""
+    fraction = Fraction(value).limit_denominator(64)
+    return f"({fraction.numerator})" if fraction.denominator == 1 else f"({fraction.numerator}/{fraction.denominator})"
+
+
+class SimpleTerm:
+    """One factor as Extra-P has it: ``p^(9/4)`` or ``log2(p)^(1)``."""
+
+    def __init__(self, term_type: str, exponent: float, parameter: str = "p"):
+        self.term_type = term_type
+        self.exponent = exponent
+        self.parameter = parameter
+
+    def to_string(self, parameter: str | None = None) -> str:
+        name = parameter or self.parameter
+        if self.term_type == "logarithm":
+            return f"log2({name})^{_exponent(self.exponent)}"
+        return f"{name}^{_exponent(self.exponent)}"
+
+    def __repr__(self) -> str:
+        return f"SimpleTerm({self.to_string()!r})"
+
+
+class CompoundTerm:
+    """A coefficient times simple terms (Extra-P's ``CompoundTerm``)."""
+
+    def __init__(self, coefficient: float, simple_terms: list[SimpleTerm]):
+        self.coefficient = coefficient
+        self.simple_terms = simple_terms
+
+    def to_string(self) -> str:
+        return " * ".join([repr(float(self.coefficient)), *(t.to_string() for t in self.simple_terms)])
+
+
+class Function:
+    """The model's function with Extra-P's attributes: ``constant_coefficient``, ``compound_terms``, ``evaluate``."""
+
+    def __init__(self, model, parameter_names: Sequence[str]):
+        self._model = model
+        self.constant_coefficient = float(model.constant)
+        names = {p: ("p", "q", "r", "s", "t")[i] if i < 5 else p for i, p in enumerate(parameter_names)}
+        self.compound_terms = []
+        for term in model.terms:
+            simple = []
+            for parameter, factor in term.factors.items():
+                if factor.exponent:
+                    simple.append(SimpleTerm("polynomial", float(factor.exponent), names[parameter]))
+                if factor.log_exponent:
+                    simple.append(SimpleTerm("logarithm", float(factor.log_exponent), names[parameter]))
+            self.compound_terms.append(CompoundTerm(float(term.coefficient), simple))
+
+    def evaluate(self, value):
+        """The function at ``value``: a number (float returned) or an array of shape (n,) or (n, n_params)."""
+        x = np.asarray(value, dtype=np.float64)
+        n_params = len(self._model.parameters)
+        if x.ndim == 0:
+            return float(self._model.predict(np.full((1, n_params), float(x)))[0])
+        return self._model.predict(x.reshape(-1, n_params))
+
+    def __str__(self) -> str:
+        if self._model.function_text is not None or self._model.segments:
+            return self._model.function
+        text = repr(self.constant_coefficient)
+        for term in self.compound_terms:
+            text += " + " + term.to_string()
+        return text
+
+
+class Hypothesis:
+    """The model and its quality figures, named as Extra-P's hypothesis names them."""
+
+    def __init__(self, function: Function, figures: Mapping[str, float]):
+        self.function = function
+        self.RSS = figures["RSS"]
+        self.rRSS = figures["rRSS"]
+        self.SMAPE = figures["SMAPE"]
+        self.AR2 = figures["AR2"]
+        self.RE = figures["RE"]
+
+
+class Measurement:
+    """One measured point (Extra-P's ``Measurement``: ``coordinate`` and ``value(mean)``)."""
+
+    def __init__(self, coordinate: tuple, values: np.ndarray):
+        self.coordinate = coordinate
+        self.values = values
+        self.mean = float(np.mean(values))
+        self.median = float(np.median(values))
+        self.minimum = float(np.min(values))
+        self.maximum = float(np.max(values))
+
+    def value(self, use_median: bool = False) -> float:
+        """The mean of the repetitions, or their median when ``use_median`` (as in Extra-P)."""
+        return self.median if use_median else self.mean
+
+
+class ExtrapModel:
+    """What Thicket reaches through ``ModelWrapper.mdl``: ``hypothesis``, ``measurements``, ``callpath``, ``metric``;
+    ``model`` is this project's :class:`~extrap_plugins.models.Model`."""
+
+    def __init__(self, model, hypothesis: Hypothesis, measurements: list[Measurement], callpath: str, metric: str):
+        self.model = model
+        self.hypothesis = hypothesis
+        self.measurements = measurements
+        self.callpath = callpath
+        self.metric = metric
+
+
+class ModelWrapper:
+    """One model in a Thicket statsframe cell, with the interface of Thicket's ``ModelWrapper``."""
+
+    def __init__(self, mdl: ExtrapModel, param_name: str):
+        self.mdl = mdl
+        self.param_name = param_name
+
+    @property
+    def model(self):
+        """This project's :class:`~extrap_plugins.models.Model`."""
+        return self.mdl.model
+
+    def __str__(self) -> str:
+        """The function in Extra-P's notation: ``1.92e-05 + 9.09e-09 * p^(9/4)``."""
+        return str(self.mdl.hypothesis.function)
+
+    def __repr__(self) -> str:
+        return f"ModelWrapper({self.mdl.callpath!r}, {self.mdl.metric!r}: {self})"
+
+    def eval(self, val):
+        """The model at ``val`` (a number or an array of numbers)."""
+        return self.mdl.hypothesis.function.evaluate(val)
+
+    def _repr_html_(self) -> str:
+        from .notebook import model_html
+
+        return model_html(self.mdl.model, points=[m.coordinate for m in self.mdl.measurements],
+                          values=[m.mean for m in self.mdl.measurements])
+
+    def display(self, RSS: bool = False):
+        """Plot the model from the smallest measured value to 1.5 times the largest, and the measurements.
+
+        Returns
+        -------
+        (matplotlib.figure.Figure, matplotlib.axes.Axes)
+        """
+        import matplotlib.pyplot as plt
+
+        measured = sorted(self.mdl.measurements, key=lambda m: m.coordinate[0])
+        xs = [m.coordinate[0] for m in measured]
+        ys = [m.value(False) for m in measured]
+        x = np.linspace(xs[0], 1.5 * xs[-1], 100)
+        y = self.eval(x)
+        fig, ax = plt.subplots()
+        ax.plot(x, y, label=str(self))
+        ax.plot(xs, ys, "ro", label=self.mdl.callpath)
+        ax.set_xlabel(self.param_name)
+        ax.set_ylabel(self.mdl.metric)
+        if RSS:
+            ax.text(x[0], max([*y, *ys]), f"RSS = {self.mdl.hypothesis.RSS:.4g}")
+        ax.legend(loc=1)
+        return fig, ax
+
+
+def quality_figures(model, points: np.ndarray, values: np.ndarray) -> dict[str, float]:
+    """RSS, rRSS, SMAPE (%), RE (a fraction) over the per-point means, as Extra-P computes them; AR2 from the fit."""
+    predicted = np.asarray(model.predict(points), dtype=np.float64)
+    difference = predicted - values
+    with np.errstate(divide="ignore", invalid="ignore"):
+        relative = np.where(values != 0, difference / values, np.nan)
+        denominator = np.abs(values) + np.abs(predicted)
+        smape = np.where(denominator != 0, np.abs(difference) / denominator * 2, 0.0)
+    return {
+        "RSS": float(np.sum(difference ** 2)),
+        "rRSS": float(np.nansum(relative ** 2)),
+        "SMAPE": float(np.mean(smape) * 100),
+        "AR2": float(model.quality.ar2),
+        "RE": float(np.nanmean(np.abs(relative))) if np.isfinite(relative).any() else math.nan,
+    }
+
+
+# ------------------------------------------------------------------- Modeling
+class Modeling:
+    """Produce models for all the metrics across the profiles of a Thicket (Thicket's ``Modeling``).
+
+    Parameters
+    ----------
+    tht : thicket.Thicket
+    param_name : str
+        The metadata column holding each profile's parameter value, or the
+        name to give the values in ``params``.
+    params : dict, optional
+        ``{file name: value}`` for every profile; written into
+        ``tht.metadata[param_name]`` (as Thicket does).
+    chosen_metrics : list of str, optional
+        Default: ``tht.exc_metrics + tht.inc_metrics``.
+    modeler : str
+        Any registered modeler (``extrap-plugins plugins`` lists them).
+    measure : {"mean", "median", "minimum", "maximum"}
+        How profiles with the same parameter value (repetitions) combine.
+    **options
+        The modeler's options.
+    """
+
+    def __init__(self, tht, param_name: str, params: dict | None = None, chosen_metrics: list | None = None, *,
+                 modeler: str = "default", measure: str = "mean", **options):
+        self.tht = tht
+        self.param_name = param_name
+        self.modeler = modeler
+        self.measure = measure
+        self.options = options
+        if not params:
+            if param_name not in tht.metadata.columns:
+                raise InputError(f"no metadata column {param_name!r} in this Thicket; give params={{file: value}} "
+                                 f"or one of: {', '.join(map(str, tht.metadata.columns))}")
+            self.params = tht.metadata[param_name].tolist()
+        else:
+            if not isinstance(params, dict):
+                raise TypeError("'params' must be provided as a dict")
+            if len(params) != len(tht.profile):
+                raise ValueError(f"length of params must equal the number of profiles: "
+                                 f"{len(params)} != {len(tht.profile)}")
+            by_file = {v: k for k, v in tht.profile_mapping.items()}
+            for file_name, value in params.items():
+                if file_name not in by_file:
+                    raise ValueError(f"params names {file_name!r}, which is not a profile of this Thicket")
+                tht.metadata.at[by_file[file_name], param_name] = value
+            self.params = tht.metadata[param_name].tolist()
+        self.chosen_metrics = list(chosen_metrics) if chosen_metrics else list(tht.exc_metrics) + list(
+            tht.inc_metrics)
+        self.model_set = None
+        """The :class:`~extrap_plugins.models.ModelSet` of the last :meth:`produce_models`."""
+
+    # ----------------------------------------------------------------- models
+    def produce_models(self, agg_func: Callable = statistics.mean, add_stats: bool = True):
+        """Model every chosen metric of every node; write the model columns into ``tht.statsframe.dataframe``.
+
+        Parameters
+        ----------
+        agg_func : callable
+            Combines several rows of one node in one profile (ranks,
+            threads) into one value; the mean by default, as in Thicket.
+        add_stats : bool
+            Also write the ``_RSS``, ``_rRSS``, ``_SMAPE``, ``_AR2`` and
+            ``_RE`` columns.
+        """
+        import pandas as pd
+
+        from .api import model as fit
+
+        tht, metrics = self.tht, self.chosen_metrics
+        missing = [m for m in metrics if m not in tht.dataframe.columns]
+        if missing:
+            raise InputError(f"no metric {', '.join(map(repr, missing))} in this Thicket's dataframe")
+        frame = tht.dataframe[metrics]
+        if frame.index.nlevels > 2 or not frame.index.is_unique:
+            how = "mean" if agg_func in (statistics.mean, np.mean) else agg_func
+            frame = frame.groupby(level=[0, 1], sort=False).agg(how)
+        nodes = frame.index.get_level_values(0)
+        profiles = frame.index.get_level_values(1)
+        value_of = tht.metadata[self.param_name].to_dict()
+        names: dict = {}  # node -> a unique call path
+        seen: set[str] = set()
+        for node in dict.fromkeys(nodes):
+            name = node_callpath(node)
+            unique, k = name, 2
+            while unique in seen:
+                unique, k = f"{name} #{k}", k + 1
+            seen.add(unique)
+            names[node] = unique
+        callpath = np.array([names[n] for n in nodes], dtype=object)
+        point = np.array([_number(value_of[p], self.param_name, p) for p in profiles], dtype=np.float64)
+        cp_rows, mt_rows, x_rows, y_rows = [], [], [], []
+        for j, metric in enumerate(metrics):
+            column = frame[metric].to_numpy(dtype=np.float64, na_value=np.nan)
+            keep = np.isfinite(column)
+            cp_rows.append(callpath[keep])
+            mt_rows.append(np.full(int(keep.sum()), j))
+            x_rows.append(point[keep])
+            y_rows.append(column[keep])
+        cp_names = list(names.values())
+        cp_code = {n: i for i, n in enumerate(cp_names)}
+        cps = np.concatenate(cp_rows)
+        experiment = Experiment.from_columns(
+            [self.param_name],
+            callpath=(cp_names, np.fromiter((cp_code[c] for c in cps), dtype=np.int32, count=len(cps))),
+            metric=(list(metrics), np.concatenate(mt_rows).astype(np.int32)),
+            coordinates=np.concatenate(x_rows).reshape(-1, 1), value=np.concatenate(y_rows),
+            source="thicket", reader="thicket",
+        )
+        self.model_set = fit(experiment, self.modeler, measure=self.measure, **self.options)
+        node_of = {name: node for node, name in names.items()}
+        statsframe = tht.statsframe.dataframe
+        cells = {m: {} for m in metrics}
+        for group in experiment.series_groups():
+            reduced = group.reduce(self.measure)
+            for (cp, mt), values, raw in zip(group.keys, reduced, group.values):
+                model = self.model_set.get(cp.name, mt.name)
+                measurements = [Measurement(tuple(pt), r[~np.isnan(r)]) for pt, r in zip(group.points, raw)]
+                figures = quality_figures(model, group.points, values)
+                hypothesis = Hypothesis(Function(model, [self.param_name]), figures)
+                wrapper = ModelWrapper(ExtrapModel(model, hypothesis, measurements, cp.name, mt.name),
+                                       self.param_name)
+                cells[mt.name][node_of[cp.name]] = (wrapper, figures)
+        for metric in metrics:
+            found = cells[metric]
+            statsframe[metric + MODEL_TAG] = pd.Series(
+                [found[n][0] if n in found else None for n in statsframe.index], index=statsframe.index,
+                dtype=object)
+            if add_stats:
+                for name in STATISTICS:
+                    statsframe[f"{metric}_{name}{MODEL_TAG}"] = [
+                        found[n][1][name] if n in found else np.nan for n in statsframe.index]
+        return self
+
+    # ------------------------------------------------------------------ tables
+    def to_html(self, RSS: bool = False) -> str:
+        """The model columns as an HTML table with a plot (JPEG) per model, as Thicket's ``to_html``."""
+        import base64
+        from io import BytesIO
+
+        import matplotlib.pyplot as plt
+
+        def image(wrapper):
+            if wrapper is None:
+                return ""
+            fig, _ = wrapper.display(RSS)
+            buffer = BytesIO()
+            fig.savefig(buffer, format="jpg")
+            plt.close(fig)
+            return f'<img src="data:image/jpg;base64,{base64.b64encode(buffer.getvalue()).decode()}" />'
+
+        columns = [m + MODEL_TAG for m in self.chosen_metrics]
+        return self.tht.statsframe.dataframe[columns].to_html(escape=False, formatters={c: image for c in columns})
+
+    @staticmethod
+    def _componentize_function(model_object: ModelWrapper) -> dict[str, float]:
+        """``{"c": constant, "p^(9/4)": coefficient, "p^(1) * log2(p)^(1)": ...}`` of one model."""
+        function = model_object.mdl.hypothesis.function
+        parts = {"c": function.constant_coefficient}
+        for term in function.compound_terms:
+            parts[" * ".join(t.to_string() for t in term.simple_terms)] = term.coefficient
+        return parts
+
+    def componentize_statsframe(self, columns: list | None = None) -> None:
+        """Add one column per model term (``c``, ``p^(9/4)``, ...) under each model column, as Thicket does."""
+        import pandas as pd
+
+        statsframe = self.tht.statsframe.dataframe
+        if columns is None:
+            columns = [c for c in statsframe.columns
+                       if len(statsframe) and isinstance(statsframe[c].iloc[0], ModelWrapper)]
+        for c in columns:
+            if c not in statsframe.columns:
+                raise ValueError(f"column {c} is not in the aggregated statistics table.")
+            if not isinstance(statsframe[c].iloc[0], ModelWrapper):
+                raise TypeError(f"column {c} is not the right type (extrap_plugins.thicket.ModelWrapper).")
+        parts = [statsframe]
+        for c in columns:
+            components = [Modeling._componentize_function(w) if w is not None else {} for w in statsframe[c]]
+            frame = pd.DataFrame(data=components, index=statsframe.index)
+            frame.columns = pd.MultiIndex.from_product([[c], frame.columns.to_list()])
+            parts.append(frame)
+        self.tht.statsframe.dataframe = pd.concat(parts, axis=1)

@@ -1,0 +1,469 @@
+"""The ``caliper`` reader: Caliper ``.cali`` profiles become an Experiment.
+
+Input is one ``.cali`` file, a list of them, or a folder searched
+recursively for them; each file is one run.  The files are parsed by LLNL's
+``caliper-reader`` package (the ``caliper`` extra: ``pip install
+'extrap-plugins[caliper]'``), imported only when a file is read.
+
+* **Call paths** come from the region nesting of each record (Caliper's
+  ``path`` attribute, which merges ``region``, ``function``, ``loop`` and
+  ``mpi.function``), joined with ``->``: ``main->lulesh.cycle->MPI_Allreduce``.
+  The record outside any region (Caliper's root totals) is left out, as
+  Hatchet and Thicket do.
+* **Metrics** are every numeric value attribute, named by their alias when
+  Caliper gives one (``Avg time/rank`` for ``avg#inclusive#sum#time.duration``)
+  with their unit (``sec``).  Values are read exactly as caliper-reader
+  parses them (``float`` of the recorded text).
+* **Parameters** come from each run's metadata (Caliper globals and Adiak
+  values): the keys named with ``parameters=jobsize[,problem_size]``, or by
+  default the integer-valued numeric keys whose value varies across the runs,
+  dates excluded and keys that vary together kept once (the one with the
+  largest values: the rank count ``jobsize`` rather than ``numhosts``, which
+  follows it).  The experiment notes say which keys were taken and which
+  ignored.  Runs with equal parameters are repetitions; records of one call
+  path repeated within a run (per rank or thread) are repetitions too.
+
+Options (``--reader-option KEY=VALUE``):
+
+``parameters``  metadata keys to use as parameters (comma-separated)
+``metrics``, ``callpaths``  names and globs (the host passes ``--metric`` and
+                ``--callpath`` here)
+
+A file that is not Caliper's format, is truncated or lacks a named key is an
+error naming it; when several runs are read, that run is skipped with a
+warning and the others are read.
+"""
+
+from __future__ import annotations
+
+import ast
+import fnmatch
+import io
+import math
+import pathlib
+import warnings
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from extrap_plugins.errors import ExtrapWarning, InputError
+from extrap_plugins.experiment import CALLPATH_SEPARATOR, Experiment, Metric
+from extrap_plugins.hookspecs import hookimpl
+from extrap_plugins.registration import ReaderInfo
+
+from ._common import head
+
+NAME = "caliper"
+OPTIONS = {
+    "parameters": "metadata keys to use as parameters (comma-separated, e.g. jobsize,problem_size); "
+                  "default: the integer-valued numeric keys that vary across the runs",
+    "metrics": "only these metrics (comma-separated names or globs)",
+    "callpaths": "only call paths matching these globs (comma-separated)",
+}
+_NUMERIC_TYPES = {"int", "uint", "double", "float", "long", "u64", "i64"}
+#: Metadata that describes when a run happened, never what it computed.
+_TIME_WORDS = ("date", "day", "time", "timestamp")
+_RUN_NOTE = "caliper-run: "  # carries a run's metadata from read_part to join
+
+
+@hookimpl
+def extrap_readers() -> list[ReaderInfo]:
+    return [
+        ReaderInfo(
+            name=NAME,
+            read=read,
+            description="Caliper .cali profiles (a file, several, or a folder of runs); parameters from run metadata "
+                        "(needs the caliper extra)",
+            patterns=("*.cali",),
+            sniff=sniff,
+            directories=True,
+            options=OPTIONS,
+            parts=parts,
+            read_part=read_part,
+            join=join,
+            filters=True,
+        )
+    ]
+
+
+# ------------------------------------------------------------------ sniff
+def sniff(path: pathlib.Path) -> bool:
+    """A file whose first line is a Caliper record, or a folder holding ``.cali`` files."""
+    path = pathlib.Path(path)
+    if path.is_dir():
+        return next(iter(path.rglob("*.cali")), None) is not None
+    return head(path, 64).lstrip().startswith(b"__rec=")
+
+
+# ---------------------------------------------------------------- options
+@dataclass(frozen=True)
+class Settings:
+    parameters: tuple[str, ...] = ()
+    metrics: tuple[str, ...] = ()
+    callpaths: tuple[str, ...] = ()
+
+
+def parse_options(options: dict) -> Settings:
+    """Check the reader options; an unknown key is an InputError listing the known ones."""
+    unknown = sorted(set(options) - set(OPTIONS))
+    if unknown:
+        raise InputError(f"the {NAME} reader has no option {', '.join(map(repr, unknown))}; "
+                         f"its options are: {', '.join(OPTIONS)}")
+    parameters = _names(options.get("parameters", ()))
+    if "parameters" in options and not parameters:
+        raise InputError("option parameters is empty; name metadata keys, e.g. parameters=jobsize")
+    return Settings(parameters=parameters, metrics=_names(options.get("metrics", ())),
+                    callpaths=_names(options.get("callpaths", ())))
+
+
+def _names(value) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return tuple(part.strip() for part in value.split(",") if part.strip())
+    return tuple(str(v) for v in value)
+
+
+# ------------------------------------------------------------------- runs
+def parts(path, options: dict) -> list[str]:
+    """Every ``.cali`` file of the input, in order (a folder is searched recursively, sorted)."""
+    parse_options(options)
+    _require_caliper_reader(path)
+    paths = [pathlib.Path(path)] if isinstance(path, (str, pathlib.PurePath)) else [pathlib.Path(p) for p in path]
+    files: list[str] = []
+    for one in paths:
+        if one.is_dir():
+            found = sorted(one.rglob("*.cali"))
+            if not found:
+                raise InputError("no .cali files in this folder", one)
+            files.extend(str(f) for f in found)
+        elif one.is_file():
+            files.append(str(one))
+        else:
+            raise InputError("no such file or folder", one)
+    if len(files) == 1:
+        # One run: its error is the error of the input, not a skipped run among good ones.
+        read_part(files[0], options)
+    return files
+
+
+def read(path: pathlib.Path, options: dict) -> Experiment:
+    """Read one input in this process (the host normally reads runs through ``parts``)."""
+    files = parts(path, options)
+    experiments, errors = [], []
+    for file in files:
+        try:
+            experiments.append(read_part(file, options))
+        except InputError as error:
+            if len(files) == 1:
+                raise
+            errors.append(error)
+    if not experiments:
+        raise errors[0]
+    if errors:
+        for error in errors:
+            warnings.warn(ExtrapWarning(f"skipped: {error}"), stacklevel=2)
+    return join(experiments, path, options)
+
+
+@dataclass
+class Run:
+    """What one ``.cali`` file holds, as caliper-reader gives it."""
+
+    path: str
+    globals: dict
+    records: list[dict]
+    metrics: dict[str, Metric]  # attribute name -> Metric named by its alias
+    types: dict[str, str]  # global name -> Caliper type
+    adiak_types: dict[str, str]
+
+
+def _require_caliper_reader(path):
+    """The caliperreader module, or an InputError saying how to install it."""
+    try:
+        import caliperreader
+    except ImportError:
+        where = path if isinstance(path, (str, pathlib.PurePath)) else None
+        raise InputError("reading .cali files needs caliper-reader: pip install 'extrap-plugins[caliper]'",
+                         where) from None
+    return caliperreader
+
+
+def load(path: str) -> Run:
+    """Parse one file with caliper-reader.
+
+    Raises
+    ------
+    InputError
+        caliper-reader is missing, the file is not Caliper's format (naming
+        the first line that is not a record), truncated, or has no records.
+    """
+    caliperreader = _require_caliper_reader(path)
+    try:
+        data = pathlib.Path(path).read_bytes()
+    except OSError as error:
+        raise InputError(f"cannot read: {error.strerror or error}", path) from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        raise InputError("not a Caliper .cali file (binary content); is this the right reader?", path, line) from None
+    lines = text.split("\n")
+    for number, line in enumerate(lines, 1):
+        if line.strip() and not line.startswith("__rec="):
+            raise InputError("not a Caliper .cali record (lines start with __rec=); is this the right reader?",
+                             path, number)
+    if not text.strip():
+        raise InputError("empty file: no Caliper records", path)
+    if not text.endswith("\n"):
+        raise InputError("truncated: the last line is incomplete", path, len(lines))
+    reader = caliperreader.CaliperReader()
+    try:
+        reader.read(io.StringIO(text))
+    except Exception as error:  # caliper-reader raises ReaderError, KeyError, ValueError... on damaged input
+        raise InputError(f"caliper-reader cannot parse this file: {type(error).__name__}: {error}", path) from None
+    if not reader.globals:
+        raise InputError("no run metadata (globals) in this file; it is truncated or not a complete profile", path)
+    metrics: dict[str, Metric] = {}
+    types: dict[str, str] = {}
+    adiak_types: dict[str, str] = {}
+    for name in reader.attributes():
+        attribute = reader.attribute(name)
+        kind = str(attribute.attribute_type())
+        if attribute.is_global():
+            types[name] = kind
+            adiak_types[name] = str(attribute.get("adiak.type") or "")
+        elif attribute.is_value() and kind in _NUMERIC_TYPES and name != "min#min#aggregate.slot":
+            alias = attribute.get("attribute.alias")
+            unit = attribute.get("attribute.unit")
+            metrics[name] = Metric(str(alias) if alias else name, str(unit) if unit else "",
+                                   "time" if "time" in name else "")
+    for name in reader.globals:
+        types.setdefault(name, "string")
+    return Run(path, dict(reader.globals), reader.records, metrics, types, adiak_types)
+
+
+def callpath_of(record: dict) -> str | None:
+    """The ``->``-joined region path of a record, or None outside any region."""
+    path = record.get("path")
+    if path is None:
+        return None
+    if isinstance(path, str):
+        return path
+    return CALLPATH_SEPARATOR.join(str(p) for p in path)
+
+
+def numeric_metadata(run: Run) -> dict[str, float]:
+    """The run's metadata values that are numbers (numeric types and numeric text), dates left out."""
+    values = {}
+    for key, raw in run.globals.items():
+        if isinstance(raw, (list, tuple)):
+            continue
+        if run.adiak_types.get(key) == "date":
+            continue
+        try:
+            number = float(raw)
+        except (TypeError, ValueError):
+            continue
+        if math.isfinite(number):
+            values[key] = number
+    return values
+
+
+def read_part(part, options: dict) -> Experiment:
+    """Read one run; its parameters are provisional (every numeric metadata key) until :func:`join`.
+
+    Raises
+    ------
+    InputError
+        Bad file (see :func:`load`), a named parameter key missing from the
+        run's metadata or not a number, a non-numeric metric value.
+    """
+    settings = parse_options(options)
+    run = load(str(part))
+    metadata = numeric_metadata(run)
+    if settings.parameters:
+        missing = [k for k in settings.parameters if k not in run.globals]
+        if missing:
+            known = ", ".join(sorted(metadata)) or "none"
+            raise InputError(f"no metadata key {', '.join(map(repr, missing))} in this run "
+                             f"(its numeric keys: {known})", part)
+        bad = [k for k in settings.parameters if k not in metadata]
+        if bad and isinstance(run.globals[bad[0]], (list, tuple)):
+            raise InputError(f"metadata {bad[0]} has {len(run.globals[bad[0]])} conflicting values in this run "
+                             f"({', '.join(map(str, run.globals[bad[0]]))}); a parameter needs one", part)
+        if bad:
+            raise InputError(f"metadata {bad[0]}={run.globals[bad[0]]!r} is not a number; "
+                             f"a parameter needs a numeric value", part)
+        keys = list(settings.parameters)
+    else:
+        keys = sorted(metadata)
+    point = np.array([metadata[k] for k in keys], dtype=np.float64)
+    callpaths: list[str] = []
+    metric_names: list[str] = []
+    values: list[float] = []
+    outside = 0
+    wanted_metrics = {n: m for n, m in run.metrics.items() if _selected(m.name, settings.metrics)}
+    for index, record in enumerate(run.records, 1):
+        callpath = callpath_of(record)
+        if callpath is None:
+            outside += 1
+            continue
+        if settings.callpaths and not any(fnmatch.fnmatchcase(callpath, g) for g in settings.callpaths):
+            continue
+        for attribute, metric in wanted_metrics.items():
+            raw = record.get(attribute)
+            if raw is None:
+                continue
+            try:
+                number = float(raw)
+            except (TypeError, ValueError):
+                raise InputError(f"record {index}, call path {callpath!r}: metric {metric.name!r} "
+                                 f"value {raw!r} is not a number", part) from None
+            callpaths.append(callpath)
+            metric_names.append(metric.name)
+            values.append(number)
+    if not values and not (settings.metrics or settings.callpaths):
+        raise InputError("no region records with numeric metrics in this file", part)
+    notes = [_RUN_NOTE + repr({"keys": keys, "metadata": metadata, "outside": outside})]
+    experiment = Experiment.from_columns(
+        keys, callpath=callpaths or "", metric=metric_names or "",
+        coordinates=np.tile(point, (len(values), 1)).reshape(len(values), len(keys)),
+        value=np.asarray(values, dtype=np.float64), metrics=list(wanted_metrics.values()),
+        source=str(part), reader=NAME,
+    )
+    experiment.notes.extend(notes)
+    return experiment
+
+
+def _selected(name: str, patterns: Sequence[str]) -> bool:
+    return not patterns or any(fnmatch.fnmatchcase(name, p) for p in patterns)
+
+
+# ------------------------------------------------------------------- join
+def choose_parameters(metadata: Sequence[dict[str, float]]) -> tuple[list[str], list[str]]:
+    """The metadata keys that vary across runs and are parameters, and notes about the others.
+
+    A key is taken when every run has it, its values are integers, it is
+    not a date or time, and it takes at least two values.  Keys that vary
+    together (each determines the other over these runs: ``jobsize``,
+    ``mpi.world.size``, ``numhosts``) are kept once, the one with the largest
+    values, keys without a dot (user metadata) before Caliper's own.
+
+    Returns
+    -------
+    taken : list of str
+    notes : list of str
+    """
+    if not metadata:
+        return [], []
+    common = [k for k in metadata[0] if all(k in m for m in metadata)]
+    notes: list[str] = []
+    candidates = []
+    for key in sorted(common):
+        column = [m[key] for m in metadata]
+        if len(set(column)) < 2:
+            continue
+        if any(word in key.lower() for word in _TIME_WORDS):
+            notes.append(f"metadata {key} varies but is a date or time, not a parameter")
+            continue
+        if any(v != int(v) for v in column):
+            notes.append(f"metadata {key} varies but is not integer-valued (a result such as a time), "
+                         f"not a parameter")
+            continue
+        candidates.append(key)
+    partial = sorted({k for m in metadata for k in m} - set(common))
+    if partial:
+        notes.append(f"metadata {', '.join(partial)} missing in some runs, not a parameter")
+    taken: list[str] = []
+    groups: dict[tuple, list[str]] = {}
+    for key in candidates:
+        column = [m[key] for m in metadata]
+        signature = tuple(np.unique(column, return_inverse=True)[1].tolist())
+        groups.setdefault(signature, []).append(key)
+    for keys in groups.values():
+        best = max(keys, key=lambda k: ("." not in k, max(m[k] for m in metadata), -len(k)))
+        taken.append(best)
+        others = [k for k in keys if k != best]
+        if others:
+            notes.append(f"metadata {', '.join(others)} vary with {best}: left out")
+    taken.sort(key=candidates.index)
+    return taken, notes
+
+
+def join(experiments: list[Experiment], path, options: dict) -> Experiment:
+    """Choose the parameters across the runs and put the runs together.
+
+    Raises
+    ------
+    InputError
+        No metadata key varies across the runs and none was named.
+    """
+    settings = parse_options(options)
+    infos = [_run_info(e) for e in experiments]
+    source = experiments[0].source if len(experiments) == 1 else (
+        str(path) if isinstance(path, (str, pathlib.PurePath)) else ", ".join(map(str, path)))
+    notes: list[str] = []
+    if settings.parameters:
+        taken = list(settings.parameters)
+        notes.append(f"parameters from run metadata: {', '.join(taken)} (named with parameters=)")
+    else:
+        taken, why = choose_parameters([info["metadata"] for info in infos])
+        if not taken:
+            if len(experiments) == 1:
+                raise InputError("one run: nothing varies to model; give several runs (files or a folder)",
+                                 experiments[0].source)
+            raise InputError(f"no numeric metadata key varies across the {len(experiments)} runs; "
+                             f"name the parameters with --reader-option parameters=KEY[,KEY]", source)
+        notes.append(f"parameters from run metadata: {', '.join(taken)} (keys that vary across the "
+                     f"{len(experiments)} runs; name others with --reader-option parameters=KEY)")
+        notes.extend(why)
+    parts = []
+    for experiment, info in zip(experiments, infos):
+        keys = info["keys"]
+        columns = [keys.index(k) for k in taken]
+        parts.append(Experiment(
+            parameters=tuple(experiment.parameters[i] for i in columns) if columns else (),
+            callpaths=experiment.callpaths, metrics=experiment.metrics,
+            callpath_index=experiment.callpath_index, metric_index=experiment.metric_index,
+            coordinates=experiment.coordinates[:, columns], repetition=experiment.repetition,
+            value=experiment.value, source=experiment.source, reader=NAME,
+        ))
+    outside = sum(info["outside"] for info in infos)
+    joined = _concatenate(parts, source)
+    joined.notes.extend(notes)
+    if outside:
+        joined.notes.append(f"{outside} record(s) outside any region (Caliper's root totals) left out, "
+                            f"as Hatchet and Thicket do")
+    return joined
+
+
+def _concatenate(parts: list[Experiment], source: str) -> Experiment:
+    """Runs joined; rows of a series at the same point are numbered as repetitions in run order."""
+    callpaths = list(dict.fromkeys(c.name for e in parts for c in e.callpaths))
+    metric_objects = {}
+    for e in parts:
+        for m in e.metrics:
+            metric_objects.setdefault(m.name, m)
+    cp_code = {name: i for i, name in enumerate(callpaths)}
+    mt_names = list(metric_objects)
+    mt_code = {name: i for i, name in enumerate(mt_names)}
+    cp = np.concatenate([np.array([cp_code[c.name] for c in e.callpaths], dtype=np.int32)[e.callpath_index]
+                         if len(e) else np.zeros(0, np.int32) for e in parts])
+    mt = np.concatenate([np.array([mt_code[m.name] for m in e.metrics], dtype=np.int32)[e.metric_index]
+                         if len(e) else np.zeros(0, np.int32) for e in parts])
+    n_params = len(parts[0].parameters)
+    coordinates = np.concatenate([e.coordinates.reshape(-1, n_params) for e in parts])
+    value = np.concatenate([e.value for e in parts])
+    if value.shape[0] == 0:
+        raise InputError("no values selected in these runs", source)
+    return Experiment.from_columns(
+        [p.name for p in parts[0].parameters], callpath=(callpaths, cp), metric=(mt_names, mt),
+        coordinates=coordinates, value=value, metrics=list(metric_objects.values()), source=source, reader=NAME,
+    )
+
+
+def _run_info(experiment: Experiment) -> dict:
+    for note in experiment.notes:
+        if note.startswith(_RUN_NOTE):
+            return ast.literal_eval(note[len(_RUN_NOTE):])
+    raise InputError("a run was not read by the caliper reader", experiment.source)  # pragma: no cover

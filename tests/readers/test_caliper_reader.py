@@ -1,0 +1,229 @@
+"""The caliper reader against caliper-reader and Thicket on LLNL's own data: every value, parameters, bad input."""
+
+from __future__ import annotations
+
+import math
+import shutil
+import warnings
+
+import numpy as np
+import pytest
+
+import extrap_plugins
+from extrap_plugins import cli
+from extrap_plugins.errors import ExtrapWarning, InputError
+from extrap_plugins.readers import caliper_reader
+
+caliperreader = pytest.importorskip("caliperreader", reason="the caliper extra (caliper-reader) is not installed")
+
+LULESH_RANKS = (27, 64, 125, 216, 343)
+
+
+@pytest.fixture(scope="module")
+def thicket_data(shared_data):
+    folder = shared_data / "caliper" / "thicket"
+    if not folder.is_dir():
+        pytest.skip(f"Thicket's Caliper data is not in {folder}")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def lulesh(thicket_data):
+    return [thicket_data / "mpi_scaling_cali" / f"{n}_cores.cali" for n in LULESH_RANKS]
+
+
+@pytest.fixture(scope="module")
+def rajaperf(thicket_data):
+    return sorted((thicket_data / "rajaperf").rglob("*.cali"))
+
+
+def series(experiment):
+    """{(call path, metric, point): [values of every repetition]}."""
+    callpaths = np.array([c.name for c in experiment.callpaths], dtype=object)
+    metrics = np.array([m.name for m in experiment.metrics], dtype=object)
+    found: dict = {}
+    for c, m, point, value in zip(callpaths[experiment.callpath_index], metrics[experiment.metric_index],
+                                  map(tuple, experiment.coordinates), experiment.value):
+        found.setdefault((c, m, point), []).append(value)
+    return found
+
+
+def expected_from_caliper_reader(files, parameter):
+    """What caliper-reader itself gives: {(call path, alias, point): [values]} over region records."""
+    expected: dict = {}
+    for file in files:
+        reader = caliperreader.CaliperReader()
+        reader.read(str(file))
+        point = (float(reader.globals[parameter]),)
+        for record in reader.records:
+            if "path" not in record:
+                continue
+            path = record["path"]
+            callpath = path if isinstance(path, str) else "->".join(path)
+            for name, raw in record.items():
+                if name == "path":
+                    continue
+                attribute = reader.attribute(name)
+                if not attribute.is_value() or name == "min#min#aggregate.slot":
+                    continue
+                alias = attribute.get("attribute.alias") or name
+                expected.setdefault((callpath, alias, point), []).append(float(raw))
+    return expected
+
+
+# ------------------------------------------------------------------ values
+def test_lulesh_every_value_equals_caliper_reader(host, lulesh):
+    experiment = extrap_plugins.read(lulesh)
+    assert experiment.reader == "caliper"
+    assert experiment.parameter_names == ["jobsize"]
+    assert len(experiment.callpaths) == 45
+    assert [(m.name, m.unit) for m in experiment.metrics] == [
+        ("Min time/rank", "sec"), ("Max time/rank", "sec"), ("Avg time/rank", "sec"), ("Total time", "sec")]
+    found = series(experiment)
+    expected = expected_from_caliper_reader(lulesh, "jobsize")
+    assert len(expected) == 45 * 4 * 5
+    assert found == expected  # every region, metric and run, exactly
+    assert sorted({p for _, _, p in found}) == [(float(n),) for n in LULESH_RANKS]
+    assert found[("MPI_Allreduce", "Avg time/rank", (27.0,))] == [0.000026]
+
+
+def test_lulesh_folder_equals_list_and_notes_say_what_was_taken(host, lulesh):
+    from_folder = extrap_plugins.read(lulesh[0].parent)
+    assert series(from_folder) == series(extrap_plugins.read(lulesh))
+    notes = "\n".join(from_folder.notes)
+    assert "parameters from run metadata: jobsize" in notes
+    assert "mpi.world.size, numhosts vary with jobsize: left out" in notes
+    assert "figure_of_merit varies but is not integer-valued" in notes
+    assert "5 record(s) outside any region" in notes
+
+
+def test_rajaperf_repetitions_equal_caliper_reader(host, rajaperf):
+    assert len(rajaperf) == 5
+    experiment = extrap_plugins.read(rajaperf[0].parents[3])  # rajaperf/quartz: both problem sizes
+    assert experiment.parameter_names == ["ProblemSizeRunParam"]
+    found = series(experiment)
+    assert found == expected_from_caliper_reader(rajaperf, "ProblemSizeRunParam")
+    # Four runs at 1048576 are repetitions, one run at 2097152.
+    assert len(found[("RAJAPerf->Stream->Stream_TRIAD", "Avg time/rank", (1048576.0,))]) == 4
+    assert len(found[("RAJAPerf->Stream->Stream_TRIAD", "Avg time/rank", (2097152.0,))]) == 1
+    assert {m.name for m in experiment.metrics} >= {"Avg time/rank", "Bytes/Rep", "Flops/Rep", "Reps"}
+    assert "Node order" not in {m.name for m in experiment.metrics}
+
+
+@pytest.mark.parametrize("dataset, parameter, n_metrics", [("lulesh", "jobsize", 4),
+                                                            ("rajaperf", "ProblemSizeRunParam", 11)])
+def test_values_equal_thicket_reader(host, request, dataset, parameter, n_metrics):
+    pytest.importorskip("thicket", reason="the thicket extra (llnl-thicket) is not installed")
+    from thicket import Thicket
+
+    files = request.getfixturevalue(dataset)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tk = Thicket.from_caliperreader([str(f) for f in files], disable_tqdm=True)
+    experiment = extrap_plugins.read(files)
+    found = series(experiment)
+    value_of = tk.metadata[parameter].to_dict()
+    metrics = [m.name for m in experiment.metrics]
+    assert sorted(metrics) == sorted(tk.exc_metrics + tk.inc_metrics) and len(metrics) == n_metrics
+    thickets: dict = {}
+    for (node, profile), row in tk.dataframe.iterrows():
+        callpath = "->".join(n.frame["name"] for n in node.path())
+        for metric in metrics:
+            thickets.setdefault((callpath, metric, (float(value_of[profile]),)), []).append(row[metric])
+    assert {k: sorted(v) for k, v in found.items()} == {k: sorted(v) for k, v in thickets.items()}
+
+
+# ---------------------------------------------------------------- options
+def test_named_parameters_and_selection(host, lulesh):
+    experiment = extrap_plugins.read(lulesh, parameters="mpi.world.size,problem_size",
+                                     metrics=["Avg*"], callpaths=["main->lulesh.cycle*"])
+    assert experiment.parameter_names == ["mpi.world.size", "problem_size"]
+    assert [m.name for m in experiment.metrics] == ["Avg time/rank"]
+    assert all(c.name.startswith("main->lulesh.cycle") for c in experiment.callpaths)
+    assert sorted(set(map(tuple, experiment.coordinates))) == [(float(n), 30.0) for n in LULESH_RANKS]
+
+
+def test_unknown_option_lists_the_known(host, lulesh):
+    with pytest.raises(InputError, match="no option 'aggregation'; its options are: parameters, metrics, callpaths"):
+        extrap_plugins.read(lulesh, aggregation="max")
+
+
+def test_one_run_has_nothing_to_model(host, lulesh):
+    with pytest.raises(InputError, match="27_cores.cali: one run: nothing varies"):
+        extrap_plugins.read(lulesh[0])
+
+
+# ---------------------------------------------------------------- bad input
+def test_missing_key_skips_that_run_naming_it(host, lulesh, tmp_path):
+    runs = [shutil.copy(f, tmp_path) for f in lulesh]
+    broken = tmp_path / "64_cores.cali"
+    broken.write_text(broken.read_text().replace("jobsize", "jobsiz"))
+    with pytest.warns(ExtrapWarning, match=r"skipped: .*64_cores.cali: no metadata key 'jobsize' in this run"):
+        experiment = extrap_plugins.read(runs, parameters="jobsize")
+    assert sorted({p for _, _, p in series(experiment)}) == [(27.0,), (125.0,), (216.0,), (343.0,)]
+
+
+def test_non_numeric_parameter_skips_that_run(host, lulesh, tmp_path):
+    runs = [shutil.copy(f, tmp_path) for f in lulesh]
+    broken = tmp_path / "125_cores.cali"
+    broken.write_text(broken.read_text().replace("data=125,", "data=many,"))
+    with pytest.warns(ExtrapWarning, match=r"skipped: .*125_cores.cali: metadata jobsize='many' is not a number"):
+        experiment = extrap_plugins.read(runs, parameters="jobsize")
+    assert sorted({p for _, _, p in series(experiment)}) == [(27.0,), (64.0,), (216.0,), (343.0,)]
+
+
+@pytest.mark.parametrize("content, message", [
+    ("p,value\n1,2\n", r"foreign.cali:1: not a Caliper .cali record"),
+    ("", "foreign.cali: empty file"),
+    ("__rec=node,id=12,attr=10,data=64,parent=3\n__rec=nod", "foreign.cali:2: truncated: the last line"),
+])
+def test_foreign_or_truncated_file(host, tmp_path, content, message):
+    path = tmp_path / "foreign.cali"
+    path.write_text(content)
+    with pytest.raises(InputError, match=message):
+        extrap_plugins.read(path)
+
+
+def test_truncated_profile_without_metadata(host, lulesh, tmp_path):
+    data = lulesh[0].read_bytes()
+    cut = data[: data.rfind(b"\n", 0, len(data) // 2) + 1]  # whole lines, but the globals are at the end
+    path = tmp_path / "cut.cali"
+    path.write_bytes(cut)
+    with pytest.raises(InputError, match="cut.cali: no run metadata"):
+        extrap_plugins.read(path)
+
+
+def test_command_line_exit_2_naming_the_file(host, tmp_path, capsys):
+    path = tmp_path / "bad.cali"
+    path.write_text("not caliper\n")
+    assert cli.main(["model", str(path), "--reader", "caliper"]) == 2
+    out, err = capsys.readouterr()
+    assert err.strip() == f"extrap-plugins: error: {path}:1: not a Caliper .cali record " \
+                          "(lines start with __rec=); is this the right reader?"
+
+
+def test_command_line_models_lulesh(host, lulesh, capsys):
+    status = cli.main(["model", str(lulesh[0].parent), "--metric", "Avg time/rank", "--callpath", "MPI_Allreduce"])
+    out, err = capsys.readouterr()
+    assert status == 0, err
+    assert "MPI_Allreduce" in out and "jobsize" in out
+
+
+def test_sniff(lulesh, tmp_path):
+    assert caliper_reader.sniff(lulesh[0])
+    assert caliper_reader.sniff(lulesh[0].parent)
+    (tmp_path / "x.csv").write_text("p,value\n")
+    assert not caliper_reader.sniff(tmp_path / "x.csv")
+    assert not caliper_reader.sniff(tmp_path)
+
+
+def test_choose_parameters_rules():
+    runs = [{"jobsize": n, "mpi.world.size": n, "numhosts": h, "elapsed_time": t, "threads": 1.0, "x": 2.5 * n}
+            for n, h, t in ((27.0, 1.0, 47.2), (64.0, 2.0, 55.1), (125.0, 4.0, 56.2))]
+    taken, notes = caliper_reader.choose_parameters(runs)
+    assert taken == ["jobsize"]
+    assert any("elapsed_time" in n and "date or time" in n for n in notes)
+    assert any("x varies but is not integer-valued" in n for n in notes)
+    runs[1]["problem"] = 3.0
+    assert "problem" not in caliper_reader.choose_parameters(runs)[0]
+    assert not math.isnan(runs[0]["jobsize"])

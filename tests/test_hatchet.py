@@ -1,0 +1,117 @@
+"""from_graphframes: Hatchet GraphFrames (any format Hatchet reads) become an Experiment."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import extrap_plugins
+from extrap_plugins.errors import InputError
+
+pytest.importorskip("pandas", reason="pandas is not installed")
+ht = pytest.importorskip("hatchet", reason="Hatchet (llnl-hatchet, with the thicket extra) is not installed")
+
+RANKS = (27, 64, 125, 216, 343)
+
+
+def literal(p: float, repeat: int = 1):
+    """A two-node call tree whose times follow known laws: main 2 + 3·p (inclusive), solve 3·p·log2(p)."""
+    solve = 3.0 * p * np.log2(p)
+    return ht.GraphFrame.from_literal([{
+        "frame": {"name": "main", "type": "function"},
+        "metrics": {"time (inc)": 2.0 + solve, "time": 2.0},
+        "children": [{"frame": {"name": "solve", "type": "function"},
+                      "metrics": {"time (inc)": solve, "time": solve}}],
+    }])
+
+
+def series(experiment):
+    found = {}
+    callpaths = [c.name for c in experiment.callpaths]
+    metrics = [m.name for m in experiment.metrics]
+    for c, m, x, v in zip(experiment.callpath_index, experiment.metric_index, experiment.coordinates,
+                          experiment.value):
+        found.setdefault((callpaths[c], metrics[m], tuple(x)), []).append(v)
+    return found
+
+
+def test_literal_frames_recover_the_laws(host):
+    sizes = [4, 8, 16, 32, 64, 128]
+    experiment = extrap_plugins.from_graphframes([literal(p) for p in sizes], {"p": sizes})
+    assert experiment.parameter_names == ["p"]
+    assert [c.name for c in experiment.callpaths] == ["main", "main->solve"]
+    assert [m.name for m in experiment.metrics] == ["time", "time (inc)"]
+    models = extrap_plugins.model(experiment)
+    assert models.get("main->solve", "time").formula == "3 · p · log2(p)"
+    assert models.get("main", "time").formula == "2"
+
+
+def test_parameters_as_one_mapping_per_frame_and_repetitions(host):
+    frames = [literal(p) for p in (4, 4, 8, 16, 32, 64)]
+    experiment = extrap_plugins.from_graphframes(frames, [{"p": p} for p in (4, 4, 8, 16, 32, 64)],
+                                                 metrics=["time"])
+    found = series(experiment)
+    assert len(found[("main->solve", "time", (4.0,))]) == 2  # equal parameters: repetitions
+    assert [m.name for m in experiment.metrics] == ["time"]
+
+
+def test_caliper_frames_equal_the_caliper_reader(host, shared_data):
+    pytest.importorskip("caliperreader", reason="the caliper extra is not installed")
+    folder = shared_data / "caliper" / "thicket" / "mpi_scaling_cali"
+    if not folder.is_dir():
+        pytest.skip(f"Thicket's LULESH data is not in {folder}")
+    files = [str(folder / f"{n}_cores.cali") for n in RANKS]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        frames = [ht.GraphFrame.from_caliperreader(f) for f in files]
+    experiment = extrap_plugins.from_graphframes(frames, {"jobsize": RANKS})
+    assert series(experiment) == series(extrap_plugins.read(files))
+
+
+@pytest.mark.parametrize("parameters, message", [
+    ({"p": [1, 2]}, "parameter 'p' has 2 values for 3 frames"),
+    ([{"p": 1}, {"p": 2}], "2 parameter mappings for 3 frames"),
+    ([{"p": 1}, {"p": 2}, {"q": 3}], "frame 0 has no value for parameter 'q'"),
+    ({"p": [1, 2, "x"]}, "frame 2: parameter p='x' is not a number"),
+    ({}, "no parameters given"),
+])
+def test_bad_parameters(parameters, message):
+    with pytest.raises(InputError, match=message):
+        extrap_plugins.from_graphframes([literal(p) for p in (4, 8, 16)], parameters)
+
+
+def test_missing_metric_names_the_frame():
+    with pytest.raises(InputError, match="frame 0 has no metric 'visits'"):
+        extrap_plugins.from_graphframes([literal(4), literal(8)], {"p": [4, 8]}, metrics=["visits"])
+
+
+def _leaf():
+    return None
+
+
+def _program(n: int):
+    for _ in range(n):
+        _leaf()
+
+
+def test_cprofile_frames_from_a_real_python_program(host, tmp_path):
+    """A format Hatchet reads that we have no reader for: cProfile, the call counts modelled exactly."""
+    import cProfile
+
+    sizes = [1000, 2000, 4000, 8000, 16000]
+    frames = []
+    for n in sizes:
+        profiler = cProfile.Profile()
+        profiler.enable()
+        _program(n)
+        profiler.disable()
+        profiler.dump_stats(tmp_path / f"run{n}.pstats")
+        frames.append(ht.GraphFrame.from_cprofile(str(tmp_path / f"run{n}.pstats")))
+    experiment = extrap_plugins.from_graphframes(frames, {"n": sizes}, metrics=["numcalls", "time"])
+    leaf = [c.name for c in experiment.callpaths if c.name.endswith("->_leaf")]
+    assert leaf == ["_program->_leaf"]
+    models = extrap_plugins.model(experiment, metrics=["numcalls"])
+    calls = models.get("_program->_leaf", "numcalls")
+    assert calls.predict([1e6]) == pytest.approx(1e6, rel=1e-9)
