@@ -169,7 +169,7 @@ def mutate_archive(data: bytes, rng: random.Random) -> tuple[bytes, str]:
         # keep the header, corrupt the deflate stream itself
         out = io.BytesIO()
         with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
-            for i, (other, body) in enumerate(members):
+            for other, body in members:
                 archive.writestr(other.filename, body)
         raw = bytearray(out.getvalue())
         start = raw.find(info.filename.encode()) + len(info.filename) + 4

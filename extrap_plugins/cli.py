@@ -22,9 +22,9 @@ from .experiment import MEASURES
 from .exporters.json_exporter import JSON_VERSION, JSON_VERSIONS
 from .extrapolation import SORT_KEYS
 from .options import guess_type
+from .plugins import get_host
 
 PLOT_STYLES = ("lines", "heatmap")
-from .plugins import get_host
 
 PROG = "extrap-plugins"
 MAX_WARNINGS_SHOWN = 20
@@ -62,7 +62,8 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     model = commands.add_parser("model", help="read measurements and print one model per call path and metric")
-    model.add_argument("inputs", nargs="+", metavar="INPUT", help="a file or folder of measurements (several are joined)")
+    model.add_argument("inputs", nargs="+", metavar="INPUT",
+                       help="a file or folder of measurements (several are joined)")
     add_reading_and_modelling(model)
     model.add_argument("--metric", action="append", default=[], metavar="NAME", help="only this metric (repeatable)")
     model.add_argument("--callpath", action="append", default=[], metavar="GLOB",
@@ -377,7 +378,8 @@ def format_suggestion(result, space) -> str:
         f"{result.cost_model.text or '1'} (full factorial: {result.full_cost:g})",
         f"measured so far: {result.measured_points} points, "
         f"{result.measured_cost / result.full_cost if result.full_cost else 0:.1%} of the full factorial's cost",
-        f"repetitions per run: {result.repetitions_reason if result.repetitions_reason != 'given' else result.repetitions}",
+        "repetitions per run: "
+        f"{result.repetitions_reason if result.repetitions_reason != 'given' else result.repetitions}",
     ]
     heading = {
         "base": "next: the base design (a line of values per parameter through a common corner, and one point "

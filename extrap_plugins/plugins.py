@@ -190,7 +190,8 @@ class PluginHost:
             if registered.distribution == BUILTIN_DISTRIBUTION:
                 raise
             raise PluginError(f"modeler {name!r} (plugin {registered.plugin} from distribution "
-                              f"{registered.distribution!r}) failed to start: {type(error).__name__}: {error}") from error
+                              f"{registered.distribution!r}) failed to start: "
+                              f"{type(error).__name__}: {error}") from error
 
     def _table(self, hook_name: str, kind: type) -> dict[str, Registered]:
         if self._tables is None:

@@ -43,7 +43,8 @@ this rank's block for gathers).  Lower-case calls count the pickled size of
 the objects (``MPI.pickle.dumps``, computed after the call, outside its
 timed interval; a float's, bool's, None's or int's size is decided by its
 kind and magnitude alone, so it is pickled once per kind and remembered:
-replace ``MPI.pickle`` before the first lower-case call, not after).  Calls to or from ``MPI.PROC_NULL`` count no message.
+replace ``MPI.pickle`` before the first lower-case call, not after).  Calls to or from ``MPI.PROC_NULL`` count no
+message.
 Not counted: persistent requests (``Send_init``...), the completion calls on
 requests (``Wait``, ``Test``: their time stays in the enclosing region),
 and the bytes of a lower-case ``irecv`` without a buffer (its message is).
@@ -571,7 +572,8 @@ def _load() -> dict[type, type]:
     _MPI, _PROC_NULL, _IN_PLACE, _BYTE = MPI, MPI.PROC_NULL, MPI.IN_PLACE, MPI.BYTE
     classes: dict[type, type] = {}
     for base in (MPI.Cartcomm, MPI.Graphcomm, MPI.Distgraphcomm, MPI.Topocomm, MPI.Intracomm, MPI.Intercomm, MPI.Comm):
-        namespace: dict[str, Any] = {"__module__": __name__, "__doc__": f"An {base.__name__} that records its MPI calls."}
+        namespace: dict[str, Any] = {"__module__": __name__,
+                                     "__doc__": f"An {base.__name__} that records its MPI calls."}
         for method, (region, counter, status) in _CALLS.items():
             original = getattr(base, method, None)
             if original is not None:

@@ -98,7 +98,8 @@ class RankTable:
 
 
 # -------------------------------------------------------------------- aggregate
-def aggregate(tables: Sequence[tuple[Sequence[str], Any]], n_ranks: int | None = None) -> tuple[list[str], dict[str, dict[str, "np.ndarray"]]]:
+def aggregate(tables: Sequence[tuple[Sequence[str], Any]],
+              n_ranks: int | None = None) -> tuple[list[str], dict[str, dict[str, np.ndarray]]]:
     """Statistics over ranks per call path and metric.
 
     Parameters
@@ -164,7 +165,7 @@ def aggregate(tables: Sequence[tuple[Sequence[str], Any]], n_ranks: int | None =
 
 
 def aggregate_counters(tables: Sequence[tuple[Sequence[str], Any]], callpaths: Sequence[str],
-                       n_ranks: int | None = None) -> dict[str, dict[str, "np.ndarray"]]:
+                       n_ranks: int | None = None) -> dict[str, dict[str, np.ndarray]]:
     """Statistics over ranks of the user counters, aligned with ``callpaths``.
 
     Parameters
@@ -185,7 +186,7 @@ def aggregate_counters(tables: Sequence[tuple[Sequence[str], Any]], callpaths: S
     n_ranks = len(tables) if n_ranks is None else n_ranks
     index = {path: k for k, path in enumerate(callpaths)}
     names = list(dict.fromkeys(name for _, counters in tables for values in counters.values() for name in values))
-    result: dict[str, dict[str, "np.ndarray"]] = {}
+    result: dict[str, dict[str, np.ndarray]] = {}
     for name in names:
         cube = np.full((max(n_ranks, 1), len(index)), np.nan)
         for r, (_, counters) in enumerate(tables):
@@ -206,7 +207,7 @@ def make_record(
     *,
     run: str | None,
     callpaths: list[str],
-    stats: dict[str, dict[str, "np.ndarray"]],
+    stats: dict[str, dict[str, np.ndarray]],
     parameters: dict[str, float],
     repetition: int | None,
     size: int,
@@ -218,7 +219,7 @@ def make_record(
     host: str = "",
     started: str = "",
     duration: float = 0.0,
-    counters: dict[str, dict[str, "np.ndarray"]] | None = None,
+    counters: dict[str, dict[str, np.ndarray]] | None = None,
     counter_info: dict[str, tuple[str, str]] | None = None,
 ) -> dict[str, Any]:
     """The JSON object of one run (``rank=None``) or one rank's fragment.

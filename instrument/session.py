@@ -238,7 +238,8 @@ class Session:
             "format": output.FORMAT, "version": output.VERSION, "run": run, "status": "terminated",
             "errors": [reason], "program": self.program, "host": socket.gethostname(),
             "started": _iso(self.started_wall), "duration": round(now - self.started, 6),
-            "parameters": {n: output.json_plain(v) for n, v in self.current_parameters(size).items()}, "repetition": self.repetition,
+            "parameters": {n: output.json_plain(v) for n, v in self.current_parameters(size).items()},
+            "repetition": self.repetition,
             "size": int(size), "rank": rank, "ranks": 1, "statistics": list(output.STATISTICS),
             "callpaths": list(callpaths), "values": output.rank_values(rows),
         }

@@ -77,7 +77,8 @@ class Launch:
 
     @property
     def label(self) -> str:
-        return " ".join([f"p={self.processes}"] + [f"{n}={v}" for n, v in self.values]) + f" repetition {self.repetition}"
+        values = " ".join([f"p={self.processes}"] + [f"{n}={v}" for n, v in self.values])
+        return f"{values} repetition {self.repetition}"
 
     @property
     def slug(self) -> str:
@@ -379,7 +380,8 @@ def _launch(launcher, launch: Launch, program, names, folder: pathlib.Path, data
             code = process.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             _stop(process)
-            return Outcome(launch, False, time.monotonic() - start, f"still running after {timeout:g} s (--timeout)", log)
+            return Outcome(launch, False, time.monotonic() - start, f"still running after {timeout:g} s (--timeout)",
+                           log)
         except KeyboardInterrupt:
             _stop(process)
             raise

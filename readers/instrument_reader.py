@@ -180,7 +180,16 @@ def _check(record: Any, path: pathlib.Path, line: int) -> _Run:
                                    or not 0 <= repetition < 2**31):
         raise InputError(f"repetition {json.dumps(repetition)[:60]} must be a whole number from 0 to {2**31 - 1}",
                          path, line)
-    for metric, columns in record["values"].items():
+    _check_values(record["values"], n_paths, path, line)
+    rank = record.get("rank")
+    if rank is not None and (not isinstance(rank, int) or not 0 <= rank < record["size"]):
+        raise InputError(f"rank {rank!r} outside 0..{record['size'] - 1}", path, line)
+    return _Run(path, line, record, parameters)
+
+
+def _check_values(values: dict, n_paths: int, path: pathlib.Path, line: int) -> None:
+    """Every metric's statistics: lists of one number (or null) per call path."""
+    for metric, columns in values.items():
         if not isinstance(columns, dict):
             raise InputError(f"values of {metric!r} must be an object of statistics", path, line)
         for statistic in STATISTICS:
@@ -193,10 +202,6 @@ def _check(record: Any, path: pathlib.Path, line: int) -> _Run:
             if bad is not _NONE:
                 raise InputError(f"values[{metric!r}][{statistic!r}] holds {json.dumps(bad)[:60]}, not a number",
                                  path, line)
-    rank = record.get("rank")
-    if rank is not None and (not isinstance(rank, int) or not 0 <= rank < record["size"]):
-        raise InputError(f"rank {rank!r} outside 0..{record['size'] - 1}", path, line)
-    return _Run(path, line, record, parameters)
 
 
 # ----------------------------------------------------------------- fragments
@@ -248,7 +253,8 @@ def _join_fragments(run: str | None, size: int, fragments: list[_Run]) -> _Run |
         by_rank[f.record["rank"]] = f
     failed = [f for f in fragments if f.record.get("status") == "failed"]
     if failed:
-        reasons = "; ".join(sorted({e for f in failed for e in f.record.get("errors") or [f"rank {f.record['rank']} failed"]}))
+        reasons = "; ".join(sorted({e for f in failed
+                                    for e in f.record.get("errors") or [f"rank {f.record['rank']} failed"]}))
         warnings.warn(ExtrapWarning(f"run {run} skipped: {reasons}; files: {files}"), stacklevel=4)
         return None
     missing = sorted(set(range(size)) - set(by_rank))
@@ -361,6 +367,7 @@ def _repetitions(runs: list[_Run], run_of_row: np.ndarray) -> tuple[np.ndarray |
     for r, n in zip(runs, numbers):
         key = (tuple(sorted(r.parameters.items())), n)
         if key in seen:
-            return None, "repetition numbers repeat at some points (several sweeps in one folder?); runs were renumbered in file order"
+            return None, ("repetition numbers repeat at some points (several sweeps in one folder?); "
+                          "runs were renumbered in file order")
         seen.add(key)
     return np.asarray(numbers, dtype=np.int32)[run_of_row], ""

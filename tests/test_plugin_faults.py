@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 import pathlib
-import textwrap
 
 import numpy as np
 import pytest
