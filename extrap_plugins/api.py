@@ -21,7 +21,7 @@ from .models import ModelSet
 from .plugins import PluginHost, get_host
 from .registration import ReaderInfo
 
-__all__ = ["read", "model", "export", "input_paths", "select_reader"]
+__all__ = ["read", "model", "export", "efficiency", "compare", "export_report", "input_paths", "select_reader"]
 
 
 
@@ -208,4 +208,125 @@ def _export(host: PluginHost, model_set: ModelSet, exporter: str, path, options:
         raise InputError("the folder for the output does not exist", target)
     with atomic_writer(target) as stream:
         info.export(model_set, stream, str_options)
+    return None
+
+
+# ------------------------------------------------------- efficiency, compare
+def _experiment_of(data, reader, reader_options, metrics, callpaths, host) -> Experiment:
+    if isinstance(data, Experiment):
+        selected = data.select(metrics=metrics, callpaths=callpaths) if metrics or callpaths else data
+        return selected
+    return read(data, reader, metrics=metrics, callpaths=callpaths, executor="serial", host=host,
+                **dict(reader_options or {}))
+
+
+def efficiency(
+    data: str | os.PathLike | Sequence[str | os.PathLike] | Experiment,
+    *,
+    processes: str | None = None,
+    size: str | None = None,
+    scaling: str = "strong",
+    level: float = 0.8,
+    target: str | Mapping[str, float] | float | None = None,
+    metric: str | None = None,
+    values: str = "auto",
+    callpaths: Iterable[str] = (),
+    reader: str | None = None,
+    reader_options: Mapping[str, Any] | None = None,
+    modeler: str = "default",
+    measure: str = "mean",
+    host: PluginHost | None = None,
+    **options: Any,
+):
+    """Speedup, efficiency and iso-efficiency per call path (see :mod:`extrap_plugins.efficiency`).
+
+    ``data`` is what :func:`read` reads, or an Experiment of times.  The
+    resource consumption ``C = p · T`` of every call path is modelled with
+    ``modeler`` (``options`` go to it, as in :func:`model`); ``size`` names the
+    problem-size parameter (total for ``scaling="strong"``, per process for
+    ``"weak"``).  Returns an :class:`~extrap_plugins.efficiency.Efficiency`;
+    :func:`export_report` writes it as text, CSV, JSON or HTML.
+    """
+    from . import efficiency as eff
+    from .scaling import processes_name
+
+    host = host or get_host()
+    metrics = (metric,) if metric else ()
+    experiment = _experiment_of(data, reader, reader_options, metrics, tuple(callpaths), host)
+    name = processes_name(experiment.parameter_names, processes)
+    resource = eff.resource_experiment(experiment, name)
+    model_set = model(resource, modeler, measure=measure, executor="serial", host=host, **options)
+
+    def fit(solved: Experiment) -> ModelSet:
+        return model(solved, modeler, executor="serial", host=host, **options)
+
+    return eff.analyse(model_set, processes=name, size=size, scaling=scaling, level=level, target=target,
+                       metric=metric, values=values, fit=fit)
+
+
+def compare(
+    a: str | os.PathLike | Sequence[str | os.PathLike] | Experiment | ModelSet,
+    b: str | os.PathLike | Sequence[str | os.PathLike] | Experiment | ModelSet,
+    *,
+    labels: Sequence[str] = ("A", "B"),
+    mapping: str | os.PathLike | None = None,
+    rules: Sequence[str] = (),
+    target: str | Mapping[str, float] | None = None,
+    along: str | None = None,
+    level: float = 0.95,
+    metrics: Iterable[str] = (),
+    callpaths_a: Iterable[str] = (),
+    callpaths_b: Iterable[str] = (),
+    reader: str | None = None,
+    reader_options: Mapping[str, Any] | None = None,
+    modeler: str = "default",
+    measure: str = "mean",
+    host: PluginHost | None = None,
+    **options: Any,
+):
+    """Compare two experiments call path by call path (see :mod:`extrap_plugins.compare`).
+
+    ``a`` and ``b`` are what :func:`read` reads, Experiments, or ModelSets
+    (with their experiments, for the intervals).  Call paths are matched by
+    name, or through ``mapping`` (a CSV file of ``A,B`` call paths, ``*``
+    standing for any text) and ``rules`` (``"IntelMPI->*=OpenMPI->*"``);
+    ``callpaths_a``/``callpaths_b`` select call paths (globs) of each side
+    first.  Returns a :class:`~extrap_plugins.compare.Comparison`.
+    """
+    from . import compare as cmp
+
+    host = host or get_host()
+    sets = []
+    for data, selection in ((a, tuple(callpaths_a)), (b, tuple(callpaths_b))):
+        if isinstance(data, ModelSet):
+            sets.append(data)
+            continue
+        experiment = _experiment_of(data, reader, reader_options, tuple(metrics), selection, host)
+        sets.append(model(experiment, modeler, measure=measure, executor="serial", host=host, **options))
+    mapping_rules = cmp.read_mapping(mapping) if mapping is not None else []
+    mapping_rules += [cmp.parse_rule(rule) for rule in rules]
+    return cmp.compare_models(sets[0], sets[1], labels=tuple(labels), rules=mapping_rules, target=target,
+                              along=along, level=level)
+
+
+def export_report(result: Any, format: str = "text", path: str | os.PathLike | None = None,
+                  **options: Any) -> str | None:
+    """Write an efficiency analysis or a comparison as ``text``, ``csv``, ``json`` or ``html``.
+
+    Returns the text when ``path`` is None, else writes ``path`` atomically.
+    ``options``: ``title`` (HTML), ``plot_top`` (HTML of a comparison: call paths with a figure, default 50).
+    """
+    from .reports import render
+
+    text = render(result, format, **options)
+    if path is None:
+        return text
+    target = pathlib.Path(path)
+    if target.is_dir():
+        raise InputError(f"is a folder; the {format} report is one file", target)
+    directory = target.parent if str(target.parent) else pathlib.Path(".")
+    if not directory.is_dir():
+        raise InputError("the folder for the output does not exist", target)
+    with atomic_writer(target) as stream:
+        stream.write(text)
     return None
