@@ -230,6 +230,7 @@ def efficiency(
     target: str | Mapping[str, float] | float | None = None,
     metric: str | None = None,
     values: str = "auto",
+    total: Sequence[str] = (),
     callpaths: Iterable[str] = (),
     reader: str | None = None,
     reader_options: Mapping[str, Any] | None = None,
@@ -238,21 +239,25 @@ def efficiency(
     host: PluginHost | None = None,
     **options: Any,
 ):
-    """Speedup, efficiency and iso-efficiency per call path (see :mod:`extrap_plugins.efficiency`).
+    """Speedup, efficiency and iso-efficiency per call path (see :mod:`extrap_plugins.efficiency_analysis`).
 
     ``data`` is what :func:`read` reads, or an Experiment of times.  The
     resource consumption ``C = p · T`` of every call path is modelled with
     ``modeler`` (``options`` go to it, as in :func:`model`); ``size`` names the
     problem-size parameter (total for ``scaling="strong"``, per process for
-    ``"weak"``).  Returns an :class:`~extrap_plugins.efficiency.Efficiency`;
+    ``"weak"``); ``total`` names the call paths whose sum is the program (default:
+    the roots of the call tree, or every call path for exclusive values).  Returns an :class:`~extrap_plugins.efficiency_analysis.Efficiency`;
     :func:`export_report` writes it as text, CSV, JSON or HTML.
     """
-    from . import efficiency as eff
+    from . import efficiency_analysis as eff
     from .scaling import processes_name
 
     host = host or get_host()
     metrics = (metric,) if metric else ()
     experiment = _experiment_of(data, reader, reader_options, metrics, tuple(callpaths), host)
+    if not metric and len(experiment.metrics) > 1:  # model only the metric analysed
+        names = [m.name for m in experiment.metrics]
+        experiment = experiment.select(metrics=["time" if "time" in names else names[0]])
     name = processes_name(experiment.parameter_names, processes)
     resource = eff.resource_experiment(experiment, name)
     model_set = model(resource, modeler, measure=measure, executor="serial", host=host, **options)
@@ -261,7 +266,7 @@ def efficiency(
         return model(solved, modeler, executor="serial", host=host, **options)
 
     return eff.analyse(model_set, processes=name, size=size, scaling=scaling, level=level, target=target,
-                       metric=metric, values=values, fit=fit)
+                       metric=metric, values=values, total=tuple(total), fit=fit)
 
 
 def compare(
@@ -284,16 +289,16 @@ def compare(
     host: PluginHost | None = None,
     **options: Any,
 ):
-    """Compare two experiments call path by call path (see :mod:`extrap_plugins.compare`).
+    """Compare two experiments call path by call path (see :mod:`extrap_plugins.comparison`).
 
     ``a`` and ``b`` are what :func:`read` reads, Experiments, or ModelSets
     (with their experiments, for the intervals).  Call paths are matched by
     name, or through ``mapping`` (a CSV file of ``A,B`` call paths, ``*``
     standing for any text) and ``rules`` (``"IntelMPI->*=OpenMPI->*"``);
     ``callpaths_a``/``callpaths_b`` select call paths (globs) of each side
-    first.  Returns a :class:`~extrap_plugins.compare.Comparison`.
+    first.  Returns a :class:`~extrap_plugins.comparison.Comparison`.
     """
-    from . import compare as cmp
+    from . import comparison as cmp
 
     host = host or get_host()
     sets = []

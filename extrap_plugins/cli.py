@@ -373,6 +373,9 @@ def add_analysis_commands(commands) -> None:
     efficiency.add_argument("--metric", metavar="NAME", help="the metric (default: time, else the first)")
     efficiency.add_argument("--callpath", action="append", default=[], metavar="GLOB",
                             help="only call paths matching this glob (repeatable)")
+    efficiency.add_argument("--total", action="append", default=[], metavar="CALLPATH",
+                            help="a call path of the whole program's total (repeatable; default: the roots of the "
+                                 "call tree, or every call path for exclusive values)")
     efficiency.add_argument("--values", choices=("auto", "inclusive", "exclusive"), default="auto",
                             help="whether a call path's value includes its children's (default: detected)")
     _add_input_options(efficiency)
@@ -417,7 +420,8 @@ def analysis_command(args: argparse.Namespace) -> ExitStatus:
     if args.command == "efficiency":
         result = api.efficiency(args.inputs if len(args.inputs) > 1 else args.inputs[0], processes=args.processes,
                                 size=args.size, scaling=args.scaling, level=args.level, target=args.target,
-                                metric=args.metric, values=args.values, callpaths=args.callpath, **common, **options)
+                                metric=args.metric, values=args.values, total=args.total, callpaths=args.callpath,
+                                **common, **options)
         report_options = {}
     else:
         result = api.compare(args.a, args.b, labels=_labels(args.label), mapping=args.map, rules=args.map_rule,

@@ -9,8 +9,8 @@
 :func:`crossings`         every x in [lo, hi] where ``f(x) = 0``, found on a log grid, refined by Brent
 ========================  =============================================================
 
-Everything here is a small function over models and arrays; :mod:`extrap_plugins.efficiency`
-and :mod:`extrap_plugins.compare` build on it.
+Everything here is a small function over models and arrays; :mod:`extrap_plugins.efficiency_analysis`
+and :mod:`extrap_plugins.comparison` build on it.
 """
 
 from __future__ import annotations

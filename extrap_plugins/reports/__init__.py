@@ -8,8 +8,8 @@ renderer by the result's type; :func:`extrap_plugins.api.export_report` writes i
 =====================  ===========================================================
 module                 renders
 =====================  ===========================================================
-``efficiency_report``  :class:`~extrap_plugins.efficiency.Efficiency`
-``compare_report``     :class:`~extrap_plugins.compare.Comparison`
+``efficiency_report``  :class:`~extrap_plugins.efficiency_analysis.Efficiency`
+``compare_report``     :class:`~extrap_plugins.comparison.Comparison`
 ``svg``                static line charts for the HTML pages
 =====================  ===========================================================
 """
@@ -30,8 +30,8 @@ def render(result: Any, format: str = "text", **options: Any) -> str:
     """The report of ``result`` in ``format`` (``text``, ``csv``, ``json`` or ``html``)."""
     if format not in FORMATS:
         raise InputError(f"unknown report format {format!r}; expected one of {', '.join(FORMATS)}")
-    from extrap_plugins.compare import Comparison
-    from extrap_plugins.efficiency import Efficiency
+    from extrap_plugins.comparison import Comparison
+    from extrap_plugins.efficiency_analysis import Efficiency
 
     if isinstance(result, Efficiency):
         from . import efficiency_report as module

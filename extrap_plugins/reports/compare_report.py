@@ -1,4 +1,4 @@
-"""A comparison of two experiments (:class:`~extrap_plugins.compare.Comparison`) as text, CSV, JSON and HTML.
+"""A comparison of two experiments (:class:`~extrap_plugins.comparison.Comparison`) as text, CSV, JSON and HTML.
 
 JSON (``format: extrap-plugins/comparison``, version 1) has one top-level key per line and one pair per line,
 ranked by change; CSV has one row per pair; the HTML diff report draws both models of every pair (the first
@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from extrap_plugins.compare import Comparison, Pair
+from extrap_plugins.comparison import Comparison, Pair
 from extrap_plugins.errors import InputError
 from extrap_plugins.formatting import format_point, format_value, json_number
 

@@ -1,4 +1,4 @@
-"""An efficiency analysis (:class:`~extrap_plugins.efficiency.Efficiency`) as text, CSV, JSON and HTML.
+"""An efficiency analysis (:class:`~extrap_plugins.efficiency_analysis.Efficiency`) as text, CSV, JSON and HTML.
 
 JSON (``format: extrap-plugins/efficiency``, version 1) has one top-level key per line and one call path per
 line; CSV is one tidy table whose ``kind`` column says what a row is (``total`` at a process count,
@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from extrap_plugins.efficiency import Efficiency, efficiency_values
+from extrap_plugins.efficiency_analysis import Efficiency, efficiency_values
 from extrap_plugins.formatting import format_point, format_value, json_number
 
 from . import cell, definition_list, json_lines, page, people, percent, table

@@ -143,11 +143,21 @@ class Efficiency:
     def p0(self) -> float:
         return self.reference[self.processes]
 
+    total_given: bool = False
+    """Whether the total's call paths were named (``total=``) rather than found in the call tree."""
+
     @property
     def limiter(self) -> CallpathOverhead | None:
-        """The call path with the largest own share of the overhead at the target."""
-        return self.callpaths[0] if self.callpaths and math.isfinite(self.callpaths[0].own_overhead_share_target) \
-            else None
+        """The call path with the largest own share of the overhead at the target.
+
+        When the total was named (a flat input without a call tree), the named call paths hold everything
+        and are passed over in favour of the first other call path.
+        """
+        ranked = [c for c in self.callpaths if math.isfinite(c.own_overhead_share_target)]
+        if self.total_given:
+            names = {m.callpath for m in self.total}
+            ranked = [c for c in ranked if c.callpath not in names] or ranked
+        return ranked[0] if ranked else None
 
     # Curves for plots and checks: arrays of p at the reference problem size.
     def points(self, p: np.ndarray, n: np.ndarray | float | None = None) -> np.ndarray:
@@ -236,6 +246,7 @@ def analyse(
     target: str | Mapping[str, float] | float | None = None,
     metric: str | None = None,
     values: str = "auto",
+    total: Sequence[str] = (),
     fit: Callable[[Experiment], ModelSet] | None = None,
 ) -> Efficiency:
     """Efficiency, iso-efficiency and overhead per call path from models of ``C = p · T``.
@@ -254,6 +265,8 @@ def analyse(
         :data:`TARGET_FACTOR` times the largest measured one.
     metric : the metric analysed (default ``time`` if present, else the first)
     values : ``auto``, ``inclusive`` or ``exclusive`` (see :func:`extrap_plugins.extrapolate`)
+    total : call paths whose sum is the whole program (default: the roots for inclusive values, every
+        call path for exclusive ones); for inputs without a call tree, such as flat text files
     fit : ``Experiment -> ModelSet``, the modeler that models the solved ``n(p)``
     """
     if scaling not in SCALINGS:
@@ -271,12 +284,12 @@ def analyse(
         raise InputError("efficiency needs the measurements the models were learned from")
     low = experiment.coordinates.min(axis=0)
     high = experiment.coordinates.max(axis=0)
+    if size is None and scaling == "weak":
+        raise InputError("weak scaling needs the problem size per process: give --size NAME")
     varying = [name for name in others if low[parameters.index(name)] != high[parameters.index(name)]]
     if varying:
         raise InputError(f"parameter {', '.join(varying)} varies but is neither --processes nor --size: "
                          f"name it with --size, or select runs where it is fixed")
-    if size is None and scaling == "weak":
-        raise InputError("weak scaling needs the problem size per process: give --size NAME")
     metrics = list(dict.fromkeys(m.metric for m in model_set.models))
     if not metrics:
         raise InputError("no models to analyse")
@@ -298,13 +311,21 @@ def analyse(
     reference[processes] = p0
     kind = extrapolate(ModelSet(parameters, models, experiment=experiment), values=values, intervals=False) \
         .values.get(metric, "inclusive")
-    total = total_models(models, kind)
+    if total:
+        known = {m.callpath: m for m in models}
+        missing = [name for name in total if name not in known]
+        if missing:
+            raise InputError(f"--total {', '.join(missing)}: no model of {metric} for this call path; the call "
+                             f"paths are {', '.join(list(known)[:8])}{', ...' if len(known) > 8 else ''}")
+        total_set = [known[name] for name in dict.fromkeys(total)]
+    else:
+        total_set = total_models(models, kind)
 
     result = Efficiency(
         scaling=scaling, level=level, metric=metric, processes=processes, size=size, parameters=parameters,
-        reference=reference, target=target_point, largest=largest, values=kind, total=total, rows=[],
+        reference=reference, target=target_point, largest=largest, values=kind, total=total_set, rows=[],
         isoefficiency=None, isoefficiency_note="", largest_p_at_level=None, largest_p_note="", callpaths=[],
-        model_set=model_set,
+        model_set=model_set, total_given=bool(total),
     )
     result.rows = _rows(result, experiment)
     result.largest_p_at_level, result.largest_p_note = _largest_p(result)
@@ -417,6 +438,7 @@ def _size_text(result: Efficiency) -> str:
 
 def _isoefficiency(result: Efficiency, low: np.ndarray, high: np.ndarray,
                    fit: Callable[[Experiment], ModelSet] | None) -> tuple[Isoefficiency | None, str]:
+    """Solve ``E(p, n) = level`` for ``n`` at process counts up to the target, then model the solutions."""
     k = result.parameters.index(result.processes)
     s = result.parameters.index(result.size)
     n_low, n_high = float(low[s]), float(high[s])
@@ -425,32 +447,41 @@ def _isoefficiency(result: Efficiency, low: np.ndarray, high: np.ndarray,
     p_target = result.target[result.processes]
     ps = result.p0 * (p_target / result.p0) ** (np.arange(1, ISO_POINTS + 1) / ISO_POINTS)
     points: list[tuple[float, float | None]] = []
-    unreachable = []
+    kinds: list[str] = []  # per p: "at least", "at most" (n must be above / below the solution), "any", "none"
     for p in ps:
         def gap(n, p=p):
             X = result.points(np.full(np.shape(n), p), n)
             return efficiency_values(result.total, X, k, result.p0, result.scaling)[2] - result.level
 
-        rises = [n for n, after in crossings(gap, lo, hi) if after > 0]
-        if rises:
-            points.append((float(p), float(rises[0])))
+        found = crossings(gap, lo, hi)
+        if found:
+            points.append((float(p), float(found[0][0])))
+            kinds.append("at least" if found[0][1] > 0 else "at most")
         else:
             points.append((float(p), None))
-            if gap(np.array([lo]))[0] < 0:
-                unreachable.append(float(p))
+            kinds.append("any" if gap(np.array([lo]))[0] >= 0 else "none")
     solved = [(p, n) for p, n in points if n is not None]
-    range_text = f"{result.size} from {lo:.3g} to {hi:.3g}"
+    searched = f"{result.size} from {lo:.3g} to {hi:.3g} searched"
+    none_from = next((p for p, kind in zip(ps, kinds) if kind == "none"), None)
     if len(solved) < ISO_MIN_POINTS:
-        if unreachable:
-            return None, (f"no problem size keeps E at {result.level:g} beyond {result.processes}="
-                          f"{unreachable[0]:.4g} ({range_text} searched): the overhead grows as fast in "
-                          f"{result.size} as the work, or faster")
-        return None, (f"E stays at or above {result.level:g} for every problem size ({range_text}) up to "
+        if none_from is not None:
+            return None, (f"no problem size keeps E at {result.level:g} from {result.processes}={none_from:.4g} on "
+                          f"({searched}): the overhead grows as fast in {result.size} as the work, or faster")
+        return None, (f"E stays at or above {result.level:g} for every problem size ({searched}) up to "
                       f"{result.processes}={p_target:.4g}: no iso-efficiency constraint")
-    note = ""
-    if unreachable:
-        note = (f"no problem size keeps E at {result.level:g} from {result.processes}={unreachable[0]:.4g} on "
-                f"({range_text} searched); modelled from the {len(solved)} solved points")
+    notes = []
+    directions = {kind for kind in kinds if kind in ("at least", "at most")}
+    if directions == {"at most"}:
+        notes.append(f"E falls as {result.size} grows: {result.size} must stay at or below n(p) to keep E at "
+                     f"{result.level:g}")
+    elif len(directions) > 1:
+        notes.append(f"E is not monotonic in {result.size}: the first solution from the smallest size is given")
+    if none_from is not None:
+        notes.append(f"no problem size keeps E at {result.level:g} from {result.processes}={none_from:.4g} on "
+                     f"({searched})")
+    if any(kind == "any" for kind in kinds):
+        notes.append(f"at {sum(kind == 'any' for kind in kinds)} process counts every size keeps the level")
+    note = "; ".join(notes)
     model = None
     growth = None
     if fit is not None:
