@@ -246,7 +246,8 @@ def efficiency(
     ``modeler`` (``options`` go to it, as in :func:`model`); ``size`` names the
     problem-size parameter (total for ``scaling="strong"``, per process for
     ``"weak"``); ``total`` names the call paths whose sum is the program (default:
-    the roots of the call tree, or every call path for exclusive values).  Returns an :class:`~extrap_plugins.efficiency_analysis.Efficiency`;
+    the roots of the call tree, or every call path for exclusive values).  Returns an
+    :class:`~extrap_plugins.efficiency_analysis.Efficiency`;
     :func:`export_report` writes it as text, CSV, JSON or HTML.
     """
     from . import efficiency_analysis as eff

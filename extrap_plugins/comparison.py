@@ -281,6 +281,10 @@ def compare_models(
     if not matched:
         names_a = ", ".join(sorted({m.callpath for m in a.models})[:4])
         names_b = ", ".join(sorted({m.callpath for m in b.models})[:4])
+        units = next((u for u in unmatched if u.reason.startswith("units differ")), None)
+        if units is not None:
+            raise InputError(f"no call path and metric match in name and unit: {units.callpath} [{units.metric}]: "
+                             f"{units.reason}; convert one side, or compare other metrics (--metric)")
         raise InputError(f"no call path of {labels[0]} ({names_a}, ...) matches one of {labels[1]} ({names_b}, ...): "
                          f"map them with --map FILE or --map-rule 'A_CALLPATH=B_CALLPATH' ('*' for any text)")
     largest_a, largest_b = largest_point(a.experiment), largest_point(b.experiment)

@@ -134,7 +134,8 @@ def test_overhead_models_are_exact_pmnf_and_name_the_limiter():
 @pytest.mark.parametrize("scaling", ["strong", "weak"])
 def test_overhead_model_equals_resource_minus_work_everywhere(scaling):
     model = Model("x", "time", ("p", "n"), 3.0, (
-        Term(2.0, {"p": Factor(1, 1)}), Term(0.5, {"n": Factor(1, 0)}), Term(0.01, {"p": Factor(0.5, 0), "n": Factor(1, 1)})))
+        Term(2.0, {"p": Factor(1, 1)}), Term(0.5, {"n": Factor(1, 0)}),
+        Term(0.01, {"p": Factor(0.5, 0), "n": Factor(1, 1)})))
     p0 = 4.0
     overhead = overhead_model(model, "p", p0, scaling)
     X = np.array([[p, n] for p in (4, 7, 64, 1000) for n in (10, 333, 1e5)], dtype=float)
@@ -169,7 +170,8 @@ def test_csv_and_text(known):
     rows = list(csv.DictReader(io.StringIO(extrap_plugins.export_report(known, "csv"))))
     kinds = [r["kind"] for r in rows]
     assert kinds == ["total"] * 7 + ["isoefficiency"] * 32 + ["callpath"]
-    assert float(rows[6]["processes"]) == 256 and float(rows[6]["efficiency"]) == pytest.approx(known.rows[-1].efficiency)
+    assert float(rows[6]["processes"]) == 256
+    assert float(rows[6]["efficiency"]) == pytest.approx(known.rows[-1].efficiency)
     text = extrap_plugins.export_report(known, "text")
     assert "strong scaling, fixed problem size n=160000" in text
     assert "iso-efficiency: n = 4 · p · log2(p)   [O(p·log p)]" in text
