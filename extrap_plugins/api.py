@@ -260,8 +260,12 @@ def efficiency(
         names = [m.name for m in experiment.metrics]
         experiment = experiment.select(metrics=["time" if "time" in names else names[0]])
     name = processes_name(experiment.parameter_names, processes)
-    resource = eff.resource_experiment(experiment, name)
-    model_set = model(resource, modeler, measure=measure, executor="serial", host=host, **options)
+    if scaling == "weak":  # T is nearly flat and its terms add up: model T, then multiply by p
+        model_set = eff.resource_models(model(experiment, modeler, measure=measure, executor="serial", host=host,
+                                              **options), name)
+    else:  # n/p in T is n in C = p·T: model C, in positive exponents
+        model_set = model(eff.resource_experiment(experiment, name), modeler, measure=measure, executor="serial",
+                          host=host, **options)
 
     def fit(solved: Experiment) -> ModelSet:
         return model(solved, modeler, executor="serial", host=host, **options)

@@ -1,9 +1,11 @@
 """Speedup, efficiency and iso-efficiency from the models (seed 004; Shudler et al., PPoPP 2017).
 
 For each call path, the time ``T(p, n)`` becomes the *resource consumption*
-``C(p, n) = p · T(p, n)`` (Extra-P converts strong-scaling data the same way),
-which is what gets modelled: its models keep to the positive exponents of the
-PMNF.  With ``p0`` the smallest measured process count::
+``C(p, n) = p · T(p, n)``.  For strong scaling ``C`` is what gets modelled
+(Extra-P converts strong-scaling data the same way): ``n/p`` in ``T`` is ``n`` in
+``C``, so the models keep to the positive exponents of the PMNF.  For weak
+scaling ``T`` is modelled (it is the nearly flat curve, and its terms add up) and
+multiplied by ``p`` term by term (:func:`resource_models`).  With ``p0`` the smallest measured process count::
 
                     strong scaling (n: total size)       weak scaling (n: size per process)
     work W          C(p0, n)                             (p / p0) · C(p0, n)   (work ∝ total size p·n)
@@ -181,6 +183,28 @@ def resource_experiment(experiment: Experiment, processes: str) -> Experiment:
     k = experiment.parameter_names.index(processes)
     return dataclasses.replace(experiment, value=experiment.value * experiment.coordinates[:, k],
                                notes=list(experiment.notes))
+
+
+def resource_model(model: Model, processes: str) -> Model:
+    """``p · T`` as a model: PMNF terms gain a factor ``p`` (the constant becomes ``c·p``); other models are
+    wrapped."""
+    part = pmnf_part(model)
+    if part is None:
+        k = model.parameters.index(processes)
+        inner = model.predict
+        return dataclasses.replace(model, segments=None, function_text=f"{processes} · ({model.function})",
+                                   predictor=lambda X: np.asarray(X)[:, k] * np.asarray(inner(X)))
+    constant, terms = part
+    pieces = [with_factor(Term(constant, {}), processes, 1.0)] + [with_factor(t, processes, 1.0) for t in terms]
+    product = combine(model.callpath, model.metric, model.parameters, 0.0, pieces)
+    return dataclasses.replace(model, constant=product.constant, terms=product.terms)
+
+
+def resource_models(model_set: ModelSet, processes: str) -> ModelSet:
+    """The model set of ``C = p · T`` from models of ``T``, with the experiment of ``C``."""
+    experiment = None if model_set.experiment is None else resource_experiment(model_set.experiment, processes)
+    return dataclasses.replace(model_set, models=[resource_model(m, processes) for m in model_set.models],
+                               experiment=experiment)
 
 
 def efficiency_values(total: Sequence[Model], X: np.ndarray, k: int, p0: float,
