@@ -268,7 +268,10 @@ def efficiency(
                           host=host, **options)
 
     def fit(solved: Experiment) -> ModelSet:
-        return model(solved, modeler, executor="serial", host=host, **options)
+        own = dict(options)
+        if solved.value[-1] < solved.value[0]:  # a falling n(p) needs p^-i terms
+            own.setdefault("negative_exponents", True)
+        return model(solved, modeler, executor="serial", host=host, **own)
 
     return eff.analyse(model_set, processes=name, size=size, scaling=scaling, level=level, target=target,
                        metric=metric, values=values, total=tuple(total), fit=fit)
@@ -306,13 +309,16 @@ def compare(
     from . import comparison as cmp
 
     host = host or get_host()
-    sets = []
+    sides = []
     for data, selection in ((a, tuple(callpaths_a)), (b, tuple(callpaths_b))):
         if isinstance(data, ModelSet):
-            sets.append(data)
-            continue
-        experiment = _experiment_of(data, reader, reader_options, tuple(metrics), selection, host)
-        sets.append(model(experiment, modeler, measure=measure, executor="serial", host=host, **options))
+            sides.append(data)
+        else:
+            sides.append(_experiment_of(data, reader, reader_options, tuple(metrics), selection, host))
+    names = [list(s.parameters) if isinstance(s, ModelSet) else s.parameter_names for s in sides]
+    cmp.check_parameters(names[0], names[1], tuple(str(label) for label in labels))  # before the modelling
+    sets = [side if isinstance(side, ModelSet) else
+            model(side, modeler, measure=measure, executor="serial", host=host, **options) for side in sides]
     mapping_rules = cmp.read_mapping(mapping) if mapping is not None else []
     mapping_rules += [cmp.parse_rule(rule) for rule in rules]
     return cmp.compare_models(sets[0], sets[1], labels=tuple(labels), rules=mapping_rules, target=target,

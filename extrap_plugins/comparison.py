@@ -242,6 +242,14 @@ def match(models_a: Sequence[Model], models_b: Sequence[Model], units_a: Mapping
     return pairs, unmatched
 
 
+def check_parameters(a: Sequence[str], b: Sequence[str], labels: tuple[str, str]) -> None:
+    """Both sides must have the same parameters (in any order)."""
+    if sorted(a) != sorted(b):
+        raise InputError(f"{labels[0]} has parameters ({', '.join(a) or 'none'}) but {labels[1]} has "
+                         f"({', '.join(b) or 'none'}): compare experiments over the same parameters "
+                         f"(rename with the reader's options, or select runs)")
+
+
 def _along(parameters: Sequence[str], given: str | None) -> str:
     if given:
         if given not in parameters:
@@ -267,10 +275,7 @@ def compare_models(
     labels = (str(labels[0]), str(labels[1]))
     if labels[0] == labels[1]:
         raise InputError(f"the two labels are both {labels[0]!r}: give each side its own (--label A=... --label B=...)")
-    if sorted(a.parameters) != sorted(b.parameters):
-        raise InputError(f"{labels[0]} has parameters ({', '.join(a.parameters) or 'none'}) but {labels[1]} has "
-                         f"({', '.join(b.parameters) or 'none'}): compare experiments over the same parameters "
-                         f"(rename with the reader's options, or select runs)")
+    check_parameters(a.parameters, b.parameters, labels)
     parameters = tuple(a.parameters)
     if not parameters:
         raise InputError("the experiments have no parameters: nothing scales, nothing to compare")
