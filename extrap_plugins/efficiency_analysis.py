@@ -57,6 +57,8 @@ N_BELOW, N_ABOVE = 1e-6, 1e12
 P_BEYOND = 1024.0
 """The largest p at the level is searched up to this many times the target."""
 ISO_MIN_POINTS = 5
+INCONSISTENT = 0.05
+"""A call path whose children's overhead exceeds its own by this share of the total gets a note."""
 
 
 # --------------------------------------------------------------------- results
@@ -155,7 +157,8 @@ class Efficiency:
         When the total was named (a flat input without a call tree), the named call paths hold everything
         and are passed over in favour of the first other call path.
         """
-        ranked = [c for c in self.callpaths if math.isfinite(c.own_overhead_share_target)]
+        ranked = [c for c in self.callpaths
+                  if math.isfinite(c.own_overhead_share_target) and c.own_overhead_share_target > 0]
         if self.total_given:
             names = {m.callpath for m in self.total}
             ranked = [c for c in ranked if c.callpath not in names] or ranked
@@ -359,6 +362,12 @@ def analyse(
     else:
         result.isoefficiency, result.isoefficiency_note = _isoefficiency(result, low, high, fit)
     result.callpaths = _callpaths(result, models, kind)
+    short = [c.callpath for c in result.callpaths if c.own_overhead_share_target < -INCONSISTENT]
+    if short:
+        hint = "" if total else "; --total names the call paths to trust for the total"
+        result.notes.append(f"the modelled children of {', '.join(short)} have more overhead than it has at the "
+                            f"target: the models disagree there (the parent's model may miss a term its children "
+                            f"have){hint}")
     return result
 
 

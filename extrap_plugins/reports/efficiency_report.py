@@ -215,7 +215,8 @@ def html_page(result: Efficiency, title: str | None = None, plot_top: int | None
     ]
     charts = figures(result)
     conclusions = "".join(f"<p class=\"conclusion\">{html.escape(line)}</p>"
-                          for line in (isoefficiency_text(result), largest_p_text(result), limiter_text(result)))
+                          for line in (isoefficiency_text(result), largest_p_text(result), limiter_text(result),
+                                       *(f"note: {note}" for note in result.notes)))
     scaling_rows = [[format_value(r.point[p]) + ("" if r.measured else " (target)"), people(r.time),
                      people(r.resource), people(r.work), people(r.overhead), f"{r.efficiency:.4f}", people(r.speedup),
                      "" if not math.isfinite(r.measured_efficiency) else f"{r.measured_efficiency:.4f}"]
