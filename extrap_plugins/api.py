@@ -260,6 +260,7 @@ def efficiency(
         names = [m.name for m in experiment.metrics]
         experiment = experiment.select(metrics=["time" if "time" in names else names[0]])
     name = processes_name(experiment.parameter_names, processes)
+    eff.check(experiment, processes=name, size=size, scaling=scaling, level=level, target=target)  # fail fast
     if scaling == "weak":  # T is nearly flat and its terms add up: model T, then multiply by p
         model_set = eff.resource_models(model(experiment, modeler, measure=measure, executor="serial", host=host,
                                               **options), name)

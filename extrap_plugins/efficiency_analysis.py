@@ -296,27 +296,13 @@ def analyse(
         call path for exclusive ones); for inputs without a call tree, such as flat text files
     fit : ``Experiment -> ModelSet``, the modeler that models the solved ``n(p)``
     """
-    if scaling not in SCALINGS:
-        raise InputError(f"unknown scaling {scaling!r}; expected strong or weak")
-    if not 0 < level < 1:
-        raise InputError(f"the efficiency level must lie between 0 and 1 (exclusive), got {level}")
-    parameters = tuple(model_set.parameters)
-    if size is not None and size not in parameters:
-        raise InputError(f"--size {size}: no such parameter; the parameters are {', '.join(parameters)}")
-    if size == processes:
-        raise InputError(f"--size {size} is the process count too: name the problem-size parameter")
-    others = [name for name in parameters if name not in (processes, size)]
     experiment = model_set.experiment
     if experiment is None or len(experiment) == 0:
         raise InputError("efficiency needs the measurements the models were learned from")
+    parameters = tuple(model_set.parameters)
+    target_point = check(experiment, processes=processes, size=size, scaling=scaling, level=level, target=target)
     low = experiment.coordinates.min(axis=0)
     high = experiment.coordinates.max(axis=0)
-    if size is None and scaling == "weak":
-        raise InputError("weak scaling needs the problem size per process: give --size NAME")
-    varying = [name for name in others if low[parameters.index(name)] != high[parameters.index(name)]]
-    if varying:
-        raise InputError(f"parameter {', '.join(varying)} varies but is neither --processes nor --size: "
-                         f"name it with --size, or select runs where it is fixed")
     metrics = list(dict.fromkeys(m.metric for m in model_set.models))
     if not metrics:
         raise InputError("no models to analyse")
@@ -325,15 +311,8 @@ def analyse(
     elif metric not in metrics:
         raise InputError(f"no models of metric {metric!r}; the metrics are {', '.join(metrics)}")
     models = [m for m in model_set.models if m.metric == metric]
-    k = parameters.index(processes)
-    p0 = float(low[k])
-    if p0 <= 0:
-        raise InputError(f"the smallest measured {processes} is {format_value(p0)}; process counts must be positive")
+    p0 = float(low[parameters.index(processes)])
     largest = largest_point(experiment)
-    if high[k] == p0:
-        raise InputError(f"{processes} has one measured value ({format_value(p0)}): efficiency needs several "
-                         f"process counts")
-    target_point = _target(target, parameters, processes, largest)
     reference = dict(target_point)
     reference[processes] = p0
     kind = extrapolate(ModelSet(parameters, models, experiment=experiment), values=values, intervals=False) \
@@ -369,6 +348,44 @@ def analyse(
                             f"target: the models disagree there (the parent's model may miss a term its children "
                             f"have){hint}")
     return result
+
+
+def check(experiment: Experiment, *, processes: str, size: str | None, scaling: str, level: float,
+          target: str | Mapping[str, float] | float | None) -> dict[str, float]:
+    """Check the request against the measurements (before any modelling); return the target point.
+
+    Raises :class:`InputError` with what to do for an unknown scaling, a level outside (0, 1), an unknown
+    or doubled parameter, weak scaling without a size, a third parameter that varies, a single process
+    count, and a target below the measured range.
+    """
+    if scaling not in SCALINGS:
+        raise InputError(f"unknown scaling {scaling!r}; expected strong or weak")
+    if not 0 < level < 1:
+        raise InputError(f"the efficiency level must lie between 0 and 1 (exclusive), got {level}")
+    parameters = tuple(experiment.parameter_names)
+    if size is not None and size not in parameters:
+        raise InputError(f"--size {size}: no such parameter; the parameters are {', '.join(parameters)}")
+    if size == processes:
+        raise InputError(f"--size {size} is the process count too: name the problem-size parameter")
+    if size is None and scaling == "weak":
+        raise InputError("weak scaling needs the problem size per process: give --size NAME")
+    if len(experiment) == 0:
+        raise InputError("no measurements to analyse")
+    low = experiment.coordinates.min(axis=0)
+    high = experiment.coordinates.max(axis=0)
+    others = [name for name in parameters if name not in (processes, size)]
+    varying = [name for name in others if low[parameters.index(name)] != high[parameters.index(name)]]
+    if varying:
+        raise InputError(f"parameter {', '.join(varying)} varies but is neither --processes nor --size: "
+                         f"name it with --size, or select runs where it is fixed")
+    k = parameters.index(processes)
+    p0 = float(low[k])
+    if p0 <= 0:
+        raise InputError(f"the smallest measured {processes} is {format_value(p0)}; process counts must be positive")
+    if high[k] == p0:
+        raise InputError(f"{processes} has one measured value ({format_value(p0)}): efficiency needs several "
+                         f"process counts")
+    return _target(target, parameters, processes, largest_point(experiment))
 
 
 def _target(target, parameters, processes, largest) -> dict[str, float]:
