@@ -269,10 +269,12 @@ def efficiency(
                           host=host, **options)
 
     def fit(solved: Experiment) -> ModelSet:
-        own = dict(options)
-        if solved.value[-1] < solved.value[0]:  # a falling n(p) needs p^-i terms
-            own.setdefault("negative_exponents", True)
-        return model(solved, modeler, executor="serial", host=host, **own)
+        fitted = model(solved, modeler, executor="serial", host=host, **options)
+        if solved.value[-1] < solved.value[0] and "negative_exponents" not in options:  # falling: try p^-i too
+            falling = model(solved, modeler, executor="serial", host=host, negative_exponents=True, **options)
+            if falling.models[0].quality.smape < fitted.models[0].quality.smape:
+                return falling
+        return fitted
 
     return eff.analyse(model_set, processes=name, size=size, scaling=scaling, level=level, target=target,
                        metric=metric, values=values, total=tuple(total), fit=fit)

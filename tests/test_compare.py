@@ -241,3 +241,26 @@ def test_the_same_through_the_api(shared_data):
     result = extrap_plugins.compare(path, path, labels=("IntelMPI", "OpenMPI"), rules=["IntelMPI->*=OpenMPI->*"],
                                     callpaths_a=["IntelMPI->*"], callpaths_b=["OpenMPI->*"], reader_options=MPI)
     assert len(result.pairs) == 7 and not result.target_given and result.target == {"Ranks": 512.0}
+
+
+def test_identical_experiments_and_constant_series(tmp_path):
+    """The stencil example against itself: ratios 1, no crossover, nothing significant; constant metrics plot."""
+    import pathlib
+
+    stencil = pathlib.Path(__file__).resolve().parents[1] / "examples" / "stencil.jsonl"
+    result = extrap_plugins.compare(stencil, stencil, target="p=4096,n=16384")
+    assert len(result.pairs) == 7 and result.unmatched == []
+    assert all(p.ratio_target == pytest.approx(1.0) and p.crossovers == () for p in result.pairs)
+    assert {p.significant for p in result.pairs} <= {False, None}
+    html = extrap_plugins.export_report(result, "html")
+    assert html.count('class="chart pair-plot"') == 7
+
+
+def test_degenerate_series_still_draw():
+    from extrap_plugins.reports.svg import Series, chart
+
+    for ys in ([8, 8, 8], [8, 8.000000000000002, 8], [0, 0, 0], [-3, -3, -3]):
+        for log in (False, True):
+            for xs in ([1, 2, 4], [1, 1, 1]):
+                assert chart([Series("a", xs, ys)], title="t", x_label="x", y_label="y", y_log=log).endswith("</svg>")
+    assert chart([], title="t", x_label="x", y_label="y").endswith("</svg>")

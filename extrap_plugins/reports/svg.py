@@ -68,11 +68,12 @@ def _ticks(lo: float, hi: float, log: bool) -> list[float]:
 
 
 def tick_text(value: float) -> str:
-    """``1024``, ``0.5``, ``1e+06`` → ``1e6``."""
-    if value != 0 and (abs(value) >= 1e6 or abs(value) < 1e-3):
-        mantissa, exponent = f"{value:.3g}".split("e") if "e" in f"{value:.3g}" else (f"{value:.3g}", "0")
+    """``1024``, ``0.5``, ``1e+06`` → ``1e6``, ``10000`` → ``1e4``."""
+    text = f"{value:.4g}"
+    if "e" in text:
+        mantissa, exponent = text.split("e")
         return f"{mantissa}e{int(exponent)}"
-    return f"{value:.4g}"
+    return text
 
 
 @dataclass(frozen=True)
@@ -123,8 +124,12 @@ def _clean(series: Sequence[Series], x_log: bool, y_log: bool) -> list[tuple[Ser
 
 def _span(values: list[float], log: bool, fallback: tuple[float, float], pad: bool) -> tuple[float, float]:
     lo, hi = (min(values), max(values)) if values else fallback
-    if hi <= lo:
-        lo, hi = (lo / 2, lo * 2) if log else (lo - 1, lo + 1)
+    if hi - lo <= 1e-9 * max(abs(lo), abs(hi)):  # one value (up to rounding): a range around it
+        middle = (lo + hi) / 2
+        if log:
+            lo, hi = (middle / 2, middle * 2) if middle > 0 else (0.5, 2.0)
+        else:
+            lo, hi = (middle - 1, middle + 1) if middle == 0 else (middle - abs(middle) / 2, middle + abs(middle) / 2)
     if pad and not log:
         extra = (hi - lo) * 0.06
         lo, hi = lo - extra, hi + extra
@@ -146,7 +151,7 @@ def chart(series: Sequence[Series], *, title: str, x_label: str, y_label: str, x
         if math.isfinite(mark.value) and not (log and mark.value <= 0):
             (xs if mark.axis == "x" else ys).append(mark.value)
     x_span = _span(xs, x_log, (1.0, 2.0), pad=False)
-    y_span = y_range if y_range is not None else _span(ys, y_log, (0.0, 1.0), pad=True)
+    y_span = y_range if y_range is not None else _span(ys, y_log, (1.0, 10.0) if y_log else (0.0, 1.0), pad=True)
     frame = _Frame(78, 36, width - 78 - 24, height - 36 - 56, x_span, y_span, x_log, y_log)
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="{css_class}" role="img" width="{width}" '
            f'height="{height}" viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">',
@@ -200,6 +205,7 @@ def _curves(frame: _Frame, cleaned) -> list[str]:
 
 def _marks(frame: _Frame, marks: Sequence[Mark]) -> list[str]:
     out = []
+    shown_x = 0
     for mark in marks:
         if not frame.holds(mark.axis, mark.value):
             continue
@@ -216,7 +222,9 @@ def _marks(frame: _Frame, marks: Sequence[Mark]) -> list[str]:
         out.append(f'<line class="mark mark-x" x1="{x:.1f}" y1="{frame.top}" x2="{x:.1f}" '
                    f'y2="{frame.top + frame.height}" stroke="{mark.color}"{dash}/>')
         flip = x > frame.left + frame.width * 0.7
-        out.append(f'<text x="{x - 4 if flip else x + 4:.1f}" y="{frame.top + 14}" fill="{mark.color}" '
+        y = frame.top + 14 + 14 * shown_x  # labels of several vertical marks one below the other
+        shown_x += 1
+        out.append(f'<text x="{x - 4 if flip else x + 4:.1f}" y="{y}" fill="{mark.color}" '
                    f'text-anchor="{"end" if flip else "start"}">{label}</text>')
     return out
 
