@@ -264,3 +264,17 @@ def test_degenerate_series_still_draw():
             for xs in ([1, 2, 4], [1, 1, 1]):
                 assert chart([Series("a", xs, ys)], title="t", x_label="x", y_label="y", y_log=log).endswith("</svg>")
     assert chart([], title="t", x_label="x", y_label="y").endswith("</svg>")
+
+
+def test_cli_with_a_mapping_file_and_csv(tmp_path, capsys):
+    a = write(tmp_path / "a.csv", {"main": lambda p: 10 + p, "main->cpu_solve": lambda p: 5 * p})
+    b = write(tmp_path / "b.csv", {"main": lambda p: 10 + p, "main->gpu_solve": lambda p: 0.5 * p + 40})
+    (tmp_path / "map.csv").write_text("a,b\nmain->cpu_*,main->gpu_*\n")
+    assert main(["compare", a, b, "--map", str(tmp_path / "map.csv"), "--label", "A=CPU", "--label", "B=GPU",
+                 "--target", "p=1024", "--export", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    port = next(r for r in rows if r["callpath_a"] == "main->cpu_solve")
+    assert port["callpath_b"] == "main->gpu_solve"
+    assert float(port["crossovers"].split(":")[0]) == pytest.approx(40 / 4.5) and port["crossovers"].endswith(":GPU")
+    assert main(["compare", a, b, "--map", str(tmp_path / "nothing.csv")]) == 2
+    assert "no such mapping file" in capsys.readouterr().err

@@ -277,3 +277,29 @@ def test_cube_single_parameter(shared_data):
     assert result.processes == "x" and result.size is None and result.isoefficiency is None
     assert result.values == "exclusive" and len(result.total) == len(result.callpaths)
     assert math.isclose(sum(c.own_overhead_share_target for c in result.callpaths), 1.0, rel_tol=1e-9)
+
+
+def test_one_parameter_has_no_isoefficiency_but_every_output(tmp_path):
+    data = Experiment.from_columns(["p"], callpath=np.repeat(["main", "main->comm"], 5), metric="time",
+                                   coordinates=np.tile([[1.0], [2.0], [4.0], [8.0], [16.0]], (2, 1)),
+                                   value=[100 / p + 2 * p for p in (1, 2, 4, 8, 16)] + [2 * p for p in (1, 2, 4, 8, 16)])
+    result = extrap_plugins.efficiency(data)
+    assert result.processes == "p" and result.size is None and result.target == {"p": 128.0}  # 8 × the largest
+    assert result.isoefficiency is None and "no problem-size parameter (--size)" in result.isoefficiency_note
+    assert result.limiter.callpath == "main->comm" and result.limiter.overhead_growth == "O(p^2)"
+    document = json.loads(extrap_plugins.export_report(result, "json"))
+    assert document["isoefficiency"] is None and document["size"] is None
+    page = extrap_plugins.export_report(result, "html")
+    assert "no problem-size parameter" in page and "isoefficiency-plot" not in page
+    assert extrap_plugins.export_report(result, "csv").count("\ncallpath,") == 2
+
+
+def test_report_formats_and_paths_are_checked(known, tmp_path):
+    with pytest.raises(InputError, match="unknown report format 'pdf'; expected one of text, csv, json, html"):
+        extrap_plugins.export_report(known, "pdf")
+    with pytest.raises(InputError, match="is a folder"):
+        extrap_plugins.export_report(known, "json", tmp_path)
+    with pytest.raises(InputError, match="the folder for the output does not exist"):
+        extrap_plugins.export_report(known, "json", tmp_path / "missing" / "r.json")
+    with pytest.raises(InputError, match="option title applies to the html report only"):
+        extrap_plugins.export_report(known, "text", title="x")
