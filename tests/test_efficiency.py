@@ -282,7 +282,8 @@ def test_cube_single_parameter(shared_data):
 def test_one_parameter_has_no_isoefficiency_but_every_output(tmp_path):
     data = Experiment.from_columns(["p"], callpath=np.repeat(["main", "main->comm"], 5), metric="time",
                                    coordinates=np.tile([[1.0], [2.0], [4.0], [8.0], [16.0]], (2, 1)),
-                                   value=[100 / p + 2 * p for p in (1, 2, 4, 8, 16)] + [2 * p for p in (1, 2, 4, 8, 16)])
+                                   value=[100 / p + 2 * p for p in (1, 2, 4, 8, 16)]
+                                   + [2 * p for p in (1, 2, 4, 8, 16)])
     result = extrap_plugins.efficiency(data)
     assert result.processes == "p" and result.size is None and result.target == {"p": 128.0}  # 8 × the largest
     assert result.isoefficiency is None and "no problem-size parameter (--size)" in result.isoefficiency_note
