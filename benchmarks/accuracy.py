@@ -87,8 +87,8 @@ def evaluate(function, X):
     result = np.full(X.shape[0], c0, dtype=float)
     for c, factors in terms:
         value = np.full(X.shape[0], c, dtype=float)
-        for l, (i, j) in enumerate(factors):
-            value = value * factor(X[:, l], i, j)
+        for column, (i, j) in enumerate(factors):
+            value = value * factor(X[:, column], i, j)
         result += value
     return result
 
@@ -114,7 +114,7 @@ def eq3_function(rng, m, exponents):
     terms = []
     for k in (1, 2):
         use = rng.integers(0, 2, size=m)
-        terms.append((c[k], [f[l] if use[l] else (0.0, 0.0) for l in range(m)]))
+        terms.append((c[k], [f[q] if use[q] else (0.0, 0.0) for q in range(m)]))
     return (c[0], terms)
 
 
@@ -132,12 +132,13 @@ def template_structures(m):
 
 
 def seed002_function(rng, m):
-    I, J = (0, 1, 2, 3), (0, 1, 2)
-    f = [(float(rng.choice(I)), float(rng.choice(J))) for _ in range(m)]
+    exponents, log_exponents = (0, 1, 2, 3), (0, 1, 2)
+    f = [(float(rng.choice(exponents)), float(rng.choice(log_exponents))) for _ in range(m)]
     structures = template_structures(m)
     structure = structures[rng.integers(len(structures))]
     c = rng.uniform(0.01, 1000, size=len(structure) + 1)
-    terms = [(c[k + 1], [f[l] if l in product else (0.0, 0.0) for l in range(m)]) for k, product in enumerate(structure)]
+    terms = [(c[k + 1], [f[q] if q in product else (0.0, 0.0) for q in range(m)])
+             for k, product in enumerate(structure)]
     return (c[0], terms)
 
 
@@ -282,7 +283,8 @@ TARGETS = {
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--samples", type=int, default=1000, help="functions per scenario (default 1000)")
-    parser.add_argument("--extrap-samples", type=int, default=200, help="functions per scenario for Extra-P (default 200)")
+    parser.add_argument("--extrap-samples", type=int, default=200,
+                        help="functions per scenario for Extra-P (default 200)")
     parser.add_argument("--scenarios", default=",".join(TARGETS), help="comma-separated, default all")
     parser.add_argument("--modelers", default="default", help="comma-separated modelers of ours (default: default)")
     parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="modeler option")
@@ -312,12 +314,13 @@ def main(argv=None) -> int:
             result = run_extrap(case, python, args.extrap_samples)
             if result:
                 predictions, seconds, n = result
-                rows.append((name, "Extra-P 4.2.5", n, shares(predictions, case.truth[:n], case.tolerances), seconds, header))
+                score = shares(predictions, case.truth[:n], case.tolerances)
+                rows.append((name, "Extra-P 4.2.5", n, score, seconds, header))
         else:
             rows.append((name, "Extra-P 4.2.5", 0, None, None, header))
     print()
     print(f"{'scenario':<10} {'modeler':<18} {'functions':>9}  {'share of models':<26} {'target':<9} {'seconds':>8}")
-    for name, who, n, score, seconds, header in rows:
+    for name, who, n, score, seconds, _ in rows:
         text = "not installed" if score is None else " / ".join(f"{s:5.1f} %" for s in score)
         target = TARGETS[name] if who.startswith("ours") else ""
         time_text = "" if seconds is None else f"{seconds:8.2f}"

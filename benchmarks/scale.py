@@ -300,7 +300,8 @@ def measure(base: pathlib.Path, n_callpaths: int, args) -> int:
                          "yes" if result["same"] else "NO", f"{result['load']:.1f}"])
     n_models = len(json.loads(reference)["models"])
     best = f"the fastest of {args.repeat} runs" if args.repeat > 1 else "one run"
-    print(f"`extrap-plugins model SWEEP --export json` ({n_models:,} models): wall time ({best}), speed-up over serial, "
+    print(f"`extrap-plugins model SWEEP --export json` ({n_models:,} models): wall time ({best}), "
+          "speed-up over serial, "
           f"peak memory of rank 0 (the process running the command), whether the JSON is byte-identical to the "
           f"first row's, and the machine's 1-minute load average after the run:\n")
     print(table(rows, ["executor", "measurements", "time", "speed-up", "rank-0 peak", "same JSON", "load"]))

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 _EXPORTS = {
     "read": "api", "model": "api", "export": "api",
     "stream_models": "streaming", "extrapolate": "extrapolation", "hookimpl": "hookspecs",
+    "requirements": "codesign", "whatif": "machine", "calibrate": "machine",
     "PluginHost": "plugins", "detect_changes": "modelers.segmented",
     "Experiment": "experiment", "Parameter": "experiment", "Callpath": "experiment", "Metric": "experiment",
     "SeriesGroup": "experiment",
@@ -33,6 +34,7 @@ _EXPORTS = {
 
 __all__ = [
     "read", "model", "export", "stream_models", "extrapolate", "hookimpl", "PluginHost", "detect_changes",
+    "requirements", "whatif", "calibrate",
     "Experiment", "Parameter", "Callpath", "Metric", "SeriesGroup",
     "Model", "ModelSet", "Term", "Factor", "Quality", "Segment",
     "ReaderInfo", "ModelerInfo", "ExporterInfo",
@@ -45,7 +47,9 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ lo
     from .api import compare, efficiency, export, export_report, model, read
     from .errors import ExtrapError, ExtrapWarning, InputError, PluginError, QualityWarning
     from .experiment import Callpath, Experiment, Metric, Parameter, SeriesGroup
+    from .codesign import requirements
     from .extrapolation import extrapolate
+    from .machine import calibrate, whatif
     from .hookspecs import hookimpl
     from .models import Factor, Model, ModelSet, Quality, Segment, Term
     from .modelers.segmented import detect_changes

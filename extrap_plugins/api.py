@@ -12,11 +12,14 @@ import os
 import pathlib
 from typing import Any, Iterable, Mapping, Sequence
 
+import numpy as np
+
 from . import executors
-from .engine import BlockPlan, Progress, fit_blocks, input_paths, read_parts, select_reader
+from .engine import (BlockPlan, Progress, call_exporter, call_reader, fit_blocks, input_paths,
+                     read_parts, select_reader)
 from .errors import InputError
 from .experiment import MEASURES, Experiment
-from .files import atomic_writer
+from .files import atomic_writer, check_destination
 from .models import ModelSet
 from .plugins import PluginHost, get_host
 from .registration import ReaderInfo
@@ -67,10 +70,10 @@ def read(
             # All inputs of a run-splitting reader form one set (one parts call, one join).
             selection = None if info.filters else (metrics, callpaths)
             experiment = read_parts(info, group[0] if len(group) == 1 else group, reader_options, executor, jobs,
-                                     selection)
+                                     selection, host=host)
             batch = [experiment]
         else:
-            batch = [info.read(p, reader_options) for p in group]
+            batch = [call_reader(info, info.read, p, p, reader_options, host=host) for p in group]
         for experiment in batch:
             if not info.filters and (metrics or callpaths):
                 experiment = experiment.select(metrics=metrics, callpaths=callpaths)
@@ -138,8 +141,10 @@ def model(
     instance = host.build_modeler(modeler, options, tuple(experiment.parameter_names))
     metrics, callpaths = tuple(metrics), tuple(callpaths)
     selected = experiment.select(metrics=metrics, callpaths=callpaths) if metrics or callpaths else experiment
+    _warn_constant_parameters(selected)
     plan = BlockPlan.of(selected)
-    models = fit_blocks(plan.blocks(), plan.n_blocks, instance, measure, info.name, executor, jobs, progress)
+    models = fit_blocks(plan.blocks(), plan.n_blocks, instance, measure, info.name, executor, jobs, progress,
+                        host=host)
     order = {(c.name, m.name): i for i, (c, m) in enumerate(
         (c, m) for c in experiment.callpaths for m in experiment.metrics)}
     models.sort(key=lambda m: order.get((m.callpath, m.metric), len(order)))
@@ -152,6 +157,21 @@ def model(
         source=experiment.source,
         experiment=selected,
     )
+
+
+def _warn_constant_parameters(experiment: Experiment) -> None:
+    """A parameter with one value in every measurement says nothing about growth: say so, once."""
+    import warnings
+
+    from .errors import QualityWarning
+
+    if not len(experiment) or not experiment.parameter_names:
+        return
+    constant = experiment.coordinates.shape[0] and (experiment.coordinates == experiment.coordinates[0]).all(axis=0)
+    if np.all(constant):  # (with another parameter varying, the modelers say it per series)
+        values = ", ".join(f"{n} = {v:g}" for n, v in zip(experiment.parameter_names, experiment.coordinates[0]))
+        warnings.warn(QualityWarning(f"{values} in every measurement: every model is a constant, no model can show "
+                                     "how anything grows; measure at several values"), stacklevel=3)
 
 
 # -------------------------------------------------------------------- export
@@ -171,6 +191,8 @@ def export(
     executor: str = "auto",
     jobs: int | None = None,
     host: PluginHost | None = None,
+    inputs: Sequence[str | os.PathLike] | None = None,
+    allow_read_only: bool = False,
     **options: Any,
 ) -> str | None:
     """Write ``model_set`` with the named exporter.
@@ -182,32 +204,52 @@ def export(
     With ``path`` None the output is returned as a string (text exporters
     only); otherwise it is written to ``path``, atomically: a temporary file
     beside it is renamed over it only when the exporter has finished, so an
-    error never leaves half a file or destroys an existing one.
+    error never leaves half a file or destroys an existing one.  ``path``
+    is checked first (:func:`extrap_plugins.files.check_destination`): never
+    one of ``inputs`` (default: the inputs the models were read from) nor
+    inside an input folder, and a read-only file only with ``allow_read_only``.
     """
+    host = host or get_host()
+    if path is not None:
+        check_output(host, exporter, path, model_inputs(model_set) if inputs is None else inputs, allow_read_only)
     with executors.chosen(executor, jobs):
-        return _export(host or get_host(), model_set, exporter, path, options)
+        return _export(host, model_set, exporter, path, options, allow_read_only)
 
 
-def _export(host: PluginHost, model_set: ModelSet, exporter: str, path, options: Mapping[str, Any]) -> str | None:
+def check_output(host: PluginHost, exporter: str, path, inputs: Sequence, allow_read_only: bool = False) -> None:
+    """Check ``-o`` before any work: see :func:`extrap_plugins.files.check_destination`."""
+    info = host.exporter(exporter)
+    check_destination(path, inputs=inputs, folder=info.kind == "path", allow_read_only=allow_read_only)
+
+
+def model_inputs(model_set: ModelSet) -> list[str]:
+    """The input files and folders the models were read from, as far as their sources name existing paths."""
+    sources = {model_set.source or ""}
+    if model_set.experiment is not None:
+        sources.add(model_set.experiment.source or "")
+    found = []
+    for source in sources:
+        for candidate in [source, *source.split(", ")]:
+            if candidate and os.path.exists(candidate):
+                found.append(candidate)
+    return found
+
+
+def _export(host: PluginHost, model_set: ModelSet, exporter: str, path, options: Mapping[str, Any],
+            allow_read_only: bool = False) -> str | None:
     info = host.exporter(exporter)
     str_options = {key: _option_text(value) for key, value in options.items()}
     if info.kind == "path":
         if path is None:
             raise InputError(f"exporter {info.name!r} writes files: give an output path with -o")
-        info.export(model_set, pathlib.Path(path), str_options)
+        call_exporter(host, info, model_set, pathlib.Path(path), str_options)
         return None
     if path is None:
         buffer = io.StringIO()
-        info.export(model_set, buffer, str_options)
+        call_exporter(host, info, model_set, buffer, str_options)
         return buffer.getvalue()
-    target = pathlib.Path(path)
-    if target.is_dir():
-        raise InputError(f"is a folder; exporter {info.name!r} writes one file", target)
-    directory = target.parent if str(target.parent) else pathlib.Path(".")
-    if not directory.is_dir():
-        raise InputError("the folder for the output does not exist", target)
-    with atomic_writer(target) as stream:
-        info.export(model_set, stream, str_options)
+    with atomic_writer(pathlib.Path(path), allow_read_only=allow_read_only) as stream:
+        call_exporter(host, info, model_set, stream, str_options)
     return None
 
 

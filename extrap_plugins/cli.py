@@ -1,4 +1,4 @@
-"""The command line: ``extrap-plugins model|plugins|suggest|run|efficiency|compare``.
+"""The command line: ``extrap-plugins model|plugins|suggest|run|requirements|whatif|efficiency|compare``.
 
 Every command is one API call plus argument parsing and printing.
 :func:`main` handles errors around :func:`program`, which does the work.
@@ -38,6 +38,18 @@ class ExitStatus(enum.IntEnum):
     INTERRUPTED = 130
 
 
+def add_reading_and_modelling(parser: argparse.ArgumentParser) -> None:
+    """The options every command that reads and models takes: reader, modeler, their options, the measure."""
+    parser.add_argument("--reader", help="reader name (default: chosen by file name, then by content)")
+    parser.add_argument("--reader-option", action="append", default=[], metavar="KEY=VALUE",
+                        help="an option for the reader (repeatable)")
+    parser.add_argument("--modeler", default="default", help="modeler name (default: %(default)s)")
+    parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                        help="an option for the modeler (repeatable)")
+    parser.add_argument("--measure", choices=MEASURES, default="mean",
+                        help="how repetitions are reduced before fitting (default: %(default)s)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from . import __version__
 
@@ -51,21 +63,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     model = commands.add_parser("model", help="read measurements and print one model per call path and metric")
     model.add_argument("inputs", nargs="+", metavar="INPUT", help="a file or folder of measurements (several are joined)")
-    model.add_argument("--reader", help="reader name (default: chosen by file name, then by content)")
-    model.add_argument("--reader-option", action="append", default=[], metavar="KEY=VALUE",
-                       help="an option for the reader (repeatable)")
-    model.add_argument("--modeler", default="default", help="modeler name (default: %(default)s)")
-    model.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
-                       help="an option for the modeler (repeatable)")
-    model.add_argument("--measure", choices=MEASURES, default="mean",
-                       help="how repetitions are reduced before fitting (default: %(default)s)")
+    add_reading_and_modelling(model)
     model.add_argument("--metric", action="append", default=[], metavar="NAME", help="only this metric (repeatable)")
     model.add_argument("--callpath", action="append", default=[], metavar="GLOB",
                        help="only call paths matching this glob, e.g. 'main->*' (repeatable)")
     model.add_argument("--export", default="text", metavar="NAME", help="exporter name (default: %(default)s)")
     model.add_argument("--export-option", action="append", default=[], metavar="KEY=VALUE",
                        help="an option for the exporter (repeatable)")
-    model.add_argument("-o", "--output", metavar="PATH", help="write here instead of stdout")
+    model.add_argument("-o", "--output", metavar="PATH", help="write here instead of stdout (never over an input)")
+    model.add_argument("--overwrite-read-only", action="store_true",
+                       help="replace an -o file that is read-only (refused otherwise)")
     model.add_argument("--target", metavar="P=V,...",
                        help="extrapolate every model to this point, e.g. p=65536,n=1e6: adds the value there, "
                             "its prediction interval and the shares of parent and root")
@@ -111,17 +118,12 @@ def build_parser() -> argparse.ArgumentParser:
     suggest.add_argument("--tolerance", type=float, default=None, metavar="SHARE",
                          help="quality goal: relative error of the hold-out prediction (default 0.05)")
     suggest.add_argument("--export", metavar="PLAN.json", help="also write the runs as a plan file")
-    suggest.add_argument("--reader", help="reader name for the inputs")
-    suggest.add_argument("--reader-option", action="append", default=[], metavar="KEY=VALUE",
-                         help="an option for the reader (repeatable)")
-    suggest.add_argument("--modeler", default="default", help="modeler for the quality check (default: %(default)s)")
-    suggest.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
-                         help="an option for the modeler (repeatable)")
-    suggest.add_argument("--measure", choices=MEASURES, default="mean", help="how repetitions are reduced")
+    add_reading_and_modelling(suggest)
     suggest.add_argument("--metric", action="append", default=[], metavar="NAME",
                          help="judge the quality on this metric only (repeatable)")
     suggest.add_argument("--callpath", action="append", default=[], metavar="GLOB",
                          help="judge the quality on these call paths only (repeatable)")
+    add_codesign_commands(commands)
     from .instrument import sweep
 
     run = commands.add_parser("run", help="run an instrumented program at several process counts and parameter "
@@ -138,6 +140,10 @@ def program(args: argparse.Namespace) -> ExitStatus:
         return _plugins_command()
     if args.command == "suggest":
         return _suggest_command(args)
+    if args.command == "requirements":
+        return _requirements_command(args)
+    if args.command == "whatif":
+        return _whatif_command(args)
     if args.command in ("efficiency", "compare"):
         return analysis_command(args)
     if args.command == "run":
@@ -150,28 +156,45 @@ def program(args: argparse.Namespace) -> ExitStatus:
 def _model_command(args: argparse.Namespace) -> ExitStatus:
     from . import streaming
 
+    options = {**parse_options(args.export_option, "--export-option", reserved=EXPORT_FLAGS), **export_options(args)}
+    _check_output(args)  # before any work: never over an input, a folder that takes files, not read-only
     if streaming.should_stream(args.inputs, args.stream):
-        return _stream_command(args)
-    selected = api.read(args.inputs if len(args.inputs) > 1 else args.inputs[0], reader=args.reader,
-                        metrics=args.metric, callpaths=args.callpath, executor=args.executor, jobs=args.jobs,
-                        **parse_options(args.reader_option, "--reader-option", reserved=READ_FLAGS))
-    series = selected.callpath_index.astype("int64") * max(len(selected.metrics), 1) + selected.metric_index
-    total = int(np.count_nonzero(np.bincount(series))) if len(series) else 0
+        return _stream_command(args, options)
     from tqdm import tqdm
 
     show = {"on": True, "off": False}.get(args.progress, sys.stderr.isatty())
+    with tqdm(total=len(args.inputs), disable=not show, file=sys.stderr, unit="input", desc="reading") as bar:
+        selected = api.read(args.inputs if len(args.inputs) > 1 else args.inputs[0], reader=args.reader,
+                            metrics=args.metric, callpaths=args.callpath, executor=args.executor, jobs=args.jobs,
+                            **parse_options(args.reader_option, "--reader-option", reserved=READ_FLAGS))
+        bar.update(len(args.inputs))
+    series = selected.callpath_index.astype("int64") * max(len(selected.metrics), 1) + selected.metric_index
+    total = int(np.count_nonzero(np.bincount(series))) if len(series) else 0
     with tqdm(total=total, disable=not show, file=sys.stderr, unit="series", desc="modeling") as bar:
         model_set = api.model(selected, args.modeler, measure=args.measure, progress=bar.update,
                               executor=args.executor, jobs=args.jobs,
                               **parse_options(args.option, "--option", reserved=MODEL_FLAGS))
-    options = {**parse_options(args.export_option, "--export-option", reserved=EXPORT_FLAGS), **export_options(args)}
-    text = api.export(model_set, args.export, args.output, executor=args.executor, jobs=args.jobs, **options)
+    return _export_command(args, model_set, options, show)
+
+
+def _check_output(args: argparse.Namespace) -> None:
+    if args.output is not None:
+        api.check_output(get_host(), args.export, args.output, args.inputs, args.overwrite_read_only)
+
+
+def _export_command(args: argparse.Namespace, model_set, options: dict, show: bool) -> ExitStatus:
+    from tqdm import tqdm
+
+    with tqdm(total=1, disable=not show, file=sys.stderr, unit="export", desc="exporting") as bar:
+        text = api.export(model_set, args.export, args.output, executor=args.executor, jobs=args.jobs,
+                          inputs=args.inputs, allow_read_only=args.overwrite_read_only, **options)
+        bar.update(1)
     if text is not None:
         sys.stdout.write(text)
     return ExitStatus.OK
 
 
-def _stream_command(args: argparse.Namespace) -> ExitStatus:
+def _stream_command(args: argparse.Namespace, options: dict) -> ExitStatus:
     from tqdm import tqdm
 
     from .streaming import stream_models
@@ -187,11 +210,7 @@ def _stream_command(args: argparse.Namespace) -> ExitStatus:
                                   reader_options=parse_options(args.reader_option, "--reader-option",
                                                                reserved=READ_FLAGS),
                                   **parse_options(args.option, "--option", reserved=STREAM_FLAGS))
-    options = {**parse_options(args.export_option, "--export-option", reserved=EXPORT_FLAGS), **export_options(args)}
-    text = api.export(model_set, args.export, args.output, executor=args.executor, jobs=args.jobs, **options)
-    if text is not None:
-        sys.stdout.write(text)
-    return ExitStatus.OK
+    return _export_command(args, model_set, options, show)
 
 
 def export_options(args: argparse.Namespace) -> dict[str, object]:
@@ -212,6 +231,107 @@ def export_options(args: argparse.Namespace) -> dict[str, object]:
                 raise InputError(f"--{flag.replace('_', '-')} applies to --export plot and html only")
             options[name] = value
     return options
+
+
+def add_codesign_commands(commands) -> None:
+    """The ``requirements`` and ``whatif`` commands (seeds 004 and 003)."""
+    from .codesign_output import KINDS
+
+    def common(command) -> None:
+        command.add_argument("--reader", help="reader name for the inputs")
+        command.add_argument("--reader-option", action="append", default=[], metavar="KEY=VALUE",
+                             help="an option for the reader (repeatable)")
+        command.add_argument("--modeler", default="default", help="modeler name (default: %(default)s)")
+        command.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                             help="an option for the modeler (repeatable)")
+        command.add_argument("--callpath", action="append", default=None, metavar="GLOB",
+                             help="only these call paths (repeatable; requirements default: the root call paths)")
+        command.add_argument("--export", choices=KINDS, default="text", help="output format (default: %(default)s)")
+        command.add_argument("-o", "--output", metavar="PATH", help="write here (atomically) instead of stdout")
+
+    req = commands.add_parser(
+        "requirements", help="how each application's requirements respond to system upgrades (seed 004)",
+        description="Per application and upgrade: the ratios new/old of the problem size per process (it fills "
+                    "the memory), the overall problem size and every requirement, per process and in total.")
+    req.add_argument("inputs", nargs="+", metavar="INPUT",
+                     help="one experiment per application (NAME=PATH names it; default: the file name)")
+    req.add_argument("--system", required=True, metavar="SYSTEM.toml",
+                     help="[system] processes and memory_per_process (or racks, sockets, ...) and [upgrades]")
+    req.add_argument("--upgrade", action="append", default=[], metavar="NAME=KEY:VALUE,...",
+                     help="another upgrade, e.g. 'double the racks=processes:2x' (repeatable)")
+    req.add_argument("--role", action="append", default=[], metavar="ROLE=METRIC,...",
+                     help="which metric plays which role, e.g. memory=bytes_used,computation=PAPI_FP_OPS or "
+                          "communication=bytes_sent+bytes_received (default: from the metric names)")
+    req.add_argument("--processes", default="p", metavar="NAME", help="the process count parameter (default: p)")
+    req.add_argument("--size", default="n", metavar="NAME",
+                     help="the problem size per process parameter (default: n)")
+    req.add_argument("--rank-by", default="problem_size", metavar="problem_size|ROLE",
+                     help="what makes an upgrade best: the largest overall problem size (default) or the smallest "
+                          "ratio of a role per process")
+    common(req)
+
+    what = commands.add_parser(
+        "whatif", help="predict time on a machine profile and its sensitivity to each rate (seed 003)",
+        description="Convolve requirement models with a machine profile (time = Σ amount / rate + messages × "
+                    "latency) at a target point, on the machine as given and as changed by --scale, with the "
+                    "speedup from improving each resource alone.")
+    what.add_argument("inputs", nargs="+", metavar="INPUT", help="measurements (several are joined)")
+    what.add_argument("--machine", metavar="M.toml", help="the machine profile: [rates] and [latencies]")
+    what.add_argument("--calibrate", action="store_true",
+                      help="fit the profile's rates to the measured times (non-negative least squares) first")
+    what.add_argument("--save-machine", metavar="OUT.toml", help="write the (calibrated) profile here")
+    what.add_argument("--target", required=True, metavar="P=V,...", help="the point to predict, e.g. p=4096,n=1e6")
+    what.add_argument("--scale", action="append", default=[], metavar="NAME=FACTOR,...",
+                      help="the changed machine, e.g. bandwidth=4x,latency=0.25x")
+    what.add_argument("--sensitivity", type=float, default=4.0, metavar="FACTOR",
+                      help="improvement per resource in the sensitivity columns (default: 4, rates ×4, latencies ÷4)")
+    what.add_argument("--time-metric", default="time", metavar="NAME", help="the measured time (default: time)")
+    what.add_argument("--measure", choices=MEASURES, default="mean", help="how repetitions are reduced")
+    common(what)
+
+
+def _write_output(text: str, output: str | None) -> None:
+    if output is None:
+        sys.stdout.write(text)
+        return
+    from .files import atomic_writer
+
+    target = os.path.abspath(output)
+    if os.path.isdir(target):
+        raise InputError("is a folder; give a file name", output)
+    if not os.path.isdir(os.path.dirname(target)):
+        raise InputError("the folder for the output does not exist", output)
+    with atomic_writer(target) as stream:
+        stream.write(text)
+
+
+def _requirements_command(args: argparse.Namespace) -> ExitStatus:
+    from .codesign import requirements
+
+    result = requirements(
+        args.inputs, args.system, args.upgrade, roles=args.role or None, processes=args.processes, size=args.size,
+        callpaths=args.callpath, rank_by=args.rank_by, reader=args.reader, modeler=args.modeler,
+        reader_options=parse_options(args.reader_option, "--reader-option", reserved=READ_FLAGS),
+        **parse_options(args.option, "--option", reserved=MODEL_FLAGS))
+    _write_output(result.render(args.export), args.output)
+    return ExitStatus.OK
+
+
+def _whatif_command(args: argparse.Namespace) -> ExitStatus:
+    from .machine import whatif
+
+    if args.machine is None and not args.calibrate:
+        raise InputError("whatif needs a machine profile (--machine M.toml) or --calibrate")
+    result = whatif(
+        args.inputs if len(args.inputs) > 1 else args.inputs[0], args.machine, target=args.target,
+        scale=args.scale or None, calibrate_rates=args.calibrate, sensitivity=args.sensitivity,
+        time_metric=args.time_metric, callpaths=args.callpath, measure=args.measure, reader=args.reader,
+        modeler=args.modeler, reader_options=parse_options(args.reader_option, "--reader-option", reserved=READ_FLAGS),
+        **parse_options(args.option, "--option", reserved=MODEL_FLAGS))
+    if args.save_machine:
+        _write_output(result.machine.toml(), args.save_machine)
+    _write_output(result.render(args.export), args.output)
+    return ExitStatus.OK
 
 
 def _plugins_command() -> ExitStatus:
@@ -312,7 +432,8 @@ READ_FLAGS = {"reader": "--reader", "metrics": "--metric", "callpaths": "--callp
 MODEL_FLAGS = {"modeler": "--modeler", "measure": "--measure", "metrics": "--metric", "callpaths": "--callpath",
                "progress": "--progress", "executor": "--executor", "jobs": "--jobs", "host": None}
 STREAM_FLAGS = {**MODEL_FLAGS, "scratch": "--scratch", "reader_options": "--reader-option", "reader": "--reader"}
-EXPORT_FLAGS = {"exporter": "--export", "path": "-o", "executor": "--executor", "jobs": "--jobs", "host": None}
+EXPORT_FLAGS = {"exporter": "--export", "path": "-o", "executor": "--executor", "jobs": "--jobs", "host": None,
+                "inputs": None, "allow_read_only": "--overwrite-read-only"}
 
 
 def parse_options(pairs: Sequence[str], flag: str, reserved: dict[str, str | None] | None = None) -> dict[str, object]:
@@ -341,14 +462,7 @@ REPORT_FORMATS = ("text", "csv", "json", "html")
 
 
 def _add_input_options(command: argparse.ArgumentParser) -> None:
-    command.add_argument("--reader", help="reader name (default: chosen by file name, then by content)")
-    command.add_argument("--reader-option", action="append", default=[], metavar="KEY=VALUE",
-                         help="an option for the reader (repeatable)")
-    command.add_argument("--modeler", default="default", help="modeler name (default: %(default)s)")
-    command.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
-                         help="an option for the modeler (repeatable)")
-    command.add_argument("--measure", choices=MEASURES, default="mean",
-                         help="how repetitions are reduced before fitting (default: %(default)s)")
+    add_reading_and_modelling(command)
     command.add_argument("--export", choices=REPORT_FORMATS, default="text",
                          help="output format (default: %(default)s)")
     command.add_argument("-o", "--output", metavar="PATH", help="write here (atomically) instead of stdout")
@@ -442,23 +556,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI: errors become one line on stderr and an exit status, never a traceback."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    shown = [0]
-    hidden = [0]
-
-    def show_warning(message, category, filename, lineno, file=None, line=None):
-        if shown[0] < MAX_WARNINGS_SHOWN:
-            sys.stderr.write(f"{PROG}: warning: {message}\n")
-            shown[0] += 1
-        else:
-            hidden[0] += 1
-
+    collected = WarningLines()
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), collected:
             warnings.simplefilter("default")
-            warnings.showwarning = show_warning
+            warnings.showwarning = collected.add
             status = program(args)
-            if hidden[0]:
-                sys.stderr.write(f"{PROG}: warning: {hidden[0]} more warnings not shown\n")
             return int(status)
     except BrokenPipeError:  # the reader of our output went away (``| head``): not an error
         try:
@@ -486,6 +589,39 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as error:  # a bug: say so, without a traceback unless asked
         return _fail(args, f"internal error: {type(error).__name__}: {error} "
                            f"(run with --traceback for details)", ExitStatus.ERROR, error)
+
+
+class WarningLines:
+    """Warnings gathered over a command and shown at its end: one line per cause, naming the first series and
+    counting the others (``main->a [time] and 86 more series: ...``); at most :data:`MAX_WARNINGS_SHOWN` lines."""
+
+    def __init__(self) -> None:
+        self.causes: dict[tuple[type, str], list[str]] = {}
+
+    def add(self, message, category=None, filename=None, lineno=None, file=None, line=None) -> None:
+        callpath, metric = getattr(message, "callpath", ""), getattr(message, "metric", "")
+        text = getattr(message, "message", None) if (callpath or metric) else None
+        if not isinstance(text, str):
+            self.causes.setdefault((type(message), str(message)), [])
+            return
+        self.causes.setdefault((type(message), text), []).append(f"{callpath} [{metric}]")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        lines = []
+        for (_, text), series in self.causes.items():
+            if len(series) > 1:
+                lines.append(f"{series[0]} and {len(series) - 1} more series: {text}")
+            elif series:
+                lines.append(f"{series[0]}: {text}")
+            else:
+                lines.append(text)
+        for line in lines[:MAX_WARNINGS_SHOWN]:
+            sys.stderr.write(f"{PROG}: warning: {line}\n")
+        if len(lines) > MAX_WARNINGS_SHOWN:
+            sys.stderr.write(f"{PROG}: warning: {len(lines) - MAX_WARNINGS_SHOWN} more warnings not shown\n")
 
 
 def _fail(args, message, status: ExitStatus, error: BaseException | None = None) -> int:

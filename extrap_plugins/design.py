@@ -101,9 +101,9 @@ def write_plan(path: str | os.PathLike, plan: Plan) -> None:
         raise InputError("is a folder; the plan is one file", target)
     if not (target.parent if str(target.parent) else pathlib.Path(".")).is_dir():
         raise InputError("the folder for the plan does not exist", target)
-    temporary = target.with_name(f".{target.name}.tmp")
-    temporary.write_text(json.dumps(plan_document(plan), indent=1) + "\n", encoding="utf-8")
-    os.replace(temporary, target)
+    from .files import write_atomically
+
+    write_atomically(target, (json.dumps(plan_document(plan), indent=1) + "\n").encode("utf-8"))
 
 
 def load_plan(path: str | os.PathLike) -> Plan:
@@ -594,12 +594,12 @@ def holdout_check(experiment: Experiment, point: np.ndarray, *, modeler: str = "
     point = np.asarray(point, dtype=np.float64)
     at_point = np.all(experiment.coordinates == point[None, :], axis=1)
     measured = {}
-    for group in experiment._subset(at_point).series_groups():
+    for group in experiment.take(at_point).series_groups():
         for (callpath, metric), value in zip(group.keys, group.reduce(measure)[:, 0]):
             measured[(callpath.name, metric.name)] = float(value)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        models = fit_models(experiment._subset(~at_point), modeler, measure=measure, executor="serial", **options)
+        models = fit_models(experiment.take(~at_point), modeler, measure=measure, executor="serial", **options)
     errors = {}
     for m in models:
         key = (m.callpath, m.metric)

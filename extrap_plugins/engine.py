@@ -30,11 +30,12 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 import numpy as np
 
 from . import executors
-from .errors import ExtrapWarning, InputError
+from .errors import ExtrapWarning, InputError, PluginError
 from .experiment import Experiment, SeriesGroup
 from .joining import check_selection, join_parts, select_leniently, with_rows
 from .models import Model, Quality, Term
 from .quality import quality_figures
+from .readers._common import check_input_file, guarded_read
 from .registration import ReaderInfo
 
 if TYPE_CHECKING:
@@ -57,7 +58,106 @@ def input_paths(path: str | os.PathLike | Sequence[str | os.PathLike]) -> list[p
     for p in paths:
         if not p.exists():
             raise InputError("no such file or folder", p)
+        check_input_file(p)
     return paths
+
+
+def call_reader(info: ReaderInfo, function: Callable, path, *args, host: PluginHost | None = None):
+    """Call one of a reader's functions through the one guarded entry of every read.
+
+    Bad data is an :class:`InputError` naming the file (see
+    :func:`extrap_plugins.readers._common.guarded_read`); any other failure of a
+    third-party reader is a :class:`PluginError` naming the reader, its plugin
+    and its distribution (exit 3); a built-in reader's failure is a bug and
+    propagates as it is (exit 1).
+    """
+    try:
+        return guarded_read(function, path, *args, reader=info.name)
+    except (InputError, PluginError):
+        raise
+    except Exception as error:
+        failure = plugin_failure(host, "reader", info.name, error, f" on {describe_inputs(path)}")
+        if failure is None:
+            raise
+        raise failure from error
+
+
+def plugin_failure(host: PluginHost | None, kind: str, name: str, error: BaseException,
+                   where: str = "") -> PluginError | None:
+    """The :class:`PluginError` for a third-party plugin's failure, or None for a built-in one (a bug of ours)."""
+    from .plugins import BUILTIN_DISTRIBUTION, get_host
+
+    host = host or get_host()
+    table = {"reader": host.readers, "modeler": host.modelers, "exporter": host.exporters}[kind]
+    registered = table.get(name)
+    if registered is not None and registered.distribution == BUILTIN_DISTRIBUTION:
+        return None
+    plugin, distribution = ((registered.plugin, registered.distribution) if registered is not None
+                            else ("?", "unknown distribution"))
+    text = str(error).splitlines()[0] if str(error) else ""
+    if isinstance(error, PluginFault):
+        return PluginError(f"{kind} {name!r} (plugin {plugin} from distribution {distribution!r}): {text}")
+    return PluginError(f"{kind} {name!r} (plugin {plugin} from distribution {distribution!r}) failed{where}: "
+                       f"{type(error).__name__}{': ' + text if text else ''}")
+
+
+class PluginFault(RuntimeError):
+    """A plugin broke its contract (what it returned is wrong); the host names the plugin and its distribution."""
+
+
+def call_exporter(host: PluginHost | None, info, model_set, out, options: dict) -> None:
+    """Run an exporter; a third-party exporter's failure is a :class:`PluginError` naming it (exit 3)."""
+    try:
+        info.export(model_set, out, options)
+    except (InputError, PluginError, OSError):
+        raise
+    except Exception as error:
+        failure = plugin_failure(host, "exporter", info.name, error)
+        if failure is None:
+            raise
+        raise failure from error
+
+
+def check_models(fitted: Sequence, group: SeriesGroup, name: str) -> None:
+    """Check what a modeler returned for a group before anything is shown or exported.
+
+    One :class:`~extrap_plugins.models.Model` per series, in order, each for
+    its own call path and metric, over the experiment's parameters only, with
+    a finite constant and coefficients wherever the series has values.
+
+    Raises
+    ------
+    PluginFault
+        Naming the modeler and the first series that is wrong.
+    """
+    if len(fitted) != len(group):
+        raise PluginFault(f"returned {len(fitted)} models for {len(group)} series")
+    known = {p.name for p in group.parameters}
+    for i, (m, (callpath, metric)) in enumerate(zip(fitted, group.keys)):
+        series = f"{callpath.name} [{metric.name}]"
+        if not isinstance(m, Model):
+            raise PluginFault(f"returned a {type(m).__name__} for {series}, expected an extrap_plugins.Model")
+        if (m.callpath, m.metric) != (callpath.name, metric.name):
+            raise PluginFault(f"returned a model for {m.callpath} [{m.metric}] in place of {series}")
+        terms = list(m.terms or ())
+        for segment in m.segments or ():
+            terms.extend(segment.terms)
+        for term in terms:
+            if not isinstance(term, Term):
+                raise PluginFault(f"{series}: a term is a {type(term).__name__}, expected an extrap_plugins.Term")
+            unknown = sorted(set(term.factors) - known)
+            if unknown:
+                raise PluginFault(f"{series}: a term uses {', '.join(map(repr, unknown))}, which is not a parameter "
+                                  f"(the parameters are {', '.join(sorted(known)) or 'none'})")
+        has_values = bool(np.isfinite(group.values[i]).any())
+        numbers = [m.constant, *(t.coefficient for t in terms), *(s.constant for s in m.segments or ())]
+        try:
+            finite = all(np.isfinite(float(x)) for x in numbers)
+        except (TypeError, ValueError):
+            finite = False
+        if has_values and not finite:
+            raise PluginFault(f"{series}: the model's constant or a coefficient is not a finite number "
+                              f"({m.constant!r}{' + ...' if terms else ''})")
 
 
 def select_reader(path: pathlib.Path, host: PluginHost) -> ReaderInfo:
@@ -88,7 +188,8 @@ def _safe_sniff(reader: ReaderInfo, path: pathlib.Path) -> bool:
 
 
 def read_parts(info: ReaderInfo, path, options: dict, executor: str, jobs: int | None,
-                selection: tuple[tuple[str, ...], tuple[str, ...]] | None = None) -> Experiment:
+                selection: tuple[tuple[str, ...], tuple[str, ...]] | None = None,
+                host: PluginHost | None = None) -> Experiment:
     """Read the runs of one input in parallel; skip (and warn about) broken runs.
 
     ``selection`` is ``(metrics, callpaths)`` to apply in the workers for
@@ -96,7 +197,7 @@ def read_parts(info: ReaderInfo, path, options: dict, executor: str, jobs: int |
     travel back.
     """
     source = describe_inputs(path)
-    parts = info.parts(path, options)
+    parts = call_reader(info, info.parts, path, path, options, host=host)
     if not parts:
         raise InputError(f"no runs found for the {info.name} reader", source)
     kind = executors.resolve(executor, len(parts))
@@ -114,7 +215,7 @@ def read_parts(info: ReaderInfo, path, options: dict, executor: str, jobs: int |
                         declared=list(dict.fromkeys(m.name for e in experiments for m in e.metrics)),
                         any_callpath=any(len(e) for e in experiments), source=source)
     if info.join is not None:
-        return info.join(experiments, path, options)
+        return call_reader(info, info.join, path, experiments, path, options, host=host)
     return join_parts(experiments, source)
 
 
@@ -137,13 +238,13 @@ def read_one_part(task) -> tuple[Any, InputError | None, list[Warning]]:
     selection = task[3] if len(task) > 3 else None
     with warnings.catch_warnings(record=True) as caught, collector_paused():
         warnings.simplefilter("always")
+        where = str(getattr(part, "path", part))
         try:
-            result, error = read_part(part, options), None
+            result, error = guarded_read(read_part, where, part, options), None
         except InputError as problem:
             result, error = None, problem
         except Exception as problem:  # noqa: BLE001 - reported by path, the sweep goes on
-            result, error = None, InputError(f"reading failed ({type(problem).__name__}: {problem})",
-                                             str(getattr(part, "path", part)))
+            result, error = None, InputError(f"reading failed ({type(problem).__name__}: {problem})", where)
     if result is not None and selection is not None:
         result = select_leniently(result, *selection)
     return result, error, [portable_warning(w.message) for w in caught]
@@ -255,18 +356,8 @@ class BlockPlan:
         rows = self.order[self.bounds[b]:self.bounds[b + 1]]
         start = b * self.size
         codes = self.callpaths[start:start + self.size]
-        return Experiment(
-            parameters=e.parameters,
-            callpaths=[e.callpaths[i] for i in codes],
-            metrics=e.metrics,
-            callpath_index=(self.position[rows] - start).astype(np.int32),
-            metric_index=e.metric_index[rows],
-            coordinates=e.coordinates[rows],
-            repetition=e.repetition[rows],
-            value=e.value[rows],
-            source=e.source,
-            reader=e.reader,
-        )
+        return e.take(rows, callpaths=[e.callpaths[i] for i in codes],
+                      callpath_index=(self.position[rows] - start).astype(np.int32))
 
     def blocks(self) -> Iterator[Experiment]:
         """Every block, made only when asked for (at most a few are in memory at once)."""
@@ -278,12 +369,13 @@ MODELLING_IMPORTS = ("scipy.special",)
 
 
 def fit_blocks(blocks: Iterable, n_blocks: int, instance, measure: str, name: str, executor: str,
-               jobs: int | None, progress: Progress | None, fit: Callable = None) -> list[Model]:
+               jobs: int | None, progress: Progress | None, fit: Callable = None,
+               host: PluginHost | None = None) -> list[Model]:
     """Fit every block through the executor; models in block order, warnings shown once each."""
     kind = executors.resolve(executor, n_blocks)
     fit = fit or fit_block
     models: list[Model] = []
-    with executors.create_executor(kind, jobs, preload=MODELLING_IMPORTS) as pool:
+    with executors.create_executor(kind, jobs, preload=MODELLING_IMPORTS) as pool, modeler_guard(host, name):
         done = (lambda result: progress(len(result[0]))) if progress is not None else None
         tasks = ((instance, block, measure, name) for block in blocks)
         for fitted, caught in executors.map_ordered(pool, fit, tasks, on_done=done):
@@ -291,6 +383,20 @@ def fit_blocks(blocks: Iterable, n_blocks: int, instance, measure: str, name: st
                 warnings.warn(warning, stacklevel=3)
             models.extend(fitted)
     return models
+
+
+@contextlib.contextmanager
+def modeler_guard(host: PluginHost | None, name: str) -> Iterator[None]:
+    """A third-party modeler that raises, or returns what :func:`check_models` refuses, is a PluginError naming it."""
+    try:
+        yield
+    except (InputError, PluginError, executors.WorkerLost):
+        raise
+    except Exception as error:
+        failure = plugin_failure(host, "modeler", name, error)
+        if failure is None:
+            raise
+        raise failure from error
 
 
 def fit_block(task) -> tuple[list[Model], list[Warning]]:
@@ -324,11 +430,20 @@ def fit_chunk(task) -> tuple[list[Model], list[Warning]]:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         fitted = fit_any(instance, group, measure, name)
-    if len(fitted) != len(group):
-        raise RuntimeError(f"modeler {name!r} returned {len(fitted)} models for {len(group)} series")
+    check_models(fitted, group, name)
     for m in fitted:
         m.modeler = m.modeler or name
-    return fitted, [portable_warning(w.message) for w in caught]
+    return fitted, [series_warning(w.message, group) for w in caught]
+
+
+def series_warning(message: Warning, group: SeriesGroup) -> Warning:
+    """A warning raised while fitting ``group``, naming its series (numpy's own warnings name none)."""
+    if isinstance(message, ExtrapWarning) or not len(group):
+        return portable_warning(message)
+    callpath, metric = group.keys[0]
+    if len(group) == 1:
+        return ExtrapWarning(str(message), callpath.name, metric.name)
+    return ExtrapWarning(str(message), f"one of {len(group)} series fitted together, from {callpath.name}", metric.name)
 
 
 
@@ -358,12 +473,18 @@ def fit_per_series(estimator, group: SeriesGroup, measure: str, name: str) -> li
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             fitted.fit(X[valid], y[valid])
-            y_hat = np.asarray(fitted.predict(X[valid]), dtype=np.float64).reshape(-1)
+            y_hat = np.asarray(fitted.predict(X[valid]), dtype=np.float64)
+        if y_hat.shape != (int(valid.sum()),):
+            raise PluginFault(f"{callpath.name} [{metric.name}]: predict returned shape {y_hat.shape} for "
+                              f"{int(valid.sum())} points, expected ({int(valid.sum())},)")
+        if valid.any() and not np.isfinite(y_hat).all():
+            raise PluginFault(f"{callpath.name} [{metric.name}]: predict returned values that are not finite "
+                              "(NaN or infinity)")
         for w in caught:
             warnings.warn(ExtrapWarning(str(w.message), callpath.name, metric.name), stacklevel=2)
         terms = tuple(getattr(fitted, "terms_", ()) or ())
         if terms and not all(isinstance(t, Term) for t in terms):
-            raise TypeError(f"modeler {name!r}: terms_ must be a list of extrap_plugins.Term")
+            raise PluginFault("terms_ must be a list of extrap_plugins.Term")
         has_formula = hasattr(fitted, "constant_")
         figures = quality_figures(y[valid][None, :], y_hat[None, :], len(terms))
         models.append(

@@ -258,8 +258,10 @@ class Experiment:
         units = {m.name: m for e in experiments for m in e.metrics}
         return cls.from_columns(
             first.parameters,
-            callpath=np.concatenate([np.asarray([c.name for c in e.callpaths], dtype=object)[e.callpath_index] for e in experiments]),
-            metric=np.concatenate([np.asarray([m.name for m in e.metrics], dtype=object)[e.metric_index] for e in experiments]),
+            callpath=np.concatenate([np.asarray([c.name for c in e.callpaths], dtype=object)[e.callpath_index]
+                                     for e in experiments]),
+            metric=np.concatenate([np.asarray([m.name for m in e.metrics], dtype=object)[e.metric_index]
+                                   for e in experiments]),
             coordinates=np.concatenate([e.coordinates for e in experiments]),
             value=np.concatenate([e.value for e in experiments]),
             repetition=np.concatenate([e.repetition for e in experiments]),
@@ -325,7 +327,7 @@ class Experiment:
                     f"{self.source}: no call path matches {', '.join(map(repr, callpaths))}"
                 )
             keep &= wanted[self.callpath_index]
-        return self._subset(keep)
+        return self.take(keep)
 
     def series_groups(self) -> Iterator[SeriesGroup]:
         """Group all (call path, metric) series by their set of measurement points.
@@ -381,22 +383,28 @@ class Experiment:
             ]
             yield SeriesGroup(self.parameters, points[columns], keys, values)
 
-    # --------------------------------------------------------------- private
-    def _subset(self, keep: np.ndarray) -> Experiment:
+    def take(self, rows: np.ndarray, *, callpaths: Sequence[Callpath] | None = None,
+             callpath_index: np.ndarray | None = None) -> Experiment:
+        """The rows ``rows`` (a boolean mask or indices) as a new experiment; names and notes kept.
+
+        ``callpaths`` with ``callpath_index`` (one code per kept row) replace
+        the call path list, for a piece that holds only some call paths.
+        """
         return Experiment(
             parameters=self.parameters,
-            callpaths=self.callpaths,
+            callpaths=self.callpaths if callpaths is None else list(callpaths),
             metrics=self.metrics,
-            callpath_index=self.callpath_index[keep],
-            metric_index=self.metric_index[keep],
-            coordinates=self.coordinates[keep],
-            repetition=self.repetition[keep],
-            value=self.value[keep],
+            callpath_index=self.callpath_index[rows] if callpath_index is None else callpath_index,
+            metric_index=self.metric_index[rows],
+            coordinates=self.coordinates[rows],
+            repetition=self.repetition[rows],
+            value=self.value[rows],
             source=self.source,
             reader=self.reader,
             notes=list(self.notes),
         )
 
+    # --------------------------------------------------------------- private
     def _callpath_position(self, name: str) -> int:
         for i, c in enumerate(self.callpaths):
             if c.name == name:

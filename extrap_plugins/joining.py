@@ -212,7 +212,7 @@ def select_leniently(experiment: Experiment, metrics: Sequence[str], callpaths: 
         keep &= wanted[experiment.metric_index]
     if callpaths:
         keep &= matching(experiment.callpaths, callpaths)[experiment.callpath_index]
-    return experiment._subset(keep)
+    return experiment.take(keep)
 
 
 def matching(names: Sequence, globs: Sequence[str]) -> np.ndarray:

@@ -163,9 +163,9 @@ class ModelSet:
     options: dict = field(default_factory=dict)
     measure: str = "mean"
     source: str = ""
-    experiment: "Experiment | None" = field(default=None, repr=False, compare=False)
+    experiment: Experiment | None = field(default=None, repr=False, compare=False)
     """The measurements the models were learned from (for plots and intervals)."""
-    measured_points: "np.ndarray | None" = field(default=None, repr=False, compare=False)
+    measured_points: np.ndarray | None = field(default=None, repr=False, compare=False)
     """The distinct measured points, shape (n_points, n_params), when ``experiment`` is None because the
     measurements were streamed and never all in memory (:mod:`extrap_plugins.streaming`)."""
 

@@ -111,7 +111,9 @@ class PluginHost:
             distribution = entry_point.dist.metadata["name"] if entry_point.dist else "unknown distribution"
             try:
                 self.register(entry_point.load(), name=entry_point.name, distribution=distribution)
-            except Exception as error:  # a broken plugin must not break the tool
+            except KeyboardInterrupt:
+                raise
+            except BaseException as error:  # a broken plugin must not break the tool (not even sys.exit())
                 message = (
                     f"plugin {entry_point.name!r} from distribution {distribution!r} "
                     f"failed to load: {type(error).__name__}: {error}"
@@ -180,6 +182,14 @@ class PluginHost:
             return info.factory(**options)
         except (ValueError, TypeError) as error:  # option validation failed: the user's input
             raise InputError(f"modeler {info.name!r}: {error}") from error
+        except (InputError, PluginError):
+            raise
+        except Exception as error:
+            registered = self.modelers[name]
+            if registered.distribution == BUILTIN_DISTRIBUTION:
+                raise
+            raise PluginError(f"modeler {name!r} (plugin {registered.plugin} from distribution "
+                              f"{registered.distribution!r}) failed to start: {type(error).__name__}: {error}") from error
 
     def _table(self, hook_name: str, kind: type) -> dict[str, Registered]:
         if self._tables is None:
@@ -194,7 +204,14 @@ class PluginHost:
         for impl in hook.get_hookimpls():  # in registration order
             plugin_name = self.manager.get_name(impl.plugin) or repr(impl.plugin)
             distribution = self.distributions.get(plugin_name, "unknown distribution")
-            for info in impl.function() or []:
+            try:
+                returned = list(impl.function() or [])
+            except KeyboardInterrupt:
+                raise
+            except BaseException as error:  # a hook that raises (or exits) is the plugin's fault: name it
+                raise PluginError(f"plugin {plugin_name} ({distribution}): {hook_name} failed: "
+                                  f"{type(error).__name__}: {error}") from error
+            for info in returned:
                 if not isinstance(info, kind):
                     raise PluginError(
                         f"plugin {plugin_name} ({distribution}): {hook_name} must return "

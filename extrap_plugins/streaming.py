@@ -456,8 +456,9 @@ def stream_models(
     paths = engine.input_paths(path)
     infos = [host.reader(reader) if reader else engine.select_reader(p, host) for p in paths]
     if len({i.name for i in infos}) > 1:
-        raise InputError(f"streaming reads inputs of one reader; these need {', '.join(sorted({i.name for i in infos}))}"
-                         ": stream them separately or give --reader")
+        needed = ", ".join(sorted({i.name for i in infos}))
+        raise InputError(f"streaming reads inputs of one reader; these need {needed}: stream them separately or give "
+                         "--reader")
     info = infos[0]
     metrics, callpaths = tuple(metrics), tuple(callpaths)
     reader_options = {key: str(value) for key, value in (reader_options or {}).items()}
@@ -466,7 +467,7 @@ def stream_models(
     selection = None if info.filters else (metrics, callpaths)
     target = paths[0] if len(paths) == 1 else paths
     if info.parts is not None and info.read_part is not None:
-        parts, read = info.parts(target, reader_options), info.read_part
+        parts, read = engine.call_reader(info, info.parts, target, target, reader_options, host=host), info.read_part
     else:
         parts, read = list(paths), info.read
     source = engine.describe_inputs(target)
@@ -492,7 +493,8 @@ def stream_models(
         instance = host.build_modeler(modeler, options, catalogue.parameters)
         size = engine.block_size(len(catalogue.metrics))
         blocks = _block_tasks(catalogue, size, instance, measure, info_modeler.name, info.omits_zeros)
-        models = _fit_in_pool(pool, blocks, progress)
+        with engine.modeler_guard(host, info_modeler.name):
+            models = _fit_in_pool(pool, blocks, progress)
     order = {name: i for i, name in enumerate(catalogue.callpaths)}
     metric_order = {m.name: k for k, m in enumerate(catalogue.metrics)}
     models.sort(key=lambda m: (order[m.callpath], metric_order[m.metric]))

@@ -15,6 +15,8 @@
         with instrument.region("halo exchange"):
             ...
         comm.Allreduce(local, total)
+        instrument.count("flop", 2 * n * n)        # operations done here (summed over visits)
+        instrument.peak("bytes_used", grid.nbytes)  # memory footprint here (the largest value recorded)
 
 At exit, rank 0 gathers every rank's call-path tree and appends one JSON
 line per run to ``<program>.extrap.jsonl`` (or ``$EXTRAP_OUTPUT``);
@@ -36,7 +38,8 @@ from . import mpi, regions
 from .regions import Region, disable, enable, enabled, region
 from .session import session as _session
 
-__all__ = ["region", "Region", "parameters", "parameter", "enable", "disable", "enabled", "configure", "finish", "mpi", "snapshot"]
+__all__ = ["region", "Region", "parameters", "parameter", "count", "peak", "enable", "disable", "enabled", "configure",
+           "finish", "mpi", "snapshot"]
 
 regions._on_new_region.append(_session.use)
 
@@ -81,6 +84,37 @@ def parameter(name: str, default: int | float) -> int | float:
         value = int(value)
     _session.parameters({name: value})
     return value
+
+
+def count(name: str, value: float = 1, *, unit: str = "") -> None:
+    """Add ``value`` to the counter ``name`` of the innermost open region (operations, loads, FLOPs...).
+
+    Counters become metrics of the run beside time and bytes: inclusive
+    (a call path's count includes its descendants'), summed over visits and
+    threads, with the statistics over ranks of every metric (the reader's
+    default, ``mean``, is the count per process).  ``unit`` (``"flop"``)
+    is written with the metric.  Outside any region the value is ignored
+    with a warning; with recording off it costs a flag check.
+
+    Raises
+    ------
+    ValueError, TypeError
+        The name is empty, contains ``->`` or is a built-in metric
+        (``time``, ``bytes_sent``, ...), was used with another kind or unit,
+        or the value is not a finite number.
+    """
+    regions.record_counter(name, value, "count", unit)
+
+
+def peak(name: str, value: float, *, unit: str = "bytes") -> None:
+    """Record ``value`` for the counter ``name`` of the innermost open region, keeping the largest.
+
+    For sizes such as the memory footprint (``peak("bytes_used",
+    array.nbytes)``): a call path's value is the largest recorded at it or
+    below, over visits and threads; over ranks the reader takes the mean
+    (per process) unless told otherwise.  Raises as :func:`count`.
+    """
+    regions.record_counter(name, value, "peak", unit)
 
 
 def configure(output: str | os.PathLike | None | bool = ..., *, timeout: float | None = None,

@@ -640,6 +640,8 @@ def _recorder(original, region: str, build: Callable | None, status_name: str | 
         try:
             result = original(self, *args, **kwargs) if kwargs else original(self, *args)
         finally:
+            # The timing epilogue of regions.region's wrapper, written out again on purpose: a shared
+            # function call here costs ~0.1 µs per MPI call, against the 2 µs overhead target.
             elapsed = perf() - start
             node.visits += 1
             node.time += elapsed

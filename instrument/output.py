@@ -25,9 +25,12 @@ its measurements then failed) tells readers to skip run ``ID``.
 When the exit gather cannot complete (a rank raised, a rank did not arrive
 within the timeout, the output could not be written), every rank writes its
 own *fragment*: the same object with ``"rank": r``, ``"ranks": 1`` and
-``"status"`` ``"failed"`` (this rank raised) or ``"partial"``, in a file of
-its own beside the output (``app.<run>.rank3.extrap.jsonl``).  The reader
-joins the fragments of a run when every rank is there and none failed.
+``"status"`` ``"failed"`` (this rank raised or called ``sys.exit`` with a
+failing status) or ``"partial"``, in a file of its own beside the output
+(``app.<run>.rank3.extrap.jsonl``).  On SIGTERM or SIGHUP every rank writes
+its fragment at once, without the gather, with ``"status": "terminated"``.
+The reader joins the fragments of a run when every rank is there and none
+failed, and warns when the run was cut short.
 """
 
 from __future__ import annotations
@@ -88,6 +91,10 @@ class RankTable:
     parameters: dict[str, float] = field(default_factory=dict)
     error: str | None = None
     duration: float = 0.0
+    counters: dict[str, dict[str, float]] = field(default_factory=dict)
+    """User counters (:func:`extrap_plugins.instrument.count`, ``peak``): ``{callpath: {name: value}}``."""
+    counter_info: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """``{name: (kind, unit)}`` of the counters, kind ``count`` or ``peak``."""
 
 
 # -------------------------------------------------------------------- aggregate
@@ -156,6 +163,44 @@ def aggregate(tables: Sequence[tuple[Sequence[str], Any]], n_ranks: int | None =
     return list(index), stats
 
 
+def aggregate_counters(tables: Sequence[tuple[Sequence[str], Any]], callpaths: Sequence[str],
+                       n_ranks: int | None = None) -> dict[str, dict[str, "np.ndarray"]]:
+    """Statistics over ranks of the user counters, aligned with ``callpaths``.
+
+    Parameters
+    ----------
+    tables : sequence of (callpaths, counters)
+        One per rank; ``counters`` is ``{callpath: {name: value}}``.
+    callpaths : sequence of str, length n_paths
+        The call paths of the run (:func:`aggregate`'s).
+
+    Returns
+    -------
+    dict name -> dict statistic -> ndarray, shape (n_paths,)
+        As :func:`aggregate`: a rank without the counter at a path counts
+        as 0; NaN where no rank has it.
+    """
+    import numpy as np  # here, not at the top: the shim imports this module on every rank
+
+    n_ranks = len(tables) if n_ranks is None else n_ranks
+    index = {path: k for k, path in enumerate(callpaths)}
+    names = list(dict.fromkeys(name for _, counters in tables for values in counters.values() for name in values))
+    result: dict[str, dict[str, "np.ndarray"]] = {}
+    for name in names:
+        cube = np.full((max(n_ranks, 1), len(index)), np.nan)
+        for r, (_, counters) in enumerate(tables):
+            for path, values in counters.items():
+                if name in values and path in index:
+                    cube[r, index[path]] = values[name]
+        defined = ~np.isnan(cube).all(axis=0)
+        filled = np.where(np.isnan(cube), 0.0, cube)
+        total = filled.sum(axis=0)
+        stats = {"sum": total, "mean": total / max(n_ranks, 1), "min": filled.min(axis=0),
+                 "max": filled.max(axis=0)}
+        result[name] = {s: np.where(defined, stats[s], np.nan) for s in STATISTICS}
+    return result
+
+
 # ----------------------------------------------------------------------- record
 def make_record(
     *,
@@ -173,11 +218,15 @@ def make_record(
     host: str = "",
     started: str = "",
     duration: float = 0.0,
+    counters: dict[str, dict[str, "np.ndarray"]] | None = None,
+    counter_info: dict[str, tuple[str, str]] | None = None,
 ) -> dict[str, Any]:
     """The JSON object of one run (``rank=None``) or one rank's fragment.
 
     ``values`` keeps numpy columns (NaN where a metric does not apply);
-    :func:`encode` writes them as JSON numbers and ``null``.
+    :func:`encode` writes them as JSON numbers and ``null``.  User counters
+    (:func:`aggregate_counters`) follow the built-in metrics, with the unit
+    given and the kind ``count`` (``peak`` counters too: exact values).
     """
     import numpy as np  # here, not at the top: the shim imports this module on every rank
 
@@ -186,6 +235,13 @@ def make_record(
         for metric in METRICS
         if not np.isnan(stats[metric]["sum"]).all()
     }
+    units = {m: {"unit": METRIC_INFO[m][0], "kind": METRIC_INFO[m][1]} for m in values}
+    for name, columns in (counters or {}).items():
+        if name in values or np.isnan(columns["sum"]).all():
+            continue
+        values[name] = {s: np.asarray(columns[s], dtype=np.float64) for s in STATISTICS}
+        kind, unit = (counter_info or {}).get(name, ("count", ""))
+        units[name] = {"unit": unit, "kind": "count", "counter": kind}
     return {
         "format": FORMAT,
         "version": VERSION,
@@ -201,13 +257,28 @@ def make_record(
         "size": int(size),
         "rank": rank,
         "ranks": int(ranks),
-        "metrics": {m: {"unit": METRIC_INFO[m][0], "kind": METRIC_INFO[m][1]} for m in values},
+        "metrics": units,
         "statistics": list(STATISTICS),
         "callpaths": list(callpaths),
         "values": values,
     }
 
 
+
+
+def rank_values(rows: Sequence[Sequence[float]]) -> dict[str, dict[str, list[float]]]:
+    """One rank's statistics without numpy (for a signal handler: no import, no allocation of note).
+
+    With one rank, ``sum``, ``mean``, ``min`` and ``max`` are the rank's own
+    values; metrics without any value are left out, as :func:`make_record` does.
+    """
+    values = {}
+    for k, metric in enumerate(METRICS):
+        column = [float(row[k]) for row in rows]
+        if all(x != x for x in column):
+            continue
+        values[metric] = {s: column for s in STATISTICS}
+    return values
 
 
 def encode(record: dict[str, Any]) -> bytes:
@@ -227,9 +298,13 @@ def encode(record: dict[str, Any]) -> bytes:
 
 def _json_column(column) -> str:
     """A list of numbers as JSON, with NaN and infinities as ``null`` (no strings here to confuse)."""
-    import numpy as np  # here, not at the top: the shim imports this module on every rank
+    if isinstance(column, list):  # plain floats (see rank_values): no numpy needed
+        numbers = column
+    else:
+        import numpy as np  # here, not at the top: the shim imports this module on every rank
 
-    text = json.dumps(np.asarray(column, dtype=np.float64).tolist(), allow_nan=True, separators=(",", ":"))
+        numbers = np.asarray(column, dtype=np.float64).tolist()
+    text = json.dumps(numbers, allow_nan=True, separators=(",", ":"))
     return text.replace("NaN", "null").replace("-Infinity", "null").replace("Infinity", "null")
 
 

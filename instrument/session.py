@@ -46,6 +46,8 @@ from . import regions
 
 PROG = "extrap-plugins instrument"
 DEFAULT_TIMEOUT = 30.0
+SIGNAL_GRACE = 1.0
+"""Seconds a rank of a multi-rank job waits after writing its measurements at SIGTERM before it ends."""
 
 
 def _note(message: str) -> None:
@@ -128,9 +130,126 @@ class Session:
                 previous(kind, value, traceback)
 
             sys.excepthook = record_failure
+            self._watch_exit_calls()
+            self._watch_signals()
             for problem in self.parameter_problems:
                 _note(problem)
         self.attach_mpi()
+
+    def _watch_exit_calls(self) -> None:
+        """``sys.exit(status)`` with a failing status is recorded as this rank's failure (the run is not ok)."""
+        original = sys.exit
+
+        def exit_recorded(status=None):
+            if status not in (None, 0) and self.failure is None:
+                self.failure = f"the program called sys.exit({status!r})"
+            original(status)
+
+        exit_recorded.__wrapped__ = original  # type: ignore[attr-defined]
+        sys.exit = exit_recorded
+
+    def _watch_signals(self) -> None:
+        """On SIGTERM (how batch schedulers and ``extrap-plugins run --timeout`` end a job), and on SIGHUP,
+        each rank writes what it has measured so far to its own file, at once and without talking to the
+        other ranks (they are being ended too), then ends by the same signal.  Only where the program
+        left the signal's default action in place, and only from the main thread."""
+        import signal
+
+        if threading.current_thread() is not threading.main_thread():
+            return
+        watched = []
+        for name in ("SIGTERM", "SIGHUP"):
+            number = getattr(signal, name, None)
+            if number is None:
+                continue
+            try:
+                if signal.getsignal(number) is signal.SIG_DFL:
+                    signal.signal(number, self._on_signal)
+                    watched.append(number)
+            except (ValueError, OSError):  # not the main thread of the main interpreter
+                return
+        if watched:
+            self._watch_wakeups(watched)
+
+    def _watch_wakeups(self, watched: list[int]) -> None:
+        """A rank blocked inside MPI (a barrier, a receive) runs no Python signal handler until the call
+        returns: a thread reading the interpreter's wakeup pipe writes the measurements then instead
+        (mpi4py releases the GIL while it waits).  Skipped when the program uses the wakeup fd itself."""
+        import signal
+
+        try:
+            reading, writing = os.pipe()
+            os.set_blocking(writing, False)
+            if signal.set_wakeup_fd(writing, warn_on_full_buffer=False) != -1:
+                signal.set_wakeup_fd(-1)  # someone else's (asyncio): leave the Python handler alone
+                os.close(reading)
+                os.close(writing)
+                return
+        except (ValueError, OSError):
+            return
+
+        def watch():
+            while True:
+                try:
+                    data = os.read(reading, 64)
+                except OSError:
+                    return
+                if not data:
+                    return
+                for number in data:
+                    if number in watched:
+                        self._on_signal(number, None)
+
+        threading.Thread(target=watch, name="extrap-plugins-signals", daemon=True).start()
+
+    def _on_signal(self, number, frame) -> None:
+        import signal
+
+        name = signal.Signals(number).name
+        with self.lock:
+            first = not self.finished
+            self.finished = True
+        if first and not regions._state.environment_off and self.output is not None and self.used:
+            try:
+                self._write_cut_short(name)
+            except Exception as error:  # never stand between the signal and the end of the process
+                _note(f"could not write the measurements at {name}: {error}")
+        # The launcher ends the whole job once one rank dies of the signal: give the other ranks, which got
+        # the signal at the same moment, a little time to write theirs before this one goes.
+        time.sleep(SIGNAL_GRACE if self.world and self.world[1] > 1 else 0.0)
+        if threading.current_thread() is not threading.main_thread():  # the wakeup watcher: end the process
+            os._exit(128 + number)
+        signal.signal(number, signal.SIG_DFL)
+        os.kill(os.getpid(), number)
+
+    def _write_cut_short(self, name: str) -> str | None:
+        """This rank's measurements so far, as a fragment marked ``terminated``: fast and without numpy
+        (the launcher may end the other processes soon after the first one ends)."""
+        from extrap_plugins.files import write_atomically
+
+        from . import output
+
+        now = time.perf_counter()
+        callpaths, rows = regions.snapshot(now)
+        rank, size = self.world if self.world else (_rank_from_launcher(), _size_from_launcher())
+        run = self.run_id or _launch_id()
+        reason = f"cut short by {name} after {now - self.started:.1f} s"
+        record = {
+            "format": output.FORMAT, "version": output.VERSION, "run": run, "status": "terminated",
+            "errors": [reason], "program": self.program, "host": socket.gethostname(),
+            "started": _iso(self.started_wall), "duration": round(now - self.started, 6),
+            "parameters": {n: output.json_plain(v) for n, v in self.current_parameters(size).items()}, "repetition": self.repetition,
+            "size": int(size), "rank": rank, "ranks": 1, "statistics": list(output.STATISTICS),
+            "callpaths": list(callpaths), "values": output.rank_values(rows),
+        }
+        record["metrics"] = {m: {"unit": output.METRIC_INFO[m][0], "kind": output.METRIC_INFO[m][1]}
+                             for m in record["values"]}
+        path = output.fragment_path(self.output, run, rank)
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        write_atomically(path, output.encode(record), sync=False)
+        if rank == 0 and not self.quiet:
+            _note(f"{reason}: each rank wrote the measurements it had to {output.fragment_path(self.output, run, '*')}")
+        return path
 
     def attach_mpi(self) -> None:
         """Once MPI is initialised: note rank and size, hook into ``MPI_Finalize``."""
@@ -207,14 +326,15 @@ class Session:
         from . import output
 
         now = time.perf_counter()
-        callpaths, rows = regions.snapshot(now)
+        counters: dict[str, dict[str, float]] = {}
+        callpaths, rows = regions.snapshot(now, counters)
         MPI = sys.modules.get("mpi4py.MPI")
         comm = None
         if MPI is not None and MPI.Is_initialized() and not MPI.Is_finalized():
             comm = MPI.COMM_WORLD
         rank, size = self.world if self.world else (_rank_from_launcher(), _size_from_launcher())
         table = output.RankTable(rank, callpaths, rows, self.current_parameters(size), self.failure,
-                                 now - self.started)
+                                 now - self.started, counters, dict(regions._counters))
         if comm is None or comm.Get_size() == 1:
             if size > 1:  # MPI is gone (or was never initialised here): no gather possible
                 return self._write_fragment(table, size, self.run_id or _launch_id(),
@@ -260,6 +380,8 @@ class Session:
         from . import output
 
         callpaths, stats = output.aggregate([(t.callpaths, t.rows) for t in tables], n_ranks=size)
+        counters = output.aggregate_counters([(t.callpaths, t.counters) for t in tables], callpaths, n_ranks=size)
+        info = {name: kind_unit for t in tables for name, kind_unit in t.counter_info.items()}
         parameters = tables[0].parameters
         errors = []
         for t in tables[1:]:
@@ -269,6 +391,7 @@ class Session:
             run=run, callpaths=callpaths, stats=stats, parameters=parameters, repetition=self.repetition,
             size=size, rank=None, ranks=size, status="ok", errors=errors, program=self.program,
             host=socket.gethostname(), started=_iso(self.started_wall), duration=max(t.duration for t in tables),
+            counters=counters, counter_info=info,
         )
 
     def _write_single(self, table) -> str | None:
@@ -288,12 +411,13 @@ class Session:
         from . import output
 
         callpaths, stats = output.aggregate([(table.callpaths, table.rows)])
+        counters = output.aggregate_counters([(table.callpaths, table.counters)], callpaths)
         status = "failed" if table.error else "partial"
         record = output.make_record(
             run=run, callpaths=callpaths, stats=stats, parameters=table.parameters, repetition=self.repetition,
             size=size, rank=table.rank, ranks=1, status=status, errors=[reason] if reason else [],
             program=self.program, host=socket.gethostname(), started=_iso(self.started_wall),
-            duration=table.duration,
+            duration=table.duration, counters=counters, counter_info=table.counter_info,
         )
         path = output.fragment_path(self.output, run, table.rank)
         try:

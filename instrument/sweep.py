@@ -21,6 +21,7 @@ the exit status is 1 if any launch failed.  ``extrap-plugins model
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import itertools
 import math
@@ -305,11 +306,12 @@ def run(args: argparse.Namespace) -> int:
     (folder / "logs").mkdir(exist_ok=True)
     outcomes: list[Outcome] = []
     width = len(str(len(plan)))
-    for number, launch in enumerate(plan, start=1):
-        outcome = _launch(launcher, launch, command, names, folder, data, args.timeout)
-        outcomes.append(outcome)
-        result = f"ok ({outcome.seconds:.1f} s)" if outcome.ok else f"FAILED: {outcome.problem}"
-        _say(f"[{number:>{width}}/{len(plan)}] {launch.label}: {result}")
+    with _terminate_as_interrupt():  # SIGTERM to the sweep ends the current launch's whole group, as Ctrl-C
+        for number, launch in enumerate(plan, start=1):
+            outcome = _launch(launcher, launch, command, names, folder, data, args.timeout)
+            outcomes.append(outcome)
+            result = f"ok ({outcome.seconds:.1f} s)" if outcome.ok else f"FAILED: {outcome.problem}"
+            _say(f"[{number:>{width}}/{len(plan)}] {launch.label}: {result}")
     failed = [o for o in outcomes if not o.ok]
     if failed:
         _say(f"{len(failed)} of {len(plan)} runs failed:")
@@ -321,6 +323,24 @@ def run(args: argparse.Namespace) -> int:
         _say(f"all {len(plan)} runs succeeded")
     _say(f"model them with: extrap-plugins model {folder}")
     return 1 if failed else 0
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt():
+    """While the sweep runs, SIGTERM raises KeyboardInterrupt: the launch in progress is stopped (its ranks
+    get SIGTERM and write what they measured) and the sweep ends with status 130."""
+    def interrupt(number, frame):
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGTERM, interrupt)
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _command(launcher: Launcher | None, launch: Launch, program: Sequence[str]) -> list[str]:

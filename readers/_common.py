@@ -129,7 +129,7 @@ def to_float(column: Sequence, path, line_of: LineOf, what: str) -> np.ndarray:
         array = np.asarray(column, dtype=np.float64)
         if array.ndim == 1 and np.isfinite(array).all():
             return array
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         pass
     for i, entry in enumerate(column):
         problem = _number_problem(entry)
@@ -147,8 +147,10 @@ def _number_problem(entry) -> str:
         return f"{_show(entry)} is not a number"
     try:
         number = float(entry)
+    except OverflowError:
+        return f"{_show(entry)[:40]}{'...' if len(_show(entry)) > 40 else ''} is beyond the range of a float"
     except (TypeError, ValueError):
-        return f"{_show(entry)} is not a number"
+        return f"{_show(entry)[:40]} is not a number"
     return "" if np.isfinite(number) else f"{_show(entry)} is not a finite number"
 
 
@@ -321,3 +323,123 @@ def json_with_lines(text: str) -> tuple[object, dict[int, int]]:
     newlines = np.flatnonzero(np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32) == 10)
     line_of_offset = dict(zip(offsets.tolist(), (np.searchsorted(newlines, offsets) + 1).tolist()))
     return value, {key: line_of_offset[offset] for key, offset in starts.items()}
+
+
+# ------------------------------------------------------------------- limits
+#: Default for ``EXTRAP_PLUGINS_MAX_INFLATED``: what the members of one archive may inflate to, together.
+MAX_INFLATED = 256 * 1024 * 1024
+#: A run of this many opening brackets in a row is "nested too deeply" (Python's JSON decoder stops near 1,000).
+DEEP_NESTING = 200
+
+
+def max_inflated() -> int:
+    """The limit on the decompressed size of one archive in bytes (``EXTRAP_PLUGINS_MAX_INFLATED``)."""
+    import os
+
+    from extrap_plugins.options import parse_int
+
+    text = os.environ.get("EXTRAP_PLUGINS_MAX_INFLATED", "").strip()
+    if not text:
+        return MAX_INFLATED
+    try:
+        return parse_int(text, "EXTRAP_PLUGINS_MAX_INFLATED", 1)
+    except ValueError as error:
+        raise InputError(str(error)) from None
+
+
+def inflate_limit_error(size: int, limit: int, member: str, path) -> InputError:
+    return InputError(f"{member} inflates to {_size(size)}, over the limit of {_size(limit)} for one archive "
+                      f"(EXTRAP_PLUGINS_MAX_INFLATED=BYTES raises it)", path)
+
+
+def _size(n: int) -> str:
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{n:,} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024
+    return str(n)  # pragma: no cover
+
+
+def check_input_file(path) -> None:
+    """A regular file or a folder; anything else (a device, a FIFO, a socket) would block or never end.
+
+    Raises
+    ------
+    InputError
+        Naming the path and what it is.
+    """
+    import os
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as error:
+        raise InputError(f"cannot read: {error.strerror or error}", path) from None
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return
+    kind = ("a FIFO" if stat.S_ISFIFO(mode) else "a character device" if stat.S_ISCHR(mode)
+            else "a block device" if stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode) else "not a file")
+    raise InputError(f"is {kind}, not a regular file or folder; save the measurements to a file first", path)
+
+
+def guarded_read(function: Callable, path, *args, reader: str = ""):
+    """Call a reader's ``function(*args)``; failures of the data (not of the reader) become an InputError.
+
+    The one entry every read goes through (:mod:`extrap_plugins.engine`): whatever the format, input
+    that is nested too deeply, holds a number with more digits than Python converts, a number beyond
+    the floating-point range, a corrupt compressed stream, a malformed CSV header or binary structure,
+    or that needs more memory than there is, is exit 2 with one line naming the file (and the line
+    where one can be found), never an internal error.  :class:`InputError` passes through; any other
+    exception is the reader's own failure and is raised unchanged for the caller to attribute.
+    """
+    import csv
+    import struct
+    import zlib
+
+    try:
+        return function(*args)
+    except InputError:
+        raise
+    except RecursionError:
+        raise InputError(f"nested too deeply to read (more than {DEEP_NESTING} levels of brackets in a row)",
+                         path, _line_of(path, rb"[\[{](?:\s*[\[{]){%d,}" % (DEEP_NESTING - 1))) from None
+    except MemoryError:
+        raise InputError("too large to read: it declares or holds more data than fits in memory", path) from None
+    except ValueError as error:
+        if "integer string conversion" not in str(error) and "int_max_str_digits" not in str(error):
+            raise
+        limit = sys_int_digits()
+        raise InputError(f"a number has more than {limit:,} digits; no measurement has that many",
+                         path, _line_of(path, rb"\d{%d,}" % (limit + 1))) from None
+    except OverflowError as error:
+        raise InputError(f"a number is out of range ({error})", path) from None
+    except (zlib.error, EOFError) as error:
+        raise InputError(f"a compressed stream is corrupt ({error})", path) from None
+    except csv.Error as error:
+        raise InputError(f"not a readable CSV table ({error})", path) from None
+    except struct.error as error:
+        raise InputError(f"a binary record is cut short or malformed ({error})", path) from None
+    except UnicodeError as error:
+        raise InputError(f"not UTF-8 text ({error})", path) from None
+
+
+def sys_int_digits() -> int:
+    import sys
+
+    getter = getattr(sys, "get_int_max_str_digits", None)
+    return getter() if getter else 4300
+
+
+def _line_of(path, pattern: bytes) -> int | None:
+    """The line of the first match of ``pattern`` in the file (for messages; None when unknown)."""
+    import os
+    import re
+
+    try:
+        if not os.path.isfile(path) or os.path.getsize(path) > 1 << 30:
+            return None
+        data = pathlib.Path(path).read_bytes()
+    except OSError:
+        return None
+    found = re.search(pattern, data)
+    return data.count(b"\n", 0, found.start()) + 1 if found else None

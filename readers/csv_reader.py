@@ -120,7 +120,13 @@ def _delimiter(settings: dict[str, str], header: str, path) -> str:
 
 
 def _header(line: str, delimiter: str, path) -> list[str]:
-    names = [name.strip() for name in next(csv.reader([line], delimiter=delimiter))]
+    if "\r" in line.rstrip("\r"):
+        raise InputError("the lines end with a carriage return only (\\r); save the table with \\n or \\r\\n line ends",
+                         path, 1)
+    try:
+        names = [name.strip() for name in next(csv.reader([line], delimiter=delimiter))]
+    except csv.Error as error:
+        raise InputError(f"the header cannot be read ({error})", path, 1) from None
     for i, name in enumerate(names):
         if not name:
             raise InputError(f"column {i + 1} has no name in the header", path, 1)
@@ -307,7 +313,7 @@ class _Columns:
                                                     self.metrics))
         if roles.repetition:
             repetition = to_float(cols[roles.repetition], path, block.line_of, f"column {roles.repetition!r}:")
-            bad = (repetition != np.round(repetition)) | (repetition < 0)
+            bad = (repetition != np.round(repetition)) | (repetition < 0) | (repetition >= 2**31)
             if bad.any():
                 i = int(np.flatnonzero(bad)[0])
                 raise InputError(f"column {roles.repetition!r}: {cols[roles.repetition][i].strip()!r} is not a "
@@ -367,5 +373,6 @@ def _check_repetitions(roles: _Roles, callpath, metric, coordinates, repetition,
         first, second = int(rows[0]), int(rows[np.flatnonzero(cell[rows] == cell[rows[0]])[1]])
         raise InputError(
             f"call path {callpath[0][callpath[1][first]]!r}, metric {metric[0][metric[1][first]]!r}, point "
-            f"{format_point(coordinates[first], roles.parameters, brackets=True)} has repetition {int(repetition[first])} twice "
+            f"{format_point(coordinates[first], roles.parameters, brackets=True)} "
+            f"has repetition {int(repetition[first])} twice "
             f"(also on line {line_of(first)})", path, line_of(second))

@@ -454,7 +454,17 @@ def parts(path: pathlib.Path | Sequence[pathlib.Path], options: dict) -> list:
     """
     settings = parse_options(options)
     runs = find_runs(path, settings)
+    _require_pycubexr(path)  # once, naming the fix, rather than one skipped run per profile
     return runs if settings.parallel else [tuple(runs)]
+
+
+def _require_pycubexr(path) -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("pycubexr") is None:
+        from .cube_file import INSTALL_HINT
+
+        raise InputError(INSTALL_HINT, path if not isinstance(path, (list, tuple)) else ", ".join(map(str, path)))
 
 
 def read_part(part, options: dict) -> Experiment:

@@ -38,7 +38,7 @@ from extrap_plugins.experiment import Experiment, Metric
 from extrap_plugins.hookspecs import hookimpl
 from extrap_plugins.registration import ReaderInfo
 
-from ._common import build, check_options, choice, factorize, head, to_float
+from ._common import build, check_options, choice, factorize, head, inflate_limit_error, max_inflated, to_float
 
 STATISTICS = ("mean", "median", "minimum", "maximum")
 OPTIONS = {
@@ -97,16 +97,54 @@ def read_archive(path: pathlib.Path, options: dict[str, str]) -> Experiment:
     statistic = _statistic(options, ARCHIVE)
     try:
         with zipfile.ZipFile(path) as archive:
-            try:
-                document = archive.read("experiment.json")
-            except KeyError:
-                raise InputError("no experiment.json in this zip archive; is it an Extra-P experiment?", path) from None
-            values = _ValueStore(archive, path)
+            members = _Members(archive, path)
+            document = members.read("experiment.json", "no experiment.json in this zip archive; is it an "
+                                                        "Extra-P experiment?")
+            values = _ValueStore(members, path)
             return _archive_experiment(document, values, path, statistic)
     except zipfile.BadZipFile as error:
         raise InputError(f"not a valid zip archive ({error}); Extra-P 4 experiments are zip archives", path) from None
+    except (NotImplementedError, RuntimeError) as error:  # compression method unknown, encrypted member
+        raise InputError(f"cannot unpack this zip archive ({error})", path) from None
     except OSError as error:
         raise InputError(f"cannot read: {error.strerror or error}", path) from None
+
+
+class _Members:
+    """The members of an archive, inflated within :func:`~._common.max_inflated` bytes in all.
+
+    The size a member declares is checked before any byte is inflated (a
+    1 MB archive that claims a gigabyte is refused at once); the inflated
+    bytes are counted too, in pieces, so a member that lies about its size
+    cannot go past the limit either.
+    """
+
+    PIECE = 1 << 20
+
+    def __init__(self, archive: zipfile.ZipFile, path):
+        self.archive = archive
+        self.path = path
+        self.limit = max_inflated()
+        self.used = 0
+
+    def read(self, name: str, missing: str) -> bytes:
+        try:
+            info = self.archive.getinfo(name)
+        except KeyError:
+            raise InputError(missing, self.path) from None
+        if self.used + info.file_size > self.limit:
+            raise inflate_limit_error(self.used + info.file_size, self.limit, name, self.path)
+        pieces = []
+        with self.archive.open(info) as stream:
+            while True:
+                piece = stream.read(self.PIECE)
+                if not piece:
+                    break
+                self.used += len(piece)
+                if self.used > self.limit:
+                    raise inflate_limit_error(self.used, self.limit, name, self.path)
+                pieces.append(piece)
+        return b"".join(pieces)
 
 
 def _archive_experiment(document: bytes, values: _ValueStore, path, statistic: str) -> Experiment:
@@ -166,7 +204,7 @@ class _ValueStore:
     INDEX_MAGIC = b"Extra-P INDEX\0\0\0"
     VALUES_MAGIC = b"Extra-P VALUES\0\0"
 
-    def __init__(self, archive: zipfile.ZipFile, path):
+    def __init__(self, archive: _Members, path):
         self.archive = archive
         self.path = path
         self.chunks: dict[int, tuple[np.ndarray, bytes]] = {}
@@ -180,19 +218,16 @@ class _ValueStore:
         if not 0 <= index < offsets.shape[0]:
             raise InputError(f"values/{chunk}.indx has {offsets.shape[0]} entries; no entry {index}", self.path)
         try:
-            array = np.lib.format.read_array(io.BytesIO(data[int(offsets[index]):]), allow_pickle=False)
-        except (ValueError, OSError) as error:
+            array = _npy_array(data, int(offsets[index]))
+        except (ValueError, OSError, TypeError) as error:
             raise InputError(f"values/{chunk}.vals: entry {index} is not a numpy array ({error})", self.path) from None
         return np.ravel(np.asarray(array))
 
     def _chunk(self, chunk: int) -> tuple[np.ndarray, bytes]:
         if chunk not in self.chunks:
-            try:
-                index = self.archive.read(f"values/{chunk}.indx")
-                data = self.archive.read(f"values/{chunk}.vals")
-            except KeyError as error:
-                raise InputError(f"the archive lacks {error.args[0]}, which holds saved repetitions",
-                                 self.path) from None
+            names = f"values/{chunk}.indx", f"values/{chunk}.vals"
+            index, data = (self.archive.read(n, f"the archive lacks {n}, which holds saved repetitions")
+                           for n in names)
             if not index.startswith(self.INDEX_MAGIC) or not data.startswith(self.VALUES_MAGIC) or len(index) < 24:
                 raise InputError(f"values/{chunk}.indx or .vals is not an Extra-P value file", self.path)
             (count,) = struct.unpack_from("<Q", index, 16)
@@ -200,6 +235,29 @@ class _ValueStore:
                 raise InputError(f"values/{chunk}.indx is truncated", self.path)
             self.chunks[chunk] = (np.frombuffer(index, dtype="<u8", count=count, offset=24), data)
         return self.chunks[chunk]
+
+
+def _npy_array(data: bytes, offset: int) -> np.ndarray:
+    """The numpy array stored at ``offset``, its declared size checked against the bytes there before anything
+    is allocated (a header claiming 2**40 values is an error, not an attempt to allocate 8 TiB)."""
+    stream = io.BytesIO(data)
+    stream.seek(offset)
+    version = np.lib.format.read_magic(stream)
+    if version == (1, 0):
+        shape, fortran, dtype = np.lib.format.read_array_header_1_0(stream)
+    elif version in ((2, 0), (3, 0)):
+        shape, fortran, dtype = np.lib.format.read_array_header_2_0(stream)
+    else:
+        raise ValueError(f"unknown format version {version}")
+    if dtype.hasobject:
+        raise ValueError("it holds Python objects")
+    count = int(np.prod(shape, dtype=object)) if shape else 1
+    start = stream.tell()
+    if count * dtype.itemsize > len(data) - start:
+        raise ValueError(f"its header declares {count:,} values of {dtype.itemsize} bytes, "
+                         f"but only {len(data) - start:,} bytes follow")
+    array = np.frombuffer(data, dtype=dtype, count=count, offset=start)
+    return array.reshape(shape, order="F" if fortran else "C")
 
 
 # ================================================================ Extra-P 3

@@ -26,7 +26,8 @@ import numpy as np
 from extrap_plugins.errors import ExtrapWarning, InputError
 from extrap_plugins.experiment import Experiment, Metric
 from extrap_plugins.hookspecs import hookimpl
-from extrap_plugins.instrument.output import FORMAT, METRIC_INFO, STATISTICS, SUFFIX, VERSION, aggregate
+from extrap_plugins.instrument.output import (FORMAT, METRIC_INFO, STATISTICS, SUFFIX, VERSION, aggregate,
+                                              aggregate_counters)
 from extrap_plugins.instrument.regions import METRICS
 from extrap_plugins.registration import ReaderInfo
 
@@ -143,6 +144,7 @@ def _read_file(path: pathlib.Path) -> list[_Run]:
     return runs
 
 
+_NONE = object()
 _REQUIRED = {"parameters": dict, "callpaths": list, "values": dict, "size": int, "ranks": int}
 
 
@@ -168,6 +170,16 @@ def _check(record: Any, path: pathlib.Path, line: int) -> _Run:
             raise InputError(f"parameter {name!r} must be a number, got {value!r}", path, line)
         parameters[name] = float(value)
     n_paths = len(record["callpaths"])
+    for i, name in enumerate(record["callpaths"]):
+        if not isinstance(name, str) or not name:
+            raise InputError(f"call path {i + 1} must be a non-empty string, got {json.dumps(name)[:60]}", path, line)
+    if not 1 <= record["size"] < 2**31 or not 1 <= record["ranks"] < 2**31:
+        raise InputError(f"'size' and 'ranks' must be from 1 to {2**31 - 1}", path, line)
+    repetition = record.get("repetition")
+    if repetition is not None and (isinstance(repetition, bool) or not isinstance(repetition, int)
+                                   or not 0 <= repetition < 2**31):
+        raise InputError(f"repetition {json.dumps(repetition)[:60]} must be a whole number from 0 to {2**31 - 1}",
+                         path, line)
     for metric, columns in record["values"].items():
         if not isinstance(columns, dict):
             raise InputError(f"values of {metric!r} must be an object of statistics", path, line)
@@ -176,6 +188,11 @@ def _check(record: Any, path: pathlib.Path, line: int) -> _Run:
             if not isinstance(column, list) or len(column) != n_paths:
                 raise InputError(f"values[{metric!r}][{statistic!r}] must be a list of {n_paths} numbers "
                                  f"(one per call path)", path, line)
+            bad = next((v for v in column if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))
+                                                                or not -1e308 < v < 1e308)), _NONE)
+            if bad is not _NONE:
+                raise InputError(f"values[{metric!r}][{statistic!r}] holds {json.dumps(bad)[:60]}, not a number",
+                                 path, line)
     rank = record.get("rank")
     if rank is not None and (not isinstance(rank, int) or not 0 <= rank < record["size"]):
         raise InputError(f"rank {rank!r} outside 0..{record['size'] - 1}", path, line)
@@ -240,6 +257,10 @@ def _join_fragments(run: str | None, size: int, fragments: list[_Run]) -> _Run |
         warnings.warn(ExtrapWarning(f"run {run} skipped: {len(missing)} of its {size} ranks left no measurements "
                                     f"(ranks {shown}); files: {files}"), stacklevel=4)
         return None
+    cut = sorted({e for f in fragments if f.record.get("status") == "terminated" for e in f.record.get("errors") or []})
+    if cut:
+        warnings.warn(ExtrapWarning(f"run {run} was {cut[0]} (the job was ended before it finished): its "
+                                    f"measurements go up to the signal; files: {files}"), stacklevel=4)
     tables = []
     for rank in range(size):
         record = by_rank[rank].record
@@ -250,11 +271,22 @@ def _join_fragments(run: str | None, size: int, fragments: list[_Run]) -> _Run |
                 rows[:, k] = np.array(record["values"][metric]["sum"], dtype=np.float64)
         tables.append((record["callpaths"], rows))
     callpaths, stats = aggregate(tables, n_ranks=size)
+    user = []  # counters recorded with instrument.count/peak: {callpath: {name: value}} per rank
+    for rank in range(size):
+        record = by_rank[rank].record
+        names = [m for m in record["values"] if m not in METRICS]
+        user.append((record["callpaths"], {path: {m: v for m in names if (v := record["values"][m]["sum"][k])
+                                                  is not None}
+                                           for k, path in enumerate(record["callpaths"])}))
+    counters = aggregate_counters(user, callpaths, n_ranks=size)
     first = by_rank[0]
     record = dict(first.record)
-    record.update(rank=None, ranks=size, callpaths=callpaths, metrics={
-        m: {"unit": METRIC_INFO[m][0], "kind": METRIC_INFO[m][1]} for m in METRICS},
-        values={m: {s: stats[m][s] for s in STATISTICS} for m in METRICS if not np.isnan(stats[m]["sum"]).all()})
+    units = {m: {"unit": METRIC_INFO[m][0], "kind": METRIC_INFO[m][1]} for m in METRICS}
+    values = {m: {s: stats[m][s] for s in STATISTICS} for m in METRICS if not np.isnan(stats[m]["sum"]).all()}
+    for name, columns in counters.items():
+        units[name] = (first.record.get("metrics") or {}).get(name, {"unit": "", "kind": "count"})
+        values[name] = columns
+    record.update(rank=None, ranks=size, callpaths=callpaths, metrics=units, values=values)
     return _Run(first.path, first.line, record, first.parameters)
 
 

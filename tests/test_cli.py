@@ -111,7 +111,7 @@ def test_a_crashing_modeler_is_an_internal_error_without_traceback(numbers_reade
 def test_warnings_name_the_series_and_go_to_stderr(numbers_reader, host, capsys):
     class Warn:
         def fit(self, X, y):
-            warnings.warn("only 5 points")
+            warnings.warn("only 5 points", stacklevel=2)
             self.constant_, self.terms_ = float(y.mean()), []
             return self
 

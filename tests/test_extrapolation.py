@@ -89,8 +89,12 @@ def test_shares_of_inclusive_values_add_up_to_the_parents():
     assert result.values == {"time": "inclusive"}
     main, a, c, b = result.rows
     for when in ("largest", "target"):
-        share = lambda row, of: getattr(row, f"share_{of}_{when}")  # noqa: E731
-        value = lambda row: getattr(row, f"value_{when}")  # noqa: E731
+        def share(row, of, when=when):
+            return getattr(row, f"share_{of}_{when}")
+
+        def value(row, when=when):
+            return getattr(row, f"value_{when}")
+
         # main's own time is 2: the children's shares and main's own share add up to 1.
         assert share(a, "parent") + share(b, "parent") + 2 / value(main) == pytest.approx(1.0)
         assert share(a, "parent") == pytest.approx(value(a) / value(main))

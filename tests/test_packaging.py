@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pathlib
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -37,8 +38,10 @@ def test_every_package_folder_is_listed_in_pyproject():
 @pytest.mark.slow
 def test_the_built_wheel_holds_every_module_and_asset(tmp_path):
     pytest.importorskip("wheel", reason="building a wheel needs the test extra (setuptools, wheel)")
+    source = tmp_path / "source"  # a copy: setuptools leaves build/ and *.egg-info beside the sources
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(".*", "build", "dist", "*.egg-info", "__pycache__"))
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-                    "-w", str(tmp_path), str(ROOT)], check=True, capture_output=True)
+                    "-w", str(tmp_path), str(source)], check=True, capture_output=True)
     (wheel,) = tmp_path.glob("extrap_plugins-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     expected = set()

@@ -6,13 +6,13 @@ import sys
 import textwrap
 import types
 
-import numpy as np
 import pytest
 
 import extrap_plugins
 from extrap_plugins import ExporterInfo, ModelerInfo, ReaderInfo, hookimpl, hookspecs
 from extrap_plugins.errors import PluginError
 from extrap_plugins.plugins import BUILTIN_DISTRIBUTION, PluginHost, PluginLoadWarning
+from plugin_helpers import Mean
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 HOOKS = sorted(name for name, _ in inspect.getmembers(hookspecs, inspect.isfunction) if name.startswith("extrap_"))
@@ -62,14 +62,6 @@ def test_hook_extrap_readers_registers_a_reader(tmp_path):
 
 
 def test_hook_extrap_modelers_registers_a_modeler():
-    class Mean:
-        def fit(self, X, y):
-            self.constant_, self.terms_ = float(np.mean(y)), []
-            return self
-
-        def predict(self, X):
-            return np.full(len(X), self.constant_)
-
     host = PluginHost(autoload=False)
     host.register(plugin_module("mine", extrap_modelers=[ModelerInfo("mean", Mean)]), "mine", "my-dist")
     e = extrap_plugins.Experiment.from_columns(["p"], callpath="main", metric="time",
@@ -92,7 +84,7 @@ def test_two_plugins_with_the_same_name_is_an_error_naming_both():
     host = PluginHost(autoload=False)
     host.register(plugin_module("other", extrap_exporters=[ExporterInfo("json", lambda *a: None)]), "other", "other-dist")
     with pytest.raises(PluginError) as error:
-        host.exporters
+        _ = host.exporters
     assert str(error.value) == ("two plugins register the exporter 'json': extrap_plugins.exporters.json_exporter "
                                 "(extrap-plugins) and other (other-dist)")
 
@@ -101,7 +93,7 @@ def test_a_hook_returning_the_wrong_type_is_an_error():
     host = PluginHost(autoload=False)
     host.register(plugin_module("bad", extrap_modelers=["not an info"]), "bad", "bad-dist")
     with pytest.raises(PluginError, match="plugin bad \\(bad-dist\\): extrap_modelers must return ModelerInfo objects, got str"):
-        host.modelers
+        _ = host.modelers
 
 
 def test_entry_point_plugins_are_discovered(tmp_path, monkeypatch):

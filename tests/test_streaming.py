@@ -15,6 +15,7 @@ import pytest
 import extrap_plugins
 from extrap_plugins import InputError, ModelerInfo, ReaderInfo, cli, executors, hookimpl, streaming
 from extrap_plugins.engine import CHUNK_SERIES
+from plugin_helpers import Mean
 
 P = (2.0, 4.0, 8.0, 16.0, 32.0)
 MANY = CHUNK_SERIES // 2 + 50  # call paths: x 2 metrics, more series than one block holds
@@ -150,17 +151,6 @@ def read_zero_run(part, options):
         ["x"], callpath=[c for c, _, _ in rows], metric=[m for _, m, _ in rows],
         coordinates=[[float(part[1:])]] * len(rows), value=[v for _, _, v in rows], repetition=[0] * len(rows),
         source=part)
-
-
-class Mean:
-    """A per-series modeler: the mean of the values it was given."""
-
-    def fit(self, X, y):
-        self.constant_, self.terms_ = float(np.mean(y)), []
-        return self
-
-    def predict(self, X):
-        return np.full(len(X), self.constant_)
 
 
 def test_runs_that_leave_zeros_out_get_them_back_when_streamed(host, tmp_path):

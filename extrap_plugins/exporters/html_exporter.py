@@ -137,7 +137,8 @@ def report_data(ranked: Extrapolations, plots: dict[int, str], title: str | None
         rows.append([
             m.callpath, metric_index[m.metric], m.formula, x.growth or "n/a", growth_category(x.degree),
             json_number(m.quality.ar2), json_number(m.quality.smape),
-            json_number(x.value_largest), json_number(x.value_target), json_number(x.interval[0]), json_number(x.interval[1]),
+            json_number(x.value_largest), json_number(x.value_target),
+            json_number(x.interval[0]), json_number(x.interval[1]),
             json_number(x.share_parent_largest), json_number(x.share_root_largest),
             json_number(x.share_parent_target), json_number(x.share_root_target),
             "; ".join(m.warnings), i in plots,

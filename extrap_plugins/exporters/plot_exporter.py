@@ -34,7 +34,7 @@ import numpy as np
 
 from extrap_plugins.errors import InputError
 from extrap_plugins.extrapolation import Extrapolations, Uncertainty
-from extrap_plugins.files import atomic_writer, write_atomically
+from extrap_plugins.files import atomic_folder, atomic_writer, write_atomically
 from extrap_plugins.formatting import format_point
 from extrap_plugins.hookspecs import hookimpl
 from extrap_plugins.models import Model, ModelSet
@@ -405,13 +405,13 @@ def export_plot(model_set: ModelSet, path: pathlib.Path, options: dict[str, str]
         fmt = own.get("format", "png").lower()
         if fmt not in FORMATS:
             raise InputError(f"unknown plot format {fmt!r}; expected one of {', '.join(FORMATS)}")
-        if not path.is_dir():
-            if not path.parent.is_dir():
-                raise InputError("the folder for the output does not exist", path)
-            path.mkdir()
+        if not path.is_dir() and not path.parent.is_dir():
+            raise InputError("the folder for the output does not exist", path)
         names = safe_names([(d.model.callpath, d.model.metric) for d in items])
-        for name, content in zip(names, render_all(items, style, fmt)):
-            write_atomically(path / f"{name}.{fmt}", content)
+        contents = render_all(items, style, fmt)
+        with atomic_folder(path) as staging:  # all new figures, or the old folder as it was
+            for name, content in zip(names, contents):
+                write_atomically(pathlib.Path(staging) / f"{name}.{fmt}", content, sync=False)
         return
     if suffix not in FORMATS:
         raise InputError(f"unknown plot format '.{suffix}'; expected .png, .svg or .pdf, or a folder", path)

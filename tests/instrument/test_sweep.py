@@ -96,16 +96,19 @@ def test_the_sweep_goes_on_past_a_failing_run_and_reports_it(tmp_path, no_extrap
     assert f"p=1 n=2 repetition 1: exit status 3; log: {log}" in err
     assert "    | n = 2 is not supported" in err
     lines = records(tmp_path / "out" / "sweepable.extrap.jsonl")
-    measured = [d for d in lines if "verdict" not in d]  # n = 2 measured, then exited with status 3
-    assert sorted((d["parameters"]["n"], d["repetition"]) for d in measured) == [
-        (1, 0), (1, 1), (2, 0), (2, 1), (3, 0), (3, 1)]
+    measured = [d for d in lines if "verdict" not in d]
+    assert sorted((d["parameters"]["n"], d["repetition"]) for d in measured) == [(1, 0), (1, 1), (3, 0), (3, 1)]
+    # n = 2 measured, then called sys.exit(3): its rank wrote a failed fragment, never an "ok" run
+    failed = [records(f)[0] for f in sorted((tmp_path / "out").glob("sweepable.p1.n2.*.rank0.extrap.jsonl"))]
+    assert [(d["status"], d["errors"]) for d in failed] == [("failed", ["the program failed: the program called "
+                                                                        "sys.exit(3)"])] * 2
     verdicts = [d for d in lines if "verdict" in d]
     assert [d["errors"] for d in verdicts] == [["the launch failed (exit status 3; extrap-plugins run)"]] * 2
     with pytest.warns(ExtrapWarning) as caught:
         experiment = extrap_plugins.read(tmp_path / "out")
     messages = sorted(str(w.message) for w in caught)
     assert messages[0] == "parameter p = 1 in every run: not modeled"
-    assert re.match(r"run p1\.n2\.r0\.\w+ \(.*sweepable.extrap.jsonl:\d\) skipped: the launch failed "
+    assert re.match(r"run p1\.n2\.r0\.\w+ \(.*sweepable\.p1\.n2\..*rank0.extrap.jsonl:\d\) skipped: the launch failed "
                     r"\(exit status 3; extrap-plugins run\)$", messages[1])
     assert experiment.parameter_names == ["n"]
     assert experiment.points().tolist() == [[1.0], [3.0]]

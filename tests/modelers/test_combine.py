@@ -49,10 +49,10 @@ def test_noise_is_not_modeled_and_irrelevant_parameters_drop_out():
 def sparse_points():
     corner = (P[0], S[0], N[0])
     lines = {corner}
-    for l, values in enumerate((P, S, N)):
+    for column, values in enumerate((P, S, N)):
         for v in values:
             point = list(corner)
-            point[l] = v
+            point[column] = v
             lines.add(tuple(point))
     extra = [(P[1], S[1], N[0]), (P[1], S[0], N[1]), (P[0], S[1], N[1])]
     return np.array(sorted(lines) + extra, dtype=float)

@@ -19,11 +19,11 @@ from extrap_plugins.modelers.hypotheses import (
 
 
 def test_default_sets_are_extrap_s():
-    I = parse_exponents(DEFAULT_EXPONENTS)
-    assert len(I) == 20 and I[:4] == (0.0, 0.25, pytest.approx(1 / 3), 0.5) and I[-1] == 3.0
-    assert 0.8 in I and pytest.approx(11 / 4) == I[-2]
+    exponents = parse_exponents(DEFAULT_EXPONENTS)
+    assert len(exponents) == 20 and exponents[:4] == (0.0, 0.25, pytest.approx(1 / 3), 0.5) and exponents[-1] == 3.0
+    assert 0.8 in exponents and pytest.approx(11 / 4) == exponents[-2]
     assert parse_exponents(DEFAULT_LOG_EXPONENTS) == (0.0, 1.0, 2.0)
-    assert building_blocks(I, (0, 1, 2)).shape == (59, 2)
+    assert building_blocks(exponents, (0, 1, 2)).shape == (59, 2)
 
 
 @pytest.mark.parametrize("text, expected", [

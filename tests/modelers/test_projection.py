@@ -24,8 +24,8 @@ def test_sparse_cross_uses_only_the_line():
         + [(1, 10, n) for n in (200, 300, 400, 500)] + [(2, 20, 100), (2, 10, 200), (4, 20, 200)],
         dtype=float,
     )
-    for l, expected in ((0, [1, 2, 4, 8, 16]), (1, [10, 20, 30, 40, 50]), (2, [100, 200, 300, 400, 500])):
-        line = parameter_line(points, l)
+    for column, expected in ((0, [1, 2, 4, 8, 16]), (1, [10, 20, 30, 40, 50]), (2, [100, 200, 300, 400, 500])):
+        line = parameter_line(points, column)
         assert line.values.tolist() == expected and line.n_lines == 1
         assert (line.weights > 0).sum() == 5
 

@@ -18,7 +18,7 @@ from extrap_plugins.modelers.segmentation import (
     too_few_points_note,
     window_nrss,
 )
-from extrap_plugins.modelers.segmented import SegmentedModeler, fit_quietly
+from extrap_plugins.modelers.segmented import fit_quietly
 
 SEED_FIG1_P = np.arange(1, 11, dtype=float)
 SEED_FIG1_Y = np.where(SEED_FIG1_P <= 6, SEED_FIG1_P**2, 30 + SEED_FIG1_P)  # seed 001, Fig. 1
@@ -78,7 +78,7 @@ def test_settings_are_validated():
 # --------------------------------------------------------------- location
 def test_expected_patterns_follow_the_paper():
     left, right, P = expected_patterns(10)
-    patterns = {(int(l), int(r)): "".join(map(str, p.astype(int))) for l, r, p in zip(left, right, P)}
+    patterns = {(int(a), int(b)): "".join(map(str, p.astype(int))) for a, b, p in zip(left, right, P)}
     assert patterns[(4, 5)] == "011110"  # between points 4 and 5: four windows hold both
     assert patterns[(5, 5)] == "001110"  # point 5 shared: three windows (seed 001, Fig. 3)
     assert patterns[(1, 2)] == "110000"  # cut off at the start

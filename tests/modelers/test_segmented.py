@@ -10,6 +10,8 @@ import extrap_plugins
 from extrap_plugins.cli import ExitStatus, main
 from extrap_plugins.errors import InputError, QualityWarning
 from extrap_plugins.experiment import Experiment
+from extrap_plugins.plugins import PluginHost
+from extrap_plugins.registration import ModelerInfo
 
 
 def text_file(shared_data, name):
@@ -141,3 +143,21 @@ def test_detect_changes_reports_per_series_with_any_base_modeler(host, shared_da
     assert not found[("met1", "time")].segmented and not found[("met2", "time")].segmented
     (change,) = found[("met1+2", "time")].changes  # about 4 up to p = 5000, then p/1000 - 1
     assert change.parameter == "p" and 4000 <= change.before <= change.after <= 5000
+
+
+def test_the_base_modeler_is_found_on_the_host_the_caller_gave():
+    from plugin_helpers import Mean
+
+    class Plugin:
+        @extrap_plugins.hookimpl
+        def extrap_modelers(self):
+            return [ModelerInfo("mean", Mean)]
+
+    host = PluginHost(autoload=False)  # not the process-wide host: "mean" exists only here
+    host.register(Plugin(), "mine", "my-dist")
+    p = np.arange(1.0, 11.0)
+    e = Experiment.from_columns(["p"], callpath="main", metric="time", coordinates=p[:, None],
+                                value=np.where(p <= 6, 1.0, 5.0))
+    (model,) = extrap_plugins.model(e, "segmented", host=host, base="mean", executor="serial")
+    assert model.modeler == "segmented"
+    assert [s.constant for s in model.segments] == [1.0, 5.0]

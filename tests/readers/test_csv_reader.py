@@ -9,19 +9,10 @@ import extrap_plugins
 from extrap_plugins.cli import ExitStatus, main
 from extrap_plugins.errors import InputError
 from extrap_plugins.readers import csv_reader
+from reader_helpers import cells, reading
 
 
-def read(path, **options):
-    return csv_reader.read(path, {k: str(v) for k, v in options.items()})
-
-
-def cells(experiment) -> dict[tuple, list[float]]:
-    """(call path, metric, point) -> values in file order."""
-    out: dict[tuple, list[float]] = {}
-    for c, m, point, value in zip(experiment.callpath_index, experiment.metric_index,
-                                  map(tuple, experiment.coordinates.tolist()), experiment.value.tolist()):
-        out.setdefault((experiment.callpaths[c].name, experiment.metrics[m].name, point), []).append(value)
-    return out
+read = reading(csv_reader)
 
 
 def write(tmp_path, name, text):

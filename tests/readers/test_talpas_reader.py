@@ -6,12 +6,12 @@ import pytest
 
 from extrap_plugins.errors import InputError
 from extrap_plugins.readers import talpas_reader
+from reader_helpers import reading
 
 RECORD = '{{"parameters":{{"x":{x}}};"metric":"{m}";"callpath":"{c}";"value":{v}}}\n'
 
 
-def read(path, **options):
-    return talpas_reader.read(path, {k: str(v) for k, v in options.items()})
+read = reading(talpas_reader)
 
 
 def test_real_file_with_two_call_paths_and_two_metrics(shared_data):

@@ -6,19 +6,10 @@ import pytest
 
 from extrap_plugins.errors import InputError
 from extrap_plugins.readers import text_reader
+from reader_helpers import cells, reading
 
 
-def read(path, **options):
-    return text_reader.read(path, {k: str(v) for k, v in options.items()})
-
-
-def cells(experiment) -> dict[tuple, list[float]]:
-    """(call path, metric, point) -> values in file order."""
-    out: dict[tuple, list[float]] = {}
-    for c, m, point, value in zip(experiment.callpath_index, experiment.metric_index,
-                                  map(tuple, experiment.coordinates.tolist()), experiment.value.tolist()):
-        out.setdefault((experiment.callpaths[c].name, experiment.metrics[m].name, point), []).append(value)
-    return out
+read = reading(text_reader)
 
 
 # ------------------------------------------------------------- real files

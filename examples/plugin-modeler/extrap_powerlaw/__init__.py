@@ -15,7 +15,7 @@ class PowerLaw:
 
     def fit(self, X, y):
         if np.any(X <= 0) or np.any(y <= 0):
-            warnings.warn("power law needs positive parameters and values; fitting the mean")
+            warnings.warn("power law needs positive parameters and values; fitting the mean", stacklevel=2)
             self.constant_, self.terms_ = float(np.mean(y)), []
             return self
         A = np.column_stack([np.ones(len(y)), np.log(X)])
@@ -27,7 +27,8 @@ class PowerLaw:
     def predict(self, X):
         if not self.terms_:
             return np.full(len(X), self.constant_)
-        return self.terms_[0].coefficient * np.prod(np.power(X, [f.exponent for f in self.terms_[0].factors.values()]), axis=1)
+        exponents = [f.exponent for f in self.terms_[0].factors.values()]
+        return self.terms_[0].coefficient * np.prod(np.power(X, exponents), axis=1)
 
 
 @hookimpl

@@ -1,0 +1,601 @@
+"""Machine profiles, their calibration, and what-if predictions (seed 003: signatures × machine profiles).
+
+An application's signature is what it asks of the machine per process --
+floating-point operations, bytes sent and received, loads and stores,
+messages -- as PMNF models of ``p`` and ``n`` per call path.  A machine
+profile is the rate at which one process gets each of them done (or the
+time each costs, for latencies).  Their convolution predicts the time::
+
+    time(call path, p, n) ≈ Σ_rates amount(p, n) / rate + Σ_latencies amount(p, n) · latency
+
+:func:`calibrate` fits the profile to measured times by non-negative least
+squares (relative errors: every measurement counts alike), :func:`whatif`
+predicts the time at a target point on the profile and on a changed one
+(``bandwidth=4x, latency=0.25x``), and the speedup from improving each
+resource alone by a factor (seed 003's Fig. 3: ×4 processor, ×4 bandwidth,
+÷4 latency).
+
+The profile (TOML)::
+
+    [machine]
+    name = "cluster A"
+    [rates]            # per process, amount per second: time += amount / rate
+    processor = { metric = "flop", rate = 2e9 }
+    bandwidth = { metric = "bytes_sent+bytes_received", rate = 1e9 }
+    memory    = { metric = "loads_stores", rate = 4e9 }
+    [latencies]        # seconds per unit: time += amount · latency
+    latency   = { metric = "messages_sent", seconds = 2e-6 }
+
+``processor = 2e9`` alone takes the metric from the resource's name
+(processor, computation, flops: the computation role of
+:mod:`extrap_plugins.requirements`; bandwidth, network, communication:
+communication; memory, memory_bandwidth, memory_access: memory access;
+latency, messages: ``messages_sent``).  Rates and latencies may be left out
+(``processor = { metric = "flop" }``) when ``--calibrate`` fits them.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import math
+import os
+import warnings
+from dataclasses import dataclass, field, replace
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from .errors import ExtrapWarning, InputError
+from .experiment import Experiment
+from .models import ModelSet
+from .codesign import _read_toml, default_roles
+
+__all__ = ["Resource", "Machine", "Calibration", "WhatIf", "load_machine", "default_machine", "calibrate",
+           "whatif", "parse_scale", "convolve"]
+
+FORMAT = "extrap-plugins/whatif"
+VERSION = 1
+SENSITIVITY = 4.0
+
+ALIASES = {
+    "computation": ("processor", "cpu", "computation", "compute", "flops", "flop", "flop_rate"),
+    "communication": ("bandwidth", "network", "network_bandwidth", "communication"),
+    "memory_access": ("memory", "memory_bandwidth", "memory_access"),
+    "messages": ("latency", "network_latency", "messages"),
+}
+MESSAGES_DEFAULTS = (("messages_sent",), ("messages",), ("visits",))
+DEFAULT_NAMES = {"computation": "processor", "communication": "bandwidth", "memory_access": "memory",
+                 "messages": "latency"}
+
+
+@dataclass(frozen=True)
+class Resource:
+    """One row of a machine profile.
+
+    ``kind`` is ``"rate"`` (``value`` = amount per second) or ``"latency"``
+    (``value`` = seconds per unit of amount); ``metrics`` are summed into
+    the amount; ``value`` None means not known yet (to be calibrated).
+    """
+
+    name: str
+    kind: str
+    metrics: tuple[str, ...] | None
+    value: float | None = None
+
+    @property
+    def seconds_per_unit(self) -> float:
+        if self.value is None:
+            raise InputError(f"machine resource {self.name!r} has no {self.unit_word}; give it or use --calibrate")
+        return 1.0 / self.value if self.kind == "rate" else self.value
+
+    @property
+    def unit_word(self) -> str:
+        return "rate" if self.kind == "rate" else "seconds"
+
+    def scaled(self, factor: float) -> Resource:
+        return replace(self, value=None if self.value is None else self.value * factor)
+
+    def improved(self, factor: float) -> Resource:
+        """``factor`` times better: a rate times ``factor``, a latency divided by it."""
+        return self.scaled(factor if self.kind == "rate" else 1.0 / factor)
+
+
+@dataclass(frozen=True)
+class Machine:
+    """A machine profile: named rates and latencies per process."""
+
+    resources: tuple[Resource, ...]
+    name: str = ""
+    source: str | None = None
+
+    def __getitem__(self, name: str) -> Resource:
+        for r in self.resources:
+            if r.name == name:
+                return r
+        raise KeyError(name)
+
+    @property
+    def names(self) -> list[str]:
+        return [r.name for r in self.resources]
+
+    def with_values(self, values: Mapping[str, float]) -> Machine:
+        return replace(self, resources=tuple(replace(r, value=values.get(r.name, r.value)) for r in self.resources))
+
+    def scaled(self, factors: Mapping[str, float]) -> Machine:
+        """Each named resource's value times its factor (``bandwidth=4`` is 4× the bandwidth)."""
+        unknown = [k for k in factors if k not in self.names]
+        if unknown:
+            raise InputError(f"--scale {', '.join(unknown)}: the machine has no such resource; its resources are "
+                             f"{', '.join(self.names)}")
+        return replace(self, resources=tuple(r.scaled(factors[r.name]) if r.name in factors else r
+                                             for r in self.resources))
+
+    def resolved(self, metrics: Sequence[str], where: str = "") -> Machine:
+        """Every resource with its metrics: named ones checked, the rest from the resource's name.
+
+        Raises
+        ------
+        InputError
+            A resource names a metric the measurements lack, or none is
+            named and its name suggests none that exists.
+        """
+        found = default_roles(metrics)
+        lower = {m.lower(): m for m in metrics}
+        for alternative in MESSAGES_DEFAULTS:
+            if all(a in lower for a in alternative):
+                found.setdefault("messages", tuple(lower[a] for a in alternative))
+                break
+        resources = []
+        for r in self.resources:
+            chosen = r.metrics
+            if chosen is None:
+                role = next((role for role, names in ALIASES.items() if r.name.lower() in names), None)
+                if role is None and r.name in metrics:
+                    chosen = (r.name,)
+                elif role is None or role not in found:
+                    raise InputError(f"machine resource {r.name!r}: no metric is named and none of the measured "
+                                     f"ones fits its name; write {r.name} = {{ metric = \"NAME\", ... }} "
+                                     f"(the metrics are {', '.join(metrics)})", self.source)
+                else:
+                    chosen = found[role]
+            missing = [m for m in chosen if m not in metrics]
+            if missing:
+                raise InputError(f"machine resource {r.name!r}: {where or 'the input'} has no metric "
+                                 f"{', '.join(map(repr, missing))}; its metrics are {', '.join(metrics)}",
+                                 self.source)
+            resources.append(replace(r, metrics=tuple(chosen)))
+        return replace(self, resources=tuple(resources))
+
+    def as_json(self) -> dict[str, Any]:
+        return {"name": self.name, "resources": [
+            {"name": r.name, "kind": r.kind, "metric": "+".join(r.metrics or ()), "value": r.value}
+            for r in self.resources]}
+
+    def toml(self) -> str:
+        """The profile as a machine file (for ``--save-machine``)."""
+        lines = ["[machine]", f"name = {_toml_string(self.name or 'calibrated')}", "", "[rates]"]
+        for r in self.resources:
+            if r.kind == "rate":
+                value = "" if r.value is None or not math.isfinite(r.value) else f", rate = {float(r.value)!r}"
+                lines.append(f"{_toml_key(r.name)} = {{ metric = {_toml_string('+'.join(r.metrics or ()))}{value} }}")
+        lines += ["", "[latencies]"]
+        for r in self.resources:
+            if r.kind == "latency":
+                value = "" if r.value is None else f", seconds = {float(r.value)!r}"
+                lines.append(f"{_toml_key(r.name)} = {{ metric = {_toml_string('+'.join(r.metrics or ()))}{value} }}")
+        return "\n".join(lines) + "\n"
+
+
+def _toml_string(text: str) -> str:
+    import json
+
+    return json.dumps(text)
+
+
+def _toml_key(name: str) -> str:
+    return name if name.replace("_", "").replace("-", "").isalnum() else _toml_string(name)
+
+
+def load_machine(path: str | os.PathLike) -> Machine:
+    """Read a machine profile (TOML).
+
+    Raises
+    ------
+    InputError
+        Not TOML, an unknown table or key, a value that is not a positive
+        number, no resource at all (the message names the file).
+    """
+    document = _read_toml(path)
+    where = os.fspath(path)
+    unknown = [k for k in document if k not in ("machine", "rates", "latencies")]
+    if unknown:
+        raise InputError(f"unknown table {', '.join(map(repr, unknown))}; a machine file has [machine], [rates] "
+                         f"and [latencies]", where)
+    head = document.get("machine", {})
+    if not isinstance(head, Mapping):
+        raise InputError("[machine] must be a table (name = \"...\")", where)
+    resources = []
+    for table, kind, key in (("rates", "rate", "rate"), ("latencies", "latency", "seconds")):
+        entries = document.get(table, {})
+        if not isinstance(entries, Mapping):
+            raise InputError(f"[{table}] must be a table of NAME = {{ metric = \"...\", {key} = NUMBER }}", where)
+        for name, entry in entries.items():
+            metrics, value = None, None
+            if isinstance(entry, Mapping):
+                extra = [k for k in entry if k not in ("metric", key)]
+                if extra:
+                    raise InputError(f"[{table}] {name}: unknown key {', '.join(map(repr, extra))}; expected "
+                                     f"metric and {key}", where)
+                if "metric" in entry:
+                    if not isinstance(entry["metric"], str) or not entry["metric"].strip():
+                        raise InputError(f"[{table}] {name}: metric must be a metric name (or names joined by +)",
+                                         where)
+                    metrics = tuple(m.strip() for m in entry["metric"].split("+"))
+                value = entry.get(key)
+            else:
+                value = entry
+            if value is not None:
+                if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+                        or value <= 0:
+                    raise InputError(f"[{table}] {name}: {key} must be a positive number, got {value!r}", where)
+                value = float(value)
+            if any(r.name == name for r in resources):
+                raise InputError(f"resource {name!r} is both a rate and a latency", where)
+            resources.append(Resource(name, kind, metrics, value))
+    if not resources:
+        raise InputError("no resource: give [rates] (and [latencies])", where)
+    name = head.get("name", "")
+    return Machine(tuple(resources), str(name), where)
+
+
+def default_machine(metrics: Sequence[str]) -> Machine:
+    """The resources the metric names suggest (for ``--calibrate`` without ``--machine``)."""
+    probe = Machine(tuple(Resource(DEFAULT_NAMES[role], "latency" if role == "messages" else "rate", None)
+                          for role in ("computation", "memory_access", "communication", "messages")))
+    resources = []
+    for r in probe.resources:
+        try:
+            resources.append(Machine((r,)).resolved(metrics).resources[0])
+        except InputError:
+            continue
+    if not resources:
+        raise InputError(f"no metric suggests a resource (flop, bytes_sent, loads_stores, messages_sent, ...); "
+                         f"give a machine file with --machine (the metrics are {', '.join(metrics)})")
+    return Machine(tuple(resources), "calibrated")
+
+
+def parse_scale(text: str | Iterable[str] | Mapping[str, Any] | None) -> dict[str, float]:
+    """``"bandwidth=4x,latency=0.25x"`` -> ``{"bandwidth": 4.0, "latency": 0.25}``."""
+    if text is None:
+        return {}
+    if isinstance(text, Mapping):
+        items = list(text.items())
+    else:
+        texts = [text] if isinstance(text, str) else list(text)
+        items = []
+        for t in texts:
+            for pair in t.split(","):
+                key, sep, value = pair.partition("=")
+                if not sep or not key.strip():
+                    raise InputError(f"--scale {pair.strip()!r}: expected NAME=FACTOR, such as bandwidth=4x")
+                items.append((key.strip(), value.strip()))
+    factors = {}
+    for key, value in items:
+        number = value
+        if isinstance(value, str):
+            stripped = value.strip().rstrip("x×").strip()
+            try:
+                number = float(stripped)
+            except ValueError:
+                number = None
+        if isinstance(number, bool) or not isinstance(number, (int, float)) or not math.isfinite(number) \
+                or number <= 0:
+            raise InputError(f"--scale {key}={value}: expected a positive factor such as 4x or 0.25x")
+        factors[key] = float(number)
+    return factors
+
+
+# -------------------------------------------------------------------- measurements
+def _series(experiment: Experiment, measure: str) -> dict[tuple[str, str], dict[tuple[float, ...], float]]:
+    """``{(callpath, metric): {point: value}}`` with repetitions reduced by ``measure``."""
+    reduce = {"mean": np.mean, "median": np.median, "minimum": np.min, "maximum": np.max}[measure]
+    out: dict[tuple[str, str], dict[tuple[float, ...], list[float]]] = {}
+    names_c = [c.name for c in experiment.callpaths]
+    names_m = [m.name for m in experiment.metrics]
+    for c, m, point, value in zip(experiment.callpath_index, experiment.metric_index,
+                                  map(tuple, experiment.coordinates), experiment.value):
+        out.setdefault((names_c[c], names_m[m]), {}).setdefault(point, []).append(value)
+    return {key: {point: float(reduce(values)) for point, values in points.items()} for key, points in out.items()}
+
+
+def convolve(machine: Machine, amounts: Mapping[str, float]) -> float:
+    """Seconds: Σ amount · seconds per unit over the machine's resources (``amounts`` by resource name)."""
+    return float(sum(amounts.get(r.name, 0.0) * r.seconds_per_unit for r in machine.resources))
+
+
+# ---------------------------------------------------------------------- calibration
+@dataclass
+class CallpathFit:
+    """How well the convolution explains one call path's measured times."""
+
+    callpath: str
+    points: int
+    mean_error: float
+    max_error: float
+    share: float
+    """Convolved over measured time, summed over the points."""
+
+
+@dataclass
+class Calibration:
+    """The machine profile fitted to measured times, and how well it explains them."""
+
+    machine: Machine
+    fits: list[CallpathFit]
+    mean_error: float
+    max_error: float
+    rows: int
+
+    def as_json(self) -> dict[str, Any]:
+        return {"machine": self.machine.as_json(), "mean_error": self.mean_error, "max_error": self.max_error,
+                "rows": self.rows,
+                "callpaths": [{"callpath": f.callpath, "points": f.points, "mean_error": f.mean_error,
+                               "max_error": f.max_error, "share": f.share} for f in self.fits]}
+
+
+def calibrate(experiment: Experiment, machine: Machine | None = None, *, time_metric: str = "time",
+              callpaths: Sequence[str] | None = None, measure: str = "mean") -> Calibration:
+    """Fit the machine's rates and latencies to the measured times by non-negative least squares.
+
+    Every measured (call path, point) with a time and at least one
+    resource amount is one equation ``time = Σ amount_k · s_k`` with
+    ``s_k >= 0`` the seconds per unit of resource ``k``; each equation is
+    divided by its time, so relative errors are minimised
+    (``scipy.optimize.nnls``).  Rates are ``1 / s_k``, latencies ``s_k``.
+
+    Raises
+    ------
+    InputError
+        No time metric, no equation, or a resource whose amount is zero
+        everywhere (it cannot be calibrated).
+    """
+    from scipy.optimize import nnls
+
+    metrics = [m.name for m in experiment.metrics]
+    if time_metric not in metrics:
+        raise InputError(f"--time-metric {time_metric}: no such metric; the metrics are {', '.join(metrics)}",
+                         experiment.source or None)
+    machine = (machine or default_machine(metrics)).resolved(metrics, experiment.source)
+    data = _series(experiment, measure)
+    names = [c.name for c in experiment.callpaths]
+    if callpaths:
+        names = [c for c in names if any(fnmatch.fnmatchcase(c, g) for g in callpaths)]
+    rows, times, owners = [], [], []
+    for callpath in names:
+        measured = data.get((callpath, time_metric))
+        if not measured:
+            continue
+        for point, seconds in measured.items():
+            amounts = [sum(data.get((callpath, m), {}).get(point, 0.0) for m in r.metrics) for r in machine.resources]
+            if not any(amounts) or not seconds > 0 or not all(map(math.isfinite, amounts)):
+                continue
+            rows.append(amounts)
+            times.append(seconds)
+            owners.append(callpath)
+    if not rows:
+        raise InputError(f"nothing to calibrate: no call path has both {time_metric!r} and an amount of "
+                         f"{', '.join(machine.names)}", experiment.source or None)
+    A = np.asarray(rows, dtype=np.float64)
+    t = np.asarray(times, dtype=np.float64)
+    unused = [r.name for r, column in zip(machine.resources, A.T) if not np.any(column)]
+    if unused:
+        raise InputError(f"machine resource {', '.join(map(repr, unused))}: its amount is zero wherever time is "
+                         f"measured; it cannot be calibrated (leave it out of the machine file)",
+                         experiment.source or None)
+    weighted = A / t[:, None]
+    scale = weighted.max(axis=0)  # columns of comparable size: nnls is scale-sensitive in its tolerance
+    solution, _ = nnls(weighted / scale, np.ones_like(t), maxiter=50 * A.shape[1])
+    seconds_per_unit = solution / scale
+    values = {}
+    for r, s in zip(machine.resources, seconds_per_unit):
+        if s <= 0:
+            warnings.warn(ExtrapWarning(f"machine resource {r.name!r} explains none of the measured time "
+                                        f"(its fitted cost is 0: an infinite rate); its sensitivity is 0"),
+                          stacklevel=2)
+            values[r.name] = math.inf if r.kind == "rate" else 0.0
+        else:
+            values[r.name] = 1.0 / float(s) if r.kind == "rate" else float(s)
+    fitted = machine.with_values(values)
+    predicted = A @ seconds_per_unit
+    error = np.abs(predicted - t) / t
+    fits = []
+    for callpath in dict.fromkeys(owners):
+        mine = np.array([o == callpath for o in owners])
+        fits.append(CallpathFit(callpath, int(mine.sum()), float(error[mine].mean()), float(error[mine].max()),
+                                float(predicted[mine].sum() / t[mine].sum())))
+    return Calibration(fitted, fits, float(error.mean()), float(error.max()), len(t))
+
+
+# -------------------------------------------------------------------------- what-if
+@dataclass
+class WhatIfRow:
+    """One call path at the target: amounts, predicted times and speedups."""
+
+    callpath: str
+    amounts: dict[str, float]
+    time: float
+    """Predicted on the machine as given (or calibrated)."""
+    scaled_time: float
+    """Predicted on the machine changed by ``scale``."""
+    modelled_time: float | None
+    """The time metric's own PMNF model at the target, when the input has one."""
+    shares: dict[str, float]
+    """Each resource's share of ``time``."""
+    speedups: dict[str, float]
+    """``time`` over the time with one resource improved by the sensitivity factor; ``"all"``: all of them."""
+
+    @property
+    def speedup(self) -> float:
+        return self.time / self.scaled_time if self.scaled_time > 0 else math.nan
+
+
+@dataclass
+class WhatIf:
+    """What-if predictions per call path and in total."""
+
+    machine: Machine
+    scale: dict[str, float]
+    target: dict[str, float]
+    sensitivity: float
+    rows: list[WhatIfRow]
+    total: WhatIfRow
+    calibration: Calibration | None = None
+    models: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    def as_json(self) -> dict[str, Any]:
+        def row(r: WhatIfRow) -> dict[str, Any]:
+            return {"callpath": r.callpath, "amounts": r.amounts, "time": r.time, "scaled_time": r.scaled_time,
+                    "speedup": r.speedup, "modelled_time": r.modelled_time, "shares": r.shares,
+                    "speedups": r.speedups}
+
+        return {"format": FORMAT, "version": VERSION, "machine": self.machine.as_json(), "scale": self.scale,
+                "target": self.target, "sensitivity": self.sensitivity,
+                "calibration": None if self.calibration is None else self.calibration.as_json(),
+                "rows": [row(r) for r in self.rows], "total": row(self.total)}
+
+    def render(self, kind: str = "text") -> str:
+        from . import codesign_output
+
+        return codesign_output.render_whatif(self, kind)
+
+    def text(self) -> str:
+        return self.render("text")
+
+
+def whatif(
+    source: Any,
+    machine: Machine | str | os.PathLike | None = None,
+    *,
+    target: Mapping[str, float] | str,
+    scale: Mapping[str, Any] | str | None = None,
+    calibrate_rates: bool = False,
+    sensitivity: float = SENSITIVITY,
+    time_metric: str = "time",
+    callpaths: Sequence[str] | None = None,
+    measure: str = "mean",
+    reader: str | None = None,
+    modeler: str = "default",
+    reader_options: Mapping[str, Any] | None = None,
+    **model_options: Any,
+) -> WhatIf:
+    """Predict each call path's time at ``target`` on ``machine``, on a changed machine, and its sensitivities.
+
+    Parameters
+    ----------
+    source : path, Experiment or ModelSet
+        Measurements (modelled here: one PMNF model per call path and
+        resource metric) or models.  Calibration needs measurements.
+    machine : Machine or path, optional
+        The profile; without one, ``calibrate_rates`` builds it from the
+        metric names (:func:`default_machine`).
+    target : mapping
+        The point, such as ``{"p": 4096, "n": 1e6}``.
+    scale : ``{"bandwidth": 4, "latency": 0.25}`` or ``"bandwidth=4x,latency=0.25x"``
+        The changed machine: each named resource's value times its factor.
+    calibrate_rates : bool
+        Fit the machine's values to the measured times first (:func:`calibrate`).
+    sensitivity : float
+        The factor of the sensitivity study (4: ×4 rates, ÷4 latencies).
+    callpaths : globs, optional
+        Only these call paths (the total sums the roots among them).
+    """
+    from . import api
+
+    if not sensitivity > 0 or not math.isfinite(sensitivity):
+        raise InputError(f"--sensitivity {sensitivity}: expected a positive factor such as 4")
+    if isinstance(machine, (str, os.PathLike)):
+        machine = load_machine(machine)
+    experiment = None
+    if isinstance(source, ModelSet):
+        models = source
+        experiment = source.experiment
+    else:
+        experiment = source if isinstance(source, Experiment) else api.read(source, reader, **(reader_options or {}))
+    metrics = [m.name for m in experiment.metrics] if experiment is not None else \
+        list(dict.fromkeys(m.metric for m in models))
+    calibration = None
+    if calibrate_rates:
+        if experiment is None:
+            raise InputError("--calibrate needs measurements; the models given carry none")
+        calibration = calibrate(experiment, machine, time_metric=time_metric, callpaths=callpaths, measure=measure)
+        machine = calibration.machine
+    elif machine is None:
+        raise InputError("whatif needs a machine profile (--machine M.toml) or --calibrate")
+    machine = machine.resolved(metrics, getattr(experiment, "source", "") or "")
+    missing = [r.name for r in machine.resources if r.value is None]
+    if missing:
+        raise InputError(f"machine resource {', '.join(map(repr, missing))} has no value; give it in the machine "
+                         f"file or use --calibrate", machine.source)
+    factors = parse_scale(scale)
+    changed = machine.scaled(factors)
+    wanted = sorted({m for r in machine.resources for m in r.metrics} | ({time_metric} & set(metrics)))
+    if not isinstance(source, ModelSet):
+        models = api.model(experiment, modeler, metrics=wanted, measure=measure, **model_options)
+    point = _target(target, models.parameters)
+    by_key = {(m.callpath, m.metric): m for m in models}
+    names = list(dict.fromkeys(m.callpath for m in models))
+    if callpaths:
+        names = [c for c in names if any(fnmatch.fnmatchcase(c, g) for g in callpaths)]
+    rows = []
+    formulas: dict[str, dict[str, str]] = {}
+    for callpath in names:
+        amounts = {}
+        for r in machine.resources:
+            amount = 0.0
+            for metric in r.metrics:
+                m = by_key.get((callpath, metric))
+                if m is not None:
+                    amount += max(float(m.predict(point)), 0.0)
+                    formulas.setdefault(callpath, {})[metric] = m.formula
+            amounts[r.name] = amount
+        if not any(amounts.values()):
+            continue
+        timed = by_key.get((callpath, time_metric))
+        rows.append(_row(callpath, amounts, machine, changed, sensitivity,
+                         None if timed is None else float(timed.predict(point))))
+    if not rows:
+        raise InputError(f"no call path has a model of {', '.join(sorted(wanted))} to predict from")
+    roots = [r for r in rows if not any(r.callpath.startswith(o.callpath + "->") for o in rows)]
+    amounts = {name: sum(r.amounts[name] for r in roots) for name in machine.names}
+    modelled = [r.modelled_time for r in roots]
+    total = _row("total", amounts, machine, changed, sensitivity,
+                 None if any(m is None for m in modelled) else float(sum(modelled)))
+    return WhatIf(machine, factors, point, float(sensitivity), rows, total, calibration, formulas)
+
+
+def _target(target: Mapping[str, float] | str | None, parameters: Sequence[str]) -> dict[str, float]:
+    from .extrapolation import parse_target
+
+    point = parse_target(target, parameters)
+    if point is None:
+        raise InputError("whatif needs --target, such as p=4096,n=1e6")
+    return point
+
+
+def _row(callpath: str, amounts: Mapping[str, float], machine: Machine, changed: Machine, factor: float,
+         modelled: float | None) -> WhatIfRow:
+    time = convolve(machine, amounts)
+    parts = {r.name: amounts[r.name] * r.seconds_per_unit for r in machine.resources}
+    speedups = {}
+    for r in machine.resources:
+        better = replace(machine, resources=tuple(x.improved(factor) if x.name == r.name else x
+                                                  for x in machine.resources))
+        speedups[r.name] = _divide(time, convolve(better, amounts))
+    everything = replace(machine, resources=tuple(x.improved(factor) for x in machine.resources))
+    speedups["all"] = _divide(time, convolve(everything, amounts))
+    return WhatIfRow(callpath, dict(amounts), time, convolve(changed, amounts), modelled,
+                     {k: _divide(v, time) for k, v in parts.items()}, speedups)
+
+
+def _divide(a: float, b: float) -> float:
+    return a / b if b > 0 else (1.0 if a == 0 else math.inf)

@@ -1,0 +1,86 @@
+"""SIGTERM to an instrumented job (a scheduler's time limit, ``run --timeout``): nothing measured is lost."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+import extrap_plugins
+from extrap_plugins.errors import ExtrapWarning
+from extrap_plugins.instrument import sweep
+from shim_helpers import PROGRAMS, clean_environment, records
+
+
+@pytest.fixture
+def no_extrap_environment(monkeypatch):
+    """Launches inherit this environment: no EXTRAP_* settings from outside the test."""
+    for key in list(os.environ):
+        if key.startswith("EXTRAP_"):
+            monkeypatch.delenv(key)
+
+
+def start_job(mpiexec, folder: pathlib.Path, mode: str, processes: int = 3):
+    ready = folder / "ready"
+    command = [*mpiexec[:1], "-n", str(processes), *mpiexec[1:], sys.executable, str(PROGRAMS / "long.py"),
+               str(ready), mode]
+    env = clean_environment(EXTRAP_OUTPUT=str(folder / "out.extrap.jsonl"), EXTRAP_PARAM_N="7")
+    job = subprocess.Popen(command, cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           start_new_session=True)
+    deadline = time.monotonic() + 60
+    while not ready.exists():
+        assert job.poll() is None and time.monotonic() < deadline, job.communicate()
+        time.sleep(0.05)
+    time.sleep(0.2)
+    return job
+
+
+@pytest.mark.parametrize("mode", ["loop", "barrier"])
+def test_sigterm_to_the_job_leaves_every_ranks_measurements_and_model_reads_them(mpiexec, tmp_path, mode):
+    job = start_job(mpiexec, tmp_path, mode)
+    os.killpg(job.pid, signal.SIGTERM)  # as a batch scheduler does: every process of the job
+    _, err = job.communicate(timeout=60)
+    fragments = sorted(tmp_path.glob("out.*.rank*.extrap.jsonl"))
+    assert len(fragments) == 3, err
+    for path in fragments:
+        [record] = records(path)
+        assert record["status"] == "terminated" and record["errors"][0].startswith("cut short by SIGTERM after ")
+        assert "setup" in record["callpaths"]
+    with pytest.warns(ExtrapWarning, match=r"run \S+ was cut short by SIGTERM after [\d.]+ s \(the job was ended "
+                                            r"before it finished\): its measurements go up to the signal"):
+        experiment = extrap_plugins.read(tmp_path)
+    assert "setup" in [c.name for c in experiment.callpaths]
+
+
+def test_a_sweep_timeout_keeps_the_measurements_of_the_launch(mpiexec, tmp_path, no_extrap_environment, capsys):
+    status = sweep.main(["--np", "2", "--timeout", "4", "-o", str(tmp_path), "--", sys.executable,
+                         str(PROGRAMS / "long.py"), str(tmp_path / "ready")])
+    assert status == 1
+    assert "FAILED: still running after 4 s (--timeout)" in capsys.readouterr().err
+    fragments = sorted(tmp_path.glob("long.*.rank*.extrap.jsonl"))
+    assert len(fragments) == 2
+    assert {records(p)[0]["status"] for p in fragments} == {"terminated"}
+
+
+def test_sigterm_to_the_sweep_ends_the_launch_group(mpiexec, tmp_path, no_extrap_environment):
+    command = [sys.executable, "-m", "extrap_plugins", "run", "--np", "2", "-o", str(tmp_path), "--",
+               sys.executable, str(PROGRAMS / "long.py"), str(tmp_path / "ready")]
+    env = clean_environment()
+    runner = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "ready").exists():
+        assert runner.poll() is None and time.monotonic() < deadline, runner.communicate()
+        time.sleep(0.05)
+    runner.send_signal(signal.SIGTERM)
+    _, err = runner.communicate(timeout=60)
+    assert runner.returncode == 130, err
+    assert "extrap-plugins: interrupted" in err
+    time.sleep(0.5)
+    leftover = subprocess.run(["pgrep", "-f", str(tmp_path / "ready")], capture_output=True, text=True).stdout
+    assert leftover.strip() == ""  # no mpiexec, no rank left running
+    assert len(sorted(tmp_path.glob("long.*.rank*.extrap.jsonl"))) == 2

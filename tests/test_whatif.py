@@ -1,0 +1,174 @@
+"""Machine profiles, calibration by non-negative least squares, and what-if predictions (seed 003)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from extrap_plugins import Experiment, InputError
+from extrap_plugins.cli import main
+from extrap_plugins.machine import calibrate, load_machine, parse_scale, whatif
+
+TRUE = {"processor": 2e9, "memory": 5e8, "bandwidth": 1e9, "latency": 5e-6}
+P = (2, 4, 8, 16, 32)
+N = (1e4, 2e4, 4e4, 8e4, 1.6e5)
+
+MACHINE_TOML = """\
+[machine]
+name = "synthetic"
+[rates]
+processor = { metric = "flop" }
+memory = { metric = "loads_stores" }
+bandwidth = { metric = "bytes_sent+bytes_received" }
+[latencies]
+latency = { metric = "messages_sent" }
+"""
+
+
+def amounts(p: float, n: float) -> dict[str, dict[str, float]]:
+    """Per-process requirements of the two regions below main (exact counts)."""
+    compute = {"flop": 40 * n * math.log2(n), "loads_stores": 30 * n * math.log2(p)}
+    exchange = {"bytes_sent": 800 * n**0.5 * math.log2(p), "bytes_received": 800 * n**0.5 * math.log2(p),
+                "messages_sent": 40 * math.log2(p)}
+    return {"main->compute": compute, "main->exchange": exchange}
+
+
+def true_time(values: dict[str, float]) -> float:
+    return (values.get("flop", 0) / TRUE["processor"] + values.get("loads_stores", 0) / TRUE["memory"]
+            + (values.get("bytes_sent", 0) + values.get("bytes_received", 0)) / TRUE["bandwidth"]
+            + values.get("messages_sent", 0) * TRUE["latency"])
+
+
+def synthetic(noise: float = 0.01, repetitions: int = 3, seed: int = 1) -> Experiment:
+    """Times made from the known profile with ±noise (uniform), on 5 × 5 points; main sums its children."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for p in P:
+        for n in N:
+            parts = amounts(p, n)
+            parts["main"] = {k: v for part in list(parts.values()) for k, v in part.items()}
+            for callpath, values in parts.items():
+                for metric, value in values.items():
+                    rows += [(callpath, metric, p, n, value)] * repetitions
+                exact = true_time(values)
+                rows += [(callpath, "time", p, n, exact * (1 + rng.uniform(-noise, noise)))
+                         for _ in range(repetitions)]
+    callpath, metric, p, n, value = zip(*rows)
+    return Experiment.from_columns(["p", "n"], callpath=np.array(callpath, dtype=object),
+                                   metric=np.array(metric, dtype=object), coordinates=np.c_[p, n],
+                                   value=value, source="synthetic")
+
+
+@pytest.fixture
+def machine_file(tmp_path):
+    path = tmp_path / "machine.toml"
+    path.write_text(MACHINE_TOML)
+    return path
+
+
+def test_calibration_recovers_the_rates_within_two_percent(machine_file):
+    result = calibrate(synthetic(), load_machine(machine_file))
+    errors = {r.name: abs(r.value / TRUE[r.name] - 1) for r in result.machine.resources}
+    assert max(errors.values()) < 0.02, errors
+    assert result.mean_error < 0.01 and [f.callpath for f in result.fits] == ["main->compute", "main->exchange", "main"]
+
+
+def test_calibrated_profile_predicts_eight_times_the_scale_within_five_percent(machine_file):
+    target = {"p": 8 * max(P), "n": max(N)}
+    result = whatif(synthetic(), machine_file, target=target, calibrate_rates=True)
+    parts = amounts(target["p"], target["n"])
+    expected = true_time({k: v for part in parts.values() for k, v in part.items()})
+    assert result.total.callpath == "total"
+    assert abs(result.total.time / expected - 1) < 0.05
+    for row in result.rows:
+        truth = true_time(parts[row.callpath]) if row.callpath in parts else expected
+        assert abs(row.time / truth - 1) < 0.05, row.callpath
+
+
+def test_sensitivity_and_scale_are_exact_on_the_true_profile(tmp_path):
+    path = tmp_path / "true.toml"
+    path.write_text('[rates]\nprocessor = { metric = "flop", rate = 2e9 }\n'
+                    'bandwidth = { metric = "bytes_sent+bytes_received", rate = 1e9 }\n'
+                    'memory = { metric = "loads_stores", rate = 5e8 }\n'
+                    '[latencies]\nlatency = { metric = "messages_sent", seconds = 5e-6 }\n')
+    target = {"p": 256.0, "n": 1.6e5}
+    result = whatif(synthetic(noise=0), path, target=target, scale="bandwidth=4x,latency=0.25x")
+    exchange = result.rows[[r.callpath for r in result.rows].index("main->exchange")]
+    truth = amounts(256, 1.6e5)["main->exchange"]
+    bandwidth = (truth["bytes_sent"] + truth["bytes_received"]) / 1e9
+    latency = truth["messages_sent"] * 5e-6
+    assert exchange.time == pytest.approx(bandwidth + latency, rel=1e-6)
+    assert exchange.scaled_time == pytest.approx(bandwidth / 4 + latency / 4, rel=1e-6)
+    assert exchange.speedups["bandwidth"] == pytest.approx((bandwidth + latency) / (bandwidth / 4 + latency), rel=1e-6)
+    assert exchange.speedups["processor"] == pytest.approx(1.0)
+    assert exchange.shares["latency"] == pytest.approx(latency / (bandwidth + latency), rel=1e-6)
+    document = result.as_json()
+    assert document["format"] == "extrap-plugins/whatif" and document["total"]["callpath"] == "total"
+
+
+def test_parse_scale():
+    assert parse_scale("bandwidth=4x,latency=0.25x") == {"bandwidth": 4.0, "latency": 0.25}
+    with pytest.raises(InputError, match=r"^--scale latency=fast: expected a positive factor such as 4x or 0.25x$"):
+        parse_scale("latency=fast")
+
+
+def write_jsonl(experiment: Experiment, path) -> str:
+    lines = []
+    names_c = [c.name for c in experiment.callpaths]
+    names_m = [m.name for m in experiment.metrics]
+    for c, m, (p, n), v in zip(experiment.callpath_index, experiment.metric_index, experiment.coordinates,
+                               experiment.value):
+        lines.append(json.dumps({"params": {"p": p, "n": n}, "callpath": names_c[c], "metric": names_m[m],
+                                 "value": v}))
+    path.write_text("\n".join(lines) + "\n")
+    return str(path)
+
+
+def test_cli_whatif_calibrate_json(tmp_path, machine_file, capsys):
+    data = write_jsonl(synthetic(), tmp_path / "runs.jsonl")
+    saved = tmp_path / "fitted.toml"
+    status = main(["whatif", data, "--machine", str(machine_file), "--calibrate", "--target", "p=256,n=1.6e5",
+                   "--scale", "bandwidth=4x", "--export", "json", "--save-machine", str(saved)])
+    out, err = capsys.readouterr()
+    assert status == 0, err
+    document = json.loads(out)
+    rates = {r["name"]: r["value"] for r in document["machine"]["resources"]}
+    assert all(abs(rates[k] / TRUE[k] - 1) < 0.02 for k in TRUE)
+    assert document["calibration"]["mean_error"] < 0.01
+    again = load_machine(saved)
+    assert {r.name: r.value for r in again.resources} == pytest.approx(rates)
+
+
+def test_cli_whatif_text(tmp_path, machine_file, capsys):
+    data = write_jsonl(synthetic(), tmp_path / "runs.jsonl")
+    status = main(["whatif", data, "--machine", str(machine_file), "--calibrate", "--target", "p=256,n=1.6e5"])
+    out, err = capsys.readouterr()
+    assert status == 0, err
+    assert "main->exchange" in out and "total" in out and "processor" in out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--scale", "network=2x"], "--scale network: the machine has no such resource; its resources are processor, "
+                                "memory, bandwidth, latency"),
+    (["--target", "p=256"], "target 'p=256': give a value for n as well"),
+    (["--time-metric", "seconds"], "--time-metric seconds: no such metric; the metrics are flop, loads_stores, time, "
+                                   "bytes_sent, bytes_received, messages_sent"),
+])
+def test_cli_bad_input_is_one_line_exit_2(tmp_path, machine_file, capsys, argv, message):
+    data = write_jsonl(synthetic(), tmp_path / "runs.jsonl")
+    base = ["whatif", data, "--machine", str(machine_file), "--calibrate", "--target", "p=256,n=1.6e5"]
+    status = main(base + argv)
+    out, err = capsys.readouterr()
+    assert status == 2 and out == ""
+    assert err.endswith(f"{message}\n") and err.startswith("extrap-plugins: error: ") and err.count("\n") == 1
+
+
+def test_bad_machine_file(tmp_path):
+    path = tmp_path / "m.toml"
+    path.write_text('[rates]\nprocessor = { metric = "flop", rate = -1 }\n')
+    with pytest.raises(InputError) as caught:
+        load_machine(path)
+    assert str(caught.value) == f"{path}: [rates] processor: rate must be a positive number, got -1"
