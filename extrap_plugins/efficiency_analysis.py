@@ -529,8 +529,9 @@ def _isoefficiency(result: Efficiency, low: np.ndarray, high: np.ndarray,
     if none_from is not None:
         notes.append(f"no problem size keeps E at {result.level:g} from {result.processes}={none_from:.4g} on "
                      f"({searched})")
-    if any(kind == "any" for kind in kinds):
-        notes.append(f"at {sum(kind == 'any' for kind in kinds)} process counts every size keeps the level")
+    free = sum(kind == "any" for kind in kinds)
+    if free:
+        notes.append(f"at {free} process count{'s' if free > 1 else ''} (the smallest) every size keeps the level")
     note = "; ".join(notes)
     model = None
     growth = None
