@@ -531,7 +531,7 @@ def _isoefficiency(result: Efficiency, low: np.ndarray, high: np.ndarray,
                      f"({searched})")
     free = sum(kind == "any" for kind in kinds)
     if free:
-        notes.append(f"at {free} process count{'s' if free > 1 else ''} (the smallest) every size keeps the level")
+        notes.append(f"at {free} process count{'s' if free > 1 else ''} every size keeps the level")
     note = "; ".join(notes)
     model = None
     growth = None
