@@ -30,6 +30,7 @@ _EXPORTS = {
     "ExtrapError": "errors", "InputError": "errors", "PluginError": "errors", "ExtrapWarning": "errors",
     "QualityWarning": "errors",
     "from_graphframes": "hatchet", "from_thicket": "thicket",
+    "efficiency": "api", "compare": "api", "export_report": "api",
 }
 
 __all__ = [
@@ -39,11 +40,12 @@ __all__ = [
     "Model", "ModelSet", "Term", "Factor", "Quality", "Segment",
     "ReaderInfo", "ModelerInfo", "ExporterInfo",
     "ExtrapError", "InputError", "PluginError", "ExtrapWarning", "QualityWarning",
+    "efficiency", "compare", "export_report",
     "__version__",
 ]
 
 if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ loads these
-    from .api import export, model, read
+    from .api import compare, efficiency, export, export_report, model, read
     from .errors import ExtrapError, ExtrapWarning, InputError, PluginError, QualityWarning
     from .experiment import Callpath, Experiment, Metric, Parameter, SeriesGroup
     from .codesign import requirements

@@ -24,7 +24,7 @@ from .models import ModelSet
 from .plugins import PluginHost, get_host
 from .registration import ReaderInfo
 
-__all__ = ["read", "model", "export", "input_paths", "select_reader"]
+__all__ = ["read", "model", "export", "efficiency", "compare", "export_report", "input_paths", "select_reader"]
 
 
 
@@ -250,4 +250,144 @@ def _export(host: PluginHost, model_set: ModelSet, exporter: str, path, options:
         return buffer.getvalue()
     with atomic_writer(pathlib.Path(path), allow_read_only=allow_read_only) as stream:
         call_exporter(host, info, model_set, stream, str_options)
+    return None
+
+
+# ------------------------------------------------------- efficiency, compare
+def _experiment_of(data, reader, reader_options, metrics, callpaths, host) -> Experiment:
+    if isinstance(data, Experiment):
+        selected = data.select(metrics=metrics, callpaths=callpaths) if metrics or callpaths else data
+        return selected
+    return read(data, reader, metrics=metrics, callpaths=callpaths, executor="serial", host=host,
+                **dict(reader_options or {}))
+
+
+def efficiency(
+    data: str | os.PathLike | Sequence[str | os.PathLike] | Experiment,
+    *,
+    processes: str | None = None,
+    size: str | None = None,
+    scaling: str = "strong",
+    level: float = 0.8,
+    target: str | Mapping[str, float] | float | None = None,
+    metric: str | None = None,
+    values: str = "auto",
+    total: Sequence[str] = (),
+    callpaths: Iterable[str] = (),
+    reader: str | None = None,
+    reader_options: Mapping[str, Any] | None = None,
+    modeler: str = "default",
+    measure: str = "mean",
+    host: PluginHost | None = None,
+    **options: Any,
+):
+    """Speedup, efficiency and iso-efficiency per call path (see :mod:`extrap_plugins.efficiency_analysis`).
+
+    ``data`` is what :func:`read` reads, or an Experiment of times.  The
+    resource consumption ``C = p · T`` of every call path is modelled with
+    ``modeler`` (``options`` go to it, as in :func:`model`); ``size`` names the
+    problem-size parameter (total for ``scaling="strong"``, per process for
+    ``"weak"``); ``total`` names the call paths whose sum is the program (default:
+    the roots of the call tree, or every call path for exclusive values).  Returns an
+    :class:`~extrap_plugins.efficiency_analysis.Efficiency`;
+    :func:`export_report` writes it as text, CSV, JSON or HTML.
+    """
+    from . import efficiency_analysis as eff
+    from .scaling import processes_name
+
+    host = host or get_host()
+    metrics = (metric,) if metric else ()
+    experiment = _experiment_of(data, reader, reader_options, metrics, tuple(callpaths), host)
+    if not metric and len(experiment.metrics) > 1:  # model only the metric analysed
+        names = [m.name for m in experiment.metrics]
+        experiment = experiment.select(metrics=["time" if "time" in names else names[0]])
+    name = processes_name(experiment.parameter_names, processes)
+    eff.check(experiment, processes=name, size=size, scaling=scaling, level=level, target=target)  # fail fast
+    if scaling == "weak":  # T is nearly flat and its terms add up: model T, then multiply by p
+        model_set = eff.resource_models(model(experiment, modeler, measure=measure, executor="serial", host=host,
+                                              **options), name)
+    else:  # n/p in T is n in C = p·T: model C, in positive exponents
+        model_set = model(eff.resource_experiment(experiment, name), modeler, measure=measure, executor="serial",
+                          host=host, **options)
+
+    def fit(solved: Experiment) -> ModelSet:
+        fitted = model(solved, modeler, executor="serial", host=host, **options)
+        if solved.value[-1] < solved.value[0] and "negative_exponents" not in options:  # falling: try p^-i too
+            falling = model(solved, modeler, executor="serial", host=host, negative_exponents=True, **options)
+            if falling.models[0].quality.smape < fitted.models[0].quality.smape:
+                return falling
+        return fitted
+
+    return eff.analyse(model_set, processes=name, size=size, scaling=scaling, level=level, target=target,
+                       metric=metric, values=values, total=tuple(total), fit=fit)
+
+
+def compare(
+    a: str | os.PathLike | Sequence[str | os.PathLike] | Experiment | ModelSet,
+    b: str | os.PathLike | Sequence[str | os.PathLike] | Experiment | ModelSet,
+    *,
+    labels: Sequence[str] = ("A", "B"),
+    mapping: str | os.PathLike | None = None,
+    rules: Sequence[str] = (),
+    target: str | Mapping[str, float] | None = None,
+    along: str | None = None,
+    level: float = 0.95,
+    metrics: Iterable[str] = (),
+    callpaths_a: Iterable[str] = (),
+    callpaths_b: Iterable[str] = (),
+    reader: str | None = None,
+    reader_options: Mapping[str, Any] | None = None,
+    modeler: str = "default",
+    measure: str = "mean",
+    host: PluginHost | None = None,
+    **options: Any,
+):
+    """Compare two experiments call path by call path (see :mod:`extrap_plugins.comparison`).
+
+    ``a`` and ``b`` are what :func:`read` reads, Experiments, or ModelSets
+    (with their experiments, for the intervals).  Call paths are matched by
+    name, or through ``mapping`` (a CSV file of ``A,B`` call paths, ``*``
+    standing for any text) and ``rules`` (``"IntelMPI->*=OpenMPI->*"``);
+    ``callpaths_a``/``callpaths_b`` select call paths (globs) of each side
+    first.  Returns a :class:`~extrap_plugins.comparison.Comparison`.
+    """
+    from . import comparison as cmp
+
+    host = host or get_host()
+    sides = []
+    for data, selection in ((a, tuple(callpaths_a)), (b, tuple(callpaths_b))):
+        if isinstance(data, ModelSet):
+            sides.append(data)
+        else:
+            sides.append(_experiment_of(data, reader, reader_options, tuple(metrics), selection, host))
+    names = [list(s.parameters) if isinstance(s, ModelSet) else s.parameter_names for s in sides]
+    cmp.check_parameters(names[0], names[1], tuple(str(label) for label in labels))  # before the modelling
+    sets = [side if isinstance(side, ModelSet) else
+            model(side, modeler, measure=measure, executor="serial", host=host, **options) for side in sides]
+    mapping_rules = cmp.read_mapping(mapping) if mapping is not None else []
+    mapping_rules += [cmp.parse_rule(rule) for rule in rules]
+    return cmp.compare_models(sets[0], sets[1], labels=tuple(labels), rules=mapping_rules, target=target,
+                              along=along, level=level)
+
+
+def export_report(result: Any, format: str = "text", path: str | os.PathLike | None = None,
+                  **options: Any) -> str | None:
+    """Write an efficiency analysis or a comparison as ``text``, ``csv``, ``json`` or ``html``.
+
+    Returns the text when ``path`` is None, else writes ``path`` atomically.
+    ``options``: ``title`` (HTML), ``plot_top`` (HTML of a comparison: call paths with a figure, default 50).
+    """
+    from .reports import render
+
+    text = render(result, format, **options)
+    if path is None:
+        return text
+    target = pathlib.Path(path)
+    if target.is_dir():
+        raise InputError(f"is a folder; the {format} report is one file", target)
+    directory = target.parent if str(target.parent) else pathlib.Path(".")
+    if not directory.is_dir():
+        raise InputError("the folder for the output does not exist", target)
+    with atomic_writer(target) as stream:
+        stream.write(text)
     return None

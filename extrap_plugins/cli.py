@@ -1,4 +1,4 @@
-"""The command line: ``extrap-plugins model|plugins|suggest|run|requirements|whatif``.
+"""The command line: ``extrap-plugins model|plugins|suggest|run|requirements|whatif|efficiency|compare``.
 
 Every command is one API call plus argument parsing and printing.
 :func:`main` handles errors around :func:`program`, which does the work.
@@ -130,6 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run", help="run an instrumented program at several process counts and parameter "
                                           "values (extrap_plugins.instrument), ready to model")
     sweep.add_arguments(run)
+    add_analysis_commands(commands)
     return parser
 
 
@@ -144,6 +145,8 @@ def program(args: argparse.Namespace) -> ExitStatus:
         return _requirements_command(args)
     if args.command == "whatif":
         return _whatif_command(args)
+    if args.command in ("efficiency", "compare"):
+        return analysis_command(args)
     if args.command == "run":
         from .instrument import sweep
 
@@ -454,6 +457,101 @@ def parse_options(pairs: Sequence[str], flag: str, reserved: dict[str, str | Non
     return options
 
 
+
+
+# ------------------------------------------------ efficiency and compare
+REPORT_FORMATS = ("text", "csv", "json", "html")
+
+
+def _add_input_options(command: argparse.ArgumentParser) -> None:
+    add_reading_and_modelling(command)
+    command.add_argument("--export", choices=REPORT_FORMATS, default="text",
+                         help="output format (default: %(default)s)")
+    command.add_argument("-o", "--output", metavar="PATH", help="write here (atomically) instead of stdout")
+    command.add_argument("--title", help="title of the html report")
+
+
+def add_analysis_commands(commands) -> None:
+    """The ``efficiency`` and ``compare`` subcommands (thin layers over the API's functions of those names)."""
+    efficiency = commands.add_parser(
+        "efficiency", help="speedup, efficiency, iso-efficiency and overhead per call path from the models")
+    efficiency.add_argument("inputs", nargs="+", metavar="INPUT", help="measurements (several are joined)")
+    efficiency.add_argument("--processes", metavar="NAME",
+                            help="the process-count parameter (default: the one named p, ranks, procs, ...)")
+    efficiency.add_argument("--size", metavar="NAME",
+                            help="the problem-size parameter: total for strong scaling, per process for weak")
+    efficiency.add_argument("--scaling", choices=("strong", "weak"), default="strong",
+                            help="strong: fixed total problem size; weak: fixed size per process (default: strong)")
+    efficiency.add_argument("--level", type=float, default=0.8, help="the efficiency to keep (default: 0.8)")
+    efficiency.add_argument("--target", metavar="P|P=V,...",
+                            help="the process count to reach (default: 8 x the largest measured); other "
+                                 "parameters default to their largest measured value")
+    efficiency.add_argument("--metric", metavar="NAME", help="the metric (default: time, else the first)")
+    efficiency.add_argument("--callpath", action="append", default=[], metavar="GLOB",
+                            help="only call paths matching this glob (repeatable)")
+    efficiency.add_argument("--total", action="append", default=[], metavar="CALLPATH",
+                            help="a call path of the whole program's total (repeatable; default: the roots of the "
+                                 "call tree, or every call path for exclusive values)")
+    efficiency.add_argument("--values", choices=("auto", "inclusive", "exclusive"), default="auto",
+                            help="whether a call path's value includes its children's (default: detected)")
+    _add_input_options(efficiency)
+
+    compare = commands.add_parser("compare", help="compare two experiments call path by call path")
+    compare.add_argument("a", metavar="A", help="the first experiment (a file or folder)")
+    compare.add_argument("b", metavar="B", help="the second experiment")
+    compare.add_argument("--label", action="append", default=[], metavar="A=NAME|B=NAME",
+                         help="names of the two sides in the output (default: A and B)")
+    compare.add_argument("--map", metavar="FILE",
+                         help="a CSV of 'A call path,B call path' lines for renamed regions ('*' for any text)")
+    compare.add_argument("--map-rule", action="append", default=[], metavar="A_CALLPATH=B_CALLPATH",
+                         help="one mapping rule, e.g. 'IntelMPI->*=OpenMPI->*' (repeatable)")
+    compare.add_argument("--callpath-a", action="append", default=[], metavar="GLOB",
+                         help="only these call paths of A (repeatable)")
+    compare.add_argument("--callpath-b", action="append", default=[], metavar="GLOB",
+                         help="only these call paths of B (repeatable)")
+    compare.add_argument("--metric", action="append", default=[], metavar="NAME", help="only this metric (repeatable)")
+    compare.add_argument("--target", metavar="P=V,...",
+                         help="the point to compare at (default: the largest point both measured)")
+    compare.add_argument("--along", metavar="NAME",
+                         help="the parameter along which crossovers are sought (default: the process count)")
+    compare.add_argument("--level", type=float, default=0.95, help="level of the prediction intervals (default: 0.95)")
+    compare.add_argument("--plot-top", type=int, metavar="N", help="html: figures for the first N pairs (default 50)")
+    _add_input_options(compare)
+
+
+def _labels(pairs: Sequence[str]) -> tuple[str, str]:
+    labels = {"A": "A", "B": "B"}
+    for pair in pairs:
+        side, sep, name = pair.partition("=")
+        if not sep or side.strip().upper() not in labels or not name.strip():
+            raise InputError(f"--label {pair!r}: expected A=NAME or B=NAME")
+        labels[side.strip().upper()] = name.strip()
+    return labels["A"], labels["B"]
+
+
+def analysis_command(args: argparse.Namespace) -> ExitStatus:
+    reader_options = parse_options(args.reader_option, "--reader-option", reserved=READ_FLAGS)
+    options = parse_options(args.option, "--option", reserved=MODEL_FLAGS)
+    common = dict(reader=args.reader, reader_options=reader_options, modeler=args.modeler, measure=args.measure)
+    if args.command == "efficiency":
+        result = api.efficiency(args.inputs if len(args.inputs) > 1 else args.inputs[0], processes=args.processes,
+                                size=args.size, scaling=args.scaling, level=args.level, target=args.target,
+                                metric=args.metric, values=args.values, total=args.total, callpaths=args.callpath,
+                                **common, **options)
+        report_options = {}
+    else:
+        result = api.compare(args.a, args.b, labels=_labels(args.label), mapping=args.map, rules=args.map_rule,
+                             target=args.target, along=args.along, level=args.level, metrics=args.metric,
+                             callpaths_a=args.callpath_a, callpaths_b=args.callpath_b, **common, **options)
+        report_options = {} if args.plot_top is None else {"plot_top": args.plot_top}
+    if args.export != "html" and (args.title or report_options):
+        raise InputError("--title and --plot-top apply to --export html only")
+    if args.title:
+        report_options["title"] = args.title
+    text = api.export_report(result, args.export, args.output, **report_options)
+    if text is not None:
+        sys.stdout.write(text)
+    return ExitStatus.OK
 
 
 def main(argv: Sequence[str] | None = None) -> int:

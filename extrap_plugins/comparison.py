@@ -1,0 +1,353 @@
+"""Comparing two experiments call path by call path: ratios, growth classes, crossovers, significance.
+
+Call paths are matched by name, or by mapping rules for renamed or
+restructured regions (a CPU kernel against its GPU port): a rule is a pair
+``A_PATTERN, B_PATTERN`` in which ``*`` stands for any text, carried over in
+order (``IntelMPI->*`` → ``OpenMPI->*``).  Rules come first; a call path no rule
+covers is matched by its name.  Metrics are matched by name and unit.  What
+finds no partner is listed with the reason, never dropped silently.
+
+For every matched pair (both models learned from their own experiment):
+
+* the values and the ratio B/A at the *largest common point* (per parameter the
+  smaller of the two largest measured values) and at the target;
+* both growth classes and whether they differ;
+* the *crossovers*: the values of the scaling parameter (``along``, the process
+  count by default) where one model overtakes the other, solved from the models
+  (a log grid, refined by Brent's method) from the smallest measured value up to
+  the target, the other parameters at the target's values;
+* whether the difference at the target is *significant*: true when the two
+  prediction intervals at the target (:func:`extrap_plugins.extrapolate`) do not
+  overlap, false when they do, None when an interval is unknown.
+
+The summary ranks the pairs by how much they changed: ``|log2(B/A)|`` at the target.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from .errors import InputError
+from .extrapolation import extrapolate, largest_point, parse_target
+from .formatting import format_value
+from .models import Model, ModelSet
+from .scaling import RESOURCE_NAMES, crossings
+
+LEVEL = 0.95
+
+
+# ------------------------------------------------------------------ mapping
+@dataclass(frozen=True)
+class Rule:
+    """``a`` and ``b`` patterns; ``*`` in ``a`` captures text that fills the ``*`` of ``b`` in order."""
+
+    a: str
+    b: str
+
+    def apply(self, name: str) -> str | None:
+        """The B name for A's ``name``, or None when the rule does not cover it."""
+        regex = "^" + "(.*?)".join(re.escape(part) for part in self.a.split("*")) + "$"
+        found = re.match(regex, name, re.S)
+        if not found:
+            return None
+        parts = self.b.split("*")
+        captured = list(found.groups())
+        if len(parts) - 1 > len(captured):
+            raise InputError(f"mapping rule {self.a!r} = {self.b!r}: B has more '*' than A")
+        text = parts[0]
+        for value, part in zip(captured, parts[1:]):
+            text += value + part
+        return text
+
+
+def parse_rule(text: str) -> Rule:
+    """``"IntelMPI->*=OpenMPI->*"`` -> ``Rule("IntelMPI->*", "OpenMPI->*")``.
+
+    The text is split at its first ``=``; call paths holding ``=`` go in a mapping file instead.
+    """
+    a, sep, b = text.partition("=")
+    if not sep or not a.strip() or not b.strip():
+        raise InputError(f"mapping rule {text!r}: expected A_CALLPATH=B_CALLPATH, such as 'IntelMPI->*=OpenMPI->*'")
+    return Rule(a.strip(), b.strip())
+
+
+def read_mapping(path: str | os.PathLike) -> list[Rule]:
+    """Rules from a CSV file: two columns, A's call path and B's (``*`` allowed); ``#`` lines and a header
+    ``a,b`` (or any header naming the two sides) are skipped."""
+    try:
+        with open(path, newline="", encoding="utf-8") as stream:
+            rows = list(csv.reader(stream))
+    except FileNotFoundError:
+        raise InputError("no such mapping file: give a CSV of 'A call path,B call path' lines", path) from None
+    rules = []
+    for number, row in enumerate(rows, 1):
+        cells = [cell.strip() for cell in row]
+        if not cells or not any(cells) or cells[0].startswith("#"):
+            continue
+        if len(cells) != 2 or not cells[0] or not cells[1]:
+            raise InputError(f"expected two columns, A's call path and B's, got {len(cells)}", path, number)
+        if number == 1 and [c.lower() for c in cells] in (["a", "b"], ["callpath_a", "callpath_b"], ["from", "to"]):
+            continue
+        rules.append(Rule(cells[0], cells[1]))
+    if not rules:
+        raise InputError("the mapping file holds no rules (lines 'A call path,B call path')", path)
+    return rules
+
+
+# ------------------------------------------------------------------ results
+@dataclass(frozen=True)
+class Crossover:
+    """Where the two models cross: the scaling parameter's value, and which side is lower beyond it."""
+
+    value: float
+    lower_after: str
+    """The label of the side whose value is lower just beyond the crossover."""
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One matched call path and metric."""
+
+    callpath_a: str
+    callpath_b: str
+    metric: str
+    unit: str
+    model_a: Model
+    model_b: Model
+    growth_a: str | None
+    growth_b: str | None
+    value_a_largest: float
+    value_b_largest: float
+    value_a_target: float
+    value_b_target: float
+    interval_a: tuple[float, float]
+    interval_b: tuple[float, float]
+    crossovers: tuple[Crossover, ...]
+
+    @property
+    def growth_differs(self) -> bool:
+        return self.growth_a != self.growth_b
+
+    @property
+    def ratio_largest(self) -> float:
+        return _ratio(self.value_b_largest, self.value_a_largest)
+
+    @property
+    def ratio_target(self) -> float:
+        return _ratio(self.value_b_target, self.value_a_target)
+
+    @property
+    def change(self) -> float:
+        """``|log2(B/A)|`` at the target (NaN where the ratio is not positive)."""
+        r = self.ratio_target
+        return abs(math.log2(r)) if math.isfinite(r) and r > 0 else math.nan
+
+    @property
+    def significant(self) -> bool | None:
+        """Whether the prediction intervals at the target are disjoint (None where one is unknown)."""
+        values = (*self.interval_a, *self.interval_b)
+        if not all(math.isfinite(v) for v in values):
+            return None
+        return self.interval_a[1] < self.interval_b[0] or self.interval_b[1] < self.interval_a[0]
+
+    @property
+    def name(self) -> str:
+        return self.callpath_a if self.callpath_a == self.callpath_b else f"{self.callpath_a} → {self.callpath_b}"
+
+
+@dataclass(frozen=True)
+class Unmatched:
+    side: str
+    callpath: str
+    metric: str
+    reason: str
+
+
+@dataclass
+class Comparison:
+    """The result of :func:`compare_models` (and of ``extrap_plugins.compare``), pairs ranked by change."""
+
+    labels: tuple[str, str]
+    parameters: tuple[str, ...]
+    along: str
+    largest: dict[str, float]
+    """The largest common point: per parameter, the smaller of the two largest measured values."""
+    smallest: dict[str, float]
+    target: dict[str, float]
+    target_given: bool
+    level: float
+    pairs: list[Pair]
+    unmatched: list[Unmatched]
+    model_sets: tuple[ModelSet, ModelSet] = field(repr=False)
+    rules: list[Rule] = field(default_factory=list)
+
+    def curve_points(self, x: np.ndarray) -> np.ndarray:
+        """Points with ``along`` from ``x`` and the other parameters at the target's values."""
+        x = np.asarray(x, dtype=np.float64).reshape(-1)
+        X = np.array([[self.target[name] for name in self.parameters]] * x.shape[0], dtype=np.float64)
+        X[:, self.parameters.index(self.along)] = x
+        return X
+
+
+def _ratio(b: float, a: float) -> float:
+    if not (math.isfinite(a) and math.isfinite(b)) or a == 0:
+        return math.nan
+    return b / a
+
+
+# ------------------------------------------------------------------ compare
+def match(models_a: Sequence[Model], models_b: Sequence[Model], units_a: Mapping[str, str],
+          units_b: Mapping[str, str], rules: Sequence[Rule], labels: tuple[str, str]):
+    """Pairs ``(model_a, model_b)`` and the unmatched models of both sides (with reasons)."""
+    by_b = {(m.callpath, m.metric): m for m in models_b}
+    b_paths = {m.callpath for m in models_b}
+    claimed: dict[tuple[str, str], str] = {}
+    pairs, unmatched = [], []
+    for m in models_a:
+        target_name, how = m.callpath, "by name"
+        for rule in rules:
+            mapped = rule.apply(m.callpath)
+            if mapped is not None:
+                target_name, how = mapped, f"by the rule {rule.a} = {rule.b}"
+                break
+        key = (target_name, m.metric)
+        if key not in by_b:
+            if target_name in b_paths:
+                reason = f"{labels[1]} has {target_name} but not its metric {m.metric}"
+            else:
+                reason = f"no call path {target_name} in {labels[1]} ({how})"
+            unmatched.append(Unmatched(labels[0], m.callpath, m.metric, reason))
+            continue
+        if key in claimed:
+            unmatched.append(Unmatched(labels[0], m.callpath, m.metric,
+                                       f"{target_name} in {labels[1]} is already matched to {claimed[key]}"))
+            continue
+        unit_a, unit_b = units_a.get(m.metric, ""), units_b.get(m.metric, "")
+        if unit_a and unit_b and unit_a != unit_b:
+            unmatched.append(Unmatched(labels[0], m.callpath, m.metric,
+                                       f"units differ: {unit_a} in {labels[0]}, {unit_b} in {labels[1]}"))
+            continue
+        claimed[key] = m.callpath
+        pairs.append((m, by_b[key]))
+    for m in models_b:
+        if (m.callpath, m.metric) not in claimed:
+            unmatched.append(Unmatched(labels[1], m.callpath, m.metric, f"no partner in {labels[0]}"))
+    return pairs, unmatched
+
+
+def check_parameters(a: Sequence[str], b: Sequence[str], labels: tuple[str, str]) -> None:
+    """Both sides must have the same parameters (in any order)."""
+    if sorted(a) != sorted(b):
+        raise InputError(f"{labels[0]} has parameters ({', '.join(a) or 'none'}) but {labels[1]} has "
+                         f"({', '.join(b) or 'none'}): compare experiments over the same parameters "
+                         f"(rename with the reader's options, or select runs)")
+
+
+def _along(parameters: Sequence[str], given: str | None) -> str:
+    if given:
+        if given not in parameters:
+            raise InputError(f"--along {given}: no such parameter; the parameters are {', '.join(parameters)}")
+        return given
+    for name in parameters:
+        if name.lower() in RESOURCE_NAMES:
+            return name
+    return parameters[0]
+
+
+def compare_models(
+    a: ModelSet,
+    b: ModelSet,
+    *,
+    labels: tuple[str, str] = ("A", "B"),
+    rules: Sequence[Rule] = (),
+    target: str | Mapping[str, float] | None = None,
+    along: str | None = None,
+    level: float = LEVEL,
+) -> Comparison:
+    """Compare the models of ``a`` and ``b`` (see the module docstring)."""
+    labels = (str(labels[0]), str(labels[1]))
+    if labels[0] == labels[1]:
+        raise InputError(f"the two labels are both {labels[0]!r}: give each side its own (--label A=... --label B=...)")
+    check_parameters(a.parameters, b.parameters, labels)
+    parameters = tuple(a.parameters)
+    if not parameters:
+        raise InputError("the experiments have no parameters: nothing scales, nothing to compare")
+    b_models = [_reordered(m, parameters) for m in b.models]
+    units_a = {m.name: m.unit for m in a.experiment.metrics} if a.experiment is not None else {}
+    units_b = {m.name: m.unit for m in b.experiment.metrics} if b.experiment is not None else {}
+    matched, unmatched = match(a.models, b_models, units_a, units_b, rules, labels)
+    if not matched:
+        names_a = ", ".join(sorted({m.callpath for m in a.models})[:4])
+        names_b = ", ".join(sorted({m.callpath for m in b.models})[:4])
+        units = next((u for u in unmatched if u.reason.startswith("units differ")), None)
+        if units is not None:
+            raise InputError(f"no call path and metric match in name and unit: {units.callpath} [{units.metric}]: "
+                             f"{units.reason}; convert one side, or compare other metrics (--metric)")
+        raise InputError(f"no call path of {labels[0]} ({names_a}, ...) matches one of {labels[1]} ({names_b}, ...): "
+                         f"map them with --map FILE or --map-rule 'A_CALLPATH=B_CALLPATH' ('*' for any text)")
+    largest_a, largest_b = largest_point(a.experiment), largest_point(b.experiment)
+    if largest_a is None or largest_b is None:
+        raise InputError("comparing needs the measurements of both experiments (ModelSet.experiment)")
+    largest = {p: min(largest_a[p], largest_b[p]) for p in parameters}
+    smallest = {p: min(float(a.experiment.coordinates[:, i].min()),
+                       float(b.experiment.coordinates[:, b.parameters.index(p)].min()))
+                for i, p in enumerate(parameters)}
+    target_point = parse_target(target, parameters) if target is not None else None
+    if target_point is not None:
+        below = [p for p in parameters if target_point[p] < largest[p]]
+        if below:
+            where = ", ".join(f"{p}={format_value(largest[p])}" for p in below)
+            raise InputError(f"the target is below the measured range (both measured up to {where}): give a "
+                             f"target of at least the largest common point")
+    given = target_point is not None
+    target_point = target_point or dict(largest)
+    along = _along(parameters, along)
+    rows_a = _rows(a, target_point, level)
+    rows_b = _rows(ModelSet(parameters, b_models, experiment=b.experiment, measure=b.measure), target_point, level)
+    lo, hi = smallest[along], target_point[along]
+    comparison = Comparison(labels, parameters, along, largest, smallest, target_point, given, level, [], unmatched,
+                            (a, b), list(rules))
+    pairs = []
+    for model_a, model_b in matched:
+        xa, xb = rows_a[(model_a.callpath, model_a.metric)], rows_b[(model_b.callpath, model_b.metric)]
+        crossing = _crossovers(model_a, model_b, comparison, lo, hi)
+        unit = units_a.get(model_a.metric, "") or units_b.get(model_b.metric, "")
+        pairs.append(Pair(model_a.callpath, model_b.callpath, model_a.metric, unit, model_a, model_b,
+                          xa.growth, xb.growth, model_a.predict(largest), model_b.predict(largest),
+                          xa.value_target, xb.value_target, xa.interval, xb.interval, crossing))
+    pairs.sort(key=lambda p: (not math.isfinite(p.change), -p.change if math.isfinite(p.change) else 0.0))
+    comparison.pairs = pairs
+    return comparison
+
+
+def _reordered(model: Model, parameters: tuple[str, ...]) -> Model:
+    if model.parameters == parameters:
+        return model
+    from dataclasses import replace
+
+    if model.predictor is not None:  # a predictor takes its own column order
+        own = [parameters.index(p) for p in model.parameters]
+        inner = model.predictor
+        return replace(model, parameters=parameters, predictor=lambda X: inner(np.asarray(X)[:, own]))
+    return replace(model, parameters=parameters)
+
+
+def _rows(model_set: ModelSet, target: dict[str, float], level: float):
+    ranked = extrapolate(model_set, target, level=level, intervals=True)
+    return {(m.callpath, m.metric): x for m, x in zip(model_set.models, ranked.rows)}
+
+
+def _crossovers(model_a: Model, model_b: Model, comparison: Comparison, lo: float, hi: float) -> tuple[Crossover, ...]:
+    def difference(x):
+        X = comparison.curve_points(x)
+        return np.asarray(model_b.predict(X), dtype=np.float64) - np.asarray(model_a.predict(X), dtype=np.float64)
+
+    label_a, label_b = comparison.labels
+    return tuple(Crossover(x, label_b if after < 0 else label_a) for x, after in crossings(difference, lo, hi))

@@ -1,0 +1,585 @@
+"""Speedup, efficiency and iso-efficiency from the models (seed 004; Shudler et al., PPoPP 2017).
+
+For each call path, the time ``T(p, n)`` becomes the *resource consumption*
+``C(p, n) = p · T(p, n)``.  For strong scaling ``C`` is what gets modelled
+(Extra-P converts strong-scaling data the same way): ``n/p`` in ``T`` is ``n`` in
+``C``, so the models keep to the positive exponents of the PMNF.  For weak
+scaling ``T`` is modelled (it is the nearly flat curve, and its terms add up) and
+multiplied by ``p`` term by term (:func:`resource_models`).  With ``p0`` the smallest measured process count::
+
+                    strong scaling (n: total size)       weak scaling (n: size per process)
+    work W          C(p0, n)                             (p / p0) · C(p0, n)   (work ∝ total size p·n)
+    overhead O      C(p, n) − W                          C(p, n) − W
+    efficiency E    W / C                                W / C   (= T(p0, n) / T(p, n))
+    speedup S       T(p0, n) / T(p, n) = (p / p0) · E    (p / p0) · E   (scaled speedup)
+
+The *iso-efficiency function* is the problem size ``n(p)`` that keeps ``E``
+at a level: for process counts up to the target, ``E(p, n) = level`` is solved
+for ``n`` (a scan of ``n`` on a log grid, refined by Brent's method), and the
+solved points are themselves modelled in PMNF, so the answer reads like
+``n = 4 · p · log2(p)``.  When no problem size reaches the level (the overhead
+grows as fast in ``n`` as the work does) there is no such function, and the
+result says so.  The *largest p at the level* is where ``E`` falls below the
+level for the measured problem size.
+
+Per call path, the overhead ``O_i = C_i − W_i`` is a PMNF model again
+(:func:`overhead_model`), so its growth class is exact; its share of the whole
+overhead at the target ranks the call paths, the limiter first.
+
+The public entry is :func:`extrap_plugins.efficiency` (in :mod:`extrap_plugins.api`),
+which reads, models ``C`` and calls :func:`analyse`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+
+from .errors import InputError
+from .experiment import Experiment
+from .extrapolation import extrapolate, growth_class, growth_degree, largest_point, tree_links
+from .formatting import format_value
+from .models import Model, ModelSet, Term
+from .scaling import at_value, combine, crossings, pmnf_part, sum_predict, total_models, with_factor
+
+SCALINGS = ("strong", "weak")
+LEVEL = 0.8
+TARGET_FACTOR = 8.0
+"""Without a target, the analysis reaches this many times the largest measured process count."""
+ISO_POINTS = 32
+"""Process counts at which the iso-efficiency equation is solved (even in log p, from p0 to the target)."""
+N_BELOW, N_ABOVE = 1e-6, 1e12
+"""The problem sizes searched: from this share of the smallest measured size to this many times the largest."""
+P_BEYOND = 1024.0
+"""The largest p at the level is searched up to this many times the target."""
+ISO_MIN_POINTS = 5
+INCONSISTENT = 0.05
+"""A call path whose children's overhead exceeds its own by this share of the total gets a note."""
+
+
+# --------------------------------------------------------------------- results
+@dataclass(frozen=True)
+class ScalingRow:
+    """The whole program at one process count (and the reference problem size)."""
+
+    point: dict[str, float]
+    measured: bool
+    time: float
+    resource: float
+    work: float
+    overhead: float
+    efficiency: float
+    speedup: float
+    measured_efficiency: float = math.nan
+
+
+@dataclass(frozen=True)
+class CallpathOverhead:
+    """One call path's part in the overhead at the target."""
+
+    callpath: str
+    metric: str
+    model: Model
+    """The model of the call path's resource consumption ``C = p · T``."""
+    work_target: float
+    overhead_target: float
+    overhead_share_target: float
+    """Share of the whole overhead, the call path's children included (inclusive values: its own value's)."""
+    own_overhead_share_target: float
+    """Share of the whole overhead without the modelled children: these add up to 1 over the call tree."""
+    overhead_model: Model | None
+    overhead_growth: str | None
+    overhead_degree: tuple[float, float]
+    efficiency_target: float
+
+
+@dataclass(frozen=True)
+class Isoefficiency:
+    """The problem size that keeps the efficiency at the level, solved and modelled."""
+
+    model: Model | None
+    growth: str | None
+    points: list[tuple[float, float | None]]
+    """``(p, n)`` where ``E(p, n) = level`` was solved; ``n`` None where no size reaches the level."""
+    note: str = ""
+
+    @property
+    def function(self) -> str | None:
+        return None if self.model is None else self.model.function
+
+    @property
+    def formula(self) -> str | None:
+        return None if self.model is None else self.model.formula
+
+
+@dataclass
+class Efficiency:
+    """The result of :func:`analyse` (and of ``extrap_plugins.efficiency``)."""
+
+    scaling: str
+    level: float
+    metric: str
+    processes: str
+    size: str | None
+    parameters: tuple[str, ...]
+    reference: dict[str, float]
+    """The smallest measured process count ``p0`` with the problem size of the target (default: the largest
+    measured): the size at which the scaling table and the largest p at the level are given."""
+    target: dict[str, float]
+    largest: dict[str, float]
+    values: str
+    """``inclusive`` or ``exclusive``: how the call paths' values add up (decides the total)."""
+    total: list[Model]
+    rows: list[ScalingRow]
+    isoefficiency: Isoefficiency | None
+    isoefficiency_note: str
+    largest_p_at_level: float | None
+    largest_p_note: str
+    callpaths: list[CallpathOverhead]
+    model_set: ModelSet = field(repr=False)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def p0(self) -> float:
+        return self.reference[self.processes]
+
+    total_given: bool = False
+    """Whether the total's call paths were named (``total=``) rather than found in the call tree."""
+
+    @property
+    def limiter(self) -> CallpathOverhead | None:
+        """The call path with the largest own share of the overhead at the target.
+
+        When the total was named (a flat input without a call tree), the named call paths hold everything
+        and are passed over in favour of the first other call path.
+        """
+        ranked = [c for c in self.callpaths
+                  if math.isfinite(c.own_overhead_share_target) and c.own_overhead_share_target > 0]
+        if self.total_given:
+            names = {m.callpath for m in self.total}
+            ranked = [c for c in ranked if c.callpath not in names] or ranked
+        return ranked[0] if ranked else None
+
+    # Curves for plots and checks: arrays of p at the reference problem size.
+    def points(self, p: np.ndarray, n: np.ndarray | float | None = None) -> np.ndarray:
+        """Points ``(len(p), n_params)`` with the processes from ``p`` and the other parameters at the reference."""
+        p = np.asarray(p, dtype=np.float64).reshape(-1)
+        X = np.empty((p.shape[0], len(self.parameters)))
+        for k, name in enumerate(self.parameters):
+            X[:, k] = self.reference[name]
+        X[:, self.parameters.index(self.processes)] = p
+        if n is not None and self.size is not None:
+            X[:, self.parameters.index(self.size)] = n
+        return X
+
+    def efficiency_at(self, X: np.ndarray) -> np.ndarray:
+        return efficiency_values(self.total, X, self.parameters.index(self.processes), self.p0, self.scaling)[2]
+
+
+# ------------------------------------------------------------------ the maths
+def resource_experiment(experiment: Experiment, processes: str) -> Experiment:
+    """The experiment with every value multiplied by its process count: ``C = p · T``."""
+    k = experiment.parameter_names.index(processes)
+    return dataclasses.replace(experiment, value=experiment.value * experiment.coordinates[:, k],
+                               notes=list(experiment.notes))
+
+
+def resource_model(model: Model, processes: str) -> Model:
+    """``p · T`` as a model: PMNF terms gain a factor ``p`` (the constant becomes ``c·p``); other models are
+    wrapped."""
+    part = pmnf_part(model)
+    if part is None:
+        k = model.parameters.index(processes)
+        inner = model.predict
+        return dataclasses.replace(model, segments=None, function_text=f"{processes} · ({model.function})",
+                                   predictor=lambda X: np.asarray(X)[:, k] * np.asarray(inner(X)))
+    constant, terms = part
+    pieces = [with_factor(Term(constant, {}), processes, 1.0)] + [with_factor(t, processes, 1.0) for t in terms]
+    product = combine(model.callpath, model.metric, model.parameters, 0.0, pieces)
+    return dataclasses.replace(model, constant=product.constant, terms=product.terms)
+
+
+def resource_models(model_set: ModelSet, processes: str) -> ModelSet:
+    """The model set of ``C = p · T`` from models of ``T``, with the experiment of ``C``."""
+    experiment = None if model_set.experiment is None else resource_experiment(model_set.experiment, processes)
+    return dataclasses.replace(model_set, models=[resource_model(m, processes) for m in model_set.models],
+                               experiment=experiment)
+
+
+def efficiency_values(total: Sequence[Model], X: np.ndarray, k: int, p0: float,
+                      scaling: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Resource consumption ``C``, work ``W`` and efficiency ``E = W / C`` of ``total`` at points ``X``.
+
+    Parameters
+    ----------
+    total : models of ``C = p · T`` whose sum is the program
+    X : ndarray, shape (n, n_params)
+    k : column of the process count in ``X``
+    p0 : the smallest measured process count
+    scaling : ``strong`` or ``weak``
+
+    Returns
+    -------
+    C, W, E : ndarray, shape (n,)
+    """
+    X = np.atleast_2d(np.asarray(X, dtype=np.float64))
+    X0 = X.copy()
+    X0[:, k] = p0
+    C = sum_predict(total, X)
+    W = sum_predict(total, X0)
+    if scaling == "weak":
+        W = W * X[:, k] / p0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        E = W / C
+    return C, W, E
+
+
+def overhead_model(model: Model, processes: str, p0: float, scaling: str) -> Model | None:
+    """``O = C − W`` of one call path as a PMNF model (None when ``model`` is not plain PMNF).
+
+    Strong scaling: the constant and the terms without ``p`` cancel; each term
+    with ``p`` loses its value at ``p0``.  Weak scaling: ``W = (p / p0) · C(p0, n)``
+    is ``p`` times a PMNF in the other parameters.
+    """
+    part = pmnf_part(model)
+    if part is None:
+        return None
+    constant, terms = part
+    if scaling == "strong":
+        pieces = [t for t in terms if processes in t.factors]
+        pieces += [dataclasses.replace(at_value(t, processes, p0), coefficient=-at_value(t, processes, p0).coefficient)
+                   for t in terms if processes in t.factors]
+        return combine(model.callpath, model.metric, model.parameters, 0.0, pieces)
+    pieces = list(terms)
+    pieces.append(with_factor(Term(-constant / p0, {}), processes, 1.0))
+    for t in terms:
+        fixed = at_value(t, processes, p0)
+        pieces.append(with_factor(dataclasses.replace(fixed, coefficient=-fixed.coefficient / p0), processes, 1.0))
+    return combine(model.callpath, model.metric, model.parameters, constant, pieces)
+
+
+# -------------------------------------------------------------------- analyse
+def analyse(
+    model_set: ModelSet,
+    *,
+    processes: str,
+    size: str | None = None,
+    scaling: str = "strong",
+    level: float = LEVEL,
+    target: str | Mapping[str, float] | float | None = None,
+    metric: str | None = None,
+    values: str = "auto",
+    total: Sequence[str] = (),
+    fit: Callable[[Experiment], ModelSet] | None = None,
+) -> Efficiency:
+    """Efficiency, iso-efficiency and overhead per call path from models of ``C = p · T``.
+
+    Parameters
+    ----------
+    model_set : ModelSet
+        Models of the resource consumption (see :func:`resource_experiment`),
+        with the experiment they were learned from.
+    processes, size : parameter names
+        The process count, and the problem size (total for strong scaling,
+        per process for weak scaling); without ``size`` there is no iso-efficiency.
+    scaling : ``strong`` or ``weak``
+    level : the efficiency to keep, between 0 and 1
+    target : the process count (or point) the analysis reaches; default
+        :data:`TARGET_FACTOR` times the largest measured one.
+    metric : the metric analysed (default ``time`` if present, else the first)
+    values : ``auto``, ``inclusive`` or ``exclusive`` (see :func:`extrap_plugins.extrapolate`)
+    total : call paths whose sum is the whole program (default: the roots for inclusive values, every
+        call path for exclusive ones); for inputs without a call tree, such as flat text files
+    fit : ``Experiment -> ModelSet``, the modeler that models the solved ``n(p)``
+    """
+    experiment = model_set.experiment
+    if experiment is None or len(experiment) == 0:
+        raise InputError("efficiency needs the measurements the models were learned from")
+    parameters = tuple(model_set.parameters)
+    target_point = check(experiment, processes=processes, size=size, scaling=scaling, level=level, target=target)
+    low = experiment.coordinates.min(axis=0)
+    high = experiment.coordinates.max(axis=0)
+    metrics = list(dict.fromkeys(m.metric for m in model_set.models))
+    if not metrics:
+        raise InputError("no models to analyse")
+    if metric is None:
+        metric = "time" if "time" in metrics else metrics[0]
+    elif metric not in metrics:
+        raise InputError(f"no models of metric {metric!r}; the metrics are {', '.join(metrics)}")
+    models = [m for m in model_set.models if m.metric == metric]
+    p0 = float(low[parameters.index(processes)])
+    largest = largest_point(experiment)
+    reference = dict(target_point)
+    reference[processes] = p0
+    kind = extrapolate(ModelSet(parameters, models, experiment=experiment), values=values, intervals=False) \
+        .values.get(metric, "inclusive")
+    if total:
+        known = {m.callpath: m for m in models}
+        missing = [name for name in total if name not in known]
+        if missing:
+            raise InputError(f"--total {', '.join(missing)}: no model of {metric} for this call path; the call "
+                             f"paths are {', '.join(list(known)[:8])}{', ...' if len(known) > 8 else ''}")
+        total_set = [known[name] for name in dict.fromkeys(total)]
+    else:
+        total_set = total_models(models, kind)
+
+    result = Efficiency(
+        scaling=scaling, level=level, metric=metric, processes=processes, size=size, parameters=parameters,
+        reference=reference, target=target_point, largest=largest, values=kind, total=total_set, rows=[],
+        isoefficiency=None, isoefficiency_note="", largest_p_at_level=None, largest_p_note="", callpaths=[],
+        model_set=model_set, total_given=bool(total),
+    )
+    result.rows = _rows(result, experiment)
+    result.largest_p_at_level, result.largest_p_note = _largest_p(result)
+    if size is None:
+        result.isoefficiency_note = ("no problem-size parameter (--size): the iso-efficiency function needs "
+                                     "measurements at several problem sizes")
+    else:
+        result.isoefficiency, result.isoefficiency_note = _isoefficiency(result, low, high, fit)
+    result.callpaths = _callpaths(result, models, kind)
+    short = [c.callpath for c in result.callpaths if c.own_overhead_share_target < -INCONSISTENT]
+    if short:
+        hint = "" if total else "; --total names the call paths to trust for the total"
+        result.notes.append(f"the modelled children of {', '.join(short)} have more overhead than it has at the "
+                            f"target: the models disagree there (the parent's model may miss a term its children "
+                            f"have){hint}")
+    return result
+
+
+def check(experiment: Experiment, *, processes: str, size: str | None, scaling: str, level: float,
+          target: str | Mapping[str, float] | float | None) -> dict[str, float]:
+    """Check the request against the measurements (before any modelling); return the target point.
+
+    Raises :class:`InputError` with what to do for an unknown scaling, a level outside (0, 1), an unknown
+    or doubled parameter, weak scaling without a size, a third parameter that varies, a single process
+    count, and a target below the measured range.
+    """
+    if scaling not in SCALINGS:
+        raise InputError(f"unknown scaling {scaling!r}; expected strong or weak")
+    if not 0 < level < 1:
+        raise InputError(f"the efficiency level must lie between 0 and 1 (exclusive), got {level}")
+    parameters = tuple(experiment.parameter_names)
+    if size is not None and size not in parameters:
+        raise InputError(f"--size {size}: no such parameter; the parameters are {', '.join(parameters)}")
+    if size == processes:
+        raise InputError(f"--size {size} is the process count too: name the problem-size parameter")
+    if size is None and scaling == "weak":
+        raise InputError("weak scaling needs the problem size per process: give --size NAME")
+    if len(experiment) == 0:
+        raise InputError("no measurements to analyse")
+    low = experiment.coordinates.min(axis=0)
+    high = experiment.coordinates.max(axis=0)
+    others = [name for name in parameters if name not in (processes, size)]
+    varying = [name for name in others if low[parameters.index(name)] != high[parameters.index(name)]]
+    if varying:
+        raise InputError(f"parameter {', '.join(varying)} varies but is neither --processes nor --size: "
+                         f"name it with --size, or select runs where it is fixed")
+    k = parameters.index(processes)
+    p0 = float(low[k])
+    if p0 <= 0:
+        raise InputError(f"the smallest measured {processes} is {format_value(p0)}; process counts must be positive")
+    if high[k] == p0:
+        raise InputError(f"{processes} has one measured value ({format_value(p0)}): efficiency needs several "
+                         f"process counts")
+    return _target(target, parameters, processes, largest_point(experiment))
+
+
+def _target(target, parameters, processes, largest) -> dict[str, float]:
+    point = dict(largest)
+    if target is None or (isinstance(target, str) and not target.strip()):
+        point[processes] = largest[processes] * TARGET_FACTOR
+        return point
+    if isinstance(target, (int, float)):
+        pairs = {processes: float(target)}
+    elif isinstance(target, Mapping):
+        pairs = {str(k): v for k, v in target.items()}
+    else:
+        text = str(target).strip()
+        if "=" not in text:
+            text = f"{processes}={text}"
+        pairs = {}
+        for item in text.split(","):
+            name, _, value = item.partition("=")
+            pairs[name.strip()] = value.strip()
+    for name, value in pairs.items():
+        if name not in parameters:
+            raise InputError(f"target: unknown parameter {name!r}; the parameters are {', '.join(parameters)}")
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            raise InputError(f"target: {name}={value!r} is not a number") from None
+        if not math.isfinite(number) or number <= 0:
+            raise InputError(f"target: {name} must be a positive number, got {value}")
+        point[name] = number
+    if point[processes] < largest[processes]:
+        raise InputError(f"target {processes}={format_value(point[processes])} is below the measured range "
+                         f"(up to {processes}={format_value(largest[processes])}): give a target of at least "
+                         f"{format_value(largest[processes])}")
+    return point
+
+
+def _measured_resource(result: Efficiency, experiment: Experiment) -> dict[float, float]:
+    """Measured mean ``C`` of the total at each measured process count (at the reference size)."""
+    names = {m.callpath for m in result.total}
+    k = result.parameters.index(result.processes)
+    metric_rows = np.array([m.name == result.metric for m in experiment.metrics])[experiment.metric_index]
+    at_reference = np.ones(len(experiment), dtype=bool)
+    for j, name in enumerate(result.parameters):
+        if name != result.processes:
+            at_reference &= experiment.coordinates[:, j] == result.reference[name]
+    sums: dict[float, list[float]] = {}
+    for callpath in names:
+        code = next(i for i, c in enumerate(experiment.callpaths) if c.name == callpath)
+        rows = metric_rows & at_reference & (experiment.callpath_index == code)
+        for p in np.unique(experiment.coordinates[rows, k]):
+            at_p = rows & (experiment.coordinates[:, k] == p)
+            sums.setdefault(float(p), []).append(float(np.nanmean(experiment.value[at_p])))
+    return {p: float(np.sum(v)) for p, v in sums.items() if len(v) == len(names)}
+
+
+def _rows(result: Efficiency, experiment: Experiment) -> list[ScalingRow]:
+    k = result.parameters.index(result.processes)
+    measured = sorted({float(v) for v in experiment.coordinates[:, k]})
+    ps = measured + ([result.target[result.processes]] if result.target[result.processes] not in measured else [])
+    X = result.points(np.array(ps))
+    C, W, E = efficiency_values(result.total, X, k, result.p0, result.scaling)
+    observed = _measured_resource(result, experiment)
+    c0 = observed.get(result.p0)
+    rows = []
+    for i, p in enumerate(ps):
+        e_measured = math.nan
+        if c0 is not None and p in observed and observed[p] > 0:
+            w = c0 * (p / result.p0 if result.scaling == "weak" else 1.0)
+            e_measured = w / observed[p]
+        rows.append(ScalingRow(
+            point={name: float(X[i, j]) for j, name in enumerate(result.parameters)}, measured=p in measured,
+            time=float(C[i] / p), resource=float(C[i]), work=float(W[i]), overhead=float(C[i] - W[i]),
+            efficiency=float(E[i]), speedup=float(p / result.p0 * E[i]), measured_efficiency=e_measured))
+    return rows
+
+
+def _largest_p(result: Efficiency) -> tuple[float | None, str]:
+    """Where ``E`` first falls below the level at the reference problem size."""
+    k = result.parameters.index(result.processes)
+    hi = result.target[result.processes] * P_BEYOND
+
+    def gap(p):
+        return efficiency_values(result.total, result.points(p), k, result.p0, result.scaling)[2] - result.level
+
+    falls = [p for p, after in crossings(gap, result.p0 * (1 + 1e-9), hi) if after < 0]
+    where = _size_text(result)
+    if falls:
+        return falls[0], f"E falls below {result.level:g} at {result.processes}={falls[0]:.4g}{where}"
+    first = gap(np.array([result.p0 * (1 + 1e-6)]))[0]
+    if first < 0:
+        return result.p0, f"E is below {result.level:g} right above {result.processes}={format_value(result.p0)}{where}"
+    return None, f"E stays at or above {result.level:g} up to {result.processes}={hi:.4g}{where} (searched no further)"
+
+
+def _size_text(result: Efficiency) -> str:
+    if result.size is None:
+        return ""
+    return f" for {result.size}={format_value(result.reference[result.size])}"
+
+
+def _isoefficiency(result: Efficiency, low: np.ndarray, high: np.ndarray,
+                   fit: Callable[[Experiment], ModelSet] | None) -> tuple[Isoefficiency | None, str]:
+    """Solve ``E(p, n) = level`` for ``n`` at process counts up to the target, then model the solutions."""
+    k = result.parameters.index(result.processes)
+    s = result.parameters.index(result.size)
+    n_low, n_high = float(low[s]), float(high[s])
+    lo = n_low * N_BELOW if n_low < 1 else max(1.0, n_low * N_BELOW)
+    hi = n_high * N_ABOVE
+    p_target = result.target[result.processes]
+    ps = result.p0 * (p_target / result.p0) ** (np.arange(1, ISO_POINTS + 1) / ISO_POINTS)
+    points: list[tuple[float, float | None]] = []
+    kinds: list[str] = []  # per p: "at least", "at most" (n must be above / below the solution), "any", "none"
+    for p in ps:
+        def gap(n, p=p):
+            X = result.points(np.full(np.shape(n), p), n)
+            return efficiency_values(result.total, X, k, result.p0, result.scaling)[2] - result.level
+
+        found = crossings(gap, lo, hi)
+        if found:
+            points.append((float(p), float(found[0][0])))
+            kinds.append("at least" if found[0][1] > 0 else "at most")
+        else:
+            points.append((float(p), None))
+            kinds.append("any" if gap(np.array([lo]))[0] >= 0 else "none")
+    solved = [(p, n) for p, n in points if n is not None]
+    searched = f"{result.size} from {lo:.3g} to {hi:.3g} searched"
+    none_from = next((p for p, kind in zip(ps, kinds) if kind == "none"), None)
+    if len(solved) < ISO_MIN_POINTS:
+        if none_from is not None:
+            return None, (f"no problem size keeps E at {result.level:g} from {result.processes}={none_from:.4g} on "
+                          f"({searched}): the overhead grows as fast in {result.size} as the work, or faster")
+        return None, (f"E stays at or above {result.level:g} for every problem size ({searched}) up to "
+                      f"{result.processes}={p_target:.4g}: no iso-efficiency constraint")
+    notes = []
+    directions = {kind for kind in kinds if kind in ("at least", "at most")}
+    if directions == {"at most"}:
+        notes.append(f"E falls as {result.size} grows: {result.size} must stay at or below n(p) to keep E at "
+                     f"{result.level:g}")
+    elif len(directions) > 1:
+        notes.append(f"E is not monotonic in {result.size}: the first solution from the smallest size is given")
+    if none_from is not None:
+        notes.append(f"no problem size keeps E at {result.level:g} from {result.processes}={none_from:.4g} on "
+                     f"({searched})")
+    free = sum(kind == "any" for kind in kinds)
+    if free:
+        notes.append(f"at {free} process count{'s' if free > 1 else ''} every size keeps the level")
+    note = "; ".join(notes)
+    model = None
+    growth = None
+    if fit is not None:
+        iso = Experiment.from_columns([result.processes], callpath="isoefficiency", metric=result.size,
+                                      coordinates=np.array([[p] for p, _ in solved]),
+                                      value=np.array([n for _, n in solved]), source="isoefficiency",
+                                      reader="solved")
+        fitted = fit(iso)
+        if fitted.models:
+            model = fitted.models[0]
+            growth = growth_class(model)
+    return Isoefficiency(model, growth, points, note), note
+
+
+def _callpaths(result: Efficiency, models: Sequence[Model], kind: str) -> list[CallpathOverhead]:
+    k = result.parameters.index(result.processes)
+    X = np.array([[result.target[name] for name in result.parameters]])
+    C = np.array([float(m.predict(X)[0]) for m in models])
+    X0 = X.copy()
+    X0[:, k] = result.p0
+    W = np.array([float(m.predict(X0)[0]) for m in models])
+    if result.scaling == "weak":
+        W = W * X[0, k] / result.p0
+    overhead = C - W
+    total_overhead = float(np.sum([overhead[i] for i, m in enumerate(models) if any(m is t for t in result.total)]))
+    _, _, ancestor, depth = tree_links(models)
+    subtree = overhead.copy()
+    own = overhead.copy()
+    if kind == "exclusive":
+        for level in np.unique(depth)[::-1]:
+            rows = np.flatnonzero((depth == level) & (ancestor >= 0))
+            np.add.at(subtree, ancestor[rows], subtree[rows])
+    else:
+        rows = np.flatnonzero(ancestor >= 0)
+        np.add.at(own, ancestor[rows], -overhead[rows])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = subtree / total_overhead if total_overhead != 0 else np.full(len(models), np.nan)
+        own_share = own / total_overhead if total_overhead != 0 else np.full(len(models), np.nan)
+    entries = []
+    for i, m in enumerate(models):
+        o_model = overhead_model(m, result.processes, result.p0, result.scaling)
+        entries.append(CallpathOverhead(
+            callpath=m.callpath, metric=m.metric, model=m, work_target=float(W[i]), overhead_target=float(overhead[i]),
+            overhead_share_target=float(share[i]), own_overhead_share_target=float(own_share[i]),
+            overhead_model=o_model, overhead_growth=None if o_model is None else growth_class(o_model),
+            overhead_degree=(math.nan, math.nan) if o_model is None else growth_degree(o_model),
+            efficiency_target=float(W[i] / C[i]) if C[i] != 0 else math.nan))
+    entries.sort(key=lambda e: (not math.isfinite(e.own_overhead_share_target), -e.own_overhead_share_target
+                                if math.isfinite(e.own_overhead_share_target) else 0.0))
+    return entries

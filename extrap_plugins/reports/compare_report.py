@@ -1,0 +1,194 @@
+"""A comparison of two experiments (:class:`~extrap_plugins.comparison.Comparison`) as text, CSV, JSON and HTML.
+
+JSON (``format: extrap-plugins/comparison``, version 1) has one top-level key per line and one pair per line,
+ranked by change; CSV has one row per pair; the HTML diff report draws both models of every pair (the first
+``plot_top``) with the crossovers marked.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+from typing import Any
+
+import numpy as np
+
+from extrap_plugins.comparison import Comparison, Pair
+from extrap_plugins.errors import InputError
+from extrap_plugins.formatting import format_point, format_value, json_number
+
+from . import cell, definition_list, json_lines, page, people, table
+from .svg import PALETTE, Mark, Series, chart
+
+FORMAT = "extrap-plugins/comparison"
+VERSION = 1
+PLOT_TOP = 50
+CSV_COLUMNS = ("rank", "callpath_a", "callpath_b", "metric", "unit", "function_a", "function_b", "growth_a",
+               "growth_b", "growth_differs", "value_a_largest", "value_b_largest", "ratio_largest",
+               "value_a_target", "value_b_target", "ratio_target", "interval_a_low", "interval_a_high",
+               "interval_b_low", "interval_b_high", "significant", "crossovers")
+
+
+def _crossings(pair: Pair, along: str) -> str:
+    return "; ".join(f"{along}={c.value:.4g} ({c.lower_after} lower after)" for c in pair.crossovers)
+
+
+def _significant(pair: Pair) -> str:
+    return {True: "yes", False: "no", None: "n/a"}[pair.significant]
+
+
+def _header(result: Comparison) -> list[str]:
+    a, b = result.labels
+    target = format_point(result.target) + ("" if result.target_given else " (the largest common point; "
+                                            "give --target to extrapolate)")
+    return [f"comparison: {a} against {b}; ratios are {b}/{a}",
+            f"largest common point {format_point(result.largest)}; target {target}; crossovers along "
+            f"{result.along} from {format_value(result.smallest[result.along])} to "
+            f"{format_value(result.target[result.along])}",
+            f"significant: the {result.level:.0%} prediction intervals at the target do not overlap"]
+
+
+def text(result: Comparison) -> str:
+    from tabulate import tabulate
+
+    a, b = result.labels
+    lines = _header(result) + [""]
+    rows = []
+    for rank, pair in enumerate(result.pairs, 1):
+        growth = f"{pair.growth_a} → {pair.growth_b}" if pair.growth_differs else (pair.growth_a or "n/a")
+        rows.append([rank, pair.name, pair.metric, growth, people(pair.ratio_largest), people(pair.ratio_target),
+                     _significant(pair), _crossings(pair, result.along) or "none"])
+    lines.append(tabulate(rows, headers=["#", "call path", "metric", f"growth {a} → {b}", f"{b}/{a} now",
+                                         f"{b}/{a} target", "significant", "crossovers"],
+                          tablefmt="simple", disable_numparse=True))
+    lines += ["", "models:"]
+    for pair in result.pairs:
+        lines.append(f"  {pair.name} [{pair.metric}]: {a}: {pair.model_a.formula}   {b}: {pair.model_b.formula}")
+    if result.unmatched:
+        lines += ["", f"unmatched ({len(result.unmatched)}):"]
+        lines += [f"  {u.side}: {u.callpath} [{u.metric}]: {u.reason}" for u in result.unmatched]
+    return "\n".join(lines) + "\n"
+
+
+def csv_text(result: Comparison) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for rank, p in enumerate(result.pairs, 1):
+        writer.writerow([rank, p.callpath_a, p.callpath_b, p.metric, p.unit, p.model_a.function, p.model_b.function,
+                         p.growth_a or "", p.growth_b or "", str(p.growth_differs).lower(), cell(p.value_a_largest),
+                         cell(p.value_b_largest), cell(p.ratio_largest), cell(p.value_a_target),
+                         cell(p.value_b_target), cell(p.ratio_target), cell(p.interval_a[0]), cell(p.interval_a[1]),
+                         cell(p.interval_b[0]), cell(p.interval_b[1]),
+                         "" if p.significant is None else str(p.significant).lower(),
+                         ";".join(f"{c.value!r}:{c.lower_after}" for c in p.crossovers)])
+    return out.getvalue()
+
+
+def json_document(result: Comparison) -> dict[str, Any]:
+    a, b = result.labels
+
+    def interval(values):
+        return [json_number(values[0]), json_number(values[1])]
+
+    return {
+        "format": FORMAT, "version": VERSION,
+        "labels": {"A": a, "B": b}, "parameters": list(result.parameters), "along": result.along,
+        "largest_common_point": {k: json_number(v) for k, v in result.largest.items()},
+        "target_point": {k: json_number(v) for k, v in result.target.items()},
+        "target_given": result.target_given, "interval_level": result.level,
+        "pairs": [{"callpath_a": p.callpath_a, "callpath_b": p.callpath_b, "metric": p.metric, "unit": p.unit,
+                   "function_a": p.model_a.function, "function_b": p.model_b.function,
+                   "growth_a": p.growth_a, "growth_b": p.growth_b, "growth_differs": p.growth_differs,
+                   "value_a_largest": json_number(p.value_a_largest), "value_b_largest": json_number(p.value_b_largest),
+                   "ratio_largest": json_number(p.ratio_largest),
+                   "value_a_target": json_number(p.value_a_target), "value_b_target": json_number(p.value_b_target),
+                   "ratio_target": json_number(p.ratio_target),
+                   "interval_a": interval(p.interval_a), "interval_b": interval(p.interval_b),
+                   "significant": p.significant,
+                   "crossovers": [{result.along: json_number(c.value), "lower_after": c.lower_after}
+                                  for c in p.crossovers]}
+                  for p in result.pairs],
+        "unmatched": [{"side": u.side, "callpath": u.callpath, "metric": u.metric, "reason": u.reason}
+                      for u in result.unmatched],
+    }
+
+
+def json_text(result: Comparison) -> str:
+    return json_lines(json_document(result), ("pairs", "unmatched"))
+
+
+# -------------------------------------------------------------------- HTML
+def _measured(result: Comparison, side: int, callpath: str, metric: str) -> tuple[np.ndarray, np.ndarray]:
+    """Mean measured values along ``result.along`` where the other parameters are at the target's values."""
+    experiment = result.model_sets[side].experiment
+    try:
+        X, y = experiment.values_of(callpath, metric)
+    except (KeyError, ValueError, InputError):  # not measured on this side
+        return np.array([]), np.array([])
+    names = experiment.parameter_names
+    keep = np.ones(len(y), dtype=bool)
+    for j, name in enumerate(names):
+        if name != result.along:
+            keep &= X[:, j] == result.target[name]
+    x = X[keep, names.index(result.along)]
+    values = y[keep]
+    levels = np.unique(x)
+    return levels, np.array([np.nanmean(values[x == v]) for v in levels])
+
+
+def figure(result: Comparison, pair: Pair) -> str:
+    a, b = result.labels
+    lo, hi = result.smallest[result.along], result.target[result.along]
+    grid = np.geomspace(lo, max(hi, lo * 1.0001), 240)
+    X = result.curve_points(grid)
+    xa, ya = _measured(result, 0, pair.callpath_a, pair.metric)
+    xb, yb = _measured(result, 1, pair.callpath_b, pair.metric)
+    marks = [Mark("x", c.value, f"crossover {result.along}={c.value:.4g}", "#b71c1c", dashed=False)
+             for c in pair.crossovers]
+    if hi > result.largest[result.along]:
+        marks.append(Mark("x", hi, "target"))
+    unit = f" [{pair.unit}]" if pair.unit else ""
+    curve_a, curve_b = pair.model_a.predict(X), pair.model_b.predict(X)
+    positive = bool(np.all(curve_a > 0) and np.all(curve_b > 0))
+    return chart([Series(f"{a}: {pair.model_a.formula}", grid, curve_a, "line", PALETTE[0]),
+                  Series(f"{b}: {pair.model_b.formula}", grid, curve_b, "line", PALETTE[1]),
+                  Series(f"{a} measured", xa, ya, "points", PALETTE[0]),
+                  Series(f"{b} measured", xb, yb, "points", PALETTE[1])],
+                 title=f"{pair.name} [{pair.metric}]", x_label=result.along, y_label=f"{pair.metric}{unit}",
+                 marks=marks, y_log=positive, css_class="chart pair-plot")
+
+
+def html_page(result: Comparison, title: str | None = None, plot_top: int | None = None) -> str:
+    a, b = result.labels
+    top = PLOT_TOP if plot_top is None else int(plot_top)
+    rows = []
+    for rank, pair in enumerate(result.pairs, 1):
+        growth = (f'<span class="differs">{html.escape(str(pair.growth_a))} → {html.escape(str(pair.growth_b))}'
+                  "</span>") if pair.growth_differs else html.escape(pair.growth_a or "n/a")
+        link = f'<a href="#pair-{rank}">{html.escape(pair.name)}</a>' if rank <= top else html.escape(pair.name)
+        rows.append([str(rank), link, html.escape(pair.metric), growth, html.escape(people(pair.ratio_largest)),
+                     html.escape(people(pair.ratio_target)), _significant(pair),
+                     html.escape(_crossings(pair, result.along) or "none")])
+    figures = "".join(
+        f'<figure id="pair-{rank}" class="pair">{figure(result, pair)}<figcaption>{html.escape(a)}: '
+        f"{html.escape(pair.model_a.formula)} ({html.escape(pair.growth_a or 'n/a')}); {html.escape(b)}: "
+        f"{html.escape(pair.model_b.formula)} ({html.escape(pair.growth_b or 'n/a')}); {html.escape(b)}/"
+        f"{html.escape(a)} at the target: {html.escape(people(pair.ratio_target))}</figcaption></figure>"
+        for rank, pair in enumerate(result.pairs[:top], 1))
+    unmatched = table(["side", "call path", "metric", "why"],
+                      [[u.side, u.callpath, u.metric, u.reason] for u in result.unmatched], "unmatched-table") \
+        if result.unmatched else "<p>Every call path and metric found its partner.</p>"
+    summary = definition_list([("A", a), ("B", b), ("pairs", str(len(result.pairs))),
+                               ("unmatched", str(len(result.unmatched)))] + [("", line) for line in _header(result)],
+                              "summary-list")
+    body = f"""
+<section id="summary"><h2>Comparison</h2>{summary}</section>
+<section id="ranking"><h2>What changed most (by |log2 {html.escape(b)}/{html.escape(a)}| at the target)</h2>
+{table(["#", "call path", "metric", "growth", f"{b}/{a} now", f"{b}/{a} target", "significant", "crossovers"],
+       rows, "pair-table", numeric=(0, 4, 5), raw=range(8))}
+</section>
+<section id="figures"><h2>Both models per call path</h2>{figures or "<p>No figures (plot_top=0).</p>"}</section>
+<section id="unmatched"><h2>Unmatched</h2>{unmatched}</section>"""
+    return page(title or f"Comparison: {a} against {b}", "made by extrap-plugins compare", body)

@@ -1,0 +1,254 @@
+"""An efficiency analysis (:class:`~extrap_plugins.efficiency_analysis.Efficiency`) as text, CSV, JSON and HTML.
+
+JSON (``format: extrap-plugins/efficiency``, version 1) has one top-level key per line and one call path per
+line; CSV is one tidy table whose ``kind`` column says what a row is (``total`` at a process count,
+``isoefficiency`` a solved point, ``callpath`` one call path at the target).
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import math
+from typing import Any
+
+import numpy as np
+
+from extrap_plugins.efficiency_analysis import Efficiency, efficiency_values
+from extrap_plugins.formatting import format_point, format_value, json_number
+
+from . import cell, definition_list, json_lines, page, people, percent, table
+from .svg import PALETTE, Mark, Series, chart
+
+FORMAT = "extrap-plugins/efficiency"
+VERSION = 1
+CSV_COLUMNS = ("kind", "callpath", "metric", "processes", "size", "time", "resource", "work", "overhead",
+               "efficiency", "speedup", "measured_efficiency", "overhead_share", "own_overhead_share",
+               "overhead_growth", "function")
+
+
+# ------------------------------------------------------------------- words
+def scaling_text(result: Efficiency) -> str:
+    if result.scaling == "strong":
+        size = f", fixed problem size {result.size}={format_value(result.reference[result.size])}" \
+            if result.size else ", fixed problem size"
+        return f"strong scaling{size}"
+    return f"weak scaling, problem size per process {result.size}={format_value(result.reference[result.size])}"
+
+
+def isoefficiency_text(result: Efficiency) -> str:
+    iso = result.isoefficiency
+    if iso is None or iso.model is None:
+        return f"iso-efficiency: none: {result.isoefficiency_note}"
+    solved = [p for p, n in iso.points if n is not None]
+    text = (f"iso-efficiency: {result.size} = {iso.formula}   [{iso.growth}], keeps E at {result.level:g}; "
+            f"solved at {len(solved)} process counts from {result.processes}={solved[0]:.4g} to {solved[-1]:.4g}")
+    return text + (f"\n  note: {iso.note}" if iso.note else "")
+
+
+def largest_p_text(result: Efficiency) -> str:
+    value = "none found" if result.largest_p_at_level is None else f"{result.largest_p_at_level:.4g}"
+    return f"largest {result.processes} with E ≥ {result.level:g}: {value} ({result.largest_p_note})"
+
+
+def limiter_text(result: Efficiency) -> str:
+    top = result.limiter
+    if top is None:
+        return "limiter: none (no overhead at the target)"
+    return (f"limiter: {top.callpath} ({percent(top.own_overhead_share_target)} of the overhead at "
+            f"{result.processes}={format_value(result.target[result.processes])}; its overhead grows as "
+            f"{top.overhead_growth or 'n/a'})")
+
+
+# -------------------------------------------------------------------- text
+def text(result: Efficiency) -> str:
+    from tabulate import tabulate
+
+    p = result.processes
+    lines = [
+        f"efficiency of {result.metric} over {p}: {scaling_text(result)}; level {result.level:g}",
+        f"p0 = {format_value(result.p0)} (smallest measured), target {format_point(result.target)}; "
+        f"total = {' + '.join(m.callpath for m in result.total)} ({result.values} values)",
+        f"resource consumption C = {p}·T of the total: "
+        + " + ".join(f"[{m.formula}]" for m in result.total),
+        "",
+    ]
+    rows = [[format_value(r.point[p]) + ("" if r.measured else " (target)"), people(r.time), people(r.resource),
+             people(r.work), people(r.overhead), f"{r.efficiency:.4f}", people(r.speedup),
+             "" if not math.isfinite(r.measured_efficiency) else f"{r.measured_efficiency:.4f}"]
+            for r in result.rows]
+    lines.append(tabulate(rows, headers=[p, "T", f"C = {p}·T", "W", "O = C − W", "E = W/C", "S", "E measured"],
+                          tablefmt="simple", disable_numparse=True))
+    lines += ["", isoefficiency_text(result), largest_p_text(result), limiter_text(result), ""]
+    rows = [[c.callpath, percent(c.own_overhead_share_target), percent(c.overhead_share_target),
+             c.overhead_growth or "n/a", people(c.overhead_target), people(c.work_target),
+             people(c.efficiency_target)] for c in result.callpaths]
+    lines.append(f"overhead per call path at {format_point(result.target)}, ranked by own share:")
+    lines.append(tabulate(rows, headers=["call path", "own share", "with children", "overhead growth",
+                                         "overhead", "work", "E"], tablefmt="simple", disable_numparse=True))
+    lines += [f"note: {note}" for note in result.notes]
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------- CSV
+def csv_text(result: Efficiency) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    p, s = result.processes, result.size
+    total = "+".join(m.callpath for m in result.total)
+    for r in result.rows:
+        writer.writerow(["total", total, result.metric, cell(r.point[p]), cell(r.point[s]) if s else "",
+                         cell(r.time), cell(r.resource), cell(r.work), cell(r.overhead), cell(r.efficiency),
+                         cell(r.speedup), cell(r.measured_efficiency), "", "", "", ""])
+    if result.isoefficiency is not None:
+        for x, n in result.isoefficiency.points:
+            writer.writerow(["isoefficiency", "", result.metric, cell(x), cell(n), "", "", "", "",
+                             cell(result.level), "", "", "", "", result.isoefficiency.growth or "",
+                             result.isoefficiency.function or ""])
+    for c in result.callpaths:
+        writer.writerow(["callpath", c.callpath, c.metric, cell(result.target[p]),
+                         cell(result.target[s]) if s else "", "", "", cell(c.work_target), cell(c.overhead_target),
+                         cell(c.efficiency_target), "", "", cell(c.overhead_share_target),
+                         cell(c.own_overhead_share_target), c.overhead_growth or "", c.model.function])
+    return out.getvalue()
+
+
+# -------------------------------------------------------------------- JSON
+def _point(point: dict[str, float]) -> dict[str, float | None]:
+    return {k: json_number(v) for k, v in point.items()}
+
+
+def json_document(result: Efficiency) -> dict[str, Any]:
+    iso = result.isoefficiency
+    iso_document = None
+    if iso is not None and iso.model is not None:
+        iso_document = {"function": iso.function, "formula": iso.formula, "growth": iso.growth,
+                        "points": [[json_number(x), None if n is None else json_number(n)] for x, n in iso.points],
+                        "note": iso.note or None}
+    limiter = result.limiter
+    return {
+        "format": FORMAT, "version": VERSION,
+        "scaling": result.scaling, "level": result.level, "metric": result.metric,
+        "parameters": list(result.parameters), "processes": result.processes, "size": result.size,
+        "values": result.values,
+        "reference_point": _point(result.reference), "largest_point": _point(result.largest),
+        "target_point": _point(result.target),
+        "total": {"callpaths": [m.callpath for m in result.total], "functions": [m.function for m in result.total]},
+        "rows": [{"point": _point(r.point), "measured": r.measured, "time": json_number(r.time),
+                  "resource": json_number(r.resource), "work": json_number(r.work),
+                  "overhead": json_number(r.overhead), "efficiency": json_number(r.efficiency),
+                  "speedup": json_number(r.speedup), "measured_efficiency": json_number(r.measured_efficiency)}
+                 for r in result.rows],
+        "isoefficiency": iso_document,
+        "isoefficiency_note": result.isoefficiency_note or None,
+        "largest_p_at_level": None if result.largest_p_at_level is None else json_number(result.largest_p_at_level),
+        "largest_p_note": result.largest_p_note,
+        "limiter": None if limiter is None else limiter.callpath,
+        "callpaths": [{"callpath": c.callpath, "metric": c.metric, "function": c.model.function,
+                       "work_target": json_number(c.work_target), "overhead_target": json_number(c.overhead_target),
+                       "overhead_share_target": json_number(c.overhead_share_target),
+                       "own_overhead_share_target": json_number(c.own_overhead_share_target),
+                       "overhead_growth": c.overhead_growth,
+                       "overhead_function": None if c.overhead_model is None else c.overhead_model.function,
+                       "efficiency_target": json_number(c.efficiency_target)} for c in result.callpaths],
+    }
+
+
+def json_text(result: Efficiency) -> str:
+    return json_lines(json_document(result), ("rows", "callpaths"))
+
+
+# -------------------------------------------------------------------- HTML
+def figures(result: Efficiency) -> dict[str, str]:
+    """The SVG charts: ``efficiency`` (with the level), ``speedup``, ``isoefficiency`` (when solved)."""
+    p = result.processes
+    k = result.parameters.index(p)
+    p_hi = result.target[p]
+    if result.largest_p_at_level is not None and result.largest_p_at_level > p_hi:
+        p_hi = min(result.largest_p_at_level * 1.5, p_hi * 64)
+    grid = np.geomspace(result.p0, p_hi, 200)
+    _, _, E = efficiency_values(result.total, result.points(grid), k, result.p0, result.scaling)
+    measured = [r for r in result.rows if r.measured and math.isfinite(r.measured_efficiency)]
+    marks = [Mark("y", result.level, f"level {result.level:g}", "#b71c1c"),
+             Mark("x", result.target[p], f"target {p}={format_value(result.target[p])}", "#555555")]
+    if result.largest_p_at_level is not None:
+        marks.append(Mark("x", result.largest_p_at_level, f"E < {result.level:g} from {result.largest_p_at_level:.4g}",
+                          "#b71c1c", dashed=False))
+    top = max(1.05, float(np.nanmax(E)) * 1.05) if np.isfinite(E).any() else 1.05
+    out = {"efficiency": chart(
+        [Series("model E = W / C", grid, E, "line", PALETTE[0]),
+         Series("measured", [r.point[p] for r in measured], [r.measured_efficiency for r in measured], "points",
+                PALETTE[1])],
+        title=f"Parallel efficiency ({scaling_text(result)})", x_label=p, y_label="efficiency E",
+        marks=marks, y_range=(0.0, top), css_class="chart efficiency-plot")}
+    out["speedup"] = chart(
+        [Series("model S", grid, grid / result.p0 * E, "line", PALETTE[0]),
+         Series("ideal", grid, grid / result.p0, "dashed", "#888888")],
+        title="Speedup against the smallest measured process count", x_label=p, y_label="speedup S",
+        y_log=True, marks=[Mark("x", result.target[p], "target")], css_class="chart speedup-plot")
+    iso = result.isoefficiency
+    if iso is not None and iso.model is not None:
+        solved = [(x, n) for x, n in iso.points if n is not None]
+        xs = np.array([x for x, _ in solved])
+        curve_x = np.geomspace(xs.min(), xs.max(), 200)
+        curve_y = np.asarray(iso.model.predict(curve_x[:, None]), dtype=np.float64)
+        out["isoefficiency"] = chart(
+            [Series(f"{result.size} = {iso.formula}", curve_x, curve_y, "line", PALETTE[2]),
+             Series("solved E = level", xs, [n for _, n in solved], "points", PALETTE[3])],
+            title=f"Iso-efficiency: the {result.size} that keeps E at {result.level:g} ({iso.growth})",
+            x_label=p, y_label=result.size, y_log=True,
+            marks=[Mark("x", result.largest[p], f"largest measured {p}")], css_class="chart isoefficiency-plot")
+    return out
+
+
+def html_page(result: Efficiency, title: str | None = None, plot_top: int | None = None) -> str:
+    p = result.processes
+    source = result.model_set.source or (result.model_set.experiment.source if result.model_set.experiment else "")
+    summary = [
+        ("input", str(source) or "n/a"), ("metric", result.metric), ("scaling", scaling_text(result)),
+        ("process count", f"{p}, smallest measured {format_value(result.p0)}"),
+        ("target", format_point(result.target)), ("level", f"{result.level:g}"),
+        ("total", " + ".join(m.callpath for m in result.total) + f" ({result.values} values)"),
+        ("modeler", result.model_set.modeler or "n/a"),
+    ]
+    charts = figures(result)
+    conclusions = "".join(f"<p class=\"conclusion\">{html.escape(line)}</p>"
+                          for line in (isoefficiency_text(result), largest_p_text(result), limiter_text(result),
+                                       *(f"note: {note}" for note in result.notes)))
+    scaling_rows = [[format_value(r.point[p]) + ("" if r.measured else " (target)"), people(r.time),
+                     people(r.resource), people(r.work), people(r.overhead), f"{r.efficiency:.4f}", people(r.speedup),
+                     "" if not math.isfinite(r.measured_efficiency) else f"{r.measured_efficiency:.4f}"]
+                    for r in result.rows]
+    path_rows = []
+    for c in result.callpaths:
+        share = c.own_overhead_share_target
+        width = int(max(0.0, min(1.0, share)) * 120) if math.isfinite(share) else 0
+        path_rows.append([html.escape(c.callpath), f'<span class="bar" style="width:{width}px"></span>'
+                          + html.escape(percent(share)), html.escape(percent(c.overhead_share_target)),
+                          html.escape(c.overhead_growth or "n/a"), html.escape(people(c.overhead_target)),
+                          html.escape(people(c.work_target)), html.escape(people(c.efficiency_target)),
+                          html.escape(c.model.formula)])
+    body = f"""
+<section id="summary"><h2>Analysis</h2>{definition_list(summary, "summary-list")}{conclusions}</section>
+<section id="plots"><h2>Efficiency and speedup</h2>
+<figure id="efficiency-figure">{charts["efficiency"]}
+<figcaption>E = W / C from the models of C = {html.escape(p)}·T (line) and from the measured means (dots); the
+level is the horizontal line.</figcaption></figure>
+<figure id="speedup-figure">{charts["speedup"]}</figure>
+</section>
+<section id="isoefficiency"><h2>Iso-efficiency</h2>
+{('<figure id="isoefficiency-figure">' + charts["isoefficiency"] + "<figcaption>The problem size solved from "
+  "E(p, n) = level at each process count (dots) and its PMNF model (line).</figcaption></figure>")
+ if "isoefficiency" in charts else "<p>" + html.escape(result.isoefficiency_note) + "</p>"}
+</section>
+<section id="scaling"><h2>The whole program</h2>
+{table([p, "T", f"C = {p}·T", "W", "O = C − W", "E", "S", "E measured"], scaling_rows, "scaling-table",
+       numeric=range(1, 8))}
+</section>
+<section id="callpaths"><h2>Overhead per call path at {html.escape(format_point(result.target))}</h2>
+{table(["call path", "own share of the overhead", "with children", "overhead growth", "overhead", "work", "E",
+        f"model of C = {p}·T"], path_rows, "callpath-table", numeric=(4, 5, 6), raw=range(8))}
+</section>"""
+    return page(title or f"Efficiency: {result.metric} over {p}", "made by extrap-plugins efficiency", body)

@@ -1,0 +1,280 @@
+"""Comparing two experiments: matching, ratios, growth, crossovers with known answers, significance, outputs,
+bad input, and Intel MPI against Open MPI from mpi_data.csv."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import numpy as np
+import pytest
+from browser_helpers import StaticPage, browser  # noqa: F401  (the fixture)
+
+import extrap_plugins
+from extrap_plugins import Experiment, InputError
+from extrap_plugins.cli import main
+from extrap_plugins.comparison import Rule, parse_rule, read_mapping
+
+P = [4, 8, 16, 32, 64]
+MPI = {"value": "median", "parameters": "Ranks", "callpath": "mpi,variable"}
+
+
+def experiment(functions, ps=P, noise=0.0, repetitions=1, seed=0, unit=""):
+    rng = np.random.default_rng(seed)
+    rows, values, paths = [], [], []
+    for name, f in functions.items():
+        for p in ps:
+            for _ in range(repetitions):
+                rows.append([p])
+                values.append(f(p) * (1 + noise * rng.normal()))
+                paths.append(name)
+    from extrap_plugins import Metric
+
+    return Experiment.from_columns(["p"], callpath=np.array(paths), metric="time", coordinates=np.array(rows, float),
+                                   value=np.array(values), metrics=[Metric("time", unit)] if unit else ())
+
+
+@pytest.fixture(scope="module")
+def known():
+    a = experiment({"main": lambda p: 100 + p, "main->solve": lambda p: 20 * np.log2(p), "main->old": lambda p: p})
+    b = experiment({"main": lambda p: 20 + 2 * p, "main->solve": lambda p: 3 * p, "main->new": lambda p: p})
+    return extrap_plugins.compare(a, b, labels=("v1", "v2"), target="p=1024")
+
+
+# ------------------------------------------------------------ known answers
+def test_crossovers_are_solved_from_the_models(known):
+    pairs = {p.callpath_a: p for p in known.pairs}
+    main_pair = pairs["main"]
+    assert [c.value for c in main_pair.crossovers] == [pytest.approx(80.0, rel=1e-9)]  # 100 + p = 20 + 2p
+    assert main_pair.crossovers[0].lower_after == "v1"
+    # 20·log2(p) = 3p once in [4, 1024], near p = 34 (its other root lies below the measured range)
+    from scipy.optimize import brentq
+
+    expected = brentq(lambda p: 20 * np.log2(p) - 3 * p, 4, 64, xtol=1e-13)
+    solve = pairs["main->solve"]
+    assert [c.value for c in solve.crossovers] == [pytest.approx(expected, rel=1e-9)]
+    assert [c.lower_after for c in solve.crossovers] == ["v1"]
+    assert solve.growth_a == "O(log p)" and solve.growth_b == "O(p)" and solve.growth_differs
+
+
+def test_every_crossing_with_the_side_that_is_lower_after():
+    from extrap_plugins.scaling import crossings
+
+    found = crossings(lambda p: (p - 10) * (p - 100) * (p - 500), 4, 1024)
+    assert [x for x, _ in found] == [pytest.approx(v, rel=1e-12) for v in (10, 100, 500)]
+    assert [after for _, after in found] == [1, -1, 1]
+    assert crossings(lambda p: p + 1, 4, 1024) == []
+
+
+def test_ratios_growth_and_significance(known):
+    main_pair = next(p for p in known.pairs if p.callpath_a == "main")
+    assert main_pair.value_a_largest == pytest.approx(164) and main_pair.value_b_largest == pytest.approx(148)
+    assert main_pair.ratio_largest == pytest.approx(148 / 164)
+    assert main_pair.ratio_target == pytest.approx((20 + 2048) / (100 + 1024))
+    assert main_pair.growth_a == main_pair.growth_b == "O(p)" and not main_pair.growth_differs
+    assert main_pair.significant is True  # noise-free fits: intervals of zero width
+    assert known.largest == {"p": 64.0} and known.target == {"p": 1024.0} and known.along == "p"
+    # ranked by |log2(B/A)| at the target: solve (3072 vs 200) changed most
+    assert [p.callpath_a for p in known.pairs] == ["main->solve", "main"]
+
+
+def test_unmatched_are_listed_with_the_reason(known):
+    assert [(u.side, u.callpath, u.reason) for u in known.unmatched] == [
+        ("v1", "main->old", "no call path main->old in v2 (by name)"), ("v2", "main->new", "no partner in v1")]
+
+
+def test_significance_against_the_prediction_intervals():
+    rng_a = experiment({"k": lambda p: 10 + p}, noise=0.02, repetitions=5, seed=1)
+    same = experiment({"k": lambda p: 10 + p}, noise=0.02, repetitions=5, seed=2)
+    slower = experiment({"k": lambda p: 10 + 1.5 * p}, noise=0.02, repetitions=5, seed=3)
+    assert extrap_plugins.compare(rng_a, same, target="p=128").pairs[0].significant is False
+    assert extrap_plugins.compare(rng_a, slower, target="p=128").pairs[0].significant is True
+
+
+def test_mapping_rules_and_files(tmp_path):
+    assert Rule("cpu->*", "gpu->*_kernel").apply("cpu->stencil") == "gpu->stencil_kernel"
+    assert Rule("a->*->*", "b->*->*").apply("a->x->y") == "b->x->y"
+    assert Rule("cpu->*", "gpu->*").apply("main->cpu->x") is None
+    assert parse_rule(" cpu->solve = gpu->solve_kernel ") == Rule("cpu->solve", "gpu->solve_kernel")
+    path = tmp_path / "map.csv"
+    path.write_text("a,b\n# comment\ncpu->solve,gpu->solve_kernel\n\nIntelMPI->*,OpenMPI->*\n")
+    assert read_mapping(path) == [Rule("cpu->solve", "gpu->solve_kernel"), Rule("IntelMPI->*", "OpenMPI->*")]
+    a = experiment({"main": lambda p: 10 + p, "main->cpu_solve": lambda p: 5 * p})
+    b = experiment({"main": lambda p: 10 + p, "main->gpu_solve": lambda p: 0.5 * p})
+    (tmp_path / "port.csv").write_text("main->cpu_solve,main->gpu_solve\n")
+    result = extrap_plugins.compare(a, b, mapping=tmp_path / "port.csv", labels=("CPU", "GPU"))
+    port = next(p for p in result.pairs if p.callpath_a == "main->cpu_solve")
+    assert port.callpath_b == "main->gpu_solve" and port.name == "main->cpu_solve → main->gpu_solve"
+    assert port.ratio_target == pytest.approx(0.1) and result.unmatched == []
+
+
+def test_metrics_must_agree_in_unit():
+    a = experiment({"main": lambda p: p}, unit="s")
+    b = experiment({"main": lambda p: p}, unit="ms")
+    with pytest.raises(InputError, match=r"no call path and metric match in name and unit: main \[time\]: units "
+                                         r"differ: s in A, ms in B"):
+        extrap_plugins.compare(a, b)
+
+
+# ----------------------------------------------------------------- outputs
+def test_json_csv_and_text(known):
+    document = json.loads(extrap_plugins.export_report(known, "json"))
+    assert document["format"] == "extrap-plugins/comparison" and document["version"] == 1
+    assert document["labels"] == {"A": "v1", "B": "v2"} and document["target_point"] == {"p": 1024.0}
+    first = document["pairs"][0]
+    assert first["callpath_a"] == "main->solve" and first["growth_differs"] is True
+    assert [c["p"] for c in first["crossovers"]] == [pytest.approx(c.value) for c in known.pairs[0].crossovers]
+    assert document["unmatched"][0]["callpath"] == "main->old"
+    rows = list(csv.DictReader(io.StringIO(extrap_plugins.export_report(known, "csv"))))
+    assert [r["callpath_a"] for r in rows] == ["main->solve", "main"]
+    assert float(rows[1]["crossovers"].split(":")[0]) == pytest.approx(80.0)
+    text = extrap_plugins.export_report(known, "text")
+    assert "p=80 (v1 lower after)" in text and "O(log p) → O(p)" in text
+    assert "v1: main->old [time]: no call path main->old in v2 (by name)" in text
+
+
+def test_html_opens_in_chromium_with_two_curves_and_the_crossover(browser, known, tmp_path):  # noqa: F811
+    path = tmp_path / "compare.html"
+    extrap_plugins.export_report(known, "html", path, title="v1 against v2")
+    text = path.read_text()
+    assert "<script" not in text and "default-src 'none'" in text
+    page = StaticPage(browser, path)
+    assert page.count("svg.pair-plot") == 2
+    assert page.count("#pair-2 svg path.curve") == 2  # main: both models
+    assert page.count("#pair-2 svg line.mark-x") == 2  # the crossover at p = 80, and the target
+    assert "crossover p=80" in page.page.text_content("#pair-2 svg")
+    assert page.count("#pair-table tbody tr") == 2 and page.count("#unmatched-table tbody tr") == 2
+    assert page.width("#pair-1 svg") > 300
+    assert page.console == [] and page.requests == [page.url]
+    page.page.close()
+
+
+# ---------------------------------------------------------------- bad input
+def test_different_parameters_no_common_call_path_and_a_low_target_are_errors():
+    a = experiment({"main": lambda p: p})
+    two = Experiment.from_columns(["p", "n"], callpath="main", metric="time",
+                                  coordinates=[[p, n] for p in P for n in P], value=[1.0] * 25)
+    with pytest.raises(InputError, match=r"A has parameters \(p\) but B has \(p, n\): compare experiments over the "
+                                         r"same parameters"):
+        extrap_plugins.compare(a, two)
+    with pytest.raises(InputError, match="no call path of A .* matches one of B .*: map them with --map FILE"):
+        extrap_plugins.compare(a, experiment({"other": lambda p: p}))
+    with pytest.raises(InputError, match=r"the target is below the measured range \(both measured up to p=64\)"):
+        extrap_plugins.compare(a, experiment({"main": lambda p: p}), target="p=32")
+
+
+def write(path, functions, ps=P):
+    with open(path, "w", newline="") as stream:
+        writer = csv.writer(stream)
+        writer.writerow(["callpath", "p", "value"])
+        for name, f in functions.items():
+            for p in ps:
+                writer.writerow([name, p, repr(float(f(p)))])
+    return str(path)
+
+
+@pytest.mark.parametrize("b_functions, arguments, message", [
+    ({"other": lambda p: p}, [], "no call path of A (main, ...) matches one of B (other, ...): map them with "
+                                 "--map FILE or --map-rule 'A_CALLPATH=B_CALLPATH' ('*' for any text)"),
+    ({"main": lambda p: p}, ["--target", "p=8"], "the target is below the measured range (both measured up to "
+                                                 "p=64): give a target of at least the largest common point"),
+    ({"main": lambda p: p}, ["--label", "A=x", "--label", "B=x"],
+     "the two labels are both 'x': give each side its own (--label A=... --label B=...)"),
+    ({"main": lambda p: p}, ["--map-rule", "nothing"],
+     "mapping rule 'nothing': expected A_CALLPATH=B_CALLPATH, such as 'IntelMPI->*=OpenMPI->*'"),
+])
+def test_cli_bad_input_is_one_line_and_exit_2(tmp_path, capsys, b_functions, arguments, message):
+    a = write(tmp_path / "a.csv", {"main": lambda p: p})
+    b = write(tmp_path / "b.csv", b_functions)
+    assert main(["compare", a, b, *arguments]) == 2
+    assert capsys.readouterr().err == f"extrap-plugins: error: {message}\n"
+
+
+def test_cli_different_parameters(tmp_path, capsys):
+    a = write(tmp_path / "a.csv", {"main": lambda p: p})
+    b = tmp_path / "b.csv"
+    b.write_text("callpath,q,value\n" + "".join(f"main,{p},{p}\n" for p in P))
+    assert main(["compare", a, str(b)]) == 2
+    assert capsys.readouterr().err == ("extrap-plugins: error: A has parameters (p) but B has (q): compare "
+                                       "experiments over the same parameters (rename with the reader's options, or "
+                                       "select runs)\n")
+
+
+# ------------------------------------------------------ Intel MPI, Open MPI
+MPI_ARGUMENTS = ["--reader-option", "value=median", "--reader-option", "parameters=Ranks", "--reader-option",
+                 "callpath=mpi,variable", "--callpath-a", "IntelMPI->*", "--callpath-b", "OpenMPI->*",
+                 "--map-rule", "IntelMPI->*=OpenMPI->*", "--label", "A=IntelMPI", "--label", "B=OpenMPI",
+                 "--target", "Ranks=4096"]
+
+
+def test_intel_mpi_against_open_mpi(shared_data, tmp_path, capsys):
+    path = str(shared_data / "extrap" / "mpi_data.csv")
+    assert main(["compare", path, path, *MPI_ARGUMENTS, "--export", "json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    collectives = {"MPI_Allgather", "MPI_Allreduce", "MPI_Alltoall", "MPI_Barrier", "MPI_Bcast", "MPI_Gather",
+                   "MPI_Reduce"}
+    assert {p["callpath_a"].split("->")[1] for p in document["pairs"]} == collectives  # every collective matched
+    assert all(p["callpath_b"] == p["callpath_a"].replace("IntelMPI", "OpenMPI") for p in document["pairs"])
+    assert document["unmatched"] == [] and document["largest_common_point"] == {"Ranks": 512.0}
+    crossing = {p["callpath_a"]: p["crossovers"] for p in document["pairs"]}
+    assert any(crossing.values())  # crossovers listed
+    for crossovers in crossing.values():
+        assert all(32 <= c["Ranks"] <= 4096 and c["lower_after"] in ("IntelMPI", "OpenMPI") for c in crossovers)
+    changes = [abs(np.log2(p["ratio_target"])) for p in document["pairs"]]
+    assert changes == sorted(changes, reverse=True)
+
+
+def test_intel_mpi_against_open_mpi_report_in_chromium(shared_data, browser, tmp_path):  # noqa: F811
+    path = str(shared_data / "extrap" / "mpi_data.csv")
+    report = tmp_path / "mpi.html"
+    assert main(["compare", path, path, *MPI_ARGUMENTS, "--export", "html", "-o", str(report)]) == 0
+    page = StaticPage(browser, report)
+    assert page.count("svg.pair-plot") == 7 and page.count("svg.pair-plot path.curve") == 14
+    assert page.count("svg.pair-plot line.mark-x") >= 7  # the target in every figure, and the crossovers
+    assert page.console == [] and page.requests == [page.url]
+    page.page.close()
+
+
+def test_the_same_through_the_api(shared_data):
+    path = shared_data / "extrap" / "mpi_data.csv"
+    result = extrap_plugins.compare(path, path, labels=("IntelMPI", "OpenMPI"), rules=["IntelMPI->*=OpenMPI->*"],
+                                    callpaths_a=["IntelMPI->*"], callpaths_b=["OpenMPI->*"], reader_options=MPI)
+    assert len(result.pairs) == 7 and not result.target_given and result.target == {"Ranks": 512.0}
+
+
+def test_identical_experiments_and_constant_series(tmp_path):
+    """The stencil example against itself: ratios 1, no crossover, nothing significant; constant metrics plot."""
+    import pathlib
+
+    stencil = pathlib.Path(__file__).resolve().parents[1] / "examples" / "stencil.jsonl"
+    result = extrap_plugins.compare(stencil, stencil, target="p=4096,n=16384")
+    assert len(result.pairs) == 7 and result.unmatched == []
+    assert all(p.ratio_target == pytest.approx(1.0) and p.crossovers == () for p in result.pairs)
+    assert {p.significant for p in result.pairs} <= {False, None}
+    html = extrap_plugins.export_report(result, "html")
+    assert html.count('class="chart pair-plot"') == 7
+
+
+def test_degenerate_series_still_draw():
+    from extrap_plugins.reports.svg import Series, chart
+
+    for ys in ([8, 8, 8], [8, 8.000000000000002, 8], [0, 0, 0], [-3, -3, -3]):
+        for log in (False, True):
+            for xs in ([1, 2, 4], [1, 1, 1]):
+                assert chart([Series("a", xs, ys)], title="t", x_label="x", y_label="y", y_log=log).endswith("</svg>")
+    assert chart([], title="t", x_label="x", y_label="y").endswith("</svg>")
+
+
+def test_cli_with_a_mapping_file_and_csv(tmp_path, capsys):
+    a = write(tmp_path / "a.csv", {"main": lambda p: 10 + p, "main->cpu_solve": lambda p: 5 * p})
+    b = write(tmp_path / "b.csv", {"main": lambda p: 10 + p, "main->gpu_solve": lambda p: 0.5 * p + 40})
+    (tmp_path / "map.csv").write_text("a,b\nmain->cpu_*,main->gpu_*\n")
+    assert main(["compare", a, b, "--map", str(tmp_path / "map.csv"), "--label", "A=CPU", "--label", "B=GPU",
+                 "--target", "p=1024", "--export", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    port = next(r for r in rows if r["callpath_a"] == "main->cpu_solve")
+    assert port["callpath_b"] == "main->gpu_solve"
+    assert float(port["crossovers"].split(":")[0]) == pytest.approx(40 / 4.5) and port["crossovers"].endswith(":GPU")
+    assert main(["compare", a, b, "--map", str(tmp_path / "nothing.csv")]) == 2
+    assert "no such mapping file" in capsys.readouterr().err

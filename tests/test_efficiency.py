@@ -1,0 +1,306 @@
+"""Efficiency, speedup and iso-efficiency: known answers in closed form, every output, bad input, real data."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+
+import numpy as np
+import pytest
+from browser_helpers import StaticPage, browser  # noqa: F401  (the fixture)
+
+import extrap_plugins
+from extrap_plugins import Experiment, Factor, InputError, Model, Term
+from extrap_plugins.cli import main
+from extrap_plugins.efficiency_analysis import overhead_model
+
+LEVEL = 0.8
+N = [1e4, 2e4, 4e4, 8e4, 1.6e5]
+
+
+def experiment(functions, ps, ns=N, noise=0.0, repetitions=1, seed=0):
+    """One call path per ``functions`` entry (name -> T(p, n)), measured at every (p, n)."""
+    rng = np.random.default_rng(seed)
+    rows, values, paths = [], [], []
+    for name, f in functions.items():
+        for p in ps:
+            for n in ns:
+                for _ in range(repetitions):
+                    rows.append((p, n))
+                    values.append(f(p, n) * (1 + noise * rng.uniform(-1, 1)))
+                    paths.append(name)
+    return Experiment.from_columns(["p", "n"], callpath=np.array(paths), metric="time",
+                                   coordinates=np.array(rows, dtype=float), value=np.array(values), source="synthetic")
+
+
+def strong_iso(p, p0, level=LEVEL):
+    """n(p) for T = n/p + log2(p): W = n + p0·log2(p0), C = n + p·log2(p), E = W/C = level."""
+    return (level * p * np.log2(p) - p0 * np.log2(p0)) / (1 - level)
+
+
+@pytest.fixture(scope="module")
+def known():
+    data = experiment({"main": lambda p, n: n / p + np.log2(p)}, [1, 2, 4, 8, 16, 32])
+    return extrap_plugins.efficiency(data, size="n", level=LEVEL, target=256)
+
+
+# ------------------------------------------------------------ known answers
+@pytest.mark.parametrize("ps", [[1, 2, 4, 8, 16, 32], [4, 8, 16, 32, 64]])
+def test_isoefficiency_of_n_over_p_plus_log_p_is_p_log_p(ps):
+    data = experiment({"main": lambda p, n: n / p + np.log2(p)}, ps)
+    result = extrap_plugins.efficiency(data, size="n", level=LEVEL, target=8 * ps[-1])
+    p0 = ps[0]
+    assert result.p0 == p0 and result.scaling == "strong"
+    iso = result.isoefficiency
+    assert iso.growth == "O(p·log p)"
+    solved = np.array([(p, n) for p, n in iso.points if n is not None])
+    inside = solved[(solved[:, 0] >= 2 * p0)]
+    assert np.allclose(inside[:, 1], strong_iso(inside[:, 0], p0), rtol=0.01)
+    beyond = 8 * ps[-1]
+    assert iso.model.predict([beyond]) == pytest.approx(strong_iso(beyond, p0), rel=0.05)
+    for p in ps[1:]:
+        assert iso.model.predict([p]) == pytest.approx(strong_iso(p, p0), rel=0.01)
+
+
+def test_work_overhead_efficiency_and_speedup_of_the_closed_form(known):
+    n = N[-1]
+    for row in known.rows:
+        p = row.point["p"]
+        assert row.point["n"] == n
+        assert row.resource == pytest.approx(n + p * np.log2(p), rel=1e-9)
+        assert row.work == pytest.approx(n, rel=1e-9)
+        assert row.overhead == pytest.approx(p * np.log2(p), rel=1e-6, abs=1e-6)
+        assert row.efficiency == pytest.approx(n / (n + p * np.log2(p)), rel=1e-9)
+        assert row.speedup == pytest.approx(n / (n / p + np.log2(p)), rel=1e-9)
+        assert row.time == pytest.approx(n / p + np.log2(p), rel=1e-9)
+    assert [r.measured for r in known.rows] == [True] * 6 + [False]
+    assert all(r.measured_efficiency == pytest.approx(r.efficiency, rel=1e-9) for r in known.rows if r.measured)
+
+
+def test_largest_p_at_the_level_solves_the_closed_form(known):
+    from scipy.optimize import brentq
+
+    n = N[-1]
+    exact = brentq(lambda p: n / (n + p * np.log2(p)) - LEVEL, 2, 1e6, xtol=1e-12)
+    assert known.largest_p_at_level == pytest.approx(exact, rel=1e-6)
+    assert "falls below 0.8" in known.largest_p_note
+
+
+def test_weak_scaling_isoefficiency_is_logarithmic():
+    # T = 1e-3·n + log2(p) per process: W = p·T(p0) with work ∝ p·n, E = T(p0)/T(p).
+    data = experiment({"main": lambda p, n: 1e-3 * n + np.log2(p)}, [2, 4, 8, 16, 32], ns=[100, 200, 400, 800, 1600])
+    result = extrap_plugins.efficiency(data, size="n", scaling="weak", target=1024)
+    assert result.scaling == "weak"
+    assert result.isoefficiency.growth == "O(log p)"
+    # E = (1e-3·n + 1) / (1e-3·n + log2 p) = 0.8  =>  n = (0.8·log2 p − 1) / (0.2e-3)
+    for p, n in result.isoefficiency.points:
+        if n is not None and p >= 4:
+            assert n == pytest.approx((LEVEL * np.log2(p) - 1) / (0.2e-3), rel=0.01)
+    row = result.rows[-1]
+    assert row.efficiency == pytest.approx((1e-3 * 1600 + 1) / (1e-3 * 1600 + 10), rel=1e-6)
+    assert row.speedup == pytest.approx(1024 / 2 * row.efficiency, rel=1e-12)
+
+
+def test_no_problem_size_can_hold_the_level_when_overhead_grows_like_the_work():
+    # C = n·(1 + log2 p): E = (1 + log2 p0)/(1 + log2 p), the same for every n.
+    data = experiment({"main": lambda p, n: n * (1 + np.log2(p)) / p}, [1, 2, 4, 8, 16])
+    result = extrap_plugins.efficiency(data, size="n", target=1024)
+    assert result.isoefficiency is None
+    assert result.isoefficiency_note.startswith("no problem size keeps E at 0.8 from p=")
+    document = json.loads(extrap_plugins.export_report(result, "json"))
+    assert document["isoefficiency"] is None and "no problem size" in document["isoefficiency_note"]
+    assert "iso-efficiency: none: no problem size keeps E" in extrap_plugins.export_report(result, "text")
+
+
+def test_overhead_models_are_exact_pmnf_and_name_the_limiter():
+    functions = {"main": lambda p, n: n / p + 1.5 * np.log2(p), "main->compute": lambda p, n: n / p,
+                 "main->allreduce": lambda p, n: np.log2(p), "main->barrier": lambda p, n: 0.5 * np.log2(p)}
+    result = extrap_plugins.efficiency(experiment(functions, [1, 2, 4, 8, 16, 32]), size="n", target=1024)
+    assert result.values == "inclusive" and [m.callpath for m in result.total] == ["main"]
+    ranked = {c.callpath: c for c in result.callpaths}
+    assert result.limiter.callpath == "main->allreduce"
+    assert [c.callpath for c in result.callpaths][:2] == ["main->allreduce", "main->barrier"]
+    assert ranked["main->allreduce"].own_overhead_share_target == pytest.approx(2 / 3, rel=1e-6)
+    assert ranked["main->barrier"].own_overhead_share_target == pytest.approx(1 / 3, rel=1e-6)
+    assert sum(c.own_overhead_share_target for c in result.callpaths) == pytest.approx(1.0, abs=1e-6)
+    assert ranked["main"].overhead_share_target == pytest.approx(1.0)
+    assert ranked["main->allreduce"].overhead_growth == "O(p·log p)"
+    assert ranked["main->compute"].overhead_growth == "O(1)"  # n/p·p − n: nothing left
+    assert ranked["main"].overhead_model.formula == "1.5 · p · log2(p)"
+
+
+@pytest.mark.parametrize("scaling", ["strong", "weak"])
+def test_overhead_model_equals_resource_minus_work_everywhere(scaling):
+    model = Model("x", "time", ("p", "n"), 3.0, (
+        Term(2.0, {"p": Factor(1, 1)}), Term(0.5, {"n": Factor(1, 0)}),
+        Term(0.01, {"p": Factor(0.5, 0), "n": Factor(1, 1)})))
+    p0 = 4.0
+    overhead = overhead_model(model, "p", p0, scaling)
+    X = np.array([[p, n] for p in (4, 7, 64, 1000) for n in (10, 333, 1e5)], dtype=float)
+    X0 = X.copy()
+    X0[:, 0] = p0
+    work = model.predict(X0) * (X[:, 0] / p0 if scaling == "weak" else 1.0)
+    assert np.allclose(overhead.predict(X), model.predict(X) - work, rtol=1e-10, atol=1e-9)
+
+
+# ----------------------------------------------------------------- outputs
+def test_json_document(known):
+    document = json.loads(extrap_plugins.export_report(known, "json"))
+    assert document["format"] == "extrap-plugins/efficiency" and document["version"] == 1
+    assert document["scaling"] == "strong" and document["level"] == 0.8
+    iso = document["isoefficiency"]
+    assert iso["growth"] == "O(p·log p)" and iso["function"] == known.isoefficiency.model.function
+    assert len(iso["points"]) == 32 and all(len(point) == 2 for point in iso["points"])
+    assert document["largest_p_at_level"] == pytest.approx(known.largest_p_at_level)
+    assert document["callpaths"][0] == {
+        "callpath": "main", "metric": "time", "function": known.callpaths[0].model.function,
+        "work_target": pytest.approx(1.6e5), "overhead_target": pytest.approx(256 * 8),
+        "overhead_share_target": 1.0, "own_overhead_share_target": 1.0, "overhead_growth": "O(p·log p)",
+        "overhead_function": known.callpaths[0].overhead_model.function,
+        "efficiency_target": pytest.approx(1.6e5 / (1.6e5 + 2048))}
+    assert document["target_point"] == {"p": 256.0, "n": 1.6e5}
+    text = extrap_plugins.export_report(known, "json")
+    # one line per key, per row and per call path, the brackets around the two lists, and the braces
+    assert text.count("\n") == len(document) + len(document["rows"]) + len(document["callpaths"]) + 4
+
+
+def test_csv_and_text(known):
+    rows = list(csv.DictReader(io.StringIO(extrap_plugins.export_report(known, "csv"))))
+    kinds = [r["kind"] for r in rows]
+    assert kinds == ["total"] * 7 + ["isoefficiency"] * 32 + ["callpath"]
+    assert float(rows[6]["processes"]) == 256
+    assert float(rows[6]["efficiency"]) == pytest.approx(known.rows[-1].efficiency)
+    text = extrap_plugins.export_report(known, "text")
+    assert "strong scaling, fixed problem size n=160000" in text
+    assert "iso-efficiency: n = 4 · p · log2(p)   [O(p·log p)]" in text
+    assert "largest p with E ≥ 0.8: 3409" in text
+    assert "limiter: main" in text
+
+
+def test_html_is_static_and_self_contained(known, tmp_path):
+    path = tmp_path / "efficiency.html"
+    assert extrap_plugins.export_report(known, "html", path) is None
+    text = path.read_text()
+    assert "<script" not in text and "default-src 'none'" in text
+    assert 'class="chart efficiency-plot"' in text and 'class="chart isoefficiency-plot"' in text
+    assert "level 0.8" in text and "n = 4 · p · log2(p)" in text
+
+
+def test_html_opens_in_chromium_with_the_level_and_the_isoefficiency_curve(browser, known, tmp_path):  # noqa: F811
+    path = tmp_path / "efficiency.html"
+    extrap_plugins.export_report(known, "html", path)
+    page = StaticPage(browser, path)
+    assert page.width("svg.efficiency-plot") > 300
+    assert page.count("svg.efficiency-plot line.mark-y") == 1  # the level
+    assert page.count("svg.efficiency-plot path.curve") == 1 and page.count("svg.efficiency-plot circle.point") == 6
+    assert page.count("svg.isoefficiency-plot path.curve") == 1
+    assert page.count("svg.isoefficiency-plot circle.point") == 32
+    assert page.count("#callpath-table tbody tr") == 1 and page.count("#scaling-table tbody tr") == 7
+    assert page.console == [] and page.requests == [page.url]
+    page.page.close()
+
+
+# --------------------------------------------------------------- the CLI
+def write_csv(path, functions, ps, ns=N):
+    with open(path, "w", newline="") as stream:
+        writer = csv.writer(stream)
+        writer.writerow(["callpath", "p", "n", "value"])
+        for name, f in functions.items():
+            for p in ps:
+                for n in ns:
+                    writer.writerow([name, p, n, repr(float(f(p, n)))])
+    return path
+
+
+def test_cli_writes_every_format(tmp_path, capsys):
+    data = write_csv(tmp_path / "iso.csv", {"main": lambda p, n: n / p + np.log2(p)}, [1, 2, 4, 8, 16])
+    assert main(["efficiency", str(data), "--size", "n", "--target", "p=128", "--export", "json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["isoefficiency"]["growth"] == "O(p·log p)"
+    assert main(["efficiency", str(data), "--size", "n", "--export", "html", "-o", str(tmp_path / "r.html")]) == 0
+    assert (tmp_path / "r.html").read_text().startswith("<!DOCTYPE html>")
+    assert main(["efficiency", str(data), "--size", "n", "--level", "0.9"]) == 0
+    assert "keeps E at 0.9" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (["--size", "n", "--target", "p=8"], "target p=8 is below the measured range (up to p=16): give a target of at "
+                                         "least 16"),
+    (["--size", "m"], "--size m: no such parameter; the parameters are p, n"),
+    (["--scaling", "weak"], "weak scaling needs the problem size per process: give --size NAME"),
+    (["--size", "n", "--level", "1.5"], "the efficiency level must lie between 0 and 1 (exclusive), got 1.5"),
+    (["--processes", "q"], "--processes q: no such parameter; the parameters are p, n"),
+    ([], "parameter n varies but is neither --processes nor --size: name it with --size, or select runs where it "
+         "is fixed"),
+    (["--size", "n", "--total", "nothing"], "--total nothing: no model of time for this call path; the call paths "
+                                            "are main"),
+])
+def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, arguments, message):
+    data = write_csv(tmp_path / "iso.csv", {"main": lambda p, n: n / p + np.log2(p)}, [1, 2, 4, 8, 16])
+    assert main(["efficiency", str(data), *arguments]) == 2
+    err = capsys.readouterr().err
+    assert err == f"extrap-plugins: error: {message}\n"
+
+
+def test_the_api_raises_input_error():
+    data = experiment({"main": lambda p, n: n / p}, [1, 2, 4, 8, 16])
+    with pytest.raises(InputError, match="below the measured range"):
+        extrap_plugins.efficiency(data, size="n", target=4)
+
+
+def test_the_package_names_stay_functions_after_the_modules_load():
+    import extrap_plugins.comparison  # noqa: F401
+    import extrap_plugins.efficiency_analysis  # noqa: F401
+
+    assert callable(extrap_plugins.efficiency) and callable(extrap_plugins.compare)
+
+
+# -------------------------------------------------------------- real data
+def test_relearn_weak_scaling(shared_data):
+    path = shared_data / "extrap" / "text" / "mpa" / "relearn_data.txt"
+    with pytest.warns(UserWarning):
+        result = extrap_plugins.efficiency(path, size="n", scaling="weak", target=4096, total=["main()"])
+    assert result.p0 == 32 and [m.callpath for m in result.total] == ["main()"]
+    measured = {r.point["p"]: r.measured_efficiency for r in result.rows if r.measured}
+    assert measured[64] == pytest.approx(0.7065, abs=1e-3)
+    assert 32 < result.largest_p_at_level < 64  # measured E is 0.71 at p = 64
+    assert result.limiter.callpath == "Simulation loop"
+    assert result.isoefficiency is not None and "n must stay at or below" in result.isoefficiency.note
+
+
+def test_cube_single_parameter(shared_data):
+    pytest.importorskip("pycubexr", reason="the cube extra (pip install -e '.[cube]') reads CUBE files")
+    result = extrap_plugins.efficiency(shared_data / "cube" / "extrap" / "single_parameter", processes="x",
+                                       target=16000)
+    assert result.processes == "x" and result.size is None and result.isoefficiency is None
+    assert result.values == "exclusive" and len(result.total) == len(result.callpaths)
+    assert math.isclose(sum(c.own_overhead_share_target for c in result.callpaths), 1.0, rel_tol=1e-9)
+
+
+def test_one_parameter_has_no_isoefficiency_but_every_output(tmp_path):
+    data = Experiment.from_columns(["p"], callpath=np.repeat(["main", "main->comm"], 5), metric="time",
+                                   coordinates=np.tile([[1.0], [2.0], [4.0], [8.0], [16.0]], (2, 1)),
+                                   value=[100 / p + 2 * p for p in (1, 2, 4, 8, 16)]
+                                   + [2 * p for p in (1, 2, 4, 8, 16)])
+    result = extrap_plugins.efficiency(data)
+    assert result.processes == "p" and result.size is None and result.target == {"p": 128.0}  # 8 × the largest
+    assert result.isoefficiency is None and "no problem-size parameter (--size)" in result.isoefficiency_note
+    assert result.limiter.callpath == "main->comm" and result.limiter.overhead_growth == "O(p^2)"
+    document = json.loads(extrap_plugins.export_report(result, "json"))
+    assert document["isoefficiency"] is None and document["size"] is None
+    page = extrap_plugins.export_report(result, "html")
+    assert "no problem-size parameter" in page and "isoefficiency-plot" not in page
+    assert extrap_plugins.export_report(result, "csv").count("\ncallpath,") == 2
+
+
+def test_report_formats_and_paths_are_checked(known, tmp_path):
+    with pytest.raises(InputError, match="unknown report format 'pdf'; expected one of text, csv, json, html"):
+        extrap_plugins.export_report(known, "pdf")
+    with pytest.raises(InputError, match="is a folder"):
+        extrap_plugins.export_report(known, "json", tmp_path)
+    with pytest.raises(InputError, match="the folder for the output does not exist"):
+        extrap_plugins.export_report(known, "json", tmp_path / "missing" / "r.json")
+    with pytest.raises(InputError, match="option title applies to the html report only"):
+        extrap_plugins.export_report(known, "text", title="x")
