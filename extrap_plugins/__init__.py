@@ -30,7 +30,7 @@ _EXPORTS = {
     "ExtrapError": "errors", "InputError": "errors", "PluginError": "errors", "ExtrapWarning": "errors",
     "QualityWarning": "errors",
     "from_graphframes": "hatchet", "from_thicket": "thicket",
-    "efficiency": "api", "compare": "api", "export_report": "api",
+    "efficiency": "efficiency_analysis", "compare": "comparison", "export_report": "reports",
 }
 
 __all__ = [
@@ -45,7 +45,10 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ loads these
-    from .api import compare, efficiency, export, export_report, model, read
+    from .api import export, model, read
+    from .comparison import compare
+    from .efficiency_analysis import efficiency
+    from .reports import export_report
     from .errors import ExtrapError, ExtrapWarning, InputError, PluginError, QualityWarning
     from .experiment import Callpath, Experiment, Metric, Parameter, SeriesGroup
     from .codesign import requirements

@@ -530,17 +530,21 @@ def _labels(pairs: Sequence[str]) -> tuple[str, str]:
 
 
 def analysis_command(args: argparse.Namespace) -> ExitStatus:
+    from .comparison import compare
+    from .efficiency_analysis import efficiency
+    from .reports import export_report
+
     reader_options = parse_options(args.reader_option, "--reader-option", reserved=READ_FLAGS)
     options = parse_options(args.option, "--option", reserved=MODEL_FLAGS)
     common = dict(reader=args.reader, reader_options=reader_options, modeler=args.modeler, measure=args.measure)
     if args.command == "efficiency":
-        result = api.efficiency(args.inputs if len(args.inputs) > 1 else args.inputs[0], processes=args.processes,
+        result = efficiency(args.inputs if len(args.inputs) > 1 else args.inputs[0], processes=args.processes,
                                 size=args.size, scaling=args.scaling, level=args.level, target=args.target,
                                 metric=args.metric, values=args.values, total=args.total, callpaths=args.callpath,
                                 **common, **options)
         report_options = {}
     else:
-        result = api.compare(args.a, args.b, labels=_labels(args.label), mapping=args.map, rules=args.map_rule,
+        result = compare(args.a, args.b, labels=_labels(args.label), mapping=args.map, rules=args.map_rule,
                              target=args.target, along=args.along, level=args.level, metrics=args.metric,
                              callpaths_a=args.callpath_a, callpaths_b=args.callpath_b, **common, **options)
         report_options = {} if args.plot_top is None else {"plot_top": args.plot_top}
@@ -548,7 +552,7 @@ def analysis_command(args: argparse.Namespace) -> ExitStatus:
         raise InputError("--title and --plot-top apply to --export html only")
     if args.title:
         report_options["title"] = args.title
-    text = api.export_report(result, args.export, args.output, **report_options)
+    text = export_report(result, args.export, args.output, **report_options)
     if text is not None:
         sys.stdout.write(text)
     return ExitStatus.OK

@@ -30,15 +30,18 @@ import math
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from .api import model
 from .errors import InputError
 from .extrapolation import extrapolate, largest_point, parse_target
 from .formatting import format_value
 from .models import Model, ModelSet
-from .scaling import RESOURCE_NAMES, crossings
+from .experiment import Experiment
+from .plugins import PluginHost, get_host
+from .scaling import RESOURCE_NAMES, crossings, experiment_of
 
 LEVEL = 0.95
 
@@ -351,3 +354,49 @@ def _crossovers(model_a: Model, model_b: Model, comparison: Comparison, lo: floa
 
     label_a, label_b = comparison.labels
     return tuple(Crossover(x, label_b if after < 0 else label_a) for x, after in crossings(difference, lo, hi))
+
+
+def compare(
+    a: str | os.PathLike | Sequence[str | os.PathLike] | Experiment | ModelSet,
+    b: str | os.PathLike | Sequence[str | os.PathLike] | Experiment | ModelSet,
+    *,
+    labels: Sequence[str] = ("A", "B"),
+    mapping: str | os.PathLike | None = None,
+    rules: Sequence[str] = (),
+    target: str | Mapping[str, float] | None = None,
+    along: str | None = None,
+    level: float = 0.95,
+    metrics: Iterable[str] = (),
+    callpaths_a: Iterable[str] = (),
+    callpaths_b: Iterable[str] = (),
+    reader: str | None = None,
+    reader_options: Mapping[str, Any] | None = None,
+    modeler: str = "default",
+    measure: str = "mean",
+    host: PluginHost | None = None,
+    **options: Any,
+):
+    """Compare two experiments call path by call path.
+
+    ``a`` and ``b`` are what :func:`read` reads, Experiments, or ModelSets
+    (with their experiments, for the intervals).  Call paths are matched by
+    name, or through ``mapping`` (a CSV file of ``A,B`` call paths, ``*``
+    standing for any text) and ``rules`` (``"IntelMPI->*=OpenMPI->*"``);
+    ``callpaths_a``/``callpaths_b`` select call paths (globs) of each side
+    first.  Returns a :class:`Comparison`.
+    """
+    host = host or get_host()
+    sides = []
+    for data, selection in ((a, tuple(callpaths_a)), (b, tuple(callpaths_b))):
+        if isinstance(data, ModelSet):
+            sides.append(data)
+        else:
+            sides.append(experiment_of(data, reader, reader_options, tuple(metrics), selection, host))
+    names = [list(s.parameters) if isinstance(s, ModelSet) else s.parameter_names for s in sides]
+    check_parameters(names[0], names[1], tuple(str(label) for label in labels))  # before the modelling
+    sets = [side if isinstance(side, ModelSet) else
+            model(side, modeler, measure=measure, executor="serial", host=host, **options) for side in sides]
+    mapping_rules = read_mapping(mapping) if mapping is not None else []
+    mapping_rules += [parse_rule(rule) for rule in rules]
+    return compare_models(sets[0], sets[1], labels=tuple(labels), rules=mapping_rules, target=target,
+                              along=along, level=level)

@@ -34,17 +34,21 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from .api import model
 from .errors import InputError
 from .experiment import Experiment
 from .extrapolation import extrapolate, growth_class, growth_degree, largest_point, tree_links
 from .formatting import format_value
 from .models import Model, ModelSet, Term
-from .scaling import at_value, combine, crossings, pmnf_part, sum_predict, total_models, with_factor
+from .plugins import PluginHost, get_host
+from .scaling import (at_value, combine, crossings, experiment_of, pmnf_part, processes_name, sum_predict,
+                      total_models, with_factor)
 
 SCALINGS = ("strong", "weak")
 LEVEL = 0.8
@@ -583,3 +587,60 @@ def _callpaths(result: Efficiency, models: Sequence[Model], kind: str) -> list[C
     entries.sort(key=lambda e: (not math.isfinite(e.own_overhead_share_target), -e.own_overhead_share_target
                                 if math.isfinite(e.own_overhead_share_target) else 0.0))
     return entries
+
+
+def efficiency(
+    data: str | os.PathLike | Sequence[str | os.PathLike] | Experiment,
+    *,
+    processes: str | None = None,
+    size: str | None = None,
+    scaling: str = "strong",
+    level: float = 0.8,
+    target: str | Mapping[str, float] | float | None = None,
+    metric: str | None = None,
+    values: str = "auto",
+    total: Sequence[str] = (),
+    callpaths: Iterable[str] = (),
+    reader: str | None = None,
+    reader_options: Mapping[str, Any] | None = None,
+    modeler: str = "default",
+    measure: str = "mean",
+    host: PluginHost | None = None,
+    **options: Any,
+):
+    """Speedup, efficiency and iso-efficiency per call path .
+
+    ``data`` is what :func:`read` reads, or an Experiment of times.  The
+    resource consumption ``C = p · T`` of every call path is modelled with
+    ``modeler`` (``options`` go to it, as in :func:`model`); ``size`` names the
+    problem-size parameter (total for ``scaling="strong"``, per process for
+    ``"weak"``); ``total`` names the call paths whose sum is the program (default:
+    the roots of the call tree, or every call path for exclusive values).  Returns an
+    :class:`Efficiency`;
+    :func:`extrap_plugins.reports.export_report` writes it as text, CSV, JSON or HTML.
+    """
+    host = host or get_host()
+    metrics = (metric,) if metric else ()
+    experiment = experiment_of(data, reader, reader_options, metrics, tuple(callpaths), host)
+    if not metric and len(experiment.metrics) > 1:  # model only the metric analysed
+        names = [m.name for m in experiment.metrics]
+        experiment = experiment.select(metrics=["time" if "time" in names else names[0]])
+    name = processes_name(experiment.parameter_names, processes)
+    check(experiment, processes=name, size=size, scaling=scaling, level=level, target=target)  # fail fast
+    if scaling == "weak":  # T is nearly flat and its terms add up: model T, then multiply by p
+        model_set = resource_models(model(experiment, modeler, measure=measure, executor="serial", host=host,
+                                              **options), name)
+    else:  # n/p in T is n in C = p·T: model C, in positive exponents
+        model_set = model(resource_experiment(experiment, name), modeler, measure=measure, executor="serial",
+                          host=host, **options)
+
+    def fit(solved: Experiment) -> ModelSet:
+        fitted = model(solved, modeler, executor="serial", host=host, **options)
+        if solved.value[-1] < solved.value[0] and "negative_exponents" not in options:  # falling: try p^-i too
+            falling = model(solved, modeler, executor="serial", host=host, negative_exponents=True, **options)
+            if falling.models[0].quality.smape < fitted.models[0].quality.smape:
+                return falling
+        return fitted
+
+    return analyse(model_set, processes=name, size=size, scaling=scaling, level=level, target=target,
+                       metric=metric, values=values, total=tuple(total), fit=fit)

@@ -20,8 +20,9 @@ from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from .api import read
 from .errors import InputError
-from .experiment import CALLPATH_SEPARATOR
+from .experiment import CALLPATH_SEPARATOR, Experiment
 from .models import Factor, Model, Term
 
 RESOURCE_NAMES = ("p", "np", "nprocs", "n_procs", "procs", "processes", "process", "ranks", "mpi_ranks", "nodes",
@@ -177,3 +178,12 @@ def point_text(point: Mapping[str, float]) -> str:
     from .formatting import format_point
 
     return format_point({k: float(f"{v:.6g}") for k, v in point.items()})
+
+
+def experiment_of(data, reader, reader_options, metrics, callpaths, host) -> Experiment:
+    """``data`` as an Experiment: read (serially) unless it is one, then the selected metrics and call paths."""
+    if isinstance(data, Experiment):
+        selected = data.select(metrics=metrics, callpaths=callpaths) if metrics or callpaths else data
+        return selected
+    return read(data, reader, metrics=metrics, callpaths=callpaths, executor="serial", host=host,
+                **dict(reader_options or {}))

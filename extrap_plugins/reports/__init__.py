@@ -3,7 +3,7 @@
 
 These are not exporter plugins: an exporter writes a :class:`~extrap_plugins.models.ModelSet`, these write
 the result of :func:`extrap_plugins.efficiency` or :func:`extrap_plugins.compare`.  :func:`render` picks the
-renderer by the result's type; :func:`extrap_plugins.api.export_report` writes it to a file atomically.
+renderer by the result's type; :func:`export_report` writes it to a file atomically.
 
 =====================  ===========================================================
 module                 renders
@@ -19,9 +19,12 @@ from __future__ import annotations
 import html
 import json
 import math
+import os
+import pathlib
 from typing import Any, Iterable
 
 from extrap_plugins.errors import InputError
+from extrap_plugins.files import atomic_writer
 
 FORMATS = ("text", "csv", "json", "html")
 
@@ -148,3 +151,24 @@ def table(headers: list[str], rows: list[list[str]], element_id: str, numeric: I
             cells.append(f'<td class="num">{text}</td>' if k in numeric else f"<td>{text}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     return f'<table id="{element_id}"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+
+
+def export_report(result: Any, format: str = "text", path: str | os.PathLike | None = None,
+                  **options: Any) -> str | None:
+    """Write an efficiency analysis or a comparison as ``text``, ``csv``, ``json`` or ``html``.
+
+    Returns the text when ``path`` is None, else writes ``path`` atomically.
+    ``options``: ``title`` (HTML), ``plot_top`` (HTML of a comparison: call paths with a figure, default 50).
+    """
+    text = render(result, format, **options)
+    if path is None:
+        return text
+    target = pathlib.Path(path)
+    if target.is_dir():
+        raise InputError(f"is a folder; the {format} report is one file", target)
+    directory = target.parent if str(target.parent) else pathlib.Path(".")
+    if not directory.is_dir():
+        raise InputError("the folder for the output does not exist", target)
+    with atomic_writer(target) as stream:
+        stream.write(text)
+    return None
