@@ -1,5 +1,4 @@
-"""Headless Chromium for the static reports (efficiency, compare): the same browser and skips as the HTML
-exporter's tests (tests/exporters/test_html_exporter.py)."""
+"""Headless Chromium for the report tests (the HTML exporter, efficiency, compare): one browser fixture and its skips."""
 
 from __future__ import annotations
 

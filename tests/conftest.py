@@ -13,6 +13,7 @@ import pathlib
 
 import pytest
 
+from browser_helpers import browser  # noqa: F401 - the headless Chromium fixture, for every test folder
 from extrap_plugins import plugins
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]

@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 import pytest
-from browser_helpers import StaticPage, browser  # noqa: F401  (the fixture)
+from browser_helpers import StaticPage
 
 import extrap_plugins
 from extrap_plugins import Experiment, Factor, InputError, Model, Term

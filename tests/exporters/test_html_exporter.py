@@ -5,9 +5,7 @@ chromium can be found (``.ci/run`` installs it with apt-get when it can).
 """
 
 import json
-import os
 import re
-import shutil
 
 import numpy as np
 import pytest
@@ -17,38 +15,7 @@ from extrap_plugins import Experiment, Factor, Model, ModelSet, Term
 from extrap_plugins.exporters.html_exporter import GROWTH_CATEGORIES, growth_category, report_data
 from extrap_plugins.extrapolation import extrapolate
 
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 P = np.array([4.0, 8.0, 16.0, 32.0, 64.0])
-
-
-def chromium_path():
-    for candidate in (os.environ.get("EXTRAP_PLUGINS_CHROMIUM"), "/usr/bin/chromium", shutil.which("chromium"),
-                      shutil.which("chromium-browser")):
-        if candidate and os.path.exists(candidate):
-            return candidate
-    return None
-
-
-@pytest.fixture(scope="module")
-def browser():
-    executable = chromium_path()
-    if executable is None:
-        reason = "no chromium browser found (apt-get install chromium); the HTML report's browser tests are skipped"
-        print(reason)
-        pytest.skip(reason)
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        reason = "the playwright package is missing (pip install -e '.[test]'); browser tests skipped"
-        print(reason)
-        pytest.skip(reason)
-    with sync_playwright() as playwright:
-        instance = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
-        try:
-            yield instance
-        finally:
-            instance.close()
 
 
 class Page:
