@@ -179,13 +179,19 @@ def gather_benchmark(ranks: int, repeat: int) -> tuple[float, int] | None:
 
 
 def import_cost(repeat: int) -> float:
-    """Seconds ``from extrap_plugins import instrument`` adds to a fresh interpreter (best of ``repeat``, wall time)."""
+    """CPU seconds ``from extrap_plugins import instrument`` adds to a fresh interpreter (best of ``repeat``).
+
+    CPU time of the child (user + system), so that a busy machine does not count the wait for a core.
+    """
+    import resource
+
     def best(code: str) -> float:
         times = []
         for _ in range(repeat):
-            start = time.perf_counter()
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             subprocess.run([sys.executable, "-c", code], check=True, cwd="/")
-            times.append(time.perf_counter() - start)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            times.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
         return min(times)
 
     return best("from extrap_plugins import instrument") - best("pass")
