@@ -38,7 +38,7 @@ from extrap_plugins.modelers.projection import parameter_line
 from extrap_plugins.quality import quality_figures
 
 from .combine import MultiFit, combine
-from .search import SingleFit, full_search
+from .search import SingleFit, evidence_search, full_search
 
 MIN_VALUES = 5
 """Distinct values a parameter needs for a trustworthy model (seed 000, Section II-B)."""
@@ -48,7 +48,11 @@ OPTIONS = {
     "log_exponents": "logarithm exponents J, e.g. '0,1,2' (default)",
     "max_terms": "most terms besides the constant in a single-parameter model (default 2); "
     "multi-parameter models get max(max_terms, number of parameters)",
-    "negative_exponents": "also try -i for every exponent i > 0 (strong scaling: 1/p, log2(p)/p); default false",
+    "negative_exponents": "also try the falling factors of strong scaling: p^-i, log2(p)/p, 1/log2(p) "
+    "(default true)",
+    "selection": "how the model is chosen: evidence (default: plausibility, an information criterion using the "
+    "repetitions' variance, and the consensus of the hypotheses the data cannot tell apart) or cv (leave-one-out "
+    "cross-validation with the noise test and the simplest-exponent preference, as before version 0.5)",
     "criterion": "how hypotheses are compared: " + ", ".join(regression.CRITERIA) + " (default relative: "
     "leave-one-out error relative to the measured value)",
     "improvement": "how much lower (as a fraction) a model with more terms must score to be preferred "
@@ -69,6 +73,7 @@ class Config:
     improvement: float
     weighting: str
     measure: str | None
+    selection: str = "evidence"
 
 
 @dataclass
@@ -98,7 +103,8 @@ class PMNFModeler:
     max_terms : int
         Most terms besides the constant in single-parameter models (1..4).
     negative_exponents : bool
-        Add ``-i`` for every ``i > 0`` in I (strong scaling).
+        Add the falling factors of strong scaling (default; see
+        :func:`~extrap_plugins.modelers.hypotheses.building_blocks`).
     criterion : str
         One of :data:`extrap_plugins.modelers.regression.CRITERIA`.
     improvement : float
@@ -109,6 +115,9 @@ class PMNFModeler:
         errors (weights ``1 / |y|``) or plain.
     measure : str, optional
         Fit this statistic of the repetitions instead of the one the host asks for.
+    selection : {"evidence", "cv"}
+        How single-parameter models are chosen: :mod:`~extrap_plugins.modelers.evidence`
+        (default) or leave-one-out cross-validation (``criterion``, ``improvement``).
     """
 
     name = "pmnf"
@@ -118,11 +127,12 @@ class PMNFModeler:
         exponents=DEFAULT_EXPONENTS,
         log_exponents=DEFAULT_LOG_EXPONENTS,
         max_terms=2,
-        negative_exponents=False,
+        negative_exponents=True,
         criterion="relative",
         improvement=0.5,
         weighting="relative",
         measure=None,
+        selection="evidence",
     ):
         self.exponents = exponents
         self.log_exponents = log_exponents
@@ -132,6 +142,7 @@ class PMNFModeler:
         self.improvement = improvement
         self.weighting = weighting
         self.measure = measure
+        self.selection = selection
         self._config()  # validate now, so bad options fail before any work
 
     def __repr__(self) -> str:
@@ -139,14 +150,12 @@ class PMNFModeler:
             f"{type(self).__name__}(exponents={self.exponents!r}, log_exponents={self.log_exponents!r}, "
             f"max_terms={self.max_terms!r}, negative_exponents={self.negative_exponents!r}, "
             f"criterion={self.criterion!r}, improvement={self.improvement!r}, weighting={self.weighting!r}, "
-            f"measure={self.measure!r})"
+            f"measure={self.measure!r}, selection={self.selection!r})"
         )
 
     def _config(self) -> Config:
         exponents = parse_exponents(self.exponents, "exponents")
         log_exponents = parse_exponents(self.log_exponents, "log_exponents")
-        if any(j < 0 for j in log_exponents):
-            raise ValueError(f"log_exponents: expected exponents >= 0, got {self.log_exponents!r}")
         negative = parse_bool(self.negative_exponents, "negative_exponents")
         blocks = building_blocks(exponents, log_exponents, negative)
         if blocks.shape[0] == 0:
@@ -162,6 +171,9 @@ class PMNFModeler:
         weighting = str(self.weighting).strip().lower()
         if weighting not in ("relative", "none"):
             raise ValueError(f"weighting: expected relative or none, got {self.weighting!r}")
+        selection = str(self.selection).strip().lower()
+        if selection not in ("evidence", "cv"):
+            raise ValueError(f"selection: expected evidence or cv, got {self.selection!r}")
         measure = None
         if self.measure not in (None, ""):
             measure = str(self.measure).strip().lower()
@@ -174,6 +186,7 @@ class PMNFModeler:
             improvement=parse_fraction(self.improvement, "improvement"),
             weighting=weighting,
             measure=measure,
+            selection=selection,
         )
 
     # ------------------------------------------------------------------ API
@@ -343,6 +356,8 @@ class PMNFModeler:
 
         ``x`` (n_points,), ``Y`` (n_series, n_points), ``noise`` a :class:`regression.Noise`.
         """
+        if config.selection == "evidence":
+            return evidence_search(x, Y, blocks, usable, config.max_terms, noise)
         return full_search(x, Y, blocks, usable, config.max_terms, config.criterion, config.improvement, noise)
 
     def _multi(self, X, Y, variance, active, usable, config: Config, notes: list[str], names) -> Result:
@@ -363,7 +378,7 @@ class PMNFModeler:
             reconsider(single, np.isfinite(noise.variance))
         fit = combine(
             X[:, active], Y, singles, config.blocks, max_terms, config.criterion, config.improvement, noise,
-            weighted=config.weighting == "relative",
+            weighted=config.weighting == "relative", selection=config.selection,
         )
         return _from_multi(fit, active, n_params)
 
@@ -385,8 +400,11 @@ class PMNFModeler:
                 contribution = np.where(used[..., None], result.coefficients[:, 1:, None] * values, 0.0)
             predicted = predicted + contribution.sum(axis=1)
         constant = result.coefficients[:, 0].copy()
-        # An exactly fitted constant that is zero up to rounding is zero.
-        scale = np.max(np.abs(Y), axis=1)
+        # An exactly fitted constant that is zero up to rounding at every point is zero (against the
+        # smallest value: 200 + p^3 at p = 10 ... 1e5 keeps its 200).
+        magnitude = np.abs(Y)
+        scale = np.min(np.where(magnitude > 0, magnitude, np.inf), axis=1)
+        scale = np.where(np.isfinite(scale), scale, 0.0)
         tiny = (np.abs(constant) <= 1e-9 * scale) & (result.n_terms > 0)
         predicted = predicted - np.where(tiny, constant, 0.0)[:, None]
         constant[tiny] = 0.0

@@ -73,6 +73,7 @@ class Factorization:
     scale: np.ndarray
     leverage: np.ndarray
     valid: np.ndarray
+    solvable: np.ndarray | None = None  # full rank and finite (leave-one-out may still be undefined)
 
 
 def factorize(A: np.ndarray) -> Factorization:
@@ -104,7 +105,7 @@ def factorize(A: np.ndarray) -> Factorization:
     full_rank = np.all(diagonal > 1e-10 * np.maximum(column_norm, 1e-300), axis=-1)
     leverage = np.sum(Q * Q, axis=-1)
     valid = finite & full_rank & np.all(leverage < LEVERAGE_LIMIT, axis=-1)
-    return Factorization(Q, R, scale, leverage, valid)
+    return Factorization(Q, R, scale, leverage, valid, finite & full_rank)
 
 
 def loo_operators(f: Factorization) -> np.ndarray:
@@ -355,7 +356,8 @@ def best_shared(
 
 
 def _slice(f: Factorization, which) -> Factorization:
-    return Factorization(f.Q[which], f.R[which], f.scale[which], f.leverage[which], f.valid[which])
+    solvable = None if f.solvable is None else f.solvable[which]
+    return Factorization(f.Q[which], f.R[which], f.scale[which], f.leverage[which], f.valid[which], solvable)
 
 
 def take(f: Factorization, index: np.ndarray) -> Factorization:
@@ -405,6 +407,7 @@ def solve(f: Factorization, Y: np.ndarray) -> np.ndarray:
     """
     if f.Q.shape[-1] == 0:
         return np.zeros(Y.shape[:1] + (0,))
+    
     projected = np.einsum("spk,sp->sk", f.Q, Y)
     R = f.R.copy()
     # A singular R (only for invalid designs) must not stop the others.
