@@ -67,6 +67,8 @@ and least squares on values spanning many orders of magnitude is exact only to r
 MAGNITUDE_FLOOR = 1e-9
 """Relative residuals are taken against at least this fraction of the series' largest value (rounding)."""
 
+SMALL_SAMPLE = 1.0
+
 PENALTY_SCALE = 2.0
 """Multiple of AICc's complexity cost: extrapolation punishes a superfluous term more than fitting does."""
 
@@ -103,7 +105,8 @@ def penalty(n_coef: np.ndarray, n_points: int) -> np.ndarray:
     q = np.asarray(n_coef, dtype=np.float64)
     gap = n_points - q - 1.0
     with np.errstate(divide="ignore"):
-        return np.where(gap > 0, 2.0 * q + 2.0 * q * (q + 1.0) / np.where(gap > 0, gap, 1.0), np.inf)
+        small = SMALL_SAMPLE * 2.0 * q * (q + 1.0) / np.where(gap > 0, gap, 1.0)
+        return np.where(gap > 0, 2.0 * q + small, np.inf)
 
 
 def operators(Q: np.ndarray, R: np.ndarray, scale: np.ndarray, valid: np.ndarray, reference: np.ndarray,

@@ -311,6 +311,11 @@ def _evidence_stacks(x_bytes: bytes, blocks_bytes: bytes, usable_bytes: bytes, m
         variants = (True, False) if (k == 1 and no_constant) else (True,)
         for constant in variants:
             hypotheses = usable_ids[combinations(usable_ids.size, k)]
+            if not constant:  # only falling terms go without a constant (counts divided among ranks)
+                falling = (blocks[hypotheses[:, 0], 0] < 0) | ((blocks[hypotheses[:, 0], 0] == 0) & (blocks[hypotheses[:, 0], 1] < 0))
+                hypotheses = hypotheses[falling]
+                if hypotheses.shape[0] == 0:
+                    continue
             A = design(columns, hypotheses)
             A_ref = design(columns_ref, hypotheses)
             if not constant:
