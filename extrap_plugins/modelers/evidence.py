@@ -24,7 +24,8 @@ judged in three steps:
    cancel, so they need clear support from the data.
 
 3. **Consensus** (model averaging, kept to one formula).  The hypotheses get
-   Akaike weights ``exp(-(IC - IC_min) / 2)``; their weighted mean of the
+   Akaike weights ``exp(-(IC - IC_min) / 2)`` times a prior that gives each family
+   (the constant, one term with or without a constant, two terms) the same mass; their weighted mean of the
    log-prediction at :data:`CONSENSUS_AT` times the largest measured value
    is what the data, all hypotheses considered, say about the next scale.
    Among the hypotheses within :data:`SUPPORT` of the best IC, the one whose
@@ -179,7 +180,8 @@ def magnitudes(y: np.ndarray) -> np.ndarray:
 
 
 def judge(y: np.ndarray, rss: np.ndarray, n_coef: np.ndarray, fitted_min: np.ndarray, last_fitted: np.ndarray,
-          predictions: np.ndarray, mixed: np.ndarray, noise_variance: np.ndarray, trend: np.ndarray) -> Judgement:
+          predictions: np.ndarray, mixed: np.ndarray, noise_variance: np.ndarray, trend: np.ndarray,
+          log_prior: np.ndarray | None = None) -> Judgement:
     """Choose one hypothesis per series (see the module docstring).
 
     Parameters
@@ -200,6 +202,10 @@ def judge(y: np.ndarray, rss: np.ndarray, n_coef: np.ndarray, fitted_min: np.nda
         Pooled relative variance of the fitted values (NaN when unknown).
     trend : ndarray of int, shape (n_s,)
         +1 rising, -1 falling, 0 neither (or not all positive).
+    log_prior : ndarray, broadcastable to (n_s, n_hyp), optional
+        Log prior weight of each hypothesis in the average: ``-log(size of its family)`` gives each
+        family (the constant, one term, two terms...) the same prior mass, so that the many
+        two-term hypotheses do not outvote the one constant by their number.
     """
     n_s, n_points = y.shape
     positive = np.all(y > 0, axis=1)
@@ -229,6 +235,8 @@ def judge(y: np.ndarray, rss: np.ndarray, n_coef: np.ndarray, fitted_min: np.nda
         delta = ic - best
         weight = np.where(np.isfinite(delta), np.exp(-0.5 * np.minimum(delta, 1400.0)), 0.0)
         weight = np.where(delta < 40.0, weight, 0.0)
+        if log_prior is not None:
+            weight = weight * np.exp(log_prior - np.max(np.where(weight > 0, log_prior, -np.inf), axis=1, keepdims=True))
         joint = predictions[:, :, : len(REFERENCE)]
         log_prediction = np.log(np.where(joint > 0, joint, np.nan))
         total = weight.sum(axis=1)

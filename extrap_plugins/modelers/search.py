@@ -186,6 +186,7 @@ def evidence_search(
     mixed = np.zeros(n_series, dtype=bool)
     runner_up = np.full(n_series, -1, dtype=np.int64)
     penalty = evidence.PENALTY_SCALE * evidence.penalty(n_coef, n_points)
+    without_constant = np.concatenate([np.full(h.shape[0], not c) for h, c, _, _ in stacks])
     dof = np.maximum(n_points - n_coef, 1)
     chunk = max(1, regression.CHUNK_ELEMENTS // max(1, total * n_points))
     for start in range(0, n_series, chunk):
@@ -197,6 +198,8 @@ def evidence_search(
         magnitude = evidence.magnitudes(y)
         rss = np.matmul(T, (1.0 / (magnitude * magnitude))[:, :, None])[:, :, 0]
         rss = np.where(solvable[None, :] & np.isfinite(rss), rss, np.inf)
+        # A falling term without a constant only where the data clearly fall (counts divided among ranks).
+        rss = np.where(without_constant[None, :] & (trend[start : start + chunk] >= 0)[:, None], np.inf, rss)
         del T
         # Stage 2, the most likely hypotheses (and the constant, always plausible): the full judgement.
         with np.errstate(all="ignore"):

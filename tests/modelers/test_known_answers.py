@@ -79,14 +79,14 @@ EXTRAP_IS_RIGHT = {
     ("two_parameter_7.txt", "flat", "time"): (42.0, []),
 }
 
-# Deliberate difference: where the repetitions explain Extra-P's small constant, the evidence criterion
-# leaves it out (one coefficient fewer, same fit within noise); the term is Extra-P's, its coefficient
-# the relative least-squares fit without a constant.
-WITHOUT_CONSTANT = {
-    ("one_parameter_1.txt", "compute", "time"): 0.2013538792921514,
-    ("one_parameter_3.txt", "compute", "flops"): 0.20122453090343723,
-    ("one_parameter_6.txt", "met2", "time"): 1.0000224959505011e-06,
-    ("one_parameter_6.txt", "met4", "time"): 1.0000003398434696,
+# Deliberate difference: on noisy data the coefficients are relative least squares (weights 1/|y|, right
+# for noise proportional to the value), Extra-P's are plain least squares; same terms, predictions within
+# 3 % at the measured points and 4x beyond (ours the closer to the data there).  Exact data give Extra-P's coefficients.
+NOISY = {
+    ("one_parameter_1.txt", "compute", "time"),
+    ("one_parameter_3.txt", "compute", "flops"),
+    ("one_parameter_6.txt", "met2", "time"),
+    ("one_parameter_6.txt", "met4", "time"),
 }
 
 
@@ -98,12 +98,13 @@ def test_extrap_text_files_give_extrap_s_model_where_it_is_right(shared_data, ke
     model = models.get(callpath, metric)
     expected = {frozenset((n, float(i), float(j)) for n, (i, j) in t.items()) for t, _ in terms}
     assert factors(model) == expected
-    if key in WITHOUT_CONSTANT:
-        assert model.constant == 0.0
-        assert model.terms[0].coefficient == pytest.approx(WITHOUT_CONSTANT[key], rel=1e-6)
-        top = max(p[0] for p in models.experiment.coordinates.tolist())
-        extrap = constant + terms[0][1] * (4 * top) ** 2
-        assert model.predict([4 * top]) == pytest.approx(extrap, rel=0.01)  # the same prediction beyond
+    if key in NOISY:
+        X = np.asarray(models.experiment.coordinates, dtype=float)
+        X = np.vstack([X, 4 * X.max(axis=0, keepdims=True)])
+        theirs = extrap_plugins.Model(callpath, metric, model.parameters, constant, tuple(
+            extrap_plugins.models.Term(c, {n: extrap_plugins.models.Factor(*map(float, e)) for n, e in f.items()})
+            for f, c in terms))
+        np.testing.assert_allclose(model.predict(X), theirs.predict(X), rtol=0.03)
         return
     assert model.constant == pytest.approx(constant, rel=1e-6, abs=1e-9)
     for (term_factors, coefficient) in terms:
