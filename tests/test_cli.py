@@ -73,7 +73,7 @@ def test_model_writes_json_to_a_file(numbers_reader, tmp_path, capsys):
 @pytest.mark.parametrize("args, message", [
     (["model", "missing.nums"], "missing.nums: no such file or folder"),
     (["model", "{nums}", "--option", "terms"], "--option 'terms': expected KEY=VALUE"),
-    (["model", "{nums}", "--modeler", "magic"], "unknown modeler 'magic'; the modelers are: default, exhaustive, golden, segmented"),
+    (["model", "{nums}", "--modeler", "magic"], "unknown modeler 'magic'; the modelers are: default, exhaustive, golden, refining, segmented"),
     (["model", "{nums}", "--export", "pdf"], "unknown exporter 'pdf'; the exporters are: csv, extrap-jsonl, html, json, plot, text"),
     (["model", "{nums}", "--metric", "bytes"], "{nums}: no metric 'bytes'; the metrics are time"),
     (["model", "{nums}", "--option", "terms=2"], "modeler 'default' has no option 'terms'; its options are: "

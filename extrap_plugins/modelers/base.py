@@ -83,6 +83,7 @@ class Result:
     terms: np.ndarray  # (n_series, n_slots, n_params) block index or -1
     coefficients: np.ndarray  # (n_series, n_slots + 1)
     n_terms: np.ndarray  # (n_series,)
+    spread: np.ndarray | None = None  # (n_series, len(evidence.REFERENCE)): model-choice spread, log scale
 
 
 
@@ -301,7 +302,19 @@ class PMNFModeler:
             result = self._multi(X, Y, (V, counts), active, usable, config, notes, names)
         constant, predicted = self._finish(result, X, Y, config)
         figures = quality_figures(Y, predicted, result.n_terms)
+        slots = result.coefficients.shape[1] - 1
+        if slots >= 2:
+            used = np.arange(slots)[None, :] < result.n_terms[:, None]
+            c = result.coefficients[:, 1:]
+            mixed = np.any(used & (c > 0), axis=1) & np.any(used & (c < 0), axis=1)
+            for s in np.flatnonzero(mixed & ~all_zero):
+                per_series[s].append(
+                    "terms of opposite sign: they cancel where measured and the data demand them, but the "
+                    "extrapolation depends on which one wins beyond the measurements"
+                )
         return self._build(keys, names, result, constant, figures, n_points, config, notes, per_series)
+
+    # (the spread of the hypotheses' predictions travels with each model: Model.choice_spread)
 
     def _build(self, keys, names, result: Result, constant, figures, n_points, config, notes, per_series) -> list[Model]:
         """Model objects; the Python loop over series is kept to object creation only."""
@@ -323,6 +336,9 @@ class PMNFModeler:
         n_terms = result.n_terms.tolist()
         qualities = zip(figures["rss"].tolist(), figures["ar2"].tolist(), figures["smape"].tolist(), figures["re"].tolist())
         common = tuple(notes)
+        spreads = [()] * len(keys)
+        if result.spread is not None:
+            spreads = [tuple(row) for row in np.where(np.isfinite(result.spread), result.spread, np.nan).tolist()]
         models = []
         for s, ((callpath, metric), quality) in enumerate(zip(keys, qualities)):
             model_terms = tuple(
@@ -339,6 +355,7 @@ class PMNFModeler:
                     points=int(n_points),
                     modeler=self.name,
                     warnings=common + tuple(per_series[s]) if per_series[s] else common,
+                    choice_spread=spreads[s],
                 )
             )
         return models
@@ -515,11 +532,11 @@ def _from_single(single: SingleFit, l: int, n_params: int) -> Result:
     n_series, slots = single.blocks.shape
     terms = np.full((n_series, slots, n_params), -1, dtype=np.int64)
     terms[:, :, l] = single.blocks
-    return Result(terms, single.coefficients, single.n_terms)
+    return Result(terms, single.coefficients, single.n_terms, single.spread)
 
 
 def _from_multi(fit: MultiFit, active: list[int], n_params: int) -> Result:
     n_series, slots, _ = fit.terms.shape
     terms = np.full((n_series, slots, n_params), -1, dtype=np.int64)
     terms[:, :, active] = fit.terms
-    return Result(terms, fit.coefficients, fit.n_terms)
+    return Result(terms, fit.coefficients, fit.n_terms, fit.spread)
