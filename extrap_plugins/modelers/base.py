@@ -397,6 +397,13 @@ class PMNFModeler:
             X[:, active], Y, singles, config.blocks, max_terms, config.criterion, config.improvement, noise,
             weighted=config.weighting == "relative", selection=config.selection,
         )
+        if fit.spread is not None:
+            # The choice of each parameter's terms adds to the choice of their combination.
+            total = fit.spread**2
+            for single in singles:
+                if single.spread is not None:
+                    total = total + np.where(np.isfinite(single.spread), single.spread, 0.0) ** 2
+            fit.spread = np.sqrt(total)
         return _from_multi(fit, active, n_params)
 
     def _finish(self, result: Result, X, Y, config: Config):

@@ -73,6 +73,12 @@ SMALL_SAMPLE = 1.0
 PENALTY_SCALE = 2.0
 """Multiple of AICc's complexity cost: extrapolation punishes a superfluous term more than fitting does."""
 
+TEMPER = 10.0
+"""The spread's weights are the likelihood to the power ``1 / TEMPER`` ("tempered" or "safe" Bayesian
+weights for misspecified models): with 5 to 9 points and a variance estimate of few degrees of
+freedom, Akaike weights are overconfident.  Measured on the robustness benchmark (one parameter,
+pooled, 4x): 95 % intervals covered the truth 73-79 % untempered, 83-89 % at 6, 85-90 % at 10."""
+
 TREND = 0.02
 """Smallest relative change from the smallest to the largest parameter value taken as a trend."""
 
@@ -86,8 +92,9 @@ class Judgement:
     index : ndarray of int, shape (n_series,)
         Position of the chosen hypothesis in the concatenated stacks.
     spread : ndarray, shape (n_series, len(REFERENCE))
-        Weighted standard deviation of log predictions at the reference
-        multiples (NaN where the data are not all positive).
+        Weighted root-mean-square deviation of the hypotheses' log predictions
+        from the chosen one's at the reference multiples (NaN where the data
+        are not all positive).
     mixed : ndarray of bool, shape (n_series,)
         The chosen hypothesis has terms of opposite sign.
     """
@@ -242,8 +249,14 @@ def judge(y: np.ndarray, rss: np.ndarray, n_coef: np.ndarray, fitted_min: np.nda
         total = weight.sum(axis=1)
         lp = np.where(weight[:, :, None] > 0, log_prediction, 0.0)
         mean = np.einsum("sh,shr->sr", weight, lp) / total[:, None]
-        second = np.einsum("sh,shr->sr", weight, lp * lp) / total[:, None]
-        spread = np.sqrt(np.maximum(second - mean * mean, 0.0))
+        # The spread with tempered weights (likelihood to the power 1 / TEMPER).
+        broad = np.where(np.isfinite(delta), np.exp(-0.5 * np.minimum(delta, 1400.0) / TEMPER), 0.0)
+        broad = np.where(np.isfinite(log_prediction).all(axis=2), broad, 0.0)
+        lpb = np.where(broad[:, :, None] > 0, log_prediction, 0.0)
+        total_b = np.maximum(broad.sum(axis=1), 1e-300)
+        mean_b = np.einsum("sh,shr->sr", broad, lpb) / total_b[:, None]
+        second = np.einsum("sh,shr->sr", broad, lpb * lpb) / total_b[:, None]
+        spread = np.sqrt(np.maximum(second - mean_b * mean_b, 0.0))
         target = log_prediction[:, :, CONSENSUS_AT]
         distance = np.abs(target - mean[:, CONSENSUS_AT][:, None])
         candidate = delta <= SUPPORT
@@ -251,6 +264,10 @@ def judge(y: np.ndarray, rss: np.ndarray, n_coef: np.ndarray, fitted_min: np.nda
         fallback = np.argmin(ic, axis=1)
         use = positive & np.isfinite(distance[np.arange(n_s), consensus])
         index = np.where(use, consensus, fallback)
+        # The spread about the chosen hypothesis (not about the mean): it includes the choice's own offset.
+        chosen = log_prediction[np.arange(n_s), index]  # (n_s, n_ref)
+        offset = np.where(np.isfinite(chosen), chosen - mean_b, 0.0)
+        spread = np.sqrt(spread * spread + offset * offset)
     spread = np.where(positive[:, None], spread, np.nan)
     return Judgement(index=index, spread=spread, mixed=mixed[np.arange(n_s), index])
 

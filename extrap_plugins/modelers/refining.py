@@ -101,7 +101,8 @@ class RefiningModeler(PMNFModeler):
                 near |= (a == 0) & (np.abs(b - cb) <= COARSE + 1e-9)
             part = None if noise is None else regression.Noise(noise.variance[members], noise.dof[members])
             local = evidence_search(x, Y[members], blocks, usable & near, 1, part)
-            for name in ("blocks", "coefficients", "n_terms", "score", "runner_up", "spread", "mixed"):
+            # The spread stays the first pass's: it is about the choice among all slices.
+            for name in ("blocks", "coefficients", "n_terms", "score", "runner_up", "mixed"):
                 getattr(fit, name)[members] = getattr(local, name)
         if config.max_terms > 1:  # keep the SingleFit layout of max_terms slots
             pad = config.max_terms - 1
