@@ -79,6 +79,10 @@ weights for misspecified models): with 5 to 9 points and a variance estimate of 
 freedom, Akaike weights are overconfident.  Measured on the robustness benchmark (one parameter,
 pooled, 4x): 95 % intervals covered the truth 73-79 % untempered, 83-89 % at 6, 85-90 % at 10."""
 
+OWN_VARIANCE = 0.25
+"""Where the repetitions tell the noise, each point's variance is this share its own estimate and the
+rest the series' pooled one (a point's own estimate from 2 to 5 repetitions is itself noisy)."""
+
 TREND = 0.02
 """Smallest relative change from the smallest to the largest parameter value taken as a trend."""
 
@@ -107,14 +111,15 @@ class Judgement:
 def penalty(n_coef: np.ndarray, n_points: int) -> np.ndarray:
     """AICc complexity cost of hypotheses with ``n_coef`` coefficients at ``n_points`` points (inf if too many).
 
-    >>> penalty(np.array([1, 2, 3]), 5).round(2).tolist()
-    [3.33, 10.0, 30.0]
+    >>> penalty(np.array([1, 2, 3, 4, 5]), 5).round(2).tolist()
+    [3.33, 10.0, 30.0, 88.0, inf]
     """
     q = np.asarray(n_coef, dtype=np.float64)
-    gap = n_points - q - 1.0
-    with np.errstate(divide="ignore"):
-        small = SMALL_SAMPLE * 2.0 * q * (q + 1.0) / np.where(gap > 0, gap, 1.0)
-        return np.where(gap > 0, 2.0 * q + small, np.inf)
+    # AICc's correction divides by n - q - 1; with one point to spare (n = q + 1) it is undefined and
+    # taken at a gap of 1/2 (a line through 3 exact points is still a line); no point to spare: never.
+    gap = np.where(n_points - q - 1.0 > 0, n_points - q - 1.0, 0.5)
+    small = SMALL_SAMPLE * 2.0 * q * (q + 1.0) / gap
+    return np.where(n_points - q > 0, 2.0 * q + small, np.inf)
 
 
 def operators(Q: np.ndarray, R: np.ndarray, scale: np.ndarray, valid: np.ndarray, reference: np.ndarray,
@@ -257,8 +262,8 @@ def judge(y: np.ndarray, rss: np.ndarray, n_coef: np.ndarray, fitted_min: np.nda
         mean_b = np.einsum("sh,shr->sr", broad, lpb) / total_b[:, None]
         second = np.einsum("sh,shr->sr", broad, lpb * lpb) / total_b[:, None]
         spread = np.sqrt(np.maximum(second - mean_b * mean_b, 0.0))
-        target = log_prediction[:, :, CONSENSUS_AT]
-        distance = np.abs(target - mean[:, CONSENSUS_AT][:, None])
+        target = log_prediction[:, :, int(CONSENSUS_AT)]
+        distance = np.abs(target - mean[:, int(CONSENSUS_AT)][:, None])
         candidate = delta <= SUPPORT
         consensus = np.argmin(np.where(candidate & np.isfinite(distance), distance, np.inf), axis=1)
         fallback = np.argmin(ic, axis=1)

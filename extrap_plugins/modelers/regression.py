@@ -428,10 +428,13 @@ class Noise:
         ``var(mean of repetitions) / value^2``; NaN where unknown.
     dof : ndarray, shape (n_series,)
         Degrees of freedom of that estimate (repetitions minus one, summed).
+    points : ndarray, shape (n_series, n_points), optional
+        The relative variance of each point's value (NaN where unknown).
     """
 
     variance: np.ndarray
     dof: np.ndarray
+    points: np.ndarray | None = None
 
     @classmethod
     def estimate(cls, Y: np.ndarray, V: np.ndarray | None, counts: np.ndarray | None) -> "Noise":
@@ -448,7 +451,7 @@ class Noise:
             variance = np.nanmean(relative, axis=1)
         dof = np.sum(np.where(np.isfinite(relative), np.maximum(counts - 1, 0), 0), axis=1).astype(float)
         known = np.isfinite(variance) & (variance > 1e-24) & (dof > 0)
-        return cls(np.where(known, variance, np.nan), np.where(known, dof, 0.0))
+        return cls(np.where(known, variance, np.nan), np.where(known, dof, 0.0), relative)
 
 
 def explained_by_noise(

@@ -179,12 +179,16 @@ def evidence_search(
     hi = int(np.argmax(x))
     variance = np.full(n_series, np.nan) if noise is None else noise.variance
     trend = evidence.trend_of(x, Y, variance)
+    known_noise = np.isfinite(variance)
+    point_variance = np.full(Y.shape, np.nan) if noise is None or noise.points is None else noise.points
     residual_op, full_op, solvable = _evidence_operators(stacks, n_points, n_ref, max_terms)
     total = int(offsets[-1])
     index = np.zeros(n_series, dtype=np.int64)
     spread = np.full((n_series, n_ref), np.nan)
     mixed = np.zeros(n_series, dtype=bool)
     runner_up = np.full(n_series, -1, dtype=np.int64)
+    chosen_coefficients = np.zeros((n_series, max_terms + 1))
+    columns_ref = evaluate_blocks(np.max(x) * np.asarray(evidence.REFERENCE), blocks)
     penalty = evidence.PENALTY_SCALE * evidence.penalty(n_coef, n_points)
     without_constant = np.concatenate([np.full(h.shape[0], not c) for h, c, _, _ in stacks])
     dof = np.maximum(n_points - n_coef, 1)
@@ -196,14 +200,23 @@ def evidence_search(
         T = (y @ residual_op).reshape(n_c, total, n_points)
         np.square(T, out=T)
         magnitude = evidence.magnitudes(y)
-        rss = np.matmul(T, (1.0 / (magnitude * magnitude))[:, :, None])[:, :, 0]
+        weights = 1.0 / (magnitude * magnitude)
+        known = known_noise[start : start + chunk]
+        if known.any():
+            # Where the repetitions tell the noise: chi-square with each point's own variance
+            # (shrunk half-way to the pooled one), so a noisy point counts less.
+            pooled = variance[start : start + chunk, None]
+            own = point_variance[start : start + chunk]
+            shrunk = (1.0 - evidence.OWN_VARIANCE) * pooled + evidence.OWN_VARIANCE * np.where(np.isfinite(own), own, pooled)
+            weights = np.where(known[:, None], weights / np.maximum(shrunk, evidence.PRECISION), weights)
+        rss = np.matmul(T, weights[:, :, None])[:, :, 0]
         rss = np.where(solvable[None, :] & np.isfinite(rss), rss, np.inf)
         # A falling term without a constant only where the data clearly fall (counts divided among ranks).
         rss = np.where(without_constant[None, :] & (trend[start : start + chunk] >= 0)[:, None], np.inf, rss)
         del T
         # Stage 2, the most likely hypotheses (and the constant, always plausible): the full judgement.
         with np.errstate(all="ignore"):
-            v = np.fmax(variance[start : start + chunk], np.min(rss / dof, axis=1))
+            v = np.fmax(np.where(known, 1.0, np.nan), np.min(rss / dof, axis=1))
             v = np.maximum(np.where(np.isfinite(v), v, evidence.PRECISION), evidence.PRECISION)
             ic = rss / v[:, None] + penalty
         # Per stack, so that a few terms always compete with many (the best fits of many terms may all
@@ -217,15 +230,22 @@ def evidence_search(
             else:
                 picks.append(lo + np.argpartition(ic[:, lo:hi_], keep - 1, axis=1)[:, :keep])
         candidates = np.concatenate(picks, axis=1)
-        out = np.einsum("skrp,sp->skr", full_op[candidates], y)
-        fitted = out[:, :, :n_points]
-        predictions = out[:, :, n_points : n_points + n_ref]
-        terms = out[:, :, n_points + n_ref :]
-        mix = (np.max(terms, axis=2) > 0) & (np.min(terms, axis=2) < 0)
-        chosen_rss = np.take_along_axis(rss, candidates, axis=1)
-        judged = evidence.judge(y, chosen_rss, n_coef[candidates], fitted.min(axis=2), fitted[:, :, hi],
-                                predictions, mix, variance[start : start + chunk], trend[start : start + chunk])
+        # Stage 2: the candidates refitted by weighted least squares (each series its own weights:
+        # relative, or the noise of each point), so that they are judged by the fit they would get.
+        point_weights = np.sqrt(weights)  # (n_c, n_points)
+        parts = []
+        for s_index, (hypotheses, constant, _, _) in enumerate(stacks):
+            local = picks[s_index] - offsets[s_index]
+            parts.append(_weighted_candidates(columns, columns_ref, hypotheses[local], constant, y, point_weights,
+                                              hi, max_terms + 1))
+        chosen_rss, fitted_min, fitted_last, predictions, mix, coefficient_rows = (
+            np.concatenate(v, axis=1) for v in zip(*parts))
+        # What stage 1 ruled out (invalid, or without a constant where the data do not fall) stays out.
+        chosen_rss = np.where(np.isfinite(np.take_along_axis(rss, candidates, axis=1)), chosen_rss, np.inf)
+        judged = evidence.judge(y, chosen_rss, n_coef[candidates], fitted_min, fitted_last,
+                                predictions, mix, np.where(known, 1.0, np.nan), trend[start : start + chunk])
         index[start : start + chunk] = candidates[np.arange(n_c), judged.index]
+        chosen_coefficients[start : start + chunk] = coefficient_rows[np.arange(n_c), judged.index]
         spread[start : start + chunk] = judged.spread
         mixed[start : start + chunk] = judged.mixed
         if len(stacks) > 1:
@@ -254,12 +274,64 @@ def evidence_search(
         if k == 0:
             fit.coefficients[members, 0] = Y[members].mean(axis=1)
             continue
-        coefficients = relative_fit(columns, hypotheses[local], constant, Y[members])
-        if constant:
-            fit.coefficients[members, : k + 1] = coefficients
-        else:
-            fit.coefficients[members, 1 : k + 1] = coefficients
+        fit.coefficients[members] = chosen_coefficients[members]
     return fit
+
+
+def _weighted_candidates(columns, columns_ref, hypotheses, constant: bool, y, w, last: int, width: int):
+    """Weighted least squares of each series under each of its candidate hypotheses.
+
+    Parameters
+    ----------
+    columns : ndarray, shape (n_points, n_blocks)
+    columns_ref : ndarray, shape (n_ref, n_blocks)
+    hypotheses : ndarray of int, shape (n_s, K, k)
+    constant : bool
+    y, w : ndarray, shape (n_s, n_points)
+        Values and the square roots of their weights.
+    last : int
+        The point whose fitted value starts the extrapolation.
+
+    Returns
+    -------
+    rss (n_s, K), fitted_min (n_s, K), fitted_last (n_s, K), predictions (n_s, K, n_ref),
+    mixed (n_s, K), coefficients (n_s, K, width) with the constant first (0 without one), zero-padded.
+    """
+    n_s, K, k = hypotheses.shape
+    n_points = columns.shape[0]
+    A = columns[:, hypotheses].transpose(1, 2, 0, 3)  # (n_s, K, n_points, k)
+    A_ref = columns_ref[:, hypotheses].transpose(1, 2, 0, 3)
+    if constant:
+        A = np.concatenate([np.ones((n_s, K, n_points, 1)), A], axis=3)
+        A_ref = np.concatenate([np.ones(A_ref.shape[:3] + (1,)), A_ref], axis=3)
+    q = A.shape[3]
+    with np.errstate(all="ignore"):
+        Aw = A * w[:, None, :, None]
+        scale = np.max(np.abs(Aw), axis=2)  # (n_s, K, q)
+        scale = np.where(np.isfinite(scale) & (scale > 0), scale, 1.0)
+        As = Aw / scale[:, :, None, :]
+        G = np.einsum("skpa,skpb->skab", As, As)
+        b = np.einsum("skpa,sp->ska", As, y * w)
+        ok = np.all(np.isfinite(G), axis=(2, 3)) & np.all(np.isfinite(b), axis=2)
+        G = np.where(ok[:, :, None, None], G, np.eye(q))
+        b = np.where(ok[:, :, None], b, 0.0)
+        # A ridge at rounding level keeps near-singular systems solvable.
+        G = G + 1e-13 * np.eye(q) * np.trace(G, axis1=2, axis2=3)[:, :, None, None]
+        c = np.linalg.solve(G, b[..., None])[..., 0] / scale  # (n_s, K, q)
+        fitted = np.einsum("skpa,ska->skp", A, c)
+        residual = (y[:, None, :] - fitted) * w[:, None, :]
+        rss = np.einsum("skp,skp->sk", residual, residual)
+        predictions = np.einsum("skra,ska->skr", A_ref, c)
+    rss = np.where(ok & np.isfinite(rss), rss, np.inf)
+    terms = c[:, :, 1:] if constant else c
+    mixed = (np.max(terms, axis=2) > 0) & (np.min(terms, axis=2) < 0) if terms.shape[2] >= 2 else \
+        np.zeros((n_s, K), dtype=bool)
+    coefficients = np.zeros((n_s, K, width))
+    if constant:
+        coefficients[:, :, : q] = c
+    else:
+        coefficients[:, :, 1 : 1 + k] = c
+    return rss, fitted.min(axis=2), fitted[:, :, last], predictions, mixed, coefficients
 
 
 CANDIDATES = 36
