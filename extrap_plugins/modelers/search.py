@@ -191,6 +191,8 @@ def evidence_search(
     columns_ref = evaluate_blocks(np.max(x) * np.asarray(evidence.REFERENCE), blocks)
     penalty = evidence.PENALTY_SCALE * evidence.penalty(n_coef, n_points)
     without_constant = np.concatenate([np.full(h.shape[0], not c) for h, c, _, _ in stacks])
+    plain = exponent_complexity(np.abs(blocks))
+    cost = evidence.EXPONENT_PRIOR * np.concatenate([plain[h].sum(axis=1) for h, _, _, _ in stacks]).astype(float)
     dof = np.maximum(n_points - n_coef, 1)
     chunk = max(1, regression.CHUNK_ELEMENTS // max(1, total * n_points))
     for start in range(0, n_series, chunk):
@@ -218,7 +220,7 @@ def evidence_search(
         with np.errstate(all="ignore"):
             v = np.fmax(np.where(known, 1.0, np.nan), np.min(rss / dof, axis=1))
             v = np.maximum(np.where(np.isfinite(v), v, evidence.PRECISION), evidence.PRECISION)
-            ic = rss / v[:, None] + penalty
+            ic = rss / v[:, None] + penalty + cost
         # Per stack, so that a few terms always compete with many (the best fits of many terms may all
         # be implausible).
         picks = []
@@ -243,7 +245,8 @@ def evidence_search(
         # What stage 1 ruled out (invalid, or without a constant where the data do not fall) stays out.
         chosen_rss = np.where(np.isfinite(np.take_along_axis(rss, candidates, axis=1)), chosen_rss, np.inf)
         judged = evidence.judge(y, chosen_rss, n_coef[candidates], fitted_min, fitted_last,
-                                predictions, mix, np.where(known, 1.0, np.nan), trend[start : start + chunk])
+                                predictions, mix, np.where(known, 1.0, np.nan), trend[start : start + chunk],
+                                cost=cost[candidates])
         index[start : start + chunk] = candidates[np.arange(n_c), judged.index]
         chosen_coefficients[start : start + chunk] = coefficient_rows[np.arange(n_c), judged.index]
         spread[start : start + chunk] = judged.spread
