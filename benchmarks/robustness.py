@@ -498,9 +498,9 @@ def print_diagnosis(rows, ours, extrap, misses):
 # ---------------------------------------------------------------- real data
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--samples", type=int, default=400, help="functions per scenario row for ours (default 400)")
-    parser.add_argument("--extrap-samples", type=int, default=80,
-                        help="functions per row for Extra-P, the first of ours (default 80; ~0.1-0.5 s per model)")
+    parser.add_argument("--samples", type=int, default=200, help="functions per scenario row for ours (default 200)")
+    parser.add_argument("--extrap-samples", type=int, default=40,
+                        help="functions per row for Extra-P, the first of ours (default 40; ~0.1-0.5 s per model)")
     parser.add_argument("--scenarios", default="", help="comma-separated rows like 1p-inside-10,2p-falling-20"
                         " (default: 1p, 2p x inside, outside, falling x noise 0, 2, 5, 10, 20, 40)")
     parser.add_argument("--modelers", default="default,golden,refining",
