@@ -49,7 +49,7 @@ def quality_figures(Y: np.ndarray, Y_hat: np.ndarray, n_terms) -> dict[str, np.n
         negligible = np.abs(residual) <= 1e-12 * scale
         smape_terms = np.where((denominator > 0) & ~negligible, 2.0 * np.abs(residual) / denominator, 0.0)
         smape = 100.0 * smape_terms.mean(axis=1)
-        re_terms = np.where(Y != 0, np.abs(residual) / np.abs(Y), np.where(negligible, 0.0, np.inf))
+        re_terms = np.where(negligible, 0.0, np.where(Y != 0, np.abs(residual) / np.abs(Y), np.inf))
         re = 100.0 * re_terms.mean(axis=1)
     return {"rss": rss, "ar2": ar2, "smape": smape, "re": re}
 

@@ -9,9 +9,11 @@ the search space") searches the exponents on continuous *slices* instead:
 * ``log2(x)^b`` (``a`` = 0) with ``b`` refined (from -3 to 3).
 
 Extra-P refines each slice sequentially by mediants of fractions around the
-best exponent, one series at a time.  Here the slices are laid out at the
-resolution that refinement reaches (steps of :data:`STEP`) and every point of
-every slice is fitted to every series at once -- one QR per exponent shared
+best exponent, one series at a time.  Here every slice is first searched at
+steps of :data:`COARSE`; then the neighbourhood (one coarse step either side)
+of each slice's best exponent is searched at steps of :data:`STEP` (the
+resolution that mediant refinement reaches), every candidate fitted to every
+series with the same coarse bests at once -- one QR per exponent shared
 by the whole group, the same batched machinery as ``default``
 (:func:`~extrap_plugins.modelers.search.evidence_search`) -- so the answer
 is the refinement's limit without its sequential steps, and a hypothesis is
@@ -88,18 +90,32 @@ class RefiningModeler(PMNFModeler):
     def _single(self, x, Y, noise, blocks, usable, config: Config) -> SingleFit:
         a, b = blocks[:, 0], blocks[:, 1]
         coarse = (_on_grid(a, COARSE) & (b == np.round(b))) | ((a == 0) & _on_grid(b, COARSE))
+        slices = [(b == j) & (a != 0) for j in (0.0, 1.0, 2.0)] + [a == 0]
         fit = evidence_search(x, Y, blocks, usable & coarse, 1, noise)
-        # Second pass: the neighbourhood of each first choice on its slice, all series with that choice at once.
-        chosen = np.where(fit.n_terms > 0, fit.blocks[:, 0], -1)
-        for block in np.unique(chosen[chosen >= 0]):
-            members = np.flatnonzero(chosen == block)
-            ca, cb = blocks[block]
+        # The best coarse exponent of every slice (as Extra-P refines every slice) ...
+        best = np.full((Y.shape[0], len(slices)), -1, dtype=np.int64)
+        for k, members in enumerate(slices):
+            if (usable & coarse & members).any():
+                part = evidence_search(x, Y, blocks, usable & coarse & members, 1, noise)
+                best[:, k] = np.where(part.n_terms > 0, part.blocks[:, 0], -1)
+        # ... and the neighbourhood of each, at the fine step, judged together: all series with the same
+        # coarse bests at once.
+        rows, group_of = np.unique(best, axis=0, return_inverse=True)
+        for g, row in enumerate(rows):
+            members = np.flatnonzero(group_of.reshape(-1) == g)
             near = np.zeros(blocks.shape[0], dtype=bool)
-            if cb == np.round(cb) and cb >= 0:  # a refined at this b
-                near |= (b == cb) & (np.abs(a - ca) <= COARSE + 1e-9)
-            if ca == 0:  # b refined at a = 0
-                near |= (a == 0) & (np.abs(b - cb) <= COARSE + 1e-9)
-            part = None if noise is None else regression.Noise(noise.variance[members], noise.dof[members])
+            for k, block in enumerate(row):
+                if block < 0:
+                    continue
+                ca, cb = blocks[block]
+                if k < 3:
+                    near |= slices[k] & (np.abs(a - ca) <= COARSE + 1e-9)
+                else:
+                    near |= slices[k] & (np.abs(b - cb) <= COARSE + 1e-9)
+            if not near.any():
+                continue
+            part = None if noise is None else regression.Noise(
+                noise.variance[members], noise.dof[members], None if noise.points is None else noise.points[members])
             local = evidence_search(x, Y[members], blocks, usable & near, 1, part)
             # The spread stays the first pass's: it is about the choice among all slices.
             for name in ("blocks", "coefficients", "n_terms", "score", "runner_up", "mixed"):
