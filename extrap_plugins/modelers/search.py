@@ -194,12 +194,19 @@ def evidence_search(
     plain = exponent_complexity(np.abs(blocks))
     cost = evidence.EXPONENT_PRIOR * np.concatenate([plain[h].sum(axis=1) for h, _, _, _ in stacks]).astype(float)
     dof = np.maximum(n_points - n_coef, 1)
-    chunk = max(1, regression.CHUNK_ELEMENTS // max(1, total * n_points))
+    # Stage 1 covers the stacks of at most one term; hypotheses of several terms are the pairs (triples...)
+    # of each series' most likely single terms (as the hierarchical search combines the best terms).
+    single = int(offsets[min(len(stacks), 3)]) if len(stacks) > 1 else int(offsets[-1])
+    multi = [s_index for s_index, (h, _, _, _) in enumerate(stacks) if h.shape[1] >= 2]
+    residual_op = residual_op[:, : single * n_points] if multi else residual_op
+    lookup = {s_index: _combination_lookup(stacks[s_index][0], blocks.shape[0]) for s_index in multi}
+    projections = {s_index: _projection_operator(stacks[s_index][2]) for s_index in multi}
+    chunk = max(1, EVIDENCE_CHUNK // max(1, single * n_points))
     for start in range(0, n_series, chunk):
         y = Y[start : start + chunk]
         n_c = y.shape[0]
         # Stage 1, every hypothesis: relative residual sums of squares (one GEMM, one batched mat-vec).
-        T = (y @ residual_op).reshape(n_c, total, n_points)
+        T = (y @ residual_op).reshape(n_c, -1, n_points)
         np.square(T, out=T)
         magnitude = evidence.magnitudes(y)
         weights = 1.0 / (magnitude * magnitude)
@@ -212,25 +219,50 @@ def evidence_search(
             shrunk = (1.0 - evidence.OWN_VARIANCE) * pooled + evidence.OWN_VARIANCE * np.where(np.isfinite(own), own, pooled)
             weights = np.where(known[:, None], weights / np.maximum(shrunk, evidence.PRECISION), weights)
         rss = np.matmul(T, weights[:, :, None])[:, :, 0]
-        rss = np.where(solvable[None, :] & np.isfinite(rss), rss, np.inf)
+        width = rss.shape[1]
+        rss = np.where(solvable[None, :width] & np.isfinite(rss), rss, np.inf)
         # A falling term without a constant only where the data clearly fall (counts divided among ranks).
-        rss = np.where(without_constant[None, :] & (trend[start : start + chunk] >= 0)[:, None], np.inf, rss)
+        rss = np.where(without_constant[None, :width] & (trend[start : start + chunk] >= 0)[:, None], np.inf, rss)
         del T
         # Stage 2, the most likely hypotheses (and the constant, always plausible): the full judgement.
         with np.errstate(all="ignore"):
-            v = np.fmax(np.where(known, 1.0, np.nan), np.min(rss / dof, axis=1))
+            v = np.fmax(np.where(known, 1.0, np.nan), np.min(rss / dof[:width], axis=1))
             v = np.maximum(np.where(np.isfinite(v), v, evidence.PRECISION), evidence.PRECISION)
-            ic = rss / v[:, None] + penalty + cost
+            ic = rss / v[:, None] + penalty[:width] + cost[:width]
         # Per stack, so that a few terms always compete with many (the best fits of many terms may all
         # be implausible).
-        picks = []
-        for lo, hi_ in zip(offsets[:-1], offsets[1:]):
+        picks, allowed = [], []
+        for s_index, (lo, hi_) in enumerate(zip(offsets[:-1], offsets[1:])):
             size = int(hi_ - lo)
-            keep = min(size, CANDIDATES if hi_ == offsets[-1] else CANDIDATES // 3)
+            if s_index in lookup:
+                # (a) combinations of the series' best single terms (relative fits) ...
+                local, ok = _combinations_of_best(ic[:, offsets[1] : offsets[2]], stacks[1][0], lookup[s_index],
+                                                  stacks[s_index][0].shape[1])
+                # ... and (b) the best plain least-squares fits of the whole stack (||y||^2 - ||Q^T y||^2, one
+                # GEMM with the shared Q): an exact fit of several terms is always among them.
+                Q = projections[s_index]
+                energy = np.einsum("sp,sp->s", y, y)[:, None]
+                captured = (y @ Q).reshape(n_c, size, -1)
+                np.square(captured, out=captured)
+                plain = energy - captured[:, :, 0]
+                for column in range(1, captured.shape[2]):  # faster than a reduction over a short axis
+                    plain -= captured[:, :, column]
+                plain = np.where(solvable[lo:hi_][None, :], plain, np.inf)
+                keep = min(size, CANDIDATES)
+                best_plain = np.argpartition(plain, keep - 1, axis=1)[:, :keep] if keep < size else \
+                    np.broadcast_to(np.arange(size), (n_c, size))
+                local = np.concatenate([local, best_plain], axis=1)
+                ok = np.concatenate([ok, np.isfinite(np.take_along_axis(plain, best_plain, axis=1))], axis=1)
+                picks.append(lo + local)
+                allowed.append(ok & solvable[lo + local])
+                continue
+            keep = min(size, CANDIDATES)
             if keep == size:
-                picks.append(np.broadcast_to(np.arange(lo, hi_), (n_c, size)))
+                pick = np.broadcast_to(np.arange(lo, hi_), (n_c, size))
             else:
-                picks.append(lo + np.argpartition(ic[:, lo:hi_], keep - 1, axis=1)[:, :keep])
+                pick = lo + np.argpartition(ic[:, lo:hi_], keep - 1, axis=1)[:, :keep]
+            picks.append(pick)
+            allowed.append(np.isfinite(np.take_along_axis(rss, pick, axis=1)))
         candidates = np.concatenate(picks, axis=1)
         # Stage 2: the candidates refitted by weighted least squares (each series its own weights:
         # relative, or the noise of each point), so that they are judged by the fit they would get.
@@ -243,7 +275,7 @@ def evidence_search(
         chosen_rss, fitted_min, fitted_last, predictions, mix, coefficient_rows = (
             np.concatenate(v, axis=1) for v in zip(*parts))
         # What stage 1 ruled out (invalid, or without a constant where the data do not fall) stays out.
-        chosen_rss = np.where(np.isfinite(np.take_along_axis(rss, candidates, axis=1)), chosen_rss, np.inf)
+        chosen_rss = np.where(np.concatenate(allowed, axis=1), chosen_rss, np.inf)
         judged = evidence.judge(y, chosen_rss, n_coef[candidates], fitted_min, fitted_last,
                                 predictions, mix, np.where(known, 1.0, np.nan), trend[start : start + chunk],
                                 cost=cost[candidates])
@@ -337,9 +369,70 @@ def _weighted_candidates(columns, columns_ref, hypotheses, constant: bool, y, w,
     return rss, fitted.min(axis=2), fitted[:, :, last], predictions, mixed, coefficients
 
 
-CANDIDATES = 36
-"""Hypotheses of the largest stack per series that get the full judgement (the most likely by the
-information criterion); a third as many of each smaller stack, all of the constant's."""
+STRONG_SCALING_PARTNERS = ((-0.5, 0.0), (-2.0 / 3.0, 0.0), (-1.0, 0.0), (-2.0, 0.0), (0.0, -1.0))
+"""The falling factors that share a hypothesis with another term (``a / p + b log2(p)``: work divided
+among ranks plus communication); other falling factors stand alone (with the constant)."""
+
+
+def _sensible_combinations(blocks: np.ndarray, hypotheses: np.ndarray) -> np.ndarray:
+    """Which hypotheses of several terms to keep: every falling factor in them one of
+    :data:`STRONG_SCALING_PARTNERS` (a bool mask over the rows of ``hypotheses``)."""
+    i, j = blocks[hypotheses, 0], blocks[hypotheses, 1]
+    falling = (i < 0) | ((i == 0) & (j < 0))
+    partner = np.zeros(hypotheses.shape, dtype=bool)
+    for a, b in STRONG_SCALING_PARTNERS:
+        partner |= np.isclose(i, a) & (j == b)
+    return np.all(~falling | partner, axis=1)
+
+
+EVIDENCE_CHUNK = 1 << 20
+"""Work arrays of the evidence search are cut into pieces of about this many float64 values (8 MB: they
+stay in the cache; measured faster than 32 MB pieces)."""
+
+CANDIDATES = 12
+"""One-term hypotheses (with, and without, a constant) per series that get the full judgement: the
+most likely by the information criterion of the shared fits."""
+
+BEST_SINGLES = 5
+"""Hypotheses of several terms judged per series: every combination of its this many most likely
+single terms (10 pairs), besides the :data:`CANDIDATES` best plain least-squares fits of the stack."""
+
+
+def _projection_operator(f: regression.Factorization) -> np.ndarray:
+    """``Q`` of a stack laid out for one GEMM: shape (n_points, n_hyp * n_coef), zero where invalid."""
+    Q = np.where(f.solvable[:, None, None], f.Q, 0.0)
+    Q = np.where(np.isfinite(Q), Q, 0.0)
+    return np.ascontiguousarray(Q.transpose(1, 0, 2).reshape(Q.shape[1], -1))
+
+
+def _combination_lookup(hypotheses: np.ndarray, n_blocks: int):
+    """Position of each hypothesis of a stack by its blocks: a dense table for pairs, a dict beyond."""
+    if hypotheses.shape[1] == 2:
+        table = np.full((n_blocks, n_blocks), -1, dtype=np.int64)
+        table[hypotheses[:, 0], hypotheses[:, 1]] = np.arange(hypotheses.shape[0])
+        return table
+    return {tuple(row): position for position, row in enumerate(hypotheses.tolist())}
+
+
+def _combinations_of_best(ic_single: np.ndarray, singles: np.ndarray, lookup: dict, k: int):
+    """Every ``k``-combination of each series' :data:`BEST_SINGLES` most likely single blocks.
+
+    Returns positions in the ``k``-term stack (n_s, C(M, k)) and whether each exists there (combinations
+    left out of the stack, see :func:`_sensible_combinations`, do not).
+    """
+    n_s, size = ic_single.shape
+    m = min(BEST_SINGLES, size)
+    order = np.argsort(ic_single, axis=1)[:, :m]
+    best = singles[order, 0]  # (n_s, m) block ids
+    rows = combinations(m, k)  # (n_comb, k)
+    chosen = np.sort(best[:, rows], axis=2)  # (n_s, n_comb, k)
+    if isinstance(lookup, np.ndarray):
+        found = lookup[chosen[:, :, 0], chosen[:, :, 1]]
+    else:
+        flat = chosen.reshape(-1, k).tolist()
+        found = np.fromiter((lookup.get(tuple(r), -1) for r in flat), dtype=np.int64, count=len(flat))
+        found = found.reshape(n_s, rows.shape[0])
+    return np.maximum(found, 0), found >= 0
 
 
 def _evidence_operators(stacks, n_points: int, n_ref: int, max_terms: int):
@@ -389,6 +482,8 @@ def _evidence_stacks(x_bytes: bytes, blocks_bytes: bytes, usable_bytes: bytes, m
         variants = (True, False) if (k == 1 and no_constant) else (True,)
         for constant in variants:
             hypotheses = usable_ids[combinations(usable_ids.size, k)]
+            if k >= 2:
+                hypotheses = hypotheses[_sensible_combinations(blocks, hypotheses)]
             if not constant:  # only falling terms go without a constant (counts divided among ranks)
                 falling = (blocks[hypotheses[:, 0], 0] < 0) | ((blocks[hypotheses[:, 0], 0] == 0) & (blocks[hypotheses[:, 0], 1] < 0))
                 hypotheses = hypotheses[falling]
