@@ -4,8 +4,15 @@ Both searches take the values of one parameter ``x`` (shape (n_points,)) and
 the series ``Y`` (shape (n_series, n_points)) measured there, and return a
 :class:`SingleFit`: for each series the chosen blocks and coefficients.
 
-* :func:`full_search` scores every hypothesis of up to ``max_terms`` terms;
-  per number of terms one stack of QR factorisations serves the whole group.
+* :func:`evidence_search` (the default) judges hypotheses by
+  :mod:`~extrap_plugins.modelers.evidence`: one stack of QR factorisations per
+  number of terms serves the whole group (cached per point set); the shared
+  fits rank the constant and the single terms of every series (one GEMM), the
+  pairs of each series' best single terms and the best plain fits of the pair
+  stack join them, and those ~50 candidates are refitted per series by
+  weighted least squares (batched normal equations) and judged.
+* :func:`full_search` (``selection=cv``) scores every hypothesis of up to
+  ``max_terms`` terms by leave-one-out cross-validation.
 * :func:`golden_search` is seed 000's modified golden-section search: the
   one-term hypotheses sorted by their slope at the largest ``x``, searched
   for the minimum error in logarithmically many steps, all series in
