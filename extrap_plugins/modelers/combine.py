@@ -236,8 +236,12 @@ def _judge_shape(fit, members, X, Y, weights, noise, set_of, set_blocks, columns
     n_params = X.shape[1]
     columns_ref = [evaluate_blocks(reference[:, l], blocks) for l in range(n_params)]
     n_ref = reference.shape[0]
-    n_coef = np.concatenate([np.full(h.shape[0], h.shape[1] + 1) for h in hypotheses])
-    offsets = np.cumsum([0] + [h.shape[0] for h in hypotheses])
+    # Every hypothesis with a constant, and those of at least one term also without one (counts divided
+    # among ranks: 150 n / p) where some term falls.
+    variants = [(k, True) for k in range(len(hypotheses))] + [(k, False) for k in range(1, len(hypotheses))]
+    variants = [(k, c) for k, c in variants if hypotheses[k].shape[0]]
+    n_coef = np.concatenate([np.full(hypotheses[k].shape[0], k + int(c)) for k, c in variants])
+    offsets = np.cumsum([0] + [hypotheses[k].shape[0] for k, _ in variants])
     total = int(offsets[-1])
     if weights is None:
         weights = np.ones((n_members, n_points))
@@ -251,6 +255,7 @@ def _judge_shape(fit, members, X, Y, weights, noise, set_of, set_blocks, columns
         trend = evidence.trend_of(corners, Y[:, [int(low[0]), int(high[0])]], variance)
     else:
         trend = np.zeros(n_members, dtype=np.int64)
+    falling_block = (blocks[:, 0] < 0) | ((blocks[:, 0] == 0) & (blocks[:, 1] < 0))
     width = max(h.shape[1] for h in hypotheses) + 1
     chunk = max(1, regression.CHUNK_ELEMENTS // max(1, total * n_points * width * 2))
     chosen = np.zeros(n_members, dtype=np.int64)
@@ -258,39 +263,56 @@ def _judge_shape(fit, members, X, Y, weights, noise, set_of, set_blocks, columns
         who = np.arange(start, min(n_members, start + chunk))
         values = product_values(columns, [b[set_of[who]] for b in set_blocks], products)
         values_ref = product_values(columns_ref, [b[set_of[who]] for b in set_blocks], products)
+        falls = np.zeros((who.size, products.shape[0]), dtype=bool)
+        for l, b in enumerate(set_blocks):
+            if b.shape[1] == 0:
+                continue
+            ids = b[set_of[who]][:, np.maximum(products[:, l], 0)]  # (n_who, n_products)
+            falls |= (products[:, l] >= 0)[None, :] & falling_block[ids]
         w = weights[who]
         y = Y[who]
         parts = []
-        for k, hyp in enumerate(hypotheses):
-            if hyp.shape[0] == 0:
-                continue
+        for k, constant in variants:
+            hyp = hypotheses[k]
             A = _designs(values, hyp) * w[:, None, :, None]
             A_ref = _designs(values_ref, hyp)
+            if not constant:
+                A, A_ref = A[..., 1:], A_ref[..., 1:]
             f = regression.factorize(A)
-            parts.append(_measure_individual(f, A_ref, y, w, last))
+            part = _measure_individual(f, A_ref, y, w, last, constant)
+            if not constant:
+                has_falling = falls[:, hyp].any(axis=2) if k else np.zeros((who.size, hyp.shape[0]), dtype=bool)
+                part = (np.where(has_falling, part[0], np.inf),) + part[1:]
+            parts.append(part)
         rss, fitted_min, fitted_last, predictions, mixed = (np.concatenate(v, axis=1) for v in zip(*parts))
         judged = evidence.judge(y, rss, n_coef, fitted_min, fitted_last, predictions, mixed, variance[who],
                                 trend[who])
         chosen[who] = judged.index
         fit.spread[members[who]] = judged.spread
         fit.mixed[members[who]] = judged.mixed
-    k_of = np.searchsorted(offsets, chosen, side="right") - 1
-    for k in range(len(hypotheses)):
-        who = np.flatnonzero(k_of == k)
+    variant_of = np.searchsorted(offsets, chosen, side="right") - 1
+    for v, (k, constant) in enumerate(variants):
+        who = np.flatnonzero(variant_of == v)
         if who.size == 0:
             continue
-        hypothesis = hypotheses[k][chosen[who] - offsets[k]]
+        hypothesis = hypotheses[k][chosen[who] - offsets[v]]
         sets = set_of[who]
         values = product_values(columns, [b[sets] for b in set_blocks], products)
         chosen_values = np.take_along_axis(values, hypothesis[:, :, None], axis=1) if k else values[:, :0]
         A = np.concatenate([np.ones((who.size, n_points, 1)), chosen_values.transpose(0, 2, 1)], axis=2)
+        if not constant:
+            A = A[:, :, 1:]
         if k:
             coefficients = regression.solve(regression.factorize(A * weights[who][:, :, None]), Y[who] * weights[who])
         else:
             coefficients = Y[who].mean(axis=1, keepdims=True)
         fit.n_terms[members[who]] = k
         fit.score[members[who]] = 0.0
-        fit.coefficients[members[who], : k + 1] = coefficients
+        fit.coefficients[members[who]] = 0.0
+        if constant:
+            fit.coefficients[members[who], : k + 1] = coefficients
+        else:
+            fit.coefficients[members[who], 1 : k + 1] = coefficients
         for t in range(k):
             choice = products[hypothesis[:, t]]
             for l, b in enumerate(set_blocks):
@@ -298,7 +320,8 @@ def _judge_shape(fit, members, X, Y, weights, noise, set_of, set_blocks, columns
                 fit.terms[members[who], t, l] = block
 
 
-def _measure_individual(f: regression.Factorization, A_ref: np.ndarray, y: np.ndarray, w: np.ndarray, last: int):
+def _measure_individual(f: regression.Factorization, A_ref: np.ndarray, y: np.ndarray, w: np.ndarray, last: int,
+                        constant: bool = True):
     """:func:`evidence.measure` for per-series stacks: Q of shape (n_s, n_hyp, n_points, n_coef)."""
     n_s, n_hyp, n_points, n_coef = f.Q.shape
     ok = f.solvable
@@ -312,7 +335,7 @@ def _measure_individual(f: regression.Factorization, A_ref: np.ndarray, y: np.nd
         rss = np.einsum("shp,shp->sh", residual, residual)
         fitted = fitted_w / w[:, None, :]
         predictions = np.einsum("shrk,shk->shr", A_ref, coefficients)
-    terms = coefficients[:, :, 1:]
+    terms = coefficients[:, :, 1:] if constant else coefficients
     if terms.shape[2] >= 2:
         mixed = (np.max(terms, axis=2) > 0) & (np.min(terms, axis=2) < 0)
     else:
