@@ -395,8 +395,8 @@ def held_out_points(experiment: Experiment) -> np.ndarray:
     """
     X = np.asarray(experiment.coordinates, dtype=np.float64)
     held = np.zeros(X.shape[0], dtype=bool)
-    for l in range(X.shape[1]):
-        column = X[:, l]
+    for k in range(X.shape[1]):
+        column = X[:, k]
         if np.unique(column).size > 1:
             held |= column == column.max()
     return held

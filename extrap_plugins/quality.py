@@ -83,7 +83,8 @@ def validation_line(errors) -> str:
     """The summary as one line of text (what the text exporter and the CLI print)."""
     s = validation_summary(errors)
     if not s["models"]:
-        return "validation: no model could be checked (every parameter needs a value left after holding out its largest)"
+        return ("validation: no model could be checked (every parameter needs a value left after holding out "
+                "its largest)")
     return (f"validation (largest value of each parameter held out, refitted, predicted): {s['models']} models, "
             f"{100 * s['within_10']:.1f} % within 10 %, {100 * s['within_25']:.1f} % within 25 %, "
             f"median error {100 * s['median']:.1f} %")

@@ -235,7 +235,6 @@ def _judge_shape(fit, members, X, Y, weights, noise, set_of, set_blocks, columns
     n_members, n_points = Y.shape
     n_params = X.shape[1]
     columns_ref = [evaluate_blocks(reference[:, l], blocks) for l in range(n_params)]
-    n_ref = reference.shape[0]
     # Every hypothesis with a constant, and those of at least one term also without one (counts divided
     # among ranks: 150 n / p) where some term falls.
     variants = [(k, True) for k in range(len(hypotheses))] + [(k, False) for k in range(1, len(hypotheses))]

@@ -264,7 +264,8 @@ def judge(y: np.ndarray, rss: np.ndarray, n_coef: np.ndarray, fitted_min: np.nda
         weight = np.where(np.isfinite(delta), np.exp(-0.5 * np.minimum(delta, 1400.0)), 0.0)
         weight = np.where(delta < 40.0, weight, 0.0)
         if log_prior is not None:
-            weight = weight * np.exp(log_prior - np.max(np.where(weight > 0, log_prior, -np.inf), axis=1, keepdims=True))
+            top = np.max(np.where(weight > 0, log_prior, -np.inf), axis=1, keepdims=True)
+            weight = weight * np.exp(log_prior - top)
         joint = predictions[:, :, : len(REFERENCE)]
         log_prediction = np.log(np.where(joint > 0, joint, np.nan))
         total = weight.sum(axis=1)

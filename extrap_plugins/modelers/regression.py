@@ -407,7 +407,6 @@ def solve(f: Factorization, Y: np.ndarray) -> np.ndarray:
     """
     if f.Q.shape[-1] == 0:
         return np.zeros(Y.shape[:1] + (0,))
-    
     projected = np.einsum("spk,sp->sk", f.Q, Y)
     R = f.R.copy()
     # A singular R (only for invalid designs) must not stop the others.

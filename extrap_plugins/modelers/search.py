@@ -189,7 +189,6 @@ def evidence_search(
     known_noise = np.isfinite(variance)
     point_variance = np.full(Y.shape, np.nan) if noise is None or noise.points is None else noise.points
     residual_op, full_op, solvable = _evidence_operators(stacks, n_points, n_ref, max_terms)
-    total = int(offsets[-1])
     index = np.zeros(n_series, dtype=np.int64)
     spread = np.full((n_series, n_ref), np.nan)
     mixed = np.zeros(n_series, dtype=bool)
@@ -223,7 +222,8 @@ def evidence_search(
             # (shrunk half-way to the pooled one), so a noisy point counts less.
             pooled = variance[start : start + chunk, None]
             own = point_variance[start : start + chunk]
-            shrunk = (1.0 - evidence.OWN_VARIANCE) * pooled + evidence.OWN_VARIANCE * np.where(np.isfinite(own), own, pooled)
+            own = np.where(np.isfinite(own), own, pooled)
+            shrunk = (1.0 - evidence.OWN_VARIANCE) * pooled + evidence.OWN_VARIANCE * own
             weights = np.where(known[:, None], weights / np.maximum(shrunk, evidence.PRECISION), weights)
         rss = np.matmul(T, weights[:, :, None])[:, :, 0]
         width = rss.shape[1]
@@ -305,7 +305,7 @@ def evidence_search(
         mixed=mixed,
     )
     stack_of = np.searchsorted(offsets, index, side="right") - 1
-    for s, (hypotheses, constant, f, _) in enumerate(stacks):
+    for s, (hypotheses, _, _, _) in enumerate(stacks):
         members = np.flatnonzero(stack_of == s)
         if members.size == 0:
             continue
@@ -450,7 +450,7 @@ def _evidence_operators(stacks, n_points: int, n_ref: int, max_terms: int):
         return cached[1]
     residual, full, solvable = [], [], []
     rows = n_points + n_ref + max_terms
-    for hypotheses, _, f, op in stacks:
+    for _, _, f, op in stacks:
         ops = op.transpose(1, 2, 0)  # (n_hyp, rows_k, n_points)
         fitted = ops[:, :n_points, :]
         eye = np.eye(n_points)[None]
@@ -492,7 +492,8 @@ def _evidence_stacks(x_bytes: bytes, blocks_bytes: bytes, usable_bytes: bytes, m
             if k >= 2:
                 hypotheses = hypotheses[_sensible_combinations(blocks, hypotheses)]
             if not constant:  # only falling terms go without a constant (counts divided among ranks)
-                falling = (blocks[hypotheses[:, 0], 0] < 0) | ((blocks[hypotheses[:, 0], 0] == 0) & (blocks[hypotheses[:, 0], 1] < 0))
+                first = blocks[hypotheses[:, 0]]
+                falling = (first[:, 0] < 0) | ((first[:, 0] == 0) & (first[:, 1] < 0))
                 hypotheses = hypotheses[falling]
                 if hypotheses.shape[0] == 0:
                     continue

@@ -42,7 +42,7 @@ def test_falling_series_with_noise_never_predict_negative_values_up_to_100x():
     for k in range(40):
         i = rng.uniform(0.25, 1.5)
         c0 = 0.0 if k % 2 else rng.uniform(0.5, 5.0)
-        series[f"f{k}"] = (lambda c0, i: lambda p: c0 + 100.0 * p ** -i)(c0, i)
+        series[f"f{k}"] = c0 + 100.0 * np.asarray(P7, dtype=float) ** -i
     e = experiment(["p"], P7, series, repetitions=5, noise=0.2, seed=4)
     models = model_quietly(e)
     far = np.array([[256.0 * d] for d in (1.5, 2, 4, 8, 10, 50, 100)])
