@@ -377,8 +377,8 @@ def _weighted_candidates(columns, columns_ref, hypotheses, constant: bool, y, w,
 
 
 STRONG_SCALING_PARTNERS = ((-0.5, 0.0), (-2.0 / 3.0, 0.0), (-1.0, 0.0), (-2.0, 0.0), (0.0, -1.0))
-"""The falling factors that share a hypothesis with another term (``a / p + b log2(p)``: work divided
-among ranks plus communication); other falling factors stand alone (with the constant)."""
+"""The falling factors that share a hypothesis with a rising term (``a / p + b log2(p)``: work divided
+among ranks plus communication); falling factors pair freely with each other."""
 
 
 def _sensible_combinations(blocks: np.ndarray, hypotheses: np.ndarray) -> np.ndarray:
@@ -389,7 +389,8 @@ def _sensible_combinations(blocks: np.ndarray, hypotheses: np.ndarray) -> np.nda
     partner = np.zeros(hypotheses.shape, dtype=bool)
     for a, b in STRONG_SCALING_PARTNERS:
         partner |= np.isclose(i, a) & (j == b)
-    return np.all(~falling | partner, axis=1)
+    # every factor falling (1/p + 1/p^2 ...), or every falling factor a strong-scaling partner
+    return np.all(falling, axis=1) | np.all(~falling | partner, axis=1)
 
 
 EVIDENCE_CHUNK = 1 << 20
