@@ -47,10 +47,10 @@ formula.  The spread of the weighted predictions is kept per series
 the choice of model, used by the prediction intervals.
 
 Evidence (README, "Robustness"; ``benchmarks/robustness.py --samples 200 --extrap-samples 80``, seed 1):
-share of predictions within 10 % at 4x beyond the data, averaged over noise 2-40 %, 45.5 % against
+share of predictions within 10 % at 4x beyond the data, averaged over noise 2-40 %, 46.1 % against
 Extra-P 4.2.5's 26.6 % (basic) and 25.0 % (refining) and the former rule's 37.9 % (``golden``, with the
-falling factors); falling functions 34-88 % against Extra-P's 0-14 %; no negative prediction of positive
-data up to 100x (Extra-P basic: 703 of 2,880); 95 % intervals cover the truth 89.6-92.0 % at 2-20 % noise.
+falling factors); falling functions 30-95 % against Extra-P's 0-14 %; no negative prediction of positive
+data up to 100x (Extra-P basic: 703 of 2,880); 95 % intervals cover the truth 89.4-91.6 % at 2-20 % noise.
 Where it loses: real data with two repetitions at four points (``benchmarks/real.py``: 42.7 % within
 10 % against Extra-P's 43.8/46.9 % and the former rule's 57.3 %), and median errors 1.01-1.31x Extra-P's
 on five of the 30 noisy rows.
