@@ -47,7 +47,7 @@ from fractions import Fraction
 import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.append(str(ROOT))  # after the installed package: the layout maps readers/ and instrument/ into it
 
 import extrap_plugins  # noqa: E402
 from extrap_plugins.modelers.hypotheses import DEFAULT_EXPONENTS, parse_exponents  # noqa: E402

@@ -57,7 +57,7 @@ from types import SimpleNamespace
 import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.append(str(ROOT))  # after the installed package: the layout maps readers/ and instrument/ into it
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import extrap_plugins  # noqa: E402

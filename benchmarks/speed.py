@@ -40,7 +40,7 @@ ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THRE
 CHILD = textwrap.dedent(
     """
     import json, resource, sys, time, warnings
-    sys.path.insert(0, {root!r}); sys.path.insert(0, {bench!r})
+    sys.path.append({root!r}); sys.path.insert(0, {bench!r})
     import numpy as np
     import extrap_plugins
     import accuracy as A

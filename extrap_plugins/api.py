@@ -7,7 +7,9 @@ The CLI is a thin layer over these three functions; the work behind them
 
 from __future__ import annotations
 
+import dataclasses
 import io
+import math
 import os
 import pathlib
 from typing import Any, Iterable, Mapping, Sequence
@@ -15,8 +17,8 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from . import executors
-from .engine import (BlockPlan, Progress, call_exporter, call_reader, fit_blocks, input_paths,
-                     read_parts, select_reader)
+from .engine import (BlockPlan, Progress, call_exporter, call_reader, fit_blocks, held_out_points, input_paths,
+                     read_parts, select_reader, validation_errors)
 from .errors import InputError
 from .experiment import MEASURES, Experiment
 from .files import atomic_writer, check_destination
@@ -106,6 +108,7 @@ def model(
     executor: str = "auto",
     jobs: int | None = None,
     host: PluginHost | None = None,
+    validate: bool = False,
     **options: Any,
 ) -> ModelSet:
     """Learn one model per (call path, metric) series of ``experiment``.
@@ -126,6 +129,11 @@ def model(
         The models are identical whatever the executor.
     jobs : int, optional
         Number of worker processes for ``process`` (default: the cores).
+    validate : bool
+        Also hold out the largest value of every parameter, refit on the rest
+        with the same modeler and options, and store each model's relative
+        error at the held-out points in ``Model.validation`` (seed 004's
+        evaluation as an output; summary: :func:`extrap_plugins.quality.validation_summary`).
     **options
         Passed to the modeler's factory (``--option KEY=VALUE``).
 
@@ -148,6 +156,14 @@ def model(
     order = {(c.name, m.name): i for i, (c, m) in enumerate(
         (c, m) for c in experiment.callpaths for m in experiment.metrics)}
     models.sort(key=lambda m: order.get((m.callpath, m.metric), len(order)))
+    if validate:
+        held = held_out_points(selected)
+        if held.any() and not held.all():
+            refitted = model(selected._subset(~held), modeler, measure=measure, executor=executor, jobs=jobs,
+                             host=host, **options)
+            errors = validation_errors(refitted.models, selected, held, measure)
+            models = [dataclasses.replace(m, validation=errors.get((m.callpath, m.metric), math.nan))
+                      for m in models]
     return ModelSet(
         parameters=tuple(experiment.parameter_names),
         models=models,

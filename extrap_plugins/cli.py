@@ -92,6 +92,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="where independent work runs: serial, process (--jobs workers), or mpi "
                             f"(start as '{MPI_LAUNCH}'); auto: process when there is enough work")
     model.add_argument("--jobs", type=int, metavar="N", help="worker processes for --executor process")
+    model.add_argument("--validate", action="store_true",
+                       help="also hold out the largest value of every parameter, refit, and report each model's "
+                            "prediction error there (a column and a summary line; JSON version 2, CSV, HTML)")
     model.add_argument("--stream", choices=("auto", "on", "off"), default="auto",
                        help="read run by run into --scratch and model block by block, never holding all "
                             "measurements (auto: for inputs over 2 GiB)")
@@ -173,7 +176,7 @@ def _model_command(args: argparse.Namespace) -> ExitStatus:
     total = int(np.count_nonzero(np.bincount(series))) if len(series) else 0
     with tqdm(total=total, disable=not show, file=sys.stderr, unit="series", desc="modeling") as bar:
         model_set = api.model(selected, args.modeler, measure=args.measure, progress=bar.update,
-                              executor=args.executor, jobs=args.jobs,
+                              executor=args.executor, jobs=args.jobs, validate=args.validate,
                               **parse_options(args.option, "--option", reserved=MODEL_FLAGS))
     return _export_command(args, model_set, options, show)
 
@@ -200,6 +203,8 @@ def _stream_command(args: argparse.Namespace, options: dict) -> ExitStatus:
 
     from .streaming import stream_models
 
+    if args.validate:
+        raise InputError("--validate needs the measurements in memory: use --stream off")
     if args.target is not None:
         warnings.warn("streamed models carry no measurements: prediction intervals at --target are left out "
                       "(--stream off computes them)", stacklevel=2)
@@ -432,7 +437,8 @@ def parse_params(pairs: Sequence[str]) -> dict[str, list[float]]:
 READ_FLAGS = {"reader": "--reader", "metrics": "--metric", "callpaths": "--callpath",
               "executor": "--executor", "jobs": "--jobs", "host": None}
 MODEL_FLAGS = {"modeler": "--modeler", "measure": "--measure", "metrics": "--metric", "callpaths": "--callpath",
-               "progress": "--progress", "executor": "--executor", "jobs": "--jobs", "host": None}
+               "progress": "--progress", "executor": "--executor", "jobs": "--jobs", "validate": "--validate",
+               "host": None}
 STREAM_FLAGS = {**MODEL_FLAGS, "scratch": "--scratch", "reader_options": "--reader-option", "reader": "--reader"}
 EXPORT_FLAGS = {"exporter": "--export", "path": "-o", "executor": "--executor", "jobs": "--jobs", "host": None,
                 "inputs": None, "allow_read_only": "--overwrite-read-only"}

@@ -502,3 +502,47 @@ def fit_per_series(estimator, group: SeriesGroup, measure: str, name: str) -> li
             )
         )
     return models
+
+
+# ----------------------------------------------------------------- validation
+def held_out_points(experiment: Experiment) -> np.ndarray:
+    """Which measurement rows lie at the largest value of some parameter (the ones to hold out).
+
+    Parameters with a single value are ignored.
+
+    Returns
+    -------
+    ndarray of bool, shape (n_rows,)
+    """
+    X = np.asarray(experiment.coordinates, dtype=np.float64)
+    held = np.zeros(X.shape[0], dtype=bool)
+    for k in range(X.shape[1]):
+        column = X[:, k]
+        if np.unique(column).size > 1:
+            held |= column == column.max()
+    return held
+
+
+def validation_errors(refitted: Sequence[Model], experiment: Experiment, held: np.ndarray,
+                      measure: str) -> dict[tuple[str, str], float]:
+    """Relative error of each refitted model at the held-out points, mean over those points.
+
+    The measured value at a point is its repetitions reduced by ``measure``;
+    points whose value is 0 are skipped (NaN when none is left).
+    """
+    test = experiment._subset(held)
+    by_key = {(m.callpath, m.metric): m for m in refitted}
+    result: dict[tuple[str, str], float] = {}
+    for group in test.series_groups():
+        Y = group.reduce(measure)
+        for row, (callpath, metric) in enumerate(group.keys):
+            model = by_key.get((callpath.name, metric.name))
+            if model is None or model.points == 0:
+                continue
+            with np.errstate(all="ignore"):
+                predicted = np.asarray(model.predict(group.points), dtype=np.float64)
+                y = Y[row]
+                error = np.abs(predicted - y) / np.abs(y)
+            error = error[np.isfinite(error) & (y != 0)]
+            result[(callpath.name, metric.name)] = float(error.mean()) if error.size else float("nan")
+    return result

@@ -24,8 +24,13 @@ new measurement at ``x`` (reduced with the same measure) lies in::
 (drop the ``1 +`` for the interval of the model value itself).  Models that
 share their points and the shape of their terms share ``(AᵀA)⁻¹``, so the
 work is one small matrix inverse per shape and point set, not per series.
-The intervals assume independent noise of constant variance and a correct
-choice of terms; they do not account for the modeler's search over shapes.
+The least-squares part assumes independent noise of constant variance and a
+correct choice of terms.  The choice of terms adds its own part: modelers that
+judge many hypotheses (``default``, ``refining``) report how much the
+hypotheses the data cannot tell apart disagree beyond the measurements
+(``Model.choice_spread``, a log-scale standard deviation at 2, 4, 10 and 100
+times the largest measured point); at a target ``x`` it is interpolated and
+added in quadrature: ``z · |f(x)| · spread(x)``.
 """
 
 from __future__ import annotations
@@ -42,8 +47,14 @@ from .formatting import format_exponent
 from .models import Factor, Model, ModelSet, Term
 
 LEVEL = 0.95
+CHOICE_AT = (2.0, 4.0, 10.0, 100.0)
+"""Multiples of the largest measured point where modelers report the model-choice spread
+(:data:`extrap_plugins.modelers.evidence.REFERENCE`)."""
 SORT_KEYS = ("growth", "target", "share")
 VALUE_KINDS = ("auto", "inclusive", "exclusive")
+
+OUTGROWN = 1e-6
+"""A share of the parent above ``1 + OUTGROWN`` at the target flags an inconsistent extrapolation."""
 
 AUTO_TOLERANCE = 0.01
 """``values="auto"``: a parent smaller than its children's sum by more than this is exclusive."""
@@ -107,13 +118,18 @@ def leading_terms(constant: float, terms: Sequence[Term],
     A monomial is one ``(exponent, log_exponent)`` pair per parameter.  Term
     ``a`` outgrows ``b`` when, for every parameter, ``a``'s pair is at least
     ``b``'s (compared exponent first); the constant is the monomial of zeros.
+    Terms of negative coefficient in a model with a positive term are left
+    out (they subtract; the growth class follows the sign).  A falling term
+    (``p^-1``) is outgrown by a constant; alone it is the class: ``O(p^-1)``.
     """
     monomials = set()
-    if constant != 0 or not any(t.coefficient != 0 for t in terms):
+    # Terms that subtract from a model that is positive where it grows do not rule its growth:
+    # 5 + p - 0.1·p^3·log2(p)^2 does not grow like p^3 (it turns down, see the evidence criterion).
+    positive = constant >= 0 and any(t.coefficient > 0 for t in terms)
+    counted = [t for t in terms if t.coefficient > 0 or (t.coefficient < 0 and not positive)]
+    if constant != 0 or not counted:
         monomials.add(tuple((0.0, 0.0) for _ in parameters))
-    for term in terms:
-        if term.coefficient == 0:
-            continue
+    for term in counted:
         monomials.add(tuple(
             (float(term.factors[p].exponent), float(term.factors[p].log_exponent)) if p in term.factors else (0.0, 0.0)
             for p in parameters
@@ -207,6 +223,32 @@ class Uncertainty:
     gram_inverse: np.ndarray
     residual_variance: float
     dof: int
+    coefficients: tuple[float, ...] = ()
+    """The model's constant and term coefficients, in column order (for the model-choice part)."""
+    choice_spread: tuple[float, ...] = ()
+    """:attr:`Model.choice_spread`: log-scale spread of the plausible hypotheses at :data:`CHOICE_AT`."""
+    largest: tuple[float, ...] = ()
+    """The largest measured value of each parameter."""
+
+    def choice(self, X: np.ndarray) -> np.ndarray:
+        """The model-choice spread (log scale) at points ``X``, shape (n, n_params) -> (n,).
+
+        Interpolated in ``log d`` between the spreads at :data:`CHOICE_AT` times the largest
+        measured point, with ``d`` the largest ratio of a coordinate to its largest measured
+        value; 0 inside the measurements (``d <= 1``), growing in proportion to ``log d`` past 100x.
+        """
+        X = np.atleast_2d(np.asarray(X, dtype=np.float64))
+        spread = np.asarray(self.choice_spread, dtype=np.float64)
+        if spread.size != len(CHOICE_AT) or not self.largest or not np.all(np.isfinite(spread)):
+            return np.zeros(X.shape[0])
+        with np.errstate(all="ignore"):
+            d = np.max(X / np.asarray(self.largest)[None, :], axis=1)
+            log_d = np.log(np.maximum(np.where(np.isfinite(d), d, 1.0), 1.0))
+        knots = np.log(np.concatenate([[1.0], CHOICE_AT]))
+        values = np.concatenate([[0.0], spread])
+        inside = np.interp(log_d, knots, values)
+        beyond = spread[-1] * log_d / knots[-1]
+        return np.where(log_d > knots[-1], beyond, inside)
 
     def leverage(self, X: np.ndarray) -> np.ndarray:
         """``a(x)ᵀ (AᵀA)⁻¹ a(x)`` at points ``X``, shape (n, n_params) -> (n,)."""
@@ -217,7 +259,9 @@ class Uncertainty:
         """Half the width of the ``level`` interval at points ``X``, shape (n, n_params) -> (n,).
 
         ``kind="prediction"``: for a new measurement (reduced like the fitted
-        ones); ``kind="confidence"``: for the model value itself.
+        ones); ``kind="confidence"``: for the model value itself.  Both include
+        the model-choice part: ``z · |f(x)| · spread(x)`` (see :meth:`choice`),
+        added in quadrature to the least-squares part.
         """
         from scipy.special import stdtrit  # the t distribution's quantile; lighter than scipy.stats
 
@@ -227,7 +271,15 @@ class Uncertainty:
         elif kind != "confidence":
             raise ValueError(f"unknown interval kind {kind!r}; expected prediction or confidence")
         quantile = stdtrit(self.dof, 0.5 + level / 2.0)
-        return quantile * np.sqrt(self.residual_variance * np.maximum(h, 0.0))
+        X = np.atleast_2d(np.asarray(X, dtype=np.float64))
+        fit = quantile * np.sqrt(self.residual_variance * np.maximum(h, 0.0))
+        if not self.coefficients:
+            return fit
+        from scipy.special import ndtri
+
+        value = design_matrix(self.columns, self.parameters, X) @ np.asarray(self.coefficients)
+        choice = ndtri(0.5 + level / 2.0) * np.abs(value) * self.choice(X)
+        return np.sqrt(fit * fit + choice * choice)
 
 
 def design_matrix(columns: Sequence[Mapping[str, Factor]], parameters: Sequence[str], X: np.ndarray) -> np.ndarray:
@@ -332,9 +384,12 @@ def _shape_uncertainties(points, Y, members, columns, parameters, models):
     residual = Y[rows][:, finite] - predicted
     variance = np.sum(residual**2, axis=1) / dof
     out = []
-    for (_, index), s2 in zip(members, variance):
+    largest = tuple(float(v) for v in np.max(points, axis=0))
+    for (_, index), s2, c in zip(members, variance, coefficients.tolist()):
         if np.isfinite(s2):
-            out.append((index, Uncertainty(parameters, columns, scale, gram_inverse, float(s2), dof)))
+            spread = tuple(models[index].choice_spread)
+            out.append((index, Uncertainty(parameters, columns, scale, gram_inverse, float(s2), dof,
+                                           tuple(c), spread, largest)))
     return out
 
 
@@ -358,6 +413,9 @@ class Extrapolation:
     share_root_largest: float
     share_parent_target: float
     share_root_target: float
+    outgrows_parent: bool = False
+    """At the target the model's value exceeds its parent's (share above 100 %): the two extrapolations
+    contradict each other (a callee cannot take longer than its caller), so at least one is wrong."""
 
 
 @dataclass
@@ -468,6 +526,7 @@ def extrapolate(
             confidence=(float(confidence[i, 0]), float(confidence[i, 1])),
             share_parent_largest=float(share_parent_now[i]), share_root_largest=float(share_root_now[i]),
             share_parent_target=float(share_parent_later[i]), share_root_target=float(share_root_later[i]),
+            outgrows_parent=bool(target_point is not None and share_parent_later[i] > 1.0 + OUTGROWN),
         )
         for i in range(n)
     ]

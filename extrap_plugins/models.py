@@ -105,6 +105,13 @@ class Model:
     warnings: tuple[str, ...] = ()
     function_text: str | None = None
     predictor: Callable[[np.ndarray], np.ndarray] | None = field(default=None, repr=False, compare=False)
+    validation: float = math.nan
+    choice_spread: tuple[float, ...] = field(default=(), compare=False)
+    """How much the hypotheses the data cannot tell apart disagree beyond the measurements: the weighted
+    standard deviation of their log predictions at 2, 4, 10 and 100 times the largest measured value of
+    every parameter (:mod:`extrap_plugins.modelers.evidence`); empty when the modeler does not say."""
+    """With ``model(..., validate=True)``: the relative error, at the held-out largest value of each
+    parameter, of the model refitted without those points (mean over the held-out points); NaN otherwise."""
 
     # ------------------------------------------------------------- evaluate
     def predict(self, point):

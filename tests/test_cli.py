@@ -73,11 +73,11 @@ def test_model_writes_json_to_a_file(numbers_reader, tmp_path, capsys):
 @pytest.mark.parametrize("args, message", [
     (["model", "missing.nums"], "missing.nums: no such file or folder"),
     (["model", "{nums}", "--option", "terms"], "--option 'terms': expected KEY=VALUE"),
-    (["model", "{nums}", "--modeler", "magic"], "unknown modeler 'magic'; the modelers are: default, exhaustive, golden, segmented"),
+    (["model", "{nums}", "--modeler", "magic"], "unknown modeler 'magic'; the modelers are: default, exhaustive, golden, refining, segmented"),
     (["model", "{nums}", "--export", "pdf"], "unknown exporter 'pdf'; the exporters are: csv, extrap-jsonl, html, json, plot, text"),
     (["model", "{nums}", "--metric", "bytes"], "{nums}: no metric 'bytes'; the metrics are time"),
     (["model", "{nums}", "--option", "terms=2"], "modeler 'default' has no option 'terms'; its options are: "
-     "exponents, log_exponents, max_terms, negative_exponents, criterion, improvement, weighting, measure"),
+     "exponents, log_exponents, max_terms, negative_exponents, criterion, improvement, weighting, measure, selection"),
     (["model", "{nums}", "-o", "/nonexistent/out.txt"], "/nonexistent/out.txt: the folder for the output does not exist"),
 ])
 def test_bad_input_is_one_line_and_exit_2(numbers_reader, capsys, args, message):

@@ -37,6 +37,7 @@ from extrap_plugins.extrapolation import Extrapolations, rank
 from extrap_plugins.formatting import format_point, json_number
 from extrap_plugins.hookspecs import hookimpl
 from extrap_plugins.models import ModelSet
+from extrap_plugins.quality import validation_line
 from extrap_plugins.registration import ExporterInfo
 
 from ._options import describe, from_options, option_int
@@ -56,6 +57,7 @@ GROWTH_CATEGORIES = (
     ("superlinear", "#e64a19"),
     ("quadratic or worse", "#b71c1c"),
     ("unknown", "#757575"),
+    ("falling", "#1565c0"),
 )
 
 
@@ -72,6 +74,8 @@ def growth_category(degree: tuple[float, float]) -> int:
     exponent, log_exponent = degree
     if math.isnan(exponent):
         return 6
+    if exponent < 0 or (exponent == 0 and log_exponent < 0):
+        return 7
     if exponent <= 0:
         return 0 if log_exponent <= 0 else 1
     if exponent < 1:
@@ -142,7 +146,7 @@ def report_data(ranked: Extrapolations, plots: dict[int, str], title: str | None
             json_number(x.share_parent_largest), json_number(x.share_root_largest),
             json_number(x.share_parent_target), json_number(x.share_root_target),
             "; ".join(m.warnings), i in plots,
-            json_number(x.degree[0] * 1000 + x.degree[1]), _function(m),
+            json_number(x.degree[0] * 1000 + x.degree[1]), _function(m), json_number(m.validation),
         ])
     order_position = {i: k for k, i in enumerate(ranked.order)}
     return {
@@ -154,7 +158,7 @@ def report_data(ranked: Extrapolations, plots: dict[int, str], title: str | None
         "settings": describe(ranked),
         "columns": ["callpath", "metric", "model", "growth", "category", "ar2", "smape", "now", "target",
                     "low", "high", "parent_now", "root_now", "parent_target", "root_target", "warnings", "plot",
-                    "degree", "function"],
+                    "degree", "function", "validation"],
         "ranges": _ranges(model_set),
         "rows": rows,
         "plots": {str(order_position[i]): svg for i, svg in plots.items()},
@@ -215,6 +219,8 @@ def summary(ranked: Extrapolations) -> list[list[str]]:
         items.append(["call paths", str(len({int(c) for c in np.unique(experiment.callpath_index)}))])
         items.append(["reader", experiment.reader or "n/a"])
     items.append(["models", str(len(model_set.models))])
+    if any(math.isfinite(m.validation) for m in model_set.models):
+        items.append(["validation", validation_line([m.validation for m in model_set.models])])
     items.append(["modeler", model_set.modeler or "n/a"])
     options = ", ".join(f"{k}={v}" for k, v in model_set.options.items())
     items.append(["modeler options", options or "none"])

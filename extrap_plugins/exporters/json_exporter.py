@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from typing import IO, Any
 
 from extrap_plugins.errors import InputError
@@ -10,6 +11,7 @@ from extrap_plugins.extrapolation import Extrapolation, Extrapolations, extrapol
 from extrap_plugins.formatting import json_number, json_plain
 from extrap_plugins.hookspecs import hookimpl
 from extrap_plugins.models import Model, ModelSet, Segment, Term
+from extrap_plugins.quality import validation_summary
 from extrap_plugins.registration import ExporterInfo
 
 from ._options import from_options
@@ -69,7 +71,9 @@ def json_document(model_set: ModelSet, version: int = JSON_DEFAULT_VERSION,
 
     Version 2 adds, at the top, ``largest_point``, ``target_point``,
     ``interval_level``, ``sort`` and ``values``, and to every model
-    ``growth``, ``largest`` and ``target`` (see :func:`_extrapolation_to_json`).
+    ``growth``, ``largest`` and ``target`` (see :func:`_extrapolation_to_json`); models made with
+    ``validate=True`` add ``validation: {"error": ...}`` to every model and the summary
+    ``validation: {"models", "within_10", "within_25", "median"}`` at the top.
     """
     if version == 1 and extrapolations is None:
         return {
@@ -87,7 +91,8 @@ def json_document(model_set: ModelSet, version: int = JSON_DEFAULT_VERSION,
             "parameters": list(model_set.parameters),
             "models": [_model_to_json(m) for m, _ in extrapolations],
         }
-    return {
+    validated = any(math.isfinite(m.validation) for m in model_set.models)
+    document = {
         "format": JSON_FORMAT,
         "version": 2,
         "parameters": list(model_set.parameters),
@@ -96,9 +101,16 @@ def json_document(model_set: ModelSet, version: int = JSON_DEFAULT_VERSION,
         "interval_level": extrapolations.level,
         "sort": extrapolations.sort,
         "values": dict(extrapolations.values),
-        "models": [{**_model_to_json(m), **_extrapolation_to_json(x, extrapolations.target is not None)}
-                   for m, x in extrapolations],
     }
+    if validated:
+        summary = validation_summary([m.validation for m in model_set.models])
+        document["validation"] = {k: v if k == "models" else json_number(v) for k, v in summary.items()}
+    document["models"] = [
+        {**_model_to_json(m), **_extrapolation_to_json(x, extrapolations.target is not None),
+         **({"validation": {"error": json_number(m.validation)}} if validated else {})}
+        for m, x in extrapolations
+    ]
+    return document
 
 
 def _point(point: dict[str, float] | None) -> dict[str, float] | None:
@@ -119,6 +131,7 @@ def _extrapolation_to_json(x: Extrapolation, has_target: bool) -> dict[str, Any]
             "interval": [json_number(x.interval[0]), json_number(x.interval[1])],
             "share_of_parent": json_number(x.share_parent_target),
             "share_of_root": json_number(x.share_root_target),
+            "outgrows_parent": x.outgrows_parent,
         },
     }
 

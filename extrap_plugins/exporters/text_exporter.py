@@ -11,6 +11,7 @@ from extrap_plugins.extrapolation import Extrapolation, Extrapolations
 from extrap_plugins.formatting import format_point
 from extrap_plugins.hookspecs import hookimpl
 from extrap_plugins.models import ModelSet
+from extrap_plugins.quality import validation_line
 from extrap_plugins.registration import ExporterInfo
 
 from ._options import from_options
@@ -31,17 +32,29 @@ def export_text(model_set: ModelSet, out: IO[str], options: dict[str, str]) -> N
     """
     ranked, _ = from_options(model_set, options, "text")
     extended = ranked.target is not None or ranked.sort is not None
+    validated = any(math.isfinite(m.validation) for m in model_set.models)
     headers = ["call path", "metric", "model", "adj. R²", "SMAPE"]
+    if validated:
+        headers.append("held-out error")
     if extended:
         headers += _extrapolation_headers(ranked)
     rows = []
     for m, x in ranked:
         row = [m.callpath, m.metric, m.formula, _fixed(m.quality.ar2, 4), _fixed(m.quality.smape, 2, "%")]
+        if validated:
+            row.append(_fixed(100 * m.validation, 1, "%"))
         if extended:
             row += _extrapolation_cells(ranked, x)
         rows.append(row)
     out.write(tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True))
     out.write("\n")
+    if validated:
+        out.write("\n" + validation_line([m.validation for m in model_set.models]) + "\n")
+    outgrown = [m for m, x in ranked if x.outgrows_parent]
+    if outgrown:
+        out.write("\ninconsistent extrapolation (a call path outgrows its parent at the target, share above 100 %):\n")
+        for m in outgrown:
+            out.write(f"  {m.callpath} [{m.metric}]\n")
     warned = [m for m, _ in ranked if m.warnings]
     if warned:
         out.write("\nwarnings:\n")
@@ -63,7 +76,8 @@ def _extrapolation_cells(ranked: Extrapolations, x: Extrapolation) -> list[str]:
     if ranked.target is not None:
         cells += [_short(x.value_target), f"{_short(x.interval[0])} … {_short(x.interval[1])}"
                   if math.isfinite(x.interval[0]) else "n/a"]
-        cells += [f"{_percent(x.share_parent_largest)} → {_percent(x.share_parent_target)}",
+        flag = " (!)" if x.outgrows_parent else ""
+        cells += [f"{_percent(x.share_parent_largest)} → {_percent(x.share_parent_target)}{flag}",
                   f"{_percent(x.share_root_largest)} → {_percent(x.share_root_target)}"]
     else:
         cells += [_percent(x.share_parent_largest), _percent(x.share_root_largest)]

@@ -3,6 +3,7 @@
 ``default``     full single-parameter search, hierarchical multi-parameter search
 ``exhaustive``  every hypothesis (the accuracy reference; at most two parameters)
 ``golden``      golden-section single-parameter search (seed 000, Section IV-A)
+``refining``    one-term models with exponents refined on continuous slices (seed 004)
 """
 
 from extrap_plugins.hookspecs import hookimpl
@@ -12,8 +13,9 @@ from .base import OPTIONS, PMNFModeler
 from .default import DefaultModeler
 from .exhaustive import ExhaustiveModeler
 from .golden import GoldenModeler
+from .refining import RefiningModeler
 
-__all__ = ["PMNFModeler", "DefaultModeler", "ExhaustiveModeler", "GoldenModeler"]
+__all__ = ["PMNFModeler", "DefaultModeler", "ExhaustiveModeler", "GoldenModeler", "RefiningModeler"]
 
 
 @hookimpl
@@ -37,6 +39,13 @@ def extrap_modelers():
             factory=GoldenModeler,
             description="golden-section search over slope-ordered hypotheses (seed 000, IV-A), "
             "combined hierarchically for several parameters",
+            options=dict(OPTIONS),
+        ),
+        ModelerInfo(
+            name="refining",
+            factory=RefiningModeler,
+            description="one-term models with exponents refined on continuous slices (seed 004's automatic "
+            "configuration of the search space), combined hierarchically for several parameters",
             options=dict(OPTIONS),
         ),
     ]

@@ -38,7 +38,7 @@ from extrap_plugins.modelers.projection import parameter_line
 from extrap_plugins.quality import quality_figures
 
 from .combine import MultiFit, combine
-from .search import SingleFit, full_search
+from .search import SingleFit, evidence_search, full_search
 
 MIN_VALUES = 5
 """Distinct values a parameter needs for a trustworthy model (seed 000, Section II-B)."""
@@ -48,7 +48,11 @@ OPTIONS = {
     "log_exponents": "logarithm exponents J, e.g. '0,1,2' (default)",
     "max_terms": "most terms besides the constant in a single-parameter model (default 2); "
     "multi-parameter models get max(max_terms, number of parameters)",
-    "negative_exponents": "also try -i for every exponent i > 0 (strong scaling: 1/p, log2(p)/p); default false",
+    "negative_exponents": "also try the falling factors of strong scaling: p^-i, log2(p)/p, 1/log2(p) "
+    "(default true)",
+    "selection": "how the model is chosen: evidence (default: plausibility, an information criterion using the "
+    "repetitions' variance, and the consensus of the hypotheses the data cannot tell apart) or cv (leave-one-out "
+    "cross-validation with the noise test and the simplest-exponent preference, as before version 0.5)",
     "criterion": "how hypotheses are compared: " + ", ".join(regression.CRITERIA) + " (default relative: "
     "leave-one-out error relative to the measured value)",
     "improvement": "how much lower (as a fraction) a model with more terms must score to be preferred "
@@ -69,6 +73,7 @@ class Config:
     improvement: float
     weighting: str
     measure: str | None
+    selection: str = "evidence"
 
 
 @dataclass
@@ -78,6 +83,7 @@ class Result:
     terms: np.ndarray  # (n_series, n_slots, n_params) block index or -1
     coefficients: np.ndarray  # (n_series, n_slots + 1)
     n_terms: np.ndarray  # (n_series,)
+    spread: np.ndarray | None = None  # (n_series, len(evidence.REFERENCE)): model-choice spread, log scale
 
 
 
@@ -98,7 +104,8 @@ class PMNFModeler:
     max_terms : int
         Most terms besides the constant in single-parameter models (1..4).
     negative_exponents : bool
-        Add ``-i`` for every ``i > 0`` in I (strong scaling).
+        Add the falling factors of strong scaling (default; see
+        :func:`~extrap_plugins.modelers.hypotheses.building_blocks`).
     criterion : str
         One of :data:`extrap_plugins.modelers.regression.CRITERIA`.
     improvement : float
@@ -109,6 +116,9 @@ class PMNFModeler:
         errors (weights ``1 / |y|``) or plain.
     measure : str, optional
         Fit this statistic of the repetitions instead of the one the host asks for.
+    selection : {"evidence", "cv"}
+        How single-parameter models are chosen: :mod:`~extrap_plugins.modelers.evidence`
+        (default) or leave-one-out cross-validation (``criterion``, ``improvement``).
     """
 
     name = "pmnf"
@@ -118,11 +128,12 @@ class PMNFModeler:
         exponents=DEFAULT_EXPONENTS,
         log_exponents=DEFAULT_LOG_EXPONENTS,
         max_terms=2,
-        negative_exponents=False,
+        negative_exponents=True,
         criterion="relative",
         improvement=0.5,
         weighting="relative",
         measure=None,
+        selection="evidence",
     ):
         self.exponents = exponents
         self.log_exponents = log_exponents
@@ -132,6 +143,7 @@ class PMNFModeler:
         self.improvement = improvement
         self.weighting = weighting
         self.measure = measure
+        self.selection = selection
         self._config()  # validate now, so bad options fail before any work
 
     def __repr__(self) -> str:
@@ -139,14 +151,12 @@ class PMNFModeler:
             f"{type(self).__name__}(exponents={self.exponents!r}, log_exponents={self.log_exponents!r}, "
             f"max_terms={self.max_terms!r}, negative_exponents={self.negative_exponents!r}, "
             f"criterion={self.criterion!r}, improvement={self.improvement!r}, weighting={self.weighting!r}, "
-            f"measure={self.measure!r})"
+            f"measure={self.measure!r}, selection={self.selection!r})"
         )
 
     def _config(self) -> Config:
         exponents = parse_exponents(self.exponents, "exponents")
         log_exponents = parse_exponents(self.log_exponents, "log_exponents")
-        if any(j < 0 for j in log_exponents):
-            raise ValueError(f"log_exponents: expected exponents >= 0, got {self.log_exponents!r}")
         negative = parse_bool(self.negative_exponents, "negative_exponents")
         blocks = building_blocks(exponents, log_exponents, negative)
         if blocks.shape[0] == 0:
@@ -162,6 +172,9 @@ class PMNFModeler:
         weighting = str(self.weighting).strip().lower()
         if weighting not in ("relative", "none"):
             raise ValueError(f"weighting: expected relative or none, got {self.weighting!r}")
+        selection = str(self.selection).strip().lower()
+        if selection not in ("evidence", "cv"):
+            raise ValueError(f"selection: expected evidence or cv, got {self.selection!r}")
         measure = None
         if self.measure not in (None, ""):
             measure = str(self.measure).strip().lower()
@@ -174,6 +187,7 @@ class PMNFModeler:
             improvement=parse_fraction(self.improvement, "improvement"),
             weighting=weighting,
             measure=measure,
+            selection=selection,
         )
 
     # ------------------------------------------------------------------ API
@@ -288,7 +302,19 @@ class PMNFModeler:
             result = self._multi(X, Y, (V, counts), active, usable, config, notes, names)
         constant, predicted = self._finish(result, X, Y, config)
         figures = quality_figures(Y, predicted, result.n_terms)
+        slots = result.coefficients.shape[1] - 1
+        if slots >= 2:
+            used = np.arange(slots)[None, :] < result.n_terms[:, None]
+            c = result.coefficients[:, 1:]
+            mixed = np.any(used & (c > 0), axis=1) & np.any(used & (c < 0), axis=1)
+            for s in np.flatnonzero(mixed & ~all_zero):
+                per_series[s].append(
+                    "terms of opposite sign: they cancel where measured and the data demand them, but the "
+                    "extrapolation depends on which one wins beyond the measurements"
+                )
         return self._build(keys, names, result, constant, figures, n_points, config, notes, per_series)
+
+    # (the spread of the hypotheses' predictions travels with each model: Model.choice_spread)
 
     def _build(self, keys, names, result: Result, constant, figures, n_points, config, notes, per_series) -> list[Model]:
         """Model objects; the Python loop over series is kept to object creation only."""
@@ -310,6 +336,9 @@ class PMNFModeler:
         n_terms = result.n_terms.tolist()
         qualities = zip(figures["rss"].tolist(), figures["ar2"].tolist(), figures["smape"].tolist(), figures["re"].tolist())
         common = tuple(notes)
+        spreads = [()] * len(keys)
+        if result.spread is not None:
+            spreads = [tuple(row) for row in np.where(np.isfinite(result.spread), result.spread, np.nan).tolist()]
         models = []
         for s, ((callpath, metric), quality) in enumerate(zip(keys, qualities)):
             model_terms = tuple(
@@ -326,6 +355,7 @@ class PMNFModeler:
                     points=int(n_points),
                     modeler=self.name,
                     warnings=common + tuple(per_series[s]) if per_series[s] else common,
+                    choice_spread=spreads[s],
                 )
             )
         return models
@@ -343,6 +373,8 @@ class PMNFModeler:
 
         ``x`` (n_points,), ``Y`` (n_series, n_points), ``noise`` a :class:`regression.Noise`.
         """
+        if config.selection == "evidence":
+            return evidence_search(x, Y, blocks, usable, config.max_terms, noise)
         return full_search(x, Y, blocks, usable, config.max_terms, config.criterion, config.improvement, noise)
 
     def _multi(self, X, Y, variance, active, usable, config: Config, notes: list[str], names) -> Result:
@@ -363,8 +395,15 @@ class PMNFModeler:
             reconsider(single, np.isfinite(noise.variance))
         fit = combine(
             X[:, active], Y, singles, config.blocks, max_terms, config.criterion, config.improvement, noise,
-            weighted=config.weighting == "relative",
+            weighted=config.weighting == "relative", selection=config.selection,
         )
+        if fit.spread is not None:
+            # The choice of each parameter's terms adds to the choice of their combination.
+            total = fit.spread**2
+            for single in singles:
+                if single.spread is not None:
+                    total = total + np.where(np.isfinite(single.spread), single.spread, 0.0) ** 2
+            fit.spread = np.sqrt(total)
         return _from_multi(fit, active, n_params)
 
     def _finish(self, result: Result, X, Y, config: Config):
@@ -385,8 +424,11 @@ class PMNFModeler:
                 contribution = np.where(used[..., None], result.coefficients[:, 1:, None] * values, 0.0)
             predicted = predicted + contribution.sum(axis=1)
         constant = result.coefficients[:, 0].copy()
-        # An exactly fitted constant that is zero up to rounding is zero.
-        scale = np.max(np.abs(Y), axis=1)
+        # An exactly fitted constant that is zero up to rounding at every point is zero (against the
+        # smallest value: 200 + p^3 at p = 10 ... 1e5 keeps its 200).
+        magnitude = np.abs(Y)
+        scale = np.min(np.where(magnitude > 0, magnitude, np.inf), axis=1)
+        scale = np.where(np.isfinite(scale), scale, 0.0)
         tiny = (np.abs(constant) <= 1e-9 * scale) & (result.n_terms > 0)
         predicted = predicted - np.where(tiny, constant, 0.0)[:, None]
         constant[tiny] = 0.0
@@ -497,11 +539,11 @@ def _from_single(single: SingleFit, l: int, n_params: int) -> Result:
     n_series, slots = single.blocks.shape
     terms = np.full((n_series, slots, n_params), -1, dtype=np.int64)
     terms[:, :, l] = single.blocks
-    return Result(terms, single.coefficients, single.n_terms)
+    return Result(terms, single.coefficients, single.n_terms, single.spread)
 
 
 def _from_multi(fit: MultiFit, active: list[int], n_params: int) -> Result:
     n_series, slots, _ = fit.terms.shape
     terms = np.full((n_series, slots, n_params), -1, dtype=np.int64)
     terms[:, :, active] = fit.terms
-    return Result(terms, fit.coefficients, fit.n_terms)
+    return Result(terms, fit.coefficients, fit.n_terms, fit.spread)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from extrap_plugins.modelers import regression
+from extrap_plugins.modelers import evidence, regression
 from extrap_plugins.modelers.hypotheses import evaluate_blocks
 
 from .search import SingleFit
@@ -53,6 +53,8 @@ class MultiFit:
     coefficients: np.ndarray
     n_terms: np.ndarray
     score: np.ndarray
+    spread: np.ndarray | None = None
+    mixed: np.ndarray | None = None
 
 
 @functools.lru_cache(maxsize=256)
@@ -152,6 +154,7 @@ def combine(
     improvement: float,
     noise: regression.Noise | None = None,
     weighted: bool = False,
+    selection: str = "cv",
 ) -> MultiFit:
     """Choose each series' best combination of its single-parameter models' terms.
 
@@ -173,6 +176,10 @@ def combine(
         Fit relative errors (weighted least squares, weights ``1 / |y|``):
         right for noise proportional to the value, and it keeps points of
         small value from being ignored when values span orders of magnitude.
+    selection : {"cv", "evidence"}
+        ``evidence``: every hypothesis of the series judged at once by
+        :func:`extrap_plugins.modelers.evidence.judge` (predictions at the
+        multiples of the largest point, all parameters scaled and each alone).
 
     Returns
     -------
@@ -189,6 +196,18 @@ def combine(
         n_terms=np.zeros(n_series, dtype=np.int64),
         score=np.full(n_series, np.inf),
     )
+    reference = None
+    if selection == "evidence":
+        top = X.max(axis=0)
+        rows = [top * d for d in evidence.REFERENCE]
+        for l in range(n_params):
+            for d in evidence.REFERENCE:
+                point = top.copy()
+                point[l] *= d
+                rows.append(point)
+        reference = np.asarray(rows)
+        fit.spread = np.full((n_series, len(evidence.REFERENCE)), np.nan)
+        fit.mixed = np.zeros(n_series, dtype=bool)
     unique_shapes, shape_of = np.unique(shapes, axis=0, return_inverse=True)
     for which, shape in enumerate(unique_shapes):
         members = np.flatnonzero(shape_of.reshape(-1) == which)
@@ -201,8 +220,127 @@ def combine(
         products, hypotheses = templates(shape, limit)
         part = None if noise is None else regression.Noise(noise.variance[members], noise.dof[members])
         weights = None if not weighted else relative_weights(Y[members])
-        _fit_shape(fit, members, Y[members], weights, part, set_of, set_blocks, columns, products, hypotheses, criterion, improvement)
+        if reference is not None:
+            _judge_shape(fit, members, X, Y[members], weights, part, set_of, set_blocks, columns, blocks,
+                         reference, products, hypotheses)
+        else:
+            _fit_shape(fit, members, Y[members], weights, part, set_of, set_blocks, columns, products, hypotheses,
+                       criterion, improvement)
     return fit
+
+
+def _judge_shape(fit, members, X, Y, weights, noise, set_of, set_blocks, columns, blocks, reference, products,
+                 hypotheses):
+    """:func:`combine` with ``selection="evidence"`` for the series of one shape."""
+    n_members, n_points = Y.shape
+    n_params = X.shape[1]
+    columns_ref = [evaluate_blocks(reference[:, l], blocks) for l in range(n_params)]
+    # Every hypothesis with a constant, and those of at least one term also without one (counts divided
+    # among ranks: 150 n / p) where some term falls.
+    variants = [(k, True) for k in range(len(hypotheses))] + [(k, False) for k in range(1, len(hypotheses))]
+    variants = [(k, c) for k, c in variants if hypotheses[k].shape[0]]
+    n_coef = np.concatenate([np.full(hypotheses[k].shape[0], k + int(c)) for k, c in variants])
+    offsets = np.cumsum([0] + [hypotheses[k].shape[0] for k, _ in variants])
+    total = int(offsets[-1])
+    if weights is None:
+        weights = np.ones((n_members, n_points))
+    # The corners of the design: trend from the smallest to the largest point (if both were measured).
+    low = np.flatnonzero(np.all(X == X.min(axis=0), axis=1))
+    high = np.flatnonzero(np.all(X == X.max(axis=0), axis=1))
+    last = int(high[0]) if high.size else int(np.argmax(np.sum(np.log(np.maximum(X, 1e-300)), axis=1)))
+    variance = np.full(n_members, np.nan) if noise is None else noise.variance
+    if low.size and high.size:
+        corners = np.array([float(X[low[0], 0]), float(X[high[0], 0]) + 1.0])
+        trend = evidence.trend_of(corners, Y[:, [int(low[0]), int(high[0])]], variance)
+    else:
+        trend = np.zeros(n_members, dtype=np.int64)
+    falling_block = (blocks[:, 0] < 0) | ((blocks[:, 0] == 0) & (blocks[:, 1] < 0))
+    width = max(h.shape[1] for h in hypotheses) + 1
+    chunk = max(1, regression.CHUNK_ELEMENTS // max(1, total * n_points * width * 2))
+    chosen = np.zeros(n_members, dtype=np.int64)
+    for start in range(0, n_members, chunk):
+        who = np.arange(start, min(n_members, start + chunk))
+        values = product_values(columns, [b[set_of[who]] for b in set_blocks], products)
+        values_ref = product_values(columns_ref, [b[set_of[who]] for b in set_blocks], products)
+        falls = np.zeros((who.size, products.shape[0]), dtype=bool)
+        for l, b in enumerate(set_blocks):
+            if b.shape[1] == 0:
+                continue
+            ids = b[set_of[who]][:, np.maximum(products[:, l], 0)]  # (n_who, n_products)
+            falls |= (products[:, l] >= 0)[None, :] & falling_block[ids]
+        w = weights[who]
+        y = Y[who]
+        parts = []
+        for k, constant in variants:
+            hyp = hypotheses[k]
+            A = _designs(values, hyp) * w[:, None, :, None]
+            A_ref = _designs(values_ref, hyp)
+            if not constant:
+                A, A_ref = A[..., 1:], A_ref[..., 1:]
+            f = regression.factorize(A)
+            part = _measure_individual(f, A_ref, y, w, last, constant)
+            if not constant:
+                has_falling = falls[:, hyp].any(axis=2) if k else np.zeros((who.size, hyp.shape[0]), dtype=bool)
+                part = (np.where(has_falling, part[0], np.inf),) + part[1:]
+            parts.append(part)
+        rss, fitted_min, fitted_last, predictions, mixed = (np.concatenate(v, axis=1) for v in zip(*parts))
+        judged = evidence.judge(y, rss, n_coef, fitted_min, fitted_last, predictions, mixed, variance[who],
+                                trend[who])
+        chosen[who] = judged.index
+        fit.spread[members[who]] = judged.spread
+        fit.mixed[members[who]] = judged.mixed
+    variant_of = np.searchsorted(offsets, chosen, side="right") - 1
+    for v, (k, constant) in enumerate(variants):
+        who = np.flatnonzero(variant_of == v)
+        if who.size == 0:
+            continue
+        hypothesis = hypotheses[k][chosen[who] - offsets[v]]
+        sets = set_of[who]
+        values = product_values(columns, [b[sets] for b in set_blocks], products)
+        chosen_values = np.take_along_axis(values, hypothesis[:, :, None], axis=1) if k else values[:, :0]
+        A = np.concatenate([np.ones((who.size, n_points, 1)), chosen_values.transpose(0, 2, 1)], axis=2)
+        if not constant:
+            A = A[:, :, 1:]
+        if k:
+            coefficients = regression.solve(regression.factorize(A * weights[who][:, :, None]), Y[who] * weights[who])
+        else:
+            coefficients = Y[who].mean(axis=1, keepdims=True)
+        fit.n_terms[members[who]] = k
+        fit.score[members[who]] = 0.0
+        fit.coefficients[members[who]] = 0.0
+        if constant:
+            fit.coefficients[members[who], : k + 1] = coefficients
+        else:
+            fit.coefficients[members[who], 1 : k + 1] = coefficients
+        for t in range(k):
+            choice = products[hypothesis[:, t]]
+            for l, b in enumerate(set_blocks):
+                block = np.where(choice[:, l] >= 0, b[sets, np.maximum(choice[:, l], 0)] if b.shape[1] else -1, -1)
+                fit.terms[members[who], t, l] = block
+
+
+def _measure_individual(f: regression.Factorization, A_ref: np.ndarray, y: np.ndarray, w: np.ndarray, last: int,
+                        constant: bool = True):
+    """:func:`evidence.measure` for per-series stacks: Q of shape (n_s, n_hyp, n_points, n_coef)."""
+    n_s, n_hyp, n_points, n_coef = f.Q.shape
+    ok = f.solvable
+    R = np.where(ok[..., None, None], f.R, np.eye(n_coef))
+    yw = y * w
+    projected = np.einsum("shpk,sp->shk", f.Q, yw)
+    with np.errstate(all="ignore"):
+        coefficients = np.linalg.solve(R, projected[..., None])[..., 0] / f.scale
+        fitted_w = np.einsum("shpk,shk->shp", f.Q, projected)
+        residual = yw[:, None, :] - fitted_w
+        rss = np.einsum("shp,shp->sh", residual, residual)
+        fitted = fitted_w / w[:, None, :]
+        predictions = np.einsum("shrk,shk->shr", A_ref, coefficients)
+    terms = coefficients[:, :, 1:] if constant else coefficients
+    if terms.shape[2] >= 2:
+        mixed = (np.max(terms, axis=2) > 0) & (np.min(terms, axis=2) < 0)
+    else:
+        mixed = np.zeros((n_s, n_hyp), dtype=bool)
+    rss = np.where(ok, rss, np.inf)
+    return rss, fitted.min(axis=2), fitted[:, :, last], predictions, mixed
 
 
 def _fit_shape(fit, members, Y, weights, noise, set_of, set_blocks, columns, products, hypotheses, criterion, improvement):

@@ -94,9 +94,11 @@ def building_blocks(
 ) -> np.ndarray:
     """Every factor ``x^i log2(x)^j`` with ``i`` from ``exponents`` and ``j`` from ``log_exponents``.
 
-    With ``negative`` the mirrored polynomial exponents ``-i`` (``i > 0``) are
-    added, combined with every ``j``: ``1/p``, ``log2(p)/p``... for strong scaling.
-    The pair (0, 0) is the constant and never a block.
+    With ``negative`` the falling factors of strong scaling are added:
+    ``x^-i`` for every ``i > 0``, ``x^-i log2(x)`` for ``i`` in 1, 3/2, 2
+    (``log2(p) / p``; if those are in I and 1 in J), and ``log2(x)^-j`` for ``j > 0`` (Extra-P's
+    ``allow_negative_exponents``).  The pair (0, 0) is the constant and never
+    a block.
 
     Returns
     -------
@@ -107,12 +109,17 @@ def building_blocks(
     --------
     >>> building_blocks([0, 1], [0, 1]).tolist()
     [[0.0, 1.0], [1.0, 0.0], [1.0, 1.0]]
+    >>> building_blocks([0, 1], [0, 1], negative=True).tolist()
+    [[-1.0, 0.0], [-1.0, 1.0], [0.0, -1.0], [0.0, 1.0], [1.0, 0.0], [1.0, 1.0]]
     """
-    poly = set(float(i) for i in exponents)
+    pairs = {(float(i), float(j)) for i in exponents for j in log_exponents}
     if negative:
-        poly |= {-i for i in poly if i > 0}
-    pairs = sorted((i, float(j)) for i in poly for j in log_exponents if not (i == 0 and j == 0))
-    return np.asarray(pairs, dtype=np.float64).reshape(-1, 2)
+        positive_i = [float(i) for i in exponents if i > 0]
+        pairs |= {(-i, 0.0) for i in positive_i}
+        pairs |= {(-i, float(j)) for i in positive_i for j in log_exponents if j == 1 and i in (1.0, 1.5, 2.0)}
+        pairs |= {(0.0, -float(j)) for j in log_exponents if j > 0}
+    pairs.discard((0.0, 0.0))
+    return np.asarray(sorted(pairs), dtype=np.float64).reshape(-1, 2)
 
 
 def evaluate_blocks(x: np.ndarray, blocks: np.ndarray) -> np.ndarray:

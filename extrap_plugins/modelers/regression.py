@@ -73,6 +73,7 @@ class Factorization:
     scale: np.ndarray
     leverage: np.ndarray
     valid: np.ndarray
+    solvable: np.ndarray | None = None  # full rank and finite (leave-one-out may still be undefined)
 
 
 def factorize(A: np.ndarray) -> Factorization:
@@ -104,7 +105,7 @@ def factorize(A: np.ndarray) -> Factorization:
     full_rank = np.all(diagonal > 1e-10 * np.maximum(column_norm, 1e-300), axis=-1)
     leverage = np.sum(Q * Q, axis=-1)
     valid = finite & full_rank & np.all(leverage < LEVERAGE_LIMIT, axis=-1)
-    return Factorization(Q, R, scale, leverage, valid)
+    return Factorization(Q, R, scale, leverage, valid, finite & full_rank)
 
 
 def loo_operators(f: Factorization) -> np.ndarray:
@@ -355,7 +356,8 @@ def best_shared(
 
 
 def _slice(f: Factorization, which) -> Factorization:
-    return Factorization(f.Q[which], f.R[which], f.scale[which], f.leverage[which], f.valid[which])
+    solvable = None if f.solvable is None else f.solvable[which]
+    return Factorization(f.Q[which], f.R[which], f.scale[which], f.leverage[which], f.valid[which], solvable)
 
 
 def take(f: Factorization, index: np.ndarray) -> Factorization:
@@ -425,10 +427,13 @@ class Noise:
         ``var(mean of repetitions) / value^2``; NaN where unknown.
     dof : ndarray, shape (n_series,)
         Degrees of freedom of that estimate (repetitions minus one, summed).
+    points : ndarray, shape (n_series, n_points), optional
+        The relative variance of each point's value (NaN where unknown).
     """
 
     variance: np.ndarray
     dof: np.ndarray
+    points: np.ndarray | None = None
 
     @classmethod
     def estimate(cls, Y: np.ndarray, V: np.ndarray | None, counts: np.ndarray | None) -> "Noise":
@@ -445,7 +450,7 @@ class Noise:
             variance = np.nanmean(relative, axis=1)
         dof = np.sum(np.where(np.isfinite(relative), np.maximum(counts - 1, 0), 0), axis=1).astype(float)
         known = np.isfinite(variance) & (variance > 1e-24) & (dof > 0)
-        return cls(np.where(known, variance, np.nan), np.where(known, dof, 0.0))
+        return cls(np.where(known, variance, np.nan), np.where(known, dof, 0.0), relative)
 
 
 def explained_by_noise(

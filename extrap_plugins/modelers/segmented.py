@@ -271,12 +271,15 @@ def detect_changes(experiment, base: str = "default", *, measure: str = "mean", 
 # ------------------------------------------------------------------ helpers
 def window_defaults(host: PluginHost, name: str) -> dict:
     """One-term window models where the modeler offers ``max_terms`` (Ilyas et al. score windows with
-    Extra-P's one-term hypotheses; the nRSS thresholds assume them)."""
+    Extra-P's one-term hypotheses; the nRSS thresholds assume them): no falling factors, and the
+    best cross-validated fit rather than the evidence criterion's consensus, where the modeler offers
+    those options."""
     try:
         signature = inspect.signature(host.modeler(name).factory)
     except (TypeError, ValueError):
         return {}
-    return {"max_terms": 1} if "max_terms" in signature.parameters else {}
+    defaults = {"max_terms": 1, "negative_exponents": False, "selection": "cv"}
+    return {k: v for k, v in defaults.items() if k in signature.parameters}
 
 
 def fit_quietly(instance, group: SeriesGroup, *, measure: str, name: str) -> list[Model]:

@@ -79,9 +79,10 @@ def test_report_data_ranks_and_names_growth(known_report):
 
 def test_growth_categories_colour_from_harmless_to_alarming():
     assert [GROWTH_CATEGORIES[growth_category(d)][0] for d in
-            [(0, 0), (0, 1), (0.5, 2), (1, 0), (1, 1), (1.5, 0), (2, 0), (3, 1), (float("nan"),) * 2, (-1, 0)]] == [
+            [(0, 0), (0, 1), (0.5, 2), (1, 0), (1, 1), (1.5, 0), (2, 0), (3, 1), (float("nan"),) * 2, (-1, 0),
+             (0, -1)]] == [
         "constant", "logarithmic", "sublinear", "linear", "superlinear", "superlinear", "quadratic or worse",
-        "quadratic or worse", "unknown", "constant"]
+        "quadratic or worse", "unknown", "falling", "falling"]  # falling: its own class (was "constant")
 
 
 def test_opens_without_errors_or_network_and_sorts_by_value_at_target(browser, known_report):

@@ -46,11 +46,17 @@ def test_bad_exponents_say_what_was_expected(bad):
     )
 
 
-def test_negative_exponents_mirror_the_positive_ones():
+def test_negative_exponents_add_the_falling_factors_of_strong_scaling():
+    # p^-i for every i, log2(p)/p (i = 1), 1/log2(p) (Extra-P's allow_negative_exponents).
     blocks = building_blocks([0, 0.5, 1], [0, 1], negative=True)
     assert sorted(map(tuple, blocks.tolist())) == sorted(
-        [(0, 1), (0.5, 0), (0.5, 1), (1, 0), (1, 1), (-0.5, 0), (-0.5, 1), (-1, 0), (-1, 1)]
+        [(0, 1), (0.5, 0), (0.5, 1), (1, 0), (1, 1), (-0.5, 0), (-1, 0), (-1, 1), (0, -1)]
     )
+
+
+def test_negative_log_exponents_are_allowed():
+    blocks = building_blocks([0, 1], [-1, 0])
+    assert sorted(map(tuple, blocks.tolist())) == [(0, -1), (1, -1), (1, 0)]
 
 
 def test_blocks_evaluate_to_powers_and_logarithms():

@@ -34,7 +34,7 @@ def segmented_example():
 
 
 def test_segmented_example_gives_extrap_s_model_with_the_press_criterion():
-    (model,) = model_quietly(segmented_example(), criterion="press")
+    (model,) = model_quietly(segmented_example(), selection="cv", criterion="press")
     assert factors(model) == {frozenset({("p", 0.0, 2.0)})}
     assert model.constant == pytest.approx(1.6488799687338778, rel=1e-9)
     assert model.terms[0].coefficient == pytest.approx(3.9706302653262227, rel=1e-9)
@@ -79,6 +79,16 @@ EXTRAP_IS_RIGHT = {
     ("two_parameter_7.txt", "flat", "time"): (42.0, []),
 }
 
+# Deliberate difference: on noisy data the coefficients are relative least squares (weights 1/|y|, right
+# for noise proportional to the value), Extra-P's are plain least squares; same terms, predictions within
+# 3 % at the measured points and 4x beyond (ours the closer to the data there).  Exact data give Extra-P's coefficients.
+NOISY = {
+    ("one_parameter_1.txt", "compute", "time"),
+    ("one_parameter_3.txt", "compute", "flops"),
+    ("one_parameter_6.txt", "met2", "time"),
+    ("one_parameter_6.txt", "met4", "time"),
+}
+
 
 @pytest.mark.parametrize("key", sorted(EXTRAP_IS_RIGHT), ids=lambda k: f"{k[0]}:{k[1]}:{k[2]}")
 def test_extrap_text_files_give_extrap_s_model_where_it_is_right(shared_data, key):
@@ -88,6 +98,14 @@ def test_extrap_text_files_give_extrap_s_model_where_it_is_right(shared_data, ke
     model = models.get(callpath, metric)
     expected = {frozenset((n, float(i), float(j)) for n, (i, j) in t.items()) for t, _ in terms}
     assert factors(model) == expected
+    if key in NOISY:
+        X = np.asarray(models.experiment.coordinates, dtype=float)
+        X = np.vstack([X, 4 * X.max(axis=0, keepdims=True)])
+        theirs = extrap_plugins.Model(callpath, metric, model.parameters, constant, tuple(
+            extrap_plugins.models.Term(c, {n: extrap_plugins.models.Factor(*map(float, e)) for n, e in f.items()})
+            for f, c in terms))
+        np.testing.assert_allclose(model.predict(X), theirs.predict(X), rtol=0.03)
+        return
     assert model.constant == pytest.approx(constant, rel=1e-6, abs=1e-9)
     for (term_factors, coefficient) in terms:
         (term,) = [t for t in model.terms if {n: (f.exponent, f.log_exponent) for n, f in t.factors.items()}
@@ -97,12 +115,21 @@ def test_extrap_text_files_give_extrap_s_model_where_it_is_right(shared_data, ke
 
 def test_two_parameter_file_where_extrap_is_wrong_gives_the_generating_function(shared_data):
     # At y = 1 every value is 1 and the rest follow 1 + 0.2 x^2 log2(y); Extra-P 4.2.5 answers
-    # 1.374 + 6.698 log2(y) + 0.04384 x^(3/2) log2(x)^2 log2(y).
-    models = model_quietly(extrap_plugins.read(shared_data / "extrap" / "text" / "two_parameter_1.txt"))
+    # 1.374 + 6.698 log2(y) + 0.04384 x^(3/2) log2(x)^2 log2(y).  x spans only 20 ... 60 with ~1 % noise:
+    # the evidence criterion cannot tell x^2 from x^(7/4) log2(x) there (see the next test); the former
+    # selection (cross-validation preferring whole exponents) finds the generating function.
+    models = model_quietly(extrap_plugins.read(shared_data / "extrap" / "text" / "two_parameter_1.txt"),
+                           selection="cv")
     (model,) = models
     assert factors(model) == {frozenset({("x", 2.0, 0.0), ("y", 0.0, 1.0)})}
     assert model.constant == pytest.approx(1.0, abs=0.01)
     assert model.terms[0].coefficient == pytest.approx(0.2, rel=0.01)
+
+
+def test_two_parameter_file_where_extrap_is_wrong_predicts_within_10_percent_beyond(shared_data):
+    (model,) = model_quietly(extrap_plugins.read(shared_data / "extrap" / "text" / "two_parameter_1.txt"))
+    x, y = 240.0, 20.0
+    assert model.predict([x, y]) == pytest.approx(1 + 0.2 * x**2 * np.log2(y), rel=0.10)
 
 
 def test_parameters_that_change_together_are_reported_and_one_stands_for_both(shared_data):

@@ -26,7 +26,7 @@ def test_init_stores_options_as_given():
     ({"improvement": 1.5}, "improvement: expected a number from 0 up to (not including) 1, got 1.5"),
     ({"weighting": "log"}, "weighting: expected relative or none, got 'log'"),
     ({"measure": "mode"}, "measure: expected one of mean, median, minimum, maximum, got 'mode'"),
-    ({"log_exponents": "-1"}, "log_exponents: expected exponents >= 0, got '-1'"),
+    ({"selection": "vote"}, "selection: expected evidence or cv, got 'vote'"),
     ({"exponents": "0", "log_exponents": "0"},
      "exponents and log_exponents: expected at least one non-zero exponent, got '0' and '0'"),
 ])

@@ -45,8 +45,10 @@
     {key: "interval", label: Math.round(100 * data.settings.level) + "% interval", text: function (r) { return r[C.low] === null ? "n/a" : num(r[C.low]) + " … " + num(r[C.high]); }, value: function (r) { return r[C.low] === null ? null : r[C.high] - r[C.low]; }, numeric: true},
     {key: "share_now", label: "share now", text: function (r) { return pct(r[C.root_now]); }, value: function (r) { return r[C.root_now]; }, numeric: true},
     {key: "share_target", label: "share at target", text: function (r) { return pct(r[C.root_target]); }, value: function (r) { return r[C.root_target]; }, numeric: true},
+    {key: "validation", label: "held-out error", text: function (r) { return r[C.validation] === null ? "n/a" : (100 * r[C.validation]).toFixed(1) + "%"; }, value: function (r) { return r[C.validation]; }, numeric: true},
     {key: "warnings", label: "warnings", text: function (r) { return r[C.warnings]; }, value: function (r) { return r[C.warnings]; }, numeric: false},
-  ].filter(function (c) { return hasTarget || (c.key !== "target" && c.key !== "interval" && c.key !== "share_target"); });
+  ].filter(function (c) { return hasTarget || (c.key !== "target" && c.key !== "interval" && c.key !== "share_target"); })
+   .filter(function (c) { return c.key !== "validation" || data.rows.some(function (r) { return r[C.validation] !== null; }); });
 
   // --------------------------------------------------------------- summary
   const list = document.getElementById("summary-list");

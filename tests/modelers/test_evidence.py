@@ -1,0 +1,141 @@
+"""The evidence criterion (issue 19): selection judged by prediction beyond the data, strong scaling."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import extrap_plugins
+from extrap_plugins.errors import QualityWarning
+from extrap_plugins.extrapolation import extrapolate, growth_class
+from extrap_plugins.modelers import evidence
+from extrap_plugins.plugins import PluginHost
+
+from .conftest import experiment, factors, grid, model_quietly
+
+P7 = [4, 8, 16, 32, 64, 128, 256]
+
+
+def test_counts_divided_among_ranks_get_no_constant():
+    # mandelbrot visits: truth 150 n / p (it became 128.6 n - 46.94 log2(p) n before falling factors).
+    e = experiment(["p", "n"], grid([4, 8, 16, 32, 64], [1000, 2000, 3000, 4000, 5000]),
+                   {"visits": lambda p, n: 150 * n / p})
+    (model,) = model_quietly(e)
+    assert model.constant == 0.0
+    assert factors(model) == {frozenset({("p", -1.0, 0.0), ("n", 1.0, 0.0)})}
+    assert model.terms[0].coefficient == pytest.approx(150.0, rel=1e-9)
+
+
+def test_bytes_sent_by_a_broadcast_fall_as_one_over_p_and_stay_positive():
+    # MPI_Bcast bytes_sent: truth 16 / p (it became 13.72 - 5.007 log2(p), negative at p = 64, before).
+    e = experiment(["p"], [2, 4, 8, 16, 32], {"bcast": lambda p: 16 / p})
+    (model,) = model_quietly(e)
+    assert model.formula == "16 · p^-1"
+    assert model.predict([3200.0]) == pytest.approx(0.005)
+
+
+def test_falling_series_with_noise_never_predict_negative_values_up_to_100x():
+    rng = np.random.default_rng(3)
+    series = {}
+    for k in range(40):
+        i = rng.uniform(0.25, 1.5)
+        c0 = 0.0 if k % 2 else rng.uniform(0.5, 5.0)
+        series[f"f{k}"] = c0 + 100.0 * np.asarray(P7, dtype=float) ** -i
+    e = experiment(["p"], P7, series, repetitions=5, noise=0.2, seed=4)
+    models = model_quietly(e)
+    far = np.array([[256.0 * d] for d in (1.5, 2, 4, 8, 10, 50, 100)])
+    for model in models:
+        assert np.all(model.predict(far) > 0), model.formula
+
+
+def test_off_the_space_exponents_from_the_issue_are_found():
+    # The issue's misses: 25.1 + 0.0011 p^1.75 and 56.3 + 0.221 p^(1/3) log2(p)^2 (noise-free here).
+    e = experiment(["p"], P7, {"a": lambda p: 25.1 + 0.0011 * p**1.75,
+                               "b": lambda p: 56.3 + 0.221 * p ** (1 / 3) * np.log2(p) ** 2})
+    a, b = model_quietly(e)
+    assert factors(a) == {frozenset({("p", 1.75, 0.0)})}
+    assert factors(b) == {frozenset({("p", 1 / 3, 2.0)})}
+
+
+def test_an_exact_constant_survives_nine_orders_of_magnitude():
+    # 200 + p^3 at p = 10 ... 1e5 gave 0.0 + 0.000372 p^(1/3) + p^3 before.
+    e = experiment(["p"], [10, 100, 1000, 1e4, 1e5], {"main": lambda p: 200 + p**3})
+    (model,) = model_quietly(e)
+    assert model.formula == "200 + 1 · p^3"
+    assert model.constant == pytest.approx(200.0, rel=1e-6)
+
+
+@pytest.mark.parametrize("m", [3, 4])
+def test_exact_products_of_three_and_four_parameters_keep_their_constant(m):
+    names = ["a", "b", "c", "d"][:m]
+    axes = [[1, 2, 4, 8, 16], [10, 20, 30, 40, 50], [100, 200, 300, 400, 500], [2, 3, 4, 5, 6]][:m]
+    points = grid(*axes)
+    e = experiment(names, points, {"f": lambda *x: 3.0 + np.prod(x, axis=0)})
+    (model,) = model_quietly(e)
+    assert model.constant == pytest.approx(3.0, rel=1e-6)
+    far = points.max(axis=0, keepdims=True) * 4
+    assert model.predict(far)[0] == pytest.approx(3.0 + np.prod(far), rel=1e-9)
+
+
+def test_log_exponents_may_be_negative():
+    e = experiment(["p"], P7, {"main": lambda p: 2 + 24 / np.log2(p)})
+    (model,) = model_quietly(e)
+    assert factors(model) == {frozenset({("p", 0.0, -1.0)})}
+    assert model.predict([4096.0]) == pytest.approx(4.0)
+
+
+def test_terms_of_opposite_sign_need_the_data_and_come_with_a_warning():
+    # p^2 - 0.5 p^1 ... a true difference of terms, exactly measured: kept, with a QualityWarning.
+    e = experiment(["p"], [2, 4, 8, 16, 32, 64], {"main": lambda p: 10 + p**2 - 3 * p})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        (model,) = extrap_plugins.model(e, host=PluginHost(autoload=False)).models
+    assert factors(model) == {frozenset({("p", 2.0, 0.0)}), frozenset({("p", 1.0, 0.0)})}
+    notes = [w.message for w in caught if isinstance(w.message, QualityWarning)]
+    assert any("opposite sign" in str(n) and "main" in str(n) and "time" in str(n) for n in notes)
+
+
+def test_a_series_that_rises_gets_no_model_that_turns_down_beyond_the_data():
+    # Saturating but still rising data: a model that peaks and falls beyond would be implausible.
+    e = experiment(["p"], P7, {"main": lambda p: 100 - 80 / np.sqrt(p)}, repetitions=5, noise=0.05, seed=2)
+    (model,) = model_quietly(e)
+    chain = model.predict(np.array([[256.0 * d] for d in (1, 2, 4, 10, 100)]))
+    assert np.all(np.diff(chain) >= -1e-9 * np.abs(chain[:-1]))
+
+
+def test_growth_class_follows_the_sign():
+    e = experiment(["p"], [2, 4, 8, 16, 32, 64], {"fall": lambda p: 16 / p, "rest": lambda p: 3 + 120 / p})
+    fall, rest = model_quietly(e)
+    assert growth_class(fall) == "O(p^-1)"
+    assert growth_class(rest) == "O(1)"
+    subtracting = extrap_plugins.Model("m", "t", ("p", "n"), 0.062, (
+        extrap_plugins.models.Term(1.27e-5, {"n": extrap_plugins.models.Factor(1.0, 2.0)}),
+        extrap_plugins.models.Term(-1.88e-4, {"p": extrap_plugins.models.Factor(3.0, 2.0)})))
+    assert growth_class(subtracting) == "O(n·log^2 n)"  # the issue's example: not "p^3"
+
+
+def test_the_penalty_is_aicc_and_infinite_without_a_spare_point():
+    assert evidence.penalty(np.array([1, 2, 3]), 7).round(3).tolist() == [2.8, 7.0, 14.0]
+    assert evidence.PENALTY_SCALE == 2.0
+    assert np.isinf(evidence.penalty(np.array([5]), 5))[0]
+
+
+def test_selection_cv_keeps_the_former_rule():
+    e = experiment(["p"], P7, {"main": lambda p: 25.1 + 0.0011 * p**1.75})
+    (new,) = model_quietly(e)
+    (old,) = model_quietly(e, selection="cv", negative_exponents=False)
+    assert factors(new) == factors(old) == {frozenset({("p", 1.75, 0.0)})}
+
+
+def test_intervals_include_the_choice_of_model_and_widen_with_distance():
+    e = experiment(["p"], P7, {"main": lambda p: 25 + 0.01 * p**1.5}, repetitions=5, noise=0.1, seed=1)
+    models = model_quietly(e)
+    (model,) = models
+    assert len(model.choice_spread) == 4 and all(np.isfinite(model.choice_spread))
+    x = extrapolate(models, intervals=True)
+    u = x.uncertainty[0]
+    near, far = u.half_width(np.array([[512.0]])), u.half_width(np.array([[8192.0]]))
+    assert far[0] / model.predict([8192.0]) > near[0] / model.predict([512.0])
+    assert u.choice(np.array([[128.0], [256.0]])).tolist() == [0.0, 0.0]  # no choice inside the data
