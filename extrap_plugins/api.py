@@ -159,7 +159,7 @@ def model(
     if validate:
         held = held_out_points(selected)
         if held.any() and not held.all():
-            refitted = model(selected._subset(~held), modeler, measure=measure, executor=executor, jobs=jobs,
+            refitted = model(selected.take(~held), modeler, measure=measure, executor=executor, jobs=jobs,
                              host=host, **options)
             errors = validation_errors(refitted.models, selected, held, measure)
             models = [dataclasses.replace(m, validation=errors.get((m.callpath, m.metric), math.nan))

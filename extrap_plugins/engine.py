@@ -530,7 +530,7 @@ def validation_errors(refitted: Sequence[Model], experiment: Experiment, held: n
     The measured value at a point is its repetitions reduced by ``measure``;
     points whose value is 0 are skipped (NaN when none is left).
     """
-    test = experiment._subset(held)
+    test = experiment.take(held)
     by_key = {(m.callpath, m.metric): m for m in refitted}
     result: dict[tuple[str, str], float] = {}
     for group in test.series_groups():

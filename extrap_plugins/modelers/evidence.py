@@ -165,7 +165,10 @@ def operators(Q: np.ndarray, R: np.ndarray, scale: np.ndarray, valid: np.ndarray
     """
     n_hyp, n_points, n_coef = Q.shape
     R = np.where(valid[:, None, None], R, np.eye(n_coef))
-    inverse = np.linalg.inv(R)  # (n_hyp, n_coef, n_coef)
+    try:
+        inverse = np.linalg.inv(R)  # (n_hyp, n_coef, n_coef)
+    except np.linalg.LinAlgError:  # an exactly singular R among them (degenerate points): least-squares inverses
+        inverse = np.linalg.pinv(R)
     solve = inverse @ Q.transpose(0, 2, 1) / scale[:, :, None]  # coefficients = solve @ y
     fitted = Q @ Q.transpose(0, 2, 1)  # (n_hyp, n_points, n_points)
     with np.errstate(all="ignore"):
