@@ -9,13 +9,13 @@ A script, not a test::
 Scenarios (protocols of the seed papers; see benchmarks/README.md):
 
 ``eq3-m1``, ``eq3-m2``
-    seed 000, Eq. 3: ``c0 + c1 (f)^{0|1} (g)^{0|1} + c2 (f)^{0|1} (g)^{0|1}`` with
+    Calotoiu et al. 2016, Eq. 3: ``c0 + c1 (f)^{0|1} (g)^{0|1} + c2 (f)^{0|1} (g)^{0|1}`` with
     ``f = x^i log2^j(x)``, ``g = y^k log2^l(y)``, i, k from Extra-P's I, j, l from
     J = {0, 1, 2}, coefficients uniform in (0, 100); 5 (m = 1) or 5 x 5 (m = 2)
     points p = 4..64, s = 10..50, no noise.  Score: share of models identical to
     the true function, i.e. predicting (128, 60) and (512, 200) within 0.1 %.
 ``noise-m1``, ``noise-m2``, ``noise-m3``
-    seed 002, Section III-B: one factor ``x^i log2^j(x)`` per parameter, i from
+    Ritter et al. 2020, Section III-B: one factor ``x^i log2^j(x)`` per parameter, i from
     {0, 1, 2, 3}, j from {0, 1, 2}, combined by a random additive/multiplicative
     template, coefficients uniform in (0.01, 1000); full factorial 5^m points
     p = 4..64, s = 10..50, n = 1000..5000; 4 repetitions with uniform +-5 %

@@ -79,13 +79,13 @@ def cases():
     result = []
     parameters, X, series = parse_text(DATA / "text" / "mpa" / "relearn_data.txt")
     named = {f"{r}|{m}": v for (r, m), v in series.items()}
-    for l, name in enumerate(parameters):
-        result.append((f"relearn 2p, {name} held out", parameters, X, named, X[:, l] == X[:, l].max()))
-    for l, name in enumerate(parameters):
-        other = 1 - l
+    for param, name in enumerate(parameters):
+        result.append((f"relearn 2p, {name} held out", parameters, X, named, X[:, param] == X[:, param].max()))
+    for param, name in enumerate(parameters):
+        other = 1 - param
         for value in np.unique(X[:, other]):
             keep = X[:, other] == value
-            x = X[keep][:, [l]]
+            x = X[keep][:, [param]]
             lines = {f"{k}|{parameters[other]}={value:g}": v[keep] for k, v in named.items()}
             result.append((f"relearn {name}-lines", (name,), x, lines, x[:, 0] == x[:, 0].max()))
     by_series: dict[str, dict[float, dict[str, float]]] = {}

@@ -1,4 +1,4 @@
-"""Segmentation detection on synthetic data (seed 001, Section 4.1), beside Extra-P 4.2.5's segmented modeler.
+"""Segmentation detection on synthetic data (Ilyas et al. 2017, Section 4.1), beside Extra-P 4.2.5's segmented modeler.
 
 Usage (from the project root; Extra-P lives in its own venv, never beside extrap-plugins)::
 
@@ -6,7 +6,7 @@ Usage (from the project root; Extra-P lives in its own venv, never beside extrap
     .venv/bin/python benchmarks/segmented.py [--sets 1000] [--extrap-sets 200]
                                              [--extrap-python ../venv-extrap/bin/python] [--seed 1]
 
-The protocol of seed 001, Section 4.1: ten points ``p = 1..10``, one value per point; half of the data
+The protocol of Ilyas et al. 2017, Section 4.1: ten points ``p = 1..10``, one value per point; half of the data
 sets come from one function ``c0 + c1 * p^i * log2(p)^j`` (not segmented), half from two such functions,
 five points each (segmented, the change between p = 5 and p = 6).  Coefficients are uniform in
 (0.01, 1000).  Two categories: exponents from the modelers' search space (``i`` one of the 20 default

@@ -6,7 +6,7 @@ A script, not a test::
     python benchmarks/speed.py --sizes 1000,10000 --extrap-series 100
     EXTRAP_PYTHON=../venv-extrap/bin/python python benchmarks/speed.py
 
-Input: synthetic series after seed 002's protocol (one factor ``x^i log2^j(x)``
+Input: synthetic series after Ritter et al.'s (2020) protocol (one factor ``x^i log2^j(x)``
 per parameter, i in {0..3}, j in {0, 1, 2}, random additive/multiplicative
 combination, 4 repetitions with +-5 % noise); one parameter on 5 points, two
 parameters on a 5 x 5 grid.  Each case runs in a fresh child process pinned

@@ -132,7 +132,7 @@ def model(
     validate : bool
         Also hold out the largest value of every parameter, refit on the rest
         with the same modeler and options, and store each model's relative
-        error at the held-out points in ``Model.validation`` (seed 004's
+        error at the held-out points in ``Model.validation`` (Wolf's Extra-P slides'
         evaluation as an output; summary: :func:`extrap_plugins.quality.validation_summary`).
     **options
         Passed to the modeler's factory (``--option KEY=VALUE``).

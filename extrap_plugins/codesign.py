@@ -1,10 +1,11 @@
-"""Co-design: requirements under system upgrades (seed 004, "Lightweight requirements engineering for co-design").
+"""Co-design: requirements under system upgrades (Wolf's Extra-P slides: "Lightweight requirements engineering
+for co-design").
 
 Each application's per-process requirements -- memory footprint, computation,
 communication, memory access, or any other metric -- are PMNF models of the
 process count ``p`` and the problem size per process ``n``.  A system has
 ``p`` processes with ``M`` bytes of memory each; an upgrade changes them.
-Seed 004's rule: the problem size per process fills the memory, so ``n``
+Wolf's Extra-P slides' rule: the problem size per process fills the memory, so ``n``
 solves ``memory(p, n) = M``; the overall problem size is ``p · n``.  For each
 application and upgrade the result is the ratio new/old of the problem size
 per process, the overall problem size and every requirement, per process and
@@ -479,7 +480,7 @@ class RequirementRow:
 
 @dataclass
 class Requirements:
-    """The table of seed 004: every application under every upgrade.
+    """The table of Wolf's Extra-P slides: every application under every upgrade.
 
     Attributes
     ----------
@@ -560,7 +561,7 @@ def requirements(
     reader_options: Mapping[str, Any] | None = None,
     **model_options: Any,
 ) -> Requirements:
-    """Seed 004's table: how each application responds to each upgrade of ``system``.
+    """Wolf's Extra-P slides' table: how each application responds to each upgrade of ``system``.
 
     Parameters
     ----------

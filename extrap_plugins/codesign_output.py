@@ -1,7 +1,7 @@
 """Text, CSV, JSON and HTML for the co-design answers: requirements under upgrades, and what-if.
 
 :func:`render_requirements` writes :class:`~extrap_plugins.codesign.Requirements`
-(seed 004's table), :func:`render_whatif` writes
+(Wolf's Extra-P slides' table), :func:`render_whatif` writes
 :class:`~extrap_plugins.machine.WhatIf`.  JSON is the machine interface
 (``extrap-plugins/requirements`` and ``extrap-plugins/whatif``, version 1;
 NaN and infinity become ``null``); HTML is one self-contained page (inline
@@ -40,7 +40,7 @@ def _check(kind: str) -> None:
 
 
 def _ratio(value: float) -> str:
-    """Three significant digits, as seed 004's table (``1.26``, ``0.548``, ``2``)."""
+    """Three significant digits, as Wolf's Extra-P slides' table (``1.26``, ``0.548``, ``2``)."""
     if value is None or not math.isfinite(value):
         return "–"
     return f"{value:.3g}"
@@ -153,7 +153,7 @@ def _plain_cells(rows):
 
 
 def render_requirements(result, kind: str = "text") -> str:
-    """The table of seed 004 as ``text``, ``csv``, ``json`` or ``html``."""
+    """The table of Wolf's Extra-P slides as ``text``, ``csv``, ``json`` or ``html``."""
     _check(kind)
     if kind == "json":
         return _json(result.as_json())

@@ -1,4 +1,4 @@
-"""Speedup, efficiency and iso-efficiency from the models (seed 004; Shudler et al., PPoPP 2017).
+"""Speedup, efficiency and iso-efficiency from the models (Wolf's Extra-P slides; Shudler et al., PPoPP 2017).
 
 For each call path, the time ``T(p, n)`` becomes the *resource consumption*
 ``C(p, n) = p · T(p, n)``.  For strong scaling ``C`` is what gets modelled

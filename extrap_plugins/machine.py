@@ -1,4 +1,5 @@
-"""Machine profiles, their calibration, and what-if predictions (seed 003: signatures × machine profiles).
+"""Machine profiles, their calibration, and what-if predictions (Bailey and Snavely 2005: signatures × machine
+profiles).
 
 An application's signature is what it asks of the machine per process --
 floating-point operations, bytes sent and received, loads and stores,
@@ -12,7 +13,7 @@ time each costs, for latencies).  Their convolution predicts the time::
 squares (relative errors: every measurement counts alike), :func:`whatif`
 predicts the time at a target point on the profile and on a changed one
 (``bandwidth=4x, latency=0.25x``), and the speedup from improving each
-resource alone by a factor (seed 003's Fig. 3: ×4 processor, ×4 bandwidth,
+resource alone by a factor (Bailey and Snavely's (2005) Fig. 3: ×4 processor, ×4 bandwidth,
 ÷4 latency).
 
 The profile (TOML)::

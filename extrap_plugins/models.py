@@ -1,6 +1,6 @@
 """Performance models in the performance model normal form (PMNF).
 
-A PMNF model (seed 000, Eq. 2) is::
+A PMNF model (Calotoiu et al. 2016, Eq. 2) is::
 
     f(x_1..x_m) = c_0 + sum_k c_k * prod_l x_l^(i_kl) * log2(x_l)^(j_kl)
 

@@ -2,8 +2,8 @@
 
 ``default``     full single-parameter search, hierarchical multi-parameter search
 ``exhaustive``  every hypothesis (the accuracy reference; at most two parameters)
-``golden``      golden-section single-parameter search (seed 000, Section IV-A)
-``refining``    one-term models with exponents refined on continuous slices (seed 004)
+``golden``      golden-section single-parameter search (Calotoiu et al. 2016, Section IV-A)
+``refining``    one-term models with exponents refined on continuous slices (Wolf's Extra-P slides)
 """
 
 from extrap_plugins.hookspecs import hookimpl
@@ -37,14 +37,14 @@ def extrap_modelers():
         ModelerInfo(
             name="golden",
             factory=GoldenModeler,
-            description="golden-section search over slope-ordered hypotheses (seed 000, IV-A), "
+            description="golden-section search over slope-ordered hypotheses (Calotoiu et al. 2016, IV-A), "
             "combined hierarchically for several parameters",
             options=dict(OPTIONS),
         ),
         ModelerInfo(
             name="refining",
             factory=RefiningModeler,
-            description="one-term models with exponents refined on continuous slices (seed 004's automatic "
+            description="one-term models with exponents refined on continuous slices (Wolf's Extra-P slides: automatic "
             "configuration of the search space), combined hierarchically for several parameters",
             options=dict(OPTIONS),
         ),

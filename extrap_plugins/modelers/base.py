@@ -41,7 +41,7 @@ from .combine import MultiFit, combine
 from .search import SingleFit, evidence_search, full_search
 
 MIN_VALUES = 5
-"""Distinct values a parameter needs for a trustworthy model (seed 000, Section II-B)."""
+"""Distinct values a parameter needs for a trustworthy model (Calotoiu et al. 2016, Section II-B)."""
 
 OPTIONS = {
     "exponents": "polynomial exponents I, e.g. '0,1/4,1/3,1/2,2/3,3/4,1,4/3,3/2,2,3' (default: Extra-P's 20)",
@@ -253,8 +253,8 @@ class PMNFModeler:
         n_params = X.shape[1]
         notes = list(notes)
         active, usable = [], []
-        for l, name in enumerate(names):
-            values = np.unique(X[:, l])
+        for param, name in enumerate(names):
+            values = np.unique(X[:, param])
             if values.size == 1:
                 if n_params > 1 or n_points > 1:
                     notes.append(
@@ -262,7 +262,7 @@ class PMNFModeler:
                     )
                 usable.append(np.zeros(config.blocks.shape[0], dtype=bool))
                 continue
-            active.append(l)
+            active.append(param)
             if values.size < MIN_VALUES:
                 notes.append(
                     f"parameter {name} has only {values.size} distinct values; at least {MIN_VALUES} "
@@ -294,10 +294,10 @@ class PMNFModeler:
         if not active:
             result = self._constant(Y)
         elif len(active) == 1:
-            l = active[0]
+            param = active[0]
             noise = regression.Noise.estimate(Y, V, counts)
-            single = self._single(X[:, l], Y, noise, config.blocks, usable[l], config)
-            result = _from_single(single, l, n_params)
+            single = self._single(X[:, param], Y, noise, config.blocks, usable[param], config)
+            result = _from_single(single, param, n_params)
         else:
             result = self._multi(X, Y, (V, counts), active, usable, config, notes, names)
         constant, predicted = self._finish(result, X, Y, config)
@@ -316,7 +316,8 @@ class PMNFModeler:
 
     # (the spread of the hypotheses' predictions travels with each model: Model.choice_spread)
 
-    def _build(self, keys, names, result: Result, constant, figures, n_points, config, notes, per_series) -> list[Model]:
+    def _build(self, keys, names, result: Result, constant, figures, n_points, config, notes,
+               per_series) -> list[Model]:
         """Model objects; the Python loop over series is kept to object creation only."""
         n_params = len(names)
         factors = [Factor(float(i), float(j)) for i, j in config.blocks]
@@ -327,14 +328,15 @@ class PMNFModeler:
         def factor_map(row: tuple) -> dict:
             mapping = shared.get(row)
             if mapping is None:
-                mapping = shared[row] = {names[l]: factors[b] for l, b in enumerate(row) if b >= 0}
+                mapping = shared[row] = {names[param]: factors[b] for param, b in enumerate(row) if b >= 0}
             return mapping
 
         slots = result.terms.shape[1]
         term_rows = [tuple(map(tuple, rows)) for rows in result.terms.reshape(len(keys), slots, n_params).tolist()]
         coefficients = result.coefficients.tolist()
         n_terms = result.n_terms.tolist()
-        qualities = zip(figures["rss"].tolist(), figures["ar2"].tolist(), figures["smape"].tolist(), figures["re"].tolist())
+        qualities = zip(figures["rss"].tolist(), figures["ar2"].tolist(), figures["smape"].tolist(),
+                        figures["re"].tolist())
         common = tuple(notes)
         spreads = [()] * len(keys)
         if result.spread is not None:
@@ -378,17 +380,17 @@ class PMNFModeler:
         return full_search(x, Y, blocks, usable, config.max_terms, config.criterion, config.improvement, noise)
 
     def _multi(self, X, Y, variance, active, usable, config: Config, notes: list[str], names) -> Result:
-        """Stage 2: the hierarchical search of seed 000, Section IV-B (swappable)."""
+        """Stage 2: the hierarchical search of Calotoiu et al. 2016, Section IV-B (swappable)."""
         n_params = X.shape[1]
         singles = []
-        for l in active:
-            line = parameter_line(X[:, active], active.index(l))
-            note = line_note(line, X[:, l], names[l])
+        for param in active:
+            line = parameter_line(X[:, active], active.index(param))
+            note = line_note(line, X[:, param], names[param])
             if note:
                 notes.append(note)
             projected = line.project(Y)
             noise = regression.Noise.estimate(projected, *project_variance(line, *variance))
-            singles.append(self._single(line.values, projected, noise, config.blocks, usable[l], config))
+            singles.append(self._single(line.values, projected, noise, config.blocks, usable[param], config))
         max_terms = max(config.max_terms, len(active))
         noise = regression.Noise.estimate(Y, *variance)
         for single in singles:
@@ -414,9 +416,9 @@ class PMNFModeler:
         predicted = np.repeat(result.coefficients[:, :1], n_points, axis=1)
         if slots:
             values = np.ones((n_series, slots, n_points))
-            for l in range(n_params):
-                columns = evaluate_blocks(X[:, l], config.blocks)  # (n_points, n_blocks)
-                ids = result.terms[:, :, l]
+            for param in range(n_params):
+                columns = evaluate_blocks(X[:, param], config.blocks)  # (n_points, n_blocks)
+                ids = result.terms[:, :, param]
                 present = ids >= 0
                 values = values * np.where(present[..., None], columns.T[np.maximum(ids, 0)], 1.0)
             used = np.arange(slots)[None, :] < result.n_terms[:, None]
@@ -535,10 +537,10 @@ def line_note(line, x, name: str) -> str:
     return ""
 
 
-def _from_single(single: SingleFit, l: int, n_params: int) -> Result:
+def _from_single(single: SingleFit, param: int, n_params: int) -> Result:
     n_series, slots = single.blocks.shape
     terms = np.full((n_series, slots, n_params), -1, dtype=np.int64)
-    terms[:, :, l] = single.blocks
+    terms[:, :, param] = single.blocks
     return Result(terms, single.coefficients, single.n_terms, single.spread)
 
 

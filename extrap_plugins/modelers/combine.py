@@ -1,6 +1,6 @@
 """The second stage of the hierarchical search: combine single-parameter models.
 
-Seed 000, Section IV-B: with the best single-parameter model of every
+Calotoiu et al. 2016, Section IV-B: with the best single-parameter model of every
 parameter known, the multi-parameter model is searched only among the
 additive and multiplicative combinations of their terms.  A *product term*
 takes, for each parameter, one term of that parameter's model or nothing
@@ -110,8 +110,8 @@ def templates(shape: tuple[int, ...], max_terms: int) -> tuple[np.ndarray, tuple
 
 def _covers(chosen: np.ndarray, shape: tuple[int, ...]) -> bool:
     """Every parameter used by ``chosen`` product terms appears with all its terms."""
-    for l, n in enumerate(shape):
-        used = set(int(v) for v in chosen[:, l] if v >= 0)
+    for param, n in enumerate(shape):
+        used = set(int(v) for v in chosen[:, param] if v >= 0)
         if used and len(used) != n:
             return False
     return True
@@ -135,11 +135,11 @@ def product_values(columns: list[np.ndarray], signatures: list[np.ndarray], prod
     n_sets = signatures[0].shape[0]
     n_points = columns[0].shape[0]
     result = np.ones((n_sets, products.shape[0], n_points))
-    for l, (cols, blocks) in enumerate(zip(columns, signatures)):
+    for param, (cols, blocks) in enumerate(zip(columns, signatures)):
         values = np.concatenate(
             [cols[:, blocks].transpose(1, 2, 0), np.ones((n_sets, 1, n_points))], axis=1
         )  # (n_sets, n_terms_l + 1, n_points); the last row is "absent"
-        choice = np.where(products[:, l] >= 0, products[:, l], blocks.shape[1])
+        choice = np.where(products[:, param] >= 0, products[:, param], blocks.shape[1])
         result *= values[:, choice, :]
     return result
 
@@ -187,7 +187,7 @@ def combine(
     """
     n_series, n_points = Y.shape
     n_params = X.shape[1]
-    columns = [evaluate_blocks(X[:, l], blocks) for l in range(n_params)]
+    columns = [evaluate_blocks(X[:, param], blocks) for param in range(n_params)]
     shapes = np.stack([s.n_terms for s in singles], axis=1)
     limit = int(min(max_terms, max(0, n_points - 2)))
     fit = MultiFit(
@@ -200,10 +200,10 @@ def combine(
     if selection == "evidence":
         top = X.max(axis=0)
         rows = [top * d for d in evidence.REFERENCE]
-        for l in range(n_params):
+        for param in range(n_params):
             for d in evidence.REFERENCE:
                 point = top.copy()
-                point[l] *= d
+                point[param] *= d
                 rows.append(point)
         reference = np.asarray(rows)
         fit.spread = np.full((n_series, len(evidence.REFERENCE)), np.nan)
@@ -212,11 +212,12 @@ def combine(
     for which, shape in enumerate(unique_shapes):
         members = np.flatnonzero(shape_of.reshape(-1) == which)
         shape = tuple(int(n) for n in shape)
-        signature = np.concatenate([singles[l].blocks[members, : shape[l]] for l in range(n_params)], axis=1)
+        signature = np.concatenate([singles[param].blocks[members, : shape[param]] for param in range(n_params)],
+                                   axis=1)
         sets, set_of = np.unique(signature, axis=0, return_inverse=True)
         set_of = set_of.reshape(-1)
         split = np.cumsum((0,) + shape)
-        set_blocks = [sets[:, split[l] : split[l + 1]] for l in range(n_params)]
+        set_blocks = [sets[:, split[param] : split[param + 1]] for param in range(n_params)]
         products, hypotheses = templates(shape, limit)
         part = None if noise is None else regression.Noise(noise.variance[members], noise.dof[members])
         weights = None if not weighted else relative_weights(Y[members])
@@ -234,7 +235,7 @@ def _judge_shape(fit, members, X, Y, weights, noise, set_of, set_blocks, columns
     """:func:`combine` with ``selection="evidence"`` for the series of one shape."""
     n_members, n_points = Y.shape
     n_params = X.shape[1]
-    columns_ref = [evaluate_blocks(reference[:, l], blocks) for l in range(n_params)]
+    columns_ref = [evaluate_blocks(reference[:, param], blocks) for param in range(n_params)]
     # Every hypothesis with a constant, and those of at least one term also without one (counts divided
     # among ranks: 150 n / p) where some term falls.
     variants = [(k, True) for k in range(len(hypotheses))] + [(k, False) for k in range(1, len(hypotheses))]
@@ -263,11 +264,11 @@ def _judge_shape(fit, members, X, Y, weights, noise, set_of, set_blocks, columns
         values = product_values(columns, [b[set_of[who]] for b in set_blocks], products)
         values_ref = product_values(columns_ref, [b[set_of[who]] for b in set_blocks], products)
         falls = np.zeros((who.size, products.shape[0]), dtype=bool)
-        for l, b in enumerate(set_blocks):
+        for param, b in enumerate(set_blocks):
             if b.shape[1] == 0:
                 continue
-            ids = b[set_of[who]][:, np.maximum(products[:, l], 0)]  # (n_who, n_products)
-            falls |= (products[:, l] >= 0)[None, :] & falling_block[ids]
+            ids = b[set_of[who]][:, np.maximum(products[:, param], 0)]  # (n_who, n_products)
+            falls |= (products[:, param] >= 0)[None, :] & falling_block[ids]
         w = weights[who]
         y = Y[who]
         parts = []
@@ -314,9 +315,10 @@ def _judge_shape(fit, members, X, Y, weights, noise, set_of, set_blocks, columns
             fit.coefficients[members[who], 1 : k + 1] = coefficients
         for t in range(k):
             choice = products[hypothesis[:, t]]
-            for l, b in enumerate(set_blocks):
-                block = np.where(choice[:, l] >= 0, b[sets, np.maximum(choice[:, l], 0)] if b.shape[1] else -1, -1)
-                fit.terms[members[who], t, l] = block
+            for param, b in enumerate(set_blocks):
+                picked = b[sets, np.maximum(choice[:, param], 0)] if b.shape[1] else -1
+                block = np.where(choice[:, param] >= 0, picked, -1)
+                fit.terms[members[who], t, param] = block
 
 
 def _measure_individual(f: regression.Factorization, A_ref: np.ndarray, y: np.ndarray, w: np.ndarray, last: int,
@@ -343,7 +345,8 @@ def _measure_individual(f: regression.Factorization, A_ref: np.ndarray, y: np.nd
     return rss, fitted.min(axis=2), fitted[:, :, last], predictions, mixed
 
 
-def _fit_shape(fit, members, Y, weights, noise, set_of, set_blocks, columns, products, hypotheses, criterion, improvement):
+def _fit_shape(fit, members, Y, weights, noise, set_of, set_blocks, columns, products, hypotheses, criterion,
+               improvement):
     n_members, n_points = Y.shape
     n_sets = set_blocks[0].shape[0]
     max_k = len(hypotheses) - 1
@@ -365,7 +368,8 @@ def _fit_shape(fit, members, Y, weights, noise, set_of, set_blocks, columns, pro
         chunk = max(1, regression.CHUNK_ELEMENTS // (n_hyp * n_points * (k + 1)))
         if weights is None:
             batches = [
-                (order[bounds[start] : bounds[min(n_sets, start + chunk)]], np.arange(start, min(n_sets, start + chunk)))
+                (order[bounds[start] : bounds[min(n_sets, start + chunk)]],
+                 np.arange(start, min(n_sets, start + chunk)))
                 for start in range(0, n_sets, chunk)
             ]
         else:
@@ -414,9 +418,10 @@ def _fit_shape(fit, members, Y, weights, noise, set_of, set_blocks, columns, pro
         fit.coefficients[members[who], : k + 1] = coefficients
         for t in range(k):
             choice = products[hypothesis[:, t]]  # (n_who, n_params)
-            for l, b in enumerate(set_blocks):
-                block = np.where(choice[:, l] >= 0, b[sets, np.maximum(choice[:, l], 0)] if b.shape[1] else -1, -1)
-                fit.terms[members[who], t, l] = block
+            for param, b in enumerate(set_blocks):
+                picked = b[sets, np.maximum(choice[:, param], 0)] if b.shape[1] else -1
+                block = np.where(choice[:, param] >= 0, picked, -1)
+                fit.terms[members[who], t, param] = block
 
 
 def relative_weights(Y: np.ndarray) -> np.ndarray:

@@ -13,7 +13,7 @@ class DefaultModeler(PMNFModeler):
     simplest hypothesis that no more complex one clearly beats is kept; the
     constant model when nothing beats it.
 
-    Several parameters: the hierarchical search of seed 000, Section IV-B.
+    Several parameters: the hierarchical search of Calotoiu et al. 2016, Section IV-B.
     Each parameter is first modeled alone along its longest lines (the
     projection of a full factorial design, or the lines of a sparse design),
     then every additive and multiplicative combination of those models'

@@ -19,7 +19,7 @@ class ExhaustiveModeler(PMNFModeler):
     One parameter: every hypothesis of up to ``max_terms`` terms, as
     ``default`` does (it is cheap enough to be exhaustive already).
 
-    Two parameters: the search space of seed 000, Eq. 3, without the
+    Two parameters: the search space of Calotoiu et al. 2016, Eq. 3, without the
     hierarchical heuristic: one factor ``x^i log2(x)^j`` per parameter
     from I x J, combined as ``f``, ``g``, ``f*g``, ``f + g``, ``f*g + f``,
     ``f*g + g`` (and ``f + g + f*g`` when ``max_terms >= 3``), plus every
@@ -36,13 +36,13 @@ class ExhaustiveModeler(PMNFModeler):
         if len(active) > MAX_PARAMETERS:
             raise InputError(
                 f"the exhaustive modeler searches at most {MAX_PARAMETERS} parameters; these series vary "
-                f"{len(active)} ({', '.join(names[l] for l in active)}): use the default modeler"
+                f"{len(active)} ({', '.join(names[i] for i in active)}): use the default modeler"
             )
         n_series, n_points = Y.shape
         noise = regression.Noise.estimate(Y, *variance)
         a, b = active
         hypotheses = eq3_hypotheses(np.flatnonzero(usable[a]), np.flatnonzero(usable[b]), config.max_terms)
-        columns = [evaluate_blocks(X[:, l], config.blocks) for l in active]
+        columns = [evaluate_blocks(X[:, param], config.blocks) for param in active]
         limit = min(len(hypotheses) - 1, max(0, n_points - 2))
         slots = max(config.max_terms, 2)
         best_score = np.full((n_series, slots + 1), np.inf)
@@ -74,7 +74,7 @@ class ExhaustiveModeler(PMNFModeler):
 
 
 def eq3_hypotheses(blocks_a: np.ndarray, blocks_b: np.ndarray, max_terms: int) -> list[np.ndarray]:
-    """The two-parameter hypotheses of seed 000, Eq. 3, by number of terms.
+    """The two-parameter hypotheses of Calotoiu et al. 2016, Eq. 3, by number of terms.
 
     Parameters
     ----------
@@ -134,7 +134,7 @@ def _designs(columns: list[np.ndarray], hypotheses: np.ndarray) -> np.ndarray:
     n_hyp, k, _ = hypotheses.shape
     n_points = columns[0].shape[0]
     values = np.ones((n_hyp, n_points, k))
-    for l, cols in enumerate(columns):
-        ids = hypotheses[:, :, l]
+    for param, cols in enumerate(columns):
+        ids = hypotheses[:, :, param]
         values *= np.where(ids[:, None, :] >= 0, cols[:, np.maximum(ids, 0)].transpose(1, 0, 2), 1.0)
     return np.concatenate([np.ones((n_hyp, n_points, 1)), values], axis=2)

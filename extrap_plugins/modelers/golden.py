@@ -1,4 +1,4 @@
-"""The ``golden`` modeler: seed 000's modified golden-section search for single parameters."""
+"""The ``golden`` modeler: Calotoiu et al.'s (2016) modified golden-section search for single parameters."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ class GoldenModeler(PMNFModeler):
     The one-term hypotheses are sorted by their slope at the largest
     parameter value; along that order the fit error is (nearly) unimodal, so
     a golden-section search finds the best term in logarithmically many
-    evaluations (seed 000, Section IV-A).  A second term is searched the same
+    evaluations (Calotoiu et al. 2016, Section IV-A).  A second term is searched the same
     way with the first fixed; ``max_terms`` above 2 is treated as 2.
     Multi-parameter models combine these single-parameter models as in
     ``default``.

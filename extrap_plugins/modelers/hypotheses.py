@@ -2,7 +2,7 @@
 
 A *building block* is one factor ``x^i * log2(x)^j`` of a single parameter,
 stored as the exponent pair ``(i, j)``; a *hypothesis* of ``k`` terms is a
-tuple of ``k`` distinct building blocks plus the constant (seed 000, Eq. 1).
+tuple of ``k`` distinct building blocks plus the constant (Calotoiu et al. 2016, Eq. 1).
 Everything here is pure functions over small arrays:
 
     blocks     : float64, shape (n_blocks, 2)   the (i, j) pairs
@@ -188,7 +188,7 @@ def combinations(n_blocks: int, k: int) -> np.ndarray:
 def slope_order(x_max: float, blocks: np.ndarray) -> np.ndarray:
     """Block indices sorted by the slope of ``x^i log2(x)^j`` at the largest value ``x_max``.
 
-    The ranking of seed 000, Section IV-A: the fit error along this order is
+    The ranking of Calotoiu et al. 2016, Section IV-A: the fit error along this order is
     (nearly) unimodal, which the golden-section search exploits.  Ties break
     by (i, j).
 

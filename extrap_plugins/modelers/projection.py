@@ -1,12 +1,12 @@
 """Single-parameter views of a multi-parameter measurement design.
 
-The hierarchical search (seed 000, Section IV-B) first models each parameter
+The hierarchical search (Calotoiu et al. 2016, Section IV-B) first models each parameter
 alone.  It needs, for each parameter, measurements where only that parameter
 varies: a *line* of points whose other coordinates are all equal.
 
 * In a full factorial design every point lies on such a line; the lines with
-  the same values are averaged, which is the projection of seed 000 IV-C.
-* In a sparse design (seed 002, Section III-A) each parameter has a line of
+  the same values are averaged, which is the projection of Calotoiu et al. 2016 IV-C.
+* In a sparse design (Ritter et al. 2020, Section III-A) each parameter has a line of
   at least five values with the others fixed, plus a few extra points that
   lie on no long line; only the longest lines are used.
 

@@ -1,7 +1,8 @@
-"""The ``refining`` modeler: the search space configured from the data (seed 004, Extra-P's RefiningModeler).
+"""The ``refining`` modeler: the search space configured from the data (Wolf's Extra-P slides; Extra-P's
+RefiningModeler).
 
 Extra-P's I x J (20 polynomial times 3 logarithm exponents) misses functions
-such as ``p^1.3`` or ``log2(p)^1.5``; seed 004 ("automatic configuration of
+such as ``p^1.3`` or ``log2(p)^1.5``; Wolf's Extra-P slides ("automatic configuration of
 the search space") searches the exponents on continuous *slices* instead:
 
 * ``x^a log2(x)^b`` for ``b`` = 0, 1, 2 with ``a`` refined (``a`` from -3 to 5:
@@ -66,7 +67,7 @@ def _on_grid(values: np.ndarray, step: float) -> np.ndarray:
 
 
 class RefiningModeler(PMNFModeler):
-    """One-term PMNF models with exponents refined on continuous slices (seed 004).
+    """One-term PMNF models with exponents refined on continuous slices (Wolf's Extra-P slides).
 
     Options are those of :class:`~extrap_plugins.modelers.base.PMNFModeler`;
     ``exponents``, ``log_exponents`` and ``negative_exponents`` are replaced

@@ -178,7 +178,7 @@ def _shared_chunks(
     Y: np.ndarray,
     f: Factorization,
     criterion: str,
-    noise: "Noise | None" = None,
+    noise: Noise | None = None,
     positive_terms: bool = False,
 ):
     """Yield (start, scores, explained) for slices of ``Y`` under every hypothesis of ``f``.
@@ -309,7 +309,7 @@ def best_shared(
     Y: np.ndarray,
     f: Factorization,
     criterion: str,
-    noise: "Noise | None" = None,
+    noise: Noise | None = None,
     complexity: np.ndarray | None = None,
     positive_terms: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -365,7 +365,7 @@ def take(f: Factorization, index: np.ndarray) -> Factorization:
     return _slice(f, index)
 
 
-def score_individual(Y: np.ndarray, f: Factorization, criterion: str, noise: "Noise | None" = None):
+def score_individual(Y: np.ndarray, f: Factorization, criterion: str, noise: Noise | None = None):
     """Score series that each have their own stack of designs.
 
     Parameters
@@ -436,7 +436,7 @@ class Noise:
     points: np.ndarray | None = None
 
     @classmethod
-    def estimate(cls, Y: np.ndarray, V: np.ndarray | None, counts: np.ndarray | None) -> "Noise":
+    def estimate(cls, Y: np.ndarray, V: np.ndarray | None, counts: np.ndarray | None) -> Noise:
         """Pool the per-point variances ``V`` (n_series, n_points) of values ``Y``.
 
         ``counts`` (n_series, n_points) are the repetitions behind each value.

@@ -142,7 +142,8 @@ def full_search(
         # A series explained by noise (or fitted exactly) never takes more terms: stop searching
         # it, after the one-term level (cheap, and its best is the runner-up for combinations).
         if k >= 1:
-            pending = pending[~(explained[pending].any(axis=1) | (best_score[pending] <= regression.EXACT[criterion]).any(axis=1))]
+            done = explained[pending].any(axis=1) | (best_score[pending] <= regression.EXACT[criterion]).any(axis=1)
+            pending = pending[~done]
     chosen = regression.select_by_terms(best_score, criterion, improvement, explained if noise is not None else None)
     fit = SingleFit(
         blocks=np.full((n_series, max_terms), -1, dtype=np.int64),
@@ -228,8 +229,8 @@ def evidence_search(
         rss = np.matmul(T, weights[:, :, None])[:, :, 0]
         width = rss.shape[1]
         rss = np.where(solvable[None, :width] & np.isfinite(rss), rss, np.inf)
-        # A falling term without a constant only where the data clearly fall (counts divided among ranks).
-        rss = np.where(without_constant[None, :width] & (trend[start : start + chunk] >= 0)[:, None], np.inf, rss)
+        # A term without a constant only where the data clearly fall or rise (the judgement checks the direction).
+        rss = np.where(without_constant[None, :width] & (trend[start : start + chunk] == 0)[:, None], np.inf, rss)
         del T
         # Stage 2, the most likely hypotheses (and the constant, always plausible): the full judgement.
         with np.errstate(all="ignore"):
@@ -359,7 +360,10 @@ def _weighted_candidates(columns, columns_ref, hypotheses, constant: bool, y, w,
         b = np.where(ok[:, :, None], b, 0.0)
         # A ridge at rounding level keeps near-singular systems solvable.
         G = G + 1e-13 * np.eye(q) * np.trace(G, axis1=2, axis2=3)[:, :, None, None]
-        c = np.linalg.solve(G, b[..., None])[..., 0] / scale  # (n_s, K, q)
+        try:
+            c = np.linalg.solve(G, b[..., None])[..., 0] / scale  # (n_s, K, q)
+        except np.linalg.LinAlgError:  # an exactly singular system among them: the least-squares solution
+            c = (np.linalg.pinv(G) @ b[..., None])[..., 0] / scale
         fitted = np.einsum("skpa,ska->skp", A, c)
         residual = (y[:, None, :] - fitted) * w[:, None, :]
         rss = np.einsum("skp,skp->sk", residual, residual)
@@ -492,10 +496,9 @@ def _evidence_stacks(x_bytes: bytes, blocks_bytes: bytes, usable_bytes: bytes, m
             hypotheses = usable_ids[combinations(usable_ids.size, k)]
             if k >= 2:
                 hypotheses = hypotheses[_sensible_combinations(blocks, hypotheses)]
-            if not constant:  # only falling terms go without a constant (counts divided among ranks)
+            if not constant:  # one term without a constant: counts divided among ranks (c / p), or c · p^a
                 first = blocks[hypotheses[:, 0]]
-                falling = (first[:, 0] < 0) | ((first[:, 0] == 0) & (first[:, 1] < 0))
-                hypotheses = hypotheses[falling]
+                hypotheses = hypotheses[(first[:, 0] != 0) | (first[:, 1] != 0)]
                 if hypotheses.shape[0] == 0:
                     continue
             A = design(columns, hypotheses)

@@ -1,6 +1,6 @@
 """Change-point detection: does one formula describe a series, and if not, where does it change?
 
-The method of seed 001 (Ilyas et al., "Segmented performance models"):
+The method of Ilyas et al. 2017 (Ilyas et al., "Segmented performance models"):
 
 1. Slide a window of ``window`` (5) consecutive points along a parameter and fit
    a model to every window with a registered modeler.
@@ -44,13 +44,13 @@ from extrap_plugins.experiment import Callpath, Metric, Parameter, SeriesGroup
 from extrap_plugins.models import Model
 
 WINDOW = 5
-"""Points per window (seed 001, Section 3.1: five, as Extra-P recommends per model)."""
+"""Points per window (Ilyas et al. 2017, Section 3.1: five, as Extra-P recommends per model)."""
 HETEROGENEOUS = 0.1
-"""A window whose nRSS exceeds this mixes behaviours (seed 001: 0.1)."""
+"""A window whose nRSS exceeds this mixes behaviours (Ilyas et al. 2017: 0.1)."""
 THRESHOLD = 0.5
-"""A series whose largest window nRSS exceeds this is segmented (seed 001: theta = 0.5)."""
+"""A series whose largest window nRSS exceeds this is segmented (Ilyas et al. 2017: theta = 0.5)."""
 RATIO = 4.0
-"""Relative nRSS above which a grey-zone window marks a change (seed 001: epsilon > 4)."""
+"""Relative nRSS above which a grey-zone window marks a change (Ilyas et al. 2017: epsilon > 4)."""
 ETA = 1e-12
 """Added to denominators so that a perfect fit (nRSS 0) does not divide by zero."""
 SHARED_FLOOR = 1e-6
@@ -185,7 +185,7 @@ def window_nrss(x: np.ndarray, values: np.ndarray, fit: Fit, parameter: Paramete
 
     Examples
     --------
-    Data of seed 001, Fig. 1 (``p^2`` up to 6, then ``30 + p``) give high nRSS
+    Data of Ilyas et al. 2017, Fig. 1 (``p^2`` up to 6, then ``30 + p``) give high nRSS
     in the three windows that mix both.
     """
     x = np.asarray(x, dtype=np.float64)

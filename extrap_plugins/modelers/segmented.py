@@ -2,7 +2,7 @@
 
 It wraps another registered modeler (``base=default`` unless told
 otherwise).  Every series is first modelled whole; then the change-point
-detection of :mod:`extrap_plugins.modelers.segmentation` (seed 001) runs over sliding
+detection of :mod:`extrap_plugins.modelers.segmentation` (Ilyas et al. 2017) runs over sliding
 windows, fitted with the same modeler.  A segmented series gets a model per
 segment (``Model.segments``); its ``constant`` and ``terms`` are those of the
 last segment (the one that extrapolates to larger values).  A segment with
@@ -15,7 +15,7 @@ Options (``--option KEY=VALUE``): ``base``, ``window``, ``heterogeneous``,
 other option goes to the wrapped modeler, and an option prefixed ``window_``
 (``window_max_terms=2``) to the wrapped modeler for the window fits only.
 Windows are fitted with one-term models (``max_terms=1``) when the wrapped
-modeler has that option, as in seed 001.
+modeler has that option, as in Ilyas et al. 2017.
 """
 
 from __future__ import annotations
@@ -64,7 +64,8 @@ OPTIONS = {
     "min_points": f"points a segment needs for a model of its own (default {MIN_POINTS})",
     "max_changes": f"most change points per parameter and series (default {MAX_CHANGES})",
     "min_share": "share of the lines along a parameter that must show a change (default 0.5)",
-    "window_*": "an option for the wrapped modeler in the window fits only (default window_max_terms=1 where the modeler has max_terms)",
+    "window_*": "an option for the wrapped modeler in the window fits only "
+                "(default window_max_terms=1 where the modeler has max_terms)",
 }
 
 
@@ -74,7 +75,7 @@ def extrap_modelers() -> list[ModelerInfo]:
         ModelerInfo(
             name=NAME,
             factory=SegmentedModeler,
-            description="finds where behaviour changes (sliding-window nRSS, seed 001) and models "
+            description="finds where behaviour changes (sliding-window nRSS, Ilyas et al. 2017) and models "
             "each segment with another modeler",
             options=OPTIONS,
         )
@@ -170,10 +171,10 @@ class SegmentedModeler:
         sub = SeriesGroup(group.parameters, X, [group.keys[s] for s in members], group.values[members])
         Y = sub.reduce(measure)
         per_parameter = []
-        for l, name in enumerate(names):
+        for param, name in enumerate(names):
             own = [c for c in changes if c.parameter == name]
             if own:
-                per_parameter.append([(name, span) for span in segment_ranges(X[:, l], own)])
+                per_parameter.append([(name, span) for span in segment_ranges(X[:, param], own)])
         pieces = list(itertools.product(*per_parameter))
         constants = np.zeros((len(members), len(pieces)))
         terms: list[list[tuple]] = [[() for _ in pieces] for _ in members]
