@@ -403,6 +403,17 @@ class Suggestion:
     noise: float | None = None
     holdout: dict | None = None
     notes: list[str] = field(default_factory=list)
+    strategy: str = "cheapest"
+    target: dict[str, float] | None = None
+    """The point the uncertainty strategy judges the models at."""
+    widths: dict[str, float] | None = None
+    """Relative half-width of each judged kernel's interval at the target, before the plan."""
+    predicted: dict[str, float] | None = None
+    """The same after the planned runs, as the selector expects them."""
+    not_judged: dict[str, str] | None = None
+    """Kernels left out of the stopping rule, with the reason."""
+    budget_limit: float = math.inf
+    """The cost the budget allows (infinite without a cost budget)."""
 
     @property
     def planned_cost(self) -> float:
@@ -416,19 +427,23 @@ class Suggestion:
 
 @dataclass(frozen=True)
 class Budget:
-    """A limit on the whole design: a share of the full factorial's cost, or a number of points."""
+    """A limit on the whole design: a share of the full factorial's cost, a cost in the cost model's units,
+    or a number of points."""
 
     share: float | None = None
     points: int | None = None
+    cost: float | None = None
 
     @classmethod
     def parse(cls, text: str | float | int | None) -> Budget | None:
-        """``"15%"`` or ``0.15``: a share of the full factorial cost; ``20``: at most 20 points.
+        """``"15%"`` or ``0.15``: a share of the full factorial cost; ``"400u"``: 400 in the cost model's
+        units; ``20``: at most 20 points.
 
         Examples
         --------
-        >>> Budget.parse("15%"), Budget.parse("20")
-        (Budget(share=0.15, points=None), Budget(share=None, points=20))
+        >>> Budget.parse("15%"), Budget.parse("20"), Budget.parse("400u")
+        (Budget(share=0.15, points=None, cost=None), Budget(share=None, points=20, cost=None), \
+Budget(share=None, points=None, cost=400.0))
         """
         if text is None or text == "":
             return None
@@ -436,6 +451,11 @@ class Budget:
         try:
             if raw.endswith("%"):
                 share = float(raw[:-1]) / 100
+            elif raw.lower().endswith("u"):
+                cost = float(raw[:-1])
+                if not math.isfinite(cost) or cost <= 0:
+                    raise InputError(f"--budget {raw!r}: a cost must be a positive number of the cost model's units")
+                return cls(cost=cost)
             else:
                 number = float(raw)
                 if number > 1:
@@ -445,12 +465,20 @@ class Budget:
                 share = number
         except ValueError:
             raise InputError(
-                f"--budget {raw!r}: expected a share of the full factorial cost (15% or 0.15) "
-                f"or a number of points (20)"
+                f"--budget {raw!r}: expected a share of the full factorial cost (15% or 0.15), "
+                f"a cost in the cost model's units (400u) or a number of points (20)"
             ) from None
         if not 0 < share <= 1:
             raise InputError(f"--budget {raw!r}: a share must be above 0 % and at most 100 %")
         return cls(share=share)
+
+    def limit(self, full_cost: float) -> float:
+        """The cost this budget allows (infinite for a budget of points)."""
+        if self.share is not None:
+            return self.share * full_cost
+        if self.cost is not None:
+            return self.cost
+        return math.inf
 
 
 def suggest(
@@ -466,9 +494,19 @@ def suggest(
     metrics: Iterable[str] = (),
     callpaths: Iterable[str] = (),
     line: int = LINE,
+    strategy: str = "uncertainty",
+    target: Mapping[str, float] | str | None = None,
+    exclude: Iterable[Sequence[float]] = (),
+    host=None,
     **options,
 ) -> Suggestion:
-    """One step of the seed-002 heuristic: the runs to do next, cheapest first.
+    """One step of the design loop: the runs to do next.
+
+    ``strategy="uncertainty"`` (the default, :mod:`extrap_plugins.selector`): the base design that fits
+    the budget, then the runs of largest expected reduction of the interval at ``target`` per unit of
+    cost, merged over the kernels; done when every judged kernel's interval at the target is within
+    ``tolerance``.  ``strategy="cheapest"``: seed 002's heuristic, cheapest points first until the
+    hold-out check passes.
 
     Parameters
     ----------
@@ -486,13 +524,19 @@ def suggest(
         Overrides :func:`advise_repetitions`.
     tolerance : float
         Quality goal: relative error of the hold-out prediction.
-    modeler, measure, metrics, callpaths, **options
+    modeler, measure, metrics, callpaths, host, **options
         How the quality check models the measurements (as :func:`extrap_plugins.model`).
+    target : mapping or "p=...,n=...", optional
+        Uncertainty strategy: where the models must be accurate (default: one step beyond the
+        largest candidate of every parameter).
+    exclude : points never to plan (for instance an evaluation point).
 
     Returns
     -------
     Suggestion
     """
+    if strategy not in ("uncertainty", "cheapest"):
+        raise InputError(f"--strategy {strategy!r}: expected uncertainty or cheapest")
     parameters = space.parameters
     if experiment is not None and list(experiment.parameter_names) != list(parameters):
         raise InputError(
@@ -539,6 +583,13 @@ def suggest(
         measured_cost=float(costs[measured].sum()), measured_points=int(measured.sum()), noise=noise, notes=notes,
     )
 
+    if strategy == "uncertainty":
+        from . import selector
+
+        return selector.suggest_step(
+            space, grid, costs, measured, order, rank, effective, suggestion, selected, budget=budget,
+            tolerance=tolerance, target=target, exclude=exclude, modeler=modeler, measure=measure, host=host,
+            line=line, options=options)
     missing = base & ~measured
     extra_needed = len(parameters) > 1 and not (measured & ~base).any()
     unmeasured = [int(i) for i in order if not measured[i]]
@@ -550,7 +601,8 @@ def suggest(
     else:
         held = _holdout_point(grid, measured, base, order)
         if held is not None and selected is not None and len(selected):
-            suggestion.holdout = holdout_check(selected, grid[held], modeler=modeler, measure=measure, **options)
+            suggestion.holdout = holdout_check(selected, grid[held], modeler=modeler, measure=measure, host=host,
+                                               **options)
             if suggestion.holdout["worst"] <= tolerance:
                 suggestion.status = "done"
                 suggestion.notes.append(
@@ -576,7 +628,7 @@ def suggest(
 
 
 def holdout_check(experiment: Experiment, point: np.ndarray, *, modeler: str = "default", measure: str = "mean",
-                  **options) -> dict:
+                  host=None, **options) -> dict:
     """Model without ``point`` and compare the prediction there with the measurement.
 
     Parameters
@@ -599,7 +651,8 @@ def holdout_check(experiment: Experiment, point: np.ndarray, *, modeler: str = "
             measured[(callpath.name, metric.name)] = float(value)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        models = fit_models(experiment._subset(~at_point), modeler, measure=measure, executor="serial", **options)
+        models = fit_models(experiment._subset(~at_point), modeler, measure=measure, executor="serial", host=host,
+                            **options)
     errors = {}
     for m in models:
         key = (m.callpath, m.metric)
@@ -709,7 +762,7 @@ def _fit_budget(chosen, unmeasured, costs, measured, budget, suggestion) -> list
         return chosen
     spent = float(costs[measured].sum())
     count = int(measured.sum())
-    limit_cost = budget.share * float(costs.sum()) if budget.share is not None else math.inf
+    limit_cost = budget.limit(float(costs.sum()))
     limit_points = budget.points if budget.points is not None else math.inf
     kept = []
     for i in chosen:
