@@ -6,8 +6,9 @@ the model's prediction, evaluated at every candidate point and at the
 target.  Two kinds of members make it up:
 
 * **model choice** (jackknife): the modeler is run again with one measured
-  point left out, for up to ``members`` points; each refit may choose other
-  terms.  Their deviations, scaled by ``sqrt((n - 1) / L)`` (the jackknife
+  point left out, for up to ``members`` points whose removal leaves every
+  parameter all its measured values (so the refit searches the same
+  hypotheses); each refit may choose other terms.  Their deviations, scaled by ``sqrt((n - 1) / L)`` (the jackknife
   variance for ``n`` points and ``L`` refits), say how much the choice of
   the model depends on single points — the uncertainty the least-squares
   interval does not see;
@@ -213,9 +214,18 @@ def _refits(experiment, full, rows, modeler, measure, host, members, options) ->
     n = points.shape[0]
     if n < 3 or members <= 0:
         return {}
-    # Leave out the points nearest the target first (they steer the extrapolation most).
+    # Only points whose removal leaves every parameter with all its measured values: a refit then searches
+    # the same hypotheses (a line one value shorter would allow fewer terms, which is no like-for-like
+    # perturbation).  Nearest the target first: they steer the extrapolation most.
+    removable = np.ones(n, dtype=bool)
+    for l in range(points.shape[1]):
+        values, counts = np.unique(points[:, l], return_counts=True)
+        single = set(values[counts == 1].tolist())
+        removable &= np.array([v not in single for v in points[:, l].tolist()])
     logs = np.log2(np.maximum(points, 1e-300))
-    order = np.argsort(-logs.sum(axis=1), kind="stable")[: min(members, n)]
+    order = [i for i in np.argsort(-logs.sum(axis=1), kind="stable") if removable[i]][:members]
+    if len(order) < 2:
+        return {}
     point_id = {tuple(p): i for i, p in enumerate(points.tolist())}
     row_point = np.array([point_id[tuple(c)] for c in experiment.coordinates.tolist()])
     names = np.asarray([c.name for c in experiment.callpaths], dtype=object)[experiment.callpath_index]
