@@ -277,7 +277,7 @@ def run_ours(case: Case, budget: float, tolerance: float, modeler: str = "defaul
     """Our selector, per kernel: the base design that fits, then the run of largest expected reduction of the
     interval at the evaluation point per unit of cost, until the interval is within ``tolerance`` or nothing fits.
     All kernels advance in lock-step so that one modeling call serves them all."""
-    from extrap_plugins import selector
+    from extrap_plugins import design, selector
 
     K, P, R = case.values.shape
     counts = np.zeros((K, P), dtype=np.int64)
@@ -286,7 +286,7 @@ def run_ours(case: Case, budget: float, tolerance: float, modeler: str = "defaul
     for k in range(K):
         effective = np.where(index >= 0, case.cost[k, np.maximum(index, 0), 0], 1e30)
         effective = np.where(np.isfinite(effective), effective, 1e30)
-        chosen, _, _ = selector.base_design(space, effective, budget * case.total[k])
+        chosen, _, _ = design.base_design(space, effective, budget * case.total[k])
         for g in chosen:
             if index[g] >= 0:
                 counts[k, index[g]] = min(base_repetitions, R)

@@ -584,9 +584,7 @@ def suggest(
     )
 
     if strategy == "uncertainty":
-        from . import selector
-
-        return selector.suggest_step(
+        return _suggest_uncertainty(
             space, grid, costs, measured, order, rank, effective, suggestion, selected, budget=budget,
             tolerance=tolerance, target=target, exclude=exclude, modeler=modeler, measure=measure, host=host,
             line=line, options=options)
@@ -663,6 +661,156 @@ def holdout_check(experiment: Experiment, point: np.ndarray, *, modeler: str = "
         errors[key] = abs(predicted - value) / abs(value) if value != 0 else (0.0 if predicted == 0 else math.inf)
     worst = max(errors.values()) if errors else math.inf
     return {"point": point.tolist(), "errors": errors, "worst": worst}
+
+
+# ------------------------------------------------ the uncertainty strategy
+def base_design(space, effective: np.ndarray, limit: float, line: int = 5) -> tuple[np.ndarray, int, list[str]]:
+    """The cheapest lines through a corner that fit ``limit``: five values per parameter if they fit, else fewer.
+
+    Parameters
+    ----------
+    space : extrap_plugins.design.Space
+    effective : ndarray, shape (n_points,)
+        Cost per grid point, 0 where measured (see :func:`extrap_plugins.design.cheapest_cross`).
+    limit : float
+        Cost the base design may spend (``inf``: no limit).
+
+    Returns
+    -------
+    (indices, values per line, notes)
+    """
+    chosen = None
+    for length in range(line, 2, -1):
+        indices = cheapest_cross(space, effective, length)
+        if float(np.sum(effective[indices])) <= limit * (1 + 1e-9) or length == 3:
+            chosen = (indices, length)
+            if float(np.sum(effective[indices])) <= limit * (1 + 1e-9):
+                break
+    indices, length = chosen
+    notes = []
+    if length < line and min(v.size for v in space.values) >= line:
+        terms = "one term per parameter" if length >= 3 else "only constants"
+        notes.append(f"the budget allows lines of {length} values, not {line}: models get at most {terms} "
+                     f"along each line (fewer exponents are told apart), and the interval at the target says "
+                     f"how much that costs")
+    if float(np.sum(effective[indices])) > limit * (1 + 1e-9):
+        notes.append("even lines of 3 values exceed the budget: these runs are the minimum for a model")
+    return indices, length, notes
+
+
+def _suggest_uncertainty(space, grid, costs, measured, order, rank, effective, suggestion, selected, *, budget, tolerance,
+                 target, exclude, modeler, measure, host, line, options):
+    """:func:`extrap_plugins.design.suggest` with ``strategy="uncertainty"`` (see the module docstring)."""
+    from .extrapolation import parse_target
+    from .selector import assess, default_target, plan_runs, z_of
+
+    parameters = space.parameters
+    suggestion.strategy = "uncertainty"
+    full_cost = suggestion.full_cost
+    limit = budget.limit(full_cost) if budget is not None else math.inf
+    max_points = budget.points if budget is not None and budget.points is not None else None
+    suggestion.budget_limit = limit
+    spent = suggestion.measured_cost
+    remaining = limit - spent
+    chosen_target = parse_target(target, parameters) if target is not None else default_target(space)
+    suggestion.target = chosen_target
+    target_point = np.array([chosen_target[p] for p in parameters])
+    excluded = np.zeros(grid.shape[0], dtype=bool)
+    for point in list(exclude) + [target_point]:
+        excluded |= np.all(np.isclose(grid, np.asarray(point, dtype=np.float64)[None, :]), axis=1)
+    if (measured & excluded).any():
+        bad = grid[np.flatnonzero(measured & excluded)[0]]
+        raise InputError(f"the excluded point {format_point(bad, parameters, brackets=True)} is measured; "
+                         f"it cannot judge the models")
+    cost_of = np.where(excluded, np.inf, effective)
+
+    def runs_of(indices, roles):
+        return [Run({name: float(grid[i, l]) for l, name in enumerate(parameters)}, suggestion.repetitions,
+                    float(costs[i]), roles[i] if isinstance(roles, list) else roles) for i in indices]
+
+    # Base: the longest lines (5, 4 or 3 values) through a corner that fit; once a cross of 3 is measured,
+    # the selector decides (it may extend the lines when that narrows the intervals most).
+    complete = None
+    for length in (line, 4, 3):
+        cross = cheapest_cross(space, cost_of, min(length, line))
+        on_cross = np.zeros(grid.shape[0], dtype=bool)
+        on_cross[cross] = True
+        # With two or more parameters one point off the lines tells additive from multiplicative (seed 002).
+        if not (~measured[cross]).any() and (len(parameters) == 1 or (measured & ~on_cross).any()):
+            complete = length
+            break
+    if complete is None or selected is None or len(selected) == 0:
+        indices, length, notes = base_design(space, np.where(excluded, 1e300, cost_of), remaining, line)
+        base = np.zeros(grid.shape[0], dtype=bool)
+        base[indices] = True
+        roles = _roles(grid, base, space, effective)
+        missing = [int(i) for i in sorted(indices, key=lambda i: rank[i]) if not measured[i]]
+        if len(parameters) > 1 and not (measured & ~base).any():
+            off = [int(i) for i in order if not base[i] and not excluded[i] and not measured[i]]
+            if off:
+                missing.append(off[0])
+                roles[off[0]] = "off the lines (additive or multiplicative?)"
+        suggestion.notes.extend(notes)
+        suggestion.status = "base"
+        if max_points is not None and suggestion.measured_points + len(missing) > max_points:
+            suggestion.notes.append(f"the base design needs {suggestion.measured_points + len(missing)} points, "
+                                    f"more than the budget's {max_points}: these runs are the minimum for a model")
+        suggestion.plan = Plan(parameters, runs_of(missing, roles))
+        return suggestion
+
+    candidates = np.flatnonzero(~measured & ~excluded)
+    assessment = assess(selected, target_point, grid[candidates], modeler=modeler, measure=measure, host=host,
+                        repetitions=suggestion.repetitions, **options)
+    z = z_of(assessment.level)
+    suggestion.widths = {k.name: z * math.sqrt(k.variance()) for k in assessment.kernels if k.judged}
+    suggestion.not_judged = {k.name: k.why_not for k in assessment.kernels if not k.judged}
+    where = format_point(chosen_target, brackets=True)
+    if assessment.holds(tolerance):
+        suggestion.status = "done"
+        widest = max(suggestion.widths.items(), key=lambda kv: kv[1]) if suggestion.widths else None
+        suggestion.notes.append(
+            f"the rule holds: every judged kernel's {assessment.level:.0%} interval at {where} is within "
+            f"±{tolerance:.0%}" + (f" (widest: {widest[0]} ±{widest[1]:.1%})" if widest else ""))
+        extra, after = plan_runs(assessment, costs[candidates], tolerance=0.0, limit=remaining,
+                                 max_runs=_room(max_points, suggestion))
+        suggestion.notes.append(_would_buy(extra, after, suggestion.widths, remaining, budget))
+        return suggestion
+    runs, predicted = plan_runs(assessment, costs[candidates], tolerance=tolerance, limit=remaining,
+                                max_runs=_room(max_points, suggestion))
+    suggestion.predicted = {name: predicted[name] for name in suggestion.widths}
+    if not runs:
+        suggestion.status = "budget"
+        widest = max(suggestion.widths.items(), key=lambda kv: kv[1])
+        suggestion.notes.append(f"no further run fits the budget; the widest interval at {where} stays "
+                                f"{widest[0]} ±{widest[1]:.1%} (tolerance ±{tolerance:.0%})")
+        return suggestion
+    suggestion.status = "add"
+    roles = {int(candidates[r.index]): r.reason() for r in runs}
+    suggestion.plan = Plan(parameters, runs_of([int(candidates[r.index]) for r in runs], list(
+        roles.get(i, "") for i in range(grid.shape[0]))))
+    left_open = [name for name, width in suggestion.predicted.items() if width > tolerance]
+    if left_open:
+        suggestion.notes.append(f"after these runs the selector still expects {len(left_open)} kernel"
+                                f"{'s' if len(left_open) != 1 else ''} above ±{tolerance:.0%} at {where} "
+                                f"(the budget ends first)")
+    return suggestion
+
+
+def _room(max_points, suggestion) -> int | None:
+    if max_points is None:
+        return None
+    return max(max_points - suggestion.measured_points, 0)
+
+
+def _would_buy(runs, after, widths, remaining, budget) -> str:
+    if budget is None:
+        return "without a budget, further runs are not planned"
+    if not runs:
+        return "the remaining budget buys no further run"
+    worst = max(widths, key=widths.get)
+    return (f"the remaining budget ({remaining:g} cost units) would buy {len(runs)} more run"
+            f"{'s' if len(runs) != 1 else ''}, expected to narrow the widest interval ({worst}) from "
+            f"±{widths[worst]:.1%} to ±{after[worst]:.1%}")
 
 
 # ---------------------------------------------------------------- the loop
