@@ -76,3 +76,14 @@ def test_autotune_needs_a_program(tmp_path, capsys):
     assert cli.main(["autotune", "--param", "p=1,2", "-o", str(tmp_path / "r")]) == cli.ExitStatus.BAD_INPUT
     assert capsys.readouterr().err == ("extrap-plugins: error: no program to run: give it after --, for example: "
                                        "-- python app.py\n")
+
+
+def test_a_folder_tuned_over_other_parameters_is_not_resumed(tmp_path, capsys):
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / "autotune.json").write_text(json.dumps({"format": "extrap-plugins/autotune", "version": 1,
+                                                    "parameters": ["p", "m"], "rounds": []}))
+    assert cli.main(["autotune", "--param", "p=1,2", "--param", "n=1,2", "-o", str(runs), "--", "python", "a.py"]) \
+        == cli.ExitStatus.BAD_INPUT
+    assert capsys.readouterr().err == (f"extrap-plugins: error: {runs / 'autotune.json'}: cannot resume: the folder "
+                                       f"was tuned over ['p', 'm'], now ['p', 'n']; use another -o folder\n")
