@@ -207,36 +207,49 @@ def assess(
 
 
 def _refits(experiment, full, rows, modeler, measure, host, members, options) -> dict[int, np.ndarray]:
-    """Jackknife deviations per model index, shape (n_rows, n_refits), from one modeling call."""
+    """Jackknife deviations per model index, shape (n_rows, n_refits), from one modeling call.
+
+    Series measured at the same points (one series group) share their left-out points; each group is
+    perturbed on its own points only.
+    """
     from .api import model as fit_models
 
-    points = experiment.points()
-    n = points.shape[0]
-    if n < 3 or members <= 0:
+    callpath_names = np.asarray([c.name for c in experiment.callpaths], dtype=object)
+    metric_names = np.asarray([m.name for m in experiment.metrics], dtype=object)
+    callpath_position = {c.name: i for i, c in enumerate(experiment.callpaths)}
+    metric_position = {m.name: i for i, m in enumerate(experiment.metrics)}
+    series_code = experiment.callpath_index.astype(np.int64) * max(len(experiment.metrics), 1) + experiment.metric_index
+    parts, factors = [], {}
+    for g, group in enumerate(experiment.series_groups()):
+        points = group.points
+        n = points.shape[0]
+        if n < 3 or members <= 0:
+            continue
+        # Only points whose removal leaves every parameter with all its measured values: a refit then searches
+        # the same hypotheses (a line one value shorter would allow fewer terms, which is no like-for-like
+        # perturbation).  Nearest the target first: they steer the extrapolation most.
+        removable = np.ones(n, dtype=bool)
+        for column in range(points.shape[1]):
+            values, counts = np.unique(points[:, column], return_counts=True)
+            single = set(values[counts == 1].tolist())
+            removable &= np.array([v not in single for v in points[:, column].tolist()])
+        logs = np.log2(np.maximum(points, 1e-300))
+        order = [i for i in np.argsort(-logs.sum(axis=1), kind="stable") if removable[i]][:members]
+        if len(order) < 2:
+            continue
+        codes = [callpath_position[c.name] * max(len(experiment.metrics), 1) + metric_position[m.name]
+                 for c, m in group.keys]
+        in_group = np.isin(series_code, codes)
+        factors[g] = math.sqrt((n - 1) / len(order))
+        for k, left in enumerate(order):
+            keep = in_group & ~np.all(experiment.coordinates == points[left][None, :], axis=1)
+            tags = np.char.add(f"{g}.{k}\x1f", callpath_names[experiment.callpath_index[keep]].astype(str))
+            parts.append(Experiment.from_columns(
+                experiment.parameters, callpath=tags.astype(object),
+                metric=metric_names[experiment.metric_index[keep]], coordinates=experiment.coordinates[keep],
+                value=experiment.value[keep], repetition=experiment.repetition[keep], metrics=experiment.metrics))
+    if not parts:
         return {}
-    # Only points whose removal leaves every parameter with all its measured values: a refit then searches
-    # the same hypotheses (a line one value shorter would allow fewer terms, which is no like-for-like
-    # perturbation).  Nearest the target first: they steer the extrapolation most.
-    removable = np.ones(n, dtype=bool)
-    for l in range(points.shape[1]):
-        values, counts = np.unique(points[:, l], return_counts=True)
-        single = set(values[counts == 1].tolist())
-        removable &= np.array([v not in single for v in points[:, l].tolist()])
-    logs = np.log2(np.maximum(points, 1e-300))
-    order = [i for i in np.argsort(-logs.sum(axis=1), kind="stable") if removable[i]][:members]
-    if len(order) < 2:
-        return {}
-    point_id = {tuple(p): i for i, p in enumerate(points.tolist())}
-    row_point = np.array([point_id[tuple(c)] for c in experiment.coordinates.tolist()])
-    names = np.asarray([c.name for c in experiment.callpaths], dtype=object)[experiment.callpath_index]
-    parts = []
-    for k, left in enumerate(order):
-        keep = row_point != left
-        parts.append(Experiment.from_columns(
-            experiment.parameters, callpath=np.array([f"{k}\x1f{name}" for name in names[keep]], dtype=object),
-            metric=np.asarray([m.name for m in experiment.metrics], dtype=object)[experiment.metric_index[keep]],
-            coordinates=experiment.coordinates[keep], value=experiment.value[keep],
-            repetition=experiment.repetition[keep], metrics=experiment.metrics))
     joined = Experiment.concatenate(parts)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -244,14 +257,15 @@ def _refits(experiment, full, rows, modeler, measure, host, members, options) ->
     position = {(m.callpath, m.metric): i for i, m in enumerate(full.models)}
     center = {i: m.predict(rows) for i, m in enumerate(full.models)}
     found: dict[int, list[np.ndarray]] = {}
+    factor_of: dict[int, float] = {}
     for m in refits.models:
-        _, _, callpath = m.callpath.partition("\x1f")
+        tag, _, callpath = m.callpath.partition("\x1f")
         index = position.get((callpath, m.metric))
         if index is None:
             continue
         found.setdefault(index, []).append(m.predict(rows) - center[index])
-    factor = math.sqrt((n - 1) / len(order))
-    return {i: factor * np.stack(v, axis=1) for i, v in found.items()}
+        factor_of[index] = factors[int(tag.split(".")[0])]
+    return {i: factor_of[i] * np.stack(v, axis=1) for i, v in found.items()}
 
 
 def _coefficient_members(full, rows) -> list[np.ndarray | None]:
