@@ -58,6 +58,8 @@ __all__ = ["Kernel", "Assessment", "assess", "plan_runs", "PlannedRun", "default
 
 MEMBERS = 10
 """Refits with one point left out, at most (the points nearest the target first)."""
+REPLICATES = 8
+"""Wild-bootstrap refits (model choice under the measured noise)."""
 MIN_SHARE = 0.01
 """Kernels below this share of their metric's largest value at the target are not judged (GPR's 1 % filter)."""
 
@@ -154,6 +156,7 @@ def assess(
     level: float = 0.95,
     min_share: float = MIN_SHARE,
     repetitions: int = 1,
+    replicates: int = REPLICATES,
     **options,
 ) -> Assessment:
     """Model ``experiment`` and build every kernel's ensemble at ``candidates`` and ``target``.
@@ -184,6 +187,7 @@ def assess(
         warnings.simplefilter("ignore")
         full = fit_models(experiment, modeler, measure=measure, executor="serial", host=host, **options)
     spread = _refits(experiment, full, rows, modeler, measure, host, members, options)
+    shaken = _bootstrap(experiment, full, rows, modeler, measure, host, replicates, options)
     least_squares = _coefficient_members(full, rows)
     noise = _relative_noise(experiment, full, measure)
     kernels = []
@@ -191,7 +195,7 @@ def assess(
         value = float(m.predict(target)[0])
         at_rows = m.predict(rows)
         scale = abs(value) if value != 0 and math.isfinite(value) else 0.0
-        parts = [p for p in (spread.get(index), least_squares[index]) if p is not None and p.size]
+        parts = [p for p in (spread.get(index), shaken.get(index), least_squares[index]) if p is not None and p.size]
         D = np.hstack(parts) if parts else np.zeros((rows.shape[0], 0))
         if scale > 0:
             D = D / scale
@@ -266,6 +270,51 @@ def _refits(experiment, full, rows, modeler, measure, host, members, options) ->
         found.setdefault(index, []).append(m.predict(rows) - center[index])
         factor_of[index] = factors[int(tag.split(".")[0])]
     return {i: factor_of[i] * np.stack(v, axis=1) for i, v in found.items()}
+
+
+def _bootstrap(experiment, full, rows, modeler, measure, host, replicates, options) -> dict[int, np.ndarray]:
+    """Wild-bootstrap deviations per model index, shape (n_rows, replicates), from one modeling call.
+
+    Every measured value ``y`` becomes ``f(x) + s (y - f(x))`` with ``f`` the model and ``s`` a random sign
+    (fixed seed), and the modeler runs again: where the noise could have made it choose other terms, the
+    replicates disagree at the target.  Exact data gives identical replicates.
+    """
+    from .api import model as fit_models
+
+    if replicates <= 0 or len(experiment) == 0:
+        return {}
+    position = {(m.callpath, m.metric): i for i, m in enumerate(full.models)}
+    callpath_names = np.asarray([c.name for c in experiment.callpaths], dtype=object)
+    metric_names = np.asarray([m.name for m in experiment.metrics], dtype=object)
+    fitted = np.full(len(experiment), np.nan)
+    for i, m in enumerate(full.models):
+        rows_of = (callpath_names[experiment.callpath_index] == m.callpath) & \
+                  (metric_names[experiment.metric_index] == m.metric)
+        if rows_of.any():
+            fitted[rows_of] = m.predict(experiment.coordinates[rows_of])
+    residual = np.where(np.isfinite(fitted), experiment.value - fitted, 0.0)
+    fitted = np.where(np.isfinite(fitted), fitted, experiment.value)
+    rng = np.random.default_rng(12345)
+    parts = []
+    for b in range(replicates):
+        signs = rng.choice([-1.0, 1.0], size=len(experiment))
+        tags = np.char.add(f"{b}\x1f", callpath_names[experiment.callpath_index].astype(str))
+        parts.append(Experiment.from_columns(
+            experiment.parameters, callpath=tags.astype(object), metric=metric_names[experiment.metric_index],
+            coordinates=experiment.coordinates, value=fitted + signs * residual, repetition=experiment.repetition,
+            metrics=experiment.metrics))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        refits = fit_models(Experiment.concatenate(parts), modeler, measure=measure, executor="serial", host=host,
+                            **options)
+    center = {i: m.predict(rows) for i, m in enumerate(full.models)}
+    found: dict[int, list[np.ndarray]] = {}
+    for m in refits.models:
+        _, _, callpath = m.callpath.partition("\x1f")
+        index = position.get((callpath, m.metric))
+        if index is not None:
+            found.setdefault(index, []).append(m.predict(rows) - center[index])
+    return {i: np.stack(v, axis=1) / math.sqrt(len(v)) for i, v in found.items()}
 
 
 def _coefficient_members(full, rows) -> list[np.ndarray | None]:
