@@ -22,7 +22,8 @@ and a kernel whose base design alone exceeds the budget counts as a miss.  RELeA
 ``--functions`` functions of seed 002 per parameter count (below), ±5 % noise, four repetitions available,
 evaluation at the next point (p = 128, s = 60, n = 6000).
 
-**Seed 002's protocol** (``--case seed002``): the evaluation of seed 002, Section III-B: parameters ``p = 4..64`` (doubling) and ``s = 10..50`` (m = 2),
+**Seed 002's protocol** (``--case seed002``): the evaluation of seed 002, Section III-B: parameters
+``p = 4..64`` (doubling) and ``s = 10..50`` (m = 2),
 plus ``n = 1000..5000`` (m = 3); five values each.  Each synthetic function is
 ``c0 + sum of terms``, every parameter ``x`` appearing as ``x^i * log2(x)^j`` with ``i`` in {0, 1, 2, 3} and
 ``j`` in {0, 1, 2} (seed 002's sets; not both 0), the parameters combined at random additively, multiplicatively
@@ -251,7 +252,7 @@ class Case:
     def space(self):
         from extrap_plugins import design
 
-        return design.Space.of({n: np.unique(self.points[:, l]) for l, n in enumerate(self.names)})
+        return design.Space.of({n: np.unique(self.points[:, k]) for k, n in enumerate(self.names)})
 
     def grid_index(self):
         """For every grid point of :meth:`space`, its index in ``points`` (-1 for points not in the case)."""
@@ -388,9 +389,10 @@ def protocol(case: Case, budgets, tolerance: float, modeler: str, strategies) ->
     for budget in budgets:
         for name in strategies:
             start = time.perf_counter()
-            counts = {"ours": lambda: run_ours(case, budget, tolerance, modeler),
-                      "gpr": lambda: run_gpr(case, budget),
-                      "cpf": lambda: run_cheapest(case, budget)}[name]()
+            if name == "ours":
+                counts = run_ours(case, budget, tolerance, modeler)
+            else:
+                counts = {"gpr": run_gpr, "cpf": run_cheapest}[name](case, budget)
             errors = case.errors(counts, modeler)
             used = case.spent(counts)
             over = used > budget + 1e-9

@@ -46,13 +46,12 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from typing import Sequence
 
 import numpy as np
 
 from .experiment import Experiment
 from .extrapolation import design_matrix, uncertainties
-from .formatting import format_point
 
 __all__ = ["Kernel", "Assessment", "assess", "plan_runs", "PlannedRun", "default_target", "z_of"]
 
@@ -287,7 +286,7 @@ def _bootstrap(experiment, full, rows, modeler, measure, host, replicates, optio
     callpath_names = np.asarray([c.name for c in experiment.callpaths], dtype=object)
     metric_names = np.asarray([m.name for m in experiment.metrics], dtype=object)
     fitted = np.full(len(experiment), np.nan)
-    for i, m in enumerate(full.models):
+    for m in full.models:
         rows_of = (callpath_names[experiment.callpath_index] == m.callpath) & \
                   (metric_names[experiment.metric_index] == m.metric)
         if rows_of.any():
@@ -463,11 +462,7 @@ def plan_runs(
     return runs, predicted
 
 
-def describe_point(point: Mapping[str, float] | Sequence[float], parameters: Sequence[str]) -> str:
-    return format_point(point, parameters, brackets=True)
-
-
-# ------------------------------------------------------------- suggest step
+# ------------------------------------------------------------------ target
 def default_target(space) -> dict[str, float]:
     """One step beyond the largest candidate of every parameter: doubling sequences double, others add a step."""
     target = {}
