@@ -808,6 +808,9 @@ def _would_buy(runs, after, widths, remaining, budget) -> str:
     if not runs:
         return "the remaining budget buys no further run"
     worst = max(widths, key=widths.get)
+    if widths[worst] - after[worst] < 0.0005:
+        return (f"further runs would not narrow the intervals noticeably: the remaining budget ({remaining:g} cost "
+                f"units) is left")
     return (f"the remaining budget ({remaining:g} cost units) would buy {len(runs)} more run"
             f"{'s' if len(runs) != 1 else ''}, expected to narrow the widest interval ({worst}) from "
             f"±{widths[worst]:.1%} to ±{after[worst]:.1%}")
