@@ -68,7 +68,8 @@ def test_exact_models_meet_the_rule_and_the_note_says_what_the_budget_would_buy(
     assert result.widths["main"] < 1e-6
     assert result.notes[0] == ("the rule holds: every judged kernel's 95% interval at (p=128, n=60) is within ±5% "
                                "(widest: main ±0.0%)")
-    assert result.notes[1].startswith("the remaining budget (")
+    assert result.notes[1] == ("further runs would not narrow the intervals noticeably: the remaining budget "
+                               "(162 cost units) is left")
 
 
 def test_the_plan_serves_the_uncertain_kernel_and_names_it():
