@@ -160,9 +160,9 @@ def autotune(
         record = Round(number, last.status, share, [
             {"point": {n: json_plain(r.point[n]) for n in space.parameters}, "repetitions": r.repetitions,
              "cost": r.cost, "why": r.role} for r in runs], dict(last.widths or {}), list(last.notes))
-        ok = runner(runs, folder)
         rounds.append(record)
-        _save(folder, space, rounds, "running")
+        _save(folder, space, rounds, "running")  # before running: an interrupted round keeps its reasons
+        ok = runner(runs, folder)
         if not ok:
             status, message = "failed", "a launch failed (see the logs folder); fix it and start again to resume"
             break
