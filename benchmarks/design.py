@@ -1,13 +1,33 @@
-"""Experiment design (seed 002): accuracy and cost of the suggested design against the full factorial.
+"""Experiment design: accuracy against cost, Ritter et al.'s (2020) protocol and the GPR case-study protocol.
 
 Usage (from the project root)::
 
-    .venv/bin/python benchmarks/design.py [--functions 200] [--seed 1] [--budget 15%] [--tolerance 0.05]
+    .venv/bin/python benchmarks/design.py --case seed002 [--functions 200] [--seed 1] [--budget 15%]
+    .venv/bin/python benchmarks/design.py --case relearn [--relearn-budgets 10,15,20,30,40,50,60,100]
+    .venv/bin/python benchmarks/design.py --case synthetic [--functions 40] [--parameters 1,2,3]
+                                          [--synthetic-budgets 5,10,15]
 
-The evaluation of seed 002, Section III-B: parameters ``p = 4..64`` (doubling) and ``s = 10..50`` (m = 2),
+**The GPR case-study protocol** (``--case relearn|synthetic``; Extra-P's evaluation of Gaussian-process point
+selection, github extra-p/extrap-gpr): per kernel, a strategy chooses single repetitions of grid points until its
+budget (a share of that kernel's full-factorial cost, the cost of a run being the kernel's own core-hours there,
+p × its value) is spent or it stops; the kernel's model (our ``default`` modeler for every strategy) is compared
+with the measurement at an evaluation point that is never used for fitting, and the table gives the share of
+kernels within ±5/10/15/20 %, and the cost actually used.  Strategies: ``ours`` (``extrap_plugins.selector``:
+the base design that fits, then the repetition of largest expected reduction of the interval at the evaluation
+point per unit of cost, until the interval is within ``--selector-tolerance``), ``gpr`` (our re-implementation
+of the GPR strategy, ``benchmarks/_gpr.py``), ``cpf`` (cheapest point first: the base lines, then whole points
+cheapest first).  As in the GPR evaluation every strategy knows the cost of every candidate before measuring it,
+and a kernel whose base design alone exceeds the budget counts as a miss.  RELeARN: the 14 kernels of
+``relearn_data.txt``, p = 32…512 × n = 5000…9000, two repetitions, evaluation point p = 512, n = 9000.  Synthetic:
+``--functions`` functions of Ritter et al. 2020 per parameter count (below), ±5 % noise, four repetitions available,
+evaluation at the next point (p = 128, s = 60, n = 6000).
+
+**Ritter et al. 2020's protocol** (``--case seed002``): the evaluation of Ritter et al. 2020, Section III-B: parameters
+``p = 4..64`` (doubling) and ``s = 10..50`` (m = 2),
 plus ``n = 1000..5000`` (m = 3); five values each.  Each synthetic function is
 ``c0 + sum of terms``, every parameter ``x`` appearing as ``x^i * log2(x)^j`` with ``i`` in {0, 1, 2, 3} and
-``j`` in {0, 1, 2} (seed 002's sets; not both 0), the parameters combined at random additively, multiplicatively
+``j`` in {0, 1, 2} (Ritter et al.'s (2020) sets; not both 0), the parameters combined at random additively,
+multiplicatively
 or (m = 3) mixed; coefficients uniform in (0.01, 1000).  Every measurement is the true value times
 ``1 + u``, ``u`` uniform in [-5 %, 5 %], four repetitions per point.
 
@@ -34,7 +54,7 @@ import numpy as np
 
 VALUES = {"p": [4, 8, 16, 32, 64], "s": [10, 20, 30, 40, 50], "n": [1000, 2000, 3000, 4000, 5000]}
 NEXT = {"p": 128.0, "s": 60.0, "n": 6000.0}
-EXPONENTS = (0, 1, 2, 3)  # seed 002, Section III-B: I = {0, 1, 2, 3}, J = {0, 1, 2}
+EXPONENTS = (0, 1, 2, 3)  # Ritter et al. 2020, Section III-B: I = {0, 1, 2, 3}, J = {0, 1, 2}
 NOISE = 0.05
 REPETITIONS = 4
 
@@ -50,7 +70,7 @@ class Function:
         shapes = ["additive", "multiplicative"] + (["mixed"] if m == 3 else [])
         shape = shapes[rng.integers(0, len(shapes))]
         if shape == "additive":
-            self.groups = [[l] for l in range(m)]
+            self.groups = [[param] for param in range(m)]
         elif shape == "multiplicative":
             self.groups = [list(range(m))]
         else:
@@ -64,9 +84,9 @@ class Function:
         value = np.full(X.shape[0], self.c0)
         for c, group in zip(self.coefficients, self.groups):
             term = np.full(X.shape[0], c)
-            for l in group:
-                i, j = self.factors[l]
-                term = term * X[:, l] ** i * np.log2(X[:, l]) ** j
+            for param in group:
+                i, j = self.factors[param]
+                term = term * X[:, param] ** i * np.log2(X[:, param]) ** j
             value = value + term
         return value
 
@@ -99,19 +119,14 @@ def compute_cost(function: Function, points: np.ndarray, names: list[str]) -> fl
     return float(np.sum(p * function(points)))
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--functions", type=int, default=200, help="synthetic functions per parameter count")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--budget", default="15%")
-    parser.add_argument("--tolerance", type=float, default=None, help="hold-out tolerance (default: design.TOLERANCE)")
-    parser.add_argument("--modeler", default="default")
-    args = parser.parse_args()
+def seed002(args) -> None:
+    """The seed-002 benchmark of the cheapest-first heuristic (issue 6)."""
 
     import extrap_plugins
     from extrap_plugins import design
 
     tolerance = design.TOLERANCE if args.tolerance is None else args.tolerance
+    args.budget = args.budget or "15%"
     print(f"{args.functions} functions per row, noise ±{NOISE:.0%}, {REPETITIONS} repetitions, modeler "
           f"{args.modeler!r}, budget {args.budget}, hold-out tolerance {tolerance:.0%}")
     header = (f"{'m':>2} {'full ±10%':>9} {'±5%':>6} | {'design ±10%':>11} {'±5%':>6} {'ratio':>6} | "
@@ -132,15 +147,16 @@ def main() -> None:
 
         errors, shares, proxies, counts, base_errors, base_shares = [], [], [], [], [], []
         start = time.perf_counter()
-        for k, function in enumerate(functions):
-            def measure(runs, function=function):
+        for function in functions:
+            def measure(runs, function=function, names=names, rng=rng):
                 points = np.array([[run.point[n] for n in names] for run in runs])
                 return measurements([function], points, rng, names)
 
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 result = design.run_design(space, measure, budget=args.budget, tolerance=tolerance,
-                                           repetitions=REPETITIONS, modeler=args.modeler)
+                                           repetitions=REPETITIONS, modeler=args.modeler,
+                                           strategy=args.seed002_strategy)
                 models = extrap_plugins.model(result.experiment, args.modeler, executor="serial")
                 # The minimal design: the base lines and one extra point (the first step).
                 base_points = np.array([[r.point[n] for n in names] for r in result.steps[0].plan.runs
@@ -165,6 +181,287 @@ def main() -> None:
               flush=True)
     print("ratio: design ±10 % accuracy / full factorial's; cost: true compute cost (p × f) share of the full "
           "factorial's (mean, median, max); proxy: the design's own cost model share (p)")
+
+
+
+# ------------------------------------------------------------------ the GPR case-study protocol
+RELEARN = "../shared/data/extrap/text/mpa/relearn_data.txt"
+RELEARN_EVAL = (512.0, 9000.0)
+PUBLISHED = [  # RELeARN, Extra-P's paper on GPR point selection (paper_plot_case_studies_gpr_only_results.txt)
+    ("GPR (published)", "71.4 % within ±10 % at 13.6–18.1 % of the cost; 85.7 % at 60 % (max. 85.7 % at 70 %)"),
+    ("CPF, cheapest first (published)", "max. 85.7 % at 86 %; 64.3 points below GPR at 17 %"),
+    ("full factorial, Extra-P (published)", "78.6 %"),
+]
+BUCKETS = (0.05, 0.10, 0.15, 0.20)
+
+
+class Case:
+    """Per-kernel measurements on a grid, an evaluation point never measured, and the cost of every run.
+
+    ``values`` and ``cost`` have shape (n_kernels, n_points, n_repetitions) (NaN: not measured);
+    a kernel's cost of a run is its own core-hours there (p × its time), as in the GPR evaluation.
+    """
+
+    def __init__(self, names, points, kernels, values, truth, eval_point, label):
+        self.names, self.points, self.kernels = list(names), np.asarray(points, float), list(kernels)
+        self.values, self.truth = np.asarray(values, float), np.asarray(truth, float)
+        self.eval_point, self.label = np.asarray(eval_point, float), label
+        p = self.points[:, self.names.index("p")] if "p" in self.names else np.ones(len(self.points))
+        self.cost = np.abs(self.values) * p[None, :, None]
+        self.total = np.nansum(self.cost, axis=(1, 2))
+
+    def experiment(self, counts: np.ndarray, kernels=None):
+        """The measured repetitions (``counts[k, i]`` per kernel and point) as one Experiment."""
+        from extrap_plugins.experiment import Experiment
+
+        kernels = range(len(self.kernels)) if kernels is None else kernels
+        callpath, coordinates, value, repetition = [], [], [], []
+        for k in kernels:
+            for i in np.flatnonzero(counts[k] > 0):
+                for r in range(int(counts[k, i])):
+                    callpath.append(self.kernels[k])
+                    coordinates.append(self.points[i])
+                    value.append(self.values[k, i, r])
+                    repetition.append(r)
+        return Experiment.from_columns(self.names, callpath=np.array(callpath, dtype=object), metric="time",
+                                       coordinates=np.array(coordinates), value=np.array(value),
+                                       repetition=np.array(repetition))
+
+    def errors(self, counts: np.ndarray, modeler: str = "default") -> np.ndarray:
+        import extrap_plugins
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            models = extrap_plugins.model(self.experiment(counts), modeler, executor="serial")
+        by_name = {m.callpath: m for m in models}
+        out = np.full(len(self.kernels), np.inf)
+        for k, name in enumerate(self.kernels):
+            predicted = by_name[name].predict(self.eval_point)
+            truth = self.truth[k]
+            out[k] = (0.0 if predicted == 0 else np.inf) if truth == 0 else abs(predicted - truth) / abs(truth)
+        return out
+
+    def spent(self, counts: np.ndarray) -> np.ndarray:
+        """Share of each kernel's full-factorial cost the measured repetitions took."""
+        used = np.zeros(len(self.kernels))
+        for k in range(len(self.kernels)):
+            for i in np.flatnonzero(counts[k] > 0):
+                used[k] += np.sum(self.cost[k, i, : int(counts[k, i])])
+        with np.errstate(all="ignore"):
+            return np.where(self.total > 0, used / self.total, 0.0)
+
+    def space(self):
+        from extrap_plugins import design
+
+        return design.Space.of({n: np.unique(self.points[:, k]) for k, n in enumerate(self.names)})
+
+    def grid_index(self):
+        """For every grid point of :meth:`space`, its index in ``points`` (-1 for points not in the case)."""
+        grid = self.space().grid()
+        lookup = {tuple(p): i for i, p in enumerate(self.points.tolist())}
+        return np.array([lookup.get(tuple(p), -1) for p in grid.tolist()])
+
+
+def relearn_case(path: str = RELEARN) -> Case:
+    from extrap_plugins import api
+
+    experiment = api.read(path)
+    names = experiment.parameter_names
+    at_eval = np.all(experiment.coordinates == np.array(RELEARN_EVAL)[None, :], axis=1)
+    kernels, values, truth, points = [], [], [], None
+    for group in experiment.take(~at_eval).series_groups():
+        points = group.points
+        for row, (callpath, _) in enumerate(group.keys):
+            kernels.append(callpath.name)
+            values.append(group.values[row])
+    for name in kernels:
+        _, v = experiment.take(at_eval).values_of(name, "time")
+        truth.append(float(np.mean(v)))
+    return Case(names, points, kernels, np.array(values), truth, RELEARN_EVAL, "RELeARN")
+
+
+def synthetic_case(m: int, functions: int, seed: int, repetitions: int = REPETITIONS) -> Case:
+    names = list(VALUES)[:m]
+    rng = np.random.default_rng(seed + 10 * m)
+    fs = [Function(rng, names) for _ in range(functions)]
+    points = np.stack([g.reshape(-1) for g in np.meshgrid(*[VALUES[n] for n in names], indexing="ij")], axis=1)
+    points = points.astype(float)
+    values = np.stack([f(points) for f in fs])[:, :, None] * (1 + rng.uniform(-NOISE, NOISE,
+                                                                             (functions, len(points), repetitions)))
+    eval_point = np.array([NEXT[n] for n in names])
+    truth = [f(eval_point[None, :])[0] for f in fs]
+    return Case(names, points, [f"f{k}" for k in range(functions)], values, truth, eval_point,
+                f"synthetic, {m} parameter{'s' if m > 1 else ''}")
+
+
+def run_ours(case: Case, budget: float, tolerance: float, modeler: str = "default", base_repetitions: int = 1):
+    """Our selector, per kernel: the base design that fits, then the run of largest expected reduction of the
+    interval at the evaluation point per unit of cost, until the interval is within ``tolerance`` or nothing fits.
+    All kernels advance in lock-step so that one modeling call serves them all."""
+    from extrap_plugins import design, selector
+
+    K, P, R = case.values.shape
+    counts = np.zeros((K, P), dtype=np.int64)
+    space = case.space()
+    index = case.grid_index()
+    for k in range(K):
+        effective = np.where(index >= 0, case.cost[k, np.maximum(index, 0), 0], 1e30)
+        effective = np.where(np.isfinite(effective), effective, 1e30)
+        chosen, _, _ = design.base_design(space, effective, budget * case.total[k])
+        for g in chosen:
+            if index[g] >= 0:
+                counts[k, index[g]] = min(base_repetitions, R)
+    active = np.ones(K, dtype=bool)
+    while active.any():
+        kernels = np.flatnonzero(active)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            assessment = selector.assess(case.experiment(counts, kernels), case.eval_point, case.points,
+                                         modeler=modeler, min_share=0.0)
+        by_name = {kern.name: kern for kern in assessment.kernels}
+        for k in kernels:
+            kern = by_name.get(case.kernels[k])
+            if kern is None or not kern.judged:
+                active[k] = False
+                continue
+            single = selector.Assessment(assessment.parameters, assessment.target, assessment.candidates, [kern])
+            left = R - counts[k]
+            next_cost = np.array([case.cost[k, i, min(counts[k, i], R - 1)] for i in range(P)])
+            spent = case.spent(counts)[k] * case.total[k]
+            runs, _ = selector.plan_runs(single, next_cost, tolerance=tolerance, limit=budget * case.total[k] - spent,
+                                         max_runs=1, available=left)
+            if not runs:
+                active[k] = False
+            else:
+                counts[k, runs[0].index] += 1
+    return counts
+
+
+def run_gpr(case: Case, budget: float):
+    """The GPR strategy (benchmarks/_gpr.py), per kernel, until nothing fits the budget."""
+    import _gpr
+
+    K, P, R = case.values.shape
+    counts = np.zeros((K, P), dtype=np.int64)
+    for k in range(K):
+        base = _gpr.base_lines(case.points, np.nan_to_num(case.cost[k, :, 0]))
+        counts[k, base] = 1
+        if case.spent(counts)[k] > budget:
+            continue
+        noise = _gpr.mean_noise_percent(case.values[k])
+        gp = _gpr.GaussianProcess(noise, restarts=2, seed=k)
+        while True:
+            spent = case.spent(counts)[k] * case.total[k]
+            run_cost = np.array([case.cost[k, i, min(counts[k, i], R - 1)] for i in range(P)])
+            means = np.array([np.mean(case.values[k, i, : counts[k, i]]) if counts[k, i] else np.nan
+                              for i in range(P)])
+            best = _gpr.select(case.points, counts[k], means, run_cost, R - counts[k],
+                               budget * case.total[k] - spent, noise, gp)
+            if best is None:
+                break
+            counts[k, best] += 1
+    return counts
+
+
+def run_cheapest(case: Case, budget: float):
+    """Cheapest point first (CPF): the GPR base lines, then whole points (all repetitions) cheapest first."""
+    import _gpr
+
+    K, P, R = case.values.shape
+    counts = np.zeros((K, P), dtype=np.int64)
+    for k in range(K):
+        base = _gpr.base_lines(case.points, np.nan_to_num(case.cost[k, :, 0]))
+        counts[k, base] = R
+        whole = np.nansum(case.cost[k], axis=1)
+        for i in np.argsort(whole, kind="stable"):
+            if counts[k, i]:
+                continue
+            if (case.spent(counts)[k] * case.total[k] + whole[i]) > budget * case.total[k]:
+                break
+            counts[k, i] = R
+    return counts
+
+
+def protocol(case: Case, budgets, tolerance: float, modeler: str, strategies) -> list[list[str]]:
+    """Rows: strategy, budget, within ±5/10/15/20 %, mean cost used, kernels over budget."""
+    rows = []
+    full = case.errors(np.full(case.values.shape[:2], case.values.shape[2]), modeler)
+    rows.append(["full factorial", "100%"] + [f"{np.mean(full <= b):.1%}" for b in BUCKETS] + ["100.0%", "0"])
+    for budget in budgets:
+        for name in strategies:
+            start = time.perf_counter()
+            if name == "ours":
+                counts = run_ours(case, budget, tolerance, modeler)
+            else:
+                counts = {"gpr": run_gpr, "cpf": run_cheapest}[name](case, budget)
+            errors = case.errors(counts, modeler)
+            used = case.spent(counts)
+            over = used > budget + 1e-9
+            errors = np.where(over, np.inf, errors)  # a base design beyond the budget counts as a miss
+            label = {"ours": "ours (selector)", "gpr": "GPR re-implementation", "cpf": "cheapest first"}[name]
+            rows.append([label, f"{budget:.0%}"] + [f"{np.mean(errors <= b):.1%}" for b in BUCKETS]
+                        + [f"{np.mean(used[~over]) if (~over).any() else float('nan'):.1%}", str(int(over.sum()))])
+            print(f"  {case.label}: {label} at {budget:.0%}: ±10 % {np.mean(errors <= 0.10):.1%}, "
+                  f"cost {np.mean(used):.1%} ({time.perf_counter() - start:.1f} s)", flush=True)
+    return rows
+
+
+def gpr_protocol(args) -> None:
+    from tabulate import tabulate
+
+    headers = ["strategy", "budget", "±5 %", "±10 %", "±15 %", "±20 %", "cost used (mean)", "base over budget"]
+    strategies = args.strategies.split(",")
+    if args.case in ("relearn", "all"):
+        case = relearn_case(args.relearn)
+        budgets = [float(b) / 100 for b in args.relearn_budgets.split(",")]
+        rows = protocol(case, budgets, args.selector_tolerance, args.modeler, strategies)
+        print(f"\nRELeARN ({len(case.kernels)} kernels, evaluation point p=512, n=9000 never used; per kernel, "
+              f"cost = its core-hours)")
+        print(tabulate(rows, headers=headers, tablefmt="github"))
+        for label, figure in PUBLISHED:
+            print(f"{label}: {figure}")
+    if args.case in ("synthetic", "all"):
+        budgets = [float(b) / 100 for b in args.synthetic_budgets.split(",")]
+        for m in [int(x) for x in args.parameters.split(",")]:
+            case = synthetic_case(m, args.functions, args.seed)
+            rows = protocol(case, budgets, args.selector_tolerance, args.modeler, strategies)
+            print(f"\n{case.label}: {len(case.kernels)} functions of Ritter et al. 2020, ±{NOISE:.0%} noise, "
+                  f"{REPETITIONS} repetitions available, evaluation at {format_next(case.names)}")
+            print(tabulate(rows, headers=headers, tablefmt="github"))
+
+
+def format_next(names) -> str:
+    return ", ".join(f"{n}={NEXT[n]:g}" for n in names)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--case", choices=["seed002", "relearn", "synthetic", "all"], default="all")
+    parser.add_argument("--functions", type=int, default=None,
+                        help="synthetic functions per parameter count (default: 200 for seed002, 40 for synthetic)")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--budget", default=None, help="seed002: the budget of the design (default 15%%)")
+    parser.add_argument("--tolerance", type=float, default=None, help="seed002: hold-out tolerance")
+    parser.add_argument("--modeler", default="default")
+    parser.add_argument("--relearn", default=RELEARN)
+    parser.add_argument("--relearn-budgets", default="10,15,20,30,40,50,60,100", help="in %% of the cost")
+    parser.add_argument("--synthetic-budgets", default="5,10,15", help="in %% of the cost")
+    parser.add_argument("--parameters", default="1,2,3", help="synthetic: parameter counts")
+    parser.add_argument("--selector-tolerance", type=float, default=0.05,
+                        help="our stopping rule: relative half-width of the interval at the evaluation point")
+    parser.add_argument("--strategies", default="ours,gpr,cpf")
+    parser.add_argument("--seed002-strategy", default="cheapest", choices=["cheapest", "uncertainty"],
+                        help="seed002: the strategy of design.suggest (default: cheapest, issue 6's table)")
+    args = parser.parse_args()
+    if args.case == "seed002":
+        args.functions = args.functions or 200
+        seed002(args)
+        return
+    args.functions = args.functions or 40
+    import sys
+
+    sys.path.insert(0, __import__("os").path.dirname(__file__))
+    gpr_protocol(args)
 
 
 if __name__ == "__main__":

@@ -112,9 +112,8 @@ def merge(all_cases):
     return rows
 
 
-def run(python, ours, extrap, options, verbose=0):
-    all_cases = cases()
-    folder = tempfile.mkdtemp(prefix="real-")
+def write_cases(all_cases, folder):
+    """Every case's training points as an Extra-P text file; the held-out truth per series."""
     files, truth, ids = [], {}, []
     for c, (name, parameters, X, named, held) in enumerate(all_cases):
         train = X[~held]
@@ -130,6 +129,12 @@ def run(python, ours, extrap, options, verbose=0):
         path = os.path.join(folder, f"case{c}.txt")
         write_text(path, parameters, train, regions)
         files.append({"path": path, "predict": X[held].tolist()})
+    return files, truth, ids
+
+
+def run(python, ours, extrap, options, verbose=0):
+    folder = tempfile.mkdtemp(prefix="real-")
+    files, truth, ids = write_cases(cases(), folder)
     predictions: dict[str, dict[str, np.ndarray]] = {}
     formulas: dict[str, dict[str, str]] = {}
 
@@ -201,19 +206,25 @@ def run(python, ours, extrap, options, verbose=0):
                      f"{100 * constants[w][0] / constants[w][1]:.0f} %")
     print("| " + " | ".join(cells) + " |")
     if verbose:
-        print("\nlargest differences between ours and Extra-P basic:\n")
-        ref = "Extra-P basic"
-        if ref in predictions and ours:
-            diff = []
-            for s in ids:
-                t = truth[s][3]
-                with np.errstate(all="ignore"):
-                    a = np.median(np.abs(predictions[ours[0]][s] - t) / np.abs(t))
-                    b = np.median(np.abs(predictions[ref][s] - t) / np.abs(t)) if s in predictions[ref] else np.inf
-                diff.append((a - b, s, a, b))
-            for d, s, a, b in sorted(diff, reverse=True)[:verbose]:
-                print(f"- {truth[s][0]} `{truth[s][1]}`: {ours[0]} `{formulas[ours[0]][s]}` ({100 * a:.1f} %), "
-                      f"{ref} `{formulas[ref].get(s)}` ({100 * b:.1f} %)")
+        show_differences(ids, truth, predictions, formulas, ours[0] if ours else None, verbose)
+
+
+def show_differences(ids, truth, predictions, formulas, ours, count):
+    """The ``count`` series where ours is furthest behind Extra-P basic."""
+    print("\nlargest differences between ours and Extra-P basic:\n")
+    ref = "Extra-P basic"
+    if ref not in predictions or ours is None:
+        return
+    diff = []
+    for s in ids:
+        t = truth[s][3]
+        with np.errstate(all="ignore"):
+            a = np.median(np.abs(predictions[ours][s] - t) / np.abs(t))
+            b = np.median(np.abs(predictions[ref][s] - t) / np.abs(t)) if s in predictions[ref] else np.inf
+        diff.append((a - b, s, a, b))
+    for _, s, a, b in sorted(diff, reverse=True)[:count]:
+        print(f"- {truth[s][0]} `{truth[s][1]}`: {ours} `{formulas[ours][s]}` ({100 * a:.1f} %), "
+              f"{ref} `{formulas[ref].get(s)}` ({100 * b:.1f} %)")
 
 
 def is_constant(formula: str) -> bool:

@@ -104,29 +104,42 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser("plugins", help="list every reader, modeler and exporter and who provides it")
 
     suggest = commands.add_parser(
-        "suggest", help="say which runs to do next, cheapest first (experiment design after seed 002)",
-        description="Suggest the next runs: the cheapest line of five values per parameter through a common "
-                    "corner, then one cheapest point at a time until the model's hold-out check or the budget "
-                    "says stop.")
+        "suggest", help="say which runs to do next (experiment design: where the models are uncertain)",
+        description="Suggest the next runs: the base design that fits the budget (lines of values through a "
+                    "common corner), then the runs that narrow the models' intervals at the target most per "
+                    "unit of cost, until every judged kernel's interval is within --tolerance or the budget "
+                    "is spent (--strategy cheapest: Ritter et al.'s (2020) cheapest-first heuristic with a hold-out "
+                    "check).")
     suggest.add_argument("inputs", nargs="*", metavar="INPUT",
                          help="measurements so far (their values are candidates, their points are done)")
-    suggest.add_argument("--param", action="append", default=[], metavar="NAME=V1,V2,...",
-                         help="candidate values of a parameter, e.g. p=4,8,16,32,64 (repeatable)")
-    suggest.add_argument("--cost", metavar="EXPR",
-                         help="cost of one run: a product such as 'p' or 'p*n^2', or 'uniform' "
-                              "(default: the product of the resource parameters p, procs, ranks, nodes, threads...)")
-    suggest.add_argument("--budget", metavar="SHARE|N",
-                         help="limit for the whole design: a share of the full factorial's cost (15%%, 0.15) or a "
-                              "number of points (20); the plan is filled with further cheapest points up to it")
-    suggest.add_argument("--repetitions", type=int, metavar="N", help="repetitions per run (default: advised)")
-    suggest.add_argument("--tolerance", type=float, default=None, metavar="SHARE",
-                         help="quality goal: relative error of the hold-out prediction (default 0.05)")
+    add_design_arguments(suggest)
     suggest.add_argument("--export", metavar="PLAN.json", help="also write the runs as a plan file")
-    add_reading_and_modelling(suggest)
-    suggest.add_argument("--metric", action="append", default=[], metavar="NAME",
-                         help="judge the quality on this metric only (repeatable)")
-    suggest.add_argument("--callpath", action="append", default=[], metavar="GLOB",
-                         help="judge the quality on these call paths only (repeatable)")
+    suggest.add_argument("--reader", help="reader name for the inputs")
+    suggest.add_argument("--reader-option", action="append", default=[], metavar="KEY=VALUE",
+                         help="an option for the reader (repeatable)")
+    suggest.add_argument("--strategy", choices=["uncertainty", "cheapest"], default="uncertainty",
+                         help="uncertainty (default): largest expected narrowing of the interval at the target "
+                              "per unit of cost; cheapest: Ritter et al.'s (2020) cheapest point first")
+    autotune = commands.add_parser(
+        "autotune", help="measure an instrumented program where the models are uncertain, until they are "
+                         "accurate at the target or the budget is spent (suggest, run, model, repeat)",
+        description="The closed loop: suggest the next runs, run them under mpiexec (as 'run' does), model, "
+                    "and again, until the stopping rule holds or the budget is spent. Runs already in the "
+                    "output folder are reused, so an interrupted loop resumes. Writes OUTPUT/autotune.json "
+                    "(the runs and why), OUTPUT/autotune.html (the report) and OUTPUT/models.html.")
+    add_design_arguments(autotune)
+    autotune.add_argument("-o", "--output", required=True, metavar="FOLDER",
+                          help="folder for the measurements, the logs and the report")
+    autotune.add_argument("--mpiexec", metavar="PATH", help="the launcher (default: as 'run')")
+    autotune.add_argument("--mpiexec-arg", action="append", default=[], metavar="ARG",
+                          help="an extra argument for mpiexec (repeatable)")
+    autotune.add_argument("--timeout", type=float, metavar="SECONDS", help="end a launch that runs longer")
+    autotune.add_argument("--max-steps", type=int, default=50, metavar="N",
+                          help="at most N rounds of suggest and run (default: %(default)s)")
+    autotune.add_argument("--progress", choices=["auto", "on", "off"], default="on",
+                          help="one line per round on stderr (default: on)")
+    autotune.add_argument("program", nargs=argparse.REMAINDER, metavar="-- PROGRAM [ARGS]",
+                          help="the instrumented program, after --")
     add_codesign_commands(commands)
     from .instrument import sweep
 
@@ -135,6 +148,32 @@ def build_parser() -> argparse.ArgumentParser:
     sweep.add_arguments(run)
     add_analysis_commands(commands)
     return parser
+
+
+def add_design_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options ``suggest`` and ``autotune`` share."""
+    parser.add_argument("--param", action="append", default=[], metavar="NAME=V1,V2,...",
+                        help="candidate values of a parameter, e.g. p=4,8,16,32,64 (repeatable)")
+    parser.add_argument("--cost", metavar="EXPR",
+                        help="cost of one run: a product such as 'p' or 'p*n^2', or 'uniform' "
+                             "(default: the product of the resource parameters p, procs, ranks, nodes, threads...)")
+    parser.add_argument("--budget", metavar="SHARE|Cu|N",
+                        help="limit for the whole design: a share of the full factorial's cost (15%%, 0.15), a cost "
+                             "in the cost model's units (400u) or a number of points (20)")
+    parser.add_argument("--repetitions", type=int, metavar="N", help="repetitions per run (default: advised)")
+    parser.add_argument("--tolerance", type=float, default=None, metavar="SHARE",
+                        help="stopping rule: relative half-width of the 95%% interval at the target (uncertainty) "
+                             "or error of the hold-out prediction (cheapest) (default 0.05)")
+    parser.add_argument("--target", metavar="P=V,...",
+                        help="where the models must be accurate (default: one step beyond the largest candidates)")
+    parser.add_argument("--modeler", default="default", help="modeler (default: %(default)s)")
+    parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                        help="an option for the modeler (repeatable)")
+    parser.add_argument("--measure", choices=MEASURES, default="mean", help="how repetitions are reduced")
+    parser.add_argument("--metric", action="append", default=[], metavar="NAME",
+                        help="judge the models of this metric only (repeatable)")
+    parser.add_argument("--callpath", action="append", default=[], metavar="GLOB",
+                        help="judge the models of these call paths only (repeatable)")
 
 
 def program(args: argparse.Namespace) -> ExitStatus:
@@ -150,6 +189,8 @@ def program(args: argparse.Namespace) -> ExitStatus:
         return _whatif_command(args)
     if args.command in ("efficiency", "compare"):
         return analysis_command(args)
+    if args.command == "autotune":
+        return _autotune_command(args)
     if args.command == "run":
         from .instrument import sweep
 
@@ -256,7 +297,7 @@ def add_codesign_commands(commands) -> None:
         command.add_argument("-o", "--output", metavar="PATH", help="write here (atomically) instead of stdout")
 
     req = commands.add_parser(
-        "requirements", help="how each application's requirements respond to system upgrades (seed 004)",
+        "requirements", help="how each application's requirements respond to system upgrades (Wolf's Extra-P slides)",
         description="Per application and upgrade: the ratios new/old of the problem size per process (it fills "
                     "the memory), the overall problem size and every requirement, per process and in total.")
     req.add_argument("inputs", nargs="+", metavar="INPUT",
@@ -277,7 +318,7 @@ def add_codesign_commands(commands) -> None:
     common(req)
 
     what = commands.add_parser(
-        "whatif", help="predict time on a machine profile and its sensitivity to each rate (seed 003)",
+        "whatif", help="predict time on a machine profile and its sensitivity to each rate (Bailey and Snavely 2005)",
         description="Convolve requirement models with a machine profile (time = Σ amount / rate + messages × "
                     "latency) at a target point, on the machine as given and as changed by --scale, with the "
                     "speedup from improving each resource alone.")
@@ -368,7 +409,8 @@ def _suggest_command(args: argparse.Namespace) -> ExitStatus:
     result = design.suggest(
         space, experiment, cost=args.cost, budget=args.budget, repetitions=args.repetitions,
         tolerance=design.TOLERANCE if args.tolerance is None else args.tolerance, modeler=args.modeler,
-        measure=args.measure, metrics=args.metric, callpaths=args.callpath, **parse_options(args.option, "--option"))
+        measure=args.measure, metrics=args.metric, callpaths=args.callpath, strategy=args.strategy,
+        target=args.target, **parse_options(args.option, "--option", reserved=DESIGN_FLAGS))
     if args.export:
         design.write_plan(args.export, result.plan)
     sys.stdout.write(format_suggestion(result, space))
@@ -392,7 +434,11 @@ def format_suggestion(result, space) -> str:
     heading = {
         "base": "next: the base design (a line of values per parameter through a common corner, and one point "
                 "off the lines)",
-        "add": "next: the cheapest point not measured yet; measure it, then run suggest again with all measurements",
+        "add": ("next: the runs that narrow the intervals at the target most per unit of cost; measure them "
+                "(the first at least), then run suggest again with all measurements"
+                if result.strategy == "uncertainty" else
+                "next: the cheapest point not measured yet; measure it, then run suggest again with all "
+                "measurements"),
         "done": "no further runs needed",
         "budget": "the budget is spent: no further runs fit",
     }[result.status]
@@ -400,6 +446,7 @@ def format_suggestion(result, space) -> str:
         point = ", ".join(f"{n}={v:g}" for n, v in zip(names, result.holdout["point"]))
         heading += (f" (the model without ({point}) predicts it only within {result.holdout['worst']:.1%})")
     lines.append(heading)
+    lines.extend(format_widths(result))
     if result.plan.runs:
         rows, spent = [], result.measured_cost
         for k, run in enumerate(result.plan.runs, 1):
@@ -413,6 +460,43 @@ def format_suggestion(result, space) -> str:
                      f"full factorial's cost")
     lines.extend(f"note: {note}" for note in result.notes)
     return "\n".join(lines) + "\n"
+
+
+def format_widths(result) -> list[str]:
+    """The judged kernels' intervals at the target, before and (as expected) after the plan."""
+    if not result.widths:
+        return []
+    from .formatting import format_point
+
+    where = format_point(result.target, brackets=True)
+    lines = [f"interval at the target {where} (95 %, relative half-width):"]
+    ranked = sorted(result.widths.items(), key=lambda kv: -kv[1])
+    for name, width in ranked[:10]:
+        after = f" -> ±{result.predicted[name]:.1%} expected after the plan" if result.predicted else ""
+        lines.append(f"  {name}: ±{width:.1%}{after}")
+    if len(ranked) > 10:
+        lines.append(f"  ... {len(ranked) - 10} more kernels")
+    if result.not_judged:
+        lines.append(f"  not judged: {len(result.not_judged)} kernels (zero or below 1 % of their metric's "
+                     f"largest at the target)")
+    return lines
+
+
+def _autotune_command(args: argparse.Namespace) -> ExitStatus:
+    from . import autotune, design
+
+    command = list(args.program)
+    if command and command[0] == "--":
+        command = command[1:]
+    result = autotune.autotune(
+        parse_params(args.param), command, args.output, cost=args.cost, budget=args.budget,
+        repetitions=args.repetitions, tolerance=design.TOLERANCE if args.tolerance is None else args.tolerance,
+        target=args.target, modeler=args.modeler, measure=args.measure, metrics=args.metric,
+        callpaths=args.callpath, mpiexec=args.mpiexec, mpiexec_args=args.mpiexec_arg, timeout=args.timeout,
+        max_steps=args.max_steps, progress=args.progress != "off",
+        options=parse_options(args.option, "--option", reserved=DESIGN_FLAGS))
+    sys.stdout.write(autotune.summary(result))
+    return ExitStatus.OK if result.status in ("done", "budget") else ExitStatus.ERROR
 
 
 def parse_params(pairs: Sequence[str]) -> dict[str, list[float]]:
@@ -440,6 +524,9 @@ MODEL_FLAGS = {"modeler": "--modeler", "measure": "--measure", "metrics": "--met
                "progress": "--progress", "executor": "--executor", "jobs": "--jobs", "validate": "--validate",
                "host": None}
 STREAM_FLAGS = {**MODEL_FLAGS, "scratch": "--scratch", "reader_options": "--reader-option", "reader": "--reader"}
+DESIGN_FLAGS = {"modeler": "--modeler", "measure": "--measure", "metrics": "--metric", "callpaths": "--callpath",
+                "target": "--target", "budget": "--budget", "cost": "--cost", "tolerance": "--tolerance",
+                "repetitions": "--repetitions", "strategy": "--strategy", "host": None, "exclude": None}
 EXPORT_FLAGS = {"exporter": "--export", "path": "-o", "executor": "--executor", "jobs": "--jobs", "host": None,
                 "inputs": None, "allow_read_only": "--overwrite-read-only"}
 

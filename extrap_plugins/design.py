@@ -1,4 +1,4 @@
-"""Experiment design: which runs to do next, cheapest first (seed 002, Sections III-E and IV).
+"""Experiment design: which runs to do next, cheapest first (Ritter et al. 2020, Sections III-E and IV).
 
 The heuristic of Ritter et al. ("Learning cost-effective sampling strategies
 for empirical performance modeling"):
@@ -50,7 +50,7 @@ from .formatting import format_point, json_plain
 PLAN_FORMAT = "extrap-plugins/plan"
 PLAN_VERSION = 1
 LINE = 5
-"""Values per parameter line (seed 002 after seed 000: five per parameter)."""
+"""Values per parameter line (Ritter et al. 2020 after Calotoiu et al. 2016: five per parameter)."""
 TOLERANCE = 0.05
 """Largest relative error of the hold-out prediction at which the model is good enough."""
 RESOURCE_NAMES = frozenset({
@@ -227,7 +227,7 @@ class CostModel:
         """Indices of ``points`` from cheapest to dearest (ties: smaller product of all values first)."""
         points = np.asarray(points, dtype=np.float64).reshape(-1, len(self.parameters))
         secondary = np.prod(np.abs(points), axis=1)
-        return np.lexsort((tuple(points[:, ::-1].T) + (secondary, self(points))))
+        return np.lexsort(tuple(points[:, ::-1].T) + (secondary, self(points)))
 
 
 # ------------------------------------------------------------- the space
@@ -262,8 +262,9 @@ class Space:
                 f"the parameters are {', '.join(experiment.parameter_names)}"
             )
         return cls.of({
-            name: np.concatenate([np.unique(experiment.coordinates[:, l]), np.asarray(list(extra.get(name, ())), float)])
-            for l, name in enumerate(experiment.parameter_names)
+            name: np.concatenate([np.unique(experiment.coordinates[:, param]),
+                                  np.asarray(list(extra.get(name, ())), float)])
+            for param, name in enumerate(experiment.parameter_names)
         })
 
     def grid(self) -> np.ndarray:
@@ -325,7 +326,7 @@ def cheapest_cross(space: Space, cost: np.ndarray, line: int = LINE) -> np.ndarr
 
 # ------------------------------------------------------------ repetitions
 def advise_repetitions(n_params: int, noise: float | None = None, counters: bool = False) -> tuple[int, str]:
-    """How often to repeat each run (seed 002, Sections III-B and IV).
+    """How often to repeat each run (Ritter et al. 2020, Sections III-B and IV).
 
     Two repetitions for one parameter, four for two or three, six beyond;
     counters (exactly reproducible metrics) and measured noise below 1 % need
@@ -338,12 +339,12 @@ def advise_repetitions(n_params: int, noise: float | None = None, counters: bool
     Examples
     --------
     >>> advise_repetitions(2)
-    (4, '4 for 2 parameters (seed 002)')
+    (4, '4 for 2 parameters (Ritter et al. 2020)')
     >>> advise_repetitions(3, noise=0.08)[0]
     6
     """
     base = 2 if n_params <= 1 else 4 if n_params <= 3 else 6
-    reason = f"{base} for {n_params} parameter{'s' if n_params != 1 else ''} (seed 002)"
+    reason = f"{base} for {n_params} parameter{'s' if n_params != 1 else ''} (Ritter et al. 2020)"
     if counters and (noise is None or noise == 0):
         return 1, "1: the metrics are exact counters"
     if counters or (noise is not None and noise < 0.01):
@@ -403,6 +404,17 @@ class Suggestion:
     noise: float | None = None
     holdout: dict | None = None
     notes: list[str] = field(default_factory=list)
+    strategy: str = "cheapest"
+    target: dict[str, float] | None = None
+    """The point the uncertainty strategy judges the models at."""
+    widths: dict[str, float] | None = None
+    """Relative half-width of each judged kernel's interval at the target, before the plan."""
+    predicted: dict[str, float] | None = None
+    """The same after the planned runs, as the selector expects them."""
+    not_judged: dict[str, str] | None = None
+    """Kernels left out of the stopping rule, with the reason."""
+    budget_limit: float = math.inf
+    """The cost the budget allows (infinite without a cost budget)."""
 
     @property
     def planned_cost(self) -> float:
@@ -416,19 +428,23 @@ class Suggestion:
 
 @dataclass(frozen=True)
 class Budget:
-    """A limit on the whole design: a share of the full factorial's cost, or a number of points."""
+    """A limit on the whole design: a share of the full factorial's cost, a cost in the cost model's units,
+    or a number of points."""
 
     share: float | None = None
     points: int | None = None
+    cost: float | None = None
 
     @classmethod
     def parse(cls, text: str | float | int | None) -> Budget | None:
-        """``"15%"`` or ``0.15``: a share of the full factorial cost; ``20``: at most 20 points.
+        """``"15%"`` or ``0.15``: a share of the full factorial cost; ``"400u"``: 400 in the cost model's
+        units; ``20``: at most 20 points.
 
         Examples
         --------
-        >>> Budget.parse("15%"), Budget.parse("20")
-        (Budget(share=0.15, points=None), Budget(share=None, points=20))
+        >>> Budget.parse("15%"), Budget.parse("20"), Budget.parse("400u")
+        (Budget(share=0.15, points=None, cost=None), Budget(share=None, points=20, cost=None), \
+Budget(share=None, points=None, cost=400.0))
         """
         if text is None or text == "":
             return None
@@ -436,6 +452,11 @@ class Budget:
         try:
             if raw.endswith("%"):
                 share = float(raw[:-1]) / 100
+            elif raw.lower().endswith("u"):
+                cost = float(raw[:-1])
+                if not math.isfinite(cost) or cost <= 0:
+                    raise InputError(f"--budget {raw!r}: a cost must be a positive number of the cost model's units")
+                return cls(cost=cost)
             else:
                 number = float(raw)
                 if number > 1:
@@ -445,12 +466,20 @@ class Budget:
                 share = number
         except ValueError:
             raise InputError(
-                f"--budget {raw!r}: expected a share of the full factorial cost (15% or 0.15) "
-                f"or a number of points (20)"
+                f"--budget {raw!r}: expected a share of the full factorial cost (15% or 0.15), "
+                f"a cost in the cost model's units (400u) or a number of points (20)"
             ) from None
         if not 0 < share <= 1:
             raise InputError(f"--budget {raw!r}: a share must be above 0 % and at most 100 %")
         return cls(share=share)
+
+    def limit(self, full_cost: float) -> float:
+        """The cost this budget allows (infinite for a budget of points)."""
+        if self.share is not None:
+            return self.share * full_cost
+        if self.cost is not None:
+            return self.cost
+        return math.inf
 
 
 def suggest(
@@ -466,9 +495,19 @@ def suggest(
     metrics: Iterable[str] = (),
     callpaths: Iterable[str] = (),
     line: int = LINE,
+    strategy: str = "uncertainty",
+    target: Mapping[str, float] | str | None = None,
+    exclude: Iterable[Sequence[float]] = (),
+    host=None,
     **options,
 ) -> Suggestion:
-    """One step of the seed-002 heuristic: the runs to do next, cheapest first.
+    """One step of the design loop: the runs to do next.
+
+    ``strategy="uncertainty"`` (the default, :mod:`extrap_plugins.selector`): the base design that fits
+    the budget, then the runs of largest expected reduction of the interval at ``target`` per unit of
+    cost, merged over the kernels; done when every judged kernel's interval at the target is within
+    ``tolerance``.  ``strategy="cheapest"``: Ritter et al.'s (2020) heuristic, cheapest points first until the
+    hold-out check passes.
 
     Parameters
     ----------
@@ -486,13 +525,19 @@ def suggest(
         Overrides :func:`advise_repetitions`.
     tolerance : float
         Quality goal: relative error of the hold-out prediction.
-    modeler, measure, metrics, callpaths, **options
+    modeler, measure, metrics, callpaths, host, **options
         How the quality check models the measurements (as :func:`extrap_plugins.model`).
+    target : mapping or "p=...,n=...", optional
+        Uncertainty strategy: where the models must be accurate (default: one step beyond the
+        largest candidate of every parameter).
+    exclude : points never to plan (for instance an evaluation point).
 
     Returns
     -------
     Suggestion
     """
+    if strategy not in ("uncertainty", "cheapest"):
+        raise InputError(f"--strategy {strategy!r}: expected uncertainty or cheapest")
     parameters = space.parameters
     if experiment is not None and list(experiment.parameter_names) != list(parameters):
         raise InputError(
@@ -539,6 +584,11 @@ def suggest(
         measured_cost=float(costs[measured].sum()), measured_points=int(measured.sum()), noise=noise, notes=notes,
     )
 
+    if strategy == "uncertainty":
+        return _suggest_uncertainty(
+            space, grid, costs, measured, order, rank, effective, suggestion, selected, budget=budget,
+            tolerance=tolerance, target=target, exclude=exclude, modeler=modeler, measure=measure, host=host,
+            line=line, options=options)
     missing = base & ~measured
     extra_needed = len(parameters) > 1 and not (measured & ~base).any()
     unmeasured = [int(i) for i in order if not measured[i]]
@@ -550,11 +600,13 @@ def suggest(
     else:
         held = _holdout_point(grid, measured, base, order)
         if held is not None and selected is not None and len(selected):
-            suggestion.holdout = holdout_check(selected, grid[held], modeler=modeler, measure=measure, **options)
+            suggestion.holdout = holdout_check(selected, grid[held], modeler=modeler, measure=measure, host=host,
+                                               **options)
             if suggestion.holdout["worst"] <= tolerance:
                 suggestion.status = "done"
                 suggestion.notes.append(
-                    f"quality reached: the model without {format_point(grid[held], parameters, brackets=True)} predicts it within "
+                    f"quality reached: the model without {format_point(grid[held], parameters, brackets=True)} "
+                    "predicts it within "
                     f"{suggestion.holdout['worst']:.1%} (tolerance {tolerance:.0%})"
                 )
                 return suggestion
@@ -567,7 +619,8 @@ def suggest(
     chosen = _fit_budget(chosen, unmeasured, costs, measured, budget, suggestion)
     # The base design first (a model needs all of it), then the additional points; each cheapest first.
     suggestion.plan.runs = [
-        Run({name: float(grid[i, l]) for l, name in enumerate(parameters)}, repetitions, float(costs[i]), roles[i])
+        Run({name: float(grid[i, param]) for param, name in enumerate(parameters)}, repetitions, float(costs[i]),
+            roles[i])
         for i in sorted(chosen, key=lambda i: (not base[i], rank[i]))
     ]
     if not suggestion.plan.runs and suggestion.status != "done":
@@ -576,7 +629,7 @@ def suggest(
 
 
 def holdout_check(experiment: Experiment, point: np.ndarray, *, modeler: str = "default", measure: str = "mean",
-                  **options) -> dict:
+                  host=None, **options) -> dict:
     """Model without ``point`` and compare the prediction there with the measurement.
 
     Parameters
@@ -599,7 +652,8 @@ def holdout_check(experiment: Experiment, point: np.ndarray, *, modeler: str = "
             measured[(callpath.name, metric.name)] = float(value)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        models = fit_models(experiment.take(~at_point), modeler, measure=measure, executor="serial", **options)
+        models = fit_models(experiment.take(~at_point), modeler, measure=measure, executor="serial", host=host,
+                            **options)
     errors = {}
     for m in models:
         key = (m.callpath, m.metric)
@@ -610,6 +664,159 @@ def holdout_check(experiment: Experiment, point: np.ndarray, *, modeler: str = "
         errors[key] = abs(predicted - value) / abs(value) if value != 0 else (0.0 if predicted == 0 else math.inf)
     worst = max(errors.values()) if errors else math.inf
     return {"point": point.tolist(), "errors": errors, "worst": worst}
+
+
+# ------------------------------------------------ the uncertainty strategy
+def base_design(space, effective: np.ndarray, limit: float, line: int = 5) -> tuple[np.ndarray, int, list[str]]:
+    """The cheapest lines through a corner that fit ``limit``: five values per parameter if they fit, else fewer.
+
+    Parameters
+    ----------
+    space : extrap_plugins.design.Space
+    effective : ndarray, shape (n_points,)
+        Cost per grid point, 0 where measured (see :func:`extrap_plugins.design.cheapest_cross`).
+    limit : float
+        Cost the base design may spend (``inf``: no limit).
+
+    Returns
+    -------
+    (indices, values per line, notes)
+    """
+    chosen = None
+    for length in range(line, 2, -1):
+        indices = cheapest_cross(space, effective, length)
+        if float(np.sum(effective[indices])) <= limit * (1 + 1e-9) or length == 3:
+            chosen = (indices, length)
+            if float(np.sum(effective[indices])) <= limit * (1 + 1e-9):
+                break
+    indices, length = chosen
+    notes = []
+    if length < line and min(v.size for v in space.values) >= line:
+        terms = "one term per parameter" if length >= 3 else "only constants"
+        notes.append(f"the budget allows lines of {length} values, not {line}: models get at most {terms} "
+                     f"along each line (fewer exponents are told apart), and the interval at the target says "
+                     f"how much that costs")
+    if float(np.sum(effective[indices])) > limit * (1 + 1e-9):
+        notes.append("even lines of 3 values exceed the budget: these runs are the minimum for a model")
+    return indices, length, notes
+
+
+def _suggest_uncertainty(space, grid, costs, measured, order, rank, effective, suggestion, selected, *, budget,
+                         tolerance, target, exclude, modeler, measure, host, line, options):
+    """:func:`extrap_plugins.design.suggest` with ``strategy="uncertainty"`` (see the module docstring)."""
+    from .extrapolation import parse_target
+    from .selector import assess, default_target, plan_runs, z_of
+
+    parameters = space.parameters
+    suggestion.strategy = "uncertainty"
+    full_cost = suggestion.full_cost
+    limit = budget.limit(full_cost) if budget is not None else math.inf
+    max_points = budget.points if budget is not None and budget.points is not None else None
+    suggestion.budget_limit = limit
+    spent = suggestion.measured_cost
+    remaining = limit - spent
+    chosen_target = parse_target(target, parameters) if target is not None else default_target(space)
+    suggestion.target = chosen_target
+    target_point = np.array([chosen_target[p] for p in parameters])
+    excluded = np.zeros(grid.shape[0], dtype=bool)
+    for point in list(exclude) + [target_point]:
+        excluded |= np.all(np.isclose(grid, np.asarray(point, dtype=np.float64)[None, :]), axis=1)
+    if (measured & excluded).any():
+        bad = grid[np.flatnonzero(measured & excluded)[0]]
+        raise InputError(f"the excluded point {format_point(bad, parameters, brackets=True)} is measured; "
+                         f"it cannot judge the models")
+    cost_of = np.where(excluded, np.inf, effective)
+
+    def runs_of(indices, roles):
+        return [Run({name: float(grid[i, param]) for param, name in enumerate(parameters)}, suggestion.repetitions,
+                    float(costs[i]), roles[i] if isinstance(roles, list) else roles) for i in indices]
+
+    # Base: the longest lines (5, 4 or 3 values) through a corner that fit; once a cross of 3 is measured,
+    # the selector decides (it may extend the lines when that narrows the intervals most).
+    complete = None
+    for length in (line, 4, 3):
+        cross = cheapest_cross(space, cost_of, min(length, line))
+        on_cross = np.zeros(grid.shape[0], dtype=bool)
+        on_cross[cross] = True
+        # With two or more parameters one point off the lines tells additive from multiplicative (Ritter et al. 2020).
+        if not (~measured[cross]).any() and (len(parameters) == 1 or (measured & ~on_cross).any()):
+            complete = length
+            break
+    if complete is None or selected is None or len(selected) == 0:
+        indices, length, notes = base_design(space, np.where(excluded, 1e300, cost_of), remaining, line)
+        base = np.zeros(grid.shape[0], dtype=bool)
+        base[indices] = True
+        roles = _roles(grid, base, space, effective)
+        missing = [int(i) for i in sorted(indices, key=lambda i: rank[i]) if not measured[i]]
+        if len(parameters) > 1 and not (measured & ~base).any():
+            off = [int(i) for i in order if not base[i] and not excluded[i] and not measured[i]]
+            if off:
+                missing.append(off[0])
+                roles[off[0]] = "off the lines (additive or multiplicative?)"
+        suggestion.notes.extend(notes)
+        suggestion.status = "base"
+        if max_points is not None and suggestion.measured_points + len(missing) > max_points:
+            suggestion.notes.append(f"the base design needs {suggestion.measured_points + len(missing)} points, "
+                                    f"more than the budget's {max_points}: these runs are the minimum for a model")
+        suggestion.plan = Plan(parameters, runs_of(missing, roles))
+        return suggestion
+
+    candidates = np.flatnonzero(~measured & ~excluded)
+    assessment = assess(selected, target_point, grid[candidates], modeler=modeler, measure=measure, host=host,
+                        repetitions=suggestion.repetitions, **options)
+    z = z_of(assessment.level)
+    suggestion.widths = {k.name: z * math.sqrt(k.variance()) for k in assessment.kernels if k.judged}
+    suggestion.not_judged = {k.name: k.why_not for k in assessment.kernels if not k.judged}
+    where = format_point(chosen_target, brackets=True)
+    if assessment.holds(tolerance):
+        suggestion.status = "done"
+        widest = max(suggestion.widths.items(), key=lambda kv: kv[1]) if suggestion.widths else None
+        suggestion.notes.append(
+            f"the rule holds: every judged kernel's {assessment.level:.0%} interval at {where} is within "
+            f"±{tolerance:.0%}" + (f" (widest: {widest[0]} ±{widest[1]:.1%})" if widest else ""))
+        extra, after = plan_runs(assessment, costs[candidates], tolerance=0.0, limit=remaining,
+                                 max_runs=_room(max_points, suggestion))
+        suggestion.notes.append(_would_buy(extra, after, suggestion.widths, remaining, budget))
+        return suggestion
+    runs, predicted = plan_runs(assessment, costs[candidates], tolerance=tolerance, limit=remaining,
+                                max_runs=_room(max_points, suggestion))
+    suggestion.predicted = {name: predicted[name] for name in suggestion.widths}
+    if not runs:
+        suggestion.status = "budget"
+        widest = max(suggestion.widths.items(), key=lambda kv: kv[1])
+        suggestion.notes.append(f"no further run fits the budget; the widest interval at {where} stays "
+                                f"{widest[0]} ±{widest[1]:.1%} (tolerance ±{tolerance:.0%})")
+        return suggestion
+    suggestion.status = "add"
+    roles = {int(candidates[r.index]): r.reason() for r in runs}
+    suggestion.plan = Plan(parameters, runs_of([int(candidates[r.index]) for r in runs], list(
+        roles.get(i, "") for i in range(grid.shape[0]))))
+    left_open = [name for name, width in suggestion.predicted.items() if width > tolerance]
+    if left_open:
+        suggestion.notes.append(f"after these runs the selector still expects {len(left_open)} kernel"
+                                f"{'s' if len(left_open) != 1 else ''} above ±{tolerance:.0%} at {where} "
+                                f"(the budget ends first)")
+    return suggestion
+
+
+def _room(max_points, suggestion) -> int | None:
+    if max_points is None:
+        return None
+    return max(max_points - suggestion.measured_points, 0)
+
+
+def _would_buy(runs, after, widths, remaining, budget) -> str:
+    if budget is None:
+        return "without a budget, further runs are not planned"
+    if not runs:
+        return "the remaining budget buys no further run"
+    worst = max(widths, key=widths.get)
+    if widths[worst] - after[worst] < 0.0005:
+        return (f"further runs would not narrow the intervals noticeably: the remaining budget ({remaining:g} cost "
+                f"units) is left")
+    return (f"the remaining budget ({remaining:g} cost units) would buy {len(runs)} more run"
+            f"{'s' if len(runs) != 1 else ''}, expected to narrow the widest interval ({worst}) from "
+            f"±{widths[worst]:.1%} to ±{after[worst]:.1%}")
 
 
 # ---------------------------------------------------------------- the loop
@@ -666,7 +873,8 @@ def _measured_mask(grid: np.ndarray, experiment: Experiment | None) -> np.ndarra
     for row in experiment.points().tolist():
         if tuple(row) not in index:
             raise InputError(
-                f"{experiment.source}: the measured point {format_point(row, experiment.parameter_names, brackets=True)} "
+                f"{experiment.source}: the measured point "
+                f"{format_point(row, experiment.parameter_names, brackets=True)} "
                 f"is not in the design space; add its values with --param"
             )
         mask[index[tuple(row)]] = True
@@ -709,7 +917,7 @@ def _fit_budget(chosen, unmeasured, costs, measured, budget, suggestion) -> list
         return chosen
     spent = float(costs[measured].sum())
     count = int(measured.sum())
-    limit_cost = budget.share * float(costs.sum()) if budget.share is not None else math.inf
+    limit_cost = budget.limit(float(costs.sum()))
     limit_points = budget.points if budget.points is not None else math.inf
     kept = []
     for i in chosen:

@@ -72,8 +72,8 @@ def test_budgets_are_shares_or_point_counts(text, budget):
 
 
 @pytest.mark.parametrize("text, message", [
-    ("2.5", "--budget '2.5': expected a share of the full factorial cost (15% or 0.15) or a number of points (20)"),
-    ("cheap", "--budget 'cheap': expected a share of the full factorial cost (15% or 0.15) or a number of points (20)"),
+    ("2.5", "--budget '2.5': expected a share of the full factorial cost (15% or 0.15), a cost in the cost model's units (400u) or a number of points (20)"),
+    ("cheap", "--budget 'cheap': expected a share of the full factorial cost (15% or 0.15), a cost in the cost model's units (400u) or a number of points (20)"),
     ("0%", "--budget '0%': a share must be above 0 % and at most 100 %"),
 ])
 def test_bad_budgets_are_rejected(text, message):
@@ -112,7 +112,7 @@ def test_measured_points_are_reused_and_may_move_the_corner():
 
 # ------------------------------------------------------------- suggesting
 def test_the_first_suggestion_is_the_base_design():
-    result = suggest(Space.of({"p": P, "n": N}))
+    result = suggest(Space.of({"p": P, "n": N}), strategy="cheapest")
     assert result.status == "base"
     assert [(run.point["p"], run.point["n"], run.role) for run in result.plan.runs] == [
         (4, 1000, "corner"), (4, 2000, "line n"), (4, 4000, "line n"), (4, 8000, "line n"), (4, 16000, "line n"),
@@ -131,17 +131,17 @@ def test_one_parameter_has_no_extra_point_and_two_repetitions():
 
 
 def test_a_budget_fills_the_plan_with_the_next_cheapest_points():
-    result = suggest(Space.of({"p": P, "n": N}), budget="12")
+    result = suggest(Space.of({"p": P, "n": N}), budget="12", strategy="cheapest")
     assert len(result.plan.runs) == 12
     assert [r.role for r in result.plan.runs[-3:]] == ["additional"] * 3
     assert [(r.point["p"], r.point["n"]) for r in result.plan.runs[-2:]] == [(8, 4000), (8, 8000)]
-    share = suggest(Space.of({"p": P, "n": N}), budget="10%")
+    share = suggest(Space.of({"p": P, "n": N}), budget="10%", strategy="cheapest")
     assert share.notes == ["the base design alone exceeds the budget: these runs are the minimum for a model"]
     assert len(share.plan.runs) == 10
 
 
 def test_the_loop_stops_when_the_hold_out_point_is_predicted(host):
-    result = run_design(Space.of({"p": P, "n": N}), measure_with(lambda p, n: 3 + 0.5 * p * n))
+    result = run_design(Space.of({"p": P, "n": N}), measure_with(lambda p, n: 3 + 0.5 * p * n), strategy="cheapest")
     assert result.status == "done"
     assert result.experiment.points().shape[0] == 10  # the base design sufficed
     assert result.steps[-1].holdout["worst"] < 1e-6
@@ -151,13 +151,13 @@ def test_the_loop_stops_when_the_hold_out_point_is_predicted(host):
 
 def test_a_point_the_model_misses_asks_for_the_next_cheapest(host):
     space = Space.of({"p": P, "n": N})
-    base = suggest(space)
+    base = suggest(space, strategy="cheapest")
     points = np.array([[r.point["p"], r.point["n"]] for r in base.plan.runs])
     values = 3 + 0.5 * points[:, 0] * points[:, 1]
     values[-1] *= 3  # the extra point (8, 2000) is far off the lines' model
     experiment = Experiment.from_columns(["p", "n"], callpath="main", metric="time", coordinates=points,
                                          value=values)
-    result = suggest(space, experiment)
+    result = suggest(space, experiment, strategy="cheapest")
     assert result.status == "add"
     assert result.holdout["worst"] > 0.5
     assert [(r.point["p"], r.point["n"], r.role) for r in result.plan.runs] == [(8, 4000, "additional")]
@@ -238,7 +238,7 @@ def test_bad_plan_files_are_rejected_with_the_reason(tmp_path, content, message)
 def test_suggest_prints_the_runs_and_exports_the_plan(host, tmp_path, capsys):
     target = tmp_path / "plan.json"
     args = ["suggest", "--param", "p=4,8,16,32,64,128", "--param", "n=1000,2000,4000,8000,16000",
-            "--export", str(target)]
+            "--export", str(target), "--strategy", "cheapest"]
     assert main(args) == ExitStatus.OK
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "design space: p (6 values) × n (5 values) = 30 points; cost of a run: p (full factorial: 1260)"
@@ -258,7 +258,7 @@ def test_suggest_reads_measurements(host, tmp_path, capsys):
                             [(4, 1000), (4, 2000), (4, 4000), (4, 8000), (4, 16000), (8, 1000), (16, 1000),
                              (32, 1000), (64, 1000), (8, 2000)]]
     path.write_text("\n".join(rows) + "\n")
-    assert main(["suggest", str(path), "--param", "p=128"]) == ExitStatus.OK
+    assert main(["suggest", str(path), "--param", "p=128", "--strategy", "cheapest"]) == ExitStatus.OK
     out = capsys.readouterr().out
     assert "measured so far: 10 points, 11.7% of the full factorial's cost\n" in out
     assert "no further runs needed\nnote: quality reached: the model without (p=8, n=2000) predicts it" in out
@@ -270,7 +270,7 @@ def test_suggest_reads_measurements(host, tmp_path, capsys):
     (["suggest", "--param", "p=4,x"], "--param 'p=4,x': expected NAME=V1,V2,... with numbers, such as p=4,8,16,32,64"),
     (["suggest", "--param", "p=4", "--param", "p=8"], "--param p is given twice; list all its values once"),
     (["suggest", "--param", "p=4,8", "--budget", "lots"],
-     "--budget 'lots': expected a share of the full factorial cost (15% or 0.15) or a number of points (20)"),
+     "--budget 'lots': expected a share of the full factorial cost (15% or 0.15), a cost in the cost model's units (400u) or a number of points (20)"),
     (["suggest", "--param", "p=4,8", "--cost", "z"],
      "--cost 'z': 'z' is neither a parameter (p) nor a number; expected a product such as 'p*n' or 'p^2', or 'uniform'"),
 ])

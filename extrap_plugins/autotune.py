@@ -1,0 +1,364 @@
+"""The closed loop: suggest → run → model → suggest, until the models are accurate at the target or the budget is spent.
+
+::
+
+    extrap-plugins autotune --param p=1,2,3,4,5 --param n=64,128,256,512,1024 --budget 40% \\
+        -o runs/ -- python examples/jacobi/jacobi.py
+
+Each round asks :func:`extrap_plugins.design.suggest` (the uncertainty
+strategy of :mod:`extrap_plugins.selector`) for the next runs, measures the
+base design whole and afterwards one run per round with the sweep runner of
+the instrument shim (``extrap-plugins run``; the parameter ``p`` is the process
+count), and reads the folder again.  It ends when the stopping rule holds
+(``done``), when no further run fits the budget (``budget``), when a launch
+fails (``failed``) or after ``max_steps`` rounds (``steps``).
+
+Everything lives in the output folder: the measurements
+(``<program>.extrap.jsonl``, as ``run`` writes them), the logs,
+``autotune.json`` (every round: its status, the runs and why, the intervals at
+the target), ``autotune.html`` (the report: the models, the points measured
+and why) and ``models.html`` (the models' interactive report).  Starting again
+on the same folder resumes: the measured points are read back and never run
+twice.  The final models are :func:`extrap_plugins.model` of everything the
+folder holds, the same as ``extrap-plugins model FOLDER``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import json
+import math
+import pathlib
+import sys
+import warnings
+from dataclasses import dataclass, field
+from typing import Callable, Mapping, Sequence
+
+from . import design
+from .errors import InputError
+from .files import atomic_writer
+from .formatting import format_point, json_number, json_plain
+
+STATE = "autotune.json"
+REPORT = "autotune.html"
+MODELS = "models.html"
+FORMAT = "extrap-plugins/autotune"
+VERSION = 1
+
+
+@dataclass
+class Round:
+    """One round of the loop."""
+
+    number: int
+    status: str
+    share: float
+    runs: list[dict] = field(default_factory=list)
+    widths: dict[str, float] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def document(self) -> dict:
+        return {"round": self.number, "status": self.status, "share": self.share, "runs": self.runs,
+                "widths": {k: json_number(v) for k, v in self.widths.items()}, "notes": self.notes}
+
+
+@dataclass
+class AutotuneResult:
+    """What the loop did and the final models."""
+
+    folder: pathlib.Path
+    status: str
+    rounds: list[Round]
+    model_set: object
+    target: dict[str, float] | None
+    tolerance: float
+    share: float
+    cost: float
+    full_cost: float
+    budget_limit: float
+    message: str = ""
+
+
+def autotune(
+    candidates: Mapping[str, Sequence[float]],
+    command: Sequence[str],
+    output: str | pathlib.Path,
+    *,
+    cost: str | None = None,
+    budget: str | None = None,
+    repetitions: int | None = None,
+    tolerance: float = design.TOLERANCE,
+    target: str | Mapping[str, float] | None = None,
+    modeler: str = "default",
+    measure: str = "mean",
+    metrics: Sequence[str] = (),
+    callpaths: Sequence[str] = (),
+    mpiexec: str | None = None,
+    mpiexec_args: Sequence[str] = (),
+    timeout: float | None = None,
+    max_steps: int = 50,
+    progress: bool = True,
+    options: Mapping[str, object] | None = None,
+    host=None,
+    measure_runs: Callable[[list[design.Run], pathlib.Path], bool] | None = None,
+) -> AutotuneResult:
+    """Run the loop (see the module docstring).
+
+    Parameters
+    ----------
+    candidates : mapping
+        Candidate values per parameter (``{"p": [1, 2, 4], "n": [...]}``); ``p`` is the process count.
+    command : the program and its arguments (``["python", "app.py"]``).
+    output : the folder for everything.
+    measure_runs : callable, optional
+        ``(runs, folder) -> ok``: measures the runs into the folder (default: the sweep runner under mpiexec).
+
+    Raises
+    ------
+    InputError
+        No candidates, no program, bad settings, or measurements in the folder outside the candidates.
+    """
+    from . import api
+
+    if not candidates:
+        raise InputError("autotune needs candidate values: --param p=1,2,4,8,16 --param n=...")
+    if not command and measure_runs is None:
+        raise InputError("no program to run: give it after --, for example: -- python app.py")
+    if max_steps < 1:
+        raise InputError(f"--max-steps must be at least 1, got {max_steps}")
+    folder = pathlib.Path(output)
+    if folder.exists() and not folder.is_dir():
+        raise InputError("is not a folder", folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    space = design.Space.of(candidates)
+    say = _say if progress else (lambda message: None)
+    rounds = _load_rounds(folder, space.parameters)
+    runner = measure_runs or _sweep_runner(command, mpiexec, mpiexec_args, timeout)
+    settings = dict(cost=cost, budget=budget, repetitions=repetitions, tolerance=tolerance, target=target,
+                    modeler=modeler, measure=measure, metrics=metrics, callpaths=callpaths, host=host,
+                    **dict(options or {}))
+    status, message, last = "steps", "", None
+    resumed = len(rounds)
+    if resumed:
+        say(f"resuming after {resumed} round{'s' if resumed != 1 else ''}: measured runs are reused")
+    for _ in range(max_steps):
+        experiment = _read(folder, host)
+        space = _ordered(space, experiment)
+        last = design.suggest(space, experiment, **settings)
+        number = len(rounds) + 1
+        if not last.plan.runs:
+            status = last.status
+            rounds.append(Round(number, last.status, last.share, [], dict(last.widths or {}), list(last.notes)))
+            _save(folder, space, rounds, status)
+            say(f"round {number}: {_describe_end(last, tolerance)}")
+            break
+        runs = last.plan.runs if last.status == "base" else last.plan.runs[:1]
+        spent = last.measured_cost + sum(r.cost for r in runs)
+        share = spent / last.full_cost if last.full_cost else 0.0
+        say(f"round {number}: {_describe_round(last, runs, share)}")
+        record = Round(number, last.status, share, [
+            {"point": {n: json_plain(r.point[n]) for n in space.parameters}, "repetitions": r.repetitions,
+             "cost": r.cost, "why": r.role} for r in runs], dict(last.widths or {}), list(last.notes))
+        rounds.append(record)
+        _save(folder, space, rounds, "running")  # before running: an interrupted round keeps its reasons
+        ok = runner(runs, folder)
+        if not ok:
+            status, message = "failed", "a launch failed (see the logs folder); fix it and start again to resume"
+            break
+    else:
+        message = f"stopped after --max-steps {max_steps} rounds; start again to go on"
+    experiment = _read(folder, host)
+    if experiment is None:
+        raise InputError("no measurements were made", folder)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model_set = api.model(experiment, modeler, measure=measure, host=host, **dict(options or {}))
+    space = _ordered(space, experiment)
+    final = design.suggest(space, experiment, **settings) if status in ("steps", "failed") else last
+    _save(folder, space, rounds, status)
+    result = AutotuneResult(folder, status, rounds, model_set, final.target, tolerance, final.share,
+                            final.measured_cost, final.full_cost, final.budget_limit, message)
+    _write_reports(result, final, host)
+    say(f"{_verdict(result)}; report: {folder / REPORT}")
+    return result
+
+
+# ------------------------------------------------------------------ running
+def _sweep_runner(command, mpiexec, mpiexec_args, timeout):
+    def run(runs: list[design.Run], folder: pathlib.Path) -> bool:
+        from .instrument import sweep
+
+        plan = design.Plan(tuple(runs[0].point), list(runs))
+        plan_path = folder / ".autotune-plan.json"
+        design.write_plan(plan_path, plan)
+        args = argparse.Namespace(plan=str(plan_path), np=None, param=[], repetitions=None, output=str(folder),
+                                  mpiexec=mpiexec, mpiexec_arg=list(mpiexec_args), timeout=timeout, dry_run=False,
+                                  program=list(command))
+        return sweep.run(args) == 0
+
+    return run
+
+
+def _read(folder: pathlib.Path, host):
+    """The measurements in ``folder`` so far (None before the first run)."""
+    from . import api
+
+    if not any(folder.glob("*.extrap.jsonl")):
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return api.read(folder, host=host)
+
+
+def _ordered(space: design.Space, experiment) -> design.Space:
+    """The space in the experiment's parameter order (the reader decides it)."""
+    if experiment is None or list(experiment.parameter_names) == list(space.parameters):
+        return space
+    names = list(experiment.parameter_names)
+    if sorted(names) != sorted(space.parameters):
+        raise InputError(f"the measurements have the parameters {names}, the candidates {list(space.parameters)}; "
+                         f"give --param for exactly these (p is the process count)")
+    values = dict(zip(space.parameters, space.values))
+    return design.Space(tuple(names), tuple(values[n] for n in names))
+
+
+# -------------------------------------------------------------------- state
+def _load_rounds(folder: pathlib.Path, parameters) -> list[Round]:
+    path = folder / STATE
+    if not path.exists():
+        return []
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as error:
+        raise InputError(f"cannot resume: {error}", path) from None
+    if not isinstance(document, dict) or document.get("format") != FORMAT:
+        raise InputError(f"cannot resume: not an autotune state (\"format\": \"{FORMAT}\")", path)
+    if sorted(document.get("parameters", [])) != sorted(parameters):
+        raise InputError(f"cannot resume: the folder was tuned over {document.get('parameters')}, "
+                         f"now {list(parameters)}; use another -o folder", path)
+    return [Round(r["round"], r["status"], r["share"], r.get("runs", []),
+                  {k: (math.nan if v is None else v) for k, v in r.get("widths", {}).items()}, r.get("notes", []))
+            for r in document.get("rounds", [])]
+
+
+def _save(folder: pathlib.Path, space: design.Space, rounds: list[Round], status: str) -> None:
+    document = {"format": FORMAT, "version": VERSION, "parameters": list(space.parameters),
+                "candidates": {n: [json_plain(v) for v in values] for n, values in zip(space.parameters, space.values)},
+                "status": status, "rounds": [r.document() for r in rounds]}
+    with atomic_writer(folder / STATE) as stream:
+        stream.write(json.dumps(document, indent=1) + "\n")
+
+
+# ----------------------------------------------------------------- messages
+def _say(message: str) -> None:
+    sys.stderr.write(f"extrap-plugins autotune: {message}\n")
+    sys.stderr.flush()
+
+
+def _widest(widths: Mapping[str, float] | None) -> str:
+    if not widths:
+        return ""
+    name, width = max(widths.items(), key=lambda kv: kv[1])
+    return f"; widest interval at the target: {name} ±{width:.1%}"
+
+
+def _describe_round(s, runs, share) -> str:
+    what = "the base design" if s.status == "base" else "the run of largest expected gain"
+    points = ", ".join(format_point(r.point, brackets=True) for r in runs[:3]) + (" ..." if len(runs) > 3 else "")
+    return f"{what}: {len(runs)} run{'s' if len(runs) != 1 else ''} {points} (cost so far {share:.1%} of the " \
+           f"full factorial){_widest(s.widths)}"
+
+
+def _describe_end(s, tolerance) -> str:
+    if s.status == "done":
+        return f"the stopping rule holds (every judged interval within ±{tolerance:.0%}){_widest(s.widths)}"
+    if s.status == "budget":
+        return f"the budget is spent{_widest(s.widths)}"
+    return s.status
+
+
+def _verdict(result: AutotuneResult) -> str:
+    text = {"done": "done: the models are within tolerance at the target",
+            "budget": "stopped: the budget is spent before the rule holds",
+            "failed": "stopped: a launch failed",
+            "steps": "stopped: --max-steps reached"}.get(result.status, result.status)
+    return f"{text} ({result.share:.1%} of the full factorial's cost)"
+
+
+def summary(result: AutotuneResult) -> str:
+    """The final state as text for stdout."""
+    measured = sum(len(r.runs) for r in result.rounds)
+    lines = [_verdict(result), f"runs measured by the loop: {measured} in {len(result.rounds)} rounds; "
+                               f"models: {len(result.model_set)}; report: {result.folder / REPORT}"]
+    if result.message:
+        lines.append(result.message)
+    last = result.rounds[-1] if result.rounds else None
+    if last is not None:
+        lines.extend(f"note: {n}" for n in last.notes)
+    return "\n".join(lines) + "\n"
+
+
+# ------------------------------------------------------------------- report
+def _write_reports(result: AutotuneResult, final, host) -> None:
+    from . import api
+
+    target = result.target
+    options = {"target": target} if target else {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        api.export(result.model_set, "html", result.folder / MODELS, host=host, **options)
+    with atomic_writer(result.folder / REPORT) as stream:
+        stream.write(render_report(result, final))
+
+
+def render_report(result: AutotuneResult, final) -> str:
+    """A self-contained page: the verdict, the models at the target, and every run with its reason."""
+    from .extrapolation import extrapolate
+
+    esc = html.escape
+    target = result.target
+    ranked = extrapolate(result.model_set, target, intervals=target is not None)
+    widths = (final.widths or {}) if final is not None else {}
+    model_rows = []
+    for model, row in ranked:
+        name = model.callpath if model.metric == "time" else f"{model.callpath} [{model.metric}]"
+        width = widths.get(name)
+        model_rows.append(
+            f"<tr><td>{esc(model.callpath)}</td><td>{esc(model.metric)}</td><td class=f>{esc(model.formula)}</td>"
+            f"<td>{_num(row.value_target)}</td><td>{'' if width is None else f'±{width:.1%}'}</td></tr>")
+    run_rows = []
+    for r in result.rounds:
+        for run in r.runs:
+            run_rows.append(
+                f"<tr><td>{r.number}</td><td>{esc(format_point(run['point']))}</td><td>{run['repetitions']}</td>"
+                f"<td>{run['cost']:g}</td><td>{esc(run['why'])}</td></tr>")
+    notes = "".join(f"<li>{esc(n)}</li>" for n in (result.rounds[-1].notes if result.rounds else []))
+    where = format_point(target, brackets=True) if target else "(none)"
+    budget = "none" if not math.isfinite(result.budget_limit) else f"{result.budget_limit:g} cost units " \
+        f"({result.budget_limit / result.full_cost:.1%} of the full factorial)"
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>extrap-plugins autotune: {esc(str(result.folder))}</title>
+<style>body{{font-family:system-ui,sans-serif;margin:2em;max-width:75em}}table{{border-collapse:collapse;margin:1em 0}}
+td,th{{border:1px solid #ccc;padding:.25em .6em;text-align:left}}th{{background:#eee}}td.f{{font-family:monospace}}
+.verdict{{font-size:1.2em;font-weight:bold}}</style></head><body>
+<h1>Autotune report</h1>
+<p class="verdict">{esc(_verdict(result))}</p>
+<ul><li>target: {esc(where)}; stopping rule: every judged kernel's 95 % interval at the target within
+±{result.tolerance:.0%}</li><li>budget: {esc(budget)}; spent: {result.cost:g} cost units</li>
+<li>rounds: {len(result.rounds)}; measurements: {esc(str(result.folder))}; interactive models report:
+<a href="{MODELS}">{MODELS}</a></li>{notes}</ul>
+<h2>Models</h2>
+<table><tr><th>call path</th><th>metric</th><th>model</th><th>value at the target</th>
+<th>interval at the target</th></tr>
+{''.join(model_rows)}</table>
+<h2>Points measured, and why</h2>
+<table><tr><th>round</th><th>point</th><th>repetitions</th><th>cost per run</th><th>why</th></tr>
+{''.join(run_rows)}</table>
+</body></html>
+"""
+
+
+def _num(value: float) -> str:
+    return "" if value is None or not math.isfinite(value) else f"{value:.4g}"
+

@@ -1,0 +1,478 @@
+"""Where are the models uncertain?  Point selection by expected reduction of the interval at the target.
+
+For every kernel (call path × metric) the uncertainty of its prediction at
+the target point is represented by an *ensemble*: a set of deviations from
+the model's prediction, evaluated at every candidate point and at the
+target.  Two kinds of members make it up:
+
+* **model choice** (jackknife): the modeler is run again with one measured
+  point left out, for up to ``members`` points whose removal leaves every
+  parameter all its measured values (so the refit searches the same
+  hypotheses); each refit may choose other terms.  Their deviations, scaled by ``sqrt((n - 1) / L)`` (the jackknife
+  variance for ``n`` points and ``L`` refits), say how much the choice of
+  the model depends on single points — the uncertainty the least-squares
+  interval does not see;
+* **coefficients** (least squares): one member per eigenvector of the
+  coefficient covariance ``s² (AᵀA)⁻¹`` of the model's terms
+  (:func:`extrap_plugins.extrapolation.uncertainties`), so that the members'
+  variance at any point is the usual confidence variance.
+
+With ``D`` the deviations (rows: candidates and the target, relative to
+the model's value at the target) and ``σ²(x)`` the relative variance of one
+run's value at ``x``, measuring ``x`` is expected to shrink the variance at
+the target by the linear-Gaussian (ensemble Kalman) update::
+
+    reduction(x) = (D[x] · D[t])² / (|D[x]|² + σ²(x))
+
+The selector takes the candidate of the largest sum of reductions over the
+kernels that are not yet within tolerance, per unit of cost; to plan several
+runs at once the ensembles are updated as if that run had been measured
+(the square-root update ``D ← D (I − β dᵀd)``, ``d = D[x]``), and the next
+run is chosen.  The interval at the target is ``± z·sqrt(|D[t]|²)`` (``z``
+the normal quantile of the level); the stopping rule holds when it is within
+the tolerance for every judged kernel.
+
+Why an ensemble over the model rather than a Gaussian process over the
+values (Extra-P's GPR strategy, github extra-p/extrap-gpr): the quantity to
+shrink is the error of the *model's* prediction at the target, which is
+dominated by the choice of terms; a stationary GP over the values knows
+neither the PMNF shape nor the target, so it spreads points where it is
+unsure of the values (usually the expensive corner).  ``benchmarks/design.py``
+measures both.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+
+from .experiment import Experiment
+from .extrapolation import design_matrix, uncertainties
+
+__all__ = ["Kernel", "Assessment", "assess", "plan_runs", "PlannedRun", "default_target", "z_of"]
+
+MEMBERS = 10
+"""Refits with one point left out, at most (the points nearest the target first)."""
+REPLICATES = 8
+"""Wild-bootstrap refits (model choice under the measured noise)."""
+MIN_SHARE = 0.01
+"""Kernels below this share of their metric's largest value at the target are not judged (GPR's 1 % filter)."""
+
+
+def z_of(level: float) -> float:
+    """The two-sided normal quantile of ``level`` (1.96 for 0.95)."""
+    from scipy.special import ndtri
+
+    return float(ndtri(0.5 + level / 2.0))
+
+
+@dataclass
+class Kernel:
+    """The uncertainty of one series' prediction at the target.
+
+    ``deviations`` has shape (n_candidates + 1, n_members), relative to
+    ``value`` (the last row is the target); ``noise`` (n_candidates,) is the
+    relative variance of one run's value at each candidate.
+    """
+
+    callpath: str
+    metric: str
+    value: float
+    """The model's prediction at the target."""
+    deviations: np.ndarray
+    noise: np.ndarray
+    judged: bool = True
+    why_not: str = ""
+    formula: str = ""
+
+    @property
+    def name(self) -> str:
+        return self.callpath if self.metric == "time" else f"{self.callpath} [{self.metric}]"
+
+    def variance(self) -> float:
+        """Relative variance of the prediction at the target."""
+        return float(np.sum(self.deviations[-1] ** 2))
+
+    def reductions(self) -> np.ndarray:
+        """Expected reduction of the relative variance at the target per candidate, shape (n_candidates,)."""
+        D = self.deviations
+        cross = D[:-1] @ D[-1]
+        own = np.sum(D[:-1] ** 2, axis=1) + self.noise
+        with np.errstate(all="ignore"):
+            return np.where(own > 0, cross**2 / own, 0.0)
+
+    def observe(self, index: int) -> None:
+        """Update the ensemble as if candidate ``index`` had been measured once more."""
+        d = self.deviations[index]
+        norm = float(d @ d)
+        if norm <= 0:
+            return
+        noise = float(self.noise[index])
+        beta = (1.0 - math.sqrt(noise / (norm + noise))) / norm if noise > 0 else 1.0 / norm
+        self.deviations = self.deviations - beta * np.outer(self.deviations @ d, d)
+
+
+@dataclass
+class Assessment:
+    """Every kernel's uncertainty at the target, and the candidates it was judged on."""
+
+    parameters: tuple[str, ...]
+    target: np.ndarray
+    candidates: np.ndarray
+    kernels: list[Kernel]
+    level: float = 0.95
+    model_set: object = field(default=None, repr=False)
+
+    def half_widths(self) -> dict[str, float]:
+        """Relative half-width of the interval at the target per kernel name."""
+        z = z_of(self.level)
+        return {k.name: z * math.sqrt(k.variance()) for k in self.kernels}
+
+    def open_kernels(self, tolerance: float) -> list[Kernel]:
+        """Judged kernels whose interval at the target is wider than ``tolerance``."""
+        z = z_of(self.level)
+        return [k for k in self.kernels if k.judged and z * math.sqrt(k.variance()) > tolerance]
+
+    def holds(self, tolerance: float) -> bool:
+        """The stopping rule: every judged kernel's interval at the target within ``tolerance``."""
+        return not self.open_kernels(tolerance)
+
+
+# ------------------------------------------------------------------ assess
+def assess(
+    experiment: Experiment,
+    target: Sequence[float],
+    candidates: np.ndarray,
+    *,
+    modeler: str = "default",
+    measure: str = "mean",
+    host=None,
+    members: int = MEMBERS,
+    level: float = 0.95,
+    min_share: float = MIN_SHARE,
+    repetitions: int = 1,
+    replicates: int = REPLICATES,
+    **options,
+) -> Assessment:
+    """Model ``experiment`` and build every kernel's ensemble at ``candidates`` and ``target``.
+
+    Parameters
+    ----------
+    experiment : Experiment
+        The measurements so far (only the series to judge).
+    target : sequence of float, length n_params
+    candidates : ndarray, shape (n_candidates, n_params)
+        Points that could be measured next.
+    repetitions : int
+        Repetitions per planned run (divides the noise variance of a run).
+    modeler, measure, host, **options
+        How to model (as :func:`extrap_plugins.model`).
+
+    Returns
+    -------
+    Assessment
+    """
+    from .api import model as fit_models
+
+    parameters = tuple(experiment.parameter_names)
+    target = np.asarray(target, dtype=np.float64).reshape(1, -1)
+    candidates = np.asarray(candidates, dtype=np.float64).reshape(-1, len(parameters))
+    rows = np.vstack([candidates, target])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        full = fit_models(experiment, modeler, measure=measure, executor="serial", host=host, **options)
+    spread = _refits(experiment, full, rows, modeler, measure, host, members, options)
+    shaken = _bootstrap(experiment, full, rows, modeler, measure, host, replicates, options)
+    least_squares = _coefficient_members(full, rows)
+    noise = _relative_noise(experiment, full, measure)
+    kernels = []
+    for index, m in enumerate(full.models):
+        value = float(m.predict(target)[0])
+        at_rows = m.predict(rows)
+        scale = abs(value) if value != 0 and math.isfinite(value) else 0.0
+        parts = [p for p in (spread.get(index), shaken.get(index), least_squares[index]) if p is not None and p.size]
+        D = np.hstack(parts) if parts else np.zeros((rows.shape[0], 0))
+        if scale > 0:
+            D = D / scale
+            relative = (at_rows[:-1] / scale) ** 2 * noise.get(index, 0.0) / max(repetitions, 1)
+        else:
+            D = np.zeros_like(D)
+            relative = np.zeros(candidates.shape[0])
+        D = np.where(np.isfinite(D), D, 0.0)
+        kernels.append(Kernel(m.callpath, m.metric, value, D, np.where(np.isfinite(relative), relative, 0.0),
+                              formula=m.formula))
+    _mark_judged(kernels, min_share)
+    return Assessment(parameters, target[0], candidates, kernels, level, full)
+
+
+def _refits(experiment, full, rows, modeler, measure, host, members, options) -> dict[int, np.ndarray]:
+    """Jackknife deviations per model index, shape (n_rows, n_refits), from one modeling call.
+
+    Series measured at the same points (one series group) share their left-out points; each group is
+    perturbed on its own points only.
+    """
+    from .api import model as fit_models
+
+    callpath_names = np.asarray([c.name for c in experiment.callpaths], dtype=object)
+    metric_names = np.asarray([m.name for m in experiment.metrics], dtype=object)
+    callpath_position = {c.name: i for i, c in enumerate(experiment.callpaths)}
+    metric_position = {m.name: i for i, m in enumerate(experiment.metrics)}
+    series_code = experiment.callpath_index.astype(np.int64) * max(len(experiment.metrics), 1) + experiment.metric_index
+    parts, factors = [], {}
+    for g, group in enumerate(experiment.series_groups()):
+        points = group.points
+        n = points.shape[0]
+        if n < 3 or members <= 0:
+            continue
+        # Only points whose removal leaves every parameter with all its measured values: a refit then searches
+        # the same hypotheses (a line one value shorter would allow fewer terms, which is no like-for-like
+        # perturbation).  Nearest the target first: they steer the extrapolation most.
+        removable = np.ones(n, dtype=bool)
+        for column in range(points.shape[1]):
+            values, counts = np.unique(points[:, column], return_counts=True)
+            single = set(values[counts == 1].tolist())
+            removable &= np.array([v not in single for v in points[:, column].tolist()])
+        logs = np.log2(np.maximum(points, 1e-300))
+        order = [i for i in np.argsort(-logs.sum(axis=1), kind="stable") if removable[i]][:members]
+        if len(order) < 2:
+            continue
+        codes = [callpath_position[c.name] * max(len(experiment.metrics), 1) + metric_position[m.name]
+                 for c, m in group.keys]
+        in_group = np.isin(series_code, codes)
+        factors[g] = math.sqrt((n - 1) / len(order))
+        for k, left in enumerate(order):
+            keep = in_group & ~np.all(experiment.coordinates == points[left][None, :], axis=1)
+            tags = np.char.add(f"{g}.{k}\x1f", callpath_names[experiment.callpath_index[keep]].astype(str))
+            parts.append(Experiment.from_columns(
+                experiment.parameters, callpath=tags.astype(object),
+                metric=metric_names[experiment.metric_index[keep]], coordinates=experiment.coordinates[keep],
+                value=experiment.value[keep], repetition=experiment.repetition[keep], metrics=experiment.metrics))
+    if not parts:
+        return {}
+    joined = Experiment.concatenate(parts)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        refits = fit_models(joined, modeler, measure=measure, executor="serial", host=host, **options)
+    position = {(m.callpath, m.metric): i for i, m in enumerate(full.models)}
+    center = {i: m.predict(rows) for i, m in enumerate(full.models)}
+    found: dict[int, list[np.ndarray]] = {}
+    factor_of: dict[int, float] = {}
+    for m in refits.models:
+        tag, _, callpath = m.callpath.partition("\x1f")
+        index = position.get((callpath, m.metric))
+        if index is None:
+            continue
+        found.setdefault(index, []).append(m.predict(rows) - center[index])
+        factor_of[index] = factors[int(tag.split(".")[0])]
+    return {i: factor_of[i] * np.stack(v, axis=1) for i, v in found.items()}
+
+
+def _bootstrap(experiment, full, rows, modeler, measure, host, replicates, options) -> dict[int, np.ndarray]:
+    """Wild-bootstrap deviations per model index, shape (n_rows, replicates), from one modeling call.
+
+    Every measured value ``y`` becomes ``f(x) + s (y - f(x))`` with ``f`` the model and ``s`` a random sign
+    (fixed seed), and the modeler runs again: where the noise could have made it choose other terms, the
+    replicates disagree at the target.  Exact data gives identical replicates.
+    """
+    from .api import model as fit_models
+
+    if replicates <= 0 or len(experiment) == 0:
+        return {}
+    position = {(m.callpath, m.metric): i for i, m in enumerate(full.models)}
+    callpath_names = np.asarray([c.name for c in experiment.callpaths], dtype=object)
+    metric_names = np.asarray([m.name for m in experiment.metrics], dtype=object)
+    fitted = np.full(len(experiment), np.nan)
+    for m in full.models:
+        rows_of = (callpath_names[experiment.callpath_index] == m.callpath) & \
+                  (metric_names[experiment.metric_index] == m.metric)
+        if rows_of.any():
+            fitted[rows_of] = m.predict(experiment.coordinates[rows_of])
+    residual = np.where(np.isfinite(fitted), experiment.value - fitted, 0.0)
+    fitted = np.where(np.isfinite(fitted), fitted, experiment.value)
+    rng = np.random.default_rng(12345)
+    parts = []
+    for b in range(replicates):
+        signs = rng.choice([-1.0, 1.0], size=len(experiment))
+        tags = np.char.add(f"{b}\x1f", callpath_names[experiment.callpath_index].astype(str))
+        parts.append(Experiment.from_columns(
+            experiment.parameters, callpath=tags.astype(object), metric=metric_names[experiment.metric_index],
+            coordinates=experiment.coordinates, value=fitted + signs * residual, repetition=experiment.repetition,
+            metrics=experiment.metrics))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        refits = fit_models(Experiment.concatenate(parts), modeler, measure=measure, executor="serial", host=host,
+                            **options)
+    center = {i: m.predict(rows) for i, m in enumerate(full.models)}
+    found: dict[int, list[np.ndarray]] = {}
+    for m in refits.models:
+        _, _, callpath = m.callpath.partition("\x1f")
+        index = position.get((callpath, m.metric))
+        if index is not None:
+            found.setdefault(index, []).append(m.predict(rows) - center[index])
+    return {i: np.stack(v, axis=1) / math.sqrt(len(v)) for i, v in found.items()}
+
+
+def _coefficient_members(full, rows) -> list[np.ndarray | None]:
+    """Least-squares members: one per eigenvector of the coefficient covariance."""
+    result: list[np.ndarray | None] = []
+    for u in uncertainties(full):
+        if u is None:
+            result.append(None)
+            continue
+        values, vectors = np.linalg.eigh(u.residual_variance * (u.gram_inverse + u.gram_inverse.T) / 2)
+        values = np.maximum(values, 0.0)
+        a = design_matrix(u.columns, u.parameters, rows) / u.scale
+        result.append(a @ (vectors * np.sqrt(values)[None, :]))
+    return result
+
+
+def _relative_noise(experiment: Experiment, full, measure: str) -> dict[int, float]:
+    """Relative variance of one repetition per model index: from repetitions, else from the residuals."""
+    position = {(m.callpath, m.metric): i for i, m in enumerate(full.models)}
+    sums: dict[int, list[float]] = {}
+    for group in experiment.series_groups():
+        values = group.values
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            mean = np.nanmean(values, axis=2)
+            variance = np.nanvar(values, axis=2, ddof=1) if values.shape[2] > 1 else np.full(mean.shape, np.nan)
+            relative = variance / mean**2
+        for row, (callpath, metric) in enumerate(group.keys):
+            index = position.get((callpath.name, metric.name))
+            if index is None:
+                continue
+            model = full.models[index]
+            finite = relative[row][np.isfinite(relative[row])]
+            if finite.size:
+                sums.setdefault(index, []).append(float(np.mean(finite)))
+            else:
+                predicted = model.predict(group.points)
+                with np.errstate(all="ignore"):
+                    r = (mean[row] - predicted) / predicted
+                r = r[np.isfinite(r)]
+                dof = max(r.size - 1 - len(model.terms), 1)
+                if r.size:
+                    sums.setdefault(index, []).append(float(np.sum(r**2) / dof))
+    return {i: float(np.mean(v)) for i, v in sums.items()}
+
+
+def _mark_judged(kernels: list[Kernel], min_share: float) -> None:
+    """Kernels of value zero, or below ``min_share`` of their metric's largest at the target, are not judged."""
+    largest: dict[str, float] = {}
+    for k in kernels:
+        if math.isfinite(k.value):
+            largest[k.metric] = max(largest.get(k.metric, 0.0), abs(k.value))
+    for k in kernels:
+        if not math.isfinite(k.value) or k.value == 0:
+            k.judged, k.why_not = False, "predicted 0 at the target"
+        elif abs(k.value) < min_share * largest.get(k.metric, 0.0):
+            k.judged, k.why_not = False, f"below {min_share:.0%} of the largest {k.metric} at the target"
+
+
+# -------------------------------------------------------------------- plan
+@dataclass
+class PlannedRun:
+    """One run of a plan: the candidate, its cost, and whom it serves."""
+
+    index: int
+    cost: float
+    gain: float
+    """Sum over the open kernels of the expected reduction of the relative variance at the target."""
+    serves: list[tuple[str, float, float]]
+    """(kernel, half-width before, half-width after) for the kernels this run narrows most."""
+
+    def reason(self) -> str:
+        if not self.serves:
+            return "cheapest remaining point (no kernel expects a gain)"
+        parts = [f"{name} ±{before:.1%}→±{after:.1%}" for name, before, after in self.serves[:3]]
+        more = f" +{len(self.serves) - 3} more" if len(self.serves) > 3 else ""
+        return "narrows " + ", ".join(parts) + more
+
+
+def plan_runs(
+    assessment: Assessment,
+    costs: np.ndarray,
+    *,
+    tolerance: float,
+    limit: float = math.inf,
+    max_runs: int | None = None,
+    available: np.ndarray | None = None,
+) -> tuple[list[PlannedRun], dict[str, float]]:
+    """Choose runs greedily by expected reduction per unit cost until the rule holds or ``limit`` is spent.
+
+    Parameters
+    ----------
+    assessment : Assessment
+        Updated in place (its ensembles are conditioned on the planned runs).
+    costs : ndarray, shape (n_candidates,)
+        Cost of one run at each candidate.
+    tolerance : float
+        Relative half-width at the target that is good enough.
+    limit : float
+        Cost the plan may spend.
+    max_runs : int, optional
+    available : ndarray of int, shape (n_candidates,), optional
+        How often each candidate may still be run (default: once).
+
+    Returns
+    -------
+    (runs, predicted) : the runs in order, and the predicted relative
+    half-width per kernel name after them.
+    """
+    z = z_of(assessment.level)
+    costs = np.asarray(costs, dtype=np.float64)
+    left = np.ones(costs.shape[0], dtype=np.int64) if available is None else np.asarray(available).copy()
+    runs: list[PlannedRun] = []
+    spent = 0.0
+    while max_runs is None or len(runs) < max_runs:
+        open_kernels = [k for k in assessment.kernels if k.judged and z * math.sqrt(k.variance()) > tolerance]
+        if not open_kernels:
+            break
+        fits = (left > 0) & (spent + costs <= limit + 1e-9 * max(limit, 1.0))
+        if not fits.any():
+            break
+        gains = np.zeros(costs.shape[0])
+        per_kernel = []
+        for k in open_kernels:
+            r = k.reductions()
+            # A kernel's gain counts only until it reaches the tolerance.
+            r = np.minimum(r, max(k.variance() - (tolerance / z) ** 2, 0.0) + 1e-300)
+            per_kernel.append(r)
+            gains += r
+        with np.errstate(all="ignore"):
+            score = np.where(fits, gains / np.maximum(costs, 1e-300), -np.inf)
+        best = int(np.argmax(score))
+        if not gains[best] > 0:
+            cheapest = np.where(fits, costs, np.inf)
+            best = int(np.argmin(cheapest))
+        before = {k.name: z * math.sqrt(k.variance()) for k in open_kernels}
+        order = np.argsort([-r[best] for r in per_kernel], kind="stable")
+        for k in assessment.kernels:
+            k.observe(best)
+        serves = [(open_kernels[i].name, before[open_kernels[i].name], z * math.sqrt(open_kernels[i].variance()))
+                  for i in order if per_kernel[i][best] > 0 and per_kernel[i][best] >= 0.05 * gains[best]]
+        runs.append(PlannedRun(best, float(costs[best]), float(gains[best]), serves))
+        spent += float(costs[best])
+        left[best] -= 1
+    predicted = {k.name: z * math.sqrt(k.variance()) for k in assessment.kernels}
+    return runs, predicted
+
+
+# ------------------------------------------------------------------ target
+def default_target(space) -> dict[str, float]:
+    """One step beyond the largest candidate of every parameter: doubling sequences double, others add a step."""
+    target = {}
+    for name, values in zip(space.parameters, space.values):
+        if values.size < 2:
+            target[name] = float(values[-1])
+            continue
+        last, before = float(values[-1]), float(values[-2])
+        ratio = last / before if before > 0 else 0.0
+        geometric = values.size >= 3 and before > 0 and values[-3] > 0 and math.isclose(
+            ratio, before / float(values[-3]), rel_tol=1e-6) and ratio > 1
+        target[name] = last * ratio if geometric else last + (last - before)
+    return target

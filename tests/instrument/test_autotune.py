@@ -1,0 +1,89 @@
+"""The closed loop under a real mpiexec: suggest, run, model until the rule holds or the budget is spent."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import sys
+import warnings
+
+import pytest
+
+import extrap_plugins
+from extrap_plugins import autotune, cli
+from shim_helpers import records
+
+JACOBI = pathlib.Path(__file__).resolve().parents[2] / "examples" / "jacobi" / "jacobi.py"
+PROGRAM = [sys.executable, str(JACOBI), "--iterations", "2", "--check", "1", "--rows", "4"]
+
+
+@pytest.fixture
+def no_extrap_environment(monkeypatch):
+    for key in list(os.environ):
+        if key.startswith("EXTRAP_"):
+            monkeypatch.delenv(key)
+
+
+def test_the_loop_ends_by_itself_within_budget_and_resumes(mpiexec, tmp_path, no_extrap_environment, capsys):
+    runs = tmp_path / "runs"
+    args = ["autotune", "--param", "p=1,2,3", "--param", "n=16,32,64", "--budget", "60%", "--repetitions", "1",
+            "--metric", "bytes_sent", "--callpath", "main->halo_exchange", "-o", str(runs), "--", *PROGRAM]
+    assert cli.main(args) == cli.ExitStatus.OK
+    captured = capsys.readouterr()
+    # lines of three values through (p=1, n=16) and one point off them: 10 of the full factorial's 18 units
+    assert captured.out.splitlines()[0] == ("done: the models are within tolerance at the target "
+                                            "(55.6% of the full factorial's cost)")
+    assert "extrap-plugins autotune: round 1: the base design: 6 runs" in captured.err
+    assert len(records(runs / "jacobi.extrap.jsonl")) == 6
+    state = json.loads((runs / "autotune.json").read_text())
+    assert state["status"] == "done"
+    assert [(run["point"]["p"], run["point"]["n"], run["why"]) for run in state["rounds"][0]["runs"]] == [
+        (1, 16, "corner"), (1, 32, "line n"), (1, 64, "line n"), (2, 16, "line p"), (3, 16, "line p"),
+        (2, 32, "off the lines (additive or multiplicative?)")]
+    report = (runs / "autotune.html").read_text()
+    assert "Points measured, and why" in report and "off the lines (additive or multiplicative?)" in report
+    assert (runs / "models.html").exists()
+
+    # The final models are those of `model` on the same runs.
+    result = autotune.autotune({"p": [1, 2, 3], "n": [16, 32, 64]}, PROGRAM, runs, budget="60%", repetitions=1,
+                               metrics=["bytes_sent"], callpaths=["main->halo_exchange"], progress=False)
+    assert len(records(runs / "jacobi.extrap.jsonl")) == 6  # resumed: nothing measured twice
+    assert result.status == "done" and result.share <= 0.6
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        again = extrap_plugins.model(extrap_plugins.read(runs))
+    assert [(m.callpath, m.metric, m.function) for m in result.model_set] == [
+        (m.callpath, m.metric, m.function) for m in again]
+    halo = result.model_set.get("main->halo_exchange", "bytes_sent")
+    assert halo.predict({"p": 5, "n": 128}) == pytest.approx(2 * 8 * 128 * 2)
+
+
+def test_a_rule_that_cannot_hold_ends_when_the_budget_is_spent(mpiexec, tmp_path, no_extrap_environment, capsys):
+    runs = tmp_path / "runs"
+    args = ["autotune", "--param", "p=1,2,3", "--param", "n=16,32,64", "--budget", "70%", "--repetitions", "1",
+            "--metric", "time", "--callpath", "main", "--tolerance", "0.0001", "-o", str(runs), "--", *PROGRAM]
+    assert cli.main(args) == cli.ExitStatus.OK
+    out = capsys.readouterr().out
+    assert out.startswith("stopped: the budget is spent before the rule holds (")
+    state = json.loads((runs / "autotune.json").read_text())
+    spent = sum(run["cost"] for r in state["rounds"] for run in r["runs"])
+    assert spent <= 0.7 * 18 and state["status"] == "budget"
+    assert any(run["why"].startswith("narrows main ±") for r in state["rounds"][1:] for run in r["runs"])
+
+
+def test_autotune_needs_a_program(tmp_path, capsys):
+    assert cli.main(["autotune", "--param", "p=1,2", "-o", str(tmp_path / "r")]) == cli.ExitStatus.BAD_INPUT
+    assert capsys.readouterr().err == ("extrap-plugins: error: no program to run: give it after --, for example: "
+                                       "-- python app.py\n")
+
+
+def test_a_folder_tuned_over_other_parameters_is_not_resumed(tmp_path, capsys):
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / "autotune.json").write_text(json.dumps({"format": "extrap-plugins/autotune", "version": 1,
+                                                    "parameters": ["p", "m"], "rounds": []}))
+    assert cli.main(["autotune", "--param", "p=1,2", "--param", "n=1,2", "-o", str(runs), "--", "python", "a.py"]) \
+        == cli.ExitStatus.BAD_INPUT
+    assert capsys.readouterr().err == (f"extrap-plugins: error: {runs / 'autotune.json'}: cannot resume: the folder "
+                                       f"was tuned over ['p', 'm'], now ['p', 'n']; use another -o folder\n")

@@ -1,0 +1,120 @@
+"""The uncertainty selector: ensembles, the merged plan with reasons, the stopping rule, small budgets."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from extrap_plugins import selector
+from extrap_plugins.cli import ExitStatus, main
+from extrap_plugins.design import Budget, Space, suggest
+from extrap_plugins.experiment import Experiment
+
+P = [4, 8, 16, 32, 64]
+N = [10, 20, 30, 40, 50]
+
+
+def measured(functions: dict, points, repetitions: int = 4, noise: float = 0.0, seed: int = 0) -> Experiment:
+    """Every function (a call path) at ``points``, ``repetitions`` values with uniform relative ``noise``."""
+    rng = np.random.default_rng(seed)
+    points = np.repeat(np.asarray(points, dtype=float), repetitions, axis=0)
+    callpath, coordinates, value = [], [], []
+    for name, f in functions.items():
+        v = f(points[:, 0], points[:, 1]) * (1 + rng.uniform(-noise, noise, len(points)))
+        callpath += [name] * len(points)
+        coordinates.append(points)
+        value.append(v)
+    return Experiment.from_columns(["p", "n"], callpath=np.array(callpath, dtype=object), metric="time",
+                                   coordinates=np.concatenate(coordinates), value=np.concatenate(value))
+
+
+def base_points(result) -> list[tuple[float, float]]:
+    return [(r.point["p"], r.point["n"]) for r in result.plan.runs]
+
+
+def test_the_first_step_is_the_base_design_with_one_point_off_the_lines():
+    result = suggest(Space.of({"p": P, "n": N}))
+    assert result.status == "base"
+    assert [(p, n, r.role) for (p, n), r in zip(base_points(result), result.plan.runs)] == [
+        (4, 10, "corner"), (4, 20, "line n"), (4, 30, "line n"), (4, 40, "line n"), (4, 50, "line n"),
+        (8, 10, "line p"), (16, 10, "line p"), (32, 10, "line p"), (64, 10, "line p"),
+        (8, 20, "off the lines (additive or multiplicative?)")]
+
+
+def test_a_small_budget_shortens_the_lines_and_says_what_that_costs():
+    result = suggest(Space.of({"p": P, "n": N}), budget="15%")
+    # lines of five values along p cost 124 of the full factorial's 620: lines of four (60) fit 15 % (93)
+    assert sorted({p for p, _ in base_points(result)}) == [4, 8, 16, 32]
+    assert result.notes == [
+        "the budget allows lines of 4 values, not 5: models get at most one term per parameter along each line "
+        "(fewer exponents are told apart), and the interval at the target says how much that costs"]
+    assert result.share <= 0.15
+
+
+def test_budgets_count_in_the_cost_model_units():
+    assert Budget.parse("400u") == Budget(cost=400.0)
+    result = suggest(Space.of({"p": P, "n": N}), budget="40u")
+    assert sum(r.cost for r in result.plan.runs) <= 40 and len({p for p, _ in base_points(result)}) == 3
+
+
+def test_exact_models_meet_the_rule_and_the_note_says_what_the_budget_would_buy():
+    space = Space.of({"p": P, "n": N})
+    base = suggest(space)
+    experiment = measured({"main": lambda p, n: 3 + 0.5 * p * n}, base_points(base))
+    result = suggest(space, experiment, budget="50%", target={"p": 128, "n": 60})
+    assert result.status == "done" and not result.plan.runs
+    assert result.widths["main"] < 1e-6
+    assert result.notes[0] == ("the rule holds: every judged kernel's 95% interval at (p=128, n=60) is within ±5% "
+                               "(widest: main ±0.0%)")
+    assert result.notes[1] == ("further runs would not narrow the intervals noticeably: the remaining budget "
+                               "(162 cost units) is left")
+
+
+def test_the_plan_serves_the_uncertain_kernel_and_names_it():
+    space = Space.of({"p": P, "n": N})
+    base = suggest(space)
+    experiment = Experiment.concatenate([
+        measured({"exact": lambda p, n: 2.0 * p}, base_points(base)),
+        measured({"noisy": lambda p, n: 5 + 0.02 * p**1.5 * np.log2(n) * n}, base_points(base), noise=0.05)])
+    result = suggest(space, experiment, budget="60%", target={"p": 128, "n": 60})
+    assert result.status == "add"
+    assert result.widths["exact"] < 1e-6 and result.widths["noisy"] > 0.05
+    assert all(r.role.startswith("narrows noisy ±") and "exact" not in r.role for r in result.plan.runs)
+    assert result.predicted["noisy"] < result.widths["noisy"]
+    assert result.share <= 0.6 + 1e-9
+
+
+def test_observing_a_point_removes_the_expected_reduction():
+    rng = np.random.default_rng(1)
+    D = rng.normal(size=(6, 4))
+    kernel = selector.Kernel("k", "time", 1.0, D.copy(), np.full(5, 0.3))
+    before, expected = kernel.variance(), kernel.reductions()[2]
+    kernel.observe(2)
+    assert kernel.variance() == pytest.approx(before - expected)
+
+
+def test_the_default_target_is_one_step_beyond_the_candidates():
+    assert selector.default_target(Space.of({"p": P, "n": N})) == {"p": 128.0, "n": 60.0}
+
+
+def test_the_target_must_not_be_measured():
+    space = Space.of({"p": P, "n": N})
+    experiment = measured({"main": lambda p, n: p + n}, [(64, 50)])
+    with pytest.raises(Exception) as error:
+        suggest(space, experiment, target={"p": 64, "n": 50})
+    assert str(error.value) == "the excluded point (p=64, n=50) is measured; it cannot judge the models"
+
+
+def test_suggest_prints_the_intervals_and_the_reasons(host, tmp_path, capsys):
+    path = tmp_path / "done.csv"
+    points = [(4, 10), (4, 20), (4, 30), (4, 40), (4, 50), (8, 10), (16, 10), (32, 10), (64, 10), (8, 20)]
+    rng = np.random.default_rng(0)
+    rows = ["p,n,callpath,value"] + [f"{p},{n},main,{(5 + 0.02 * p ** 1.5 * math.log2(n) + 0.3 * n) * f}"
+                                     for p, n in points for f in 1 + rng.uniform(-0.05, 0.05, 4)]
+    path.write_text("\n".join(rows) + "\n")
+    assert main(["suggest", str(path), "--budget", "60%", "--target", "p=128,n=60"]) == ExitStatus.OK
+    out = capsys.readouterr().out
+    assert "interval at the target (p=128, n=60) (95 %, relative half-width):\n  main: ±" in out
+    assert "narrows main ±" in out
