@@ -307,7 +307,9 @@ def _write_reports(result: AutotuneResult, final, host) -> None:
     options = {"target": target} if target else {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        api.export(result.model_set, "html", result.folder / MODELS, host=host, **options)
+        # The folder is autotune's own workspace: its report sits beside the runs it measured (the readers
+        # skip it), so the "not inside an input folder" rule for -o does not apply here.
+        api.export(result.model_set, "html", result.folder / MODELS, host=host, inputs=(), **options)
     with atomic_writer(result.folder / REPORT) as stream:
         stream.write(render_report(result, final))
 

@@ -242,7 +242,7 @@ def test_suggest_prints_the_runs_and_exports_the_plan(host, tmp_path, capsys):
     assert main(args) == ExitStatus.OK
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "design space: p (6 values) × n (5 values) = 30 points; cost of a run: p (full factorial: 1260)"
-    assert out[2] == "repetitions per run: 4 for 2 parameters (seed 002)"
+    assert out[2] == "repetitions per run: 4 for 2 parameters (Ritter et al. 2020)"
     rows = [line.split() for line in out[7:17]]
     assert rows[0] == ["1", "4", "1000", "4", "4", "0.3%", "corner"]
     assert rows[-2:] == [["9", "64", "1000", "4", "64", "11.1%", "line", "p"],
