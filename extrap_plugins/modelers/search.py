@@ -13,7 +13,7 @@ the series ``Y`` (shape (n_series, n_points)) measured there, and return a
   weighted least squares (batched normal equations) and judged.
 * :func:`full_search` (``selection=cv``) scores every hypothesis of up to
   ``max_terms`` terms by leave-one-out cross-validation.
-* :func:`golden_search` is seed 000's modified golden-section search: the
+* :func:`golden_search` is Calotoiu et al.'s (2016) modified golden-section search: the
   one-term hypotheses sorted by their slope at the largest ``x``, searched
   for the minimum error in logarithmically many steps, all series in
   lock-step; a second term is searched the same way with the first fixed.
@@ -551,10 +551,10 @@ def golden_search(
     improvement: float,
     noise: regression.Noise | None = None,
 ) -> SingleFit:
-    """Seed 000's modified golden-section search over slope-ordered hypotheses.
+    """Calotoiu et al. 2016's modified golden-section search over slope-ordered hypotheses.
 
     Sorting all blocks by slope makes the error unimodal only for pure powers
-    (seed 000 uses J = {0}); with logarithms the order interleaves families.
+    (Calotoiu et al. 2016 uses J = {0}); with logarithms the order interleaves families.
     So, as in the Extra-P slides (004, "slices"), the blocks are cut into
     slices along which the error is unimodal: one per log exponent ``j``
     (``x^i log2(x)^j`` for every ``i``) and one of pure logarithms
