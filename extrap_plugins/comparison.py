@@ -41,7 +41,7 @@ from .formatting import format_value
 from .models import Model, ModelSet
 from .experiment import Experiment
 from .plugins import PluginHost, get_host
-from .scaling import RESOURCE_NAMES, crossings, experiment_of
+from .scaling import crossings, experiment_of, resource_parameter
 
 LEVEL = 0.95
 
@@ -254,14 +254,7 @@ def check_parameters(a: Sequence[str], b: Sequence[str], labels: tuple[str, str]
 
 
 def _along(parameters: Sequence[str], given: str | None) -> str:
-    if given:
-        if given not in parameters:
-            raise InputError(f"--along {given}: no such parameter; the parameters are {', '.join(parameters)}")
-        return given
-    for name in parameters:
-        if name.lower() in RESOURCE_NAMES:
-            return name
-    return parameters[0]
+    return resource_parameter(list(parameters), given, "--along") or parameters[0]
 
 
 def compare_models(

@@ -43,7 +43,7 @@ import numpy as np
 from .api import model
 from .errors import InputError
 from .experiment import Experiment
-from .extrapolation import extrapolate, growth_class, growth_degree, largest_point, tree_links
+from .extrapolation import extrapolate, growth_class, growth_degree, largest_point, parse_target, tree_links
 from .formatting import format_value
 from .models import Model, ModelSet, Term
 from .plugins import PluginHost, get_host
@@ -393,32 +393,13 @@ def check(experiment: Experiment, *, processes: str, size: str | None, scaling: 
 
 
 def _target(target, parameters, processes, largest) -> dict[str, float]:
-    point = dict(largest)
     if target is None or (isinstance(target, str) and not target.strip()):
-        point[processes] = largest[processes] * TARGET_FACTOR
-        return point
+        return {**largest, processes: largest[processes] * TARGET_FACTOR}
     if isinstance(target, (int, float)):
-        pairs = {processes: float(target)}
-    elif isinstance(target, Mapping):
-        pairs = {str(k): v for k, v in target.items()}
-    else:
-        text = str(target).strip()
-        if "=" not in text:
-            text = f"{processes}={text}"
-        pairs = {}
-        for item in text.split(","):
-            name, _, value = item.partition("=")
-            pairs[name.strip()] = value.strip()
-    for name, value in pairs.items():
-        if name not in parameters:
-            raise InputError(f"target: unknown parameter {name!r}; the parameters are {', '.join(parameters)}")
-        try:
-            number = float(value)
-        except (TypeError, ValueError):
-            raise InputError(f"target: {name}={value!r} is not a number") from None
-        if not math.isfinite(number) or number <= 0:
-            raise InputError(f"target: {name} must be a positive number, got {value}")
-        point[name] = number
+        target = {processes: float(target)}
+    elif not isinstance(target, Mapping) and "=" not in str(target):
+        target = f"{processes}={str(target).strip()}"  # a bare number is the process count
+    point = parse_target(target, parameters, defaults=largest)  # the other parameters at their largest
     if point[processes] < largest[processes]:
         raise InputError(f"target {processes}={format_value(point[processes])} is below the measured range "
                          f"(up to {processes}={format_value(largest[processes])}): give a target of at least "

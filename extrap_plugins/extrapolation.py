@@ -61,11 +61,12 @@ AUTO_TOLERANCE = 0.01
 
 
 # ---------------------------------------------------------------------- target
-def parse_target(target: str | Mapping[str, float] | None, parameters: Sequence[str]) -> dict[str, float] | None:
+def parse_target(target: str | Mapping[str, float] | None, parameters: Sequence[str],
+                 defaults: Mapping[str, float] | None = None) -> dict[str, float] | None:
     """``"p=65536,n=1e6"`` -> ``{"p": 65536.0, "n": 1000000.0}``, checked against ``parameters``.
 
-    Every parameter needs a value; unknown names and values that are not
-    positive finite numbers are errors.
+    Every parameter needs a value (or one in ``defaults``); unknown names and
+    values that are not positive finite numbers are errors.
 
     >>> parse_target("p=65536, n=1e6", ("p", "n"))
     {'p': 65536.0, 'n': 1000000.0}
@@ -94,6 +95,7 @@ def parse_target(target: str | Mapping[str, float] | None, parameters: Sequence[
         if not math.isfinite(number) or number <= 0:
             raise InputError(f"target {target!r}: {name} must be a positive number, got {value}")
         result[name] = number
+    result = {**(defaults or {}), **result}
     missing = [p for p in parameters if p not in result]
     if missing:
         raise InputError(f"target {target!r}: give a value for {', '.join(missing)} as well")

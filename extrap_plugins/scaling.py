@@ -33,6 +33,16 @@ GRID = 1024
 """Points of the log grid on which sign changes are looked for before Brent's method refines them."""
 
 
+def resource_parameter(parameters: Sequence[str], given: str | None, flag: str) -> str | None:
+    """``given`` (checked against ``parameters``, an error naming ``flag``), else the first parameter named like
+    a resource count (:data:`RESOURCE_NAMES`), else None."""
+    if given:
+        if given not in parameters:
+            raise InputError(f"{flag} {given}: no such parameter; the parameters are {', '.join(parameters)}")
+        return given
+    return next((name for name in parameters if name.lower() in RESOURCE_NAMES), None)
+
+
 def processes_name(parameters: Sequence[str], given: str | None) -> str:
     """The parameter that counts processes: ``given`` (checked), else the one named like a resource count.
 
@@ -40,13 +50,9 @@ def processes_name(parameters: Sequence[str], given: str | None) -> str:
     'Ranks'
     """
     parameters = list(parameters)
-    if given:
-        if given not in parameters:
-            raise InputError(f"--processes {given}: no such parameter; the parameters are {', '.join(parameters)}")
-        return given
-    for name in parameters:
-        if name.lower() in RESOURCE_NAMES:
-            return name
+    found = resource_parameter(parameters, given, "--processes")
+    if found is not None:
+        return found
     if len(parameters) == 1:
         return parameters[0]
     raise InputError(f"which parameter counts the processes? give --processes NAME (one of {', '.join(parameters)})")
