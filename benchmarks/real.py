@@ -132,7 +132,7 @@ def write_cases(all_cases, folder):
     return files, truth, ids
 
 
-def run(python, ours, extrap, options, verbose=0):
+def run(python, ours, extrap, options, verbose=0, reference="Extra-P basic"):
     folder = tempfile.mkdtemp(prefix="real-")
     files, truth, ids = write_cases(cases(), folder)
     predictions: dict[str, dict[str, np.ndarray]] = {}
@@ -206,13 +206,12 @@ def run(python, ours, extrap, options, verbose=0):
                      f"{100 * constants[w][0] / constants[w][1]:.0f} %")
     print("| " + " | ".join(cells) + " |")
     if verbose:
-        show_differences(ids, truth, predictions, formulas, ours[0] if ours else None, verbose)
+        show_differences(ids, truth, predictions, formulas, ours[0] if ours else None, verbose, reference)
 
 
-def show_differences(ids, truth, predictions, formulas, ours, count):
-    """The ``count`` series where ours is furthest behind Extra-P basic."""
-    print("\nlargest differences between ours and Extra-P basic:\n")
-    ref = "Extra-P basic"
+def show_differences(ids, truth, predictions, formulas, ours, count, ref="Extra-P basic"):
+    """The ``count`` series where ours is furthest behind ``ref`` (Extra-P basic, or another of ours)."""
+    print(f"\nlargest differences between ours and {ref}:\n")
     if ref not in predictions or ours is None:
         return
     diff = []
@@ -242,6 +241,8 @@ def main(argv=None):
     parser.add_argument("--extrap-python", default=None)
     parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--show", type=int, default=10, help="largest losses of ours to print")
+    parser.add_argument("--reference", default="Extra-P basic",
+                        help="whom the losses of the first of ours are against (Extra-P basic, or one of ours)")
     args = parser.parse_args(argv)
     from robustness import ours_modelers
 
@@ -249,7 +250,7 @@ def main(argv=None):
                            or str(ROOT.parent / "venv-extrap" / "bin" / "python"))
     ours = ours_modelers(args.modelers.split(","))
     extrap = [m for m in args.extrap_modelers.split(",") if m] if python else []
-    run(python, ours, extrap, dict(item.split("=", 1) for item in args.option), args.show)
+    run(python, ours, extrap, dict(item.split("=", 1) for item in args.option), args.show, args.reference)
 
 
 if __name__ == "__main__":

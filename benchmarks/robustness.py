@@ -176,20 +176,28 @@ class Row:
     seconds: dict = field(default_factory=dict)
 
 
+FEW = (4, 2)
+"""Values per parameter and repetitions of the ``-few`` rows (``1p-inside-10-few``): the thin
+designs of real studies (RELeARN's lines: 4 values, 2 repetitions)."""
+
+
 def make_row(name, n, seed):
-    m, cls, noise = name.split("-")
+    m, cls, noise, *variant = name.split("-")
     m, noise = int(m[0]), float(noise) / 100.0
-    rng = np.random.default_rng([seed, m, CLASSES.index(cls), int(round(noise * 1000))])
+    few = variant == ["few"]
+    rng = np.random.default_rng([seed, m, CLASSES.index(cls), int(round(noise * 1000))] + ([1] if few else []))
     row = Row(name, m, cls, noise, NAMES[:m])
+    reps = FEW[1] if few else REPS
     for _ in range(n):
-        axes = [p_series(rng, int(rng.integers(5, 10)))]
+        length = (lambda: FEW[0]) if few else (lambda: int(rng.integers(5, 10)))
+        axes = [p_series(rng, length())]
         if m == 2:
-            axes.append(n_series(rng, int(rng.integers(5, 10))))
+            axes.append(n_series(rng, length()))
         X = np.array(list(itertools.product(*axes)), dtype=float)
         Xmax = X.max(axis=0)
         function = make_function(rng, m, cls, Xmax)
         clean = evaluate(function, X)
-        noisy = clean[:, None] * (1.0 + rng.uniform(-noise, noise, size=(X.shape[0], REPS)))
+        noisy = clean[:, None] * (1.0 + rng.uniform(-noise, noise, size=(X.shape[0], reps)))
         targets = np.array([Xmax * d for d in DISTANCES + (FAR,)])
         row.functions.append(function)
         row.points.append(X)
