@@ -16,6 +16,9 @@ Data (``../shared/data/extrap/``, see ``../shared/data/README.md``):
     ``mpi_data.csv``: per-collective statistics of Intel MPI and Open MPI at 32..512 ranks
     (the segmented-modeling paper's case study); metrics ``mean`` and ``median``,
     one value per point; 512 predicted from 32..256.
+``lulesh (Caliper)``
+    ``caliper/thicket/mpi_scaling_cali``: LULESH regions at 27, 64, 125, 216, 343 ranks (one run
+    each; ``Min/Max/Avg time/rank`` and ``Total time``); 343 predicted from 27..216.
 
 Score: relative error of the prediction against the measured mean at each held-out point;
 share within +-10 % and median, ours beside Extra-P 4.2.5 (basic, refining) on the same
@@ -47,6 +50,7 @@ import extrap_plugins  # noqa: E402
 from accuracy import extrap_python, write_text  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "extrap"
+CALIPER = ROOT.parent / "shared" / "data" / "caliper" / "thicket"
 
 
 def parse_text(path):
@@ -101,7 +105,32 @@ def cases():
     for ranks, named_mpi in groups.items():
         x = np.array(ranks)[:, None]
         result.append(("mpi collectives, p-lines", ("p",), x, named_mpi, x[:, 0] == x[:, 0].max()))
+    lulesh = caliper_lines()
+    if lulesh is not None:
+        result.append(lulesh)
     return result
+
+
+def caliper_lines():
+    """LULESH under Caliper at 27...343 ranks (Thicket's test data): every region and metric, one run each."""
+    folder = CALIPER / "mpi_scaling_cali"
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            experiment = extrap_plugins.read(str(folder), parameters="jobsize")
+    except Exception as error:  # caliper-reader not installed: the row is left out, said so
+        print(f"(LULESH row left out: {error})", file=sys.stderr)
+        return None
+    x = experiment.points()
+    named = {}
+    for callpath in experiment.callpaths:
+        for metric in experiment.metrics:
+            coordinates, values = experiment.values_of(callpath, metric)
+            if coordinates.shape[0] != x.shape[0]:
+                continue
+            order = np.lexsort(coordinates.T[::-1])
+            named[f"{callpath}|{metric}"] = values[order][:, None]
+    return ("lulesh (Caliper), p-lines", ("p",), x, named, x[:, 0] == x[:, 0].max())
 
 
 def merge(all_cases):
