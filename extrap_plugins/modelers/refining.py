@@ -118,7 +118,9 @@ class RefiningModeler(PMNFModeler):
             part = None if noise is None else regression.Noise(
                 noise.variance[members], noise.dof[members], None if noise.points is None else noise.points[members])
             local = evidence_search(x, Y[members], blocks, usable & near, 1, part)
-            # The spread stays the first pass's: it is about the choice among all slices.
+            # Two sources of model-choice uncertainty, added in quadrature: which slice and coarse exponent
+            # (the first pass's spread, about all slices) and where within the neighbourhood (this pass's).
+            fit.spread[members] = np.hypot(fit.spread[members], local.spread)
             for name in ("blocks", "coefficients", "n_terms", "score", "runner_up", "mixed"):
                 getattr(fit, name)[members] = getattr(local, name)
         if config.max_terms > 1:  # keep the SingleFit layout of max_terms slots
