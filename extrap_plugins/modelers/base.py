@@ -38,7 +38,7 @@ from extrap_plugins.modelers.projection import parameter_line
 from extrap_plugins.quality import quality_figures
 
 from .combine import MultiFit, combine
-from .search import SingleFit, evidence_search, full_search
+from .search import SingleFit, evidence_or_cv, full_search
 
 MIN_VALUES = 5
 """Distinct values a parameter needs for a trustworthy model (Calotoiu et al. 2016, Section II-B)."""
@@ -376,7 +376,8 @@ class PMNFModeler:
         ``x`` (n_points,), ``Y`` (n_series, n_points), ``noise`` a :class:`regression.Noise`.
         """
         if config.selection == "evidence":
-            return evidence_search(x, Y, blocks, usable, config.max_terms, noise)
+            return evidence_or_cv(x, Y, blocks, usable, config.max_terms, config.criterion, config.improvement,
+                                  noise)
         return full_search(x, Y, blocks, usable, config.max_terms, config.criterion, config.improvement, noise)
 
     def _multi(self, X, Y, variance, active, usable, config: Config, notes: list[str], names) -> Result:

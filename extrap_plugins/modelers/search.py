@@ -57,6 +57,8 @@ class SingleFit:
     runner_up: np.ndarray | None = None
     spread: np.ndarray | None = None
     mixed: np.ndarray | None = None
+    misfit: np.ndarray | None = None
+    misfit_dof: np.ndarray | None = None
 
 
 def term_limit(n_points: int, max_terms: int) -> int:
@@ -193,6 +195,8 @@ def evidence_search(
     index = np.zeros(n_series, dtype=np.int64)
     spread = np.full((n_series, n_ref), np.nan)
     mixed = np.zeros(n_series, dtype=bool)
+    misfit = np.full(n_series, np.nan)
+    misfit_dof = np.zeros(n_series)
     runner_up = np.full(n_series, -1, dtype=np.int64)
     chosen_coefficients = np.zeros((n_series, max_terms + 1))
     columns_ref = evaluate_blocks(np.max(x) * np.asarray(evidence.REFERENCE), blocks)
@@ -291,6 +295,8 @@ def evidence_search(
         chosen_coefficients[start : start + chunk] = coefficient_rows[np.arange(n_c), judged.index]
         spread[start : start + chunk] = judged.spread
         mixed[start : start + chunk] = judged.mixed
+        misfit[start : start + chunk] = judged.misfit
+        misfit_dof[start : start + chunk] = judged.misfit_dof
         if len(stacks) > 1:
             one = rss[:, offsets[1] : offsets[2]]
             best = np.argmin(one, axis=1)
@@ -304,6 +310,8 @@ def evidence_search(
         runner_up=runner_up,
         spread=spread,
         mixed=mixed,
+        misfit=misfit,
+        misfit_dof=misfit_dof,
     )
     stack_of = np.searchsorted(offsets, index, side="right") - 1
     for s, (hypotheses, _, _, _) in enumerate(stacks):
@@ -319,6 +327,55 @@ def evidence_search(
             continue
         fit.coefficients[members] = chosen_coefficients[members]
     return fit
+
+
+def evidence_or_cv(
+    x: np.ndarray,
+    Y: np.ndarray,
+    blocks: np.ndarray,
+    usable: np.ndarray,
+    max_terms: int,
+    criterion: str,
+    improvement: float,
+    noise: regression.Noise | None = None,
+) -> SingleFit:
+    """:func:`evidence_search`, and :func:`full_search` for the series that are not PMNF plus noise.
+
+    Where the best plausible hypothesis misses the data by far more than the
+    repetitions' noise allows (:func:`evidence.misfitting`), no hypothesis
+    describes the data, and the likelihood-based choice follows structure
+    that does not extrapolate (a step read as steep growth); the
+    noise-tested cross-validation rule, which keeps the constant or the
+    simplest exponents there, takes over.  The model-choice spread of those
+    series grows by the distance between the two choices' predictions.
+    Parameters as :func:`full_search`.
+    """
+    fit = evidence_search(x, Y, blocks, usable, max_terms, noise)
+    if noise is None or fit.misfit is None:
+        return fit
+    odd = np.flatnonzero(evidence.misfitting(fit.misfit, fit.misfit_dof, noise.dof))
+    if odd.size == 0:
+        return fit
+    part = regression.Noise(noise.variance[odd], noise.dof[odd])
+    other = full_search(x, Y[odd], blocks, usable, max_terms, criterion, improvement, part)
+    columns_ref = evaluate_blocks(np.max(x) * np.asarray(evidence.REFERENCE), blocks)
+    with np.errstate(all="ignore"):
+        before = np.log(np.abs(_predict(fit, odd, columns_ref)))
+        after = np.log(np.abs(_predict(other, np.arange(odd.size), columns_ref)))
+        step = np.where(np.isfinite(before) & np.isfinite(after), after - before, 0.0)
+    fit.spread[odd] = np.hypot(fit.spread[odd], step)
+    for name in ("blocks", "coefficients", "n_terms", "score"):
+        getattr(fit, name)[odd] = getattr(other, name)
+    fit.mixed[odd] = False  # the cross-validation rule keeps terms of one sign (positive_terms)
+    return fit
+
+
+def _predict(fit: SingleFit, members: np.ndarray, columns: np.ndarray) -> np.ndarray:
+    """Values of the chosen models of ``members`` at the points of ``columns`` (n_points, n_blocks)."""
+    blocks = fit.blocks[members]
+    used = blocks >= 0
+    values = np.where(used[:, None, :], columns[:, np.maximum(blocks, 0)].transpose(1, 0, 2), 0.0)
+    return fit.coefficients[members, :1] + np.einsum("spk,sk->sp", values, fit.coefficients[members, 1:])
 
 
 def _weighted_candidates(columns, columns_ref, hypotheses, constant: bool, y, w, last: int, width: int):

@@ -139,3 +139,38 @@ def test_intervals_include_the_choice_of_model_and_widen_with_distance():
     near, far = u.half_width(np.array([[512.0]])), u.half_width(np.array([[8192.0]]))
     assert far[0] / model.predict([8192.0]) > near[0] / model.predict([512.0])
     assert u.choice(np.array([[128.0], [256.0]])).tolist() == [0.0, 0.0]  # no choice inside the data
+
+
+def test_the_misfit_test_is_an_f_test_at_one_percent():
+    # F(2, 4) at 1 %: 18 exactly; unknown noise (no repetitions) is never a misfit.
+    flags = evidence.misfitting(np.array([17.0, 19.0, 19.0, np.nan]), np.array([2.0, 2.0, 2.0, 2.0]),
+                                np.array([4.0, 4.0, 0.0, 4.0]))
+    assert flags.tolist() == [False, True, False, False]
+
+
+def test_points_that_disagree_far_more_than_their_repetitions_get_the_noise_tested_rule(monkeypatch):
+    # Two repetitions that agree within 2 % at points that jump 3x and back: no PMNF function plus that
+    # noise (F about 600 with 2 and 4 degrees of freedom); the evidence choice alone follows the jump.
+    values = {32: [1.0, 1.02], 64: [1.5, 1.48], 128: [1.2, 1.22], 256: [4.05, 3.98]}
+    e = extrap_plugins.Experiment.from_columns(
+        ["p"], callpath="jumps", metric="time",
+        coordinates=np.repeat(np.array(list(values), dtype=float), 2)[:, None],
+        value=np.array([v for pair in values.values() for v in pair]))
+    (chosen,) = model_quietly(e)
+    (cv,) = model_quietly(e, selection="cv")
+    assert chosen.formula == cv.formula == "1.109 + 1.716e-7 · p^3"
+    monkeypatch.setattr(evidence, "MISFIT_LEVEL", 0.0)  # never a misfit: the evidence choice alone
+    (alone,) = model_quietly(e)
+    assert alone.formula == "0.1484 · p^(1/2)"
+    # The spread widens by the distance between the two choices' predictions.
+    assert chosen.choice_spread[1] > alone.choice_spread[1] + 0.5
+
+
+def test_pmnf_plus_noise_never_fails_the_misfit_test(monkeypatch):
+    rng = np.random.default_rng(7)
+    series = {f"f{k}": 3.0 + rng.uniform(0.01, 1.0) * np.asarray(P7, dtype=float) ** rng.uniform(0.2, 2.5)
+              for k in range(30)}
+    e = experiment(["p"], P7, series, repetitions=5, noise=0.1, seed=8)
+    with_test = [m.formula for m in model_quietly(e)]
+    monkeypatch.setattr(evidence, "MISFIT_LEVEL", 0.0)
+    assert [m.formula for m in model_quietly(e)] == with_test
