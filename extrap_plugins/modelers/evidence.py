@@ -2,7 +2,7 @@
 
 Every hypothesis of a stack is fitted to every series (one GEMM per stack and
 chunk of series, as in :mod:`~extrap_plugins.modelers.regression`), and
-judged in three steps:
+judged in four steps:
 
 1. **Plausibility** (hard rules, from what the data carry besides their fit).
    A series whose values are all positive gets no model that predicts a value
