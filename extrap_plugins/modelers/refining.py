@@ -31,10 +31,9 @@ import functools
 
 import numpy as np
 
+from . import evidence, regression
 from .base import Config, PMNFModeler
-from .search import SingleFit, evidence_search
-
-from . import regression
+from .search import SingleFit, evidence_or_cv, evidence_search
 
 COARSE = 1.0 / 12.0
 """First pass: every slice at this resolution."""
@@ -92,7 +91,9 @@ class RefiningModeler(PMNFModeler):
         a, b = blocks[:, 0], blocks[:, 1]
         coarse = (_on_grid(a, COARSE) & (b == np.round(b))) | ((a == 0) & _on_grid(b, COARSE))
         slices = [(b == j) & (a != 0) for j in (0.0, 1.0, 2.0)] + [a == 0]
-        fit = evidence_search(x, Y, blocks, usable & coarse, 1, noise)
+        fit = evidence_or_cv(x, Y, blocks, usable & coarse, 1, config.criterion, config.improvement, noise)
+        settled = np.zeros(Y.shape[0], dtype=bool) if noise is None or fit.misfit is None else \
+            evidence.misfitting(fit.misfit, fit.misfit_dof, noise.dof)
         # The best coarse exponent of every slice (as Extra-P refines every slice) ...
         best = np.full((Y.shape[0], len(slices)), -1, dtype=np.int64)
         for k, members in enumerate(slices):
@@ -103,7 +104,10 @@ class RefiningModeler(PMNFModeler):
         # coarse bests at once.
         rows, group_of = np.unique(best, axis=0, return_inverse=True)
         for g, row in enumerate(rows):
-            members = np.flatnonzero(group_of.reshape(-1) == g)
+            # Series that failed the misfit test keep the cross-validation rule's choice (no refinement).
+            members = np.flatnonzero((group_of.reshape(-1) == g) & ~settled)
+            if members.size == 0:
+                continue
             near = np.zeros(blocks.shape[0], dtype=bool)
             for k, block in enumerate(row):
                 if block < 0:
