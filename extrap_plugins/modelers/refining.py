@@ -20,7 +20,9 @@ by the whole group, the same batched machinery as ``default``
 is the refinement's limit without its sequential steps, and a hypothesis is
 chosen by the same evidence criterion (:mod:`~extrap_plugins.modelers.evidence`):
 the consensus of the exponents the data cannot tell apart, not the single
-best fit.  Models have one term (as Extra-P's refining modeler) plus the
+best fit (series that fail its misfit test keep the cross-validation rule's
+choice on the coarse slices, unrefined: refining a step into a fine
+exponent only sharpens a wrong trend).  Models have one term (as Extra-P's refining modeler) plus the
 constant, which may be zero; several parameters are combined by the
 hierarchical search of ``default``.
 """
