@@ -33,7 +33,7 @@ import functools
 
 import numpy as np
 
-from . import evidence, regression
+from . import regression
 from .base import Config, PMNFModeler
 from .search import SingleFit, evidence_or_cv, evidence_search
 
@@ -94,8 +94,7 @@ class RefiningModeler(PMNFModeler):
         coarse = (_on_grid(a, COARSE) & (b == np.round(b))) | ((a == 0) & _on_grid(b, COARSE))
         slices = [(b == j) & (a != 0) for j in (0.0, 1.0, 2.0)] + [a == 0]
         fit = evidence_or_cv(x, Y, blocks, usable & coarse, 1, config.criterion, config.improvement, noise)
-        settled = np.zeros(Y.shape[0], dtype=bool) if noise is None or fit.misfit is None else \
-            evidence.misfitting(fit.misfit, fit.misfit_dof, noise.dof)
+        settled = np.zeros(Y.shape[0], dtype=bool) if fit.fallback is None else fit.fallback
         # The best coarse exponent of every slice (as Extra-P refines every slice) ...
         best = np.full((Y.shape[0], len(slices)), -1, dtype=np.int64)
         for k, members in enumerate(slices):

@@ -48,6 +48,13 @@ class SingleFit:
     runner_up : ndarray of int, shape (n_series,)
         The block of the best one-term hypothesis (-1 if none): a candidate
         for the multi-parameter combination even where the constant won.
+    spread, mixed : optional
+        The evidence search's model-choice spread and opposite-sign flags
+        (:class:`~extrap_plugins.modelers.evidence.Judgement`).
+    misfit, misfit_dof : ndarray, shape (n_series,), optional
+        The F statistic of the best plausible hypothesis's lack of fit and its degrees of freedom.
+    fallback : ndarray of bool, shape (n_series,), optional
+        The series whose model the cross-validation rule chose (:func:`evidence_or_cv`).
     """
 
     blocks: np.ndarray
@@ -59,6 +66,7 @@ class SingleFit:
     mixed: np.ndarray | None = None
     misfit: np.ndarray | None = None
     misfit_dof: np.ndarray | None = None
+    fallback: np.ndarray | None = None
 
 
 def term_limit(n_points: int, max_terms: int) -> int:
@@ -359,14 +367,22 @@ def evidence_or_cv(
     part = regression.Noise(noise.variance[odd], noise.dof[odd])
     other = full_search(x, Y[odd], blocks, usable, max_terms, criterion, improvement, part)
     columns_ref = evaluate_blocks(np.max(x) * np.asarray(evidence.REFERENCE), blocks)
+    every = np.arange(odd.size)
+    after_ref = _predict(other, every, columns_ref)
+    # Step 1 holds for the fallback too: positive data never get a model that predicts zero or less.
+    plausible = ~np.all(Y[odd] > 0, axis=1) | (np.all(after_ref > 0, axis=1)
+                                               & np.all(_predict(other, every, evaluate_blocks(x, blocks)) > 0, axis=1))
+    odd, other_rows, after_ref = odd[plausible], every[plausible], after_ref[plausible]
     with np.errstate(all="ignore"):
         before = np.log(np.abs(_predict(fit, odd, columns_ref)))
-        after = np.log(np.abs(_predict(other, np.arange(odd.size), columns_ref)))
-        step = np.where(np.isfinite(before) & np.isfinite(after), after - before, 0.0)
+        step = np.log(np.abs(after_ref)) - before
+        step = np.where(np.isfinite(step), step, 0.0)
     fit.spread[odd] = np.hypot(fit.spread[odd], step)
     for name in ("blocks", "coefficients", "n_terms", "score"):
-        getattr(fit, name)[odd] = getattr(other, name)
+        getattr(fit, name)[odd] = getattr(other, name)[other_rows]
     fit.mixed[odd] = False  # the cross-validation rule keeps terms of one sign (positive_terms)
+    fit.fallback = np.zeros(Y.shape[0], dtype=bool)
+    fit.fallback[odd] = True
     return fit
 
 

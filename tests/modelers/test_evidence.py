@@ -174,3 +174,16 @@ def test_pmnf_plus_noise_never_fails_the_misfit_test(monkeypatch):
     with_test = [m.formula for m in model_quietly(e)]
     monkeypatch.setattr(evidence, "MISFIT_LEVEL", 0.0)
     assert [m.formula for m in model_quietly(e)] == with_test
+
+
+def test_the_fallback_never_brings_a_negative_prediction_of_positive_data(monkeypatch):
+    # 100 p^(-3/4) with 5 % noise: the cross-validation rule alone gives -0.1279 + 101.1 p^(-3/4),
+    # negative at 100x; flagged as a misfit (every series is, at level 1), the model stays positive.
+    e = experiment(["p"], [4, 8, 16, 32, 64, 128, 256, 512], {"f": lambda p: 100 * p**-0.75},
+                   repetitions=5, noise=0.05, seed=8)
+    (cv,) = model_quietly(e, selection="cv")
+    assert cv.predict([51200.0])[0] < 0
+    monkeypatch.setattr(evidence, "MISFIT_LEVEL", 1.0)
+    (model,) = model_quietly(e)
+    assert model.formula == "99.17 · p^(-3/4)"
+    assert np.all(model.predict(np.array([[512.0 * d] for d in (2, 4, 10, 100)])) > 0)
