@@ -182,7 +182,7 @@ def test_the_fallback_never_brings_a_negative_prediction_of_positive_data(monkey
     e = experiment(["p"], [4, 8, 16, 32, 64, 128, 256, 512], {"f": lambda p: 100 * p**-0.75},
                    repetitions=5, noise=0.05, seed=8)
     (cv,) = model_quietly(e, selection="cv")
-    assert cv.predict([51200.0])[0] < 0
+    assert cv.predict([51200.0]) < 0
     monkeypatch.setattr(evidence, "MISFIT_LEVEL", 1.0)
     (model,) = model_quietly(e)
     assert model.formula == "99.17 · p^(-3/4)"
