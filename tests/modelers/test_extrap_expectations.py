@@ -124,8 +124,9 @@ ONE_PARAMETER_6 = {
 }
 
 
-@pytest.mark.parametrize("modeler", ["default", "refining"])
-@pytest.mark.parametrize("callpath", sorted(ONE_PARAMETER_6))
+@pytest.mark.parametrize("modeler, callpath", [(m, c) for m in ("default", "refining") for c in sorted(ONE_PARAMETER_6)],
+                         ids=[f"{t}-{c}" for t in ("test_default_single_parameter_modeling", "test_general")
+                              for c in sorted(ONE_PARAMETER_6)])
 def test_modeling__default_single_parameter_modeling(shared_data, modeler, callpath):
     # test_modeling.py::test_default_single_parameter_modeling (default) and
     # test_refining_modeler.py::test_general (refining): the same file and expectations.
