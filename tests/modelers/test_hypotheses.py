@@ -54,6 +54,15 @@ def test_negative_exponents_add_the_falling_factors_of_strong_scaling():
     )
 
 
+def test_negative_log_exponents_combine_with_the_falling_powers():
+    # Extra-P's allow_negative_exponents also has p^-i log2(p)^-j: here where J holds negative exponents.
+    blocks = building_blocks([0, 0.5, 1], [-1, 0, 1], negative=True)
+    products = sorted(tuple(b) for b in blocks.tolist() if b[0] < 0 and b[1] < 0)
+    assert products == [(-1, -1), (-0.5, -1)]
+    default = building_blocks([0, 0.5, 1], [0, 1, 2], negative=True)
+    assert not np.any((default[:, 0] < 0) & (default[:, 1] < 0))
+
+
 def test_negative_log_exponents_are_allowed():
     blocks = building_blocks([0, 1], [-1, 0])
     assert sorted(map(tuple, blocks.tolist())) == [(0, -1), (1, -1), (1, 0)]
