@@ -158,17 +158,18 @@ def test_modeling__default_single_parameter_modeling_met3_difference(shared_data
 def test_refining__general_met3_difference(shared_data):
     # test_refining_modeler.py::test_general, met3: Extra-P's refining modeler gives p^2 (2.182 + 1.012e-6 p^2,
     # SMAPE 14.7 %): its mediant refinement from whole exponents stops at 2 when 3/2 and 5/2 are no better.
-    # The data have two terms (see above), which one-term refining cannot express; ours searches the slices
-    # at 1/240 steps and takes the exponent that fits them best, 1.921 (SMAPE 2.4 %, six times closer to the
-    # measurements).  Beyond them the missing log2(p) makes it 9 % low at p = 64000 (Extra-P's p^2: 1.1 % high).
-    # Difference documented, not deliberate in prediction: the default modeler gives the two terms.
+    # The data have two terms (see above), which one-term refining cannot express; the best one-term fit misses
+    # the five repetitions' noise far beyond chance (the misfit test of modelers/evidence.py), so the
+    # cross-validation rule chooses on the coarse slices: p^(11/6) log2(p), SMAPE 4.4 %, three times closer to
+    # the measurements, but 8 % low at p = 64000 (Extra-P's p^2: 1.1 % high).  Difference documented, not
+    # deliberate in prediction: the default modeler gives the two terms.
     (model,) = model_quietly(extrap_plugins.read(text_file(shared_data, "one_parameter_6.txt")), "refining",
                              callpaths=["met3"])
     ((term,),) = [tuple(t.factors.items()) for t in model.terms]
-    assert term[0] == "p" and term[1].exponent == pytest.approx(1.921, abs=0.005) and term[1].log_exponent == 0
-    assert model.quality.smape < 14.7 / 5
+    assert term[0] == "p" and term[1].exponent == pytest.approx(11 / 6) and term[1].log_exponent == 1
+    assert model.quality.smape < 14.7 / 3
     truth = 1e-6 * 64000.0**2 + np.log2(64000.0) - np.log2(1000.0) + 1.0
-    assert model.predict([64000.0]) / truth == pytest.approx(0.91, abs=0.01)
+    assert model.predict([64000.0]) / truth == pytest.approx(0.92, abs=0.01)
 
 
 # test_default_multi_parameter_modeling: Extra-P asserts a model for every series (it runs).  Ours: a model for
