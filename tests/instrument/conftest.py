@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from extrap_plugins.instrument import regions
@@ -31,3 +33,11 @@ def mpiexec() -> list[str]:
     if launcher is None:
         pytest.fail("mpi4py is installed but no mpiexec was found beside Python or on the PATH")
     return [launcher.path, *launcher.arguments]
+
+
+@pytest.fixture
+def no_extrap_environment(monkeypatch):
+    """Launches inherit this environment: no EXTRAP_* settings from outside the test."""
+    for key in list(os.environ):
+        if key.startswith("EXTRAP_"):
+            monkeypatch.delenv(key)

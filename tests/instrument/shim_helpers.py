@@ -8,6 +8,8 @@ import pathlib
 import subprocess
 import sys
 
+from extrap_plugins.experiment import Experiment
+
 PROGRAMS = pathlib.Path(__file__).parent / "programs"
 
 
@@ -38,3 +40,18 @@ def series(record: dict, metric: str, statistic: str = "sum") -> dict[str, float
     """``{callpath: value}`` of one metric and statistic in a record."""
     values = record["values"].get(metric, {}).get(statistic, [None] * len(record["callpaths"]))
     return {c: v for c, v in zip(record["callpaths"], values) if v is not None}
+
+
+def line_of(experiment: Experiment, fixed: str, value: float) -> Experiment:
+    """The one-parameter experiment where ``fixed`` has ``value`` (a line of a cross design)."""
+    keep_column = [k for k, name in enumerate(experiment.parameter_names) if name != fixed]
+    rows = experiment.coordinates[:, experiment.parameter_names.index(fixed)] == value
+    return Experiment.from_columns(
+        [experiment.parameter_names[k] for k in keep_column],
+        callpath=([c.name for c in experiment.callpaths], experiment.callpath_index[rows]),
+        metric=([m.name for m in experiment.metrics], experiment.metric_index[rows]),
+        coordinates=experiment.coordinates[rows][:, keep_column],
+        value=experiment.value[rows],
+        repetition=experiment.repetition[rows],
+        metrics=experiment.metrics,
+    )

@@ -17,13 +17,6 @@ from extrap_plugins.instrument import sweep
 from shim_helpers import PROGRAMS, clean_environment, records
 
 
-@pytest.fixture
-def no_extrap_environment(monkeypatch):
-    """Launches inherit this environment: no EXTRAP_* settings from outside the test."""
-    for key in list(os.environ):
-        if key.startswith("EXTRAP_"):
-            monkeypatch.delenv(key)
-
 
 def start_job(mpiexec, folder: pathlib.Path, mode: str, processes: int = 3):
     ready = folder / "ready"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import pathlib
 import re
 import sys
@@ -12,35 +11,13 @@ import pytest
 import extrap_plugins
 from extrap_plugins import cli
 from extrap_plugins.errors import ExtrapWarning
-from extrap_plugins.experiment import Experiment
 from extrap_plugins.instrument import sweep
-from shim_helpers import PROGRAMS, records
+from shim_helpers import PROGRAMS, line_of, records
 
 JACOBI = pathlib.Path(__file__).resolve().parents[2] / "examples" / "jacobi" / "jacobi.py"
 ITERATIONS, CHECK = 20, 5
 
 
-@pytest.fixture
-def no_extrap_environment(monkeypatch):
-    """Launches inherit this environment: no EXTRAP_* settings from outside the test."""
-    for key in list(os.environ):
-        if key.startswith("EXTRAP_"):
-            monkeypatch.delenv(key)
-
-
-def line_of(experiment: Experiment, fixed: str, value: float) -> Experiment:
-    """The one-parameter experiment where ``fixed`` has ``value`` (a line of a cross design)."""
-    keep_column = [k for k, name in enumerate(experiment.parameter_names) if name != fixed]
-    rows = experiment.coordinates[:, experiment.parameter_names.index(fixed)] == value
-    return Experiment.from_columns(
-        [experiment.parameter_names[k] for k in keep_column],
-        callpath=([c.name for c in experiment.callpaths], experiment.callpath_index[rows]),
-        metric=([m.name for m in experiment.metrics], experiment.metric_index[rows]),
-        coordinates=experiment.coordinates[rows][:, keep_column],
-        value=experiment.value[rows],
-        repetition=experiment.repetition[rows],
-        metrics=experiment.metrics,
-    )
 
 
 def test_a_sweep_of_the_jacobi_example_models_its_communication_exactly(mpiexec, tmp_path, no_extrap_environment,
