@@ -427,13 +427,11 @@ def _fit_shape(fit, members, Y, weights, noise, set_of, set_blocks, columns, pro
 def relative_weights(Y: np.ndarray) -> np.ndarray:
     """Weights ``1 / |y|`` for relative least squares, shape (n_series, n_points).
 
-    Values near zero are capped at a thousandth of the series' mean magnitude
-    (an all-zero series gets weight 1) so that no point dominates.
+    The magnitudes are :func:`~extrap_plugins.modelers.evidence.magnitudes`, the selection's own: a zero
+    counts as the series' mean magnitude, so that zeros among counts (noise that is additive there) do
+    not outweigh every other point.
     """
-    magnitude = np.abs(Y)
-    floor = 1e-3 * np.mean(magnitude, axis=1, keepdims=True)
-    magnitude = np.maximum(magnitude, floor)
-    return np.where(magnitude > 0, 1.0 / np.where(magnitude > 0, magnitude, 1.0), 1.0)
+    return 1.0 / evidence.magnitudes(Y)
 
 
 def _designs(values: np.ndarray, hypotheses: np.ndarray) -> np.ndarray:

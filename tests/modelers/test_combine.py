@@ -84,3 +84,15 @@ def test_fastest_like_parallelogram_without_a_full_grid_is_modeled():
         frozenset({("p", 4 / 3, 1.0), ("s", 1.75, 0.0)}),
     }
     np.testing.assert_allclose(model.predict(points), truth(*points.T), rtol=1e-6)
+
+
+
+def test_zeros_among_counts_do_not_pull_the_model_to_zero():
+    # main->mat_mul's PAPI_L2_TCM in the CUBE multi_parameter example (x, y, z in 1, 10, 25): a cache-miss
+    # counter of a few events per run, zero in a third of the runs.  Relative weights once made the zeros
+    # outweigh every other point, and the model was 5.058e-6 * x^(-1/4) where the values average 1.3.
+    values = np.array([0, 3, 3, 2, 1, 2, 3, 3, 2, 1, 0, 3, 1, 1, 0, 2, 0, 0, 1, 1, 3, 1, 0, 0, 2, 0, 1], dtype=float)
+    axis = [1, 10, 25]
+    (model,) = model_quietly(experiment(["x", "y", "z"], grid(axis, axis, axis), {"misses": values}))
+    for point in ([1.0, 1.0, 1.0], [25.0, 25.0, 25.0], [100.0, 100.0, 100.0]):
+        assert 0.4 < model.predict(point) < 3.0, (str(model), point)
