@@ -30,7 +30,8 @@ judge many hypotheses (``default``, ``refining``) report how much the
 hypotheses the data cannot tell apart disagree beyond the measurements
 (``Model.choice_spread``, a log-scale standard deviation at 2, 4, 10 and 100
 times the largest measured point); at a target ``x`` it is interpolated and
-added in quadrature: ``z · |f(x)| · spread(x)``.
+added in quadrature: ``z · |f(x)| · spread(x)``.  An interval of a quantity whose every measured value
+is 0 or more (a time, a count) is cut at 0 (:attr:`Uncertainty.floor`).
 """
 
 from __future__ import annotations
@@ -231,26 +232,19 @@ class Uncertainty:
     """:attr:`Model.choice_spread`: log-scale spread of the plausible hypotheses at :data:`CHOICE_AT`."""
     largest: tuple[float, ...] = ()
     """The largest measured value of each parameter."""
+    floor: float = -math.inf
+    """The smallest value the quantity can take: 0 where every measured value is 0 or more (a time, a
+    count), so that no interval of such a model reaches below zero."""
 
     def choice(self, X: np.ndarray) -> np.ndarray:
         """The model-choice spread (log scale) at points ``X``, shape (n, n_params) -> (n,).
 
-        Interpolated in ``log d`` between the spreads at :data:`CHOICE_AT` times the largest
-        measured point, with ``d`` the largest ratio of a coordinate to its largest measured
-        value; 0 inside the measurements (``d <= 1``), growing in proportion to ``log d`` past 100x.
+        See :func:`choice_spread_at`.
         """
         X = np.atleast_2d(np.asarray(X, dtype=np.float64))
-        spread = np.asarray(self.choice_spread, dtype=np.float64)
-        if spread.size != len(CHOICE_AT) or not self.largest or not np.all(np.isfinite(spread)):
+        if not self.largest:
             return np.zeros(X.shape[0])
-        with np.errstate(all="ignore"):
-            d = np.max(X / np.asarray(self.largest)[None, :], axis=1)
-            log_d = np.log(np.maximum(np.where(np.isfinite(d), d, 1.0), 1.0))
-        knots = np.log(np.concatenate([[1.0], CHOICE_AT]))
-        values = np.concatenate([[0.0], spread])
-        inside = np.interp(log_d, knots, values)
-        beyond = spread[-1] * log_d / knots[-1]
-        return np.where(log_d > knots[-1], beyond, inside)
+        return choice_spread_at(np.asarray([self.choice_spread], dtype=np.float64), self.largest, X)[0]
 
     def leverage(self, X: np.ndarray) -> np.ndarray:
         """``a(x)ᵀ (AᵀA)⁻¹ a(x)`` at points ``X``, shape (n, n_params) -> (n,)."""
@@ -282,6 +276,48 @@ class Uncertainty:
         value = design_matrix(self.columns, self.parameters, X) @ np.asarray(self.coefficients)
         choice = ndtri(0.5 + level / 2.0) * np.abs(value) * self.choice(X)
         return np.sqrt(fit * fit + choice * choice)
+
+    def bounds(self, value: np.ndarray, half_width: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The interval ``value ± half_width``, cut at :attr:`floor` (shapes as ``value``)."""
+        return np.maximum(value - half_width, self.floor), np.maximum(value + half_width, self.floor)
+
+
+def choice_spread_at(spreads: np.ndarray, largest: Sequence[float], X: np.ndarray) -> np.ndarray:
+    """The model-choice spread (log scale) of several models at points ``X``.
+
+    Interpolated in ``log d`` between the spreads at :data:`CHOICE_AT` times the largest measured
+    point, with ``d`` the largest ratio of a coordinate to its largest measured value; 0 inside the
+    measurements (``d <= 1``), growing in proportion to ``log d`` past 100x.
+
+    Parameters
+    ----------
+    spreads : ndarray, shape (n_models, len(CHOICE_AT))
+        :attr:`Model.choice_spread` of each model; a row of another length or with a NaN counts as 0.
+    largest : sequence of float, length n_params
+    X : ndarray, shape (n, n_params)
+
+    Returns
+    -------
+    ndarray, shape (n_models, n)
+
+    >>> choice_spread_at(np.array([[0.1, 0.2, 0.3, 0.4]]), [10.0], np.array([[5.0], [40.0], [1e4]])).round(3)
+    array([[0. , 0.2, 0.6]])
+    """
+    X = np.atleast_2d(np.asarray(X, dtype=np.float64))
+    spreads = np.atleast_2d(np.asarray(spreads, dtype=np.float64))
+    if spreads.shape[1] != len(CHOICE_AT):
+        return np.zeros((spreads.shape[0], X.shape[0]))
+    spreads = np.where(np.all(np.isfinite(spreads), axis=1, keepdims=True), spreads, 0.0)
+    with np.errstate(all="ignore"):
+        d = np.max(X / np.asarray(largest, dtype=np.float64)[None, :], axis=1)
+        log_d = np.log(np.maximum(np.where(np.isfinite(d), d, 1.0), 1.0))
+    knots = np.log(np.concatenate([[1.0], CHOICE_AT]))
+    values = np.concatenate([np.zeros((spreads.shape[0], 1)), spreads], axis=1)
+    j = np.clip(np.searchsorted(knots, log_d, side="right") - 1, 0, len(knots) - 2)
+    t = np.clip((log_d - knots[j]) / (knots[j + 1] - knots[j]), 0.0, 1.0)
+    inside = values[:, j] * (1.0 - t) + values[:, j + 1] * t
+    beyond = spreads[:, -1:] * (log_d / knots[-1])[None, :]
+    return np.where((log_d > knots[-1])[None, :], beyond, inside)
 
 
 def design_matrix(columns: Sequence[Mapping[str, Factor]], parameters: Sequence[str], X: np.ndarray) -> np.ndarray:
@@ -387,11 +423,12 @@ def _shape_uncertainties(points, Y, members, columns, parameters, models):
     variance = np.sum(residual**2, axis=1) / dof
     out = []
     largest = tuple(float(v) for v in np.max(points, axis=0))
-    for (_, index), s2, c in zip(members, variance, coefficients.tolist()):
+    nonnegative = np.all(Y[rows][:, finite] >= 0, axis=1)
+    for (_, index), s2, c, zero_or_more in zip(members, variance, coefficients.tolist(), nonnegative):
         if np.isfinite(s2):
             spread = tuple(models[index].choice_spread)
             out.append((index, Uncertainty(parameters, columns, scale, gram_inverse, float(s2), dof,
-                                           tuple(c), spread, largest)))
+                                           tuple(c), spread, largest, 0.0 if zero_or_more else -math.inf)))
     return out
 
 
@@ -598,10 +635,11 @@ def _intervals(uncertainty: Sequence[Uncertainty | None], value: np.ndarray, poi
                level: float) -> tuple[np.ndarray, np.ndarray]:
     """Prediction and confidence intervals at one point, each shape (n_models, 2); NaN where unknown.
 
-    Models that share a Gram inverse share the leverage at ``point``: one
-    evaluation per shape and point set.
+    The same interval as :meth:`Uncertainty.half_width` and :meth:`Uncertainty.bounds` (the least-squares
+    part and the model-choice part in quadrature, cut at the quantity's floor), batched: models that share
+    a Gram inverse share the leverage at ``point``, one evaluation per shape and point set.
     """
-    from scipy.special import stdtrit
+    from scipy.special import ndtri, stdtrit
 
     n = len(uncertainty)
     prediction, confidence = np.full((n, 2), np.nan), np.full((n, 2), np.nan)
@@ -609,17 +647,28 @@ def _intervals(uncertainty: Sequence[Uncertainty | None], value: np.ndarray, poi
     for i, u in enumerate(uncertainty):
         if u is not None:
             groups.setdefault(id(u.gram_inverse), []).append(i)
+    z = ndtri(0.5 + level / 2.0)
     for members in groups.values():
         first = uncertainty[members[0]]
         h = float(first.leverage(point)[0])
         quantile = stdtrit(first.dof, 0.5 + level / 2.0)
         s2 = np.array([uncertainty[i].residual_variance for i in members])
+        floor = np.array([uncertainty[i].floor for i in members])
         center = value[members]
+        choice = np.zeros(len(members))
+        if first.largest:
+            spreads = np.array([_spread_row(uncertainty[i]) for i in members])
+            choice = z * np.abs(center) * choice_spread_at(spreads, first.largest, point)[:, 0]
         for out, factor in ((prediction, 1.0 + h), (confidence, h)):
-            half = quantile * np.sqrt(s2 * max(factor, 0.0))
-            out[members, 0] = center - half
-            out[members, 1] = center + half
+            half = np.sqrt(quantile * quantile * s2 * max(factor, 0.0) + choice * choice)
+            out[members, 0] = np.maximum(center - half, floor)
+            out[members, 1] = np.maximum(center + half, floor)
     return prediction, confidence
+
+
+def _spread_row(u: Uncertainty) -> tuple[float, ...]:
+    """``u.choice_spread`` as a row of :data:`CHOICE_AT`'s length (NaNs where a modeler reported none)."""
+    return u.choice_spread if len(u.choice_spread) == len(CHOICE_AT) else (math.nan,) * len(CHOICE_AT)
 
 
 def _growth_table(models: Sequence[Model]) -> list[tuple[str | None, tuple[float, float]]]:

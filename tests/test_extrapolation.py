@@ -1,6 +1,7 @@
 """Extrapolation and ranking: values at the target, shares, growth classes, prediction intervals."""
 
 import csv
+import dataclasses
 import io
 import json
 import math
@@ -220,6 +221,35 @@ def test_intervals_widen_away_from_the_measurements_and_vanish_without_noise():
     experiment = measured({"main": exact[0].predict}, P[:, None])
     (row,) = extrapolate(model_set_of(exact, experiment), "p=1e5").rows
     assert row.interval == pytest.approx((row.value_target, row.value_target))
+
+
+def test_the_printed_interval_includes_the_choice_of_model_and_is_the_one_half_width_gives():
+    # The interval every exporter prints is the one the robustness benchmark measures coverage of:
+    # least squares and the model-choice spread in quadrature (it once left the spread out).
+    truth = lambda X: 3.0 + 0.2 * X[:, 0] ** 1.6  # noqa: E731  exponent between Extra-P's hypotheses
+    experiment = measured({"main": truth}, P[:, None], repetitions=3, noise=0.5, seed=5)
+    model_set = extrap_plugins.model(experiment, executor="serial")
+    (model,) = model_set.models
+    assert all(np.isfinite(model.choice_spread)) and model.choice_spread[1] > 0
+    result = extrapolate(model_set, "p=256")
+    row, u = result.rows[0], result.uncertainty[0]
+    half = u.half_width(np.array([[256.0]]))[0]
+    assert row.interval == pytest.approx((row.value_target - half, row.value_target + half), rel=1e-9)
+    least_squares_only = dataclasses.replace(u, choice_spread=()).half_width(np.array([[256.0]]))[0]
+    assert least_squares_only < 0.9 * half
+
+
+def test_intervals_of_positive_measurements_never_reach_below_zero():
+    # RELeARN's "Insert branch nodes into global tree" [time] at p=1024 was printed as -0.0001683 … 0.0004577.
+    values = np.array([1.1, 0.4, 2.9, 0.3, 3.6])
+    experiment = measured({"main": lambda X: values[np.searchsorted(P, X[:, 0])]}, P[:, None])
+    model = Model("main", "time", ("p",), 0.5, (term(0.02, p=1),))
+    (row,) = extrapolate(model_set_of([model], experiment), "p=128").rows
+    assert row.interval[0] == 0.0 and row.confidence[0] == 0.0 and row.interval[1] > row.value_target
+    # where a measured value is negative (a difference, an overflowed counter) the interval is not cut
+    signed = measured({"main": lambda X: values[np.searchsorted(P, X[:, 0])] - 1.0}, P[:, None])
+    (row,) = extrapolate(model_set_of([model], signed), "p=128").rows
+    assert row.interval[0] < 0.0
 
 
 def test_no_interval_without_degrees_of_freedom_or_measurements():

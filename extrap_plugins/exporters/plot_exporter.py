@@ -220,8 +220,8 @@ def _draw_lines(ax, data: PlotData) -> None:
         if np.any(~inside):
             ax.plot(xs[xs >= x_hi_measured], y[xs >= x_hi_measured], color=color, lw=1.6, ls="--")
         if data.uncertainty is not None and second == banded:
-            half = data.uncertainty.half_width(X, data.level, "prediction")
-            ax.fill_between(xs, y - half, y + half, color=color, alpha=0.18, lw=0,
+            low, high = data.uncertainty.bounds(y, data.uncertainty.half_width(X, data.level, "prediction"))
+            ax.fill_between(xs, low, high, color=color, alpha=0.18, lw=0,
                             label=f"{data.level:.0%} prediction interval")
         rows = _rows_matching(data.points, params, second, fixed) if n_params else np.ones(len(data.center), bool)
         measured.append((rows, color))
