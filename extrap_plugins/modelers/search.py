@@ -416,10 +416,10 @@ def _weighted_candidates(columns, columns_ref, hypotheses, constant: bool, y, w,
     q = A.shape[3]
     with np.errstate(all="ignore"):
         Aw = A * w[:, None, :, None]
-        scale = np.max(np.abs(Aw), axis=2)  # (n_s, K, q)
+        scale = _largest_over_points(np.abs(Aw))  # (n_s, K, q)
         scale = np.where(np.isfinite(scale) & (scale > 0), scale, 1.0)
         As = Aw / scale[:, :, None, :]
-        G = np.einsum("skpa,skpb->skab", As, As)
+        G = _gram(As)
         b = np.einsum("skpa,sp->ska", As, y * w)
         ok = np.all(np.isfinite(G), axis=(2, 3)) & np.all(np.isfinite(b), axis=2)
         G = np.where(ok[:, :, None, None], G, np.eye(q))
@@ -444,6 +444,29 @@ def _weighted_candidates(columns, columns_ref, hypotheses, constant: bool, y, w,
     else:
         coefficients[:, :, 1 : 1 + k] = c
     return rss, fitted.min(axis=2), fitted[:, :, last], predictions, mixed, coefficients
+
+
+def _largest_over_points(values: np.ndarray) -> np.ndarray:
+    """``values.max(axis=2)`` for (n_s, K, n_points, q): a loop over the few points is faster."""
+    largest = values[:, :, 0].copy()
+    for point in range(1, values.shape[2]):
+        np.maximum(largest, values[:, :, point], out=largest)
+    return largest
+
+
+def _gram(A: np.ndarray) -> np.ndarray:
+    """``A^T A`` of each (n_points, q) matrix of A (n_s, K, n_points, q): loops over the few points and
+    coefficients are several times faster than ``einsum`` there, and give the same sums."""
+    q = A.shape[3]
+    G = np.empty(A.shape[:2] + (q, q))
+    for a in range(q):
+        for b in range(a, q):
+            total = A[:, :, 0, a] * A[:, :, 0, b]
+            for point in range(1, A.shape[2]):
+                total += A[:, :, point, a] * A[:, :, point, b]
+            G[:, :, a, b] = total
+            G[:, :, b, a] = total
+    return G
 
 
 STRONG_SCALING_PARTNERS = ((-0.5, 0.0), (-2.0 / 3.0, 0.0), (-1.0, 0.0), (-2.0, 0.0), (0.0, -1.0))
