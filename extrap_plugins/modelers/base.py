@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from extrap_plugins.modelers import regression
+from extrap_plugins.modelers import evidence, regression
 from extrap_plugins.errors import QualityWarning
 from extrap_plugins.experiment import MEASURES, SeriesGroup
 from extrap_plugins.modelers.hypotheses import (
@@ -37,8 +37,8 @@ from extrap_plugins.options import parse_bool, parse_fraction, parse_int
 from extrap_plugins.modelers.projection import parameter_line
 from extrap_plugins.quality import quality_figures
 
-from .combine import MultiFit, combine
-from .search import SingleFit, evidence_or_cv, full_search
+from .combine import MultiFit, combine, combined_spread, multi_values
+from .search import SingleFit, evidence_or_cv, full_search, single_values
 
 MIN_VALUES = 5
 """Distinct values a parameter needs for a trustworthy model (Calotoiu et al. 2016, Section II-B)."""
@@ -383,9 +383,10 @@ class PMNFModeler:
     def _multi(self, X, Y, variance, active, usable, config: Config, notes: list[str], names) -> Result:
         """Stage 2: the hierarchical search of Calotoiu et al. 2016, Section IV-B (swappable)."""
         n_params = X.shape[1]
-        singles = []
+        singles, lines = [], []
         for param in active:
             line = parameter_line(X[:, active], active.index(param))
+            lines.append(line)
             note = line_note(line, X[:, param], names[param])
             if note:
                 notes.append(note)
@@ -402,11 +403,16 @@ class PMNFModeler:
         )
         if fit.spread is not None:
             # The choice of each parameter's terms adds to the choice of their combination.
-            total = fit.spread**2
-            for single in singles:
+            multiples = np.asarray(evidence.REFERENCE)
+            top = X[:, active].max(axis=0)
+            joint = multi_values(fit, top[None, :] * multiples[:, None], config.blocks)
+            spreads, values = [], []
+            for single, line in zip(singles, lines):
                 if single.spread is not None:
-                    total = total + np.where(np.isfinite(single.spread), single.spread, 0.0) ** 2
-            fit.spread = np.sqrt(total)
+                    spreads.append(single.spread)
+                    values.append(single_values(single, evaluate_blocks(line.values.max() * multiples,
+                                                                        config.blocks)))
+            fit.spread = combined_spread(fit.spread, spreads, values, joint)
         return _from_multi(fit, active, n_params)
 
     def _finish(self, result: Result, X, Y, config: Config):

@@ -379,6 +379,11 @@ def evidence_or_cv(
     return fit
 
 
+def single_values(fit: SingleFit, columns: np.ndarray) -> np.ndarray:
+    """Values of every series' chosen model at the points of ``columns`` (n_points, n_blocks): (n_series, n_points)."""
+    return _predict(fit, np.arange(fit.blocks.shape[0]), columns)
+
+
 def _predict(fit: SingleFit, members: np.ndarray, columns: np.ndarray) -> np.ndarray:
     """Values of the chosen models of ``members`` at the points of ``columns`` (n_points, n_blocks)."""
     blocks = fit.blocks[members]

@@ -84,3 +84,30 @@ def test_fastest_like_parallelogram_without_a_full_grid_is_modeled():
         frozenset({("p", 4 / 3, 1.0), ("s", 1.75, 0.0)}),
     }
     np.testing.assert_allclose(model.predict(points), truth(*points.T), rtol=1e-6)
+
+
+def test_multi_values_evaluates_the_chosen_products():
+    from extrap_plugins.modelers.combine import MultiFit, multi_values
+
+    blocks = np.array([[0.0, 0.0], [1.0, 0.0], [-1.0, 0.0], [2.0, 1.0]])
+    # 3 + 2 p / n + 0.5 n^2 log2(n)
+    fit = MultiFit(terms=np.array([[[1, 2], [-1, 3]]]), coefficients=np.array([[3.0, 2.0, 0.5]]),
+                   n_terms=np.array([2]), score=np.zeros(1))
+    values = multi_values(fit, np.array([[4.0, 2.0], [8.0, 4.0]]), blocks)
+    assert values.tolist() == [[3.0 + 4.0 + 0.5 * 4 * 1, 3.0 + 4.0 + 0.5 * 16 * 2]]
+
+
+def test_a_parameter_s_spread_counts_additively_where_the_model_falls_along_another():
+    from extrap_plugins.modelers.combine import combined_spread
+
+    combination = np.array([[0.1, 0.1]])
+    line_spread = [np.array([[0.2, 0.2]])]
+    # The line of n stays at 10 while the model at (4p, 4n) has fallen to 2 (read additively, the line's
+    # absolute uncertainty 0.2 * 10 is 100 % of 2); where the model is above the line's level, the spread
+    # carries over as it is (read multiplicatively).
+    line_values = [np.array([[10.0, 10.0]])]
+    joint = np.array([[2.0, 40.0]])
+    spread = combined_spread(combination, line_spread, line_values, joint)
+    assert spread[0] == pytest.approx([np.hypot(0.1, 1.0), np.hypot(0.1, 0.2)], rel=1e-12)
+    # Unknown parts count as nothing.
+    assert combined_spread(combination, [np.array([[np.nan, 0.2]])], line_values, joint)[0, 0] == pytest.approx(0.1)
