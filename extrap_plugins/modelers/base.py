@@ -37,7 +37,7 @@ from extrap_plugins.options import parse_bool, parse_fraction, parse_int
 from extrap_plugins.modelers.projection import parameter_line
 from extrap_plugins.quality import quality_figures
 
-from .combine import MultiFit, combine, combined_spread, multi_values
+from .combine import MultiFit, additive_parameters, combine, combined_spread, multi_values
 from .search import SingleFit, evidence_or_cv, full_search, single_values
 
 MIN_VALUES = 5
@@ -416,11 +416,9 @@ class PMNFModeler:
             joint = multi_values(fit, top[None, :] * multiples[:, None], config.blocks)
             spreads, values = [], []
             for single, line in zip(singles, lines):
-                if single.spread is not None:
-                    spreads.append(single.spread)
-                    values.append(single_values(single, evaluate_blocks(line.values.max() * multiples,
-                                                                        config.blocks)))
-            fit.spread = combined_spread(fit.spread, spreads, values, joint)
+                spreads.append(single.spread if single.spread is not None else np.full(fit.spread.shape, np.nan))
+                values.append(single_values(single, evaluate_blocks(line.values.max() * multiples, config.blocks)))
+            fit.spread = combined_spread(fit.spread, spreads, values, joint, additive_parameters(fit))
         return _from_multi(fit, active, n_params)
 
     def _finish(self, result: Result, X, Y, config: Config):

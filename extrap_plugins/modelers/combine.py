@@ -168,17 +168,33 @@ def multi_values(fit: MultiFit, points: np.ndarray, blocks: np.ndarray) -> np.nd
     return value
 
 
+def additive_parameters(fit: MultiFit) -> np.ndarray:
+    """Which parameters each model has in a term of their own, or in no term at all.
+
+    Returns
+    -------
+    ndarray of bool, shape (n_series, n_params)
+        False where the parameter appears only in products with other parameters.
+    """
+    n_series, slots, n_params = fit.terms.shape
+    used = (fit.terms >= 0) & (np.arange(slots)[None, :, None] < fit.n_terms[:, None, None])
+    alone = used & (used.sum(axis=2, keepdims=True) == 1)
+    return alone.any(axis=1) | ~used.any(axis=1)
+
+
 def combined_spread(combination: np.ndarray, lines: list[np.ndarray], line_values: list[np.ndarray],
-                    joint_values: np.ndarray) -> np.ndarray:
+                    joint_values: np.ndarray, additive: np.ndarray) -> np.ndarray:
     """The model-choice spread of a multi-parameter model: the combination's and each parameter's.
 
-    Each parameter's spread (log scale) is about its own line's level.  Read
-    multiplicatively (``c f(p) g(n)``) it carries over to the model as it is; read
-    additively (``c0 + f(p) + g(n)``) the same absolute uncertainty,
-    ``spread * line value``, is a share ``line value / model value`` of the model's
-    prediction -- larger where the model falls along another parameter (a rising
-    term of ``n`` the line could not tell from noise dominates once ``c / p`` has
-    fallen).  The larger reading counts; the parts add in quadrature.
+    Each parameter's spread (log scale) is about its own line's level.  Where the
+    model has the parameter only in products with others (``c f(p) g(n)``), it carries
+    over to the model as it is.  Where the parameter has a term of its own
+    (``c0 + f(p) + g(n)``), or none at all (a term the line could not tell from noise
+    would add to the others), the same absolute uncertainty, ``spread * line value``,
+    is a share ``line value / model value`` of the model's prediction -- larger where
+    the model falls along another parameter (a rising term of ``n`` dominates once
+    ``c / p`` has fallen); the larger of the two readings counts there.  The parts
+    add in quadrature.
 
     Parameters
     ----------
@@ -190,16 +206,18 @@ def combined_spread(combination: np.ndarray, lines: list[np.ndarray], line_value
         Each parameter's line model at those multiples.
     joint_values : ndarray, shape (n_series, n_ref)
         The model at the reference multiples of every parameter at once.
+    additive : ndarray of bool, shape (n_series, n_params)
+        Which parameters the model has in a term of their own, or not at all (:func:`additive_parameters`).
 
     Returns
     -------
     ndarray, shape (n_series, n_ref)
     """
     total = combination * combination
-    for spread, values in zip(lines, line_values):
+    for param, (spread, values) in enumerate(zip(lines, line_values)):
         with np.errstate(all="ignore"):
             ratio = np.abs(values) / np.abs(joint_values)
-        ratio = np.where(np.isfinite(ratio), np.maximum(ratio, 1.0), 1.0)
+        ratio = np.where(np.isfinite(ratio) & additive[:, param : param + 1], np.maximum(ratio, 1.0), 1.0)
         part = np.where(np.isfinite(spread), spread, 0.0) * ratio
         total = total + part * part
     return np.sqrt(total)

@@ -107,22 +107,25 @@ def test_a_parameter_s_spread_counts_additively_where_the_model_falls_along_anot
     # carries over as it is (read multiplicatively).
     line_values = [np.array([[10.0, 10.0]])]
     joint = np.array([[2.0, 40.0]])
-    spread = combined_spread(combination, line_spread, line_values, joint)
+    additive = np.array([[True]])
+    spread = combined_spread(combination, line_spread, line_values, joint, additive)
     assert spread[0] == pytest.approx([np.hypot(0.1, 1.0), np.hypot(0.1, 0.2)], rel=1e-12)
+    # n only in a product with p (c f(p) g(n)): its spread is relative to the model as it is.
+    spread = combined_spread(combination, line_spread, line_values, joint, np.array([[False]]))
+    assert spread[0] == pytest.approx([np.hypot(0.1, 0.2)] * 2, rel=1e-12)
     # Unknown parts count as nothing.
-    assert combined_spread(combination, [np.array([[np.nan, 0.2]])], line_values, joint)[0, 0] == pytest.approx(0.1)
+    unknown = combined_spread(combination, [np.array([[np.nan, 0.2]])], line_values, joint, additive)
+    assert unknown[0, 0] == pytest.approx(0.1)
 
 
-@pytest.mark.parametrize("truth", [
-    lambda p, n: 0.79 + 0.0019 * p**1.28 + 2.1e-5 * n**2.21 * np.log2(n),
-    lambda p, n: 201 + 8.1 * p**0.658 + 9.6e-6 * n**2.93 * np.log2(n) ** 2,
-], ids=["p^1.28+n^2.21·log2(n)", "p^0.658+n^2.93·log2(n)^2"])
-def test_an_exponent_between_the_grid_s_takes_two_terms_and_the_other_parameter_keeps_its_own(truth):
-    # Exact data; the exponents of p are not in Extra-P's set: two terms of p approximate them (SPARE_TERM),
-    # and n keeps its term.  Predicted 4x beyond the largest value of both parameters within 2 % (with two
-    # terms at most: 6.5 % and 10.7 % off).
-    points = grid([4, 8, 16, 32, 64, 128], [10, 20, 40, 80, 160])
-    (model,) = model_quietly(experiment(["p", "n"], points, {"f": truth}))
-    assert len(model.terms) == 3
-    assert {frozenset(t.factors) for t in model.terms} == {frozenset({"p"}), frozenset({"n"})}
-    assert model.predict([512.0, 640.0]) == pytest.approx(truth(512.0, 640.0), rel=0.02)
+def test_additive_parameters_follow_the_model_s_terms():
+    from extrap_plugins.modelers.combine import MultiFit, additive_parameters
+
+    terms = np.array([
+        [[1, -1], [-1, 2]],   # f(p) + g(n): both have terms of their own
+        [[1, 2], [-1, -1]],   # f(p) g(n): both only in a product
+        [[1, 2], [1, -1]],    # f(p) g(n) + f(p): p alone in one term, n only in the product
+        [[1, -1], [-1, -1]],  # f(p): n in no term at all
+    ])
+    fit = MultiFit(terms=terms, coefficients=np.ones((4, 3)), n_terms=np.array([2, 1, 2, 1]), score=np.zeros(4))
+    assert additive_parameters(fit).tolist() == [[True, True], [False, False], [True, False], [True, True]]
