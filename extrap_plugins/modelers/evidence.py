@@ -62,7 +62,7 @@ Evidence (README, "Robustness"; ``benchmarks/robustness.py --samples 200 --extra
 share of predictions within 10 % at 4x beyond the data, averaged over noise 2-40 %, 46.6 % against
 Extra-P 4.2.5's 26.6 % (basic) and 24.8 % (refining) and the former rule's 38.3 % (``golden``, with the
 falling factors); falling functions 32-95 % against Extra-P's 0-13 %; no negative prediction of positive
-data up to 100x (Extra-P basic: 1,771 of 7,200); 95 % intervals cover the truth 91.1-94.2 % at 2-20 % noise
+data up to 100x (Extra-P basic: 1,771 of 7,200); 95 % intervals cover the truth 90.8-93.9 % at 2-20 % noise
 (87.5 % at 0 %).  Real data (``benchmarks/real.py``: RELeARN, MPI collectives, LULESH; fit without the
 largest value, predict it): 50.0 % within 10 %, median 10.0 %, against Extra-P's best 42.5 % / 13.1 %;
 without step 4 42.9 % / 12.9 %.  Where it may lose: median errors 1.01-1.11x Extra-P's on four of the 30
