@@ -129,3 +129,18 @@ def test_additive_parameters_follow_the_model_s_terms():
     ])
     fit = MultiFit(terms=terms, coefficients=np.ones((4, 3)), n_terms=np.array([2, 1, 2, 1]), score=np.zeros(4))
     assert additive_parameters(fit).tolist() == [[True, True], [False, False], [True, False], [True, True]]
+
+
+@pytest.mark.parametrize("truth", [
+    lambda p, n: 0.79 + 0.0019 * p**1.28 + 2.1e-5 * n**2.21 * np.log2(n),
+    lambda p, n: 201 + 8.1 * p**0.658 + 9.6e-6 * n**2.93 * np.log2(n) ** 2,
+], ids=["p^1.28+n^2.21·log2(n)", "p^0.658+n^2.93·log2(n)^2"])
+def test_an_exponent_between_the_grid_s_takes_two_terms_and_the_other_parameter_keeps_its_own(truth):
+    # Exact data; the exponents of p are not in Extra-P's set: two terms of p approximate them (SPARE_TERM),
+    # and n keeps its term.  Predicted 4x beyond the largest value of both parameters within 2 % (with two
+    # terms at most: 6.5 % and 10.7 % off).
+    points = grid([4, 8, 16, 32, 64, 128], [10, 20, 40, 80, 160])
+    (model,) = model_quietly(experiment(["p", "n"], points, {"f": truth}))
+    assert len(model.terms) == 3
+    assert {frozenset(t.factors) for t in model.terms} == {frozenset({"p"}), frozenset({"n"})}
+    assert model.predict([512.0, 640.0]) == pytest.approx(truth(512.0, 640.0), rel=0.02)
