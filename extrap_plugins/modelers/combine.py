@@ -144,6 +144,85 @@ def product_values(columns: list[np.ndarray], signatures: list[np.ndarray], prod
     return result
 
 
+def multi_values(fit: MultiFit, points: np.ndarray, blocks: np.ndarray) -> np.ndarray:
+    """Values of each series' chosen model at ``points``.
+
+    Parameters
+    ----------
+    fit : MultiFit
+    points : ndarray, shape (n, n_params)
+    blocks : ndarray, shape (n_blocks, 2)
+
+    Returns
+    -------
+    ndarray, shape (n_series, n)
+    """
+    columns = [evaluate_blocks(points[:, param], blocks) for param in range(points.shape[1])]  # (n, n_blocks)
+    value = np.repeat(fit.coefficients[:, :1], points.shape[0], axis=1)
+    for slot in range(fit.terms.shape[1]):
+        product = np.ones(value.shape)
+        for param, cols in enumerate(columns):
+            block = fit.terms[:, slot, param]
+            product *= np.where(block[:, None] >= 0, cols[:, np.maximum(block, 0)].T, 1.0)
+        value += fit.coefficients[:, slot + 1 : slot + 2] * product
+    return value
+
+
+def additive_parameters(fit: MultiFit) -> np.ndarray:
+    """Which parameters each model has in a term of their own, or in no term at all.
+
+    Returns
+    -------
+    ndarray of bool, shape (n_series, n_params)
+        False where the parameter appears only in products with other parameters.
+    """
+    n_series, slots, n_params = fit.terms.shape
+    used = (fit.terms >= 0) & (np.arange(slots)[None, :, None] < fit.n_terms[:, None, None])
+    alone = used & (used.sum(axis=2, keepdims=True) == 1)
+    return alone.any(axis=1) | ~used.any(axis=1)
+
+
+def combined_spread(combination: np.ndarray, lines: list[np.ndarray], line_values: list[np.ndarray],
+                    joint_values: np.ndarray, additive: np.ndarray) -> np.ndarray:
+    """The model-choice spread of a multi-parameter model: the combination's and each parameter's.
+
+    Each parameter's spread (log scale) is about its own line's level.  Where the
+    model has the parameter only in products with others (``c f(p) g(n)``), it carries
+    over to the model as it is.  Where the parameter has a term of its own
+    (``c0 + f(p) + g(n)``), or none at all (a term the line could not tell from noise
+    would add to the others), the same absolute uncertainty, ``spread * line value``,
+    is a share ``line value / model value`` of the model's prediction -- larger where
+    the model falls along another parameter (a rising term of ``n`` dominates once
+    ``c / p`` has fallen); the larger of the two readings counts there.  The parts
+    add in quadrature.
+
+    Parameters
+    ----------
+    combination : ndarray, shape (n_series, n_ref)
+        The spread of the combination's hypotheses (NaN where unknown).
+    lines : list of ndarray, one per parameter, shape (n_series, n_ref)
+        Each parameter's single-parameter spread at the reference multiples of its line.
+    line_values : list of ndarray, one per parameter, shape (n_series, n_ref)
+        Each parameter's line model at those multiples.
+    joint_values : ndarray, shape (n_series, n_ref)
+        The model at the reference multiples of every parameter at once.
+    additive : ndarray of bool, shape (n_series, n_params)
+        Which parameters the model has in a term of their own, or not at all (:func:`additive_parameters`).
+
+    Returns
+    -------
+    ndarray, shape (n_series, n_ref)
+    """
+    total = combination * combination
+    for param, (spread, values) in enumerate(zip(lines, line_values)):
+        with np.errstate(all="ignore"):
+            ratio = np.abs(values) / np.abs(joint_values)
+        ratio = np.where(np.isfinite(ratio) & additive[:, param : param + 1], np.maximum(ratio, 1.0), 1.0)
+        part = np.where(np.isfinite(spread), spread, 0.0) * ratio
+        total = total + part * part
+    return np.sqrt(total)
+
+
 def combine(
     X: np.ndarray,
     Y: np.ndarray,

@@ -199,7 +199,7 @@ def evidence_search(
     trend = evidence.trend_of(x, Y, variance)
     known_noise = np.isfinite(variance)
     point_variance = np.full(Y.shape, np.nan) if noise is None or noise.points is None else noise.points
-    residual_op, full_op, solvable = _evidence_operators(stacks, n_points, n_ref, max_terms)
+    residual_op, screens, solvable = _evidence_operators(stacks, n_points)
     index = np.zeros(n_series, dtype=np.int64)
     spread = np.full((n_series, n_ref), np.nan)
     mixed = np.zeros(n_series, dtype=bool)
@@ -219,7 +219,6 @@ def evidence_search(
     multi = [s_index for s_index, (h, _, _, _) in enumerate(stacks) if h.shape[1] >= 2]
     residual_op = residual_op[:, : single * n_points] if multi else residual_op
     lookup = {s_index: _combination_lookup(stacks[s_index][0], blocks.shape[0]) for s_index in multi}
-    projections = {s_index: _projection_operator(stacks[s_index][2]) for s_index in multi}
     chunk = max(1, EVIDENCE_CHUNK // max(1, single * n_points))
     for start in range(0, n_series, chunk):
         y = Y[start : start + chunk]
@@ -258,21 +257,15 @@ def evidence_search(
                 # (a) combinations of the series' best single terms (relative fits) ...
                 local, ok = _combinations_of_best(ic[:, offsets[1] : offsets[2]], stacks[1][0], lookup[s_index],
                                                   stacks[s_index][0].shape[1])
-                # ... and (b) the best plain least-squares fits of the whole stack (||y||^2 - ||Q^T y||^2, one
-                # GEMM with the shared Q): an exact fit of several terms is always among them.
-                Q = projections[s_index]
-                energy = np.einsum("sp,sp->s", y, y)[:, None]
-                captured = (y @ Q).reshape(n_c, size, -1)
-                np.square(captured, out=captured)
-                plain = energy - captured[:, :, 0]
-                for column in range(1, captured.shape[2]):  # faster than a reduction over a short axis
-                    plain -= captured[:, :, column]
-                plain = np.where(solvable[lo:hi_][None, :], plain, np.inf)
-                keep = min(size, CANDIDATES)
-                best_plain = np.argpartition(plain, keep - 1, axis=1)[:, :keep] if keep < size else \
-                    np.broadcast_to(np.arange(size), (n_c, size))
+                # ... and (b) the best plain least-squares fits of the whole stack (the residual sums of
+                # squares as quadratic forms in y, one GEMM): an exact fit of several terms is always among them.
+                form, kept = screens[s_index]
+                if kept.size <= CANDIDATES:
+                    best_plain = np.broadcast_to(kept, (n_c, kept.size))
+                else:
+                    best_plain = kept[smallest(_products(y) @ form, CANDIDATES)]
                 local = np.concatenate([local, best_plain], axis=1)
-                ok = np.concatenate([ok, np.isfinite(np.take_along_axis(plain, best_plain, axis=1))], axis=1)
+                ok = np.concatenate([ok, np.ones(best_plain.shape, dtype=bool)], axis=1)
                 picks.append(lo + local)
                 allowed.append(ok & solvable[lo + local])
                 continue
@@ -386,6 +379,11 @@ def evidence_or_cv(
     return fit
 
 
+def single_values(fit: SingleFit, columns: np.ndarray) -> np.ndarray:
+    """Values of every series' chosen model at the points of ``columns`` (n_points, n_blocks): (n_series, n_points)."""
+    return _predict(fit, np.arange(fit.blocks.shape[0]), columns)
+
+
 def _predict(fit: SingleFit, members: np.ndarray, columns: np.ndarray) -> np.ndarray:
     """Values of the chosen models of ``members`` at the points of ``columns`` (n_points, n_blocks)."""
     blocks = fit.blocks[members]
@@ -423,10 +421,10 @@ def _weighted_candidates(columns, columns_ref, hypotheses, constant: bool, y, w,
     q = A.shape[3]
     with np.errstate(all="ignore"):
         Aw = A * w[:, None, :, None]
-        scale = np.max(np.abs(Aw), axis=2)  # (n_s, K, q)
+        scale = _largest_over_points(np.abs(Aw))  # (n_s, K, q)
         scale = np.where(np.isfinite(scale) & (scale > 0), scale, 1.0)
         As = Aw / scale[:, :, None, :]
-        G = np.einsum("skpa,skpb->skab", As, As)
+        G = _gram(As)
         b = np.einsum("skpa,sp->ska", As, y * w)
         ok = np.all(np.isfinite(G), axis=(2, 3)) & np.all(np.isfinite(b), axis=2)
         G = np.where(ok[:, :, None, None], G, np.eye(q))
@@ -451,6 +449,29 @@ def _weighted_candidates(columns, columns_ref, hypotheses, constant: bool, y, w,
     else:
         coefficients[:, :, 1 : 1 + k] = c
     return rss, fitted.min(axis=2), fitted[:, :, last], predictions, mixed, coefficients
+
+
+def _largest_over_points(values: np.ndarray) -> np.ndarray:
+    """``values.max(axis=2)`` for (n_s, K, n_points, q): a loop over the few points is faster."""
+    largest = values[:, :, 0].copy()
+    for point in range(1, values.shape[2]):
+        np.maximum(largest, values[:, :, point], out=largest)
+    return largest
+
+
+def _gram(A: np.ndarray) -> np.ndarray:
+    """``A^T A`` of each (n_points, q) matrix of A (n_s, K, n_points, q): loops over the few points and
+    coefficients are several times faster than ``einsum`` there, and give the same sums."""
+    q = A.shape[3]
+    G = np.empty(A.shape[:2] + (q, q))
+    for a in range(q):
+        for b in range(a, q):
+            total = A[:, :, 0, a] * A[:, :, 0, b]
+            for point in range(1, A.shape[2]):
+                total += A[:, :, point, a] * A[:, :, point, b]
+            G[:, :, a, b] = total
+            G[:, :, b, a] = total
+    return G
 
 
 STRONG_SCALING_PARTNERS = ((-0.5, 0.0), (-2.0 / 3.0, 0.0), (-1.0, 0.0), (-2.0, 0.0), (0.0, -1.0))
@@ -483,11 +504,61 @@ BEST_SINGLES = 5
 single terms (10 pairs), besides the :data:`CANDIDATES` best plain least-squares fits of the stack."""
 
 
-def _projection_operator(f: regression.Factorization) -> np.ndarray:
-    """``Q`` of a stack laid out for one GEMM: shape (n_points, n_hyp * n_coef), zero where invalid."""
-    Q = np.where(f.solvable[:, None, None], f.Q, 0.0)
-    Q = np.where(np.isfinite(Q), Q, 0.0)
-    return np.ascontiguousarray(Q.transpose(1, 0, 2).reshape(Q.shape[1], -1))
+def _products(y: np.ndarray) -> np.ndarray:
+    """The products ``y_i y_j`` (i <= j) of each series: shape (n_s, n_points (n_points + 1) / 2)."""
+    upper = np.triu_indices(y.shape[1])
+    return y[:, upper[0]] * y[:, upper[1]]
+
+
+def _residual_form(Q: np.ndarray) -> np.ndarray:
+    """Residual sums of squares of a stack as quadratic forms: ``_products(y) @ result``.
+
+    The residual of a least-squares fit is ``(I - Q Q^T) y``, its sum of squares
+    ``y^T (I - Q Q^T) y``: the upper triangle of ``I - Q Q^T`` (off-diagonal doubled)
+    weighs the products ``y_i y_j``.
+
+    Parameters
+    ----------
+    Q : ndarray, shape (n_hyp, n_points, n_coef)
+
+    Returns
+    -------
+    ndarray, shape (n_points (n_points + 1) / 2, n_hyp)
+    """
+    n_points = Q.shape[1]
+    residual = np.eye(n_points) - Q @ Q.transpose(0, 2, 1)
+    upper = np.triu_indices(n_points)
+    form = residual[:, upper[0], upper[1]] * np.where(upper[0] == upper[1], 1.0, 2.0)
+    return np.ascontiguousarray(form.T)
+
+
+def smallest(values: np.ndarray, k: int) -> np.ndarray:
+    """Column positions of the ``k`` smallest values of each row, in increasing order of value.
+
+    Faster than ``argpartition`` on long rows: the largest of the minima of ``k``
+    disjoint groups of columns bounds the ``k``-th smallest value from above, so only
+    the few values below it are sorted.
+
+    Parameters
+    ----------
+    values : ndarray, shape (n_rows, size)
+        ``1 <= k <= size``; NaN counts as the largest value.
+
+    Returns
+    -------
+    ndarray of int, shape (n_rows, k)
+    """
+    n_rows, size = values.shape
+    group = size // k
+    bound = values[:, : group * k].reshape(n_rows, group, k).min(axis=1).max(axis=1)
+    if np.isnan(bound).any():  # overflowing values: NaN last, as argpartition orders them
+        values = np.where(np.isnan(values), np.inf, values)
+        bound = np.where(np.isnan(bound), np.inf, bound)
+    rows, columns = np.nonzero(values <= bound[:, None])  # at least k per row (the k group minima)
+    order = np.lexsort((values[rows, columns], rows))
+    counts = np.bincount(rows, minlength=n_rows)
+    starts = np.cumsum(counts) - counts
+    return columns[order[starts[:, None] + np.arange(k)]]
 
 
 def _combination_lookup(hypotheses: np.ndarray, n_blocks: int):
@@ -520,29 +591,36 @@ def _combinations_of_best(ic_single: np.ndarray, singles: np.ndarray, lookup: di
     return np.maximum(found, 0), found >= 0
 
 
-def _evidence_operators(stacks, n_points: int, n_ref: int, max_terms: int):
-    """Every stack's operators in one layout (cached on the stacks' tuple)."""
+def _evidence_operators(stacks, n_points: int):
+    """What stage 1 of :func:`evidence_search` applies to the series (cached on the stacks' tuple).
+
+    Returns
+    -------
+    residual_op : ndarray, shape (n_points, n_hyp * n_points)
+        ``y @ residual_op`` gives the residuals of every hypothesis.
+    screens : dict
+        Per stack of several terms: its :func:`_residual_form` over the solvable hypotheses, and their
+        positions in the stack.
+    solvable : ndarray of bool, shape (n_hyp,)
+    """
     key = id(stacks)
     cached = _OPERATORS.get(key)
     if cached is not None and cached[0] is stacks:
         return cached[1]
-    residual, full, solvable = [], [], []
-    rows = n_points + n_ref + max_terms
-    for _, _, f, op in stacks:
+    residual, solvable, screens = [], [], {}
+    for s_index, (hypotheses, _, f, op) in enumerate(stacks):
         ops = op.transpose(1, 2, 0)  # (n_hyp, rows_k, n_points)
         fitted = ops[:, :n_points, :]
-        eye = np.eye(n_points)[None]
-        residual.append(eye - fitted)  # (n_hyp, n_points (out), n_points (in))
-        padded = np.zeros((ops.shape[0], rows, n_points))
-        padded[:, : ops.shape[1]] = ops
-        full.append(padded)
-        solvable.append(f.solvable & np.all(np.isfinite(ops), axis=(1, 2)))
+        residual.append(np.eye(n_points)[None] - fitted)  # (n_hyp, n_points (out), n_points (in))
+        ok = f.solvable & np.all(np.isfinite(ops), axis=(1, 2))
+        solvable.append(ok)
+        if hypotheses.shape[1] >= 2:
+            kept = np.flatnonzero(ok & np.all(np.isfinite(f.Q), axis=(1, 2)))
+            screens[s_index] = (_residual_form(f.Q[kept]), kept)
     R = np.concatenate(residual)
     residual_op = np.ascontiguousarray(R.transpose(2, 0, 1).reshape(n_points, -1))
     residual_op[~np.isfinite(residual_op)] = 0.0
-    full_op = np.concatenate(full)
-    full_op[~np.isfinite(full_op)] = 0.0
-    result = (residual_op, full_op, np.concatenate(solvable))
+    result = (residual_op, screens, np.concatenate(solvable))
     _OPERATORS.clear()
     _OPERATORS[key] = (stacks, result)
     return result

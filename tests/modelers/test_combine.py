@@ -86,6 +86,65 @@ def test_fastest_like_parallelogram_without_a_full_grid_is_modeled():
     np.testing.assert_allclose(model.predict(points), truth(*points.T), rtol=1e-6)
 
 
+def test_multi_values_evaluates_the_chosen_products():
+    from extrap_plugins.modelers.combine import MultiFit, multi_values
+
+    blocks = np.array([[0.0, 0.0], [1.0, 0.0], [-1.0, 0.0], [2.0, 1.0]])
+    # 3 + 2 p / n + 0.5 n^2 log2(n)
+    fit = MultiFit(terms=np.array([[[1, 2], [-1, 3]]]), coefficients=np.array([[3.0, 2.0, 0.5]]),
+                   n_terms=np.array([2]), score=np.zeros(1))
+    values = multi_values(fit, np.array([[4.0, 2.0], [8.0, 4.0]]), blocks)
+    assert values.tolist() == [[3.0 + 4.0 + 0.5 * 4 * 1, 3.0 + 4.0 + 0.5 * 16 * 2]]
+
+
+def test_a_parameter_s_spread_counts_additively_where_the_model_falls_along_another():
+    from extrap_plugins.modelers.combine import combined_spread
+
+    combination = np.array([[0.1, 0.1]])
+    line_spread = [np.array([[0.2, 0.2]])]
+    # The line of n stays at 10 while the model at (4p, 4n) has fallen to 2 (read additively, the line's
+    # absolute uncertainty 0.2 * 10 is 100 % of 2); where the model is above the line's level, the spread
+    # carries over as it is (read multiplicatively).
+    line_values = [np.array([[10.0, 10.0]])]
+    joint = np.array([[2.0, 40.0]])
+    additive = np.array([[True]])
+    spread = combined_spread(combination, line_spread, line_values, joint, additive)
+    assert spread[0] == pytest.approx([np.hypot(0.1, 1.0), np.hypot(0.1, 0.2)], rel=1e-12)
+    # n only in a product with p (c f(p) g(n)): its spread is relative to the model as it is.
+    spread = combined_spread(combination, line_spread, line_values, joint, np.array([[False]]))
+    assert spread[0] == pytest.approx([np.hypot(0.1, 0.2)] * 2, rel=1e-12)
+    # Unknown parts count as nothing.
+    unknown = combined_spread(combination, [np.array([[np.nan, 0.2]])], line_values, joint, additive)
+    assert unknown[0, 0] == pytest.approx(0.1)
+
+
+def test_additive_parameters_follow_the_model_s_terms():
+    from extrap_plugins.modelers.combine import MultiFit, additive_parameters
+
+    terms = np.array([
+        [[1, -1], [-1, 2]],   # f(p) + g(n): both have terms of their own
+        [[1, 2], [-1, -1]],   # f(p) g(n): both only in a product
+        [[1, 2], [1, -1]],    # f(p) g(n) + f(p): p alone in one term, n only in the product
+        [[1, -1], [-1, -1]],  # f(p): n in no term at all
+    ])
+    fit = MultiFit(terms=terms, coefficients=np.ones((4, 3)), n_terms=np.array([2, 1, 2, 1]), score=np.zeros(4))
+    assert additive_parameters(fit).tolist() == [[True, True], [False, False], [True, False], [True, True]]
+
+
+@pytest.mark.parametrize("truth", [
+    lambda p, n: 0.79 + 0.0019 * p**1.28 + 2.1e-5 * n**2.21 * np.log2(n),
+    lambda p, n: 201 + 8.1 * p**0.658 + 9.6e-6 * n**2.93 * np.log2(n) ** 2,
+], ids=["p^1.28+n^2.21·log2(n)", "p^0.658+n^2.93·log2(n)^2"])
+def test_an_exponent_between_the_grid_s_takes_two_terms_and_the_other_parameter_keeps_its_own(truth):
+    # Exact data; the exponents of p are not in Extra-P's set: two terms of p approximate them (SPARE_TERM),
+    # and n keeps its term.  Predicted 4x beyond the largest value of both parameters within 2 % (with two
+    # terms at most: 6.5 % and 10.7 % off).
+    points = grid([4, 8, 16, 32, 64, 128], [10, 20, 40, 80, 160])
+    (model,) = model_quietly(experiment(["p", "n"], points, {"f": truth}))
+    assert len(model.terms) == 3
+    assert {frozenset(t.factors) for t in model.terms} == {frozenset({"p"}), frozenset({"n"})}
+    assert model.predict([512.0, 640.0]) == pytest.approx(truth(512.0, 640.0), rel=0.02)
+
 
 def test_zeros_among_counts_do_not_pull_the_model_to_zero():
     # main->mat_mul's PAPI_L2_TCM in the CUBE multi_parameter example (x, y, z in 1, 10, 25): a cache-miss
