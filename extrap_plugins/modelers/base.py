@@ -71,6 +71,15 @@ OPTIONS = {
 }
 
 
+EXACT = 1e-6
+"""Relative variance of a value (a standard deviation of 0.1 %) at or below which data count as exact:
+their model-choice spread is floored by a second opinion (:meth:`PMNFModeler._second_opinion`)."""
+
+AGREE = 1e4
+"""The second opinion counts where its misfit of the points is at most this multiple of the chosen model's
+(it has one term where the chosen model has two or more; both fit exact data to within ~1e-4)."""
+
+
 @dataclass(frozen=True)
 class Config:
     """Validated options."""
@@ -305,6 +314,7 @@ class PMNFModeler:
             param = active[0]
             noise = regression.Noise.estimate(Y, V, counts)
             single = self._single(X[:, param], Y, noise, config.blocks, usable[param], config)
+            self._second_opinion(single, X[:, param], Y, noise, config)
             result = _from_single(single, param, n_params)
         else:
             result = self._multi(X, Y, (V, counts), active, usable, config, notes, names)
@@ -388,6 +398,64 @@ class PMNFModeler:
                                   noise)
         return full_search(x, Y, blocks, usable, config.max_terms, config.criterion, config.improvement, noise)
 
+    def _second_opinion(self, single: SingleFit, x, Y, noise, config: Config) -> None:
+        """Floor the model-choice spread of exact data by the refined one-term fit's disagreement.
+
+        Where the data carry no noise (:data:`EXACT`) and the chosen model has several terms, those
+        terms may approximate one term whose exponent lies between the grid's; every hypothesis near
+        the best then bends the same way, and their spread understates the error beyond the data.
+        The ``refining`` modeler's fit on continuous exponents (one term) is a second opinion: where
+        it fits the points at least as well as the chosen model, the distance between the two
+        predictions at each multiple of :data:`~.evidence.REFERENCE` floors the spread.  Where the
+        chosen terms are right (the exponent on the grid, or two real terms) the one-term fit agrees
+        or fits worse, and the interval stays as it was.  Only ``selection=evidence`` reports a spread.
+        """
+        if single.spread is None or config.selection != "evidence":
+            return
+        n_points = Y.shape[1]
+        if n_points < 4:
+            return
+        columns = evaluate_blocks(x, config.blocks)
+        fitted = single_values(single, columns)
+        positive = np.all(Y > 0, axis=1)
+        with np.errstate(all="ignore"):
+            relative = np.where(positive[:, None], (Y - fitted) / np.where(positive[:, None], Y, 1.0), np.inf)
+            q = single.n_terms + (single.coefficients[:, 0] != 0)
+            lack = np.sum(relative * relative, axis=1) / np.maximum(n_points - q, 1)
+        variance = np.full(Y.shape[0], np.nan) if noise is None else noise.variance
+        if noise is not None and noise.points is not None:
+            # Repetitions that agree exactly (Noise.estimate leaves their variance unknown): no noise.
+            agree = np.all(np.isfinite(noise.points), axis=1) & np.all(noise.points <= EXACT, axis=1)
+            variance = np.where(agree, 0.0, variance)
+        exact = np.where(np.isfinite(variance), variance, lack) <= EXACT
+        chosen = np.flatnonzero(positive & exact & (single.n_terms >= 1) & np.isfinite(lack))
+        if chosen.size == 0:
+            return
+        from .refining import RefiningModeler, refined_blocks  # refining imports this module
+
+        blocks = refined_blocks()
+        part = None if noise is None else regression.Noise(
+            noise.variance[chosen], noise.dof[chosen], None if noise.points is None else noise.points[chosen])
+        other = RefiningModeler()._single(
+            x, Y[chosen], part, blocks, np.ones(blocks.shape[0], dtype=bool),
+            Config(blocks, 1, config.criterion, config.improvement, config.weighting, config.measure))
+        other_fitted = single_values(other, evaluate_blocks(x, blocks))
+        multiples = np.max(x) * np.asarray(evidence.REFERENCE)
+        with np.errstate(all="ignore"):
+            r = (Y[chosen] - other_fitted) / Y[chosen]
+            other_q = other.n_terms + (other.coefficients[:, 0] != 0)
+            other_lack = np.sum(r * r, axis=1) / np.maximum(n_points - other_q, 1)
+            ours = single_values(single, evaluate_blocks(multiples, config.blocks))[chosen]
+            theirs = single_values(other, evaluate_blocks(multiples, blocks))
+            gap = np.abs(np.log(theirs / ours))
+        import os
+        if os.environ.get('M3DBG'):
+            for a_, b_, g_ in zip(lack[chosen], other_lack, gap[:, 1]): print(f'DBG {a_:.2e} {b_:.2e} {g_:.4f}')
+        fits = (lack[chosen] > evidence.PRECISION) & (other_lack <= AGREE * lack[chosen]) & np.all(np.isfinite(gap), axis=1) & (other.n_terms > 0)
+        rows = chosen[fits]
+        single.spread[rows] = np.fmax(np.where(np.isfinite(single.spread[rows]), single.spread[rows], 0.0),
+                                      gap[fits])
+
     def _multi(self, X, Y, variance, active, usable, config: Config, notes: list[str], names) -> Result:
         """Stage 2: the hierarchical search of Calotoiu et al. 2016, Section IV-B (swappable)."""
         n_params = X.shape[1]
@@ -401,6 +469,7 @@ class PMNFModeler:
             projected = line.project(Y)
             noise = regression.Noise.estimate(projected, *project_variance(line, *variance))
             singles.append(self._single(line.values, projected, noise, config.blocks, usable[param], config))
+            self._second_opinion(singles[-1], line.values, projected, noise, config)
         max_terms = max(config.max_terms, len(active)) + (SPARE_TERM if config.selection == "evidence" else 0)
         noise = regression.Noise.estimate(Y, *variance)
         for single in singles:
