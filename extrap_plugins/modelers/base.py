@@ -76,8 +76,11 @@ EXACT = 1e-6
 their model-choice spread is floored by a second opinion (:meth:`PMNFModeler._second_opinion`)."""
 
 AGREE = 1e4
-"""The second opinion counts where its misfit of the points is at most this multiple of the chosen model's
-(it has one term where the chosen model has two or more; both fit exact data to within ~1e-4)."""
+"""The second opinion counts where its relative misfit of the points (mean square per degree of freedom) is at
+most this multiple of the chosen model's, an rms misfit 100 times larger: on exact data both are tiny (1e-14 to
+1e-6), and a one-term fit of a function the grid describes with two terms is off by far more.  Measured
+(robustness benchmark, 0 % noise, 4x, 200 functions per row): at 100 the floor held back where the chosen
+model's misfit was below ~1e-12 and coverage was 89.1 %; at 1e4 90.2 %."""
 
 
 @dataclass(frozen=True)
@@ -139,6 +142,8 @@ class PMNFModeler:
     """
 
     name = "pmnf"
+    second_opinion = True
+    """Exact data get the refined one-term fit as a second opinion on the spread (:meth:`_second_opinion`)."""
 
     def __init__(
         self,
@@ -401,16 +406,18 @@ class PMNFModeler:
     def _second_opinion(self, single: SingleFit, x, Y, noise, config: Config) -> None:
         """Floor the model-choice spread of exact data by the refined one-term fit's disagreement.
 
-        Where the data carry no noise (:data:`EXACT`) and the chosen model has several terms, those
-        terms may approximate one term whose exponent lies between the grid's; every hypothesis near
-        the best then bends the same way, and their spread understates the error beyond the data.
-        The ``refining`` modeler's fit on continuous exponents (one term) is a second opinion: where
-        it fits the points at least as well as the chosen model, the distance between the two
-        predictions at each multiple of :data:`~.evidence.REFERENCE` floors the spread.  Where the
-        chosen terms are right (the exponent on the grid, or two real terms) the one-term fit agrees
-        or fits worse, and the interval stays as it was.  Only ``selection=evidence`` reports a spread.
+        Where the data carry no noise (:data:`EXACT`) and the chosen model does not reproduce them
+        (its relative misfit is above rounding, :data:`~.evidence.PRECISION`), its terms approximate
+        something else -- typically one term whose exponent lies between the grid's, approximated by
+        two; every hypothesis near the best then bends the same way, and their spread understates
+        the error beyond the data (the interval was a half to a third of it).  The ``refining``
+        modeler's fit on continuous exponents (one term) is a second opinion: where it describes the
+        points nearly as well (misfit at most :data:`AGREE` times the chosen model's), the distance
+        between the two predictions at each multiple of :data:`~.evidence.REFERENCE` floors the
+        spread.  Where the chosen model reproduces the data (the right terms, on the grid or two real
+        terms) nothing changes; noisy data are left to the spread of the hypotheses.
         """
-        if single.spread is None or config.selection != "evidence":
+        if single.spread is None or config.selection != "evidence" or not self.second_opinion:
             return
         n_points = Y.shape[1]
         if n_points < 4:
@@ -448,10 +455,8 @@ class PMNFModeler:
             ours = single_values(single, evaluate_blocks(multiples, config.blocks))[chosen]
             theirs = single_values(other, evaluate_blocks(multiples, blocks))
             gap = np.abs(np.log(theirs / ours))
-        import os
-        if os.environ.get('M3DBG'):
-            for a_, b_, g_ in zip(lack[chosen], other_lack, gap[:, 1]): print(f'DBG {a_:.2e} {b_:.2e} {g_:.4f}')
-        fits = (lack[chosen] > evidence.PRECISION) & (other_lack <= AGREE * lack[chosen]) & np.all(np.isfinite(gap), axis=1) & (other.n_terms > 0)
+        fits = (lack[chosen] > evidence.PRECISION) & (other_lack <= AGREE * lack[chosen])
+        fits &= np.all(np.isfinite(gap), axis=1) & (other.n_terms > 0)
         rows = chosen[fits]
         single.spread[rows] = np.fmax(np.where(np.isfinite(single.spread[rows]), single.spread[rows], 0.0),
                                       gap[fits])

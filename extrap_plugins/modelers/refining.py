@@ -76,6 +76,7 @@ class RefiningModeler(PMNFModeler):
     """
 
     name = "refining"
+    second_opinion = False  # its own fit is the second opinion
 
     def _config(self) -> Config:
         config = super()._config()

@@ -187,3 +187,49 @@ def test_the_fallback_never_brings_a_negative_prediction_of_positive_data(monkey
     (model,) = model_quietly(e)
     assert model.formula == "99.17 · p^(-3/4)"
     assert np.all(model.predict(np.array([[512.0 * d] for d in (2, 4, 10, 100)])) > 0)
+
+
+@pytest.mark.parametrize("truth", [
+    lambda p: 31.7 + 0.00116946 * p**1.37 * np.log2(p) ** 2,
+    lambda p: 94.3 + 0.00322219 * p**1.1 * np.log2(p) ** 2,
+])
+def test_exact_data_off_the_grid_get_an_interval_that_covers_the_truth(monkeypatch, truth):
+    # Exact data whose exponent lies between the grid's are approximated by two terms; every hypothesis
+    # near the best bends the same way, so their spread alone left the truth at 4x outside the interval.
+    # The refined one-term fit's disagreement (the second opinion) floors it.
+    from extrap_plugins.modelers.base import PMNFModeler
+
+    e = experiment(["p"], P7, {"main": truth}, repetitions=3)
+    target = np.array([[1024.0]])
+
+    def interval():
+        models = model_quietly(e)
+        (model,) = models
+        half = extrapolate(models, intervals=True).uncertainty[0].half_width(target)[0]
+        return model.predict([1024.0]), half, len(model.terms)
+
+    value, half, n_terms = interval()
+    error = abs(value - truth(1024.0))
+    assert n_terms == 2 and 0.001 * value < error <= half < 0.05 * value  # covered, and still narrow
+    monkeypatch.setattr(PMNFModeler, "second_opinion", False)
+    value_alone, half_alone, _ = interval()
+    assert value_alone == value  # the same model: only the interval changes
+    assert half_alone < error  # the spread of the hypotheses alone missed the truth
+
+
+@pytest.mark.parametrize("noise", [0.0, 0.05])
+def test_the_second_opinion_leaves_right_models_and_noisy_data_alone(monkeypatch, noise):
+    # Where the chosen terms reproduce exact data, and wherever the repetitions carry noise, the
+    # intervals are those of the spread of the hypotheses.
+    from extrap_plugins.modelers.base import PMNFModeler
+
+    series = {"grid": lambda p: 25 + 0.01 * p**1.5, "two": lambda p: 3 + 0.2 * p + 0.01 * p**2,
+              "off": lambda p: 31.7 + 0.00116946 * p**1.37 * np.log2(p) ** 2}
+    e = experiment(["p"], P7, series, repetitions=3, noise=noise, seed=2)
+    with_it = [m.choice_spread for m in model_quietly(e)]
+    monkeypatch.setattr(PMNFModeler, "second_opinion", False)
+    without = [m.choice_spread for m in model_quietly(e)]
+    checked = with_it[:2] if noise == 0 else with_it
+    assert [tuple(s) for s in checked] == [tuple(s) for s in without[: len(checked)]]
+    if noise == 0:
+        assert max(with_it[0] + with_it[1]) < 1e-5
