@@ -422,20 +422,22 @@ class PMNFModeler:
         n_points = Y.shape[1]
         if n_points < 4:
             return
-        columns = evaluate_blocks(x, config.blocks)
-        fitted = single_values(single, columns)
-        positive = np.all(Y > 0, axis=1)
-        with np.errstate(all="ignore"):
-            relative = np.where(positive[:, None], (Y - fitted) / np.where(positive[:, None], Y, 1.0), np.inf)
-            q = single.n_terms + (single.coefficients[:, 0] != 0)
-            lack = np.sum(relative * relative, axis=1) / np.maximum(n_points - q, 1)
         variance = np.full(Y.shape[0], np.nan) if noise is None else noise.variance
         if noise is not None and noise.points is not None:
             # Repetitions that agree exactly (Noise.estimate leaves their variance unknown): no noise.
             agree = np.all(np.isfinite(noise.points), axis=1) & np.all(noise.points <= EXACT, axis=1)
             variance = np.where(agree, 0.0, variance)
+        maybe = ~(variance > EXACT) & (single.n_terms >= 1) & np.all(Y > 0, axis=1)  # noisy data: nothing to do
+        if not maybe.any():
+            return
+        lack = np.full(Y.shape[0], np.inf)
+        fitted = single_values(single, evaluate_blocks(x, config.blocks))[maybe]
+        with np.errstate(all="ignore"):
+            relative = (Y[maybe] - fitted) / Y[maybe]
+            q = single.n_terms[maybe] + (single.coefficients[maybe, 0] != 0)
+            lack[maybe] = np.sum(relative * relative, axis=1) / np.maximum(n_points - q, 1)
         exact = np.where(np.isfinite(variance), variance, lack) <= EXACT
-        chosen = np.flatnonzero(positive & exact & (single.n_terms >= 1) & np.isfinite(lack))
+        chosen = np.flatnonzero(maybe & exact & np.isfinite(lack))
         if chosen.size == 0:
             return
         from .refining import RefiningModeler, refined_blocks  # refining imports this module
