@@ -440,14 +440,13 @@ class PMNFModeler:
         chosen = np.flatnonzero(maybe & exact & np.isfinite(lack))
         if chosen.size == 0:
             return
-        from .refining import RefiningModeler, refined_blocks  # refining imports this module
+        from .slices import refine, refined_blocks
 
         blocks = refined_blocks()
         part = None if noise is None else regression.Noise(
             noise.variance[chosen], noise.dof[chosen], None if noise.points is None else noise.points[chosen])
-        other = RefiningModeler()._single(
-            x, Y[chosen], part, blocks, np.ones(blocks.shape[0], dtype=bool),
-            Config(blocks, 1, config.criterion, config.improvement, config.weighting, config.measure))
+        other = refine(x, Y[chosen], part, blocks, np.ones(blocks.shape[0], dtype=bool), config.criterion,
+                       config.improvement)
         other_fitted = single_values(other, evaluate_blocks(x, blocks))
         multiples = np.max(x) * np.asarray(evidence.REFERENCE)
         with np.errstate(all="ignore"):
