@@ -462,8 +462,15 @@ class PMNFModeler:
         single.spread[rows] = np.fmax(np.where(np.isfinite(single.spread[rows]), single.spread[rows], 0.0),
                                       gap[fits])
 
-    def _multi(self, X, Y, variance, active, usable, config: Config, notes: list[str], names) -> Result:
-        """Stage 2: the hierarchical search of Calotoiu et al. 2016, Section IV-B (swappable)."""
+    def _multi(self, X, Y, variance, active, usable, config: Config, notes: list[str], names,
+               single_search=None) -> Result:
+        """Stage 2: the hierarchical search of Calotoiu et al. 2016, Section IV-B (swappable).
+
+        ``single_search`` replaces :meth:`_single` (and turns the second opinions off): the refined
+        search of the joint second opinion (:meth:`_joint_opinion`).
+        """
+        opinion = single_search is None
+        single_search = self._single if single_search is None else single_search
         n_params = X.shape[1]
         singles, lines = [], []
         for param in active:
@@ -474,8 +481,9 @@ class PMNFModeler:
                 notes.append(note)
             projected = line.project(Y)
             noise = regression.Noise.estimate(projected, *project_variance(line, *variance))
-            singles.append(self._single(line.values, projected, noise, config.blocks, usable[param], config))
-            self._second_opinion(singles[-1], line.values, projected, noise, config)
+            singles.append(single_search(line.values, projected, noise, config.blocks, usable[param], config))
+            if opinion:
+                self._second_opinion(singles[-1], line.values, projected, noise, config)
         max_terms = max(config.max_terms, len(active)) + (SPARE_TERM if config.selection == "evidence" else 0)
         noise = regression.Noise.estimate(Y, *variance)
         for single in singles:
@@ -494,7 +502,51 @@ class PMNFModeler:
                 spreads.append(single.spread if single.spread is not None else np.full(fit.spread.shape, np.nan))
                 values.append(single_values(single, evaluate_blocks(line.values.max() * multiples, config.blocks)))
             fit.spread = combined_spread(fit.spread, spreads, values, joint, additive_parameters(fit))
+            if opinion:
+                self._joint_opinion(fit, X, Y, variance, noise, active, config, names)
         return _from_multi(fit, active, n_params)
+
+    def _joint_opinion(self, fit: MultiFit, X, Y, variance, noise, active, config: Config, names) -> None:
+        """:meth:`_second_opinion` for a multi-parameter model: the ``refining`` search of every parameter,
+        combined the same way, against the chosen combination (the lines' opinions do not see a
+        combination that is off while each line is right)."""
+        if fit.spread is None or config.selection != "evidence" or not self.second_opinion:
+            return
+        points = X[:, active]
+        chosen = _exact_misfits(Y, multi_values(fit, points, config.blocks), fit.n_terms,
+                                fit.coefficients[:, 0] != 0, noise)
+        if chosen.size == 0:
+            return
+        from .slices import refine, refined_blocks
+
+        blocks = refined_blocks()
+        refined = Config(blocks, config.max_terms, config.criterion, config.improvement, config.weighting,
+                         config.measure)
+        usable = [usable_blocks(np.unique(X[:, param]), blocks) for param in range(X.shape[1])]
+        part = tuple(None if v is None else np.asarray(v)[chosen] for v in variance)
+
+        def search(x, Y_, noise_, blocks_, usable_, config_):
+            return refine(x, Y_, noise_, blocks_, usable_, config_.criterion, config_.improvement, config_.max_terms)
+
+        other = self._multi(X, Y[chosen], part, active, usable, refined, [], names, single_search=search)
+        multiples = np.asarray(evidence.REFERENCE)
+        targets = points.max(axis=0)[None, :] * multiples[:, None]
+        theirs = multi_values(MultiFit(other.terms[:, :, active], other.coefficients, other.n_terms,
+                                       np.zeros(chosen.size)), targets, blocks)
+        with np.errstate(all="ignore"):
+            fitted = multi_values(MultiFit(other.terms[:, :, active], other.coefficients, other.n_terms,
+                                           np.zeros(chosen.size)), points, blocks)
+            r = (Y[chosen] - fitted) / Y[chosen]
+            q = other.n_terms + (other.coefficients[:, 0] != 0)
+            other_lack = np.sum(r * r, axis=1) / np.maximum(Y.shape[1] - q, 1)
+            mine = multi_values(fit, points, config.blocks)[chosen]
+            r = (Y[chosen] - mine) / Y[chosen]
+            q = fit.n_terms[chosen] + (fit.coefficients[chosen, 0] != 0)
+            lack = np.sum(r * r, axis=1) / np.maximum(Y.shape[1] - q, 1)
+            gap = np.abs(np.log(theirs / multi_values(fit, targets, config.blocks)[chosen]))
+        fits = (other_lack <= AGREE * lack) & np.all(np.isfinite(gap), axis=1) & (other.n_terms > 0)
+        rows = chosen[fits]
+        fit.spread[rows] = np.fmax(np.where(np.isfinite(fit.spread[rows]), fit.spread[rows], 0.0), gap[fits])
 
     def _finish(self, result: Result, X, Y, config: Config):
         """The constant (an exact zero snapped to 0) and the predictions at the points, per series."""
@@ -623,6 +675,28 @@ def line_note(line, x, name: str) -> str:
             f"{line.values.size} values; at least {MIN_VALUES} are needed for a trustworthy model"
         )
     return ""
+
+
+def _exact_misfits(Y, fitted, n_terms, constant, noise) -> np.ndarray:
+    """The series whose data carry no noise (:data:`EXACT`) and whose model does not reproduce them.
+
+    ``fitted`` (n_series, n_points) are the model's values at the points; returns their indices.
+    """
+    variance = np.full(Y.shape[0], np.nan) if noise is None else noise.variance
+    if noise is not None and noise.points is not None:
+        # Repetitions that agree exactly (Noise.estimate leaves their variance unknown): no noise.
+        agree = np.all(np.isfinite(noise.points), axis=1) & np.all(noise.points <= EXACT, axis=1)
+        variance = np.where(agree, 0.0, variance)
+    maybe = ~(variance > EXACT) & (n_terms >= 1) & np.all(Y > 0, axis=1)  # noisy data: nothing to do
+    if not maybe.any():
+        return np.zeros(0, dtype=np.int64)
+    lack = np.full(Y.shape[0], np.inf)
+    with np.errstate(all="ignore"):
+        relative = (Y[maybe] - fitted[maybe]) / Y[maybe]
+        q = n_terms[maybe] + constant[maybe]
+        lack[maybe] = np.sum(relative * relative, axis=1) / np.maximum(Y.shape[1] - q, 1)
+    exact = np.where(np.isfinite(variance), variance, lack) <= EXACT
+    return np.flatnonzero(maybe & exact & np.isfinite(lack) & (lack > evidence.PRECISION))
 
 
 def _from_single(single: SingleFit, param: int, n_params: int) -> Result:

@@ -233,3 +233,30 @@ def test_the_second_opinion_leaves_right_models_and_noisy_data_alone(monkeypatch
     assert [tuple(s) for s in checked] == [tuple(s) for s in without[: len(checked)]]
     if noise == 0:
         assert max(with_it[0] + with_it[1]) < 1e-5
+
+
+@pytest.mark.parametrize("a, b, c0", [(0.71, 1.26, 40.4), (0.69, 0.69, 37.8)])
+def test_exact_two_parameter_data_off_the_grid_get_the_joint_second_opinion(monkeypatch, a, b, c0):
+    # c0 + 0.01 p^a n^b, exact: each line may be right while the combination of their terms is off; the
+    # refined search of both parameters, combined the same way, is the second opinion of the combination.
+    from extrap_plugins.modelers.base import PMNFModeler
+
+    def truth(p, n):
+        return c0 + 0.01 * p**a * n**b
+
+    e = experiment(["p", "n"], grid([4, 8, 16, 32, 64], [10, 20, 40, 80, 160]), {"main": truth}, repetitions=3)
+    target = np.array([[256.0, 640.0]])
+
+    def interval():
+        models = model_quietly(e)
+        (model,) = models
+        return model.formula, model.predict(target[0]), extrapolate(models, intervals=True).uncertainty[0].half_width(
+            target)[0]
+
+    formula, value, half = interval()
+    error = abs(value - truth(256.0, 640.0))
+    assert error <= half < 0.05 * value
+    monkeypatch.setattr(PMNFModeler, "_joint_opinion", lambda *args, **kwargs: None)
+    formula_alone, value_alone, half_alone = interval()
+    assert (formula_alone, value_alone) == (formula, value)  # the same model: only the interval changes
+    assert half_alone < error
