@@ -63,8 +63,8 @@ share of predictions within 10 % at 4x beyond the data, averaged over noise 2-40
 Extra-P 4.2.5's 26.6 % (basic) and 24.8 % (refining) and the former rule's 38.3 % (``golden``, with the
 falling factors); falling functions 32-95 % against Extra-P's 0-13 %; no negative prediction of positive
 data up to 100x (Extra-P basic: 1,771 of 7,200); 95 % intervals cover the truth 90.8-93.9 % at 2-20 % noise
-and 90.2 % at 0 % (87.5 % before exact data got the refined one-term fit as a second opinion on the spread,
-:meth:`~extrap_plugins.modelers.base.PMNFModeler._second_opinion`).
+and 94.0 % at 0 % (87.5 % before exact data got the refined fit as a second opinion on the spread,
+:meth:`~extrap_plugins.modelers.base.PMNFModeler._second_opinion` and ``_joint_opinion``).
 Real data (``benchmarks/real.py``: RELeARN, MPI collectives, LULESH; fit without the
 largest value, predict it): 50.0 % within 10 %, median 10.0 %, against Extra-P's best 42.5 % / 13.1 %;
 without step 4 42.9 % / 12.9 %.  Median errors 1.01-1.11x Extra-P's on four of the 30 noisy rows of
