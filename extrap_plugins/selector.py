@@ -12,10 +12,23 @@ target.  Two kinds of members make it up:
   variance for ``n`` points and ``L`` refits), say how much the choice of
   the model depends on single points — the uncertainty the least-squares
   interval does not see;
+* **other selection rules** (query by committee, :data:`COMMITTEE`): the
+  ``refining`` modeler and the cross-validation rule (``selection=cv``) fitted
+  to the same data; where they disagree with the model, the data do not
+  settle the choice of terms (the jackknife alone sees nothing on a design of
+  lines, where almost no point can be left out);
+* **noise** (wild bootstrap): the modeler refitted to the model plus sign-flipped
+  residuals (:data:`REPLICATES`);
 * **coefficients** (least squares): one member per eigenvector of the
   coefficient covariance ``s² (AᵀA)⁻¹`` of the model's terms
   (:func:`extrap_plugins.extrapolation.uncertainties`), so that the members'
   variance at any point is the usual confidence variance.
+
+At a point already measured ``n`` times, the model-choice members (jackknife,
+committee) deviate by 0 -- its value is known, so repeating it cannot tell them
+apart -- and the noise members by at most the noise of the mean, ``σ²/n``: a
+repetition narrows only that.  (Without this, the cheapest measured points
+looked most informative per unit of cost and budgets went to repeating them.)
 
 With ``D`` the deviations (rows: candidates and the target, relative to
 the model's value at the target) and ``σ²(x)`` the relative variance of one
