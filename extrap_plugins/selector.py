@@ -12,10 +12,23 @@ target.  Two kinds of members make it up:
   variance for ``n`` points and ``L`` refits), say how much the choice of
   the model depends on single points — the uncertainty the least-squares
   interval does not see;
+* **other selection rules** (query by committee, :data:`COMMITTEE`): the
+  ``refining`` modeler and the cross-validation rule (``selection=cv``) fitted
+  to the same data; where they disagree with the model, the data do not
+  settle the choice of terms (the jackknife alone sees nothing on a design of
+  lines, where almost no point can be left out);
+* **noise** (wild bootstrap): the modeler refitted to the model plus sign-flipped
+  residuals (:data:`REPLICATES`);
 * **coefficients** (least squares): one member per eigenvector of the
   coefficient covariance ``s² (AᵀA)⁻¹`` of the model's terms
   (:func:`extrap_plugins.extrapolation.uncertainties`), so that the members'
   variance at any point is the usual confidence variance.
+
+At a point already measured ``n`` times, the model-choice members (jackknife,
+committee) deviate by 0 -- its value is known, so repeating it cannot tell them
+apart -- and the noise members by at most the noise of the mean, ``σ²/n``: a
+repetition narrows only that.  (Without this, the cheapest measured points
+looked most informative per unit of cost and budgets went to repeating them.)
 
 With ``D`` the deviations (rows: candidates and the target, relative to
 the model's value at the target) and ``σ²(x)`` the relative variance of one
@@ -53,12 +66,15 @@ import numpy as np
 from .experiment import Experiment
 from .extrapolation import design_matrix, uncertainties
 
-__all__ = ["Kernel", "Assessment", "assess", "plan_runs", "PlannedRun", "default_target", "z_of"]
+__all__ = ["Kernel", "Assessment", "assess", "plan_runs", "PlannedRun", "default_target", "z_of", "choose_models"]
 
 MEMBERS = 10
 """Refits with one point left out, at most (the points nearest the target first)."""
 REPLICATES = 8
 """Wild-bootstrap refits (model choice under the measured noise)."""
+COMMITTEE = (("refining", {}), ("default", {"selection": "cv"}))
+"""Other model-choice rules fitted to the same data (query by committee): where they disagree with the model
+beyond the measurements, the choice of terms is uncertain there."""
 MIN_SHARE = 0.01
 """Kernels below this share of their metric's largest value at the target are not judged (GPR's 1 % filter)."""
 
@@ -156,6 +172,7 @@ def assess(
     min_share: float = MIN_SHARE,
     repetitions: int = 1,
     replicates: int = REPLICATES,
+    committee: Sequence[tuple[str, dict]] = COMMITTEE,
     **options,
 ) -> Assessment:
     """Model ``experiment`` and build every kernel's ensemble at ``candidates`` and ``target``.
@@ -186,15 +203,37 @@ def assess(
         warnings.simplefilter("ignore")
         full = fit_models(experiment, modeler, measure=measure, executor="serial", host=host, **options)
     spread = _refits(experiment, full, rows, modeler, measure, host, members, options)
+    others = _committee(experiment, full, rows, measure, host, committee)
     shaken = _bootstrap(experiment, full, rows, modeler, measure, host, replicates, options)
     least_squares = _coefficient_members(full, rows)
     noise = _relative_noise(experiment, full, measure)
+    measured = _measured(experiment, full, candidates)
     kernels = []
     for index, m in enumerate(full.models):
         value = float(m.predict(target)[0])
         at_rows = m.predict(rows)
         scale = abs(value) if value != 0 and math.isfinite(value) else 0.0
-        parts = [p for p in (spread.get(index), shaken.get(index), least_squares[index]) if p is not None and p.size]
+        # What the measured points already say.  Model-choice members (refits without a point, other selection
+        # rules) stand for what the measurements leave open: at a measured point the value is known, so
+        # measuring it again cannot tell them apart (deviation 0 there).  The noise members (wild bootstrap,
+        # coefficients) may deviate at a measured point by no more than the noise of the mean of its
+        # ``n`` repetitions, σ²/n: one more repetition narrows that, and only that.
+        choice = [p.copy() for p in (spread.get(index), others.get(index)) if p is not None and p.size]
+        noisy = [p.copy() for p in (shaken.get(index), least_squares[index]) if p is not None and p.size]
+        times = measured.get(index)
+        if times is not None and times.any():
+            at = times > 0
+            for p in choice:
+                p[:-1][at] = 0.0
+            if noisy and scale > 0:
+                allowed = (at_rows[:-1][at] ** 2) * noise.get(index, 0.0) / times[at]
+                norm = sum(np.sum(p[:-1][at] ** 2, axis=1) for p in noisy)
+                with np.errstate(all="ignore"):
+                    shrink = np.where(norm > allowed, np.sqrt(allowed / norm), 1.0)
+                shrink = np.where(np.isfinite(shrink), shrink, 1.0)
+                for p in noisy:
+                    p[:-1][at] *= shrink[:, None]
+        parts = choice + noisy
         D = np.hstack(parts) if parts else np.zeros((rows.shape[0], 0))
         if scale > 0:
             D = D / scale
@@ -269,6 +308,53 @@ def _refits(experiment, full, rows, modeler, measure, host, members, options) ->
         found.setdefault(index, []).append(m.predict(rows) - center[index])
         factor_of[index] = factors[int(tag.split(".")[0])]
     return {i: factor_of[i] * np.stack(v, axis=1) for i, v in found.items()}
+
+
+def _committee(experiment, full, rows, measure, host, committee) -> dict[int, np.ndarray]:
+    """Deviations of other model-choice rules from the model, per model index, shape (n_rows, n_rules).
+
+    Scaled by ``1 / sqrt(n_rules)``: their mean square is the variance they stand for.  A rule that cannot
+    model the data (an error) is left out.
+    """
+    from .api import model as fit_models
+    from .errors import InputError
+
+    position = {(m.callpath, m.metric): i for i, m in enumerate(full.models)}
+    center = {i: m.predict(rows) for i, m in enumerate(full.models)}
+    found: dict[int, list[np.ndarray]] = {}
+    for name, settings in committee:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                others = fit_models(experiment, name, measure=measure, executor="serial", host=host,
+                                    **dict(settings))
+        except (InputError, ValueError):
+            continue
+        for m in others.models:
+            index = position.get((m.callpath, m.metric))
+            if index is not None:
+                found.setdefault(index, []).append(m.predict(rows) - center[index])
+    return {i: np.stack(v, axis=1) / math.sqrt(len(v)) for i, v in found.items()}
+
+
+def _measured(experiment: Experiment, full, candidates: np.ndarray) -> dict[int, np.ndarray]:
+    """Per model index, how many repetitions its series has at each candidate, shape (n_candidates,)."""
+    position = {(m.callpath, m.metric): i for i, m in enumerate(full.models)}
+    out: dict[int, np.ndarray] = {}
+    for group in experiment.series_groups():
+        points = np.asarray(group.points, dtype=np.float64)
+        repetitions = np.sum(np.isfinite(group.values), axis=2)  # (n_series, n_points)
+        where = [np.flatnonzero(np.all(np.isclose(candidates, point[None, :], rtol=1e-9, atol=0.0), axis=1))
+                 for point in points]
+        for row, (callpath, metric) in enumerate(group.keys):
+            index = position.get((callpath.name, metric.name))
+            if index is None:
+                continue
+            times = np.zeros(candidates.shape[0])
+            for j, hits in enumerate(where):
+                times[hits] += repetitions[row, j]
+            out[index] = times
+    return out
 
 
 def _bootstrap(experiment, full, rows, modeler, measure, host, replicates, options) -> dict[int, np.ndarray]:
@@ -460,6 +546,39 @@ def plan_runs(
         left[best] -= 1
     predicted = {k.name: z * math.sqrt(k.variance()) for k in assessment.kernels}
     return runs, predicted
+
+
+# ----------------------------------------------------------- modeler per kernel
+def choose_models(experiment: Experiment, modelers: Sequence[str] = ("default", "refining"), *,
+                  measure: str = "mean", host=None) -> tuple[list, dict[tuple[str, str], str]]:
+    """Per kernel, the model of the modeler that best predicted its own largest measured values.
+
+    Every modeler is run with ``validate=True`` (hold out the largest value of every parameter, refit,
+    predict them); per series the model of the modeler with the smallest held-out error is kept, the first
+    modeler on ties or where no error is known.  A backtest of the extrapolation, not a fit criterion: on
+    thin designs the modelers differ most in what they predict beyond the data.
+
+    Returns
+    -------
+    (models, chosen) : the models in the first modeler's order, and per (call path, metric) the modeler's name.
+    """
+    from .api import model as fit_models
+
+    sets = []
+    for name in modelers:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            sets.append(fit_models(experiment, name, measure=measure, executor="serial", host=host, validate=True))
+    by_key = [{(m.callpath, m.metric): m for m in s.models} for s in sets]
+    models, chosen = [], {}
+    for m in sets[0].models:
+        key = (m.callpath, m.metric)
+        scores = [b[key].validation if key in b and math.isfinite(b[key].validation) else math.inf
+                  for b in by_key]
+        best = int(np.argmin(scores)) if any(math.isfinite(v) for v in scores) else 0
+        models.append(by_key[best][key])
+        chosen[key] = modelers[best]
+    return models, chosen
 
 
 # ------------------------------------------------------------------ target

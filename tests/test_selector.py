@@ -118,3 +118,35 @@ def test_suggest_prints_the_intervals_and_the_reasons(host, tmp_path, capsys):
     out = capsys.readouterr().out
     assert "interval at the target (p=128, n=60) (95 %, relative half-width):\n  main: ±" in out
     assert "narrows main ±" in out
+
+
+def test_model_choice_members_see_no_gain_in_repeating_a_measured_point():
+    # a thin design of a function with a jump: the refits without a point and the other selection rules
+    # disagree, but only new points can tell them apart; repeating a measured point only narrows the noise
+    space = Space.of({"p": P, "n": N})
+    points = base_points(suggest(space))
+    experiment = measured({"jump": lambda p, n: np.where(p >= 16, 40.0, 1.0) * n + p}, points, noise=0.01)
+    grid = space.grid()
+    assessment = selector.assess(experiment, [128, 60], grid)
+    kernel = assessment.kernels[0]
+    at = np.array([any(np.allclose(g, q) for q in points) for g in grid])
+    committee = selector.assess(experiment, [128, 60], grid, members=0, replicates=0).kernels[0]
+    alone = selector.assess(experiment, [128, 60], grid, members=0, replicates=0, committee=()).kernels[0]
+    # the committee adds two members (the first columns); at the measured points they deviate by nothing
+    assert committee.deviations.shape[1] == alone.deviations.shape[1] + 2
+    assert np.all(committee.deviations[:-1][at][:, :2] == 0.0)
+    assert np.any(committee.deviations[:, :2] != 0.0)
+    assert committee.variance() > alone.variance()
+    assert kernel.reductions()[~at].max() > kernel.reductions()[at].max()
+
+
+def test_choose_models_keeps_per_kernel_the_modeler_that_predicted_the_largest_values():
+    points = [(p, n) for p in P for n in N]
+    experiment = measured({"linear": lambda p, n: 3 + 2.0 * p * n}, points, noise=0.01)
+    models, chosen = selector.choose_models(experiment, ("default", "refining"))
+    assert [m.callpath for m in models] == ["linear"]
+    assert chosen[("linear", "time")] in ("default", "refining")
+    assert models[0].predict([128, 60]) == pytest.approx(3 + 2.0 * 128 * 60, rel=0.05)
+    # a single modeler: its own models
+    only, chosen = selector.choose_models(experiment, ("refining",))
+    assert chosen == {("linear", "time"): "refining"} and only[0].modeler == "refining"
