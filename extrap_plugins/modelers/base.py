@@ -419,27 +419,10 @@ class PMNFModeler:
         spread.  Where the chosen model reproduces the data (the right terms, on the grid or two real
         terms) nothing changes; noisy data are left to the spread of the hypotheses.
         """
-        if single.spread is None or config.selection != "evidence" or not self.second_opinion:
+        if single.spread is None or config.selection != "evidence" or not self.second_opinion or Y.shape[1] < 4:
             return
-        n_points = Y.shape[1]
-        if n_points < 4:
-            return
-        variance = np.full(Y.shape[0], np.nan) if noise is None else noise.variance
-        if noise is not None and noise.points is not None:
-            # Repetitions that agree exactly (Noise.estimate leaves their variance unknown): no noise.
-            agree = np.all(np.isfinite(noise.points), axis=1) & np.all(noise.points <= EXACT, axis=1)
-            variance = np.where(agree, 0.0, variance)
-        maybe = ~(variance > EXACT) & (single.n_terms >= 1) & np.all(Y > 0, axis=1)  # noisy data: nothing to do
-        if not maybe.any():
-            return
-        lack = np.full(Y.shape[0], np.inf)
-        fitted = single_values(single, evaluate_blocks(x, config.blocks))[maybe]
-        with np.errstate(all="ignore"):
-            relative = (Y[maybe] - fitted) / Y[maybe]
-            q = single.n_terms[maybe] + (single.coefficients[maybe, 0] != 0)
-            lack[maybe] = np.sum(relative * relative, axis=1) / np.maximum(n_points - q, 1)
-        exact = np.where(np.isfinite(variance), variance, lack) <= EXACT
-        chosen = np.flatnonzero(maybe & exact & np.isfinite(lack))
+        chosen, lack = _exact_misfits(Y, lambda: single_values(single, evaluate_blocks(x, config.blocks)),
+                                      single.n_terms, single.coefficients[:, 0] != 0, noise)
         if chosen.size == 0:
             return
         from .slices import refine, refined_blocks
@@ -449,20 +432,12 @@ class PMNFModeler:
             noise.variance[chosen], noise.dof[chosen], None if noise.points is None else noise.points[chosen])
         other = refine(x, Y[chosen], part, blocks, np.ones(blocks.shape[0], dtype=bool), config.criterion,
                        config.improvement)
-        other_fitted = single_values(other, evaluate_blocks(x, blocks))
+        other_lack = _relative_misfit(Y[chosen], single_values(other, evaluate_blocks(x, blocks)),
+                                      other.n_terms + (other.coefficients[:, 0] != 0))
         multiples = np.max(x) * np.asarray(evidence.REFERENCE)
-        with np.errstate(all="ignore"):
-            r = (Y[chosen] - other_fitted) / Y[chosen]
-            other_q = other.n_terms + (other.coefficients[:, 0] != 0)
-            other_lack = np.sum(r * r, axis=1) / np.maximum(n_points - other_q, 1)
-            ours = single_values(single, evaluate_blocks(multiples, config.blocks))[chosen]
-            theirs = single_values(other, evaluate_blocks(multiples, blocks))
-            gap = np.abs(np.log(theirs / ours))
-        fits = (lack[chosen] > evidence.PRECISION) & (other_lack <= AGREE * lack[chosen])
-        fits &= np.all(np.isfinite(gap), axis=1) & (other.n_terms > 0)
-        rows = chosen[fits]
-        single.spread[rows] = np.fmax(np.where(np.isfinite(single.spread[rows]), single.spread[rows], 0.0),
-                                      gap[fits])
+        ours = single_values(single, evaluate_blocks(multiples, config.blocks))[chosen]
+        theirs = single_values(other, evaluate_blocks(multiples, blocks))
+        _floor_spread(single.spread, chosen, lack, other_lack, other.n_terms, ours, theirs)
 
     def _multi(self, X, Y, variance, active, usable, config: Config, notes: list[str], names,
                single_search=None) -> Result:
@@ -515,8 +490,8 @@ class PMNFModeler:
         if fit.spread is None or config.selection != "evidence" or not self.second_opinion:
             return
         points = X[:, active]
-        chosen = _exact_misfits(Y, multi_values(fit, points, config.blocks), fit.n_terms,
-                                fit.coefficients[:, 0] != 0, noise)
+        mine = multi_values(fit, points, config.blocks)
+        chosen, lack = _exact_misfits(Y, lambda: mine, fit.n_terms, fit.coefficients[:, 0] != 0, noise)
         if chosen.size == 0:
             return
         from .slices import refine, refined_blocks
@@ -531,24 +506,13 @@ class PMNFModeler:
             return refine(x, Y_, noise_, blocks_, usable_, config_.criterion, config_.improvement, config_.max_terms)
 
         other = self._multi(X, Y[chosen], part, active, usable, refined, [], names, single_search=search)
-        multiples = np.asarray(evidence.REFERENCE)
-        targets = points.max(axis=0)[None, :] * multiples[:, None]
-        theirs = multi_values(MultiFit(other.terms[:, :, active], other.coefficients, other.n_terms,
-                                       np.zeros(chosen.size)), targets, blocks)
-        with np.errstate(all="ignore"):
-            fitted = multi_values(MultiFit(other.terms[:, :, active], other.coefficients, other.n_terms,
-                                           np.zeros(chosen.size)), points, blocks)
-            r = (Y[chosen] - fitted) / Y[chosen]
-            q = other.n_terms + (other.coefficients[:, 0] != 0)
-            other_lack = np.sum(r * r, axis=1) / np.maximum(Y.shape[1] - q, 1)
-            mine = multi_values(fit, points, config.blocks)[chosen]
-            r = (Y[chosen] - mine) / Y[chosen]
-            q = fit.n_terms[chosen] + (fit.coefficients[chosen, 0] != 0)
-            lack = np.sum(r * r, axis=1) / np.maximum(Y.shape[1] - q, 1)
-            gap = np.abs(np.log(theirs / multi_values(fit, targets, config.blocks)[chosen]))
-        fits = (other_lack <= AGREE * lack) & np.all(np.isfinite(gap), axis=1) & (other.n_terms > 0)
-        rows = chosen[fits]
-        fit.spread[rows] = np.fmax(np.where(np.isfinite(fit.spread[rows]), fit.spread[rows], 0.0), gap[fits])
+        other_fit = MultiFit(other.terms[:, :, active], other.coefficients, other.n_terms, np.zeros(chosen.size))
+        other_lack = _relative_misfit(Y[chosen], multi_values(other_fit, points, blocks),
+                                      other.n_terms + (other.coefficients[:, 0] != 0))
+        targets = points.max(axis=0)[None, :] * np.asarray(evidence.REFERENCE)[:, None]
+        ours = multi_values(fit, targets, config.blocks)[chosen]
+        theirs = multi_values(other_fit, targets, blocks)
+        _floor_spread(fit.spread, chosen, lack, other_lack, other.n_terms, ours, theirs)
 
     def _finish(self, result: Result, X, Y, config: Config):
         """The constant (an exact zero snapped to 0) and the predictions at the points, per series."""
@@ -679,11 +643,13 @@ def line_note(line, x, name: str) -> str:
     return ""
 
 
-def _exact_misfits(Y, fitted, n_terms, constant, noise) -> np.ndarray:
+def _exact_misfits(Y, model_values, n_terms, constant, noise) -> tuple[np.ndarray, np.ndarray]:
     """The series whose data carry no noise (:data:`EXACT`) and whose model does not reproduce them.
 
-    ``fitted`` (n_series, n_points) are the model's values at the points; returns their indices.
+    ``model_values()`` gives the model's values at the points, (n_series, n_points); it is called only
+    where some series may be exact.  Returns their indices and their :func:`_relative_misfit`.
     """
+    none = np.zeros(0, dtype=np.int64), np.zeros(0)
     variance = np.full(Y.shape[0], np.nan) if noise is None else noise.variance
     if noise is not None and noise.points is not None:
         # Repetitions that agree exactly (Noise.estimate leaves their variance unknown): no noise.
@@ -691,14 +657,30 @@ def _exact_misfits(Y, fitted, n_terms, constant, noise) -> np.ndarray:
         variance = np.where(agree, 0.0, variance)
     maybe = ~(variance > EXACT) & (n_terms >= 1) & np.all(Y > 0, axis=1)  # noisy data: nothing to do
     if not maybe.any():
-        return np.zeros(0, dtype=np.int64)
+        return none
     lack = np.full(Y.shape[0], np.inf)
-    with np.errstate(all="ignore"):
-        relative = (Y[maybe] - fitted[maybe]) / Y[maybe]
-        q = n_terms[maybe] + constant[maybe]
-        lack[maybe] = np.sum(relative * relative, axis=1) / np.maximum(Y.shape[1] - q, 1)
+    lack[maybe] = _relative_misfit(Y[maybe], model_values()[maybe], n_terms[maybe] + constant[maybe])
     exact = np.where(np.isfinite(variance), variance, lack) <= EXACT
-    return np.flatnonzero(maybe & exact & np.isfinite(lack) & (lack > evidence.PRECISION))
+    chosen = np.flatnonzero(maybe & exact & np.isfinite(lack) & (lack > evidence.PRECISION))
+    return chosen, lack[chosen]
+
+
+def _relative_misfit(Y: np.ndarray, fitted: np.ndarray, n_coefficients: np.ndarray) -> np.ndarray:
+    """Mean squared relative residual per degree of freedom of each series, shape (n_series,)."""
+    with np.errstate(all="ignore"):
+        relative = (Y - fitted) / Y
+        return np.sum(relative * relative, axis=1) / np.maximum(Y.shape[1] - n_coefficients, 1)
+
+
+def _floor_spread(spread, chosen, lack, other_lack, other_terms, ours, theirs) -> None:
+    """Floor ``spread[chosen]`` (n_series, n_ref) by the log distance of ``theirs`` from ``ours`` (the second
+    opinion's and the model's predictions at the reference multiples, one row per chosen series), where the
+    second opinion fits the points nearly as well (:data:`AGREE`)."""
+    with np.errstate(all="ignore"):
+        gap = np.abs(np.log(theirs / ours))
+    fits = (other_lack <= AGREE * lack) & np.all(np.isfinite(gap), axis=1) & (other_terms > 0)
+    rows = chosen[fits]
+    spread[rows] = np.fmax(np.where(np.isfinite(spread[rows]), spread[rows], 0.0), gap[fits])
 
 
 def _from_single(single: SingleFit, param: int, n_params: int) -> Result:
