@@ -32,6 +32,8 @@ ENTRY_POINT_GROUP = "extrap_plugins"
 """The entry-point group third-party plugins register under (``[project.entry-points.extrap_plugins]``)."""
 BUILTIN_DISTRIBUTION = "extrap-plugins"
 """The distribution that provides the built-in plugins."""
+_INJECTED = ("parameters", "host")
+"""Factory arguments the host passes itself, never user options."""
 
 DEFAULT_PLUGINS: tuple[str, ...] = (
     "extrap_plugins.readers.json_reader",
@@ -145,6 +147,19 @@ class PluginHost:
     def exporter(self, name: str) -> ExporterInfo:
         return _lookup(self.exporters, name, "exporter").info
 
+    def modeler_options(self, name: str) -> tuple[str, ...] | None:
+        """The options the modeler ``name`` takes (``None``: its factory takes any keyword, or cannot be read)."""
+        info = self.modeler(name)
+        try:
+            signature = inspect.signature(info.factory)
+        except (TypeError, ValueError):
+            return None
+        accepted = signature.parameters
+        if any(p.kind is p.VAR_KEYWORD for p in accepted.values()):
+            return None
+        return tuple(n for n, p in accepted.items()
+                     if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and n not in _INJECTED)
+
     def build_modeler(self, name: str, options: Mapping[str, Any], parameters: tuple[str, ...]):
         """An instance of the modeler ``name``: its factory called with the user's ``options``.
 
@@ -156,29 +171,24 @@ class PluginHost:
         naming the modeler.
         """
         info = self.modeler(name)
-        for injected in ("parameters", "host"):
+        for injected in _INJECTED:
             if injected in options:
                 raise InputError(f"{injected!r} is not a modeler option: it is passed automatically")
-        try:
-            signature = inspect.signature(info.factory)
-        except (TypeError, ValueError):
-            signature = None
+        known = self.modeler_options(name)
+        unknown = [k for k in options if known is not None and k not in known]
+        if unknown:
+            listed = ", ".join(known) or "none"
+            raise InputError(
+                f"modeler {info.name!r} has no option {', '.join(map(repr, unknown))}; its options are: {listed}"
+            )
         options = dict(options)
-        if signature is not None:
-            accepted = signature.parameters
-            accepts_any = any(p.kind is p.VAR_KEYWORD for p in accepted.values())
-            known = [n for n, p in accepted.items()
-                     if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and n not in ("parameters", "host")]
-            unknown = [k for k in options if k not in known]
-            if unknown and not accepts_any:
-                listed = ", ".join(known) or "none"
-                raise InputError(
-                    f"modeler {info.name!r} has no option {', '.join(map(repr, unknown))}; its options are: {listed}"
-                )
-            if "parameters" in accepted:
-                options["parameters"] = parameters
-            if "host" in accepted:
-                options["host"] = self
+        try:
+            accepted = inspect.signature(info.factory).parameters
+        except (TypeError, ValueError):
+            accepted = {}
+        for injected, value in (("parameters", parameters), ("host", self)):
+            if injected in accepted:
+                options[injected] = value
         try:
             return info.factory(**options)
         except (ValueError, TypeError) as error:  # option validation failed: the user's input

@@ -203,7 +203,7 @@ def assess(
         warnings.simplefilter("ignore")
         full = fit_models(experiment, modeler, measure=measure, executor="serial", host=host, **options)
     spread = _refits(experiment, full, rows, modeler, measure, host, members, options)
-    others = _committee(experiment, full, rows, measure, host, committee)
+    others = _committee(experiment, full, rows, measure, host, committee, options)
     shaken = _bootstrap(experiment, full, rows, modeler, measure, host, replicates, options)
     least_squares = _coefficient_members(full, rows)
     noise = _relative_noise(experiment, full, measure)
@@ -310,24 +310,29 @@ def _refits(experiment, full, rows, modeler, measure, host, members, options) ->
     return {i: factor_of[i] * np.stack(v, axis=1) for i, v in found.items()}
 
 
-def _committee(experiment, full, rows, measure, host, committee) -> dict[int, np.ndarray]:
+def _committee(experiment, full, rows, measure, host, committee, options) -> dict[int, np.ndarray]:
     """Deviations of other model-choice rules from the model, per model index, shape (n_rows, n_rules).
 
-    Scaled by ``1 / sqrt(n_rules)``: their mean square is the variance they stand for.  A rule that cannot
-    model the data (an error) is left out.
+    Every rule gets the caller's modeler options it takes (``exponents=…``: the same hypotheses), its own
+    settings on top.  Scaled by ``1 / sqrt(n_rules)``: their mean square is the variance they stand for.  A
+    rule that cannot model the data (an error) is left out.
     """
     from .api import model as fit_models
     from .errors import InputError
+    from .plugins import get_host
 
+    host_of_rules = host or get_host()
     position = {(m.callpath, m.metric): i for i, m in enumerate(full.models)}
     center = {i: m.predict(rows) for i, m in enumerate(full.models)}
     found: dict[int, list[np.ndarray]] = {}
     for name, settings in committee:
+        known = host_of_rules.modeler_options(name)
+        shared = {k: v for k, v in options.items() if known is None or k in known}
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 others = fit_models(experiment, name, measure=measure, executor="serial", host=host,
-                                    **dict(settings))
+                                    **{**shared, **dict(settings)})
         except (InputError, ValueError):
             continue
         for m in others.models:

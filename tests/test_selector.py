@@ -140,6 +140,33 @@ def test_model_choice_members_see_no_gain_in_repeating_a_measured_point():
     assert kernel.reductions()[~at].max() > kernel.reductions()[at].max()
 
 
+def test_the_committee_gets_the_callers_modeler_options_it_takes():
+    # a committee rule searches the caller's hypotheses (``max_terms=1``), with its own settings on top; an
+    # option it does not take (``weighting`` here) is not passed to it
+    import types
+
+    from extrap_plugins import ModelerInfo, hookimpl
+    from extrap_plugins.plugins import PluginHost
+    from plugin_helpers import Mean
+
+    built = []
+
+    def spy(max_terms=None, selection="evidence"):
+        built.append({"max_terms": max_terms, "selection": selection})
+        return Mean()
+
+    plugin = types.ModuleType("spy_plugin")
+    plugin.extrap_modelers = hookimpl(lambda: [ModelerInfo("spy", spy)])
+    host = PluginHost()
+    host.register(plugin, "spy_plugin", "spy-dist")
+    assert host.modeler_options("spy") == ("max_terms", "selection")
+    experiment = measured({"linear": lambda p, n: 3 + 2.0 * p * n}, [(p, n) for p in P for n in N[:1]]
+                          + [(P[0], n) for n in N[1:]])
+    selector.assess(experiment, [128, 60], Space.of({"p": P, "n": N}).grid(), host=host, members=0, replicates=0,
+                    committee=(("spy", {"selection": "cv"}),), max_terms=1, weighting="none")
+    assert built == [{"max_terms": 1, "selection": "cv"}]
+
+
 def test_choose_models_keeps_per_kernel_the_modeler_that_predicted_the_largest_values():
     points = [(p, n) for p in P for n in N]
     experiment = measured({"linear": lambda p, n: 3 + 2.0 * p * n}, points, noise=0.01)
