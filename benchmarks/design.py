@@ -210,6 +210,12 @@ class Case:
         self.cost = np.abs(self.values) * p[None, :, None]
         self.total = np.nansum(self.cost, axis=(1, 2))
 
+    def reversed_repetitions(self) -> "Case":
+        """The same case with the repetitions of every point taken in the opposite order (a second sample of
+        the protocol: every strategy's first run at a point is then the other measurement)."""
+        return Case(self.names, self.points, self.kernels, self.values[:, :, ::-1], self.truth, self.eval_point,
+                    f"{self.label}, repetitions reversed")
+
     def experiment(self, counts: np.ndarray, kernels=None):
         """The measured repetitions (``counts[k, i]`` per kernel and point) as one Experiment."""
         from extrap_plugins.experiment import Experiment
@@ -424,9 +430,10 @@ def gpr_protocol(args) -> None:
     strategies = args.strategies.split(",")
     if args.case in ("relearn", "all"):
         case = relearn_case(args.relearn)
+        case = case.reversed_repetitions() if args.reverse_repetitions else case
         budgets = [float(b) / 100 for b in args.relearn_budgets.split(",")]
         rows = protocol(case, budgets, args.selector_tolerance, args.modeler, strategies, args.final_modeler)
-        print(f"\nRELeARN ({len(case.kernels)} kernels, evaluation point p=512, n=9000 never used; per kernel, "
+        print(f"\n{case.label} ({len(case.kernels)} kernels, evaluation point p=512, n=9000 never used; per kernel, "
               f"cost = its core-hours)")
         print(tabulate(rows, headers=headers, tablefmt="github"))
         for label, figure in PUBLISHED:
@@ -435,6 +442,7 @@ def gpr_protocol(args) -> None:
         budgets = [float(b) / 100 for b in args.synthetic_budgets.split(",")]
         for m in [int(x) for x in args.parameters.split(",")]:
             case = synthetic_case(m, args.functions, args.seed)
+            case = case.reversed_repetitions() if args.reverse_repetitions else case
             rows = protocol(case, budgets, args.selector_tolerance, args.modeler, strategies,
                             args.final_modeler)
             print(f"\n{case.label}: {len(case.kernels)} functions of Ritter et al. 2020, ±{NOISE:.0%} noise, "
@@ -466,6 +474,9 @@ def main() -> None:
     parser.add_argument("--selector-tolerance", type=float, default=0.05,
                         help="our stopping rule: relative half-width of the interval at the evaluation point")
     parser.add_argument("--strategies", default="ours,gpr,cpf")
+    parser.add_argument("--reverse-repetitions", action="store_true",
+                        help="relearn/synthetic: take every point's repetitions in the opposite order (a second "
+                             "sample of the same data: the first run at a point is the other measurement)")
     parser.add_argument("--seed002-strategy", default="cheapest", choices=["cheapest", "uncertainty"],
                         help="seed002: the strategy of design.suggest (default: cheapest, issue 6's table)")
     args = parser.parse_args()
