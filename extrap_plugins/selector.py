@@ -24,17 +24,11 @@ target.  Two kinds of members make it up:
   (:func:`extrap_plugins.extrapolation.uncertainties`), so that the members'
   variance at any point is the usual confidence variance.
 
-At a point already measured ``n`` times the value is known to within the
-noise of its mean, ``σ²/n``: together the members may deviate there by no more
-than that (:func:`_within_noise_at_measured`), the model-choice members too --
-a refit without a point that misses a point measured once by about the noise
-is told apart from the model by one more repetition, and only by that.  With
-exact data every member deviates by 0 at a measured point.  (Letting members
-deviate freely there made the cheapest measured points look most informative
-per unit of cost, and budgets went to repeating them; holding the model-choice
-members at exactly 0 made every new point look better than repeating a noisy
-one, and three-parameter budgets went to single runs whose noise then steered
-the choice of terms.)
+At a point already measured ``n`` times, the model-choice members (jackknife,
+committee) deviate by 0 -- its value is known, so repeating it cannot tell them
+apart -- and the noise members by at most the noise of the mean, ``σ²/n``: a
+repetition narrows only that.  (Without this, the cheapest measured points
+looked most informative per unit of cost and budgets went to repeating them.)
 
 With ``D`` the deviations (rows: candidates and the target, relative to
 the model's value at the target) and ``σ²(x)`` the relative variance of one
@@ -219,12 +213,26 @@ def assess(
         value = float(m.predict(target)[0])
         at_rows = m.predict(rows)
         scale = abs(value) if value != 0 and math.isfinite(value) else 0.0
-        # What the measured points already say: the mean of ``n`` repetitions, to within the noise σ²/n.
+        # What the measured points already say.  Model-choice members (refits without a point, other selection
+        # rules) stand for what the measurements leave open: at a measured point the value is known, so
+        # measuring it again cannot tell them apart (deviation 0 there).  The noise members (wild bootstrap,
+        # coefficients) may deviate at a measured point by no more than the noise of the mean of its
+        # ``n`` repetitions, σ²/n: one more repetition narrows that, and only that.
         choice = [p.copy() for p in (spread.get(index), others.get(index)) if p is not None and p.size]
         noisy = [p.copy() for p in (shaken.get(index), least_squares[index]) if p is not None and p.size]
         times = measured.get(index)
-        if times is not None and times.any() and scale > 0:
-            _within_noise_at_measured(choice + noisy, at_rows[:-1], noise.get(index, 0.0), times)
+        if times is not None and times.any():
+            at = times > 0
+            for p in choice:
+                p[:-1][at] = 0.0
+            if noisy and scale > 0:
+                allowed = (at_rows[:-1][at] ** 2) * noise.get(index, 0.0) / times[at]
+                norm = sum(np.sum(p[:-1][at] ** 2, axis=1) for p in noisy)
+                with np.errstate(all="ignore"):
+                    shrink = np.where(norm > allowed, np.sqrt(allowed / norm), 1.0)
+                shrink = np.where(np.isfinite(shrink), shrink, 1.0)
+                for p in noisy:
+                    p[:-1][at] *= shrink[:, None]
         parts = choice + noisy
         D = np.hstack(parts) if parts else np.zeros((rows.shape[0], 0))
         if scale > 0:
@@ -238,27 +246,6 @@ def assess(
                               formula=m.formula))
     _mark_judged(kernels, min_share)
     return Assessment(parameters, target[0], candidates, kernels, level, full)
-
-
-def _within_noise_at_measured(parts: list[np.ndarray], values: np.ndarray, noise: float,
-                              times: np.ndarray) -> None:
-    """Shrink every member's deviation at a measured point, in place, to the noise of its mean there.
-
-    A point measured ``n`` times is known to within ``σ²/n`` (``noise`` the relative variance of one run,
-    ``values`` the model's values at the candidates), so together the members may deviate there by no more
-    than that.  This holds for the model-choice members too: a refit without a point, or another selection
-    rule, that misses a point measured once by about the noise disagrees with the model over that noise, and one
-    more repetition is what tells them apart (the module docstring says what zeroing them did).  With exact
-    data ``σ² = 0`` and every member deviates by 0 there.
-    """
-    at = times > 0
-    allowed = values[at] ** 2 * noise / times[at]
-    norm = sum(np.sum(p[:-1][at] ** 2, axis=1) for p in parts)
-    with np.errstate(all="ignore"):
-        shrink = np.where(norm > allowed, np.sqrt(allowed / norm), 1.0)
-    shrink = np.where(np.isfinite(shrink), shrink, 0.0)
-    for p in parts:
-        p[:-1][at] *= shrink[:, None]
 
 
 def _refits(experiment, full, rows, modeler, measure, host, members, options) -> dict[int, np.ndarray]:
