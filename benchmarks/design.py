@@ -210,7 +210,7 @@ class Case:
         self.cost = np.abs(self.values) * p[None, :, None]
         self.total = np.nansum(self.cost, axis=(1, 2))
 
-    def reversed_repetitions(self) -> "Case":
+    def reversed_repetitions(self) -> Case:
         """The same case with the repetitions of every point taken in the opposite order (a second sample of
         the protocol: every strategy's first run at a point is then the other measurement)."""
         return Case(self.names, self.points, self.kernels, self.values[:, :, ::-1], self.truth, self.eval_point,
