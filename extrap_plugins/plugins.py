@@ -149,13 +149,8 @@ class PluginHost:
 
     def modeler_options(self, name: str) -> tuple[str, ...] | None:
         """The options the modeler ``name`` takes (``None``: its factory takes any keyword, or cannot be read)."""
-        info = self.modeler(name)
-        try:
-            signature = inspect.signature(info.factory)
-        except (TypeError, ValueError):
-            return None
-        accepted = signature.parameters
-        if any(p.kind is p.VAR_KEYWORD for p in accepted.values()):
+        accepted = _factory_parameters(self.modeler(name).factory)
+        if accepted is None or any(p.kind is p.VAR_KEYWORD for p in accepted.values()):
             return None
         return tuple(n for n, p in accepted.items()
                      if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and n not in _INJECTED)
@@ -182,10 +177,7 @@ class PluginHost:
                 f"modeler {info.name!r} has no option {', '.join(map(repr, unknown))}; its options are: {listed}"
             )
         options = dict(options)
-        try:
-            accepted = inspect.signature(info.factory).parameters
-        except (TypeError, ValueError):
-            accepted = {}
+        accepted = _factory_parameters(info.factory) or {}
         for injected, value in (("parameters", parameters), ("host", self)):
             if injected in accepted:
                 options[injected] = value
@@ -245,6 +237,14 @@ def _lookup(table: dict[str, Registered], name: str, kind: str) -> Registered:
         known = ", ".join(sorted(table)) or "none"
         raise InputError(f"unknown {kind} {name!r}; the {kind}s are: {known}")
     return table[name]
+
+
+def _factory_parameters(factory) -> Mapping[str, inspect.Parameter] | None:
+    """The parameters of a plugin factory's signature (``None`` where it cannot be read)."""
+    try:
+        return inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        return None
 
 
 _host: PluginHost | None = None

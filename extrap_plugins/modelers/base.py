@@ -17,7 +17,7 @@ Subclasses replace one stage: ``golden`` the single-parameter search,
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -428,8 +428,7 @@ class PMNFModeler:
         from .slices import refine, refined_blocks
 
         blocks = refined_blocks()
-        part = None if noise is None else regression.Noise(
-            noise.variance[chosen], noise.dof[chosen], None if noise.points is None else noise.points[chosen])
+        part = None if noise is None else noise.take(chosen)
         other = refine(x, Y[chosen], part, blocks, np.ones(blocks.shape[0], dtype=bool), config.criterion,
                        config.improvement)
         other_lack = _relative_misfit(Y[chosen], single_values(other, evaluate_blocks(x, blocks)),
@@ -497,8 +496,7 @@ class PMNFModeler:
         from .slices import refine, refined_blocks
 
         blocks = refined_blocks()
-        refined = Config(blocks, config.max_terms, config.criterion, config.improvement, config.weighting,
-                         config.measure)
+        refined = replace(config, blocks=blocks)
         usable = [usable_blocks(np.unique(X[:, param]), blocks) for param in range(X.shape[1])]
         part = tuple(None if v is None else np.asarray(v)[chosen] for v in variance)
 
@@ -516,21 +514,7 @@ class PMNFModeler:
 
     def _finish(self, result: Result, X, Y, config: Config):
         """The constant (an exact zero snapped to 0) and the predictions at the points, per series."""
-        n_series, n_points = Y.shape
-        n_params = X.shape[1]
-        slots = result.terms.shape[1]
-        predicted = np.repeat(result.coefficients[:, :1], n_points, axis=1)
-        if slots:
-            values = np.ones((n_series, slots, n_points))
-            for param in range(n_params):
-                columns = evaluate_blocks(X[:, param], config.blocks)  # (n_points, n_blocks)
-                ids = result.terms[:, :, param]
-                present = ids >= 0
-                values = values * np.where(present[..., None], columns.T[np.maximum(ids, 0)], 1.0)
-            used = np.arange(slots)[None, :] < result.n_terms[:, None]
-            with np.errstate(all="ignore"):
-                contribution = np.where(used[..., None], result.coefficients[:, 1:, None] * values, 0.0)
-            predicted = predicted + contribution.sum(axis=1)
+        predicted = multi_values(result, X, config.blocks)
         constant = result.coefficients[:, 0].copy()
         # An exactly fitted constant that is zero up to rounding at every point is zero (against the
         # smallest value: 200 + p^3 at p = 10 ... 1e5 keeps its 200).

@@ -145,11 +145,12 @@ def product_values(columns: list[np.ndarray], signatures: list[np.ndarray], prod
 
 
 def multi_values(fit: MultiFit, points: np.ndarray, blocks: np.ndarray) -> np.ndarray:
-    """Values of each series' chosen model at ``points``.
+    """Values of each series' chosen model at ``points`` (the first ``n_terms`` product terms).
 
     Parameters
     ----------
     fit : MultiFit
+        Or anything with its ``terms``, ``coefficients`` and ``n_terms`` (a modeler's ``Result``).
     points : ndarray, shape (n, n_params)
     blocks : ndarray, shape (n_blocks, 2)
 
@@ -157,15 +158,19 @@ def multi_values(fit: MultiFit, points: np.ndarray, blocks: np.ndarray) -> np.nd
     -------
     ndarray, shape (n_series, n)
     """
-    columns = [evaluate_blocks(points[:, param], blocks) for param in range(points.shape[1])]  # (n, n_blocks)
+    n_series, slots, n_params = fit.terms.shape
     value = np.repeat(fit.coefficients[:, :1], points.shape[0], axis=1)
-    for slot in range(fit.terms.shape[1]):
-        product = np.ones(value.shape)
-        for param, cols in enumerate(columns):
-            block = fit.terms[:, slot, param]
-            product *= np.where(block[:, None] >= 0, cols[:, np.maximum(block, 0)].T, 1.0)
-        value += fit.coefficients[:, slot + 1 : slot + 2] * product
-    return value
+    if not slots:
+        return value
+    products = np.ones((n_series, slots, points.shape[0]))
+    for param in range(n_params):
+        columns = evaluate_blocks(points[:, param], blocks)  # (n, n_blocks)
+        ids = fit.terms[:, :, param]
+        products = products * np.where((ids >= 0)[..., None], columns.T[np.maximum(ids, 0)], 1.0)
+    used = np.arange(slots)[None, :] < fit.n_terms[:, None]
+    with np.errstate(all="ignore"):
+        contribution = np.where(used[..., None], fit.coefficients[:, 1:, None] * products, 0.0)
+    return value + contribution.sum(axis=1)
 
 
 def additive_parameters(fit: MultiFit) -> np.ndarray:

@@ -435,6 +435,10 @@ class Noise:
     dof: np.ndarray
     points: np.ndarray | None = None
 
+    def take(self, rows: np.ndarray) -> Noise:
+        """The noise of the series ``rows`` (an index or mask), per-point variances included."""
+        return Noise(self.variance[rows], self.dof[rows], None if self.points is None else self.points[rows])
+
     @classmethod
     def estimate(cls, Y: np.ndarray, V: np.ndarray | None, counts: np.ndarray | None) -> Noise:
         """Pool the per-point variances ``V`` (n_series, n_points) of values ``Y``.

@@ -11,7 +11,6 @@ import functools
 
 import numpy as np
 
-from . import regression
 from .search import SingleFit, evidence_or_cv, evidence_search
 
 COARSE = 1.0 / 12.0
@@ -81,8 +80,7 @@ def refine(x, Y, noise, blocks, usable, criterion: str, improvement: float, max_
                 near |= slices[k] & (np.abs(b - cb) <= COARSE + 1e-9)
         if not near.any():
             continue
-        part = None if noise is None else regression.Noise(
-            noise.variance[members], noise.dof[members], None if noise.points is None else noise.points[members])
+        part = None if noise is None else noise.take(members)
         local = evidence_search(x, Y[members], blocks, usable & near, 1, part)
         # Two sources of model-choice uncertainty, added in quadrature: which slice and coarse exponent
         # (the first pass's spread, about all slices) and where within the neighbourhood (this pass's).
