@@ -366,8 +366,8 @@ def _bootstrap(experiment, full, rows, modeler, measure, host, replicates, optio
     """Wild-bootstrap deviations per model index, shape (n_rows, replicates), from one modeling call.
 
     Every measured value ``y`` becomes ``f(x) + s (y - f(x))`` with ``f`` the model and ``s`` a random sign
-    (fixed seed), and the modeler runs again: where the noise could have made it choose other terms, the
-    replicates disagree at the target.  Exact data gives identical replicates.
+    (:func:`_signs`: fixed per measurement), and the modeler runs again: where the noise could have made it
+    choose other terms, the replicates disagree at the target.  Exact data gives identical replicates.
     """
     from .api import model as fit_models
 
@@ -384,10 +384,10 @@ def _bootstrap(experiment, full, rows, modeler, measure, host, replicates, optio
             fitted[rows_of] = m.predict(experiment.coordinates[rows_of])
     residual = np.where(np.isfinite(fitted), experiment.value - fitted, 0.0)
     fitted = np.where(np.isfinite(fitted), fitted, experiment.value)
-    rng = np.random.default_rng(12345)
+    signs_of = _signs(experiment, replicates)
     parts = []
     for b in range(replicates):
-        signs = rng.choice([-1.0, 1.0], size=len(experiment))
+        signs = signs_of[b]
         tags = np.char.add(f"{b}\x1f", callpath_names[experiment.callpath_index].astype(str))
         parts.append(Experiment.from_columns(
             experiment.parameters, callpath=tags.astype(object), metric=metric_names[experiment.metric_index],
@@ -405,6 +405,32 @@ def _bootstrap(experiment, full, rows, modeler, measure, host, replicates, optio
         if index is not None:
             found.setdefault(index, []).append(m.predict(rows) - center[index])
     return {i: np.stack(v, axis=1) / math.sqrt(len(v)) for i, v in found.items()}
+
+
+def _signs(experiment: Experiment, replicates: int) -> np.ndarray:
+    """Random signs, shape (replicates, n_rows), each a fixed function of its measurement (series, point,
+    repetition) and replicate: a kernel's replicates do not depend on which other kernels, or which other points,
+    are in the experiment, and a measurement keeps its signs as points are added."""
+    import zlib
+
+    def codes(names) -> np.ndarray:
+        return np.array([zlib.crc32(str(n).encode("utf-8")) for n in names], dtype=np.uint64)
+
+    with np.errstate(over="ignore"):
+        key = codes(c.name for c in experiment.callpaths)[experiment.callpath_index] * np.uint64(0x9E3779B97F4A7C15)
+        key ^= codes(m.name for m in experiment.metrics)[experiment.metric_index]
+        for column in np.ascontiguousarray(experiment.coordinates, dtype=np.float64).view(np.uint64).T:
+            key = _mix(key ^ column)
+        key = _mix(key ^ np.asarray(experiment.repetition, dtype=np.int64).astype(np.uint64))
+        bits = np.stack([_mix(key + np.uint64(b + 1) * np.uint64(0xBF58476D1CE4E5B9)) for b in range(replicates)])
+    return np.where(bits >> np.uint64(63), 1.0, -1.0)
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """SplitMix64's finaliser: 64 well-mixed bits from any 64-bit key (wrapping arithmetic)."""
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
 
 
 def _coefficient_members(full, rows) -> list[np.ndarray | None]:

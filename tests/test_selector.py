@@ -140,6 +140,26 @@ def test_model_choice_members_see_no_gain_in_repeating_a_measured_point():
     assert kernel.reductions()[~at].max() > kernel.reductions()[at].max()
 
 
+def test_a_kernels_uncertainty_does_not_depend_on_the_other_kernels_measured_with_it():
+    # the wild bootstrap's signs belong to the measurements: a kernel's ensemble is the same alone, beside other
+    # kernels, and in another row order
+    space = Space.of({"p": P, "n": N})
+    points = base_points(suggest(space)) + [(16.0, 20.0)]
+    functions = {"a": lambda p, n: 5 + 0.3 * p**1.4 * n, "b": lambda p, n: 2 + 80 * np.log2(p) + n**0.7,
+                 "c": lambda p, n: 1 + p * n**1.2}
+    both = measured(functions, points, noise=0.05, seed=3)
+    alone = both.take(np.array([both.callpaths[i].name == "b" for i in both.callpath_index]))
+    shuffled = alone.take(np.random.default_rng(0).permutation(len(alone)))
+    grid = space.grid()
+    kernels = [next(k for k in selector.assess(e, [128, 60], grid).kernels if k.callpath == "b")
+               for e in (both, alone, shuffled)]
+    assert np.any(kernels[0].deviations != 0.0)
+    np.testing.assert_array_equal(kernels[0].deviations, kernels[1].deviations)
+    np.testing.assert_allclose(kernels[1].deviations, kernels[2].deviations, rtol=1e-9, atol=1e-12)
+    signs = selector._signs(both, 8)
+    assert set(np.unique(signs)) == {-1.0, 1.0} and abs(signs.mean()) < 0.1
+
+
 def test_the_committee_gets_the_callers_modeler_options_it_takes():
     # a committee rule searches the caller's hypotheses (``max_terms=1``), with its own settings on top; an
     # option it does not take (``weighting`` here) is not passed to it
