@@ -347,7 +347,8 @@ def base_counts(case: Case, k: int, budget: float, rule: str = "1") -> np.ndarra
     return counts
 
 
-def run_ours(case: Case, budget: float, tolerance: float, modeler: str = "default", base_rule: str = "1"):
+def run_ours(case: Case, budget: float, tolerance: float, modeler: str = "default", base_rule: str = "1",
+             seed: int = 0):
     """Our selector, per kernel: the base design that fits (repeated as ``base_rule`` says), then the run of
     largest expected reduction of the interval at the evaluation point per unit of cost, until the interval is
     within ``tolerance`` or nothing fits.  All kernels advance in lock-step so that one modeling call serves them
@@ -362,7 +363,7 @@ def run_ours(case: Case, budget: float, tolerance: float, modeler: str = "defaul
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             assessment = selector.assess(case.experiment(counts, kernels), case.eval_point, case.points,
-                                         modeler=modeler, min_share=0.0)
+                                         modeler=modeler, min_share=0.0, seed=seed)
         by_name = {kern.name: kern for kern in assessment.kernels}
         for k in kernels:
             kern = by_name.get(case.kernels[k])

@@ -172,6 +172,7 @@ def assess(
     min_share: float = MIN_SHARE,
     repetitions: int = 1,
     replicates: int = REPLICATES,
+    seed: int = 0,
     committee: Sequence[tuple[str, dict]] = COMMITTEE,
     **options,
 ) -> Assessment:
@@ -186,6 +187,8 @@ def assess(
         Points that could be measured next.
     repetitions : int
         Repetitions per planned run (divides the noise variance of a run).
+    seed : int
+        Salt of the wild bootstrap's signs (:func:`_signs`); the plan of one seed is as valid as another's.
     modeler, measure, host, **options
         How to model (as :func:`extrap_plugins.model`).
 
@@ -204,7 +207,7 @@ def assess(
         full = fit_models(experiment, modeler, measure=measure, executor="serial", host=host, **options)
     spread = _refits(experiment, full, rows, modeler, measure, host, members, options)
     others = _committee(experiment, full, rows, measure, host, committee, options)
-    shaken = _bootstrap(experiment, full, rows, modeler, measure, host, replicates, options)
+    shaken = _bootstrap(experiment, full, rows, modeler, measure, host, replicates, seed, options)
     least_squares = _coefficient_members(full, rows)
     noise = _relative_noise(experiment, full, measure)
     measured = _measured(experiment, full, candidates)
@@ -362,7 +365,7 @@ def _measured(experiment: Experiment, full, candidates: np.ndarray) -> dict[int,
     return out
 
 
-def _bootstrap(experiment, full, rows, modeler, measure, host, replicates, options) -> dict[int, np.ndarray]:
+def _bootstrap(experiment, full, rows, modeler, measure, host, replicates, seed, options) -> dict[int, np.ndarray]:
     """Wild-bootstrap deviations per model index, shape (n_rows, replicates), from one modeling call.
 
     Every measured value ``y`` becomes ``f(x) + s (y - f(x))`` with ``f`` the model and ``s`` a random sign
@@ -384,7 +387,7 @@ def _bootstrap(experiment, full, rows, modeler, measure, host, replicates, optio
             fitted[rows_of] = m.predict(experiment.coordinates[rows_of])
     residual = np.where(np.isfinite(fitted), experiment.value - fitted, 0.0)
     fitted = np.where(np.isfinite(fitted), fitted, experiment.value)
-    signs_of = _signs(experiment, replicates)
+    signs_of = _signs(experiment, replicates, seed)
     parts = []
     for b in range(replicates):
         signs = signs_of[b]
@@ -407,7 +410,7 @@ def _bootstrap(experiment, full, rows, modeler, measure, host, replicates, optio
     return {i: np.stack(v, axis=1) / math.sqrt(len(v)) for i, v in found.items()}
 
 
-def _signs(experiment: Experiment, replicates: int) -> np.ndarray:
+def _signs(experiment: Experiment, replicates: int, seed: int = 0) -> np.ndarray:
     """Random signs, shape (replicates, n_rows), each a fixed function of its measurement (series, point,
     repetition) and replicate: a kernel's replicates do not depend on which other kernels, or which other points,
     are in the experiment, and a measurement keeps its signs as points are added."""
@@ -422,6 +425,7 @@ def _signs(experiment: Experiment, replicates: int) -> np.ndarray:
         for column in np.ascontiguousarray(experiment.coordinates, dtype=np.float64).view(np.uint64).T:
             key = _mix(key ^ column)
         key = _mix(key ^ np.asarray(experiment.repetition, dtype=np.int64).astype(np.uint64))
+        key = _mix(key ^ np.uint64(seed & 0xFFFFFFFF) * np.uint64(0x94D049BB133111EB))
         bits = np.stack([_mix(key + np.uint64(b + 1) * np.uint64(0xBF58476D1CE4E5B9)) for b in range(replicates)])
     return np.where(bits >> np.uint64(63), 1.0, -1.0)
 
