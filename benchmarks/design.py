@@ -429,31 +429,44 @@ def run_cheapest(case: Case, budget: float):
 
 
 def protocol(case: Case, budgets, tolerance: float, modeler: str, strategies, final: str | None = None,
-             base_rule: str = "1") -> list[list[str]]:
+             base_rule: str = "1", seeds=(0,)) -> list[list[str]]:
     """Rows: strategy, budget, within ±5/10/15/20 %, mean cost used, kernels over budget.
 
     ``modeler`` is the selector's; ``final`` (default: ``modeler``) models every strategy's points for the
-    evaluation, the same for all strategies."""
+    evaluation, the same for all strategies.  ``ours`` runs once per seed of its bootstrap (``seeds``); with
+    more than one, its row gives the means and the ±10 % column the range over the seeds."""
     rows = []
     final = final or modeler
     full = case.errors(np.full(case.values.shape[:2], case.values.shape[2]), final)
     rows.append(["full factorial", "100%"] + [f"{np.mean(full <= b):.1%}" for b in BUCKETS] + ["100.0%", "0"])
     for budget in budgets:
         for name in strategies:
-            start = time.perf_counter()
-            if name == "ours":
-                counts = run_ours(case, budget, tolerance, modeler, base_rule)
-            else:
-                counts = {"gpr": run_gpr, "cpf": run_cheapest}[name](case, budget)
-            errors = case.errors(counts, final)
-            used = case.spent(counts)
-            over = used > budget + 1e-9
-            errors = np.where(over, np.inf, errors)  # a base design beyond the budget counts as a miss
             label = {"ours": "ours (selector)", "gpr": "GPR re-implementation", "cpf": "cheapest first"}[name]
-            rows.append([label, f"{budget:.0%}"] + [f"{np.mean(errors <= b):.1%}" for b in BUCKETS]
-                        + [f"{np.mean(used[~over]) if (~over).any() else float('nan'):.1%}", str(int(over.sum()))])
-            print(f"  {case.label}: {label} at {budget:.0%}: ±10 % {np.mean(errors <= 0.10):.1%}, "
-                  f"cost {np.mean(used):.1%} ({time.perf_counter() - start:.1f} s)", flush=True)
+            shares, costs, overs = [], [], []
+            for seed in seeds if name == "ours" else (None,):
+                start = time.perf_counter()
+                if name == "ours":
+                    counts = run_ours(case, budget, tolerance, modeler, base_rule, seed)
+                else:
+                    counts = {"gpr": run_gpr, "cpf": run_cheapest}[name](case, budget)
+                errors = case.errors(counts, final)
+                used = case.spent(counts)
+                over = used > budget + 1e-9
+                errors = np.where(over, np.inf, errors)  # a base design beyond the budget counts as a miss
+                shares.append([np.mean(errors <= b) for b in BUCKETS])
+                costs.append(np.mean(used[~over]) if (~over).any() else float("nan"))
+                overs.append(int(over.sum()))
+                which = f" (seed {seed})" if seed is not None and len(seeds) > 1 else ""
+                print(f"  {case.label}: {label}{which} at {budget:.0%}: ±10 % {np.mean(errors <= 0.10):.1%}, "
+                      f"cost {np.mean(used):.1%} ({time.perf_counter() - start:.1f} s)", flush=True)
+            mean = np.mean(shares, axis=0)
+            cells = [f"{v:.1%}" for v in mean]
+            if len(shares) > 1:
+                cells[1] += f" ({min(s[1] for s in shares):.1%}–{max(s[1] for s in shares):.1%})"
+                label += f", mean of {len(shares)} seeds"
+            spent = [c for c in costs if np.isfinite(c)]
+            rows.append([label, f"{budget:.0%}"] + cells + [f"{np.mean(spent):.1%}" if spent else "–",
+                                                            f"{np.mean(overs):g}"])
     return rows
 
 
@@ -462,12 +475,13 @@ def gpr_protocol(args) -> None:
 
     headers = ["strategy", "budget", "±5 %", "±10 %", "±15 %", "±20 %", "cost used (mean)", "base over budget"]
     strategies = args.strategies.split(",")
+    seeds = [int(s) for s in args.selector_seeds.split(",")]
     if args.case in ("relearn", "all"):
         case = relearn_case(args.relearn)
         case = case.reversed_repetitions() if args.reverse_repetitions else case
         budgets = [float(b) / 100 for b in args.relearn_budgets.split(",")]
         rows = protocol(case, budgets, args.selector_tolerance, args.modeler, strategies, args.final_modeler,
-                        args.base_repetitions)
+                        args.base_repetitions, seeds)
         print(f"\n{case.label} ({len(case.kernels)} kernels, evaluation point p=512, n=9000 never used; per kernel, "
               f"cost = its core-hours)")
         print(tabulate(rows, headers=headers, tablefmt="github"))
@@ -479,7 +493,7 @@ def gpr_protocol(args) -> None:
             case = synthetic_case(m, args.functions, args.seed)
             case = case.reversed_repetitions() if args.reverse_repetitions else case
             rows = protocol(case, budgets, args.selector_tolerance, args.modeler, strategies,
-                            args.final_modeler, args.base_repetitions)
+                            args.final_modeler, args.base_repetitions, seeds)
             print(f"\n{case.label}: {len(case.kernels)} functions of Ritter et al. 2020, ±{NOISE:.0%} noise, "
                   f"{REPETITIONS} repetitions available, evaluation at {format_next(case.names)}")
             print(tabulate(rows, headers=headers, tablefmt="github"))
@@ -509,6 +523,9 @@ def main() -> None:
     parser.add_argument("--selector-tolerance", type=float, default=0.05,
                         help="our stopping rule: relative half-width of the interval at the evaluation point")
     parser.add_argument("--strategies", default="ours,gpr,cpf")
+    parser.add_argument("--selector-seeds", default="0",
+                        help="relearn/synthetic: seeds of our selector's bootstrap, comma-separated (ours runs once "
+                             "per seed; the table gives the mean and the range)")
     parser.add_argument("--base-repetitions", default="1", choices=BASE_RULES,
                         help="relearn/synthetic: how ours repeats its base design (see BASE_RULES; default 1)")
     parser.add_argument("--reverse-repetitions", action="store_true",
