@@ -18,7 +18,8 @@ target.  Two kinds of members make it up:
   settle the choice of terms (the jackknife alone sees nothing on a design of
   lines, where almost no point can be left out);
 * **noise** (wild bootstrap): the modeler refitted to the model plus sign-flipped
-  residuals (:data:`REPLICATES`);
+  residuals (:data:`REPLICATES`; every sign a fixed function of its measurement, so the
+  same measurements give the same plan, whatever else is modelled beside them);
 * **coefficients** (least squares): one member per eigenvector of the
   coefficient covariance ``s² (AᵀA)⁻¹`` of the model's terms
   (:func:`extrap_plugins.extrapolation.uncertainties`), so that the members'
