@@ -383,8 +383,9 @@ def run_ours(case: Case, budget: float, tolerance: float, modeler: str = "defaul
     return counts
 
 
-def run_gpr(case: Case, budget: float):
-    """The GPR strategy (benchmarks/_gpr.py), per kernel, until nothing fits the budget."""
+def run_gpr(case: Case, budget: float, seed: int = 0):
+    """The GPR strategy (benchmarks/_gpr.py), per kernel, until nothing fits the budget; ``seed`` varies the random
+    restarts of its hyperparameter fit (seed 0: the tables' runs)."""
     import _gpr
 
     K, P, R = case.values.shape
@@ -395,7 +396,7 @@ def run_gpr(case: Case, budget: float):
         if case.spent(counts)[k] > budget:
             continue
         noise = _gpr.mean_noise_percent(case.values[k])
-        gp = _gpr.GaussianProcess(noise, restarts=2, seed=k)
+        gp = _gpr.GaussianProcess(noise, restarts=2, seed=k + 1000 * seed)
         while True:
             spent = case.spent(counts)[k] * case.total[k]
             run_cost = np.array([case.cost[k, i, min(counts[k, i], R - 1)] for i in range(P)])
@@ -433,8 +434,9 @@ def protocol(case: Case, budgets, tolerance: float, modeler: str, strategies, fi
     """Rows: strategy, budget, within ±5/10/15/20 %, mean cost used, kernels over budget.
 
     ``modeler`` is the selector's; ``final`` (default: ``modeler``) models every strategy's points for the
-    evaluation, the same for all strategies.  ``ours`` runs once per seed of its bootstrap (``seeds``); with
-    more than one, its row gives the means and the ±10 % column the range over the seeds."""
+    evaluation, the same for all strategies.  ``ours`` and ``gpr`` run once per seed of their randomness
+    (``seeds``: ours' bootstrap signs, GPR's hyperparameter restarts); with more than one, the row gives the means
+    and the ±10 % column the range over the seeds."""
     rows = []
     final = final or modeler
     full = case.errors(np.full(case.values.shape[:2], case.values.shape[2]), final)
@@ -443,12 +445,12 @@ def protocol(case: Case, budgets, tolerance: float, modeler: str, strategies, fi
         for name in strategies:
             label = {"ours": "ours (selector)", "gpr": "GPR re-implementation", "cpf": "cheapest first"}[name]
             shares, costs, overs = [], [], []
-            for seed in seeds if name == "ours" else (None,):
+            for seed in seeds if name in ("ours", "gpr") else (None,):
                 start = time.perf_counter()
                 if name == "ours":
                     counts = run_ours(case, budget, tolerance, modeler, base_rule, seed)
                 else:
-                    counts = {"gpr": run_gpr, "cpf": run_cheapest}[name](case, budget)
+                    counts = run_gpr(case, budget, seed) if name == "gpr" else run_cheapest(case, budget)
                 errors = case.errors(counts, final)
                 used = case.spent(counts)
                 over = used > budget + 1e-9
@@ -524,8 +526,9 @@ def main() -> None:
                         help="our stopping rule: relative half-width of the interval at the evaluation point")
     parser.add_argument("--strategies", default="ours,gpr,cpf")
     parser.add_argument("--selector-seeds", default="0",
-                        help="relearn/synthetic: seeds of our selector's bootstrap, comma-separated (ours runs once "
-                             "per seed; the table gives the mean and the range)")
+                        help="relearn/synthetic: seeds of the selectors' randomness, comma-separated (ours: its "
+                             "bootstrap's signs; gpr: its hyperparameter restarts; each runs once per seed and the "
+                             "table gives the mean and the range)")
     parser.add_argument("--base-repetitions", default="1", choices=BASE_RULES,
                         help="relearn/synthetic: how ours repeats its base design (see BASE_RULES; default 1)")
     parser.add_argument("--reverse-repetitions", action="store_true",
