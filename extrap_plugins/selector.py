@@ -388,10 +388,8 @@ def _bootstrap(experiment, full, rows, modeler, measure, host, replicates, seed,
             fitted[rows_of] = m.predict(experiment.coordinates[rows_of])
     residual = np.where(np.isfinite(fitted), experiment.value - fitted, 0.0)
     fitted = np.where(np.isfinite(fitted), fitted, experiment.value)
-    signs_of = _signs(experiment, replicates, seed)
     parts = []
-    for b in range(replicates):
-        signs = signs_of[b]
+    for b, signs in enumerate(_signs(experiment, replicates, seed)):
         tags = np.char.add(f"{b}\x1f", callpath_names[experiment.callpath_index].astype(str))
         parts.append(Experiment.from_columns(
             experiment.parameters, callpath=tags.astype(object), metric=metric_names[experiment.metric_index],
