@@ -197,3 +197,35 @@ def test_choose_models_keeps_per_kernel_the_modeler_that_predicted_the_largest_v
     # a single modeler: its own models
     only, chosen = selector.choose_models(experiment, ("refining",))
     assert chosen == {("linear", "time"): "refining"} and only[0].modeler == "refining"
+
+
+def test_misfit_members_appear_only_where_the_model_misses_beyond_the_noise_and_favour_points_near_the_target():
+    # a model of the data's own form leaves no misfit; a step it cannot follow leaves a misfit whose size at the
+    # target only a measurement near the target can tell (a Gaussian process over the relative residuals)
+    from extrap_plugins.api import model
+
+    space = Space.of({"p": P, "n": N})
+    grid = space.grid()
+    points = base_points(suggest(space)) + [(16.0, 20.0), (32.0, 40.0)]
+    rows = np.vstack([grid, [[128.0, 60.0]]])
+    exact = measured({"pmnf": lambda p, n: 3 + 0.5 * p * n}, points, noise=0.0)
+    fitted = model(exact, "default", executor="serial")
+    assert selector._discrepancy_members(exact, fitted, rows, {0: 0.0}) == {}
+    for seed in range(5):  # nor does noise the repetitions account for (the lack-of-fit F test)
+        noisy = measured({"pmnf": lambda p, n: 3 + 0.5 * p * n}, points, noise=0.05, seed=seed)
+        fitted = model(noisy, "default", executor="serial")
+        assert selector._discrepancy_members(noisy, fitted, rows, selector._relative_noise(noisy, fitted, "mean")) == {}
+
+    step = measured({"step": lambda p, n: np.where(p >= 32, 3.0, 1.0) * (50 + n)}, points, noise=0.01, seed=1)
+    fitted = model(step, "default", executor="serial")
+    noise = selector._relative_noise(step, fitted, "mean")
+    members = selector._discrepancy_members(step, fitted, rows, noise)[0]
+    assert members.shape[0] == rows.shape[0] and members.shape[1] >= 1
+    spread = np.sqrt(np.sum(members**2, axis=1)) / np.abs(fitted.models[0].predict(rows))  # relative sd per row
+    at = {tuple(r): s for r, s in zip(rows.tolist(), spread)}
+    assert at[(128.0, 60.0)] > at[(64.0, 50.0)] > at[(32.0, 40.0)]  # a measured point knows its own misfit
+    kernel = selector.assess(step, [128, 60], grid, members=0, replicates=0, committee=(), misfit=True).kernels[0]
+    without = selector.assess(step, [128, 60], grid, members=0, replicates=0, committee=()).kernels[0]
+    assert kernel.deviations.shape[1] == without.deviations.shape[1] + members.shape[1]  # on request only
+    reductions = dict(zip(map(tuple, grid.tolist()), kernel.reductions()))
+    assert reductions[(64.0, 50.0)] > reductions[(4.0, 50.0)]
