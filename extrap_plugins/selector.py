@@ -96,13 +96,6 @@ LACK_OF_FIT = 0.95
 """Misfit members only where the residuals exceed the noise of the means at this level (lack-of-fit F test)."""
 
 
-def f_quantile(level: float, dof: int, noise_dof: int) -> float:
-    """The ``level`` quantile of Fisher's F distribution with (``dof``, ``noise_dof``) degrees of freedom."""
-    from scipy.stats import f
-
-    return float(f.ppf(level, dof, noise_dof))
-
-
 def z_of(level: float) -> float:
     """The two-sided normal quantile of ``level`` (1.96 for 0.95)."""
     from scipy.special import ndtri
@@ -479,8 +472,8 @@ def _coefficient_members(full, rows) -> list[np.ndarray | None]:
     return result
 
 
-def _discrepancy_members(experiment: Experiment, full, rows: np.ndarray, noise: dict[int, float],
-                         length: float = None) -> dict[int, np.ndarray]:
+def _discrepancy_members(experiment: Experiment, full, rows: np.ndarray,
+                         noise: dict[int, float]) -> dict[int, np.ndarray]:
     """Misfit members: a Gaussian process over the model's relative residuals, per model index, shape
     (n_rows, n_members), in the model's units.
 
@@ -492,7 +485,8 @@ def _discrepancy_members(experiment: Experiment, full, rows: np.ndarray, noise: 
     of its mean), its posterior covariance over ``rows`` is split into members by its eigenvectors.  A model
     that fits within the noise has ``s² = 0`` and no misfit members: the selector then follows the model.
     """
-    length = MISFIT_LENGTH if length is None else length
+    from scipy.stats import f as fisher
+
     position = {(m.callpath, m.metric): i for i, m in enumerate(full.models)}
     out: dict[int, np.ndarray] = {}
     for group in experiment.series_groups():
@@ -501,7 +495,7 @@ def _discrepancy_members(experiment: Experiment, full, rows: np.ndarray, noise: 
             continue
         scaled = _log_unit(np.vstack([points, rows]))
         at_points, at_rows = scaled[: points.shape[0]], scaled[points.shape[0]:]
-        k_pp, k_rp, k_rr = (_matern32(a, b, length) for a, b in
+        k_pp, k_rp, k_rr = (_matern32(a, b, MISFIT_LENGTH) for a, b in
                             ((at_points, at_points), (at_rows, at_points), (at_rows, at_rows)))
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
@@ -523,11 +517,12 @@ def _discrepancy_members(experiment: Experiment, full, rows: np.ndarray, noise: 
             # repetitions the noise is read from the same residuals, and nothing is left over.
             noise_dof = int(np.sum(np.maximum(counts[row][ok] - 1, 0)))
             of_means = noise.get(index, 0.0) / counts[row][ok]
+            expected = float(np.mean(of_means))
             lack = float(np.sum(relative[ok] ** 2) / dof)
-            s2 = lack - float(np.mean(of_means))
+            s2 = lack - expected
             if noise_dof < 1 or not s2 > ROUND_OFF or not math.isfinite(s2):
                 continue
-            if np.mean(of_means) > 0 and lack / np.mean(of_means) < f_quantile(LACK_OF_FIT, dof, noise_dof):
+            if expected > 0 and lack / expected < fisher.ppf(LACK_OF_FIT, dof, noise_dof):
                 continue
             gram = k_pp[np.ix_(ok, ok)] + np.diag(of_means / s2 + 1e-9)
             cross = k_rp[:, ok]
@@ -553,7 +548,9 @@ def _log_unit(points: np.ndarray) -> np.ndarray:
 
 def _matern32(a: np.ndarray, b: np.ndarray, length: float) -> np.ndarray:
     """Matérn-3/2 correlation between the rows of ``a`` and ``b``, shape (len(a), len(b))."""
-    r = np.sqrt(np.maximum(((a[:, None, :] - b[None, :, :]) ** 2).sum(axis=2), 0.0)) * (math.sqrt(3.0) / length)
+    from scipy.spatial.distance import cdist
+
+    r = cdist(a, b) * (math.sqrt(3.0) / length)
     return (1.0 + r) * np.exp(-r)
 
 
