@@ -348,10 +348,11 @@ def base_counts(case: Case, k: int, budget: float, rule: str = "1") -> np.ndarra
 
 
 def run_ours(case: Case, budget: float, tolerance: float, modeler: str = "default", base_rule: str = "1",
-             seed: int = 0, misfit: bool = False):
+             seed: int = 0, misfit: bool = False, replicates: int | None = None):
     """Our selector, per kernel: the base design that fits (repeated as ``base_rule`` says), then the run of
     largest expected reduction of the interval at the evaluation point per unit of cost, until the interval is
-    within ``tolerance`` or nothing fits; ``misfit`` adds the selector's misfit members (``selector.assess``).  All
+    within ``tolerance`` or nothing fits; ``misfit`` adds the selector's misfit members and ``replicates`` sets the
+    number of its bootstrap refits (``selector.assess``; default :data:`~extrap_plugins.selector.REPLICATES`).  All
     kernels advance in lock-step so that one modeling call serves them all."""
     from extrap_plugins import selector
 
@@ -363,7 +364,8 @@ def run_ours(case: Case, budget: float, tolerance: float, modeler: str = "defaul
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             assessment = selector.assess(case.experiment(counts, kernels), case.eval_point, case.points,
-                                         modeler=modeler, min_share=0.0, seed=seed, misfit=misfit)
+                                         modeler=modeler, min_share=0.0, seed=seed, misfit=misfit,
+                                         replicates=replicates or selector.REPLICATES)
         by_name = {kern.name: kern for kern in assessment.kernels}
         for k in kernels:
             kern = by_name.get(case.kernels[k])
@@ -430,7 +432,8 @@ def run_cheapest(case: Case, budget: float):
 
 
 def protocol(case: Case, budgets, tolerance: float, modeler: str, strategies, final: str | None = None,
-             base_rule: str = "1", seeds=(0,), misfit: bool = False) -> list[list[str]]:
+             base_rule: str = "1", seeds=(0,), misfit: bool = False,
+             replicates: int | None = None) -> list[list[str]]:
     """Rows: strategy, budget, within ±5/10/15/20 %, mean cost used, kernels over budget.
 
     ``modeler`` is the selector's; ``final`` (default: ``modeler``) models every strategy's points for the
@@ -445,11 +448,12 @@ def protocol(case: Case, budgets, tolerance: float, modeler: str, strategies, fi
         for name in strategies:
             label = {"ours": "ours (selector)", "gpr": "GPR re-implementation", "cpf": "cheapest first"}[name]
             label += " + misfit members" if name == "ours" and misfit else ""
+            label += f", {replicates} replicates" if name == "ours" and replicates else ""
             shares, costs, overs = [], [], []
             for seed in seeds if name in ("ours", "gpr") else (None,):
                 start = time.perf_counter()
                 if name == "ours":
-                    counts = run_ours(case, budget, tolerance, modeler, base_rule, seed, misfit)
+                    counts = run_ours(case, budget, tolerance, modeler, base_rule, seed, misfit, replicates)
                 else:
                     counts = run_gpr(case, budget, seed) if name == "gpr" else run_cheapest(case, budget)
                 errors = case.errors(counts, final)
@@ -484,7 +488,7 @@ def gpr_protocol(args) -> None:
         case = case.reversed_repetitions() if args.reverse_repetitions else case
         budgets = [float(b) / 100 for b in args.relearn_budgets.split(",")]
         rows = protocol(case, budgets, args.selector_tolerance, args.modeler, strategies, args.final_modeler,
-                        args.base_repetitions, seeds, args.selector_misfit)
+                        args.base_repetitions, seeds, args.selector_misfit, args.selector_replicates)
         print(f"\n{case.label} ({len(case.kernels)} kernels, evaluation point p=512, n=9000 never used; per kernel, "
               f"cost = its core-hours)")
         print(tabulate(rows, headers=headers, tablefmt="github"))
@@ -496,7 +500,8 @@ def gpr_protocol(args) -> None:
             case = synthetic_case(m, args.functions, args.seed)
             case = case.reversed_repetitions() if args.reverse_repetitions else case
             rows = protocol(case, budgets, args.selector_tolerance, args.modeler, strategies,
-                            args.final_modeler, args.base_repetitions, seeds, args.selector_misfit)
+                            args.final_modeler, args.base_repetitions, seeds, args.selector_misfit,
+                            args.selector_replicates)
             print(f"\n{case.label}: {len(case.kernels)} functions of Ritter et al. 2020, ±{NOISE:.0%} noise, "
                   f"{REPETITIONS} repetitions available, evaluation at {format_next(case.names)}")
             print(tabulate(rows, headers=headers, tablefmt="github"))
@@ -535,6 +540,9 @@ def main() -> None:
     parser.add_argument("--selector-misfit", action="store_true",
                         help="relearn/synthetic: ours with the misfit members (a GP over the model's residuals; "
                              "selector.assess(misfit=True)), measured beside the default")
+    parser.add_argument("--selector-replicates", type=int, default=None,
+                        help="relearn/synthetic: ours with this many wild-bootstrap refits per step (default: "
+                             "selector.REPLICATES), measured beside the default")
     parser.add_argument("--reverse-repetitions", action="store_true",
                         help="relearn/synthetic: take every point's repetitions in the opposite order (a second "
                              "sample of the same data: the first run at a point is the other measurement)")
