@@ -348,10 +348,11 @@ def base_counts(case: Case, k: int, budget: float, rule: str = "1") -> np.ndarra
 
 
 def run_ours(case: Case, budget: float, tolerance: float, modeler: str = "default", base_rule: str = "1",
-             seed: int = 0, misfit: bool = False, replicates: int | None = None):
+             seed: int = 0, misfit: bool = False, replicates: int | None = None, calibrated: bool = True):
     """Our selector, per kernel: the base design that fits (repeated as ``base_rule`` says), then the run of
     largest expected reduction of the interval at the evaluation point per unit of cost, until the interval is
-    within ``tolerance`` or nothing fits; ``misfit`` adds the selector's misfit members and ``replicates`` sets the
+    within ``tolerance`` or nothing fits; ``misfit`` adds the selector's misfit members, ``calibrated=False`` leaves
+    the ensembles uninflated (``selector.assess(calibrated=False)``) and ``replicates`` sets the
     number of its bootstrap refits (``selector.assess``; default :data:`~extrap_plugins.selector.REPLICATES`).  All
     kernels advance in lock-step so that one modeling call serves them all."""
     from extrap_plugins import selector
@@ -365,7 +366,7 @@ def run_ours(case: Case, budget: float, tolerance: float, modeler: str = "defaul
             warnings.simplefilter("ignore")
             assessment = selector.assess(case.experiment(counts, kernels), case.eval_point, case.points,
                                          modeler=modeler, min_share=0.0, seed=seed, misfit=misfit,
-                                         replicates=replicates or selector.REPLICATES)
+                                         replicates=replicates or selector.REPLICATES, calibrated=calibrated)
         by_name = {kern.name: kern for kern in assessment.kernels}
         for k in kernels:
             kern = by_name.get(case.kernels[k])
@@ -433,7 +434,7 @@ def run_cheapest(case: Case, budget: float):
 
 def protocol(case: Case, budgets, tolerance: float, modeler: str, strategies, final: str | None = None,
              base_rule: str = "1", seeds=(0,), misfit: bool = False,
-             replicates: int | None = None) -> list[list[str]]:
+             replicates: int | None = None, calibrated: bool = True) -> list[list[str]]:
     """Rows: strategy, budget, within ±5/10/15/20 %, mean cost used, kernels over budget.
 
     ``modeler`` is the selector's; ``final`` (default: ``modeler``) models every strategy's points for the
@@ -449,11 +450,13 @@ def protocol(case: Case, budgets, tolerance: float, modeler: str, strategies, fi
             label = {"ours": "ours (selector)", "gpr": "GPR re-implementation", "cpf": "cheapest first"}[name]
             label += " + misfit members" if name == "ours" and misfit else ""
             label += f", {replicates} replicates" if name == "ours" and replicates else ""
+            label += ", uncalibrated" if name == "ours" and not calibrated else ""
             shares, costs, overs = [], [], []
             for seed in seeds if name in ("ours", "gpr") else (None,):
                 start = time.perf_counter()
                 if name == "ours":
-                    counts = run_ours(case, budget, tolerance, modeler, base_rule, seed, misfit, replicates)
+                    counts = run_ours(case, budget, tolerance, modeler, base_rule, seed, misfit, replicates,
+                                      calibrated)
                 else:
                     counts = run_gpr(case, budget, seed) if name == "gpr" else run_cheapest(case, budget)
                 errors = case.errors(counts, final)
@@ -488,7 +491,8 @@ def gpr_protocol(args) -> None:
         case = case.reversed_repetitions() if args.reverse_repetitions else case
         budgets = [float(b) / 100 for b in args.relearn_budgets.split(",")]
         rows = protocol(case, budgets, args.selector_tolerance, args.modeler, strategies, args.final_modeler,
-                        args.base_repetitions, seeds, args.selector_misfit, args.selector_replicates)
+                        args.base_repetitions, seeds, args.selector_misfit, args.selector_replicates,
+                        not args.selector_uncalibrated)
         print(f"\n{case.label} ({len(case.kernels)} kernels, evaluation point p=512, n=9000 never used; per kernel, "
               f"cost = its core-hours)")
         print(tabulate(rows, headers=headers, tablefmt="github"))
@@ -501,7 +505,7 @@ def gpr_protocol(args) -> None:
             case = case.reversed_repetitions() if args.reverse_repetitions else case
             rows = protocol(case, budgets, args.selector_tolerance, args.modeler, strategies,
                             args.final_modeler, args.base_repetitions, seeds, args.selector_misfit,
-                            args.selector_replicates)
+                            args.selector_replicates, not args.selector_uncalibrated)
             print(f"\n{case.label}: {len(case.kernels)} functions of Ritter et al. 2020, ±{NOISE:.0%} noise, "
                   f"{REPETITIONS} repetitions available, evaluation at {format_next(case.names)}")
             print(tabulate(rows, headers=headers, tablefmt="github"))
@@ -540,6 +544,10 @@ def main() -> None:
     parser.add_argument("--selector-misfit", action="store_true",
                         help="relearn/synthetic: ours with the misfit members (a GP over the model's residuals; "
                              "selector.assess(misfit=True)), measured beside the default")
+    parser.add_argument("--selector-uncalibrated", action="store_true",
+                        help="relearn/synthetic: ours without the calibrated floor of its ensembles (the model's "
+                             "confidence interval at the evaluation point; selector.assess(calibrated=False)), "
+                             "measured beside the default")
     parser.add_argument("--selector-replicates", type=int, default=None,
                         help="relearn/synthetic: ours with this many wild-bootstrap refits per step (default: "
                              "selector.REPLICATES), measured beside the default")

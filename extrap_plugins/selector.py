@@ -52,6 +52,16 @@ run is chosen.  The interval at the target is ``± z·sqrt(|D[t]|²)`` (``z``
 the normal quantile of the level); the stopping rule holds when it is within
 the tolerance for every judged kernel.
 
+**Calibration.**  The members are refits to the same few points, so they agree
+more than the data allow (an under-dispersed ensemble; ensemble Kalman filters
+inflate theirs for the same reason).  Each kernel's ensemble is therefore
+inflated to at least the model's own confidence interval at the target (least
+squares with the t quantile, plus the model-choice spread beyond the measured
+range; its coverage is measured in the README's robust-models section), the
+model-choice members taking the difference (:func:`_inflated`).  Without it the
+rule held on single runs while a prediction was 11 % off (README, experiment
+design).
+
 Why an ensemble over the model rather than a Gaussian process over the
 values (Extra-P's GPR strategy, github extra-p/extrap-gpr): the quantity to
 shrink is the error of the *model's* prediction at the target, which is
@@ -195,6 +205,7 @@ def assess(
     seed: int = 0,
     committee: Sequence[tuple[str, dict]] = COMMITTEE,
     misfit: bool = False,
+    calibrated: bool = True,
     **options,
 ) -> Assessment:
     """Model ``experiment`` and build every kernel's ensemble at ``candidates`` and ``target``.
@@ -214,6 +225,10 @@ def assess(
         Add the misfit members (:func:`_discrepancy_members`).  Off by default: measured with
         ``benchmarks/design.py --selector-misfit``, they gain on RELeARN's reversed sample at 20 % and lose on
         held-out two-parameter functions at 10 % (the README's experiment-design section has the figures).
+    calibrated : bool
+        Inflate every ensemble to at least the model's own confidence interval at the target
+        (:func:`_inflated`; default).  False gives the ensemble alone (``benchmarks/design.py
+        --selector-uncalibrated`` measures the difference).
     modeler, measure, host, **options
         How to model (as :func:`extrap_plugins.model`).
 
@@ -233,7 +248,8 @@ def assess(
     spread = _refits(experiment, full, rows, modeler, measure, host, members, options)
     others = _committee(experiment, full, rows, measure, host, committee, options)
     shaken = _bootstrap(experiment, full, rows, modeler, measure, host, replicates, seed, options)
-    least_squares = _coefficient_members(full, rows)
+    intervals = uncertainties(full)
+    least_squares = _coefficient_members(intervals, rows)
     noise = _relative_noise(experiment, full, measure)
     misfits = _discrepancy_members(experiment, full, rows, noise) if misfit else {}
     measured = _measured(experiment, full, candidates)
@@ -249,6 +265,9 @@ def assess(
         # ``n`` repetitions, σ²/n: one more repetition narrows that, and only that.
         choice = [p.copy() for p in (spread.get(index), others.get(index)) if p is not None and p.size]
         noisy = [p.copy() for p in (shaken.get(index), least_squares[index]) if p is not None and p.size]
+        if calibrated and intervals[index] is not None:
+            floor = float(intervals[index].half_width(target, level, kind="confidence")[0]) / z_of(level)
+            choice, noisy = _inflated(choice, noisy, floor * floor)
         times = measured.get(index)
         if times is not None and times.any():
             at = times > 0
@@ -461,10 +480,36 @@ def _mix(x: np.ndarray) -> np.ndarray:
     return x ^ (x >> np.uint64(31))
 
 
-def _coefficient_members(full, rows) -> list[np.ndarray | None]:
-    """Least-squares members: one per eigenvector of the coefficient covariance."""
+def _inflated(choice: list[np.ndarray], noisy: list[np.ndarray], floor: float):
+    """The members scaled so that their variance at the target (the last row) is at least ``floor``.
+
+    A finite ensemble fitted to the same few points is under-dispersed (ensemble Kalman filters meet the same
+    and inflate); the model's confidence interval (:meth:`~extrap_plugins.extrapolation.Uncertainty.half_width`,
+    least squares with the t quantile plus the model-choice spread beyond the measured range) has a measured
+    coverage (README, robust models), so it is the floor.  The model-choice members take the missing variance,
+    since that is what more points settle; without them the noise members do.  Where the ensemble is empty
+    nothing is added: no candidate could narrow a member the ensemble does not have.
+    """
+    def at_target(parts):
+        return sum(float(np.sum(p[-1] ** 2)) for p in parts)
+
+    have, chosen = at_target(choice + noisy), at_target(choice)
+    if not floor > have or not math.isfinite(floor):
+        return choice, noisy
+    if chosen > 0:
+        gain = math.sqrt((floor - (have - chosen)) / chosen)
+        return [p * gain for p in choice], noisy
+    if have > 0:
+        gain = math.sqrt(floor / have)
+        return choice, [p * gain for p in noisy]
+    return choice, noisy
+
+
+def _coefficient_members(intervals, rows) -> list[np.ndarray | None]:
+    """Least-squares members: one per eigenvector of the coefficient covariance (``intervals``: the model
+    set's :func:`~extrap_plugins.extrapolation.uncertainties`)."""
     result: list[np.ndarray | None] = []
-    for u in uncertainties(full):
+    for u in intervals:
         if u is None:
             result.append(None)
             continue

@@ -11,6 +11,7 @@ from extrap_plugins import selector
 from extrap_plugins.cli import ExitStatus, main
 from extrap_plugins.design import Budget, Space, suggest
 from extrap_plugins.experiment import Experiment
+from extrap_plugins.extrapolation import uncertainties
 
 P = [4, 8, 16, 32, 64]
 N = [10, 20, 30, 40, 50]
@@ -130,14 +131,48 @@ def test_model_choice_members_see_no_gain_in_repeating_a_measured_point():
     assessment = selector.assess(experiment, [128, 60], grid)
     kernel = assessment.kernels[0]
     at = np.array([any(np.allclose(g, q) for q in points) for g in grid])
-    committee = selector.assess(experiment, [128, 60], grid, members=0, replicates=0).kernels[0]
-    alone = selector.assess(experiment, [128, 60], grid, members=0, replicates=0, committee=()).kernels[0]
+    # (uncalibrated: the floor of the model's confidence interval would give both the same variance)
+    committee = selector.assess(experiment, [128, 60], grid, members=0, replicates=0, calibrated=False).kernels[0]
+    alone = selector.assess(experiment, [128, 60], grid, members=0, replicates=0, committee=(),
+                            calibrated=False).kernels[0]
     # the committee adds two members (the first columns); at the measured points they deviate by nothing
     assert committee.deviations.shape[1] == alone.deviations.shape[1] + 2
     assert np.all(committee.deviations[:-1][at][:, :2] == 0.0)
     assert np.any(committee.deviations[:, :2] != 0.0)
     assert committee.variance() > alone.variance()
     assert kernel.reductions()[~at].max() > kernel.reductions()[at].max()
+
+
+def test_the_interval_at_the_target_is_at_least_the_models_confidence_interval():
+    # ten noisy single runs: the refits, fitted to the same points, agree more than the data allow (±70 % here);
+    # the model's own confidence interval at the target (±126 %) is the floor, the model-choice members take
+    # the difference, and the stopping rule sees the wider interval
+    space = Space.of({"p": P, "n": N})
+    points = base_points(suggest(space))
+    experiment = measured({"main": lambda p, n: 5 + 0.3 * p**1.4 * n}, points, repetitions=1, noise=0.05, seed=1)
+    grid = space.grid()
+    raw = selector.assess(experiment, [128, 60], grid, calibrated=False)
+    calibrated = selector.assess(experiment, [128, 60], grid)
+    interval = uncertainties(raw.model_set)[0]
+    confidence = interval.half_width(np.array([[128.0, 60.0]]), 0.95, kind="confidence")[0] / raw.kernels[0].value
+    assert raw.half_widths()["main"] == pytest.approx(0.7024, abs=1e-4)
+    assert calibrated.half_widths()["main"] == pytest.approx(confidence) == pytest.approx(1.2625, abs=1e-4)
+    assert raw.holds(0.8) and not calibrated.holds(0.8)
+    # at the measured points nothing changes: the model-choice members are 0 there, the noise members untouched
+    at = np.array([any(np.allclose(g, q) for q in points) for g in grid])
+    np.testing.assert_array_equal(calibrated.kernels[0].deviations[:-1][at], raw.kernels[0].deviations[:-1][at])
+    assert np.any(calibrated.kernels[0].deviations[:-1][~at] != raw.kernels[0].deviations[:-1][~at])
+
+
+def test_the_floor_goes_to_the_model_choice_members_else_to_the_noise_members():
+    choice, noisy = [np.array([[1.0], [3.0]])], [np.array([[0.5], [4.0]])]
+    scaled_choice, same_noisy = selector._inflated(choice, noisy, 64.0)  # at the target 9 + 16 -> 48 + 16
+    assert float(np.sum(scaled_choice[0][-1] ** 2) + np.sum(same_noisy[0][-1] ** 2)) == pytest.approx(64.0)
+    assert same_noisy[0] is noisy[0] and scaled_choice[0][0, 0] == pytest.approx(1.0 * math.sqrt(48.0 / 9.0))
+    _, scaled_noisy = selector._inflated([], noisy, 64.0)
+    np.testing.assert_allclose(scaled_noisy[0], noisy[0] * 2.0)
+    assert selector._inflated(choice, noisy, 1.0) == (choice, noisy)  # wide enough already
+    assert selector._inflated([], [], 1.0) == ([], [])
 
 
 def test_a_kernels_uncertainty_does_not_depend_on_the_other_kernels_measured_with_it():
