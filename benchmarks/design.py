@@ -354,12 +354,16 @@ def run_ours(case: Case, budget: float, tolerance: float, modeler: str = "defaul
     within ``tolerance`` or nothing fits; ``misfit`` adds the selector's misfit members, ``calibrated=False`` leaves
     the ensembles uninflated (``selector.assess(calibrated=False)``) and ``replicates`` sets the
     number of its bootstrap refits (``selector.assess``; default :data:`~extrap_plugins.selector.REPLICATES`).  All
-    kernels advance in lock-step so that one modeling call serves them all."""
+    kernels advance in lock-step so that one modeling call serves them all.
+
+    Returns the repetitions per kernel and point, and per kernel whether it stopped because the rule held (rather
+    than because nothing more fitted the budget)."""
     from extrap_plugins import selector
 
     K, P, R = case.values.shape
     counts = np.stack([base_counts(case, k, budget, base_rule) for k in range(K)])
     active = np.ones(K, dtype=bool)
+    held = np.zeros(K, dtype=bool)
     while active.any():
         kernels = np.flatnonzero(active)
         with warnings.catch_warnings():
@@ -381,9 +385,10 @@ def run_ours(case: Case, budget: float, tolerance: float, modeler: str = "defaul
                                          max_runs=1, available=left)
             if not runs:
                 active[k] = False
+                held[k] = single.holds(tolerance)
             else:
                 counts[k, runs[0].index] += 1
-    return counts
+    return counts, held
 
 
 def run_gpr(case: Case, budget: float, seed: int = 0):
@@ -435,7 +440,8 @@ def run_cheapest(case: Case, budget: float):
 def protocol(case: Case, budgets, tolerance: float, modeler: str, strategies, final: str | None = None,
              base_rule: str = "1", seeds=(0,), misfit: bool = False,
              replicates: int | None = None, calibrated: bool = True) -> list[list[str]]:
-    """Rows: strategy, budget, within ±5/10/15/20 %, mean cost used, kernels over budget.
+    """Rows: strategy, budget, within ±5/10/15/20 %, mean cost used, kernels over budget, and for ours the kernels
+    its stopping rule held for (those of them beyond ±10 % in brackets; summed over the seeds).
 
     ``modeler`` is the selector's; ``final`` (default: ``modeler``) models every strategy's points for the
     evaluation, the same for all strategies.  ``ours`` and ``gpr`` run once per seed of their randomness
@@ -444,22 +450,25 @@ def protocol(case: Case, budgets, tolerance: float, modeler: str, strategies, fi
     rows = []
     final = final or modeler
     full = case.errors(np.full(case.values.shape[:2], case.values.shape[2]), final)
-    rows.append(["full factorial", "100%"] + [f"{np.mean(full <= b):.1%}" for b in BUCKETS] + ["100.0%", "0"])
+    rows.append(["full factorial", "100%"] + [f"{np.mean(full <= b):.1%}" for b in BUCKETS] + ["100.0%", "0", "–"])
     for budget in budgets:
         for name in strategies:
             label = {"ours": "ours (selector)", "gpr": "GPR re-implementation", "cpf": "cheapest first"}[name]
             label += " + misfit members" if name == "ours" and misfit else ""
             label += f", {replicates} replicates" if name == "ours" and replicates else ""
             label += ", uncalibrated" if name == "ours" and not calibrated else ""
-            shares, costs, overs = [], [], []
+            shares, costs, overs, stops, wrong = [], [], [], 0, 0
             for seed in seeds if name in ("ours", "gpr") else (None,):
                 start = time.perf_counter()
                 if name == "ours":
-                    counts = run_ours(case, budget, tolerance, modeler, base_rule, seed, misfit, replicates,
-                                      calibrated)
+                    counts, held = run_ours(case, budget, tolerance, modeler, base_rule, seed, misfit, replicates,
+                                            calibrated)
                 else:
                     counts = run_gpr(case, budget, seed) if name == "gpr" else run_cheapest(case, budget)
+                    held = None
                 errors = case.errors(counts, final)
+                if held is not None:
+                    stops, wrong = stops + int(held.sum()), wrong + int(np.sum(held & (errors > 0.10)))
                 used = case.spent(counts)
                 over = used > budget + 1e-9
                 errors = np.where(over, np.inf, errors)  # a base design beyond the budget counts as a miss
@@ -476,14 +485,16 @@ def protocol(case: Case, budgets, tolerance: float, modeler: str, strategies, fi
                 label += f", mean of {len(shares)} seeds"
             spent = [c for c in costs if np.isfinite(c)]
             rows.append([label, f"{budget:.0%}"] + cells + [f"{np.mean(spent):.1%}" if spent else "–",
-                                                            f"{np.mean(overs):g}"])
+                                                            f"{np.mean(overs):g}",
+                                                            f"{stops} ({wrong})" if name == "ours" else "–"])
     return rows
 
 
 def gpr_protocol(args) -> None:
     from tabulate import tabulate
 
-    headers = ["strategy", "budget", "±5 %", "±10 %", "±15 %", "±20 %", "cost used (mean)", "base over budget"]
+    headers = ["strategy", "budget", "±5 %", "±10 %", "±15 %", "±20 %", "cost used (mean)", "base over budget",
+               "rule held (beyond ±10 %)"]
     strategies = args.strategies.split(",")
     seeds = [int(s) for s in args.selector_seeds.split(",")]
     if args.case in ("relearn", "all"):
