@@ -253,6 +253,7 @@ def assess(
     noise = _relative_noise(experiment, full, measure)
     misfits = _discrepancy_members(experiment, full, rows, noise) if misfit else {}
     measured = _measured(experiment, full, candidates)
+    z = z_of(level)
     kernels = []
     for index, m in enumerate(full.models):
         value = float(m.predict(target)[0])
@@ -266,7 +267,7 @@ def assess(
         choice = [p.copy() for p in (spread.get(index), others.get(index)) if p is not None and p.size]
         noisy = [p.copy() for p in (shaken.get(index), least_squares[index]) if p is not None and p.size]
         if calibrated and intervals[index] is not None:
-            floor = float(intervals[index].half_width(target, level, kind="confidence")[0]) / z_of(level)
+            floor = float(intervals[index].half_width(target, level, kind="confidence")[0]) / z
             choice, noisy = _inflated(choice, noisy, floor * floor)
         times = measured.get(index)
         if times is not None and times.any():
