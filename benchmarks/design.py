@@ -311,7 +311,8 @@ BASE_RULES = ("1", "2", "3", "4", "advised", "noise")
 ``suggest`` plans (:func:`extrap_plugins.design.advise_repetitions`) if the full lines with them fit half the
 budget, else single runs; ``noise``: a second run at the three cheapest base points, then as many repetitions of
 the full lines as bring the standard error of a point's mean to 1 % (at most the advised number), if they fit
-half the budget.  The default, 1, is what the tables in the README show; the others are measured there too."""
+half the budget.  The default, 1, is what the tables in the README show; the others are measured in
+design-history.md."""
 
 
 def base_counts(case: Case, k: int, budget: float, rule: str = "1") -> np.ndarray:

@@ -59,8 +59,8 @@ inflated to at least the model's own confidence interval at the target (least
 squares with the t quantile, plus the model-choice spread beyond the measured
 range; its coverage is measured in the README's robust-models section), the
 model-choice members taking the difference (:func:`_inflated`).  Without it the
-rule held on single runs while a prediction was 11 % off (README, experiment
-design).
+rule held on single runs while a prediction was 11 % off
+(``benchmarks/design-history.md``).
 
 Why an ensemble over the model rather than a Gaussian process over the
 values (Extra-P's GPR strategy, github extra-p/extrap-gpr): the quantity to
@@ -93,7 +93,7 @@ MEMBERS = 10
 REPLICATES = 24
 """Wild-bootstrap refits (model choice under the measured noise).  24 rather than 8: fewer replicates leave the
 ensemble's noise part a Monte Carlo estimate that moves plans from one draw of the signs to the next; 24 gained
-on RELeARN and the held-out synthetic functions (README, experiment design) for about 1.4 times the time per
+on RELeARN and the held-out synthetic functions (``benchmarks/design-history.md``) for about 1.4 times the time per
 step."""
 COMMITTEE = (("refining", {}), ("default", {"selection": "cv"}))
 """Other model-choice rules fitted to the same data (query by committee): where they disagree with the model
@@ -224,7 +224,7 @@ def assess(
     misfit : bool
         Add the misfit members (:func:`_discrepancy_members`).  Off by default: measured with
         ``benchmarks/design.py --selector-misfit``, they gain on RELeARN's reversed sample at 20 % and lose on
-        held-out two-parameter functions at 10 % (the README's experiment-design section has the figures).
+        held-out two-parameter functions at 10 % (``benchmarks/design-history.md`` has the figures).
     calibrated : bool
         Inflate every ensemble to at least the model's own confidence interval at the target
         (:func:`_inflated`; default).  False gives the ensemble alone (``benchmarks/design.py
