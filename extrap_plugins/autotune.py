@@ -263,11 +263,20 @@ def _widest(widths: Mapping[str, float] | None) -> str:
     return f"; widest interval at the target: {name} ±{width:.1%}"
 
 
+def _count(repetitions: list[int]) -> str:
+    """Points with their repetitions each: "10 points × 4 repetitions", or "3 points, 7 launches" when they differ."""
+    points = f"{len(repetitions)} point{'s' if len(repetitions) != 1 else ''}"
+    if len(set(repetitions)) == 1:
+        r = repetitions[0]
+        return f"{points} × {r} repetition{'s' if r != 1 else ''}"
+    return f"{points}, {sum(repetitions)} launches"
+
+
 def _describe_round(s, runs, share) -> str:
     what = "the base design" if s.status == "base" else "the run of largest expected gain"
     points = ", ".join(format_point(r.point, brackets=True) for r in runs[:3]) + (" ..." if len(runs) > 3 else "")
-    return f"{what}: {len(runs)} run{'s' if len(runs) != 1 else ''} {points} (cost so far {share:.1%} of the " \
-           f"full factorial){_widest(s.widths)}"
+    count = _count([int(r.repetitions) for r in runs])
+    return f"{what}: {count} {points} (cost so far {share:.1%} of the full factorial){_widest(s.widths)}"
 
 
 def _describe_end(s, tolerance) -> str:
@@ -288,8 +297,9 @@ def _verdict(result: AutotuneResult) -> str:
 
 def summary(result: AutotuneResult) -> str:
     """The final state as text for stdout."""
-    measured = sum(len(r.runs) for r in result.rounds)
-    lines = [_verdict(result), f"runs measured by the loop: {measured} in {len(result.rounds)} rounds; "
+    repetitions = [int(run["repetitions"]) for r in result.rounds for run in r.runs]
+    lines = [_verdict(result), f"measured by the loop: {_count(repetitions)} in {len(result.rounds)} "
+                               f"round{'s' if len(result.rounds) != 1 else ''}; "
                                f"models: {len(result.model_set)}; report: {result.folder / REPORT}"]
     if result.message:
         lines.append(result.message)

@@ -34,7 +34,8 @@ def test_the_loop_ends_by_itself_within_budget_and_resumes(mpiexec, tmp_path, no
     # lines of three values through (p=1, n=16) and one point off them: 10 of the full factorial's 18 units
     assert captured.out.splitlines()[0] == ("done: the models are within tolerance at the target "
                                             "(55.6% of the full factorial's cost)")
-    assert "extrap-plugins autotune: round 1: the base design: 6 runs" in captured.err
+    assert "extrap-plugins autotune: round 1: the base design: 6 points × 1 repetition" in captured.err
+    assert captured.out.splitlines()[1].startswith("measured by the loop: 6 points × 1 repetition in 2 rounds; ")
     assert len(records(runs / "jacobi.extrap.jsonl")) == 6
     state = json.loads((runs / "autotune.json").read_text())
     assert state["status"] == "done"
@@ -87,3 +88,9 @@ def test_a_folder_tuned_over_other_parameters_is_not_resumed(tmp_path, capsys):
         == cli.ExitStatus.BAD_INPUT
     assert capsys.readouterr().err == (f"extrap-plugins: error: {runs / 'autotune.json'}: cannot resume: the folder "
                                        f"was tuned over ['p', 'm'], now ['p', 'n']; use another -o folder\n")
+
+
+def test_the_progress_counts_points_and_their_repetitions():
+    assert autotune._count([4] * 10) == "10 points × 4 repetitions"
+    assert autotune._count([1]) == "1 point × 1 repetition"
+    assert autotune._count([4, 4, 2]) == "3 points, 10 launches"
