@@ -38,7 +38,7 @@ from typing import Callable, Mapping, Sequence
 from . import design
 from .errors import InputError
 from .files import atomic_writer
-from .formatting import format_point, json_number, json_plain
+from .formatting import format_point, format_share, json_number, json_plain
 
 STATE = "autotune.json"
 REPORT = "autotune.html"
@@ -260,7 +260,7 @@ def _widest(widths: Mapping[str, float] | None) -> str:
     if not widths:
         return ""
     name, width = max(widths.items(), key=lambda kv: kv[1])
-    return f"; widest interval at the target: {name} ±{width:.1%}"
+    return f"; widest interval at the target: {name} ±{format_share(width)}"
 
 
 def _count(repetitions: list[int]) -> str:
@@ -338,7 +338,7 @@ def render_report(result: AutotuneResult, final) -> str:
         width = widths.get(name)
         model_rows.append(
             f"<tr><td>{esc(model.callpath)}</td><td>{esc(model.metric)}</td><td class=f>{esc(model.formula)}</td>"
-            f"<td>{_num(row.value_target)}</td><td>{'' if width is None else f'±{width:.1%}'}</td></tr>")
+            f"<td>{_num(row.value_target)}</td><td>{'' if width is None else '±' + format_share(width)}</td></tr>")
     run_rows = []
     for r in result.rounds:
         for run in r.runs:

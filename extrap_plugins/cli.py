@@ -466,14 +466,16 @@ def format_widths(result) -> list[str]:
     """The judged kernels' intervals at the target, before and (as expected) after the plan."""
     if not result.widths:
         return []
-    from .formatting import format_point
+    from .formatting import format_point, format_share
 
     where = format_point(result.target, brackets=True)
     lines = [f"interval at the target {where} (95 %, relative half-width):"]
     ranked = sorted(result.widths.items(), key=lambda kv: -kv[1])
     for name, width in ranked[:10]:
-        after = f" -> ±{result.predicted[name]:.1%} expected after the plan" if result.predicted else ""
-        lines.append(f"  {name}: ±{width:.1%}{after}")
+        after = ""
+        if result.predicted:
+            after = f" -> ±{format_share(result.predicted[name])} expected after the plan"
+        lines.append(f"  {name}: ±{format_share(width)}{after}")
     if len(ranked) > 10:
         lines.append(f"  ... {len(ranked) - 10} more kernels")
     if result.not_judged:

@@ -45,7 +45,7 @@ import numpy as np
 
 from .errors import InputError
 from .experiment import Experiment
-from .formatting import format_point, json_plain
+from .formatting import format_point, format_share, json_plain
 
 PLAN_FORMAT = "extrap-plugins/plan"
 PLAN_VERSION = 1
@@ -773,7 +773,7 @@ def _suggest_uncertainty(space, grid, costs, measured, order, rank, effective, s
         widest = max(suggestion.widths.items(), key=lambda kv: kv[1]) if suggestion.widths else None
         suggestion.notes.append(
             f"the rule holds: every judged kernel's {assessment.level:.0%} interval at {where} is within "
-            f"±{tolerance:.0%}" + (f" (widest: {widest[0]} ±{widest[1]:.1%})" if widest else ""))
+            f"±{tolerance:.0%}" + (f" (widest: {widest[0]} ±{format_share(widest[1])})" if widest else ""))
         extra, after = plan_runs(assessment, costs[candidates], tolerance=0.0, limit=remaining,
                                  max_runs=_room(max_points, suggestion))
         suggestion.notes.append(_would_buy(extra, after, suggestion.widths, remaining, budget))
@@ -785,7 +785,7 @@ def _suggest_uncertainty(space, grid, costs, measured, order, rank, effective, s
         suggestion.status = "budget"
         widest = max(suggestion.widths.items(), key=lambda kv: kv[1])
         suggestion.notes.append(f"no further run fits the budget; the widest interval at {where} stays "
-                                f"{widest[0]} ±{widest[1]:.1%} (tolerance ±{tolerance:.0%})")
+                                f"{widest[0]} ±{format_share(widest[1])} (tolerance ±{tolerance:.0%})")
         return suggestion
     suggestion.status = "add"
     roles = {int(candidates[r.index]): r.reason() for r in runs}
@@ -816,7 +816,7 @@ def _would_buy(runs, after, widths, remaining, budget) -> str:
                 f"units) is left")
     return (f"the remaining budget ({remaining:g} cost units) would buy {len(runs)} more run"
             f"{'s' if len(runs) != 1 else ''}, expected to narrow the widest interval ({worst}) from "
-            f"±{widths[worst]:.1%} to ±{after[worst]:.1%}")
+            f"±{format_share(widths[worst])} to ±{format_share(after[worst])}")
 
 
 # ---------------------------------------------------------------- the loop

@@ -19,7 +19,8 @@ import math
 from fractions import Fraction
 from typing import Mapping, Sequence
 
-__all__ = ["format_number", "format_value", "format_exponent", "format_point", "json_number", "json_plain"]
+__all__ = ["format_number", "format_value", "format_share", "format_exponent", "format_point", "json_number",
+           "json_plain"]
 
 EXACT_INTEGERS = 2**53
 """Whole floats below this are exact integers; above, a float's text keeps its rounding visible."""
@@ -51,6 +52,16 @@ def format_value(value: float) -> str:
         return str(int(value))
     short = f"{value:g}"
     return short if float(short) == value else repr(value)
+
+
+def format_share(share: float) -> str:
+    """A relative width or error as a percentage: one decimal, or three significant digits from 10,000 % on
+    (an interval around a prediction near zero), so that the digits stay readable.
+
+    >>> format_share(0.0512), format_share(10.627), format_share(3467679230.612)
+    ('5.1%', '1062.7%', '3.47e+11%')
+    """
+    return f"{share:.1%}" if not abs(share) >= 100 else f"{share * 100:.3g}%"
 
 
 def format_exponent(exponent: float, machine: bool = False) -> str:

@@ -1,0 +1,27 @@
+"""The one home of number formatting (extrap_plugins.formatting)."""
+
+from __future__ import annotations
+
+import math
+
+from extrap_plugins.formatting import format_number, format_share, format_value
+
+
+def test_a_share_keeps_one_decimal_below_ten_thousand_percent():
+    assert format_share(0.0512) == "5.1%"
+    assert format_share(10.627) == "1062.7%"
+    assert format_share(99.99) == "9999.0%"
+
+
+def test_a_huge_share_is_given_in_three_significant_digits():
+    # an interval around a prediction near zero: main [PAPI_L3_TCM] of the CUBE multi_parameter set
+    assert format_share(3467679230.612) == "3.47e+11%"
+    assert format_share(100.0) == "1e+04%"
+    assert format_share(math.inf) == "inf%"
+
+
+def test_numbers_for_people_and_for_machines():
+    assert format_number(0.000123456, False) == "0.0001235"
+    assert format_number(1.5e-12, False) == "1.5e-12"
+    assert format_number(0.1, True) == "0.1"
+    assert format_value(4.0) == "4" and format_value(0.5) == "0.5"
