@@ -10,8 +10,9 @@ strategy of :mod:`extrap_plugins.selector`) for the next runs, measures the
 base design whole and afterwards one run per round with the sweep runner of
 the instrument shim (``extrap-plugins run``; the parameter ``p`` is the process
 count), and reads the folder again.  It ends when the stopping rule holds
-(``done``), when no further run fits the budget (``budget``), when a launch
-fails (``failed``) or after ``max_steps`` rounds (``steps``).
+(``done``), when no further run fits the budget (``budget``), when every
+candidate point is measured (``exhausted``), when a launch fails
+(``failed``; exit status 4) or after ``max_steps`` rounds (``steps``).
 
 Everything lives in the output folder: the measurements
 (``<program>.extrap.jsonl``, as ``run`` writes them), the logs,
@@ -284,12 +285,15 @@ def _describe_end(s, tolerance) -> str:
         return f"the stopping rule holds (every judged interval within ±{tolerance:.0%}){_widest(s.widths)}"
     if s.status == "budget":
         return f"the budget is spent{_widest(s.widths)}"
+    if s.status == "exhausted":
+        return f"every candidate point is measured{_widest(s.widths)}"
     return s.status
 
 
 def _verdict(result: AutotuneResult) -> str:
     text = {"done": "done: the models are within tolerance at the target",
             "budget": "stopped: the budget is spent before the rule holds",
+            "exhausted": "stopped: every candidate point is measured before the rule holds",
             "failed": "stopped: a launch failed",
             "steps": "stopped: --max-steps reached"}.get(result.status, result.status)
     return f"{text} ({result.share:.1%} of the full factorial's cost)"

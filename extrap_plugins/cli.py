@@ -7,7 +7,6 @@ Every command is one API call plus argument parsing and printing.
 from __future__ import annotations
 
 import argparse
-import enum
 import os
 import sys
 import warnings
@@ -16,7 +15,7 @@ from typing import Sequence
 import numpy as np
 
 from . import api
-from .errors import ExtrapError, InputError, PluginError
+from .errors import ExitStatus, ExtrapError, InputError, PluginError
 from .executors import EXECUTORS, MPI_LAUNCH, WorkerLost, end_mpi_job
 from .experiment import MEASURES
 from .exporters.json_exporter import JSON_VERSION, JSON_VERSIONS
@@ -28,14 +27,6 @@ PLOT_STYLES = ("lines", "heatmap")
 
 PROG = "extrap-plugins"
 MAX_WARNINGS_SHOWN = 20
-
-
-class ExitStatus(enum.IntEnum):
-    OK = 0
-    ERROR = 1  # a bug or an unexpected failure
-    BAD_INPUT = 2  # the user's files, options or values are wrong
-    PLUGIN_ERROR = 3  # a plugin is broken or two plugins collide
-    INTERRUPTED = 130
 
 
 def add_reading_and_modelling(parser: argparse.ArgumentParser) -> None:
@@ -441,6 +432,7 @@ def format_suggestion(result, space) -> str:
                 "measurements"),
         "done": "no further runs needed",
         "budget": "the budget is spent: no further runs fit",
+        "exhausted": "no further runs: every candidate point is measured",
     }[result.status]
     if result.status == "add" and result.holdout is not None:
         point = ", ".join(f"{n}={v:g}" for n, v in zip(names, result.holdout["point"]))
@@ -473,7 +465,7 @@ def format_widths(result) -> list[str]:
     ranked = sorted(result.widths.items(), key=lambda kv: -kv[1])
     for name, width in ranked[:10]:
         after = ""
-        if result.predicted:
+        if result.predicted and result.plan.runs:
             after = f" -> ±{format_share(result.predicted[name])} expected after the plan"
         lines.append(f"  {name}: ±{format_share(width)}{after}")
     if len(ranked) > 10:
@@ -498,7 +490,9 @@ def _autotune_command(args: argparse.Namespace) -> ExitStatus:
         max_steps=args.max_steps, progress=args.progress != "off",
         options=parse_options(args.option, "--option", reserved=DESIGN_FLAGS))
     sys.stdout.write(autotune.summary(result))
-    return ExitStatus.OK if result.status in ("done", "budget") else ExitStatus.ERROR
+    if result.status == "failed":
+        return ExitStatus.RUNS_FAILED
+    return ExitStatus.OK if result.status in ("done", "budget", "exhausted", "steps") else ExitStatus.ERROR
 
 
 def parse_params(pairs: Sequence[str]) -> dict[str, list[float]]:

@@ -53,6 +53,8 @@ LINE = 5
 """Values per parameter line (Ritter et al. 2020 after Calotoiu et al. 2016: five per parameter)."""
 TOLERANCE = 0.05
 """Largest relative error of the hold-out prediction at which the model is good enough."""
+EXHAUSTED = "every candidate point is measured: give further values with --param (towards the target) to go on"
+"""The note when no unmeasured point is left (status ``"exhausted"``)."""
 RESOURCE_NAMES = frozenset({
     "p", "np", "nprocs", "n_procs", "procs", "processes", "process", "ranks", "mpi_ranks", "nodes", "cores",
     "threads", "gpus", "tasks", "workers",
@@ -387,8 +389,9 @@ class Suggestion:
 
     ``plan`` holds the runs to do next (empty when the quality is reached or
     the budget is spent); ``status`` is ``"base"`` (lines still missing),
-    ``"add"`` (more points needed), ``"done"`` (quality reached) or
-    ``"budget"`` (nothing more fits).  Costs are in the cost model's units;
+    ``"add"`` (more points needed), ``"done"`` (quality reached),
+    ``"budget"`` (nothing more fits) or ``"exhausted"`` (every candidate
+    point is measured: more values are needed to go on).  Costs are in the cost model's units;
     ``full_cost`` is the full factorial's (one run per point).
     """
 
@@ -613,8 +616,8 @@ def suggest(
         suggestion.status = "add"
         chosen = unmeasured[:1]
     if not chosen:
-        suggestion.status = "done"
-        suggestion.notes.append("every candidate point is measured")
+        suggestion.status = "exhausted"
+        suggestion.notes.append(EXHAUSTED)
         return suggestion
     chosen = _fit_budget(chosen, unmeasured, costs, measured, budget, suggestion)
     # The base design first (a model needs all of it), then the additional points; each cheapest first.
@@ -782,10 +785,15 @@ def _suggest_uncertainty(space, grid, costs, measured, order, rank, effective, s
                                 max_runs=_room(max_points, suggestion))
     suggestion.predicted = {name: predicted[name] for name in suggestion.widths}
     if not runs:
-        suggestion.status = "budget"
         widest = max(suggestion.widths.items(), key=lambda kv: kv[1])
-        suggestion.notes.append(f"no further run fits the budget; the widest interval at {where} stays "
-                                f"{widest[0]} ±{format_share(widest[1])} (tolerance ±{tolerance:.0%})")
+        stays = f"the widest interval at {where} stays {widest[0]} ±{format_share(widest[1])} (tolerance " \
+                f"±{tolerance:.0%})"
+        if len(candidates) == 0:
+            suggestion.status = "exhausted"
+            suggestion.notes.append(f"{EXHAUSTED}; {stays}")
+        else:
+            suggestion.status = "budget"
+            suggestion.notes.append(f"no further run fits the budget; {stays}")
         return suggestion
     suggestion.status = "add"
     roles = {int(candidates[r.index]): r.reason() for r in runs}

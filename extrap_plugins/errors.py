@@ -8,7 +8,19 @@ naming the call path and metric it concerns.
 
 from __future__ import annotations
 
+import enum
 import os
+
+
+class ExitStatus(enum.IntEnum):
+    """The exit status of every command (``extrap-plugins`` and ``python -m extrap_plugins.instrument.sweep``)."""
+
+    OK = 0
+    ERROR = 1  # a bug of ours or an unexpected failure
+    BAD_INPUT = 2  # the user's files, options or values are wrong
+    PLUGIN_ERROR = 3  # a plugin is broken or two plugins collide
+    RUNS_FAILED = 4  # the measured program failed in some runs (they are listed; the others' measurements are kept)
+    INTERRUPTED = 130
 
 
 class ExtrapError(Exception):

@@ -14,7 +14,7 @@ append to ``<folder>/<program>.extrap.jsonl``); its output goes to
 ``<folder>/logs/``.  A bare ``python`` (or ``python3``) in the command is
 the Python running the sweep, so the program sees the same packages.
 A failing launch is reported and the sweep goes on;
-the exit status is 1 if any launch failed.  ``extrap-plugins model
+the exit status is 4 (``ExitStatus.RUNS_FAILED``) if any launch failed.  ``extrap-plugins model
 <folder>`` then models every call path and metric.
 """
 
@@ -36,7 +36,7 @@ import time
 import uuid
 from typing import Sequence
 
-from extrap_plugins.errors import InputError
+from extrap_plugins.errors import ExitStatus, InputError
 
 PROG = "extrap-plugins run"
 TAIL_LINES = 5
@@ -299,7 +299,7 @@ def run(args: argparse.Namespace) -> int:
             del variables["EXTRAP_RUN_ID"]  # made up at launch
             environment = " ".join(f"{k}={shlex.quote(v)}" for k, v in variables.items())
             sys.stdout.write(f"{environment} {shlex.join(_command(launcher, launch, command))}\n")
-        return 0
+        return ExitStatus.OK
     cores = os.cpu_count() or 1
     if max(counts) > cores:
         _say(f"note: up to {max(counts)} processes on {cores} cores: times are noisy there, counts stay exact")
@@ -323,7 +323,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         _say(f"all {len(plan)} runs succeeded")
     _say(f"model them with: extrap-plugins model {folder}")
-    return 1 if failed else 0
+    return ExitStatus.RUNS_FAILED if failed else ExitStatus.OK
 
 
 @contextlib.contextmanager
@@ -460,10 +460,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run(args)
     except InputError as error:
         sys.stderr.write(f"{PROG}: error: {error}\n")
-        return 2
+        return ExitStatus.BAD_INPUT
     except KeyboardInterrupt:
         sys.stderr.write(f"{PROG}: interrupted\n")
-        return 130
+        return ExitStatus.INTERRUPTED
 
 
 if __name__ == "__main__":

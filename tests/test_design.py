@@ -264,6 +264,21 @@ def test_suggest_reads_measurements(host, tmp_path, capsys):
     assert "no further runs needed\nnote: quality reached: the model without (p=8, n=2000) predicts it" in out
 
 
+@pytest.mark.parametrize("strategy", ["cheapest", "uncertainty"])
+def test_when_every_candidate_is_measured_suggest_says_so_rather_than_blaming_the_budget(host, tmp_path, capsys,
+                                                                                         strategy):
+    # five process counts, two repetitions that disagree by ±30 %: the interval at the target stays wide
+    path = tmp_path / "all.csv"
+    rows = ["p,value"] + [f"{p},{(10 + p) * f}" for p in (4, 8, 16, 32, 64) for f in (0.7, 1.3)]
+    path.write_text("\n".join(rows) + "\n")
+    assert main(["suggest", str(path), "--strategy", strategy]) == ExitStatus.OK
+    out = capsys.readouterr().out
+    assert "no further runs: every candidate point is measured\n" in out
+    assert "note: every candidate point is measured: give further values with --param (towards the target) to go " \
+           "on" in out
+    assert "budget" not in out
+
+
 @pytest.mark.parametrize("args, message", [
     (["suggest"], "suggest needs candidate values (--param p=4,8,16,32,64) or measurements (INPUT)"),
     (["suggest", "--param", "p"], "--param 'p': expected NAME=V1,V2,... with numbers, such as p=4,8,16,32,64"),

@@ -12,7 +12,7 @@ import pytest
 
 import extrap_plugins
 from extrap_plugins import autotune, cli
-from shim_helpers import records
+from shim_helpers import PROGRAMS, records
 
 JACOBI = pathlib.Path(__file__).resolve().parents[2] / "examples" / "jacobi" / "jacobi.py"
 PROGRAM = [sys.executable, str(JACOBI), "--iterations", "2", "--check", "1", "--rows", "4"]
@@ -88,6 +88,29 @@ def test_a_folder_tuned_over_other_parameters_is_not_resumed(tmp_path, capsys):
         == cli.ExitStatus.BAD_INPUT
     assert capsys.readouterr().err == (f"extrap-plugins: error: {runs / 'autotune.json'}: cannot resume: the folder "
                                        f"was tuned over ['p', 'm'], now ['p', 'n']; use another -o folder\n")
+
+
+def test_a_failing_launch_stops_the_loop_with_the_status_of_failed_runs(mpiexec, tmp_path, no_extrap_environment,
+                                                                         capsys):
+    # the program exits 3 for n = 2 (a fault of the measured program, not of ours: exit status 4, not 1)
+    runs = tmp_path / "runs"
+    args = ["autotune", "--param", "p=1,2,3", "--param", "n=1,2,3", "--budget", "60%", "--repetitions", "1",
+            "-o", str(runs), "--", sys.executable, str(PROGRAMS / "sweepable.py")]
+    assert cli.main(args) == cli.ExitStatus.RUNS_FAILED
+    captured = capsys.readouterr()
+    assert captured.out.startswith("stopped: a launch failed (")
+    assert "p=1 n=2 repetition 0: FAILED: exit status 3" in captured.err
+    assert json.loads((runs / "autotune.json").read_text())["status"] == "failed"
+
+
+def test_max_steps_ends_the_loop_as_asked(mpiexec, tmp_path, no_extrap_environment, capsys):
+    runs = tmp_path / "runs"
+    args = ["autotune", "--param", "p=1,2,3", "--param", "n=16,32,64", "--budget", "70%", "--repetitions", "1",
+            "--metric", "time", "--callpath", "main", "--tolerance", "0.0001", "--max-steps", "1", "-o", str(runs),
+            "--", *PROGRAM]
+    assert cli.main(args) == cli.ExitStatus.OK
+    assert capsys.readouterr().out.startswith("stopped: --max-steps reached (")
+    assert len(records(runs / "jacobi.extrap.jsonl")) == 6  # the base design only
 
 
 def test_the_progress_counts_points_and_their_repetitions():

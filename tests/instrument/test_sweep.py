@@ -10,7 +10,7 @@ import pytest
 
 import extrap_plugins
 from extrap_plugins import cli
-from extrap_plugins.errors import ExtrapWarning
+from extrap_plugins.errors import ExitStatus, ExtrapWarning
 from extrap_plugins.instrument import sweep
 from shim_helpers import PROGRAMS, line_of, records
 
@@ -64,7 +64,7 @@ def test_the_sweep_goes_on_past_a_failing_run_and_reports_it(tmp_path, no_extrap
     status = sweep.main(["--np", "1", "--param", "n=1,2,3", "--repetitions", "2", "-o", str(tmp_path / "out"),
                          "--", sys.executable, str(PROGRAMS / "sweepable.py")])
     err = capsys.readouterr().err
-    assert status == 1
+    assert status == ExitStatus.RUNS_FAILED
     assert "6 runs (1 process count × 3 values of n × 2 repetitions)" in err
     assert "[2/6] p=1 n=2 repetition 0: FAILED: exit status 3" in err
     assert "[6/6] p=1 n=3 repetition 1: ok" in err
@@ -94,13 +94,13 @@ def test_the_sweep_goes_on_past_a_failing_run_and_reports_it(tmp_path, no_extrap
 def test_a_launch_that_hangs_is_ended_by_the_timeout(tmp_path, no_extrap_environment, capsys):
     status = sweep.main(["--np", "1", "--param", "n=99", "--timeout", "1", "-o", str(tmp_path),
                          "--", sys.executable, str(PROGRAMS / "sweepable.py")])
-    assert status == 1
+    assert status == ExitStatus.RUNS_FAILED
     assert "p=1 n=99 repetition 0: FAILED: still running after 1 s (--timeout)" in capsys.readouterr().err
 
 
 def test_a_program_that_writes_no_measurements_is_a_failed_run(tmp_path, no_extrap_environment, capsys):
     status = sweep.main(["--np", "1", "-o", str(tmp_path), "--", sys.executable, "-c", "print('hello')"])
-    assert status == 1
+    assert status == ExitStatus.RUNS_FAILED
     assert "FAILED: no measurements were written (does the program import extrap_plugins.instrument" \
         in capsys.readouterr().err
 
