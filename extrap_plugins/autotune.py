@@ -20,7 +20,8 @@ Everything lives in the output folder: the measurements
 the target), ``autotune.html`` (the report: the models, the points measured
 and why) and ``models.html`` (the models' interactive report).  Starting again
 on the same folder resumes: the measured points are read back and never run
-twice.  The final models are :func:`extrap_plugins.model` of everything the
+twice, and a round that did not finish (Ctrl-C, a failed launch) is finished
+first.  The final models are :func:`extrap_plugins.model` of everything the
 folder holds, the same as ``extrap-plugins model FOLDER``.
 """
 
@@ -36,6 +37,8 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
 
+import numpy as np
+
 from . import design
 from .errors import InputError
 from .files import atomic_writer
@@ -46,6 +49,7 @@ REPORT = "autotune.html"
 MODELS = "models.html"
 FORMAT = "extrap-plugins/autotune"
 VERSION = 1
+FAILED = "a launch failed (see the logs folder); fix it and start again to resume"
 
 
 @dataclass
@@ -79,6 +83,10 @@ class AutotuneResult:
     full_cost: float
     budget_limit: float
     message: str = ""
+    points: int = 0
+    """Points measured in the folder (by the loop or before it)."""
+    runs: int = 0
+    """Runs measured in the folder: points × their repetitions."""
 
 
 def autotune(
@@ -134,7 +142,7 @@ def autotune(
     folder.mkdir(parents=True, exist_ok=True)
     space = design.Space.of(candidates)
     say = _say if progress else (lambda message: None)
-    rounds = _load_rounds(folder, space.parameters)
+    rounds, interrupted = _load_rounds(folder, space.parameters)
     runner = measure_runs or _sweep_runner(command, mpiexec, mpiexec_args, timeout)
     settings = dict(cost=cost, budget=budget, repetitions=repetitions, tolerance=tolerance, target=target,
                     modeler=modeler, measure=measure, metrics=metrics, callpaths=callpaths, host=host,
@@ -143,7 +151,12 @@ def autotune(
     resumed = len(rounds)
     if resumed:
         say(f"resuming after {resumed} round{'s' if resumed != 1 else ''}: measured runs are reused")
-    for _ in range(max_steps):
+    if interrupted and rounds and rounds[-1].runs:
+        # The interrupted round first: the runner launches only what it had not measured yet.
+        say(f"round {rounds[-1].number} did not finish: measuring what it left out")
+        if not runner([_as_run(r) for r in rounds[-1].runs], folder):
+            status, message = "failed", FAILED
+    for _ in range(max_steps if status != "failed" else 0):
         experiment = _read(folder, host)
         space = _ordered(space, experiment)
         last = design.suggest(space, experiment, **settings)
@@ -165,10 +178,11 @@ def autotune(
         _save(folder, space, rounds, "running")  # before running: an interrupted round keeps its reasons
         ok = runner(runs, folder)
         if not ok:
-            status, message = "failed", "a launch failed (see the logs folder); fix it and start again to resume"
+            status, message = "failed", FAILED
             break
     else:
-        message = f"stopped after --max-steps {max_steps} rounds; start again to go on"
+        if status != "failed":
+            message = f"stopped after --max-steps {max_steps} rounds; start again to go on"
     experiment = _read(folder, host)
     if experiment is None:
         raise InputError("no measurements were made", folder)
@@ -178,8 +192,10 @@ def autotune(
     space = _ordered(space, experiment)
     final = design.suggest(space, experiment, **settings) if status in ("steps", "failed") else last
     _save(folder, space, rounds, status)
+    runs = np.unique(np.column_stack([experiment.coordinates, experiment.repetition]), axis=0)
     result = AutotuneResult(folder, status, rounds, model_set, final.target, tolerance, final.share,
-                            final.measured_cost, final.full_cost, final.budget_limit, message)
+                            final.measured_cost, final.full_cost, final.budget_limit, message,
+                            len(np.unique(experiment.coordinates, axis=0)), len(runs))
     _write_reports(result, final, host)
     say(f"{_verdict(result)}; report: {folder / REPORT}")
     return result
@@ -225,10 +241,17 @@ def _ordered(space: design.Space, experiment) -> design.Space:
 
 
 # -------------------------------------------------------------------- state
-def _load_rounds(folder: pathlib.Path, parameters) -> list[Round]:
+def _as_run(saved: Mapping) -> design.Run:
+    """A run of a saved round, to measure again."""
+    return design.Run({n: float(v) for n, v in saved["point"].items()}, int(saved["repetitions"]),
+                      float(saved["cost"]), saved.get("why", ""))
+
+
+def _load_rounds(folder: pathlib.Path, parameters) -> tuple[list[Round], bool]:
+    """The rounds saved in the folder, and whether the last of them was interrupted or a launch of it failed."""
     path = folder / STATE
     if not path.exists():
-        return []
+        return [], False
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as error:
@@ -238,9 +261,10 @@ def _load_rounds(folder: pathlib.Path, parameters) -> list[Round]:
     if sorted(document.get("parameters", [])) != sorted(parameters):
         raise InputError(f"cannot resume: the folder was tuned over {document.get('parameters')}, "
                          f"now {list(parameters)}; use another -o folder", path)
-    return [Round(r["round"], r["status"], r["share"], r.get("runs", []),
-                  {k: (math.nan if v is None else v) for k, v in r.get("widths", {}).items()}, r.get("notes", []))
-            for r in document.get("rounds", [])]
+    rounds = [Round(r["round"], r["status"], r["share"], r.get("runs", []),
+                    {k: (math.nan if v is None else v) for k, v in r.get("widths", {}).items()}, r.get("notes", []))
+              for r in document.get("rounds", [])]
+    return rounds, document.get("status") in ("running", "failed")
 
 
 def _save(folder: pathlib.Path, space: design.Space, rounds: list[Round], status: str) -> None:
@@ -301,9 +325,9 @@ def _verdict(result: AutotuneResult) -> str:
 
 def summary(result: AutotuneResult) -> str:
     """The final state as text for stdout."""
-    repetitions = [int(run["repetitions"]) for r in result.rounds for run in r.runs]
-    lines = [_verdict(result), f"measured by the loop: {_count(repetitions)} in {len(result.rounds)} "
-                               f"round{'s' if len(result.rounds) != 1 else ''}; "
+    lines = [_verdict(result), f"measured: {result.points} point{'s' if result.points != 1 else ''}, "
+                               f"{result.runs} run{'s' if result.runs != 1 else ''} with the repetitions, in "
+                               f"{len(result.rounds)} round{'s' if len(result.rounds) != 1 else ''}; "
                                f"models: {len(result.model_set)}; report: {result.folder / REPORT}"]
     if result.message:
         lines.append(result.message)

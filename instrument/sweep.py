@@ -14,7 +14,9 @@ append to ``<folder>/<program>.extrap.jsonl``); its output goes to
 ``<folder>/logs/``.  A bare ``python`` (or ``python3``) in the command is
 the Python running the sweep, so the program sees the same packages.
 A failing launch is reported and the sweep goes on;
-the exit status is 4 (``ExitStatus.RUNS_FAILED``) if any launch failed.  ``extrap-plugins model
+the exit status is 4 (``ExitStatus.RUNS_FAILED``) if any launch failed.
+Started again with the same folder, the sweep launches only the runs whose
+measurements the data file does not hold yet.  ``extrap-plugins model
 <folder>`` then models every call path and metric.
 """
 
@@ -24,6 +26,7 @@ import argparse
 import contextlib
 import dataclasses
 import itertools
+import json
 import math
 import os
 import pathlib
@@ -248,20 +251,14 @@ def _flavor(path: str) -> str:
 
 
 # ---------------------------------------------------------------------- run
-def run(args: argparse.Namespace) -> int:
-    """Run the sweep described by ``args``; 0 if every launch succeeded, else 1.
-
-    Raises
-    ------
-    InputError
-        Bad options, no program, no mpiexec.
-    """
+def _planned(args: argparse.Namespace) -> tuple[list[Launch], list[str], list[int], str]:
+    """The launches ``args`` ask for (from ``--plan``, or ``--np`` × ``--param`` × ``--repetitions``), the
+    parameter names, the process counts and how the sweep is made up, for the first line."""
     if args.plan is not None:
         if args.np is not None or args.param or args.repetitions is not None:
             raise InputError("--plan gives the runs: leave out --np, --param and --repetitions")
         plan, names = launches_from_plan(args.plan)
         counts = sorted({launch.processes for launch in plan})
-        repetitions = max(launch.repetition for launch in plan) + 1
         shape = f"from the plan {args.plan}"
     else:
         if args.np is None:
@@ -276,6 +273,18 @@ def run(args: argparse.Namespace) -> int:
         shape = " × ".join([_count(len(counts), "process count")] + [_count(len(v), "value") + f" of {n}"
                                                                      for n, v in parameters]
                            + [_count(repetitions, "repetition")])
+    return plan, names, counts, shape
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the sweep described by ``args``; 0 if every launch succeeded, else 4 (``ExitStatus.RUNS_FAILED``).
+
+    Raises
+    ------
+    InputError
+        Bad options, no program, no mpiexec.
+    """
+    plan, names, counts, shape = _planned(args)
     if args.timeout is not None and args.timeout <= 0:
         raise InputError(f"--timeout must be positive, got {args.timeout}")
     command = list(args.program)
@@ -293,6 +302,10 @@ def run(args: argparse.Namespace) -> int:
     data = folder / f"{program_name(command)}.extrap.jsonl"
     how = f"{launcher.path} ({launcher.flavor})" if launcher else "no launcher (p = 1)"
     _say(f"{len(plan)} runs ({shape}) with {how}, measurements to {data}")
+    plan = _not_measured(plan, data, names)
+    if not plan:
+        _say(f"nothing to run: model them with: extrap-plugins model {folder}")
+        return ExitStatus.OK
     if args.dry_run:
         for launch in plan:
             variables = _environment(launch, names, data, "")
@@ -395,6 +408,43 @@ def _launch(launcher, launch: Launch, program, names, folder: pathlib.Path, data
         return Outcome(launch, False, seconds, "no measurements were written (does the program import "
                                                "extrap_plugins.instrument and define regions?)", log)
     return Outcome(launch, True, seconds, "", log)
+
+
+def _not_measured(plan: list[Launch], data: pathlib.Path, names: Sequence[str]) -> list[Launch]:
+    """The launches of ``plan`` whose measurements ``data`` does not hold yet (a sweep started again resumes)."""
+    done = measured_launches(data, names)
+    left = [launch for launch in plan if _key(launch) not in done]
+    if len(left) < len(plan):
+        _say(f"{len(plan) - len(left)} of these runs are already measured in {data}: only the other {len(left)} "
+             f"are launched (a new -o folder measures everything again)")
+    return left
+
+
+def _key(launch: Launch) -> tuple:
+    return launch.processes, tuple(float(value) for _, value in launch.values), launch.repetition
+
+
+def measured_launches(data: pathlib.Path, names: Sequence[str]) -> set[tuple]:
+    """The launches (as :func:`_key` makes them, with the parameters ``names``) whose measurements ``data``
+    holds whole: a run's merged record with status ok, not marked failed afterwards.  Lines that are not such
+    records are left to the reader to judge."""
+    if not data.is_file():
+        return set()
+    complete, failed = {}, set()
+    with open(data, encoding="utf-8", errors="replace") as stream:
+        for line in stream:
+            if '"run"' not in line:
+                continue
+            try:
+                record = json.loads(line)
+                if record.get("verdict") == "failed":
+                    failed.add(record["run"])
+                elif record.get("status") == "ok" and record.get("rank") is None:
+                    values = tuple(float(record["parameters"][name]) for name in names)
+                    complete[record["run"]] = (int(record["size"]), values, int(record["repetition"]))
+            except (ValueError, KeyError, TypeError, AttributeError):
+                continue
+    return {key for run, key in complete.items() if run not in failed}
 
 
 def _append_verdict(data: pathlib.Path, run_id: str, reason: str) -> None:

@@ -35,7 +35,7 @@ def test_the_loop_ends_by_itself_within_budget_and_resumes(mpiexec, tmp_path, no
     assert captured.out.splitlines()[0] == ("done: the models are within tolerance at the target "
                                             "(55.6% of the full factorial's cost)")
     assert "extrap-plugins autotune: round 1: the base design: 6 points × 1 repetition" in captured.err
-    assert captured.out.splitlines()[1].startswith("measured by the loop: 6 points × 1 repetition in 2 rounds; ")
+    assert captured.out.splitlines()[1].startswith("measured: 6 points, 6 runs with the repetitions, in 2 rounds; ")
     assert len(records(runs / "jacobi.extrap.jsonl")) == 6
     state = json.loads((runs / "autotune.json").read_text())
     assert state["status"] == "done"
@@ -88,6 +88,32 @@ def test_a_folder_tuned_over_other_parameters_is_not_resumed(tmp_path, capsys):
         == cli.ExitStatus.BAD_INPUT
     assert capsys.readouterr().err == (f"extrap-plugins: error: {runs / 'autotune.json'}: cannot resume: the folder "
                                        f"was tuned over ['p', 'm'], now ['p', 'n']; use another -o folder\n")
+
+
+def test_an_interrupted_round_is_finished_first_when_the_loop_starts_again(mpiexec, tmp_path, no_extrap_environment,
+                                                                           capsys):
+    runs = tmp_path / "runs"
+    settings = dict(budget="60%", repetitions=2, metrics=["bytes_sent"], callpaths=["main->halo_exchange"])
+    sweep_runner = autotune._sweep_runner(PROGRAM, None, (), None)
+
+    def interrupted(planned, folder):  # three runs of the base design, then Ctrl-C
+        sweep_runner(planned[:3], folder)
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        autotune.autotune({"p": [1, 2, 3], "n": [16, 32, 64]}, PROGRAM, runs, measure_runs=interrupted, **settings)
+    assert len(records(runs / "jacobi.extrap.jsonl")) == 3 * 2
+    assert json.loads((runs / "autotune.json").read_text())["status"] == "running"
+    capsys.readouterr()
+
+    result = autotune.autotune({"p": [1, 2, 3], "n": [16, 32, 64]}, PROGRAM, runs, **settings)
+    err = capsys.readouterr().err
+    assert "extrap-plugins autotune: round 1 did not finish: measuring what it left out" in err
+    assert "6 of these runs are already measured in" in err and "only the other 6 are launched" in err
+    assert result.status == "done" and (result.points, result.runs) == (6, 12)
+    assert len(records(runs / "jacobi.extrap.jsonl")) == 12  # each base run twice, none three times
+    assert autotune.summary(result).splitlines()[1].startswith("measured: 6 points, 12 runs with the repetitions, "
+                                                               "in 2 rounds; ")
 
 
 def test_a_failing_launch_stops_the_loop_with_the_status_of_failed_runs(mpiexec, tmp_path, no_extrap_environment,

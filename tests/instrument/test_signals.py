@@ -12,7 +12,7 @@ import time
 import pytest
 
 import extrap_plugins
-from extrap_plugins.errors import ExtrapWarning
+from extrap_plugins.errors import ExitStatus, ExtrapWarning
 from extrap_plugins.instrument import sweep
 from shim_helpers import PROGRAMS, clean_environment, records
 
@@ -53,7 +53,7 @@ def test_sigterm_to_the_job_leaves_every_ranks_measurements_and_model_reads_them
 def test_a_sweep_timeout_keeps_the_measurements_of_the_launch(mpiexec, tmp_path, no_extrap_environment, capsys):
     status = sweep.main(["--np", "2", "--timeout", "4", "-o", str(tmp_path), "--", sys.executable,
                          str(PROGRAMS / "long.py"), str(tmp_path / "ready")])
-    assert status == 1
+    assert status == ExitStatus.RUNS_FAILED
     assert "FAILED: still running after 4 s (--timeout)" in capsys.readouterr().err
     fragments = sorted(tmp_path.glob("long.*.rank*.extrap.jsonl"))
     assert len(fragments) == 2

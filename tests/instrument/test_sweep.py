@@ -59,6 +59,23 @@ def test_a_sweep_of_the_jacobi_example_models_its_communication_exactly(mpiexec,
     assert not residual.terms and residual.constant == pytest.approx(8 * ITERATIONS // CHECK, rel=1e-12)
 
 
+def test_a_sweep_started_again_launches_only_what_is_not_measured(tmp_path, no_extrap_environment, capsys):
+    out = tmp_path / "out"
+    command = ["--np", "1", "--param", "n=1,3", "-o", str(out), "--", sys.executable, str(PROGRAMS / "sweepable.py")]
+    assert sweep.main(["--repetitions", "2", *command]) == ExitStatus.OK
+    capsys.readouterr()
+    assert sweep.main(["--repetitions", "3", *command]) == ExitStatus.OK
+    err = capsys.readouterr().err
+    data = out / "sweepable.extrap.jsonl"
+    assert f"4 of these runs are already measured in {data}: only the other 2 are launched" in err
+    assert "[1/2] p=1 n=1 repetition 2: ok" in err and "[2/2] p=1 n=3 repetition 2: ok" in err
+    assert sorted((r["parameters"]["n"], r["repetition"]) for r in records(data)) == [
+        (1, 0), (1, 1), (1, 2), (3, 0), (3, 1), (3, 2)]
+    assert sweep.main(["--repetitions", "3", *command]) == ExitStatus.OK
+    assert "nothing to run: model them with: extrap-plugins model" in capsys.readouterr().err
+    assert len(records(data)) == 6
+
+
 @pytest.mark.slow
 def test_the_sweep_goes_on_past_a_failing_run_and_reports_it(tmp_path, no_extrap_environment, capsys):
     status = sweep.main(["--np", "1", "--param", "n=1,2,3", "--repetitions", "2", "-o", str(tmp_path / "out"),
