@@ -7,10 +7,11 @@ Every command is one API call plus argument parsing and printing.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import warnings
-from typing import Sequence
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -111,6 +112,8 @@ def build_parser() -> argparse.ArgumentParser:
     suggest.add_argument("--strategy", choices=["uncertainty", "cheapest"], default="uncertainty",
                          help="uncertainty (default): largest expected narrowing of the interval at the target "
                               "per unit of cost; cheapest: Ritter et al.'s (2020) cheapest point first")
+    suggest.add_argument("--progress", choices=("auto", "on", "off"), default="auto",
+                         help="progress bar of the modeling on stderr (auto: only when stderr is a terminal)")
     autotune = commands.add_parser(
         "autotune", help="measure an instrumented program where the models are uncertain, until they are "
                          "accurate at the target or the budget is spent (suggest, run, model, repeat)",
@@ -397,15 +400,34 @@ def _suggest_command(args: argparse.Namespace) -> ExitStatus:
         space = design.Space.of(candidates)
     else:
         raise InputError("suggest needs candidate values (--param p=4,8,16,32,64) or measurements (INPUT)")
-    result = design.suggest(
-        space, experiment, cost=args.cost, budget=args.budget, repetitions=args.repetitions,
-        tolerance=design.TOLERANCE if args.tolerance is None else args.tolerance, modeler=args.modeler,
-        measure=args.measure, metrics=args.metric, callpaths=args.callpath, strategy=args.strategy,
-        target=args.target, **parse_options(args.option, "--option", reserved=DESIGN_FLAGS))
+    show = {"on": True, "off": False}.get(args.progress, sys.stderr.isatty())
+    with growing_bar(show, "assessing the models") as progress:
+        result = design.suggest(
+            space, experiment, cost=args.cost, budget=args.budget, repetitions=args.repetitions,
+            tolerance=design.TOLERANCE if args.tolerance is None else args.tolerance, modeler=args.modeler,
+            measure=args.measure, metrics=args.metric, callpaths=args.callpath, strategy=args.strategy,
+            target=args.target, progress=progress, **parse_options(args.option, "--option", reserved=DESIGN_FLAGS))
     if args.export:
         design.write_plan(args.export, result.plan)
     sys.stdout.write(format_suggestion(result, space))
     return ExitStatus.OK
+
+
+@contextlib.contextmanager
+def growing_bar(show: bool, description: str) -> Iterator[Callable[[int, int], None]]:
+    """A progress bar on stderr whose total grows as work is announced; yields the ``(fitted, more)`` callback
+    that :func:`extrap_plugins.selector.assess` calls (more series announced, series fitted)."""
+    from tqdm import tqdm
+
+    with tqdm(total=0, disable=not show, file=sys.stderr, unit="series", desc=description) as bar:
+        def tell(fitted: int, more: int) -> None:
+            if more:
+                bar.total += more
+                bar.refresh()
+            if fitted:
+                bar.update(fitted)
+
+        yield tell
 
 
 def format_suggestion(result, space) -> str:
@@ -522,7 +544,8 @@ MODEL_FLAGS = {"modeler": "--modeler", "measure": "--measure", "metrics": "--met
 STREAM_FLAGS = {**MODEL_FLAGS, "scratch": "--scratch", "reader_options": "--reader-option", "reader": "--reader"}
 DESIGN_FLAGS = {"modeler": "--modeler", "measure": "--measure", "metrics": "--metric", "callpaths": "--callpath",
                 "target": "--target", "budget": "--budget", "cost": "--cost", "tolerance": "--tolerance",
-                "repetitions": "--repetitions", "strategy": "--strategy", "host": None, "exclude": None}
+                "repetitions": "--repetitions", "strategy": "--strategy", "host": None, "exclude": None,
+                "progress": "--progress"}
 EXPORT_FLAGS = {"exporter": "--export", "path": "-o", "executor": "--executor", "jobs": "--jobs", "host": None,
                 "inputs": None, "allow_read_only": "--overwrite-read-only"}
 

@@ -502,6 +502,7 @@ def suggest(
     target: Mapping[str, float] | str | None = None,
     exclude: Iterable[Sequence[float]] = (),
     host=None,
+    progress: Callable[[int, int], None] | None = None,
     **options,
 ) -> Suggestion:
     """One step of the design loop: the runs to do next.
@@ -534,6 +535,8 @@ def suggest(
         Uncertainty strategy: where the models must be accurate (default: one step beyond the
         largest candidate of every parameter).
     exclude : points never to plan (for instance an evaluation point).
+    progress : callable(fitted, more), optional
+        Uncertainty strategy: told of the modeling work (see :func:`extrap_plugins.selector.assess`).
 
     Returns
     -------
@@ -591,7 +594,7 @@ def suggest(
         return _suggest_uncertainty(
             space, grid, costs, measured, order, rank, effective, suggestion, selected, budget=budget,
             tolerance=tolerance, target=target, exclude=exclude, modeler=modeler, measure=measure, host=host,
-            line=line, options=options)
+            line=line, options=options, progress=progress)
     missing = base & ~measured
     extra_needed = len(parameters) > 1 and not (measured & ~base).any()
     unmeasured = [int(i) for i in order if not measured[i]]
@@ -705,7 +708,7 @@ def base_design(space, effective: np.ndarray, limit: float, line: int = 5) -> tu
 
 
 def _suggest_uncertainty(space, grid, costs, measured, order, rank, effective, suggestion, selected, *, budget,
-                         tolerance, target, exclude, modeler, measure, host, line, options):
+                         tolerance, target, exclude, modeler, measure, host, line, options, progress=None):
     """:func:`extrap_plugins.design.suggest` with ``strategy="uncertainty"`` (see the module docstring)."""
     from .extrapolation import parse_target
     from .selector import assess, default_target, plan_runs, z_of
@@ -766,7 +769,7 @@ def _suggest_uncertainty(space, grid, costs, measured, order, rank, effective, s
 
     candidates = np.flatnonzero(~measured & ~excluded)
     assessment = assess(selected, target_point, grid[candidates], modeler=modeler, measure=measure, host=host,
-                        repetitions=suggestion.repetitions, **options)
+                        repetitions=suggestion.repetitions, progress=progress, **options)
     z = z_of(assessment.level)
     suggestion.widths = {k.name: z * math.sqrt(k.variance()) for k in assessment.kernels if k.judged}
     suggestion.not_judged = {k.name: k.why_not for k in assessment.kernels if not k.judged}

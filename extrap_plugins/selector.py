@@ -79,7 +79,7 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -207,6 +207,7 @@ def assess(
     committee: Sequence[tuple[str, dict]] = COMMITTEE,
     misfit: bool = False,
     calibrated: bool = True,
+    progress: Callable[[int, int], None] | None = None,
     **options,
 ) -> Assessment:
     """Model ``experiment`` and build every kernel's ensemble at ``candidates`` and ``target``.
@@ -230,6 +231,9 @@ def assess(
         Inflate every ensemble to at least the model's own confidence interval at the target
         (:func:`_inflated`; default).  False gives the ensemble alone (``benchmarks/design.py
         --selector-uncalibrated`` measures the difference).
+    progress : callable(fitted, more), optional
+        Told of the work: ``(0, n)`` when a modeling call of ``n`` series starts, ``(k, 0)`` when ``k`` of them
+        are fitted (the CLI's progress bar grows its total with the first and advances with the second).
     modeler, measure, host, **options
         How to model (as :func:`extrap_plugins.model`).
 
@@ -237,18 +241,16 @@ def assess(
     -------
     Assessment
     """
-    from .api import model as fit_models
-
     parameters = tuple(experiment.parameter_names)
     target = np.asarray(target, dtype=np.float64).reshape(1, -1)
     candidates = np.asarray(candidates, dtype=np.float64).reshape(-1, len(parameters))
     rows = np.vstack([candidates, target])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        full = fit_models(experiment, modeler, measure=measure, executor="serial", host=host, **options)
-    spread = _refits(experiment, full, rows, modeler, measure, host, members, options)
-    others = _committee(experiment, full, rows, measure, host, committee, options)
-    shaken = _bootstrap(experiment, full, rows, modeler, measure, host, replicates, seed, options)
+        full = _fit(experiment, modeler, measure, host, progress, options)
+    spread = _refits(experiment, full, rows, modeler, measure, host, members, options, progress)
+    others = _committee(experiment, full, rows, measure, host, committee, options, progress)
+    shaken = _bootstrap(experiment, full, rows, modeler, measure, host, replicates, seed, options, progress)
     intervals = uncertainties(full)
     least_squares = _coefficient_members(intervals, rows)
     noise = _relative_noise(experiment, full, measure)
@@ -298,13 +300,25 @@ def assess(
     return Assessment(parameters, target[0], candidates, kernels, level, full)
 
 
-def _refits(experiment, full, rows, modeler, measure, host, members, options) -> dict[int, np.ndarray]:
+def _fit(experiment: Experiment, modeler: str, measure: str, host, progress, options: dict):
+    """One modeling call of the assessment, in this process (its calls are many and small), told to
+    ``progress`` (see :func:`assess`)."""
+    from .api import model as fit_models
+
+    if progress is None:
+        return fit_models(experiment, modeler, measure=measure, executor="serial", host=host, **options)
+    series = experiment.callpath_index.astype(np.int64) * max(len(experiment.metrics), 1) + experiment.metric_index
+    progress(0, len(np.unique(series)))
+    return fit_models(experiment, modeler, measure=measure, executor="serial", host=host,
+                      progress=lambda fitted: progress(fitted, 0), **options)
+
+
+def _refits(experiment, full, rows, modeler, measure, host, members, options, progress=None) -> dict[int, np.ndarray]:
     """Jackknife deviations per model index, shape (n_rows, n_refits), from one modeling call.
 
     Series measured at the same points (one series group) share their left-out points; each group is
     perturbed on its own points only.
     """
-    from .api import model as fit_models
 
     callpath_names = np.asarray([c.name for c in experiment.callpaths], dtype=object)
     metric_names = np.asarray([m.name for m in experiment.metrics], dtype=object)
@@ -345,7 +359,7 @@ def _refits(experiment, full, rows, modeler, measure, host, members, options) ->
     joined = Experiment.concatenate(parts)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        refits = fit_models(joined, modeler, measure=measure, executor="serial", host=host, **options)
+        refits = _fit(joined, modeler, measure, host, progress, options)
     position = {(m.callpath, m.metric): i for i, m in enumerate(full.models)}
     center = {i: m.predict(rows) for i, m in enumerate(full.models)}
     found: dict[int, list[np.ndarray]] = {}
@@ -360,14 +374,13 @@ def _refits(experiment, full, rows, modeler, measure, host, members, options) ->
     return {i: factor_of[i] * np.stack(v, axis=1) for i, v in found.items()}
 
 
-def _committee(experiment, full, rows, measure, host, committee, options) -> dict[int, np.ndarray]:
+def _committee(experiment, full, rows, measure, host, committee, options, progress=None) -> dict[int, np.ndarray]:
     """Deviations of other model-choice rules from the model, per model index, shape (n_rows, n_rules).
 
     Every rule gets the caller's modeler options it takes (``exponents=…``: the same hypotheses), its own
     settings on top.  Scaled by ``1 / sqrt(n_rules)``: their mean square is the variance they stand for.  A
     rule that cannot model the data (an error) is left out.
     """
-    from .api import model as fit_models
     from .errors import InputError
     from .plugins import get_host
 
@@ -381,8 +394,7 @@ def _committee(experiment, full, rows, measure, host, committee, options) -> dic
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                others = fit_models(experiment, name, measure=measure, executor="serial", host=host,
-                                    **{**shared, **dict(settings)})
+                others = _fit(experiment, name, measure, host, progress, {**shared, **dict(settings)})
         except (InputError, ValueError):
             continue
         for m in others.models:
@@ -412,14 +424,14 @@ def _measured(experiment: Experiment, full, candidates: np.ndarray) -> dict[int,
     return out
 
 
-def _bootstrap(experiment, full, rows, modeler, measure, host, replicates, seed, options) -> dict[int, np.ndarray]:
+def _bootstrap(experiment, full, rows, modeler, measure, host, replicates, seed, options,
+               progress=None) -> dict[int, np.ndarray]:
     """Wild-bootstrap deviations per model index, shape (n_rows, replicates), from one modeling call.
 
     Every measured value ``y`` becomes ``f(x) + s (y - f(x))`` with ``f`` the model and ``s`` a random sign
     (:func:`_signs`: fixed per measurement), and the modeler runs again: where the noise could have made it
     choose other terms, the replicates disagree at the target.  Exact data gives identical replicates.
     """
-    from .api import model as fit_models
 
     if replicates <= 0 or len(experiment) == 0:
         return {}
@@ -443,8 +455,7 @@ def _bootstrap(experiment, full, rows, modeler, measure, host, replicates, seed,
             metrics=experiment.metrics))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        refits = fit_models(Experiment.concatenate(parts), modeler, measure=measure, executor="serial", host=host,
-                            **options)
+        refits = _fit(Experiment.concatenate(parts), modeler, measure, host, progress, options)
     center = {i: m.predict(rows) for i, m in enumerate(full.models)}
     found: dict[int, list[np.ndarray]] = {}
     for m in refits.models:

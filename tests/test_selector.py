@@ -264,3 +264,29 @@ def test_misfit_members_appear_only_where_the_model_misses_beyond_the_noise_and_
     assert kernel.deviations.shape[1] == without.deviations.shape[1] + members.shape[1]  # on request only
     reductions = dict(zip(map(tuple, grid.tolist()), kernel.reductions()))
     assert reductions[(64.0, 50.0)] > reductions[(4.0, 50.0)]
+
+
+def test_progress_is_told_of_every_modeling_call_and_every_series_fitted():
+    space = Space.of({"p": P, "n": N})
+    experiment = measured({"a": lambda p, n: 3 + 0.5 * p * n, "b": lambda p, n: 1 + p ** 0.5},
+                          base_points(suggest(space)), noise=0.05)
+    told = []
+    assessment = selector.assess(experiment, [128, 60], space.grid(), replicates=4,
+                                 progress=lambda fitted, more: told.append((fitted, more)))
+    announced = [more for fitted, more in told if more]
+    # the model, the jackknife refits, two committee rules and the bootstrap: each announced before it runs
+    assert announced[0] == 2 and announced[-1] == 4 * 2 and len(announced) == 5
+    assert sum(fitted for fitted, _ in told) == sum(announced)
+    assert assessment.kernels[0].name == "a"
+
+
+def test_suggest_shows_a_progress_bar_when_asked(tmp_path, capsys):
+    path = tmp_path / "done.csv"
+    rows = ["p,n,value"] + [f"{p},{n},{3 + 0.5 * p * n}" for p, n in
+                            [(4, 10), (4, 20), (4, 30), (4, 40), (4, 50), (8, 10), (16, 10), (32, 10), (64, 10),
+                             (8, 20)]]
+    path.write_text("\n".join(rows) + "\n")
+    assert main(["suggest", str(path), "--progress", "on"]) == ExitStatus.OK
+    assert "assessing the models: 100%" in capsys.readouterr().err
+    assert main(["suggest", str(path), "--progress", "off"]) == ExitStatus.OK
+    assert capsys.readouterr().err == ""
