@@ -28,6 +28,7 @@ folder holds, the same as ``extrap-plugins model FOLDER``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import html
 import json
 import math
@@ -35,7 +36,7 @@ import pathlib
 import sys
 import warnings
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Sequence
+from typing import Callable, ContextManager, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -111,6 +112,7 @@ def autotune(
     options: Mapping[str, object] | None = None,
     host=None,
     measure_runs: Callable[[list[design.Run], pathlib.Path], bool] | None = None,
+    assessing: Callable[[str], ContextManager[Callable[[int, int], None] | None]] | None = None,
 ) -> AutotuneResult:
     """Run the loop (see the module docstring).
 
@@ -122,6 +124,9 @@ def autotune(
     output : the folder for everything.
     measure_runs : callable, optional
         ``(runs, folder) -> ok``: measures the runs into the folder (default: the sweep runner under mpiexec).
+    assessing : callable, optional
+        ``(description) -> context manager`` yielding the progress callback of each round's assessment
+        (:func:`extrap_plugins.selector.assess`); the CLI passes a progress bar when stderr is a terminal.
 
     Raises
     ------
@@ -159,8 +164,9 @@ def autotune(
     for _ in range(max_steps if status != "failed" else 0):
         experiment = _read(folder, host)
         space = _ordered(space, experiment)
-        last = design.suggest(space, experiment, **settings)
         number = len(rounds) + 1
+        with (assessing or _quietly)(f"round {number}: assessing the models") as told:
+            last = design.suggest(space, experiment, progress=told, **settings)
         if not last.plan.runs:
             status = last.status
             rounds.append(Round(number, last.status, last.share, [], dict(last.widths or {}), list(last.notes)))
@@ -199,6 +205,11 @@ def autotune(
     _write_reports(result, final, host)
     say(f"{_verdict(result)}; report: {folder / REPORT}")
     return result
+
+
+@contextlib.contextmanager
+def _quietly(description: str) -> Iterator[None]:
+    yield None
 
 
 # ------------------------------------------------------------------ running

@@ -131,7 +131,8 @@ def build_parser() -> argparse.ArgumentParser:
     autotune.add_argument("--max-steps", type=int, default=50, metavar="N",
                           help="at most N rounds of suggest and run (default: %(default)s)")
     autotune.add_argument("--progress", choices=["auto", "on", "off"], default="on",
-                          help="one line per round on stderr (default: on)")
+                          help="one line per round on stderr, and a bar of each round's modeling when stderr is a "
+                               "terminal (default: on)")
     autotune.add_argument("program", nargs=argparse.REMAINDER, metavar="-- PROGRAM [ARGS]",
                           help="the instrumented program, after --")
     add_codesign_commands(commands)
@@ -414,12 +415,12 @@ def _suggest_command(args: argparse.Namespace) -> ExitStatus:
 
 
 @contextlib.contextmanager
-def growing_bar(show: bool, description: str) -> Iterator[Callable[[int, int], None]]:
+def growing_bar(show: bool, description: str, leave: bool = True) -> Iterator[Callable[[int, int], None]]:
     """A progress bar on stderr whose total grows as work is announced; yields the ``(fitted, more)`` callback
     that :func:`extrap_plugins.selector.assess` calls (more series announced, series fitted)."""
     from tqdm import tqdm
 
-    with tqdm(total=0, disable=not show, file=sys.stderr, unit="series", desc=description) as bar:
+    with tqdm(total=0, disable=not show, file=sys.stderr, unit="series", desc=description, leave=leave) as bar:
         def tell(fitted: int, more: int) -> None:
             if more:
                 bar.total += more
@@ -510,7 +511,9 @@ def _autotune_command(args: argparse.Namespace) -> ExitStatus:
         target=args.target, modeler=args.modeler, measure=args.measure, metrics=args.metric,
         callpaths=args.callpath, mpiexec=args.mpiexec, mpiexec_args=args.mpiexec_arg, timeout=args.timeout,
         max_steps=args.max_steps, progress=args.progress != "off",
-        options=parse_options(args.option, "--option", reserved=DESIGN_FLAGS))
+        options=parse_options(args.option, "--option", reserved=DESIGN_FLAGS),
+        assessing=(lambda what: growing_bar(True, what, leave=False))
+        if args.progress != "off" and sys.stderr.isatty() else None)
     sys.stdout.write(autotune.summary(result))
     if result.status == "failed":
         return ExitStatus.RUNS_FAILED

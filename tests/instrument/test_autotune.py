@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pathlib
@@ -47,9 +48,20 @@ def test_the_loop_ends_by_itself_within_budget_and_resumes(mpiexec, tmp_path, no
     assert (runs / "models.html").exists()
 
     # The final models are those of `model` on the same runs.
+    told = {}
+
+    @contextlib.contextmanager
+    def assessing(description):  # what the CLI's progress bar gets: the series announced and fitted
+        told[description] = []
+        yield lambda fitted, more: told[description].append((fitted, more))
+
     result = autotune.autotune({"p": [1, 2, 3], "n": [16, 32, 64]}, PROGRAM, runs, budget="60%", repetitions=1,
-                               metrics=["bytes_sent"], callpaths=["main->halo_exchange"], progress=False)
+                               metrics=["bytes_sent"], callpaths=["main->halo_exchange"], progress=False,
+                               assessing=assessing)
     assert len(records(runs / "jacobi.extrap.jsonl")) == 6  # resumed: nothing measured twice
+    assert list(told) == ["round 3: assessing the models"]
+    calls = told["round 3: assessing the models"]
+    assert sum(more for _, more in calls) == sum(fitted for fitted, _ in calls) > 0
     assert result.status == "done" and result.share <= 0.6
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
