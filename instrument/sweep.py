@@ -43,6 +43,8 @@ from extrap_plugins.errors import ExitStatus, InputError
 
 PROG = "extrap-plugins run"
 TAIL_LINES = 5
+FAILURES_SHOWN = 3
+"""Failed runs listed per problem at the end of a sweep (the others are counted)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -329,10 +331,7 @@ def run(args: argparse.Namespace) -> int:
     failed = [o for o in outcomes if not o.ok]
     if failed:
         _say(f"{len(failed)} of {len(plan)} runs failed:")
-        for o in failed:
-            _say(f"  {o.launch.label}: {o.problem}; log: {o.log}")
-            for line in _tail(o.log):
-                _say(f"    | {line}")
+        _report_failures(failed, folder)
     else:
         _say(f"all {len(plan)} runs succeeded")
     _say(f"model them with: extrap-plugins model {folder}")
@@ -479,6 +478,20 @@ def _has_run(folder: pathlib.Path, data: pathlib.Path, run_id: str) -> bool:
     except FileNotFoundError:
         pass
     return any(folder.glob(f"*.{run_id}.rank*.extrap.jsonl"))
+
+
+def _report_failures(failed: list[Outcome], folder: pathlib.Path) -> None:
+    """The failed runs grouped by problem: a few of each with their logs, and the end of the first one's log."""
+    by_problem: dict[str, list[Outcome]] = {}
+    for outcome in failed:
+        by_problem.setdefault(outcome.problem, []).append(outcome)
+    for problem, group in by_problem.items():
+        for outcome in group[:FAILURES_SHOWN]:
+            _say(f"  {outcome.launch.label}: {problem}; log: {outcome.log}")
+        if len(group) > FAILURES_SHOWN:
+            _say(f"  ... and {len(group) - FAILURES_SHOWN} more with the same problem (logs in {folder / 'logs'})")
+        for line in _tail(group[0].log):
+            _say(f"    | {line}")
 
 
 def _tail(log: pathlib.Path | None) -> list[str]:

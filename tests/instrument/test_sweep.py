@@ -59,6 +59,23 @@ def test_a_sweep_of_the_jacobi_example_models_its_communication_exactly(mpiexec,
     assert not residual.terms and residual.constant == pytest.approx(8 * ITERATIONS // CHECK, rel=1e-12)
 
 
+def test_runs_failing_the_same_way_are_listed_once_per_problem(tmp_path, no_extrap_environment, capsys):
+    program = tmp_path / "silent.py"
+    program.write_text("print('hello')\n")  # never imports the shim: no measurements
+    status = sweep.main(["--np", "1", "--param", "n=1,2,3,4,5", "-o", str(tmp_path / "out"), "--",
+                         sys.executable, str(program)])
+    err = capsys.readouterr().err
+    assert status == ExitStatus.RUNS_FAILED
+    problem = "no measurements were written (does the program import extrap_plugins.instrument and define regions?)"
+    summary = err[err.index("5 of 5 runs failed:"):].splitlines()
+    assert summary[1:6] == [
+        f"{sweep.PROG}:   p=1 n=1 repetition 0: {problem}; log: {tmp_path / 'out' / 'logs' / 'p1.n1.r0.log'}",
+        f"{sweep.PROG}:   p=1 n=2 repetition 0: {problem}; log: {tmp_path / 'out' / 'logs' / 'p1.n2.r0.log'}",
+        f"{sweep.PROG}:   p=1 n=3 repetition 0: {problem}; log: {tmp_path / 'out' / 'logs' / 'p1.n3.r0.log'}",
+        f"{sweep.PROG}:   ... and 2 more with the same problem (logs in {tmp_path / 'out' / 'logs'})",
+        f"{sweep.PROG}:     | hello"]
+
+
 def test_a_sweep_started_again_launches_only_what_is_not_measured(tmp_path, no_extrap_environment, capsys):
     out = tmp_path / "out"
     command = ["--np", "1", "--param", "n=1,3", "-o", str(out), "--", sys.executable, str(PROGRAMS / "sweepable.py")]
