@@ -301,15 +301,18 @@ def assess(
 
 
 def _fit(experiment: Experiment, modeler: str, measure: str, host, progress, options: dict):
-    """One modeling call of the assessment, in this process (its calls are many and small), told to
-    ``progress`` (see :func:`assess`)."""
+    """One modeling call of the assessment, on the executor of the enclosing
+    :func:`extrap_plugins.executors.chosen` block (``auto`` outside one: a process pool when there are cores and
+    enough series, as for ``model``), told to ``progress`` (see :func:`assess`)."""
     from .api import model as fit_models
+    from .executors import current
 
+    kind, jobs = current()
     if progress is None:
-        return fit_models(experiment, modeler, measure=measure, executor="serial", host=host, **options)
+        return fit_models(experiment, modeler, measure=measure, executor=kind, jobs=jobs, host=host, **options)
     series = experiment.callpath_index.astype(np.int64) * max(len(experiment.metrics), 1) + experiment.metric_index
     progress(0, len(np.unique(series)))
-    return fit_models(experiment, modeler, measure=measure, executor="serial", host=host,
+    return fit_models(experiment, modeler, measure=measure, executor=kind, jobs=jobs, host=host,
                       progress=lambda fitted: progress(fitted, 0), **options)
 
 
