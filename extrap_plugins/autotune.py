@@ -161,7 +161,9 @@ def autotune(
         say(f"round {rounds[-1].number} did not finish: measuring what it left out")
         if not runner([_as_run(r) for r in rounds[-1].runs], folder):
             status, message = "failed", FAILED
-    for _ in range(max_steps if status != "failed" else 0):
+    for _ in range(max_steps):
+        if status == "failed":  # the unfinished round could not be finished
+            break
         experiment = _read(folder, host)
         space = _ordered(space, experiment)
         number = len(rounds) + 1
@@ -187,8 +189,7 @@ def autotune(
             status, message = "failed", FAILED
             break
     else:
-        if status != "failed":
-            message = f"stopped after --max-steps {max_steps} rounds; start again to go on"
+        message = f"stopped after --max-steps {max_steps} rounds; start again to go on"
     experiment = _read(folder, host)
     if experiment is None:
         raise InputError("no measurements were made", folder)

@@ -308,12 +308,13 @@ def _fit(experiment: Experiment, modeler: str, measure: str, host, progress, opt
     from .executors import current
 
     kind, jobs = current()
-    if progress is None:
-        return fit_models(experiment, modeler, measure=measure, executor=kind, jobs=jobs, host=host, **options)
-    series = experiment.callpath_index.astype(np.int64) * max(len(experiment.metrics), 1) + experiment.metric_index
-    progress(0, len(np.unique(series)))
-    return fit_models(experiment, modeler, measure=measure, executor=kind, jobs=jobs, host=host,
-                      progress=lambda fitted: progress(fitted, 0), **options)
+    told = None
+    if progress is not None:
+        series = experiment.callpath_index.astype(np.int64) * max(len(experiment.metrics), 1) + experiment.metric_index
+        progress(0, len(np.unique(series)))
+        told = lambda fitted: progress(fitted, 0)  # noqa: E731
+    return fit_models(experiment, modeler, measure=measure, executor=kind, jobs=jobs, host=host, progress=told,
+                      **options)
 
 
 def _refits(experiment, full, rows, modeler, measure, host, members, options, progress=None) -> dict[int, np.ndarray]:
@@ -322,7 +323,6 @@ def _refits(experiment, full, rows, modeler, measure, host, members, options, pr
     Series measured at the same points (one series group) share their left-out points; each group is
     perturbed on its own points only.
     """
-
     callpath_names = np.asarray([c.name for c in experiment.callpaths], dtype=object)
     metric_names = np.asarray([m.name for m in experiment.metrics], dtype=object)
     callpath_position = {c.name: i for i, c in enumerate(experiment.callpaths)}
@@ -435,7 +435,6 @@ def _bootstrap(experiment, full, rows, modeler, measure, host, replicates, seed,
     (:func:`_signs`: fixed per measurement), and the modeler runs again: where the noise could have made it
     choose other terms, the replicates disagree at the target.  Exact data gives identical replicates.
     """
-
     if replicates <= 0 or len(experiment) == 0:
         return {}
     position = {(m.callpath, m.metric): i for i, m in enumerate(full.models)}
