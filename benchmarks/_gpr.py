@@ -85,7 +85,8 @@ def base_lines(points: np.ndarray, cost: np.ndarray, line: int = 5) -> list[int]
         lines: dict[tuple, list[int]] = {}
         for i, p in enumerate(points):
             lines.setdefault(tuple(p[others]), []).append(i)
-        full = {key: idx for key, idx in lines.items() if len(idx) >= line}
+        wanted = min(line, len(np.unique(points[:, axis])))  # fewer values measured: the whole line
+        full = {key: idx for key, idx in lines.items() if len(idx) >= wanted}
         if not full:
             continue
         key = min(full, key=lambda k: float(np.sum(cost[full[k]])))

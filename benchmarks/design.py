@@ -7,7 +7,7 @@ Usage (from the project root)::
     .venv/bin/python benchmarks/design.py --case synthetic [--functions 40] [--parameters 1,2,3]
                                           [--synthetic-budgets 5,10,15]
 
-**The GPR case-study protocol** (``--case relearn|synthetic``; Extra-P's evaluation of Gaussian-process point
+**The GPR case-study protocol** (``--case relearn|data|synthetic``; Extra-P's evaluation of Gaussian-process point
 selection, github extra-p/extrap-gpr): per kernel, a strategy chooses single repetitions of grid points until its
 budget (a share of that kernel's full-factorial cost, the cost of a run being the kernel's own core-hours there,
 p × its value) is spent or it stops; the kernel's model (our ``default`` modeler for every strategy) is compared
@@ -18,7 +18,10 @@ point per unit of cost, until the interval is within ``--selector-tolerance``), 
 of the GPR strategy, ``benchmarks/_gpr.py``), ``cpf`` (cheapest point first: the base lines, then whole points
 cheapest first).  As in the GPR evaluation every strategy knows the cost of every candidate before measuring it,
 and a kernel whose base design alone exceeds the budget counts as a miss.  RELeARN: the 14 kernels of
-``relearn_data.txt``, p = 32…512 × n = 5000…9000, two repetitions, evaluation point p = 512, n = 9000.  Synthetic:
+``relearn_data.txt``, p = 32…512 × n = 5000…9000, two repetitions, evaluation point p = 512, n = 9000.  Data
+(``--case data --data PATH [--eval-point p=…,n=…] [--metric time] [--processes p]``): any other application's
+measurements the readers read (Extra-P text or JSON, CUBE folders, Caliper, CSV …), one kernel per call path;
+the candidates are the measured points, each with as many repetitions as the kernel has there.  Synthetic:
 ``--functions`` functions of Ritter et al. 2020 per parameter count (below), ±5 % noise, four repetitions available,
 evaluation at the next point (p = 128, s = 60, n = 6000).
 
@@ -198,23 +201,36 @@ BUCKETS = (0.05, 0.10, 0.15, 0.20)
 class Case:
     """Per-kernel measurements on a grid, an evaluation point never measured, and the cost of every run.
 
-    ``values`` and ``cost`` have shape (n_kernels, n_points, n_repetitions) (NaN: not measured);
-    a kernel's cost of a run is its own core-hours there (p × its time), as in the GPR evaluation.
+    ``values`` and ``cost`` have shape (n_kernels, n_points, n_repetitions), the measured repetitions of a point
+    first and NaN after them (a point measured fewer times, or not at all); ``available`` counts them.  A
+    kernel's cost of a run is its own core-hours there (the process count ``processes`` × its time), as in the
+    GPR evaluation; without that parameter, its value.
     """
 
-    def __init__(self, names, points, kernels, values, truth, eval_point, label):
+    def __init__(self, names, points, kernels, values, truth, eval_point, label, processes: str = "p"):
         self.names, self.points, self.kernels = list(names), np.asarray(points, float), list(kernels)
         self.values, self.truth = np.asarray(values, float), np.asarray(truth, float)
-        self.eval_point, self.label = np.asarray(eval_point, float), label
-        p = self.points[:, self.names.index("p")] if "p" in self.names else np.ones(len(self.points))
+        self.eval_point, self.label, self.processes = np.asarray(eval_point, float), label, processes
+        self.available = np.isfinite(self.values).sum(axis=2)
+        p = self.points[:, self.names.index(processes)] if processes in self.names else np.ones(len(self.points))
         self.cost = np.abs(self.values) * p[None, :, None]
         self.total = np.nansum(self.cost, axis=(1, 2))
 
     def reversed_repetitions(self) -> Case:
         """The same case with the repetitions of every point taken in the opposite order (a second sample of
         the protocol: every strategy's first run at a point is then the other measurement)."""
-        return Case(self.names, self.points, self.kernels, self.values[:, :, ::-1], self.truth, self.eval_point,
-                    f"{self.label}, repetitions reversed")
+        R = self.values.shape[2]
+        rank = np.arange(R)[None, None, :]
+        order = np.where(rank < self.available[:, :, None], self.available[:, :, None] - 1 - rank, rank)
+        return Case(self.names, self.points, self.kernels, np.take_along_axis(self.values, order, axis=2),
+                    self.truth, self.eval_point, f"{self.label}, repetitions reversed", self.processes)
+
+    def next_cost(self, k: int, counts: np.ndarray) -> np.ndarray:
+        """The cost of kernel ``k``'s next repetition at every point (inf where none is left)."""
+        left = self.available[k] - counts
+        at = np.minimum(counts, self.values.shape[2] - 1)[:, None]
+        cost = np.take_along_axis(self.cost[k], at, axis=1)[:, 0]
+        return np.where(left > 0, cost, np.inf)
 
     def experiment(self, counts: np.ndarray, kernels=None):
         """The measured repetitions (``counts[k, i]`` per kernel and point) as one Experiment."""
@@ -275,21 +291,71 @@ class Case:
 
 
 def relearn_case(path: str = RELEARN) -> Case:
-    from extrap_plugins import api
+    return case_study(path, dict(zip(("p", "n"), RELEARN_EVAL)), label="RELeARN")
 
-    experiment = api.read(path)
+
+def case_study(path: str, eval_point: dict[str, float] | None = None, metric: str | None = None,
+               processes: str = "p", label: str | None = None) -> Case:
+    """Any measured application as a case of the GPR protocol (``--case data``): every call path of ``metric``
+    (default ``time``, or the only metric) measured at the evaluation point is a kernel; the evaluation point
+    (default: the largest value of every parameter) is never used for fitting, and the mean of its repetitions
+    is the truth.  Raises SystemExit with a one-line reason when the data cannot make a case."""
+    import os
+
+    from extrap_plugins import api
+    from extrap_plugins.errors import InputError
+
+    try:
+        experiment = api.read(path)
+    except InputError as error:
+        raise SystemExit(f"design.py: {error}") from None
     names = experiment.parameter_names
-    at_eval = np.all(experiment.coordinates == np.array(RELEARN_EVAL)[None, :], axis=1)
-    kernels, values, truth, points = [], [], [], None
-    for group in experiment.take(~at_eval).series_groups():
-        points = group.points
-        for row, (callpath, _) in enumerate(group.keys):
-            kernels.append(callpath.name)
-            values.append(group.values[row])
-    for name in kernels:
-        _, v = experiment.take(at_eval).values_of(name, "time")
-        truth.append(float(np.mean(v)))
-    return Case(names, points, kernels, np.array(values), truth, RELEARN_EVAL, "RELeARN")
+    metrics = [m.name for m in experiment.metrics]
+    if metric is None:
+        if "time" not in metrics and len(metrics) > 1:
+            raise SystemExit(f"design.py: {path}: several metrics ({', '.join(metrics)}); choose one with --metric")
+        metric = "time" if "time" in metrics else metrics[0]
+    if metric not in metrics:
+        raise SystemExit(f"design.py: {path}: no metric {metric!r}; the metrics are {', '.join(metrics)}")
+    experiment = experiment.select(metrics=[metric])
+    grid = experiment.points()
+    if eval_point is None:
+        target = grid.max(axis=0)
+    elif sorted(eval_point) != sorted(names):
+        raise SystemExit(f"design.py: --eval-point names {', '.join(eval_point)}; the parameters of {path} are "
+                         f"{', '.join(names)}")
+    else:
+        target = np.array([float(eval_point[n]) for n in names])
+    at_eval = np.all(experiment.coordinates == target[None, :], axis=1)
+    shown = ", ".join(f"{n}={v:g}" for n, v in zip(names, target))
+    if not at_eval.any():
+        raise SystemExit(f"design.py: {path}: nothing is measured at the evaluation point {shown}")
+    points = grid[~np.all(grid == target[None, :], axis=1)]
+    # Kernels: the call paths measured at the evaluation point (one whose mean there is 0 is within every
+    # tolerance only when predicted as exactly 0, as in Case.errors).
+    truth_sum = np.bincount(experiment.callpath_index[at_eval], experiment.value[at_eval],
+                            minlength=len(experiment.callpaths))
+    truth_count = np.bincount(experiment.callpath_index[at_eval], minlength=len(experiment.callpaths))
+    with np.errstate(all="ignore"):
+        truth_all = truth_sum / truth_count
+    usable = (truth_count > 0) & np.isfinite(truth_all)
+    kernel_of = np.where(usable, np.cumsum(usable) - 1, -1)
+    rest = experiment.take(~at_eval)
+    kid = kernel_of[rest.callpath_index]
+    lookup = {tuple(p): i for i, p in enumerate(points.tolist())}
+    pid = np.array([lookup[tuple(c)] for c in rest.coordinates.tolist()], dtype=np.int64)
+    keep = kid >= 0
+    kid, pid, value, repetition = kid[keep], pid[keep], rest.value[keep], rest.repetition[keep]
+    cell = kid * len(points) + pid
+    order = np.lexsort((repetition, cell))
+    starts = np.r_[0, np.flatnonzero(np.diff(cell[order])) + 1]
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size) - np.repeat(starts, np.diff(np.r_[starts, order.size]))
+    values = np.full((int(usable.sum()), len(points), int(rank.max()) + 1 if rank.size else 1), np.nan)
+    values[kid, pid, rank] = value
+    kernels = [c.name for c, u in zip(experiment.callpaths, usable) if u]
+    label = label or os.path.basename(os.path.normpath(path))
+    return Case(names, points, kernels, values, truth_all[usable], target, label, processes)
 
 
 def synthetic_case(m: int, functions: int, seed: int, repetitions: int = REPETITIONS) -> Case:
@@ -315,8 +381,12 @@ half the budget.  The default, 1, is what the tables in the README show; the oth
 design-history.md."""
 
 
-def base_counts(case: Case, k: int, budget: float, rule: str = "1") -> np.ndarray:
-    """Repetitions per point of kernel ``k``'s base design under ``rule`` (see :data:`BASE_RULES`)."""
+def base_counts(case: Case, k: int, budget: float, rule: str = "1", off_line: bool = True) -> np.ndarray:
+    """Repetitions per point of kernel ``k``'s base design under ``rule`` (see :data:`BASE_RULES`): the lines
+    through a corner that fit (``design.base_design``) and, as ``design.suggest`` plans it, with two or more
+    parameters the cheapest point off the lines (one run; lines alone cannot tell additive from multiplicative
+    effects, and a line where another parameter's factor vanishes, at 1 for a logarithm, looks flat).
+    ``off_line=False``: the lines alone (the base of the tables before 2026-11-27)."""
     from extrap_plugins import design
 
     P, R = case.values.shape[1:]
@@ -327,7 +397,7 @@ def base_counts(case: Case, k: int, budget: float, rule: str = "1") -> np.ndarra
     chosen, _, _ = design.base_design(space, effective, budget * case.total[k])
     repetitions = 1
     if rule.isdigit():
-        repetitions = min(int(rule), R)
+        repetitions = int(rule)
     elif R >= 2:
         wanted = min(design.advise_repetitions(len(case.names))[0], R)
         if rule == "noise":
@@ -339,30 +409,40 @@ def base_counts(case: Case, k: int, budget: float, rule: str = "1") -> np.ndarra
         full, _, _ = design.base_design(space, effective, np.inf)
         on_grid = [int(index[g]) for g in full if index[g] >= 0]
         for r in range(wanted, 1, -1):
-            if np.sum(case.cost[k, on_grid, :r]) <= 0.5 * budget * case.total[k]:
+            if np.nansum(case.cost[k, on_grid, :r]) <= 0.5 * budget * case.total[k]:
                 chosen, repetitions = full, r
                 break
     for g in chosen:
         if index[g] >= 0:
             counts[index[g]] = max(counts[index[g]], repetitions)
-    return counts
+    if off_line and len(case.names) > 1:
+        grid = space.grid()
+        on_lines = np.zeros(len(index), dtype=bool)
+        on_lines[list(chosen)] = True
+        for g in np.lexsort((np.prod(np.abs(grid), axis=1), effective)):  # cheapest first, as CostModel.order
+            if not on_lines[g] and index[g] >= 0 and case.available[k, index[g]] > 0:
+                counts[index[g]] = max(counts[index[g]], 1)
+                break
+    return np.minimum(counts, case.available[k])
 
 
 def run_ours(case: Case, budget: float, tolerance: float, modeler: str = "default", base_rule: str = "1",
-             seed: int = 0, misfit: bool = False, replicates: int | None = None, calibrated: bool = True):
-    """Our selector, per kernel: the base design that fits (repeated as ``base_rule`` says), then the run of
-    largest expected reduction of the interval at the evaluation point per unit of cost, until the interval is
-    within ``tolerance`` or nothing fits; ``misfit`` adds the selector's misfit members, ``calibrated=False`` leaves
-    the ensembles uninflated (``selector.assess(calibrated=False)``) and ``replicates`` sets the
-    number of its bootstrap refits (``selector.assess``; default :data:`~extrap_plugins.selector.REPLICATES`).  All
-    kernels advance in lock-step so that one modeling call serves them all.
+             seed: int = 0, misfit: bool = False, replicates: int | None = None, calibrated: bool = True,
+             off_line: bool = True):
+    """Our selector, per kernel: the base design that fits (repeated as ``base_rule`` says, with the point off the
+    lines unless ``off_line`` is False), then the run of largest expected reduction of the interval at the evaluation
+    point per unit of cost, until the interval is within ``tolerance`` or nothing fits; ``misfit`` adds the
+    selector's misfit members, ``calibrated=False`` leaves the ensembles uninflated
+    (``selector.assess(calibrated=False)``) and ``replicates`` sets the number of its bootstrap refits
+    (``selector.assess``; default :data:`~extrap_plugins.selector.REPLICATES`).  All kernels advance in lock-step
+    so that one modeling call serves them all.
 
     Returns the repetitions per kernel and point, and per kernel whether it stopped because the rule held (rather
     than because nothing more fitted the budget)."""
     from extrap_plugins import selector
 
-    K, P, R = case.values.shape
-    counts = np.stack([base_counts(case, k, budget, base_rule) for k in range(K)])
+    K = len(case.kernels)
+    counts = np.stack([base_counts(case, k, budget, base_rule, off_line) for k in range(K)])
     active = np.ones(K, dtype=bool)
     held = np.zeros(K, dtype=bool)
     while active.any():
@@ -379,11 +459,10 @@ def run_ours(case: Case, budget: float, tolerance: float, modeler: str = "defaul
                 active[k] = False
                 continue
             single = selector.Assessment(assessment.parameters, assessment.target, assessment.candidates, [kern])
-            left = R - counts[k]
-            next_cost = np.array([case.cost[k, i, min(counts[k, i], R - 1)] for i in range(P)])
             spent = case.spent(counts)[k] * case.total[k]
-            runs, _ = selector.plan_runs(single, next_cost, tolerance=tolerance, limit=budget * case.total[k] - spent,
-                                         max_runs=1, available=left)
+            runs, _ = selector.plan_runs(single, case.next_cost(k, counts[k]), tolerance=tolerance,
+                                         limit=budget * case.total[k] - spent, max_runs=1,
+                                         available=case.available[k] - counts[k])
             if not runs:
                 active[k] = False
                 held[k] = single.holds(tolerance)
@@ -397,21 +476,21 @@ def run_gpr(case: Case, budget: float, seed: int = 0):
     restarts of its hyperparameter fit (seed 0: the tables' runs)."""
     import _gpr
 
-    K, P, R = case.values.shape
+    K, P = case.values.shape[:2]
     counts = np.zeros((K, P), dtype=np.int64)
     for k in range(K):
-        base = _gpr.base_lines(case.points, np.nan_to_num(case.cost[k, :, 0]))
-        counts[k, base] = 1
+        base = _gpr.base_lines(case.points, np.where(case.available[k] > 0, case.cost[k, :, 0], np.inf))
+        counts[k, base] = np.minimum(1, case.available[k, base])
         if case.spent(counts)[k] > budget:
             continue
         noise = _gpr.mean_noise_percent(case.values[k])
         gp = _gpr.GaussianProcess(noise, restarts=2, seed=k + 1000 * seed)
         while True:
             spent = case.spent(counts)[k] * case.total[k]
-            run_cost = np.array([case.cost[k, i, min(counts[k, i], R - 1)] for i in range(P)])
             means = np.array([np.mean(case.values[k, i, : counts[k, i]]) if counts[k, i] else np.nan
                               for i in range(P)])
-            best = _gpr.select(case.points, counts[k], means, run_cost, R - counts[k],
+            best = _gpr.select(case.points, counts[k], means, case.next_cost(k, counts[k]),
+                               case.available[k] - counts[k],
                                budget * case.total[k] - spent, noise, gp)
             if best is None:
                 break
@@ -423,24 +502,24 @@ def run_cheapest(case: Case, budget: float):
     """Cheapest point first (CPF): the GPR base lines, then whole points (all repetitions) cheapest first."""
     import _gpr
 
-    K, P, R = case.values.shape
+    K, P = case.values.shape[:2]
     counts = np.zeros((K, P), dtype=np.int64)
     for k in range(K):
-        base = _gpr.base_lines(case.points, np.nan_to_num(case.cost[k, :, 0]))
-        counts[k, base] = R
+        base = _gpr.base_lines(case.points, np.where(case.available[k] > 0, case.cost[k, :, 0], np.inf))
+        counts[k, base] = case.available[k, base]
         whole = np.nansum(case.cost[k], axis=1)
         for i in np.argsort(whole, kind="stable"):
-            if counts[k, i]:
+            if counts[k, i] or not case.available[k, i]:
                 continue
             if (case.spent(counts)[k] * case.total[k] + whole[i]) > budget * case.total[k]:
                 break
-            counts[k, i] = R
+            counts[k, i] = case.available[k, i]
     return counts
 
 
 def protocol(case: Case, budgets, tolerance: float, modeler: str, strategies, final: str | None = None,
              base_rule: str = "1", seeds=(0,), misfit: bool = False,
-             replicates: int | None = None, calibrated: bool = True) -> list[list[str]]:
+             replicates: int | None = None, calibrated: bool = True, off_line: bool = True) -> list[list[str]]:
     """Rows: strategy, budget, within ±5/10/15/20 %, mean cost used, kernels over budget, and for ours the kernels
     its stopping rule held for (those of them beyond ±10 % in brackets; summed over the seeds).
 
@@ -450,7 +529,7 @@ def protocol(case: Case, budgets, tolerance: float, modeler: str, strategies, fi
     and the ±10 % column the range over the seeds."""
     rows = []
     final = final or modeler
-    full = case.errors(np.full(case.values.shape[:2], case.values.shape[2]), final)
+    full = case.errors(case.available, final)
     rows.append(["full factorial", "100%"] + [f"{np.mean(full <= b):.1%}" for b in BUCKETS] + ["100.0%", "0", "–"])
     for budget in budgets:
         for name in strategies:
@@ -458,12 +537,13 @@ def protocol(case: Case, budgets, tolerance: float, modeler: str, strategies, fi
             label += " + misfit members" if name == "ours" and misfit else ""
             label += f", {replicates} replicates" if name == "ours" and replicates else ""
             label += ", uncalibrated" if name == "ours" and not calibrated else ""
+            label += ", lines only" if name == "ours" and not off_line else ""
             shares, costs, overs, stops, wrong = [], [], [], 0, 0
             for seed in seeds if name in ("ours", "gpr") else (None,):
                 start = time.perf_counter()
                 if name == "ours":
                     counts, held = run_ours(case, budget, tolerance, modeler, base_rule, seed, misfit, replicates,
-                                            calibrated)
+                                            calibrated, off_line)
                 else:
                     counts = run_gpr(case, budget, seed) if name == "gpr" else run_cheapest(case, budget)
                     held = None
@@ -498,17 +578,23 @@ def gpr_protocol(args) -> None:
                "rule held (beyond ±10 %)"]
     strategies = args.strategies.split(",")
     seeds = [int(s) for s in args.selector_seeds.split(",")]
-    if args.case in ("relearn", "all"):
-        case = relearn_case(args.relearn)
+    if args.case in ("relearn", "data", "all"):
+        if args.case == "data":
+            case = case_study(args.data, parse_point(args.eval_point), args.metric, args.processes)
+        else:
+            case = relearn_case(args.relearn)
         case = case.reversed_repetitions() if args.reverse_repetitions else case
         budgets = [float(b) / 100 for b in args.relearn_budgets.split(",")]
         rows = protocol(case, budgets, args.selector_tolerance, args.modeler, strategies, args.final_modeler,
                         args.base_repetitions, seeds, args.selector_misfit, args.selector_replicates,
-                        not args.selector_uncalibrated)
-        print(f"\n{case.label} ({len(case.kernels)} kernels, evaluation point p=512, n=9000 never used; per kernel, "
-              f"cost = its core-hours)")
+                        not args.selector_uncalibrated, not args.base_lines_only)
+        shown = ", ".join(f"{n}={v:g}" for n, v in zip(case.names, case.eval_point))
+        cost = (f"its core-hours ({case.processes} × value)" if case.processes in case.names
+                else f"its value (no parameter {case.processes!r})")
+        print(f"\n{case.label} ({len(case.kernels)} kernels, evaluation point {shown} never used; per kernel, "
+              f"cost = {cost})")
         print(tabulate(rows, headers=headers, tablefmt="github"))
-        for label, figure in PUBLISHED:
+        for label, figure in PUBLISHED if args.case != "data" else ():
             print(f"{label}: {figure}")
     if args.case in ("synthetic", "all"):
         budgets = [float(b) / 100 for b in args.synthetic_budgets.split(",")]
@@ -517,10 +603,24 @@ def gpr_protocol(args) -> None:
             case = case.reversed_repetitions() if args.reverse_repetitions else case
             rows = protocol(case, budgets, args.selector_tolerance, args.modeler, strategies,
                             args.final_modeler, args.base_repetitions, seeds, args.selector_misfit,
-                            args.selector_replicates, not args.selector_uncalibrated)
+                            args.selector_replicates, not args.selector_uncalibrated, not args.base_lines_only)
             print(f"\n{case.label}: {len(case.kernels)} functions of Ritter et al. 2020, ±{NOISE:.0%} noise, "
                   f"{REPETITIONS} repetitions available, evaluation at {format_next(case.names)}")
             print(tabulate(rows, headers=headers, tablefmt="github"))
+
+
+def parse_point(text: str | None) -> dict[str, float] | None:
+    """``p=512,n=9000`` as a dict (None stays None); SystemExit with the reason on anything else."""
+    if not text:
+        return None
+    point = {}
+    for part in text.split(","):
+        name, _, value = part.partition("=")
+        try:
+            point[name.strip()] = float(value)
+        except ValueError:
+            raise SystemExit(f"design.py: --eval-point {text!r}: {part!r} is not NAME=NUMBER") from None
+    return point
 
 
 def format_next(names) -> str:
@@ -529,7 +629,7 @@ def format_next(names) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--case", choices=["seed002", "relearn", "synthetic", "all"], default="all")
+    parser.add_argument("--case", choices=["seed002", "relearn", "data", "synthetic", "all"], default="all")
     parser.add_argument("--functions", type=int, default=None,
                         help="synthetic functions per parameter count (default: 200 for seed002, 40 for synthetic)")
     parser.add_argument("--seed", type=int, default=1)
@@ -541,7 +641,18 @@ def main() -> None:
                              "'default,refining' chooses per kernel the one that best predicted the kernel's "
                              "largest measured values (selector.choose_models)")
     parser.add_argument("--relearn", default=RELEARN)
-    parser.add_argument("--relearn-budgets", default="10,15,20,30,40,50,60,100", help="in %% of the cost")
+    parser.add_argument("--relearn-budgets", default="10,15,20,30,40,50,60,100",
+                        help="relearn/data: in %% of the cost")
+    parser.add_argument("--data", default=None,
+                        help="data: any measurements the readers read (a file or folder), as a case of the GPR "
+                             "protocol: one kernel per call path of --metric")
+    parser.add_argument("--eval-point", default=None,
+                        help="data: the evaluation point, e.g. p=512,n=9000 (default: the largest value of every "
+                             "parameter); it must be measured, and it is never used for fitting")
+    parser.add_argument("--metric", default=None, help="data: the metric (default: time, or the only one)")
+    parser.add_argument("--processes", default="p",
+                        help="data: the parameter that counts processes; a run costs processes × value "
+                             "(default: p; without it, the value)")
     parser.add_argument("--synthetic-budgets", default="5,10,15", help="in %% of the cost")
     parser.add_argument("--parameters", default="1,2,3", help="synthetic: parameter counts")
     parser.add_argument("--selector-tolerance", type=float, default=0.05,
@@ -553,6 +664,9 @@ def main() -> None:
                              "table gives the mean and the range)")
     parser.add_argument("--base-repetitions", default="1", choices=BASE_RULES,
                         help="relearn/synthetic: how ours repeats its base design (see BASE_RULES; default 1)")
+    parser.add_argument("--base-lines-only", action="store_true",
+                        help="relearn/data/synthetic: ours' base design without the point off the lines that "
+                             "design.suggest adds (the base of the tables measured before 2026-11-27)")
     parser.add_argument("--selector-misfit", action="store_true",
                         help="relearn/synthetic: ours with the misfit members (a GP over the model's residuals; "
                              "selector.assess(misfit=True)), measured beside the default")
@@ -573,6 +687,8 @@ def main() -> None:
         args.functions = args.functions or 200
         seed002(args)
         return
+    if args.case == "data" and not args.data:
+        parser.error("--case data needs --data FILE")
     args.functions = args.functions or 40
     import sys
 
