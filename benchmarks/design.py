@@ -304,6 +304,7 @@ def case_study(path: str, eval_point: dict[str, float] | None = None, metric: st
 
     from extrap_plugins import api
     from extrap_plugins.errors import InputError
+    from extrap_plugins.experiment import row_codes
 
     try:
         experiment = api.read(path)
@@ -330,7 +331,6 @@ def case_study(path: str, eval_point: dict[str, float] | None = None, metric: st
     shown = ", ".join(f"{n}={v:g}" for n, v in zip(names, target))
     if not at_eval.any():
         raise SystemExit(f"design.py: {path}: nothing is measured at the evaluation point {shown}")
-    points = grid[~np.all(grid == target[None, :], axis=1)]
     # Kernels: the call paths measured at the evaluation point (one whose mean there is 0 is within every
     # tolerance only when predicted as exactly 0, as in Case.errors).
     truth_sum = np.bincount(experiment.callpath_index[at_eval], experiment.value[at_eval],
@@ -341,9 +341,8 @@ def case_study(path: str, eval_point: dict[str, float] | None = None, metric: st
     usable = (truth_count > 0) & np.isfinite(truth_all)
     kernel_of = np.where(usable, np.cumsum(usable) - 1, -1)
     rest = experiment.take(~at_eval)
+    points, pid = row_codes(rest.coordinates)  # every measured point but the evaluation point, sorted
     kid = kernel_of[rest.callpath_index]
-    lookup = {tuple(p): i for i, p in enumerate(points.tolist())}
-    pid = np.array([lookup[tuple(c)] for c in rest.coordinates.tolist()], dtype=np.int64)
     keep = kid >= 0
     kid, pid, value, repetition = kid[keep], pid[keep], rest.value[keep], rest.repetition[keep]
     cell = kid * len(points) + pid
