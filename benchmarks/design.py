@@ -82,6 +82,19 @@ class Function:
         self.c0 = rng.uniform(0.01, 1000)
         self.coefficients = rng.uniform(0.01, 1000, len(self.groups))
 
+    def formula(self) -> str:
+        """The function as text, e.g. ``569.7 + 874.1·p·log2(p)^2·s·log2(s)^2``."""
+        terms = [f"{self.c0:.4g}"]
+        for c, group in zip(self.coefficients, self.groups):
+            factors = [f"{c:.4g}"]
+            for param in group:
+                i, j = self.factors[param]
+                name = self.names[param]
+                factors += [name + (f"^{i}" if i > 1 else "")] if i else []
+                factors += [f"log2({name})" + (f"^{j}" if j > 1 else "")] if j else []
+            terms.append("·".join(factors))
+        return " + ".join(terms)
+
     def __call__(self, X: np.ndarray) -> np.ndarray:
         X = np.asarray(X, dtype=np.float64).reshape(-1, len(self.names))
         value = np.full(X.shape[0], self.c0)
@@ -207,8 +220,11 @@ class Case:
     GPR evaluation; without that parameter, its value.
     """
 
-    def __init__(self, names, points, kernels, values, truth, eval_point, label, processes: str = "p"):
+    def __init__(self, names, points, kernels, values, truth, eval_point, label, processes: str = "p",
+                 notes=None):
         self.names, self.points, self.kernels = list(names), np.asarray(points, float), list(kernels)
+        # What each kernel is, for --per-kernel (a synthetic function's formula; empty for measured data).
+        self.notes = list(notes) if notes is not None else [""] * len(self.kernels)
         self.values, self.truth = np.asarray(values, float), np.asarray(truth, float)
         self.eval_point, self.label, self.processes = np.asarray(eval_point, float), label, processes
         self.available = np.isfinite(self.values).sum(axis=2)
@@ -223,7 +239,7 @@ class Case:
         rank = np.arange(R)[None, None, :]
         order = np.where(rank < self.available[:, :, None], self.available[:, :, None] - 1 - rank, rank)
         return Case(self.names, self.points, self.kernels, np.take_along_axis(self.values, order, axis=2),
-                    self.truth, self.eval_point, f"{self.label}, repetitions reversed", self.processes)
+                    self.truth, self.eval_point, f"{self.label}, repetitions reversed", self.processes, self.notes)
 
     def next_cost(self, k: int, counts: np.ndarray) -> np.ndarray:
         """The cost of kernel ``k``'s next repetition at every point (inf where none is left)."""
@@ -368,7 +384,7 @@ def synthetic_case(m: int, functions: int, seed: int, repetitions: int = REPETIT
     eval_point = np.array([NEXT[n] for n in names])
     truth = [f(eval_point[None, :])[0] for f in fs]
     return Case(names, points, [f"f{k}" for k in range(functions)], values, truth, eval_point,
-                f"synthetic, {m} parameter{'s' if m > 1 else ''}")
+                f"synthetic, {m} parameter{'s' if m > 1 else ''}", notes=[f.formula() for f in fs])
 
 
 BASE_RULES = ("1", "2", "3", "4", "advised", "noise")
@@ -518,9 +534,12 @@ def run_cheapest(case: Case, budget: float):
 
 def protocol(case: Case, budgets, tolerance: float, modeler: str, strategies, final: str | None = None,
              base_rule: str = "1", seeds=(0,), misfit: bool = False,
-             replicates: int | None = None, calibrated: bool = True, off_line: bool = True) -> list[list[str]]:
+             replicates: int | None = None, calibrated: bool = True, off_line: bool = True,
+             errors_out: dict | None = None) -> list[list[str]]:
     """Rows: strategy, budget, within ±5/10/15/20 %, mean cost used, kernels over budget, and for ours the kernels
-    its stopping rule held for (those of them beyond ±10 % in brackets; summed over the seeds).
+    its stopping rule held for (those of them beyond ±10 % in brackets; summed over the seeds).  ``errors_out``,
+    if given, receives every run's errors per kernel: ``(label, budget)`` → one array per seed (inf where the base
+    exceeded the budget), and ``("full factorial", None)`` → the full factorial's.
 
     ``modeler`` is the selector's; ``final`` (default: ``modeler``) models every strategy's points for the
     evaluation, the same for all strategies.  ``ours`` and ``gpr`` run once per seed of their randomness
@@ -529,6 +548,8 @@ def protocol(case: Case, budgets, tolerance: float, modeler: str, strategies, fi
     rows = []
     final = final or modeler
     full = case.errors(case.available, final)
+    if errors_out is not None:
+        errors_out[("full factorial", None)] = [full]
     rows.append(["full factorial", "100%"] + [f"{np.mean(full <= b):.1%}" for b in BUCKETS] + ["100.0%", "0", "–"])
     for budget in budgets:
         for name in strategies:
@@ -552,6 +573,8 @@ def protocol(case: Case, budgets, tolerance: float, modeler: str, strategies, fi
                 used = case.spent(counts)
                 over = used > budget + 1e-9
                 errors = np.where(over, np.inf, errors)  # a base design beyond the budget counts as a miss
+                if errors_out is not None:
+                    errors_out.setdefault((label, budget), []).append(errors)
                 shares.append([np.mean(errors <= b) for b in BUCKETS])
                 costs.append(np.mean(used[~over]) if (~over).any() else float("nan"))
                 overs.append(int(over.sum()))
@@ -570,6 +593,30 @@ def protocol(case: Case, budgets, tolerance: float, modeler: str, strategies, fi
     return rows
 
 
+def per_kernel(case: Case, errors: dict, budget: float) -> tuple[list[str], list[list[str]]]:
+    """Headers and rows of the per-kernel table at ``budget`` (``--per-kernel``): every kernel's error at the
+    evaluation point with the full factorial and with every strategy (the mean over its seeds, and with several
+    seeds how many of them were within ±10 %), the strategies' misses at ±10 % marked with *."""
+    full = errors[("full factorial", None)][0]
+    runs = [(label, np.array(e)) for (label, b), e in errors.items() if b == budget]
+    headers = ["kernel", "full factorial"] + [label for label, _ in runs]
+    headers += ["formula"] if any(case.notes) else []
+    rows = []
+    for k, name in enumerate(case.kernels):
+        row = [name, _share(full[k])]
+        for _, e in runs:
+            cell = _share(float(np.mean(e[:, k])))
+            within = int(np.sum(e[:, k] <= 0.10))
+            cell += f" ({within}/{len(e)})" if len(e) > 1 else ""
+            row.append(cell + (" *" if within < len(e) else ""))
+        rows.append(row + ([case.notes[k]] if any(case.notes) else []))
+    return headers, rows
+
+
+def _share(error: float) -> str:
+    return "over budget" if error == np.inf else f"{error:.1%}"
+
+
 def gpr_protocol(args) -> None:
     from tabulate import tabulate
 
@@ -584,9 +631,10 @@ def gpr_protocol(args) -> None:
             case = relearn_case(args.relearn)
         case = case.reversed_repetitions() if args.reverse_repetitions else case
         budgets = [float(b) / 100 for b in args.relearn_budgets.split(",")]
+        errors = {}
         rows = protocol(case, budgets, args.selector_tolerance, args.modeler, strategies, args.final_modeler,
                         args.base_repetitions, seeds, args.selector_misfit, args.selector_replicates,
-                        not args.selector_uncalibrated, not args.base_lines_only)
+                        not args.selector_uncalibrated, not args.base_lines_only, errors)
         shown = ", ".join(f"{n}={v:g}" for n, v in zip(case.names, case.eval_point))
         cost = (f"its core-hours ({case.processes} × value)" if case.processes in case.names
                 else f"its value (no parameter {case.processes!r})")
@@ -595,17 +643,38 @@ def gpr_protocol(args) -> None:
         print(tabulate(rows, headers=headers, tablefmt="github"))
         for label, figure in PUBLISHED if args.case != "data" else ():
             print(f"{label}: {figure}")
+        print_per_kernel(case, errors, budgets, args.per_kernel)
     if args.case in ("synthetic", "all"):
         budgets = [float(b) / 100 for b in args.synthetic_budgets.split(",")]
         for m in [int(x) for x in args.parameters.split(",")]:
             case = synthetic_case(m, args.functions, args.seed)
             case = case.reversed_repetitions() if args.reverse_repetitions else case
+            errors = {}
             rows = protocol(case, budgets, args.selector_tolerance, args.modeler, strategies,
                             args.final_modeler, args.base_repetitions, seeds, args.selector_misfit,
-                            args.selector_replicates, not args.selector_uncalibrated, not args.base_lines_only)
+                            args.selector_replicates, not args.selector_uncalibrated, not args.base_lines_only,
+                            errors)
             print(f"\n{case.label}: {len(case.kernels)} functions of Ritter et al. 2020, ±{NOISE:.0%} noise, "
                   f"{REPETITIONS} repetitions available, evaluation at {format_next(case.names)}")
             print(tabulate(rows, headers=headers, tablefmt="github"))
+            print_per_kernel(case, errors, budgets, args.per_kernel)
+
+
+def print_per_kernel(case: Case, errors: dict, budgets, wanted: str | None) -> None:
+    """The per-kernel tables of ``--per-kernel`` (``all``: every kernel; ``misses``: the kernels some strategy
+    or the full factorial missed at ±10 %)."""
+    from tabulate import tabulate
+
+    if not wanted:
+        return
+    for budget in budgets:
+        headers, rows = per_kernel(case, errors, budget)
+        if wanted == "misses":
+            rows = [row for row in rows if any(cell.endswith("*") for cell in row[2:])
+                    or errors[("full factorial", None)][0][case.kernels.index(row[0])] > 0.10]
+        print(f"\nPer kernel at {budget:.0%}: the error at the evaluation point (mean over seeds; in brackets how "
+              f"many seeds were within ±10 %; * a miss at ±10 %)")
+        print(tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True))
 
 
 def parse_point(text: str | None) -> dict[str, float] | None:
@@ -679,6 +748,9 @@ def main() -> None:
     parser.add_argument("--reverse-repetitions", action="store_true",
                         help="relearn/synthetic: take every point's repetitions in the opposite order (a second "
                              "sample of the same data: the first run at a point is the other measurement)")
+    parser.add_argument("--per-kernel", choices=["all", "misses"], default=None,
+                        help="relearn/data/synthetic: after each table, every kernel's error per strategy and "
+                             "budget (all), or only the kernels some strategy missed at ±10 %% (misses)")
     parser.add_argument("--seed002-strategy", default="cheapest", choices=["cheapest", "uncertainty"],
                         help="seed002: the strategy of design.suggest (default: cheapest, issue 6's table)")
     args = parser.parse_args()

@@ -100,3 +100,28 @@ def test_ours_starts_from_the_lines_and_the_point_off_them(bench, shared_data):
     assert held.all() and case.errors(counts)[0] > 0.8 and case.spent(counts)[0] < 0.02
     counts, held = bench.run_ours(case, 0.3, 0.05)
     assert case.errors(counts)[0] < 0.10 and case.spent(counts)[0] <= 0.3
+
+
+def test_a_synthetic_function_reads_as_the_formula_it_computes(bench):
+    case = bench.synthetic_case(3, 6, 1)
+    rng = np.random.default_rng(1 + 10 * 3)  # synthetic_case's stream: the same functions
+    functions = [bench.Function(rng, case.names) for _ in range(6)]
+    assert case.notes == [f.formula() for f in functions]
+    assert case.notes[0] == "672.7 + 472.5·p^2·log2(p) + 677.4·s^3·log2(s) + 39.67·n^2"
+    point = {"p": 8.0, "s": 20.0, "n": 3000.0, "log2": np.log2}
+    for f, text in zip(functions, case.notes):
+        written = eval(text.replace("·", "*").replace("^", "**"), {}, point)  # the coefficients have 4 digits
+        assert written == pytest.approx(f(np.array([[8.0, 20.0, 3000.0]]))[0], rel=2e-3)
+    assert case.reversed_repetitions().notes == case.notes
+
+
+def test_the_per_kernel_table_marks_every_miss(bench, tmp_path):
+    case = bench.case_study(str(_incomplete_csv(tmp_path / "app.csv")))
+    errors = {("full factorial", None): [np.array([0.01, 0.2])],
+              ("ours (selector)", 0.2): [np.array([0.05, 0.3]), np.array([0.12, 0.02])],
+              ("cheapest first", 0.2): [np.array([np.inf, 0.1])],
+              ("ours (selector)", 0.5): [np.array([0.0, 0.0])]}
+    headers, rows = bench.per_kernel(case, errors, 0.2)
+    assert headers == ["kernel", "full factorial", "ours (selector)", "cheapest first"]
+    assert rows == [["solve", "1.0%", "8.5% (1/2) *", "over budget *"],
+                    ["halo", "20.0%", "16.0% (1/2) *", "10.0%"]]
