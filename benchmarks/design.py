@@ -443,13 +443,15 @@ def base_counts(case: Case, k: int, budget: float, rule: str = "1", off_line: bo
 
 def run_ours(case: Case, budget: float, tolerance: float, modeler: str = "default", base_rule: str = "1",
              seed: int = 0, misfit: bool = False, replicates: int | None = None, calibrated: bool = True,
-             off_line: bool = True):
+             off_line: bool = True, new_points: bool = False):
     """Our selector, per kernel: the base design that fits (repeated as ``base_rule`` says, with the point off the
     lines unless ``off_line`` is False), then the run of largest expected reduction of the interval at the evaluation
     point per unit of cost, until the interval is within ``tolerance`` or nothing fits; ``misfit`` adds the
     selector's misfit members, ``calibrated=False`` leaves the ensembles uninflated
     (``selector.assess(calibrated=False)``) and ``replicates`` sets the number of its bootstrap refits
-    (``selector.assess``; default :data:`~extrap_plugins.selector.REPLICATES`).  All kernels advance in lock-step
+    (``selector.assess``; default :data:`~extrap_plugins.selector.REPLICATES`); ``new_points`` lets it buy only
+    points not yet measured, one run each, as ``design.suggest`` plans (with ``--repetitions 1``) where the
+    default may also buy another repetition of a measured point.  All kernels advance in lock-step
     so that one modeling call serves them all.
 
     Returns the repetitions per kernel and point, and per kernel whether it stopped because the rule held (rather
@@ -477,7 +479,8 @@ def run_ours(case: Case, budget: float, tolerance: float, modeler: str = "defaul
             spent = case.spent(counts)[k] * case.total[k]
             runs, _ = selector.plan_runs(single, case.next_cost(k, counts[k]), tolerance=tolerance,
                                          limit=budget * case.total[k] - spent, max_runs=1,
-                                         available=case.available[k] - counts[k])
+                                         available=np.where(counts[k] > 0, 0, case.available[k]).clip(max=1)
+                                         if new_points else case.available[k] - counts[k])
             if not runs:
                 active[k] = False
                 held[k] = single.holds(tolerance)
@@ -535,7 +538,7 @@ def run_cheapest(case: Case, budget: float):
 def protocol(case: Case, budgets, tolerance: float, modeler: str, strategies, final: str | None = None,
              base_rule: str = "1", seeds=(0,), misfit: bool = False,
              replicates: int | None = None, calibrated: bool = True, off_line: bool = True,
-             errors_out: dict | None = None) -> list[list[str]]:
+             errors_out: dict | None = None, new_points: bool = False) -> list[list[str]]:
     """Rows: strategy, budget, within ±5/10/15/20 %, mean cost used, kernels over budget, and for ours the kernels
     its stopping rule held for (those of them beyond ±10 % in brackets; summed over the seeds).  ``errors_out``,
     if given, receives every run's errors per kernel: ``(label, budget)`` → one array per seed (inf where the base
@@ -558,12 +561,13 @@ def protocol(case: Case, budgets, tolerance: float, modeler: str, strategies, fi
             label += f", {replicates} replicates" if name == "ours" and replicates else ""
             label += ", uncalibrated" if name == "ours" and not calibrated else ""
             label += ", lines only" if name == "ours" and not off_line else ""
+            label += ", new points only" if name == "ours" and new_points else ""
             shares, costs, overs, stops, wrong = [], [], [], 0, 0
             for seed in seeds if name in ("ours", "gpr") else (None,):
                 start = time.perf_counter()
                 if name == "ours":
                     counts, held = run_ours(case, budget, tolerance, modeler, base_rule, seed, misfit, replicates,
-                                            calibrated, off_line)
+                                            calibrated, off_line, new_points)
                 else:
                     counts = run_gpr(case, budget, seed) if name == "gpr" else run_cheapest(case, budget)
                     held = None
@@ -634,7 +638,8 @@ def gpr_protocol(args) -> None:
         errors = {}
         rows = protocol(case, budgets, args.selector_tolerance, args.modeler, strategies, args.final_modeler,
                         args.base_repetitions, seeds, args.selector_misfit, args.selector_replicates,
-                        not args.selector_uncalibrated, not args.base_lines_only, errors)
+                        not args.selector_uncalibrated, not args.base_lines_only, errors,
+                        args.selector_new_points)
         shown = ", ".join(f"{n}={v:g}" for n, v in zip(case.names, case.eval_point))
         cost = (f"its core-hours ({case.processes} × value)" if case.processes in case.names
                 else f"its value (no parameter {case.processes!r})")
@@ -653,7 +658,7 @@ def gpr_protocol(args) -> None:
             rows = protocol(case, budgets, args.selector_tolerance, args.modeler, strategies,
                             args.final_modeler, args.base_repetitions, seeds, args.selector_misfit,
                             args.selector_replicates, not args.selector_uncalibrated, not args.base_lines_only,
-                            errors)
+                            errors, args.selector_new_points)
             print(f"\n{case.label}: {len(case.kernels)} functions of Ritter et al. 2020, ±{NOISE:.0%} noise, "
                   f"{REPETITIONS} repetitions available, evaluation at {format_next(case.names)}")
             print(tabulate(rows, headers=headers, tablefmt="github"))
@@ -745,6 +750,10 @@ def main() -> None:
     parser.add_argument("--selector-replicates", type=int, default=None,
                         help="relearn/synthetic: ours with this many wild-bootstrap refits per step (default: "
                              "selector.REPLICATES), measured beside the default")
+    parser.add_argument("--selector-new-points", action="store_true",
+                        help="relearn/data/synthetic: ours buys only points not yet measured, one run each, as "
+                             "design.suggest plans them (by default it may also buy another repetition of a "
+                             "measured point)")
     parser.add_argument("--reverse-repetitions", action="store_true",
                         help="relearn/synthetic: take every point's repetitions in the opposite order (a second "
                              "sample of the same data: the first run at a point is the other measurement)")

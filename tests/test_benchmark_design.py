@@ -125,3 +125,12 @@ def test_the_per_kernel_table_marks_every_miss(bench, tmp_path):
     assert headers == ["kernel", "full factorial", "ours (selector)", "cheapest first"]
     assert rows == [["solve", "1.0%", "8.5% (1/2) *", "over budget *"],
                     ["halo", "20.0%", "16.0% (1/2) *", "10.0%"]]
+
+
+def test_ours_with_new_points_never_repeats_a_run(bench, tmp_path):
+    """``new_points``: the selector buys only points not yet measured, one run each, as ``design.suggest``."""
+    case = bench.case_study(str(_incomplete_csv(tmp_path / "app.csv")))
+    counts, _ = bench.run_ours(case, 0.9, 0.0, new_points=True)
+    assert counts.max() == 1 and (counts <= case.available).all()
+    assert (case.spent(counts) <= 0.9 + 1e-12).all()
+    assert counts.sum(axis=1).tolist() == [7, 8]  # every point but the evaluation point, once (solve lacks (8, 20))
