@@ -477,10 +477,11 @@ def run_ours(case: Case, budget: float, tolerance: float, modeler: str = "defaul
                 continue
             single = selector.Assessment(assessment.parameters, assessment.target, assessment.candidates, [kern])
             spent = case.spent(counts)[k] * case.total[k]
+            left = case.available[k] - counts[k]
+            if new_points:  # only points not yet measured, once each (as design.suggest chooses)
+                left = np.where(counts[k] > 0, 0, np.minimum(left, 1))
             runs, _ = selector.plan_runs(single, case.next_cost(k, counts[k]), tolerance=tolerance,
-                                         limit=budget * case.total[k] - spent, max_runs=1,
-                                         available=np.where(counts[k] > 0, 0, case.available[k]).clip(max=1)
-                                         if new_points else case.available[k] - counts[k])
+                                         limit=budget * case.total[k] - spent, max_runs=1, available=left)
             if not runs:
                 active[k] = False
                 held[k] = single.holds(tolerance)
@@ -597,16 +598,19 @@ def protocol(case: Case, budgets, tolerance: float, modeler: str, strategies, fi
     return rows
 
 
-def per_kernel(case: Case, errors: dict, budget: float) -> tuple[list[str], list[list[str]]]:
+def per_kernel(case: Case, errors: dict, budget: float, misses_only: bool = False) -> tuple[list[str], list[list[str]]]:
     """Headers and rows of the per-kernel table at ``budget`` (``--per-kernel``): every kernel's error at the
     evaluation point with the full factorial and with every strategy (the mean over its seeds, and with several
-    seeds how many of them were within ±10 %), the strategies' misses at ±10 % marked with *."""
+    seeds how many of them were within ±10 %), the strategies' misses at ±10 % marked with *.  ``misses_only``:
+    only the kernels some strategy (with some seed) or the full factorial missed."""
     full = errors[("full factorial", None)][0]
     runs = [(label, np.array(e)) for (label, b), e in errors.items() if b == budget]
     headers = ["kernel", "full factorial"] + [label for label, _ in runs]
     headers += ["formula"] if any(case.notes) else []
     rows = []
     for k, name in enumerate(case.kernels):
+        if misses_only and full[k] <= 0.10 and all((e[:, k] <= 0.10).all() for _, e in runs):
+            continue
         row = [name, _share(full[k])]
         for _, e in runs:
             cell = _share(float(np.mean(e[:, k])))
@@ -638,8 +642,8 @@ def gpr_protocol(args) -> None:
         errors = {}
         rows = protocol(case, budgets, args.selector_tolerance, args.modeler, strategies, args.final_modeler,
                         args.base_repetitions, seeds, args.selector_misfit, args.selector_replicates,
-                        not args.selector_uncalibrated, not args.base_lines_only, errors,
-                        args.selector_new_points)
+                        not args.selector_uncalibrated, not args.base_lines_only, errors_out=errors,
+                        new_points=args.selector_new_points)
         shown = ", ".join(f"{n}={v:g}" for n, v in zip(case.names, case.eval_point))
         cost = (f"its core-hours ({case.processes} × value)" if case.processes in case.names
                 else f"its value (no parameter {case.processes!r})")
@@ -658,7 +662,7 @@ def gpr_protocol(args) -> None:
             rows = protocol(case, budgets, args.selector_tolerance, args.modeler, strategies,
                             args.final_modeler, args.base_repetitions, seeds, args.selector_misfit,
                             args.selector_replicates, not args.selector_uncalibrated, not args.base_lines_only,
-                            errors, args.selector_new_points)
+                            errors_out=errors, new_points=args.selector_new_points)
             print(f"\n{case.label}: {len(case.kernels)} functions of Ritter et al. 2020, ±{NOISE:.0%} noise, "
                   f"{REPETITIONS} repetitions available, evaluation at {format_next(case.names)}")
             print(tabulate(rows, headers=headers, tablefmt="github"))
@@ -673,10 +677,7 @@ def print_per_kernel(case: Case, errors: dict, budgets, wanted: str | None) -> N
     if not wanted:
         return
     for budget in budgets:
-        headers, rows = per_kernel(case, errors, budget)
-        if wanted == "misses":
-            rows = [row for row in rows if any(cell.endswith("*") for cell in row[2:])
-                    or errors[("full factorial", None)][0][case.kernels.index(row[0])] > 0.10]
+        headers, rows = per_kernel(case, errors, budget, misses_only=wanted == "misses")
         print(f"\nPer kernel at {budget:.0%}: the error at the evaluation point (mean over seeds; in brackets how "
               f"many seeds were within ±10 %; * a miss at ±10 %)")
         print(tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True))

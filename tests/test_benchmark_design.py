@@ -125,6 +125,11 @@ def test_the_per_kernel_table_marks_every_miss(bench, tmp_path):
     assert headers == ["kernel", "full factorial", "ours (selector)", "cheapest first"]
     assert rows == [["solve", "1.0%", "8.5% (1/2) *", "over budget *"],
                     ["halo", "20.0%", "16.0% (1/2) *", "10.0%"]]
+    errors[("ours (selector)", 0.2)] = [np.array([0.05, 0.3]), np.array([0.02, 0.08])]
+    errors[("cheapest first", 0.2)] = [np.array([0.1, 0.1])]
+    errors[("full factorial", None)] = [np.array([0.01, 0.02])]
+    _, rows = bench.per_kernel(case, errors, 0.2, misses_only=True)
+    assert rows == [["halo", "2.0%", "19.0% (1/2) *", "10.0%"]]
 
 
 def test_ours_with_new_points_never_repeats_a_run(bench, tmp_path):
