@@ -396,22 +396,27 @@ half the budget.  The default, 1, is what the tables in the README show; the oth
 design-history.md."""
 
 
-def base_counts(case: Case, k: int, budget: float, rule: str = "1", off_line: bool = True) -> np.ndarray:
+def base_counts(case: Case, k: int, budget: float, rule: str = "1", off_line: bool = True,
+                whole: int | None = None) -> np.ndarray:
     """Repetitions per point of kernel ``k``'s base design under ``rule`` (see :data:`BASE_RULES`): the lines
     through a corner that fit (``design.base_design``) and, as ``design.suggest`` plans it, with two or more
     parameters the cheapest point off the lines (one run; lines alone cannot tell additive from multiplicative
     effects, and a line where another parameter's factor vanishes, at 1 for a logarithm, looks flat).
-    ``off_line=False``: the lines alone (the base of the tables before 2026-11-27)."""
+    ``off_line=False``: the lines alone (the base of the tables before 2026-11-27).  ``whole``: every point
+    (the one off the lines included) with that many repetitions (at most those it has), costed with them, as
+    ``design.suggest`` plans its base (``rule`` is then ignored)."""
     from extrap_plugins import design
 
     P, R = case.values.shape[1:]
     space, index = case.space(), case.grid_index()
-    effective = np.where(index >= 0, case.cost[k, np.maximum(index, 0), 0], 1e30)
+    effective = np.where(index >= 0, np.nansum(case.cost[k, np.maximum(index, 0), : whole or 1], axis=1), 1e30)
     effective = np.where(np.isfinite(effective), effective, 1e30)
     counts = np.zeros(P, dtype=np.int64)
     chosen, _, _ = design.base_design(space, effective, budget * case.total[k])
     repetitions = 1
-    if rule.isdigit():
+    if whole:
+        repetitions = whole
+    elif rule.isdigit():
         repetitions = int(rule)
     elif R >= 2:
         wanted = min(design.advise_repetitions(len(case.names))[0], R)
@@ -436,30 +441,38 @@ def base_counts(case: Case, k: int, budget: float, rule: str = "1", off_line: bo
         on_lines[list(chosen)] = True
         for g in np.lexsort((np.prod(np.abs(grid), axis=1), effective)):  # cheapest first, as CostModel.order
             if not on_lines[g] and index[g] >= 0 and case.available[k, index[g]] > 0:
-                counts[index[g]] = max(counts[index[g]], 1)
+                counts[index[g]] = max(counts[index[g]], whole or 1)
                 break
     return np.minimum(counts, case.available[k])
 
 
+POINT_RULES = ("any", "new", "new-first", "whole")
+"""What ``run_ours`` may buy per step: ``any`` (the default) a run at any point with repetitions left, a measured
+one included; ``new`` only points not yet measured, one run each, as ``design.suggest`` plans them (with
+``--repetitions 1``); ``new-first`` new points while one is worth its cost, then repetitions of measured points
+with the budget left (new points widen what the models see; repetitions then narrow the noise); ``whole`` what
+``suggest`` and ``autotune`` plan by default: new points only, the base design's included, each with the
+repetitions ``design.advise_repetitions`` advises (at most those the point has), costed with all of them."""
+
+
 def run_ours(case: Case, budget: float, tolerance: float, modeler: str = "default", base_rule: str = "1",
              seed: int = 0, misfit: bool = False, replicates: int | None = None, calibrated: bool = True,
-             off_line: bool = True, new_points: bool = False):
+             off_line: bool = True, points: str = "any"):
     """Our selector, per kernel: the base design that fits (repeated as ``base_rule`` says, with the point off the
     lines unless ``off_line`` is False), then the run of largest expected reduction of the interval at the evaluation
     point per unit of cost, until the interval is within ``tolerance`` or nothing fits; ``misfit`` adds the
     selector's misfit members, ``calibrated=False`` leaves the ensembles uninflated
     (``selector.assess(calibrated=False)``) and ``replicates`` sets the number of its bootstrap refits
-    (``selector.assess``; default :data:`~extrap_plugins.selector.REPLICATES`); ``new_points`` lets it buy only
-    points not yet measured, one run each, as ``design.suggest`` plans (with ``--repetitions 1``) where the
-    default may also buy another repetition of a measured point.  All kernels advance in lock-step
-    so that one modeling call serves them all.
+    (``selector.assess``; default :data:`~extrap_plugins.selector.REPLICATES`); ``points`` is what it may buy
+    (:data:`POINT_RULES`).  All kernels advance in lock-step so that one modeling call serves them all.
 
     Returns the repetitions per kernel and point, and per kernel whether it stopped because the rule held (rather
     than because nothing more fitted the budget)."""
-    from extrap_plugins import selector
+    from extrap_plugins import design, selector
 
     K = len(case.kernels)
-    counts = np.stack([base_counts(case, k, budget, base_rule, off_line) for k in range(K)])
+    whole = min(design.advise_repetitions(len(case.names))[0], case.values.shape[2]) if points == "whole" else None
+    counts = np.stack([base_counts(case, k, budget, base_rule, off_line, whole) for k in range(K)])
     active = np.ones(K, dtype=bool)
     held = np.zeros(K, dtype=bool)
     while active.any():
@@ -468,7 +481,8 @@ def run_ours(case: Case, budget: float, tolerance: float, modeler: str = "defaul
             warnings.simplefilter("ignore")
             assessment = selector.assess(case.experiment(counts, kernels), case.eval_point, case.points,
                                          modeler=modeler, min_share=0.0, seed=seed, misfit=misfit,
-                                         replicates=replicates or selector.REPLICATES, calibrated=calibrated)
+                                         replicates=replicates or selector.REPLICATES, calibrated=calibrated,
+                                         repetitions=whole or 1)
         by_name = {kern.name: kern for kern in assessment.kernels}
         for k in kernels:
             kern = by_name.get(case.kernels[k])
@@ -478,15 +492,21 @@ def run_ours(case: Case, budget: float, tolerance: float, modeler: str = "defaul
             single = selector.Assessment(assessment.parameters, assessment.target, assessment.candidates, [kern])
             spent = case.spent(counts)[k] * case.total[k]
             left = case.available[k] - counts[k]
-            if new_points:  # only points not yet measured, once each (as design.suggest chooses)
-                left = np.where(counts[k] > 0, 0, np.minimum(left, 1))
-            runs, _ = selector.plan_runs(single, case.next_cost(k, counts[k]), tolerance=tolerance,
-                                         limit=budget * case.total[k] - spent, max_runs=1, available=left)
+            new = np.where(counts[k] > 0, 0, np.minimum(left, 1))  # points not yet measured, one run each
+            cost = case.next_cost(k, counts[k])
+            if whole:  # a new point with all its repetitions is one run of the plan
+                cost = np.where(new > 0, np.nansum(case.cost[k, :, :whole], axis=1), np.inf)
+            runs = []
+            for available in {"any": [left], "new": [new], "new-first": [new, left], "whole": [new]}[points]:
+                runs, _ = selector.plan_runs(single, cost, tolerance=tolerance,
+                                             limit=budget * case.total[k] - spent, max_runs=1, available=available)
+                if runs:
+                    break
             if not runs:
                 active[k] = False
                 held[k] = single.holds(tolerance)
             else:
-                counts[k, runs[0].index] += 1
+                counts[k, runs[0].index] += min(whole, left[runs[0].index]) if whole else 1
     return counts, held
 
 
@@ -539,7 +559,7 @@ def run_cheapest(case: Case, budget: float):
 def protocol(case: Case, budgets, tolerance: float, modeler: str, strategies, final: str | None = None,
              base_rule: str = "1", seeds=(0,), misfit: bool = False,
              replicates: int | None = None, calibrated: bool = True, off_line: bool = True,
-             errors_out: dict | None = None, new_points: bool = False) -> list[list[str]]:
+             errors_out: dict | None = None, points: str = "any") -> list[list[str]]:
     """Rows: strategy, budget, within ±5/10/15/20 %, mean cost used, kernels over budget, and for ours the kernels
     its stopping rule held for (those of them beyond ±10 % in brackets; summed over the seeds).  ``errors_out``,
     if given, receives every run's errors per kernel: ``(label, budget)`` → one array per seed (inf where the base
@@ -562,13 +582,15 @@ def protocol(case: Case, budgets, tolerance: float, modeler: str, strategies, fi
             label += f", {replicates} replicates" if name == "ours" and replicates else ""
             label += ", uncalibrated" if name == "ours" and not calibrated else ""
             label += ", lines only" if name == "ours" and not off_line else ""
-            label += ", new points only" if name == "ours" and new_points else ""
+            label += {"any": "", "new": ", new points only", "new-first": ", new points first",
+                      "whole": ", whole points (as autotune)"}[points] \
+                if name == "ours" else ""
             shares, costs, overs, stops, wrong = [], [], [], 0, 0
             for seed in seeds if name in ("ours", "gpr") else (None,):
                 start = time.perf_counter()
                 if name == "ours":
                     counts, held = run_ours(case, budget, tolerance, modeler, base_rule, seed, misfit, replicates,
-                                            calibrated, off_line, new_points)
+                                            calibrated, off_line, points)
                 else:
                     counts = run_gpr(case, budget, seed) if name == "gpr" else run_cheapest(case, budget)
                     held = None
@@ -643,7 +665,7 @@ def gpr_protocol(args) -> None:
         rows = protocol(case, budgets, args.selector_tolerance, args.modeler, strategies, args.final_modeler,
                         args.base_repetitions, seeds, args.selector_misfit, args.selector_replicates,
                         not args.selector_uncalibrated, not args.base_lines_only, errors_out=errors,
-                        new_points=args.selector_new_points)
+                        points=args.selector_points)
         shown = ", ".join(f"{n}={v:g}" for n, v in zip(case.names, case.eval_point))
         cost = (f"its core-hours ({case.processes} × value)" if case.processes in case.names
                 else f"its value (no parameter {case.processes!r})")
@@ -662,7 +684,7 @@ def gpr_protocol(args) -> None:
             rows = protocol(case, budgets, args.selector_tolerance, args.modeler, strategies,
                             args.final_modeler, args.base_repetitions, seeds, args.selector_misfit,
                             args.selector_replicates, not args.selector_uncalibrated, not args.base_lines_only,
-                            errors_out=errors, new_points=args.selector_new_points)
+                            errors_out=errors, points=args.selector_points)
             print(f"\n{case.label}: {len(case.kernels)} functions of Ritter et al. 2020, ±{NOISE:.0%} noise, "
                   f"{REPETITIONS} repetitions available, evaluation at {format_next(case.names)}")
             print(tabulate(rows, headers=headers, tablefmt="github"))
@@ -751,10 +773,14 @@ def main() -> None:
     parser.add_argument("--selector-replicates", type=int, default=None,
                         help="relearn/synthetic: ours with this many wild-bootstrap refits per step (default: "
                              "selector.REPLICATES), measured beside the default")
-    parser.add_argument("--selector-new-points", action="store_true",
-                        help="relearn/data/synthetic: ours buys only points not yet measured, one run each, as "
-                             "design.suggest plans them (by default it may also buy another repetition of a "
-                             "measured point)")
+    parser.add_argument("--selector-points", choices=POINT_RULES, default="any",
+                        help="relearn/data/synthetic: what ours may buy (see POINT_RULES): any point with "
+                             "repetitions left (default), new points only (one run each, as design.suggest plans "
+                             "them with --repetitions 1), new points first and then repetitions with the budget "
+                             "left, or whole points: new points with the advised repetitions each, the base's "
+                             "included (what suggest and autotune plan by default)")
+    parser.add_argument("--selector-new-points", dest="selector_points", action="store_const", const="new",
+                        help="the same as --selector-points new")
     parser.add_argument("--reverse-repetitions", action="store_true",
                         help="relearn/synthetic: take every point's repetitions in the opposite order (a second "
                              "sample of the same data: the first run at a point is the other measurement)")

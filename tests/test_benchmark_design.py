@@ -133,9 +133,29 @@ def test_the_per_kernel_table_marks_every_miss(bench, tmp_path):
 
 
 def test_ours_with_new_points_never_repeats_a_run(bench, tmp_path):
-    """``new_points``: the selector buys only points not yet measured, one run each, as ``design.suggest``."""
+    """``points="new"``: the selector buys only points not yet measured, one run each, as ``design.suggest``."""
     case = bench.case_study(str(_incomplete_csv(tmp_path / "app.csv")))
-    counts, _ = bench.run_ours(case, 0.9, 0.0, new_points=True)
+    counts, _ = bench.run_ours(case, 0.9, 0.0, points="new")
     assert counts.max() == 1 and (counts <= case.available).all()
     assert (case.spent(counts) <= 0.9 + 1e-12).all()
     assert counts.sum(axis=1).tolist() == [7, 8]  # every point but the evaluation point, once (solve lacks (8, 20))
+
+
+def test_ours_with_new_points_first_repeats_only_once_every_point_is_measured(bench, tmp_path):
+    """``points="new-first"``: every point that fits once, then second repetitions with the budget left."""
+    case = bench.case_study(str(_incomplete_csv(tmp_path / "app.csv")))
+    new, _ = bench.run_ours(case, 0.9, 0.0, points="new")
+    first, _ = bench.run_ours(case, 0.9, 0.0, points="new-first")
+    assert ((first > 0) == (new > 0)).all() and (first <= case.available).all()
+    assert first.max() == 2 and (case.spent(first) > case.spent(new)).all()
+    assert (case.spent(first) <= 0.9 + 1e-12).all()
+
+
+def test_ours_with_whole_points_buys_every_point_with_its_repetitions(bench, tmp_path):
+    """``points="whole"``: as ``suggest`` plans by default, every point with the advised repetitions (four for
+    two parameters, at most those it has), the base design's included; never a repetition bought later."""
+    case = bench.case_study(str(_incomplete_csv(tmp_path / "app.csv")))
+    counts, _ = bench.run_ours(case, 0.9, 0.0, points="whole")
+    measured = counts > 0
+    np.testing.assert_array_equal(counts[measured], case.available[measured])  # two, or one where (4, 30) has one
+    assert (case.spent(counts) <= 0.9 + 1e-12).all() and measured.sum(axis=1).min() >= 5
