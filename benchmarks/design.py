@@ -446,18 +446,19 @@ def base_counts(case: Case, k: int, budget: float, rule: str = "1", off_line: bo
     return np.minimum(counts, case.available[k])
 
 
-POINT_RULES = ("any", "new", "new-first", "whole")
-"""What ``run_ours`` may buy per step: ``any`` (the default) a run at any point with repetitions left, a measured
-one included; ``new`` only points not yet measured, one run each, as ``design.suggest`` plans them (with
-``--repetitions 1``); ``new-first`` new points while one is worth its cost, then repetitions of measured points
-with the budget left (new points widen what the models see; repetitions then narrow the noise); ``whole`` what
-``suggest`` and ``autotune`` plan by default: new points only, the base design's included, each with the
-repetitions ``design.advise_repetitions`` advises (at most those the point has), costed with all of them."""
+POINT_RULES = ("auto", "new", "any", "new-first", "whole")
+"""What ``run_ours`` may buy per step: ``new`` only points not yet measured, one run each; ``whole`` new
+points only, the base design's included, each with the repetitions ``design.advise_repetitions`` advises (at most
+those the point has), costed with all of them; ``auto`` (the default) what ``design.suggest`` plans (so
+``suggest`` and ``autotune``): per kernel ``whole`` when its whole base design with those repetitions fits the
+budget (:func:`whole_base_fits`), else ``new``; ``any`` a run at any point with repetitions left, a measured one
+included (the default until 2026-11-27); ``new-first`` new points while one is worth its cost, then repetitions of
+measured points with the budget left."""
 
 
 def run_ours(case: Case, budget: float, tolerance: float, modeler: str = "default", base_rule: str = "1",
              seed: int = 0, misfit: bool = False, replicates: int | None = None, calibrated: bool = True,
-             off_line: bool = True, points: str = "any"):
+             off_line: bool = True, points: str = "auto"):
     """Our selector, per kernel: the base design that fits (repeated as ``base_rule`` says, with the point off the
     lines unless ``off_line`` is False), then the run of largest expected reduction of the interval at the evaluation
     point per unit of cost, until the interval is within ``tolerance`` or nothing fits; ``misfit`` adds the
@@ -471,20 +472,26 @@ def run_ours(case: Case, budget: float, tolerance: float, modeler: str = "defaul
     from extrap_plugins import design, selector
 
     K = len(case.kernels)
-    whole = min(design.advise_repetitions(len(case.names))[0], case.values.shape[2]) if points == "whole" else None
-    counts = np.stack([base_counts(case, k, budget, base_rule, off_line, whole) for k in range(K)])
+    advised = min(design.advise_repetitions(len(case.names))[0], case.values.shape[2])
+    # Per kernel: the repetitions of every point it buys (whole points), or 0 for single runs.
+    whole = np.full(K, advised if points == "whole" else 0)
+    if points == "auto":
+        whole = np.array([advised if whole_base_fits(case, k, budget, advised) else 0 for k in range(K)])
+    counts = np.stack([base_counts(case, k, budget, base_rule, off_line, int(whole[k]) or None) for k in range(K)])
     active = np.ones(K, dtype=bool)
     held = np.zeros(K, dtype=bool)
     while active.any():
-        kernels = np.flatnonzero(active)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            assessment = selector.assess(case.experiment(counts, kernels), case.eval_point, case.points,
-                                         modeler=modeler, min_share=0.0, seed=seed, misfit=misfit,
-                                         replicates=replicates or selector.REPLICATES, calibrated=calibrated,
-                                         repetitions=whole or 1)
-        by_name = {kern.name: kern for kern in assessment.kernels}
-        for k in kernels:
+        by_name = {}
+        for repetitions in np.unique(whole[active]):  # one modeling call per kind of run
+            kernels = np.flatnonzero(active & (whole == repetitions))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                assessment = selector.assess(case.experiment(counts, kernels), case.eval_point, case.points,
+                                             modeler=modeler, min_share=0.0, seed=seed, misfit=misfit,
+                                             replicates=replicates or selector.REPLICATES, calibrated=calibrated,
+                                             repetitions=max(int(repetitions), 1))
+            by_name.update({kern.name: kern for kern in assessment.kernels})
+        for k in np.flatnonzero(active):
             kern = by_name.get(case.kernels[k])
             if kern is None or not kern.judged:
                 active[k] = False
@@ -494,10 +501,11 @@ def run_ours(case: Case, budget: float, tolerance: float, modeler: str = "defaul
             left = case.available[k] - counts[k]
             new = np.where(counts[k] > 0, 0, np.minimum(left, 1))  # points not yet measured, one run each
             cost = case.next_cost(k, counts[k])
-            if whole:  # a new point with all its repetitions is one run of the plan
-                cost = np.where(new > 0, np.nansum(case.cost[k, :, :whole], axis=1), np.inf)
+            if whole[k]:  # a new point with all its repetitions is one run of the plan
+                cost = np.where(new > 0, np.nansum(case.cost[k, :, : whole[k]], axis=1), np.inf)
             runs = []
-            for available in {"any": [left], "new": [new], "new-first": [new, left], "whole": [new]}[points]:
+            rule = {"any": [left], "new": [new], "new-first": [new, left], "whole": [new], "auto": [new]}
+            for available in rule[points]:
                 runs, _ = selector.plan_runs(single, cost, tolerance=tolerance,
                                              limit=budget * case.total[k] - spent, max_runs=1, available=available)
                 if runs:
@@ -506,8 +514,20 @@ def run_ours(case: Case, budget: float, tolerance: float, modeler: str = "defaul
                 active[k] = False
                 held[k] = single.holds(tolerance)
             else:
-                counts[k, runs[0].index] += min(whole, left[runs[0].index]) if whole else 1
+                counts[k, runs[0].index] += min(whole[k], left[runs[0].index]) if whole[k] else 1
     return counts, held
+
+
+def whole_base_fits(case: Case, k: int, budget: float, repetitions: int) -> bool:
+    """Whether kernel ``k``'s whole base design (``design.base_cost``: lines of five and the point off them) with
+    ``repetitions`` runs a point fits ``budget``: the rule by which ``design.suggest`` keeps the advised
+    repetitions (``--selector-points auto``)."""
+    from extrap_plugins import design
+
+    index = case.grid_index()
+    whole = np.nansum(case.cost[k, np.maximum(index, 0), :repetitions], axis=1)
+    whole = np.where((index >= 0) & (case.available[k, np.maximum(index, 0)] > 0), whole, 1e30)
+    return design.base_cost(case.space(), whole) <= budget * case.total[k] * (1 + 1e-9)
 
 
 def run_gpr(case: Case, budget: float, seed: int = 0):
@@ -559,7 +579,7 @@ def run_cheapest(case: Case, budget: float):
 def protocol(case: Case, budgets, tolerance: float, modeler: str, strategies, final: str | None = None,
              base_rule: str = "1", seeds=(0,), misfit: bool = False,
              replicates: int | None = None, calibrated: bool = True, off_line: bool = True,
-             errors_out: dict | None = None, points: str = "any") -> list[list[str]]:
+             errors_out: dict | None = None, points: str = "auto") -> list[list[str]]:
     """Rows: strategy, budget, within ±5/10/15/20 %, mean cost used, kernels over budget, and for ours the kernels
     its stopping rule held for (those of them beyond ±10 % in brackets; summed over the seeds).  ``errors_out``,
     if given, receives every run's errors per kernel: ``(label, budget)`` → one array per seed (inf where the base
@@ -582,8 +602,8 @@ def protocol(case: Case, budgets, tolerance: float, modeler: str, strategies, fi
             label += f", {replicates} replicates" if name == "ours" and replicates else ""
             label += ", uncalibrated" if name == "ours" and not calibrated else ""
             label += ", lines only" if name == "ours" and not off_line else ""
-            label += {"any": "", "new": ", new points only", "new-first": ", new points first",
-                      "whole": ", whole points (as autotune)"}[points] \
+            label += {"auto": "", "new": ", new points only", "any": ", repeats too",
+                      "new-first": ", new points first", "whole": ", whole points"}[points] \
                 if name == "ours" else ""
             shares, costs, overs, stops, wrong = [], [], [], 0, 0
             for seed in seeds if name in ("ours", "gpr") else (None,):
@@ -773,12 +793,13 @@ def main() -> None:
     parser.add_argument("--selector-replicates", type=int, default=None,
                         help="relearn/synthetic: ours with this many wild-bootstrap refits per step (default: "
                              "selector.REPLICATES), measured beside the default")
-    parser.add_argument("--selector-points", choices=POINT_RULES, default="any",
-                        help="relearn/data/synthetic: what ours may buy (see POINT_RULES): any point with "
-                             "repetitions left (default), new points only (one run each, as design.suggest plans "
-                             "them with --repetitions 1), new points first and then repetitions with the budget "
-                             "left, or whole points: new points with the advised repetitions each, the base's "
-                             "included (what suggest and autotune plan by default)")
+    parser.add_argument("--selector-points", choices=POINT_RULES, default="auto",
+                        help="relearn/data/synthetic: what ours may buy (see POINT_RULES): as design.suggest plans "
+                             "(auto, the default: whole points where the whole base design with the advised "
+                             "repetitions fits the budget, else new points); new points only, one run each; whole "
+                             "points, new ones with the advised repetitions each, the base's included; any point "
+                             "with repetitions left (the default until 2026-11-27); new points first and then "
+                             "repetitions with the budget left")
     parser.add_argument("--selector-new-points", dest="selector_points", action="store_const", const="new",
                         help="the same as --selector-points new")
     parser.add_argument("--reverse-repetitions", action="store_true",

@@ -176,7 +176,7 @@ def autotune(
             say(f"round {number}: {_describe_end(last, tolerance)}")
             break
         runs = last.plan.runs if last.status == "base" else last.plan.runs[:1]
-        spent = last.measured_cost + sum(r.cost for r in runs)
+        spent = last.measured_cost + sum(r.cost * r.repetitions for r in runs)
         share = spent / last.full_cost if last.full_cost else 0.0
         say(f"round {number}: {_describe_round(last, runs, share)}")
         record = Round(number, last.status, share, [

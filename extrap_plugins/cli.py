@@ -439,7 +439,8 @@ def format_suggestion(result, space) -> str:
     sizes = " × ".join(f"{n} ({v.size} values)" for n, v in zip(names, space.values))
     lines = [
         f"design space: {sizes} = {result.full_points} points; cost of a run: "
-        f"{result.cost_model.text or '1'} (full factorial: {result.full_cost:g})",
+        f"{result.cost_model.text or '1'} (full factorial, every point {result.reference_repetitions} "
+        f"time{'s' if result.reference_repetitions != 1 else ''}: {result.full_cost:g})",
         f"measured so far: {result.measured_points} points, "
         f"{result.measured_cost / result.full_cost if result.full_cost else 0:.1%} of the full factorial's cost",
         "repetitions per run: "
@@ -465,7 +466,7 @@ def format_suggestion(result, space) -> str:
     if result.plan.runs:
         rows, spent = [], result.measured_cost
         for k, run in enumerate(result.plan.runs, 1):
-            spent += run.cost
+            spent += run.cost * run.repetitions
             rows.append([k, *(f"{run.point[n]:g}" for n in names), run.repetitions, f"{run.cost:g}",
                          f"{spent / result.full_cost if result.full_cost else 0:.1%}", run.role])
         table = tabulate(rows, headers=["#", *names, "repetitions", "cost", "share so far", "why"],

@@ -391,8 +391,9 @@ class Suggestion:
     the budget is spent); ``status`` is ``"base"`` (lines still missing),
     ``"add"`` (more points needed), ``"done"`` (quality reached),
     ``"budget"`` (nothing more fits) or ``"exhausted"`` (every candidate
-    point is measured: more values are needed to go on).  Costs are in the cost model's units;
-    ``full_cost`` is the full factorial's (one run per point).
+    point is measured: more values are needed to go on).  Costs are in the cost model's units and count
+    every run (a point measured four times costs four runs); ``full_cost`` is the full factorial's, every
+    point with ``reference_repetitions`` runs, the measure of a budget's share.
     """
 
     plan: Plan
@@ -404,6 +405,8 @@ class Suggestion:
     full_points: int
     measured_cost: float
     measured_points: int
+    reference_repetitions: int = 1
+    """Runs per point of the full factorial that a budget's share is of."""
     noise: float | None = None
     holdout: dict | None = None
     notes: list[str] = field(default_factory=list)
@@ -421,7 +424,7 @@ class Suggestion:
 
     @property
     def planned_cost(self) -> float:
-        return float(sum(run.cost for run in self.plan.runs))
+        return float(sum(run.cost * run.repetitions for run in self.plan.runs))
 
     @property
     def share(self) -> float:
@@ -560,19 +563,31 @@ def suggest(
     order = cost_model.order(grid)
     rank = np.empty_like(order)
     rank[order] = np.arange(order.size)
-    measured = _measured_mask(grid, experiment)
+    runs_at = _measured_runs(grid, experiment)
+    measured = runs_at > 0
     selected = None
     if experiment is not None:
         selected = experiment.select(metrics=metrics, callpaths=callpaths)
     noise = measured_noise(selected) if selected is not None and len(selected) else None
     counters = selected is not None and len(selected) > 0 and all(
         selected.metrics[int(i)].kind == "count" for i in np.unique(selected.metric_index))
+    # The full factorial a budget's share is of: every point with the advised repetitions (without the measured
+    # noise, so that the budget stays put while the noise is learnt), or with the given ones.
+    reference = advise_repetitions(len(parameters), None, counters)[0]
     if repetitions is None:
         repetitions, reason = advise_repetitions(len(parameters), noise, counters)
+        full = reference * float(costs.sum())
+        limit = budget.limit(full) if budget is not None else math.inf
+        whole = base_cost(space, costs * repetitions, line)
+        if strategy == "uncertainty" and repetitions > 1 and whole > limit * (1 + 1e-9):
+            repetitions, reason = 1, (f"1: the base design with the advised {repetitions} would cost "
+                                      f"{format_share(whole / full)} of the full factorial, more than the budget; "
+                                      f"single runs keep its lines whole, and the selector buys each further run "
+                                      f"where it narrows the intervals most per unit of cost")
     else:
         if int(repetitions) != repetitions or repetitions < 1:
             raise InputError(f"--repetitions {repetitions!r}: expected a whole number >= 1")
-        repetitions, reason = int(repetitions), "given"
+        repetitions, reason, reference = int(repetitions), "given", int(repetitions)
 
     # Measured points are free; a tiny rank term breaks ties the cost model's way.
     effective = np.where(measured, 0.0, costs) + rank * (np.min(costs[costs > 0]) if (costs > 0).any() else 1.0) * 1e-9
@@ -586,8 +601,9 @@ def suggest(
                      f"give more with --param for a trustworthy model")
     suggestion = Suggestion(
         plan=Plan(parameters), status="base", cost_model=cost_model, repetitions=repetitions,
-        repetitions_reason=reason, full_cost=float(costs.sum()), full_points=int(grid.shape[0]),
-        measured_cost=float(costs[measured].sum()), measured_points=int(measured.sum()), noise=noise, notes=notes,
+        repetitions_reason=reason, full_cost=float(reference * costs.sum()), full_points=int(grid.shape[0]),
+        measured_cost=float(np.sum(costs * runs_at)), measured_points=int(measured.sum()),
+        reference_repetitions=reference, noise=noise, notes=notes,
     )
 
     if strategy == "uncertainty":
@@ -673,6 +689,23 @@ def holdout_check(experiment: Experiment, point: np.ndarray, *, modeler: str = "
 
 
 # ------------------------------------------------ the uncertainty strategy
+def base_cost(space, point_cost: np.ndarray, line: int = LINE) -> float:
+    """The cost of the whole base design: lines of ``line`` values through the cheapest corner and, with two or
+    more parameters, the cheapest point off them, at ``point_cost`` per grid point (a point with all its
+    repetitions).  :func:`suggest` plans the advised repetitions only when this fits the budget: shortening the
+    lines to pay for repetitions would give up the terms the lines tell apart, while the selector can buy a
+    repetition's worth of information as single runs where they narrow the intervals most."""
+    point_cost = np.asarray(point_cost, dtype=np.float64)
+    lines = cheapest_cross(space, point_cost, line)
+    spent = float(np.sum(point_cost[lines]))
+    if len(space.parameters) > 1:
+        off = np.ones(point_cost.size, dtype=bool)
+        off[lines] = False
+        if off.any():
+            spent += float(np.min(point_cost[off]))
+    return spent
+
+
 def base_design(space, effective: np.ndarray, limit: float, line: int = 5) -> tuple[np.ndarray, int, list[str]]:
     """The cheapest lines through a corner that fit ``limit``: five values per parameter if they fit, else fewer.
 
@@ -731,11 +764,13 @@ def _suggest_uncertainty(space, grid, costs, measured, order, rank, effective, s
         bad = grid[np.flatnonzero(measured & excluded)[0]]
         raise InputError(f"the excluded point {format_point(bad, parameters, brackets=True)} is measured; "
                          f"it cannot judge the models")
-    cost_of = np.where(excluded, np.inf, effective)
+    cost_of = np.where(excluded, np.inf, effective) * suggestion.repetitions  # a point with its repetitions
+    costs = costs * suggestion.repetitions
 
     def runs_of(indices, roles):
         return [Run({name: float(grid[i, param]) for param, name in enumerate(parameters)}, suggestion.repetitions,
-                    float(costs[i]), roles[i] if isinstance(roles, list) else roles) for i in indices]
+                    float(costs[i] / suggestion.repetitions), roles[i] if isinstance(roles, list) else roles)
+                for i in indices]
 
     # Base: the longest lines (5, 4 or 3 values) through a corner that fit; once a cross of 3 is measured,
     # the selector decides (it may extend the lines when that narrows the intervals most).
@@ -875,11 +910,12 @@ def run_design(space: Space, measure_runs: Callable[[list[Run]], Experiment], *,
 
 
 # ----------------------------------------------------------------- helpers
-def _measured_mask(grid: np.ndarray, experiment: Experiment | None) -> np.ndarray:
-    """Which grid points the experiment has measured; a measured point outside the grid is an error."""
-    mask = np.zeros(grid.shape[0], dtype=bool)
+def _measured_runs(grid: np.ndarray, experiment: Experiment | None) -> np.ndarray:
+    """How many runs (distinct repetitions) the experiment has at every grid point; a measured point outside
+    the grid is an error."""
+    runs = np.zeros(grid.shape[0], dtype=np.int64)
     if experiment is None or len(experiment) == 0:
-        return mask
+        return runs
     index = {tuple(row): i for i, row in enumerate(grid.tolist())}
     for row in experiment.points().tolist():
         if tuple(row) not in index:
@@ -888,8 +924,10 @@ def _measured_mask(grid: np.ndarray, experiment: Experiment | None) -> np.ndarra
                 f"{format_point(row, experiment.parameter_names, brackets=True)} "
                 f"is not in the design space; add its values with --param"
             )
-        mask[index[tuple(row)]] = True
-    return mask
+    launches = np.unique(np.column_stack([experiment.coordinates, experiment.repetition]), axis=0)
+    for row in launches[:, :-1].tolist():
+        runs[index[tuple(row)]] += 1
+    return runs
 
 
 def _roles(grid, base, space, effective) -> list[str]:
@@ -926,9 +964,10 @@ def _fit_budget(chosen, unmeasured, costs, measured, budget, suggestion) -> list
     """Trim the next step to the budget, or fill the budget with the next cheapest points."""
     if budget is None:
         return chosen
-    spent = float(costs[measured].sum())
+    spent = suggestion.measured_cost
     count = int(measured.sum())
-    limit_cost = budget.limit(float(costs.sum()))
+    limit_cost = budget.limit(suggestion.full_cost)
+    costs = costs * suggestion.repetitions  # every point with its repetitions
     limit_points = budget.points if budget.points is not None else math.inf
     kept = []
     for i in chosen:

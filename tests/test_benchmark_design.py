@@ -96,9 +96,9 @@ def test_ours_starts_from_the_lines_and_the_point_off_them(bench, shared_data):
     off = np.flatnonzero(base - lines)
     assert lines.sum() == 9 and base.sum() == 10
     np.testing.assert_array_equal(case.points[off], [[30.0, 2.0]])  # the cheapest point off the lines
-    counts, held = bench.run_ours(case, 0.3, 0.05, off_line=False)
+    counts, held = bench.run_ours(case, 0.3, 0.05, off_line=False, points="new")
     assert held.all() and case.errors(counts)[0] > 0.8 and case.spent(counts)[0] < 0.02
-    counts, held = bench.run_ours(case, 0.3, 0.05)
+    counts, held = bench.run_ours(case, 0.3, 0.05, points="new")
     assert case.errors(counts)[0] < 0.10 and case.spent(counts)[0] <= 0.3
 
 
@@ -159,3 +159,14 @@ def test_ours_with_whole_points_buys_every_point_with_its_repetitions(bench, tmp
     measured = counts > 0
     np.testing.assert_array_equal(counts[measured], case.available[measured])  # two, or one where (4, 30) has one
     assert (case.spent(counts) <= 0.9 + 1e-12).all() and measured.sum(axis=1).min() >= 5
+
+
+def test_ours_by_default_plans_as_suggest_whole_points_only_where_the_whole_base_fits(bench, tmp_path):
+    """``points="auto"`` (the default), per kernel: with a budget of 60 % the whole base design with two
+    repetitions a point fits ``halo``'s budget but not ``solve``'s (its costs grow with p × n): ``solve`` buys
+    single runs, ``halo`` whole points."""
+    case = bench.case_study(str(_incomplete_csv(tmp_path / "app.csv")))
+    assert [bench.whole_base_fits(case, k, 0.6, 2) for k in range(2)] == [False, True]
+    counts, _ = bench.run_ours(case, 0.6, 0.0)
+    assert counts[0].max() == 1 and (counts[1][counts[1] > 0] == 2).all()
+    assert (case.spent(counts) <= 0.6 + 1e-12).all()

@@ -121,7 +121,8 @@ def test_the_first_suggestion_is_the_base_design():
     ]
     assert all(run.repetitions == 4 for run in result.plan.runs)
     assert [run.cost for run in result.plan.runs][:3] == [4.0, 4.0, 4.0]
-    assert result.full_cost == 5 * sum(P) and result.share == pytest.approx(148 / 1260)
+    # The full factorial: every point four times; the share counts the runs (all points with four each here).
+    assert result.full_cost == 4 * 5 * sum(P) and result.share == pytest.approx(148 / 1260)
 
 
 def test_one_parameter_has_no_extra_point_and_two_repetitions():
@@ -241,7 +242,8 @@ def test_suggest_prints_the_runs_and_exports_the_plan(host, tmp_path, capsys):
             "--export", str(target), "--strategy", "cheapest"]
     assert main(args) == ExitStatus.OK
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == "design space: p (6 values) × n (5 values) = 30 points; cost of a run: p (full factorial: 1260)"
+    assert out[0] == ("design space: p (6 values) × n (5 values) = 30 points; cost of a run: p (full factorial, "
+                      "every point 4 times: 5040)")
     assert out[2] == "repetitions per run: 4 for 2 parameters (Ritter et al. 2020)"
     rows = [line.split() for line in out[7:17]]
     assert rows[0] == ["1", "4", "1000", "4", "4", "0.3%", "corner"]
@@ -260,7 +262,8 @@ def test_suggest_reads_measurements(host, tmp_path, capsys):
     path.write_text("\n".join(rows) + "\n")
     assert main(["suggest", str(path), "--param", "p=128", "--strategy", "cheapest"]) == ExitStatus.OK
     out = capsys.readouterr().out
-    assert "measured so far: 10 points, 11.7% of the full factorial's cost\n" in out
+    # One run at each of 10 points: 148 of the full factorial's 4 × 1260.
+    assert "measured so far: 10 points, 2.9% of the full factorial's cost\n" in out
     assert "no further runs needed\nnote: quality reached: the model without (p=8, n=2000) predicts it" in out
 
 

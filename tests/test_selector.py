@@ -45,13 +45,14 @@ def test_the_first_step_is_the_base_design_with_one_point_off_the_lines():
 
 
 def test_a_small_budget_shortens_the_lines_and_says_what_that_costs():
-    result = suggest(Space.of({"p": P, "n": N}), budget="15%")
-    # lines of five values along p cost 124 of the full factorial's 620: lines of four (60) fit 15 % (93)
+    result = suggest(Space.of({"p": P, "n": N}), budget="4%")
+    # The base with four repetitions a point does not fit: single runs.  Lines of five values along p cost 124 of
+    # the full factorial's 2480 (620, every point four times): lines of four (60) fit 4 % (99).
     assert sorted({p for p, _ in base_points(result)}) == [4, 8, 16, 32]
     assert result.notes == [
         "the budget allows lines of 4 values, not 5: models get at most one term per parameter along each line "
         "(fewer exponents are told apart), and the interval at the target says how much that costs"]
-    assert result.share <= 0.15
+    assert result.share <= 0.04 and {r.repetitions for r in result.plan.runs} == {1}
 
 
 def test_budgets_count_in_the_cost_model_units():
@@ -70,7 +71,7 @@ def test_exact_models_meet_the_rule_and_the_note_says_what_the_budget_would_buy(
     assert result.notes[0] == ("the rule holds: every judged kernel's 95% interval at (p=128, n=60) is within ±5% "
                                "(widest: main ±0.0%)")
     assert result.notes[1] == ("further runs would not narrow the intervals noticeably: the remaining budget "
-                               "(162 cost units) is left")
+                               "(648 cost units) is left")
 
 
 def test_the_plan_serves_the_uncertain_kernel_and_names_it():
@@ -290,3 +291,21 @@ def test_suggest_shows_a_progress_bar_when_asked(tmp_path, capsys):
     assert "assessing the models: 100%" in capsys.readouterr().err
     assert main(["suggest", str(path), "--progress", "off"]) == ExitStatus.OK
     assert capsys.readouterr().err == ""
+
+
+def test_the_base_keeps_the_advised_repetitions_only_when_they_fit_the_budget():
+    """The whole base design (lines of five and the point off them, 148 of 620 per run) with four repetitions
+    costs 23.9 % of the full factorial (every point four times): a budget of 30 % keeps them, one of 15 % buys
+    single runs and says why."""
+    space = Space.of({"p": P, "n": N})
+    roomy = suggest(space, budget="30%")
+    assert {r.repetitions for r in roomy.plan.runs} == {4} and roomy.share == pytest.approx(148 / 620)
+    assert roomy.repetitions_reason == "4 for 2 parameters (Ritter et al. 2020)"
+    tight = suggest(space, budget="15%")
+    assert {r.repetitions for r in tight.plan.runs} == {1} and tight.share == pytest.approx(148 / 2480)
+    assert tight.repetitions_reason == (
+        "1: the base design with the advised 4 would cost 23.9% of the full factorial, more than the budget; single "
+        "runs keep its lines whole, and the selector buys each further run where it narrows the intervals most per "
+        "unit of cost")
+    assert suggest(space, budget="15%", strategy="cheapest").repetitions == 4  # seed 002's heuristic as it was
+    assert suggest(space, budget="15%", repetitions=2).repetitions == 2  # given: kept
