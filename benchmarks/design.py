@@ -446,14 +446,15 @@ def base_counts(case: Case, k: int, budget: float, rule: str = "1", off_line: bo
     return np.minimum(counts, case.available[k])
 
 
-POINT_RULES = ("auto", "new", "any", "new-first", "whole")
+POINT_RULES = ("auto", "new", "any", "new-first", "whole", "noise")
 """What ``run_ours`` may buy per step: ``new`` only points not yet measured, one run each; ``whole`` new
 points only, the base design's included, each with the repetitions ``design.advise_repetitions`` advises (at most
 those the point has), costed with all of them; ``auto`` (the default) what ``design.suggest`` plans (so
 ``suggest`` and ``autotune``): per kernel ``whole`` when its whole base design with those repetitions fits the
 budget (:func:`whole_base_fits`), else ``new``; ``any`` a run at any point with repetitions left, a measured one
 included (the default until 2026-11-27); ``new-first`` new points while one is worth its cost, then repetitions of
-measured points with the budget left."""
+measured points with the budget left; ``noise`` new points with as many repetitions as the kernel's measured
+noise asks for (:func:`noise_sized`)."""
 
 
 def run_ours(case: Case, budget: float, tolerance: float, modeler: str = "default", base_rule: str = "1",
@@ -477,7 +478,11 @@ def run_ours(case: Case, budget: float, tolerance: float, modeler: str = "defaul
     whole = np.full(K, advised if points == "whole" else 0)
     if points == "auto":
         whole = np.array([advised if whole_base_fits(case, k, budget, advised) else 0 for k in range(K)])
-    counts = np.stack([base_counts(case, k, budget, base_rule, off_line, int(whole[k]) or None) for k in range(K)])
+    if points == "noise":
+        counts, whole = noise_sized(case, budget, advised, base_rule, off_line)
+    else:
+        counts = np.stack([base_counts(case, k, budget, base_rule, off_line, int(whole[k]) or None)
+                           for k in range(K)])
     active = np.ones(K, dtype=bool)
     held = np.zeros(K, dtype=bool)
     while active.any():
@@ -504,7 +509,8 @@ def run_ours(case: Case, budget: float, tolerance: float, modeler: str = "defaul
             if whole[k]:  # a new point with all its repetitions is one run of the plan
                 cost = np.where(new > 0, np.nansum(case.cost[k, :, : whole[k]], axis=1), np.inf)
             runs = []
-            rule = {"any": [left], "new": [new], "new-first": [new, left], "whole": [new], "auto": [new]}
+            rule = {"any": [left], "new": [new], "new-first": [new, left], "whole": [new], "auto": [new],
+                    "noise": [new]}
             for available in rule[points]:
                 runs, _ = selector.plan_runs(single, cost, tolerance=tolerance,
                                              limit=budget * case.total[k] - spent, max_runs=1, available=available)
@@ -516,6 +522,43 @@ def run_ours(case: Case, budget: float, tolerance: float, modeler: str = "defaul
             else:
                 counts[k, runs[0].index] += min(whole[k], left[runs[0].index]) if whole[k] else 1
     return counts, held
+
+
+NOISE_TARGET = 0.01
+"""``--selector-points noise``: the relative standard error a point's mean should reach (the 1 % below which
+``design.advise_repetitions`` already halves the repetitions)."""
+
+
+def noise_sized(case: Case, budget: float, advised: int, base_rule: str = "1", off_line: bool = True):
+    """``--selector-points noise``, per kernel: the base design with single runs and a second run at its three
+    cheapest points (the probe); from the probe's relative variance σ², the repetitions that bring a mean's
+    standard error to :data:`NOISE_TARGET` (``ceil(σ² / 1 %²)``, at most ``advised``); with more than one, the
+    base topped up to them if that fits the budget, and every new point bought with them.  Returns the counts
+    and the repetitions per kernel (0: single runs)."""
+    K = len(case.kernels)
+    counts = np.stack([base_counts(case, k, budget, base_rule, off_line) for k in range(K)])
+    whole = np.zeros(K, dtype=np.int64)
+    for k in range(K):
+        measured = np.flatnonzero((counts[k] > 0) & (case.available[k] >= 2))
+        probe = measured[np.argsort(case.cost[k, measured, 1], kind="stable")][:3]
+        if probe.size == 0:
+            continue
+        pairs = case.values[k, probe, :2]
+        with np.errstate(all="ignore"):
+            variance = float(np.mean(np.var(pairs, axis=1, ddof=1) / np.mean(pairs, axis=1) ** 2))
+        if not np.isfinite(variance):
+            continue
+        wanted = int(min(advised, max(1, np.ceil(variance / NOISE_TARGET**2))))
+        spent = case.spent(counts)[k]
+        if spent + np.sum(case.cost[k, probe, 1]) / case.total[k] <= budget + 1e-12:
+            counts[k, probe] = np.maximum(counts[k, probe], 2)
+        if wanted > 1:
+            whole[k] = wanted
+            topped = counts.copy()
+            topped[k] = np.where(counts[k] > 0, np.minimum(np.maximum(counts[k], wanted), case.available[k]), 0)
+            if case.spent(topped)[k] <= budget + 1e-12:
+                counts = topped
+    return counts, whole
 
 
 def whole_base_fits(case: Case, k: int, budget: float, repetitions: int) -> bool:
@@ -603,7 +646,8 @@ def protocol(case: Case, budgets, tolerance: float, modeler: str, strategies, fi
             label += ", uncalibrated" if name == "ours" and not calibrated else ""
             label += ", lines only" if name == "ours" and not off_line else ""
             label += {"auto": "", "new": ", new points only", "any": ", repeats too",
-                      "new-first": ", new points first", "whole": ", whole points"}[points] \
+                      "new-first": ", new points first", "whole": ", whole points",
+                      "noise": ", repetitions by noise"}[points] \
                 if name == "ours" else ""
             shares, costs, overs, stops, wrong = [], [], [], 0, 0
             for seed in seeds if name in ("ours", "gpr") else (None,):

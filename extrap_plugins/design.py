@@ -527,9 +527,14 @@ def suggest(
         See :meth:`CostModel.parse`; default: the resource parameters.
     budget : see :meth:`Budget.parse`.  With a budget, the plan is filled with
         further cheapest points up to it (measure them in order and stop when
-        the quality is reached); without, it holds only the next step.
+        the quality is reached); without, it holds only the next step.  A share
+        is of the full factorial with every point measured the advised number of
+        times (:func:`advise_repetitions` without the measured noise) or
+        ``repetitions`` times; every run counts.
     repetitions : int, optional
-        Overrides :func:`advise_repetitions`.
+        Overrides :func:`advise_repetitions`.  Without it the uncertainty
+        strategy plans the advised repetitions when the whole base design with
+        them fits the budget (:func:`base_cost`), else single runs.
     tolerance : float
         Quality goal: relative error of the hold-out prediction.
     modeler, measure, metrics, callpaths, host, **options

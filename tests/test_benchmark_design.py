@@ -170,3 +170,16 @@ def test_ours_by_default_plans_as_suggest_whole_points_only_where_the_whole_base
     counts, _ = bench.run_ours(case, 0.6, 0.0)
     assert counts[0].max() == 1 and (counts[1][counts[1] > 0] == 2).all()
     assert (case.spent(counts) <= 0.6 + 1e-12).all()
+
+
+def test_repetitions_by_noise_follow_the_probe(bench, tmp_path):
+    """``points="noise"``: a second run at the three cheapest base points; ``solve``'s runs differ by 1 % (one
+    run suffices for a 1 % standard error), ``halo``'s by 10 %: two repetitions, the base topped up to them."""
+    case = bench.case_study(str(_incomplete_csv(tmp_path / "app.csv")))
+    base = bench.base_counts(case, 0, 0.9)
+    counts, whole = bench.noise_sized(case, 0.9, 2)
+    assert whole.tolist() == [0, 2]
+    assert np.sum(counts[0] == 2) == 3 and ((counts[0] > 0) == (base > 0)).all()
+    assert (counts[1][counts[1] > 0] == 2).all()
+    counts, _ = bench.run_ours(case, 0.9, 0.0, points="noise")
+    assert (counts[1][counts[1] > 0] == 2).all() and (case.spent(counts) <= 0.9 + 1e-12).all()
