@@ -576,9 +576,10 @@ def suggest(
     noise = measured_noise(selected) if selected is not None and len(selected) else None
     counters = selected is not None and len(selected) > 0 and all(
         selected.metrics[int(i)].kind == "count" for i in np.unique(selected.metric_index))
-    # The full factorial a budget's share is of: every point with the advised repetitions (without the measured
-    # noise, so that the budget stays put while the noise is learnt), or with the given ones.
-    reference = advise_repetitions(len(parameters), None, counters)[0]
+    # The full factorial a budget's share is of: every point with the repetitions advised for the number of
+    # parameters (neither the measured noise nor the metrics' kind, which only measurements show: the budget
+    # stays put from the first suggestion on), or with the given ones.
+    reference = advise_repetitions(len(parameters))[0]
     if repetitions is None:
         repetitions, reason = advise_repetitions(len(parameters), noise, counters)
         full = reference * float(costs.sum())

@@ -309,3 +309,19 @@ def test_the_base_keeps_the_advised_repetitions_only_when_they_fit_the_budget():
         "unit of cost")
     assert suggest(space, budget="15%", strategy="cheapest").repetitions == 4  # seed 002's heuristic as it was
     assert suggest(space, budget="15%", repetitions=2).repetitions == 2  # given: kept
+
+
+def test_the_budget_stays_put_when_the_measurements_are_exact_counters():
+    """Counters need one run a point, but only the measurements say so: the full factorial a budget's share is
+    of keeps the repetitions advised for two parameters (four), from the first suggestion to the last."""
+    from extrap_plugins.experiment import Metric
+
+    space = Space.of({"p": P, "n": N})
+    first = suggest(space, budget="40%")
+    points = np.repeat(np.asarray(base_points(first), dtype=float), 4, axis=0)
+    counters = Experiment.from_columns(["p", "n"], callpath="main", metric="bytes_sent", coordinates=points,
+                                       value=100 * points[:, 0] * points[:, 1], repetition=np.tile(range(4), 10),
+                                       metrics=[Metric("bytes_sent", "bytes", "count")])
+    later = suggest(space, counters, budget="40%")
+    assert first.full_cost == later.full_cost == 4 * 620
+    assert later.measured_cost == first.planned_cost == 4 * 148 and later.repetitions == 1

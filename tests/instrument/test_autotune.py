@@ -155,3 +155,17 @@ def test_the_progress_counts_points_and_their_repetitions():
     assert autotune._count([4] * 10) == "10 points × 4 repetitions"
     assert autotune._count([1]) == "1 point × 1 repetition"
     assert autotune._count([4, 4, 2]) == "3 points, 10 launches"
+
+
+def test_a_budget_too_small_for_the_repetitions_buys_single_runs(mpiexec, tmp_path, no_extrap_environment, capsys):
+    """Without --repetitions: the base design with the advised four runs a point would cost 55.6 % of the full
+    factorial (four runs at each of 9 points, 72 units), more than 20 %; single runs keep the lines whole."""
+    runs = tmp_path / "runs"
+    args = ["autotune", "--param", "p=1,2,3", "--param", "n=16,32,64", "--budget", "20%",
+            "--metric", "bytes_sent", "--callpath", "main->halo_exchange", "-o", str(runs), "--", *PROGRAM]
+    assert cli.main(args) == cli.ExitStatus.OK
+    captured = capsys.readouterr()
+    assert "extrap-plugins autotune: round 1: the base design: 6 points × 1 repetition" in captured.err
+    assert captured.out.splitlines()[0] == ("done: the models are within tolerance at the target "
+                                            "(13.9% of the full factorial's cost)")
+    assert len(records(runs / "jacobi.extrap.jsonl")) == 6
