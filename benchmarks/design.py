@@ -446,15 +446,16 @@ def base_counts(case: Case, k: int, budget: float, rule: str = "1", off_line: bo
     return np.minimum(counts, case.available[k])
 
 
-POINT_RULES = ("auto", "new", "any", "new-first", "whole", "noise")
+POINT_RULES = ("auto", "new", "any", "new-first", "whole", "noise", "auto-full")
 """What ``run_ours`` may buy per step: ``new`` only points not yet measured, one run each; ``whole`` new
 points only, the base design's included, each with the repetitions ``design.advise_repetitions`` advises (at most
 those the point has), costed with all of them; ``auto`` (the default) what ``design.suggest`` plans (so
-``suggest`` and ``autotune``): per kernel ``whole`` when its whole base design with those repetitions fits the
-budget (:func:`whole_base_fits`), else ``new``; ``any`` a run at any point with repetitions left, a measured one
-included (the default until 2026-11-27); ``new-first`` new points while one is worth its cost, then repetitions of
-measured points with the budget left; ``noise`` new points with as many repetitions as the kernel's measured
-noise asks for (:func:`noise_sized`)."""
+``suggest`` and ``autotune``): per kernel ``whole`` when its whole base design with those repetitions fits
+:data:`~extrap_plugins.design.BASE_SHARE` (half) of the budget (:func:`whole_base_fits`), else ``new``;
+``auto-full`` the same with the whole budget (the product's rule in commit 4c5b18d); ``any`` a run at any point
+with repetitions left, a measured one included (the default until 2026-11-27); ``new-first`` new points while
+one is worth its cost, then repetitions of measured points with the budget left; ``noise`` new points with as
+many repetitions as the kernel's measured noise asks for (:func:`noise_sized`)."""
 
 
 def run_ours(case: Case, budget: float, tolerance: float, modeler: str = "default", base_rule: str = "1",
@@ -476,8 +477,9 @@ def run_ours(case: Case, budget: float, tolerance: float, modeler: str = "defaul
     advised = min(design.advise_repetitions(len(case.names))[0], case.values.shape[2])
     # Per kernel: the repetitions of every point it buys (whole points), or 0 for single runs.
     whole = np.full(K, advised if points == "whole" else 0)
-    if points == "auto":
-        whole = np.array([advised if whole_base_fits(case, k, budget, advised) else 0 for k in range(K)])
+    if points in ("auto", "auto-full"):
+        share = budget * (design.BASE_SHARE if points == "auto" else 1.0)
+        whole = np.array([advised if whole_base_fits(case, k, share, advised) else 0 for k in range(K)])
     if points == "noise":
         counts, whole = noise_sized(case, budget, advised, base_rule, off_line)
     else:
@@ -510,7 +512,7 @@ def run_ours(case: Case, budget: float, tolerance: float, modeler: str = "defaul
                 cost = np.where(new > 0, np.nansum(case.cost[k, :, : whole[k]], axis=1), np.inf)
             runs = []
             rule = {"any": [left], "new": [new], "new-first": [new, left], "whole": [new], "auto": [new],
-                    "noise": [new]}
+                    "noise": [new], "auto-full": [new]}
             for available in rule[points]:
                 runs, _ = selector.plan_runs(single, cost, tolerance=tolerance,
                                              limit=budget * case.total[k] - spent, max_runs=1, available=available)
@@ -647,7 +649,7 @@ def protocol(case: Case, budgets, tolerance: float, modeler: str, strategies, fi
             label += ", lines only" if name == "ours" and not off_line else ""
             label += {"auto": "", "new": ", new points only", "any": ", repeats too",
                       "new-first": ", new points first", "whole": ", whole points",
-                      "noise": ", repetitions by noise"}[points] \
+                      "noise": ", repetitions by noise", "auto-full": ", whole points if the base fits"}[points] \
                 if name == "ours" else ""
             shares, costs, overs, stops, wrong = [], [], [], 0, 0
             for seed in seeds if name in ("ours", "gpr") else (None,):
@@ -840,10 +842,11 @@ def main() -> None:
     parser.add_argument("--selector-points", choices=POINT_RULES, default="auto",
                         help="relearn/data/synthetic: what ours may buy (see POINT_RULES): as design.suggest plans "
                              "(auto, the default: whole points where the whole base design with the advised "
-                             "repetitions fits the budget, else new points); new points only, one run each; whole "
-                             "points, new ones with the advised repetitions each, the base's included; any point "
-                             "with repetitions left (the default until 2026-11-27); new points first and then "
-                             "repetitions with the budget left")
+                             "repetitions fits half the budget, else new points; auto-full: the whole budget); new "
+                             "points only, one run each; whole points, new ones with the advised repetitions each, "
+                             "the base's included; any point with repetitions left (the default until "
+                             "2026-11-27); new points first and then repetitions with the budget left; noise: "
+                             "repetitions sized by a probe's noise")
     parser.add_argument("--selector-new-points", dest="selector_points", action="store_const", const="new",
                         help="the same as --selector-points new")
     parser.add_argument("--reverse-repetitions", action="store_true",

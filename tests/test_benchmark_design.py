@@ -162,14 +162,18 @@ def test_ours_with_whole_points_buys_every_point_with_its_repetitions(bench, tmp
 
 
 def test_ours_by_default_plans_as_suggest_whole_points_only_where_the_whole_base_fits(bench, tmp_path):
-    """``points="auto"`` (the default), per kernel: with a budget of 60 % the whole base design with two
-    repetitions a point fits ``halo``'s budget but not ``solve``'s (its costs grow with p × n): ``solve`` buys
-    single runs, ``halo`` whole points."""
+    """Per kernel: the whole base design with two repetitions a point fits 60 % of ``halo``'s cost but not of
+    ``solve``'s (its costs grow with p × n).  ``points="auto-full"`` (the whole budget): ``solve`` buys single
+    runs, ``halo`` whole points; ``points="auto"`` (the default, as ``suggest``: half the budget) at 90 %: half
+    is 45 %, and both buy single runs."""
     case = bench.case_study(str(_incomplete_csv(tmp_path / "app.csv")))
     assert [bench.whole_base_fits(case, k, 0.6, 2) for k in range(2)] == [False, True]
-    counts, _ = bench.run_ours(case, 0.6, 0.0)
+    counts, _ = bench.run_ours(case, 0.6, 0.0, points="auto-full")
     assert counts[0].max() == 1 and (counts[1][counts[1] > 0] == 2).all()
     assert (case.spent(counts) <= 0.6 + 1e-12).all()
+    assert [bench.whole_base_fits(case, k, 0.45, 2) for k in range(2)] == [False, False]
+    counts, _ = bench.run_ours(case, 0.9, 0.0)
+    assert counts.max() == 1
 
 
 def test_repetitions_by_noise_follow_the_probe(bench, tmp_path):

@@ -295,18 +295,18 @@ def test_suggest_shows_a_progress_bar_when_asked(tmp_path, capsys):
 
 def test_the_base_keeps_the_advised_repetitions_only_when_they_fit_the_budget():
     """The whole base design (lines of five and the point off them, 148 of 620 per run) with four repetitions
-    costs 23.9 % of the full factorial (every point four times): a budget of 30 % keeps them, one of 15 % buys
-    single runs and says why."""
+    costs 23.9 % of the full factorial (every point four times): a budget of 50 % keeps them (the base takes at
+    most half), one of 30 % buys single runs and says why."""
     space = Space.of({"p": P, "n": N})
-    roomy = suggest(space, budget="30%")
+    roomy = suggest(space, budget="50%")
     assert {r.repetitions for r in roomy.plan.runs} == {4} and roomy.share == pytest.approx(148 / 620)
     assert roomy.repetitions_reason == "4 for 2 parameters (Ritter et al. 2020)"
-    tight = suggest(space, budget="15%")
+    tight = suggest(space, budget="30%")
     assert {r.repetitions for r in tight.plan.runs} == {1} and tight.share == pytest.approx(148 / 2480)
     assert tight.repetitions_reason == (
-        "1: the base design with the advised 4 would cost 23.9% of the full factorial, more than the budget; single "
-        "runs keep its lines whole, and the selector buys each further run where it narrows the intervals most per "
-        "unit of cost")
+        "1: the base design with the advised 4 would cost 23.9% of the full factorial, more than half the budget; "
+        "single runs keep its lines whole and leave the selector room to buy each further run where it narrows the "
+        "intervals most per unit of cost")
     assert suggest(space, budget="15%", strategy="cheapest").repetitions == 4  # seed 002's heuristic as it was
     assert suggest(space, budget="15%", repetitions=2).repetitions == 2  # given: kept
 
@@ -317,11 +317,11 @@ def test_the_budget_stays_put_when_the_measurements_are_exact_counters():
     from extrap_plugins.experiment import Metric
 
     space = Space.of({"p": P, "n": N})
-    first = suggest(space, budget="40%")
+    first = suggest(space, budget="50%")
     points = np.repeat(np.asarray(base_points(first), dtype=float), 4, axis=0)
     counters = Experiment.from_columns(["p", "n"], callpath="main", metric="bytes_sent", coordinates=points,
                                        value=100 * points[:, 0] * points[:, 1], repetition=np.tile(range(4), 10),
                                        metrics=[Metric("bytes_sent", "bytes", "count")])
-    later = suggest(space, counters, budget="40%")
+    later = suggest(space, counters, budget="50%")
     assert first.full_cost == later.full_cost == 4 * 620
     assert later.measured_cost == first.planned_cost == 4 * 148 and later.repetitions == 1
