@@ -582,24 +582,8 @@ def suggest(
     noise = measured_noise(selected) if selected is not None and len(selected) else None
     counters = selected is not None and len(selected) > 0 and all(
         selected.metrics[int(i)].kind == "count" for i in np.unique(selected.metric_index))
-    # The full factorial a budget's share is of: every point with the repetitions advised for the number of
-    # parameters (neither the measured noise nor the metrics' kind, which only measurements show: the budget
-    # stays put from the first suggestion on), or with the given ones.
-    reference = advise_repetitions(len(parameters))[0]
-    if repetitions is None:
-        repetitions, reason = advise_repetitions(len(parameters), noise, counters)
-        full = reference * float(costs.sum())
-        limit = budget.limit(full) if budget is not None else math.inf
-        whole = base_cost(space, costs * repetitions, line)
-        if strategy == "uncertainty" and repetitions > 1 and whole > BASE_SHARE * limit * (1 + 1e-9):
-            repetitions, reason = 1, (f"1: the base design with the advised {repetitions} would cost "
-                                      f"{format_share(whole / full)} of the full factorial, more than half the "
-                                      f"budget; single runs keep its lines whole and leave the selector room to "
-                                      f"buy each further run where it narrows the intervals most per unit of cost")
-    else:
-        if int(repetitions) != repetitions or repetitions < 1:
-            raise InputError(f"--repetitions {repetitions!r}: expected a whole number >= 1")
-        repetitions, reason, reference = int(repetitions), "given", int(repetitions)
+    repetitions, reason, reference = _repetitions(space, costs, repetitions, noise, counters, strategy, budget, line)
+    full_cost = reference * float(costs.sum())
 
     # Measured points are free; a tiny rank term breaks ties the cost model's way.
     effective = np.where(measured, 0.0, costs) + rank * (np.min(costs[costs > 0]) if (costs > 0).any() else 1.0) * 1e-9
@@ -613,7 +597,7 @@ def suggest(
                      f"give more with --param for a trustworthy model")
     suggestion = Suggestion(
         plan=Plan(parameters), status="base", cost_model=cost_model, repetitions=repetitions,
-        repetitions_reason=reason, full_cost=float(reference * costs.sum()), full_points=int(grid.shape[0]),
+        repetitions_reason=reason, full_cost=full_cost, full_points=int(grid.shape[0]),
         measured_cost=float(np.sum(costs * runs_at)), measured_points=int(measured.sum()),
         reference_repetitions=reference, noise=noise, notes=notes,
     )
@@ -777,13 +761,13 @@ def _suggest_uncertainty(space, grid, costs, measured, order, rank, effective, s
         bad = grid[np.flatnonzero(measured & excluded)[0]]
         raise InputError(f"the excluded point {format_point(bad, parameters, brackets=True)} is measured; "
                          f"it cannot judge the models")
-    cost_of = np.where(excluded, np.inf, effective) * suggestion.repetitions  # a point with its repetitions
-    costs = costs * suggestion.repetitions
+    # What the base design and the selector weigh: a point with all its repetitions.
+    cost_of = np.where(excluded, np.inf, effective) * suggestion.repetitions
+    point_costs = costs * suggestion.repetitions
 
     def runs_of(indices, roles):
         return [Run({name: float(grid[i, param]) for param, name in enumerate(parameters)}, suggestion.repetitions,
-                    float(costs[i] / suggestion.repetitions), roles[i] if isinstance(roles, list) else roles)
-                for i in indices]
+                    float(costs[i]), roles[i] if isinstance(roles, list) else roles) for i in indices]
 
     # Base: the longest lines (5, 4 or 3 values) through a corner that fit; once a cross of 3 is measured,
     # the selector decides (it may extend the lines when that narrows the intervals most).
@@ -828,11 +812,11 @@ def _suggest_uncertainty(space, grid, costs, measured, order, rank, effective, s
         suggestion.notes.append(
             f"the rule holds: every judged kernel's {assessment.level:.0%} interval at {where} is within "
             f"±{tolerance:.0%}" + (f" (widest: {widest[0]} ±{format_share(widest[1])})" if widest else ""))
-        extra, after = plan_runs(assessment, costs[candidates], tolerance=0.0, limit=remaining,
+        extra, after = plan_runs(assessment, point_costs[candidates], tolerance=0.0, limit=remaining,
                                  max_runs=_room(max_points, suggestion))
         suggestion.notes.append(_would_buy(extra, after, suggestion.widths, remaining, budget))
         return suggestion
-    runs, predicted = plan_runs(assessment, costs[candidates], tolerance=tolerance, limit=remaining,
+    runs, predicted = plan_runs(assessment, point_costs[candidates], tolerance=tolerance, limit=remaining,
                                 max_runs=_room(max_points, suggestion))
     suggestion.predicted = {name: predicted[name] for name in suggestion.widths}
     if not runs:
@@ -923,6 +907,31 @@ def run_design(space: Space, measure_runs: Callable[[list[Run]], Experiment], *,
 
 
 # ----------------------------------------------------------------- helpers
+def _repetitions(space, costs, given, noise, counters, strategy, budget, line) -> tuple[int, str, int]:
+    """The repetitions per planned point with their reason, and the full factorial's a budget's share is of: the
+    given ones, or those advised for the number of parameters (neither the measured noise nor the metrics' kind,
+    which only measurements show: the budget stays put from the first suggestion on).  The uncertainty strategy
+    plans single runs when the whole base design with the advised ones would take more than
+    :data:`BASE_SHARE` of the budget."""
+    n = len(space.parameters)
+    if given is not None:
+        if int(given) != given or given < 1:
+            raise InputError(f"--repetitions {given!r}: expected a whole number >= 1")
+        return int(given), "given", int(given)
+    reference = advise_repetitions(n)[0]
+    repetitions, reason = advise_repetitions(n, noise, counters)
+    if strategy == "uncertainty" and repetitions > 1:
+        full_cost = reference * float(costs.sum())
+        limit = budget.limit(full_cost) if budget is not None else math.inf
+        base = base_cost(space, costs * repetitions, line)
+        if base > BASE_SHARE * limit * (1 + 1e-9):
+            return 1, (f"1: the base design with the advised {repetitions} would cost "
+                       f"{format_share(base / full_cost)} of the full factorial, more than half the budget; single "
+                       f"runs keep its lines whole and leave the selector room to buy each further run where it "
+                       f"narrows the intervals most per unit of cost"), reference
+    return repetitions, reason, reference
+
+
 def _measured_runs(grid: np.ndarray, experiment: Experiment | None) -> np.ndarray:
     """How many runs (distinct repetitions) the experiment has at every grid point; a measured point outside
     the grid is an error."""
@@ -980,13 +989,13 @@ def _fit_budget(chosen, unmeasured, costs, measured, budget, suggestion) -> list
     spent = suggestion.measured_cost
     count = int(measured.sum())
     limit_cost = budget.limit(suggestion.full_cost)
-    costs = costs * suggestion.repetitions  # every point with its repetitions
+    point_costs = costs * suggestion.repetitions  # every point with its repetitions
     limit_points = budget.points if budget.points is not None else math.inf
     kept = []
     for i in chosen:
-        if suggestion.status == "base" or (spent + costs[i] <= limit_cost + 1e-9 and count + 1 <= limit_points):
+        if suggestion.status == "base" or (spent + point_costs[i] <= limit_cost + 1e-9 and count + 1 <= limit_points):
             kept.append(i)
-            spent += costs[i]
+            spent += point_costs[i]
             count += 1
     if suggestion.status == "base" and (spent > limit_cost + 1e-9 or count > limit_points):
         suggestion.notes.append("the base design alone exceeds the budget: these runs are the minimum for a model")
@@ -994,9 +1003,9 @@ def _fit_budget(chosen, unmeasured, costs, measured, budget, suggestion) -> list
     for i in unmeasured:
         if i in kept:
             continue
-        if spent + costs[i] > limit_cost + 1e-9 or count + 1 > limit_points:
+        if spent + point_costs[i] > limit_cost + 1e-9 or count + 1 > limit_points:
             break
         kept.append(i)
-        spent += costs[i]
+        spent += point_costs[i]
         count += 1
     return kept
