@@ -497,9 +497,9 @@ def run_ours(case: Case, budget: float, tolerance: float, modeler: str = "defaul
                                              modeler=modeler, min_share=0.0, seed=seed, misfit=misfit,
                                              replicates=replicates or selector.REPLICATES, calibrated=calibrated,
                                              repetitions=max(int(repetitions), 1))
-            by_name.update({kern.name: kern for kern in assessment.kernels})
+            by_name.update({kern.name: (assessment, kern) for kern in assessment.kernels})
         for k in np.flatnonzero(active):
-            kern = by_name.get(case.kernels[k])
+            assessment, kern = by_name.get(case.kernels[k], (None, None))
             if kern is None or not kern.judged:
                 active[k] = False
                 continue
@@ -511,9 +511,7 @@ def run_ours(case: Case, budget: float, tolerance: float, modeler: str = "defaul
             if whole[k]:  # a new point with all its repetitions is one run of the plan
                 cost = np.where(new > 0, np.nansum(case.cost[k, :, : whole[k]], axis=1), np.inf)
             runs = []
-            rule = {"any": [left], "new": [new], "new-first": [new, left], "whole": [new], "auto": [new],
-                    "noise": [new], "auto-full": [new]}
-            for available in rule[points]:
+            for available in [left] if points == "any" else [new, left] if points == "new-first" else [new]:
                 runs, _ = selector.plan_runs(single, cost, tolerance=tolerance,
                                              limit=budget * case.total[k] - spent, max_runs=1, available=available)
                 if runs:
