@@ -396,6 +396,15 @@ half the budget.  The default, 1, is what the tables in the README show; the oth
 design-history.md."""
 
 
+def grid_costs(case: Case, k: int, repetitions: int = 1) -> np.ndarray:
+    """Kernel ``k``'s cost of every point of ``case.space()``'s grid with its first ``repetitions`` runs (those it
+    has); 1e30 where the kernel has no run there, so that no design chooses it."""
+    index = case.grid_index()
+    at = np.maximum(index, 0)
+    cost = np.nansum(case.cost[k, at, :repetitions], axis=1)
+    return np.where((index >= 0) & (case.available[k, at] > 0), cost, 1e30)
+
+
 def base_counts(case: Case, k: int, budget: float, rule: str = "1", off_line: bool = True,
                 whole: int | None = None) -> np.ndarray:
     """Repetitions per point of kernel ``k``'s base design under ``rule`` (see :data:`BASE_RULES`): the lines
@@ -409,8 +418,7 @@ def base_counts(case: Case, k: int, budget: float, rule: str = "1", off_line: bo
 
     P, R = case.values.shape[1:]
     space, index = case.space(), case.grid_index()
-    effective = np.where(index >= 0, np.nansum(case.cost[k, np.maximum(index, 0), : whole or 1], axis=1), 1e30)
-    effective = np.where(np.isfinite(effective), effective, 1e30)
+    effective = grid_costs(case, k, whole or 1)
     counts = np.zeros(P, dtype=np.int64)
     chosen, _, _ = design.base_design(space, effective, budget * case.total[k])
     repetitions = 1
@@ -567,10 +575,7 @@ def whole_base_fits(case: Case, k: int, budget: float, repetitions: int) -> bool
     repetitions (``--selector-points auto``)."""
     from extrap_plugins import design
 
-    index = case.grid_index()
-    whole = np.nansum(case.cost[k, np.maximum(index, 0), :repetitions], axis=1)
-    whole = np.where((index >= 0) & (case.available[k, np.maximum(index, 0)] > 0), whole, 1e30)
-    return design.base_cost(case.space(), whole) <= budget * case.total[k] * (1 + 1e-9)
+    return design.base_cost(case.space(), grid_costs(case, k, repetitions)) <= budget * case.total[k] * (1 + 1e-9)
 
 
 def run_gpr(case: Case, budget: float, seed: int = 0):

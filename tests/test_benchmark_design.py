@@ -187,3 +187,12 @@ def test_repetitions_by_noise_follow_the_probe(bench, tmp_path):
     assert (counts[1][counts[1] > 0] == 2).all()
     counts, _ = bench.run_ours(case, 0.9, 0.0, points="noise")
     assert (counts[1][counts[1] > 0] == 2).all() and (case.spent(counts) <= 0.9 + 1e-12).all()
+
+
+def test_a_point_a_kernel_lacks_is_never_cheap(bench, tmp_path):
+    """``solve`` has no run at (8, 20): its cost there is never 0, so the base lines go through (8, 10)."""
+    case = bench.case_study(str(_incomplete_csv(tmp_path / "app.csv")))
+    index = {tuple(p): i for i, p in enumerate(case.points.tolist())}
+    for whole in (None, 2):
+        counts = bench.base_counts(case, 0, 0.5, whole=whole)
+        assert counts[index[(8.0, 20.0)]] == 0 and counts[index[(8.0, 10.0)]] > 0
