@@ -454,16 +454,17 @@ def base_counts(case: Case, k: int, budget: float, rule: str = "1", off_line: bo
     return np.minimum(counts, case.available[k])
 
 
-POINT_RULES = ("auto", "new", "any", "new-first", "whole", "noise", "auto-full")
+POINT_RULES = ("auto", "new", "any", "new-first", "whole", "noise", "auto-full", "auto-new")
 """What ``run_ours`` may buy per step: ``new`` only points not yet measured, one run each; ``whole`` new
 points only, the base design's included, each with the repetitions ``design.advise_repetitions`` advises (at most
 those the point has), costed with all of them; ``auto`` (the default) what ``design.suggest`` plans (so
 ``suggest`` and ``autotune``): per kernel ``whole`` when its whole base design with those repetitions fits
 :data:`~extrap_plugins.design.BASE_SHARE` (half) of the budget (:func:`whole_base_fits`), else ``new``;
-``auto-full`` the same with the whole budget (the product's rule in commit 4c5b18d); ``any`` a run at any point
-with repetitions left, a measured one included (the default until 2026-11-27); ``new-first`` new points while
-one is worth its cost, then repetitions of measured points with the budget left; ``noise`` new points with as
-many repetitions as the kernel's measured noise asks for (:func:`noise_sized`)."""
+``auto-full`` the same with the whole budget (the product's rule in commit 4c5b18d); ``auto-new`` the base as
+``auto``, then single runs at new points; ``any`` a run at any point with repetitions left, a measured one
+included (the default until 2026-11-27); ``new-first`` new points while one is worth its cost, then repetitions
+of measured points with the budget left; ``noise`` new points with as many repetitions as the kernel's measured
+noise asks for (:func:`noise_sized`)."""
 
 
 def run_ours(case: Case, budget: float, tolerance: float, modeler: str = "default", base_rule: str = "1",
@@ -483,22 +484,24 @@ def run_ours(case: Case, budget: float, tolerance: float, modeler: str = "defaul
 
     K = len(case.kernels)
     advised = min(design.advise_repetitions(len(case.names))[0], case.values.shape[2])
-    # Per kernel: the repetitions of every point it buys (whole points), or 0 for single runs.
+    # Per kernel: the repetitions of every point of its base design (whole points), or 0 for single runs.
     whole = np.full(K, advised if points == "whole" else 0)
-    if points in ("auto", "auto-full"):
-        share = budget * (design.BASE_SHARE if points == "auto" else 1.0)
+    if points in ("auto", "auto-full", "auto-new"):
+        share = budget * (1.0 if points == "auto-full" else design.BASE_SHARE)
         whole = np.array([advised if whole_base_fits(case, k, share, advised) else 0 for k in range(K)])
     if points == "noise":
         counts, whole = noise_sized(case, budget, advised, base_rule, off_line)
     else:
         counts = np.stack([base_counts(case, k, budget, base_rule, off_line, int(whole[k]) or None)
                            for k in range(K)])
+    # ... and of every point it buys beyond the base.
+    beyond = np.zeros(K, dtype=np.int64) if points == "auto-new" else whole
     active = np.ones(K, dtype=bool)
     held = np.zeros(K, dtype=bool)
     while active.any():
         by_name = {}
-        for repetitions in np.unique(whole[active]):  # one modeling call per kind of run
-            kernels = np.flatnonzero(active & (whole == repetitions))
+        for repetitions in np.unique(beyond[active]):  # one modeling call per kind of run
+            kernels = np.flatnonzero(active & (beyond == repetitions))
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 assessment = selector.assess(case.experiment(counts, kernels), case.eval_point, case.points,
@@ -516,8 +519,8 @@ def run_ours(case: Case, budget: float, tolerance: float, modeler: str = "defaul
             left = case.available[k] - counts[k]
             new = np.where(counts[k] > 0, 0, np.minimum(left, 1))  # points not yet measured, one run each
             cost = case.next_cost(k, counts[k])
-            if whole[k]:  # a new point with all its repetitions is one run of the plan
-                cost = np.where(new > 0, np.nansum(case.cost[k, :, : whole[k]], axis=1), np.inf)
+            if beyond[k]:  # a new point with all its repetitions is one run of the plan
+                cost = np.where(new > 0, np.nansum(case.cost[k, :, : beyond[k]], axis=1), np.inf)
             runs = []
             for available in [left] if points == "any" else [new, left] if points == "new-first" else [new]:
                 runs, _ = selector.plan_runs(single, cost, tolerance=tolerance,
@@ -528,7 +531,7 @@ def run_ours(case: Case, budget: float, tolerance: float, modeler: str = "defaul
                 active[k] = False
                 held[k] = single.holds(tolerance)
             else:
-                counts[k, runs[0].index] += min(whole[k], left[runs[0].index]) if whole[k] else 1
+                counts[k, runs[0].index] += min(beyond[k], left[runs[0].index]) if beyond[k] else 1
     return counts, held
 
 
@@ -652,7 +655,8 @@ def protocol(case: Case, budgets, tolerance: float, modeler: str, strategies, fi
             label += ", lines only" if name == "ours" and not off_line else ""
             label += {"auto": "", "new": ", new points only", "any": ", repeats too",
                       "new-first": ", new points first", "whole": ", whole points",
-                      "noise": ", repetitions by noise", "auto-full": ", whole points if the base fits"}[points] \
+                      "noise": ", repetitions by noise", "auto-full": ", whole points if the base fits",
+                      "auto-new": ", base as auto, then single runs at new points"}[points] \
                 if name == "ours" else ""
             shares, costs, overs, stops, wrong = [], [], [], 0, 0
             for seed in seeds if name in ("ours", "gpr") else (None,):
@@ -845,7 +849,8 @@ def main() -> None:
     parser.add_argument("--selector-points", choices=POINT_RULES, default="auto",
                         help="relearn/data/synthetic: what ours may buy (see POINT_RULES): as design.suggest plans "
                              "(auto, the default: whole points where the whole base design with the advised "
-                             "repetitions fits half the budget, else new points; auto-full: the whole budget); new "
+                             "repetitions fits half the budget, else new points; auto-full: the whole budget; "
+                             "auto-new: the base as auto, then single runs at new points); new "
                              "points only, one run each; whole points, new ones with the advised repetitions each, "
                              "the base's included; any point with repetitions left (the default until "
                              "2026-11-27); new points first and then repetitions with the budget left; noise: "

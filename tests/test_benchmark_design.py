@@ -196,3 +196,22 @@ def test_a_point_a_kernel_lacks_is_never_cheap(bench, tmp_path):
     for whole in (None, 2):
         counts = bench.base_counts(case, 0, 0.5, whole=whole)
         assert counts[index[(8.0, 20.0)]] == 0 and counts[index[(8.0, 10.0)]] > 0
+
+
+def test_ours_with_auto_new_repeats_the_base_and_buys_single_runs_beyond_it(bench, tmp_path):
+    """``points="auto-new"``: the base as ``auto`` (``halo``'s whole base with two repetitions takes 24 % of its
+    cost, within half of 60 %: every base point twice), then single runs at new points only."""
+    rows = ["callpath,p,n,value"]
+    for p in (2, 4, 8, 16, 32):
+        for n in (10, 20, 30, 40, 50):
+            rows += [f"halo,{p},{n},{3 * (1 + 0.01 * r) * (1 + 0.001 * n)}" for r in range(2)]
+    path = tmp_path / "flat.csv"
+    path.write_text("\n".join(rows) + "\n")
+    case = bench.case_study(str(path))
+    assert bench.whole_base_fits(case, 0, 0.3, 2)
+    base = bench.base_counts(case, 0, 0.6, whole=2)
+    counts, _ = bench.run_ours(case, 0.6, 0.0, points="auto-new")
+    assert (counts[0][base > 0] == 2).all()
+    beyond = (counts[0] > 0) & (base == 0)
+    assert beyond.any() and (counts[0][beyond] == 1).all()
+    assert case.spent(counts)[0] <= 0.6 + 1e-12
