@@ -329,16 +329,10 @@ def _judge_shape(fit, members, X, Y, weights, noise, set_of, set_blocks, columns
     total = int(offsets[-1])
     if weights is None:
         weights = np.ones((n_members, n_points))
-    # The corners of the design: trend from the smallest to the largest point (if both were measured).
-    low = np.flatnonzero(np.all(X == X.min(axis=0), axis=1))
     high = np.flatnonzero(np.all(X == X.max(axis=0), axis=1))
     last = int(high[0]) if high.size else int(np.argmax(np.sum(np.log(np.maximum(X, 1e-300)), axis=1)))
     variance = np.full(n_members, np.nan) if noise is None else noise.variance
-    if low.size and high.size:
-        corners = np.array([float(X[low[0], 0]), float(X[high[0], 0]) + 1.0])
-        trend = evidence.trend_of(corners, Y[:, [int(low[0]), int(high[0])]], variance)
-    else:
-        trend = np.zeros(n_members, dtype=np.int64)
+    trend = diagonal_trend(X, Y, variance)
     falling_block = (blocks[:, 0] < 0) | ((blocks[:, 0] == 0) & (blocks[:, 1] < 0))
     width = max(h.shape[1] for h in hypotheses) + 1
     chunk = max(1, regression.CHUNK_ELEMENTS // max(1, total * n_points * width * 2))
@@ -403,6 +397,37 @@ def _judge_shape(fit, members, X, Y, weights, noise, set_of, set_blocks, columns
                 picked = b[sets, np.maximum(choice[:, param], 0)] if b.shape[1] else -1
                 block = np.where(choice[:, param] >= 0, picked, -1)
                 fit.terms[members[who], t, param] = block
+
+
+def diagonal_trend(X: np.ndarray, Y: np.ndarray, variance: np.ndarray) -> np.ndarray:
+    """Per series, the direction the evidence's plausibility rule holds the predictions to along the diagonal
+    (every parameter scaled): +1 or -1 where the values clearly rise or fall from the smallest corner of the
+    design to the largest (if both were measured), 0 where they do neither -- or where some parameter alone
+    clearly goes the other way.  Then the parameters pull against each other (work divided among ranks,
+    ``n / p``) and the corners say nothing about the diagonal beyond them: ``c·s/p·log2(p)`` falls from
+    (4, 10) to (64, 50) and rises beyond, and holding it to falling ruled out the true model and dropped ``s``.
+
+    Examples
+    --------
+    >>> X = np.array([[4.0, 10], [4, 50], [64, 10], [64, 50]])
+    >>> Y = np.array([[1.0, 5, 0.15, 0.75], [1.0, 2, 3, 6]])
+    >>> diagonal_trend(X, Y, np.full(2, 1e-6)).tolist()
+    [0, 1]
+    """
+    low = np.flatnonzero(np.all(X == X.min(axis=0), axis=1))
+    high = np.flatnonzero(np.all(X == X.max(axis=0), axis=1))
+    if not (low.size and high.size):
+        return np.zeros(Y.shape[0], dtype=np.int64)
+    steps = np.array([0.0, 1.0])
+    trend = evidence.trend_of(steps, Y[:, [int(low[0]), int(high[0])]], variance)
+    for param in range(X.shape[1]):
+        alone = X.min(axis=0)
+        alone[param] = X[:, param].max()
+        end = np.flatnonzero(np.all(X == alone, axis=1))
+        if end.size and end[0] != low[0]:
+            own = evidence.trend_of(steps, Y[:, [int(low[0]), int(end[0])]], variance)
+            trend = np.where(own == -trend, 0, trend)
+    return trend
 
 
 def _measure_individual(f: regression.Factorization, A_ref: np.ndarray, y: np.ndarray, w: np.ndarray, last: int,

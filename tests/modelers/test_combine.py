@@ -155,3 +155,16 @@ def test_zeros_among_counts_do_not_pull_the_model_to_zero():
     (model,) = model_quietly(experiment(["x", "y", "z"], grid(axis, axis, axis), {"misses": values}))
     for point in ([1.0, 1.0, 1.0], [25.0, 25.0, 25.0], [100.0, 100.0, 100.0]):
         assert 0.4 < model.predict(point) < 3.0, (str(model), point)
+
+
+@pytest.mark.parametrize("noise", [0.0, 0.02])
+def test_parameters_that_pull_against_each_other_keep_both(noise):
+    """Work divided among ranks, c·s/p·log2(p): from the smallest corner (4, 10) to the largest (64, 50) the
+    values fall by 6 %, beyond it the function rises.  The diagonal's direction is not the data's to tell when
+    p alone falls and s alone rises, so the true model stays plausible (it used to be ruled out, and the model
+    dropped s: 0.3895·p^-1·log2(p), 74 % off at (128, 60) on the realistic design set)."""
+    truth = lambda p, s: 0.025 * np.log2(p) / p * s  # noqa: E731
+    e = experiment(["p", "s"], grid(P, S), {"f": truth}, repetitions=4, noise=noise, seed=3)
+    (model,) = model_quietly(e)
+    assert factors(model) == {frozenset({("p", -1.0, 1.0), ("s", 1.0, 0.0)})}
+    assert model.predict([128.0, 60.0]) == pytest.approx(truth(128, 60), rel=0.03)
