@@ -215,3 +215,26 @@ def test_ours_with_auto_new_repeats_the_base_and_buys_single_runs_beyond_it(benc
     beyond = (counts[0] > 0) & (base == 0)
     assert beyond.any() and (counts[0][beyond] == 1).all()
     assert case.spent(counts)[0] <= 0.6 + 1e-12
+
+
+def test_a_realistic_case_draws_functions_as_the_robustness_benchmark(bench):
+    """``--case realistic``: the same seed draws the same functions; every function's runs stay within its own
+    noise level (0 to 40 %, more than one level in the set) of each other, and every truth is positive."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import robustness
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    case = bench.realistic_case(12, 3)
+    assert case.values.shape == (12, 25, 4) and case.names == ["p", "s"]
+    np.testing.assert_array_equal(case.eval_point, [128, 60])
+    again = bench.realistic_case(12, 3)
+    np.testing.assert_array_equal(case.values, again.values)
+    levels = set()
+    for k, note in enumerate(case.notes):
+        level = float(note.rsplit("±", 1)[1].rstrip("%)")) / 100
+        levels.add(level)
+        assert level in robustness.NOISES
+        spread = np.abs(case.values[k] / np.median(case.values[k], axis=1, keepdims=True) - 1)
+        assert spread.max() <= 2 * level / (1 - level) + 1e-12
+    assert len(levels) > 1 and (case.truth > 0).all()
