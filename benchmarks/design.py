@@ -774,33 +774,27 @@ def gpr_protocol(args) -> None:
         for label, figure in PUBLISHED if args.case != "data" else ():
             print(f"{label}: {figure}")
         print_per_kernel(case, errors, budgets, args.per_kernel)
+    generated = []  # (case, what its functions are)
     if args.case == "realistic":
-        budgets = [float(b) / 100 for b in args.synthetic_budgets.split(",")]
         case = realistic_case(args.functions, args.seed)
+        generated.append((case, f"{len(case.kernels)} functions as benchmarks/robustness.py draws them, noise 0–40 % "
+                                "per function"))
+    if args.case in ("synthetic", "all"):
+        for m in [int(x) for x in args.parameters.split(",")]:
+            case = synthetic_case(m, args.functions, args.seed)
+            generated.append((case, f"{len(case.kernels)} functions of Ritter et al. 2020, ±{NOISE:.0%} noise"))
+    budgets = [float(b) / 100 for b in args.synthetic_budgets.split(",")]
+    for case, what in generated:
         case = case.reversed_repetitions() if args.reverse_repetitions else case
         errors = {}
         rows = protocol(case, budgets, args.selector_tolerance, args.modeler, strategies, args.final_modeler,
                         args.base_repetitions, seeds, args.selector_misfit, args.selector_replicates,
                         not args.selector_uncalibrated, not args.base_lines_only, errors_out=errors,
                         points=args.selector_points)
-        print(f"\n{case.label}: {len(case.kernels)} functions as benchmarks/robustness.py draws them, noise 0–40 % "
-              f"per function, {REPETITIONS} repetitions available, evaluation at {format_next(case.names)}")
+        print(f"\n{case.label}: {what}, {REPETITIONS} repetitions available, evaluation at "
+              f"{format_next(case.names)}")
         print(tabulate(rows, headers=headers, tablefmt="github"))
         print_per_kernel(case, errors, budgets, args.per_kernel)
-    if args.case in ("synthetic", "all"):
-        budgets = [float(b) / 100 for b in args.synthetic_budgets.split(",")]
-        for m in [int(x) for x in args.parameters.split(",")]:
-            case = synthetic_case(m, args.functions, args.seed)
-            case = case.reversed_repetitions() if args.reverse_repetitions else case
-            errors = {}
-            rows = protocol(case, budgets, args.selector_tolerance, args.modeler, strategies,
-                            args.final_modeler, args.base_repetitions, seeds, args.selector_misfit,
-                            args.selector_replicates, not args.selector_uncalibrated, not args.base_lines_only,
-                            errors_out=errors, points=args.selector_points)
-            print(f"\n{case.label}: {len(case.kernels)} functions of Ritter et al. 2020, ±{NOISE:.0%} noise, "
-                  f"{REPETITIONS} repetitions available, evaluation at {format_next(case.names)}")
-            print(tabulate(rows, headers=headers, tablefmt="github"))
-            print_per_kernel(case, errors, budgets, args.per_kernel)
 
 
 def print_per_kernel(case: Case, errors: dict, budgets, wanted: str | None) -> None:

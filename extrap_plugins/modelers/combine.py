@@ -403,7 +403,8 @@ def diagonal_trend(X: np.ndarray, Y: np.ndarray, variance: np.ndarray) -> np.nda
     """Per series, the direction the evidence's plausibility rule holds the predictions to along the diagonal
     (every parameter scaled): +1 or -1 where the values clearly rise or fall from the smallest corner of the
     design to the largest (if both were measured), 0 where they do neither -- or where some parameter alone
-    clearly goes the other way.  Then the parameters pull against each other (work divided among ranks,
+    clearly goes the other way (from the smallest corner to its own largest value, where that point was
+    measured).  Then the parameters pull against each other (work divided among ranks,
     ``n / p``) and the corners say nothing about the diagonal beyond them: ``c·s/p·log2(p)`` falls from
     (4, 10) to (64, 50) and rises beyond, and holding it to falling ruled out the true model and dropped ``s``.
 
