@@ -168,3 +168,14 @@ def test_parameters_that_pull_against_each_other_keep_both(noise):
     (model,) = model_quietly(e)
     assert factors(model) == {frozenset({("p", -1.0, 1.0), ("s", 1.0, 0.0)})}
     assert model.predict([128.0, 60.0]) == pytest.approx(truth(128, 60), rel=0.03)
+
+
+def test_a_direction_hidden_at_the_corner_still_counts():
+    """1.7/log2(p)² + c·s^(8/3)·log2(s): along s the values rise by 6 % at p = 4 (within three standard
+    deviations of ±5 % noise) and by 54 % at p = 64, so s pulls against p; judged by the line through the corner
+    alone, the model had to fall along the diagonal and dropped s (52 % off at (128, 60))."""
+    truth = lambda p, s: 1.713 / np.log2(p) ** 2 + 1.34e-7 * s ** (8 / 3) * np.log2(s)  # noqa: E731
+    e = experiment(["p", "s"], grid(P, S), {"f": truth}, repetitions=4, noise=0.05, seed=5)
+    (model,) = model_quietly(e)
+    assert {name for term in factors(model) for name, _, _ in term} == {"p", "s"}
+    assert model.predict([128.0, 60.0]) == pytest.approx(truth(128, 60), rel=0.10)
