@@ -28,6 +28,7 @@ from extrap_plugins.modelers import evidence, regression
 from extrap_plugins.modelers.hypotheses import evaluate_blocks
 
 from .search import SingleFit
+from .segmentation import lines_along
 
 BUDGET = 400
 """Most hypotheses per shape before the enumeration is restricted."""
@@ -424,15 +425,11 @@ def diagonal_trend(X: np.ndarray, Y: np.ndarray, variance: np.ndarray) -> np.nda
     steps = np.array([0.0, 1.0])
     trend = evidence.trend_of(steps, Y[:, [int(low[0]), int(high[0])]], variance)
     for param in range(X.shape[1]):
-        others = np.delete(X, param, axis=1)
-        lines, line_of = np.unique(others, axis=0, return_inverse=True)
-        line_of = line_of.reshape(-1)
-        for line in range(lines.shape[0]):
-            on = np.flatnonzero(line_of == line)
-            start, end = on[np.argmin(X[on, param])], on[np.argmax(X[on, param])]
-            if start != end:
-                own = evidence.trend_of(steps, Y[:, [int(start), int(end)]], variance)
-                trend = np.where(own == -trend, 0, trend)
+        for _, lines in lines_along(X, param):
+            for rows in lines:
+                if rows.size > 1:  # from the line's smallest value of the parameter to its largest
+                    own = evidence.trend_of(steps, Y[:, [int(rows[0]), int(rows[-1])]], variance)
+                    trend = np.where(own == -trend, 0, trend)
     return trend
 
 
