@@ -567,13 +567,16 @@ def reconsider(single: SingleFit, where: np.ndarray) -> None:
     A parameter's effect can hide in the noise of its line (the cheap corner
     of a sparse design) yet show on the other points.  Where the noise is
     known, the combination step tests against it with every point and drops
-    the parameter again if it does not matter.
+    the parameter again if it does not matter; the term was chosen from the data
+    without its line paying for the choice, so the combination charges for it
+    (:attr:`SingleFit.offered`, :func:`~extrap_plugins.modelers.combine.combine`).
     """
     if single.runner_up is None:
         return
     offer = where & (single.n_terms == 0) & (single.runner_up >= 0)
     single.blocks[offer, 0] = single.runner_up[offer]
     single.n_terms = np.where(offer, 1, single.n_terms)
+    single.offered = offer
 
 
 def project_variance(line, V: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

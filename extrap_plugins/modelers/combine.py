@@ -33,6 +33,13 @@ from .segmentation import lines_along
 BUDGET = 400
 """Most hypotheses per shape before the enumeration is restricted."""
 
+OFFERED_COST = 2.0 * evidence.PENALTY_SCALE
+"""IC units a hypothesis pays per parameter it uses whose term its line did not choose (the runner-up offered
+where the line chose the constant): one free parameter, AIC's 2 scaled as every complexity cost is
+(:data:`~extrap_plugins.modelers.evidence.PENALTY_SCALE`).  Without it the combination takes the offered term at
+no cost wherever it fits the noise a little better: the closest of some forty one-term fits of a flat, noisy line
+is a steep term, which its product with another parameter's term then carries far beyond the data."""
+
 
 @dataclass
 class MultiFit:
@@ -307,8 +314,10 @@ def combine(
         part = None if noise is None else regression.Noise(noise.variance[members], noise.dof[members])
         weights = None if not weighted else relative_weights(Y[members])
         if reference is not None:
+            offered = np.stack([np.zeros(members.size, dtype=bool) if s.offered is None else s.offered[members]
+                                for s in singles], axis=1)
             _judge_shape(fit, members, X, Y[members], weights, part, set_of, set_blocks, columns, blocks,
-                         reference, products, hypotheses)
+                         reference, products, hypotheses, offered)
         else:
             _fit_shape(fit, members, Y[members], weights, part, set_of, set_blocks, columns, products, hypotheses,
                        criterion, improvement)
@@ -316,8 +325,13 @@ def combine(
 
 
 def _judge_shape(fit, members, X, Y, weights, noise, set_of, set_blocks, columns, blocks, reference, products,
-                 hypotheses):
-    """:func:`combine` with ``selection="evidence"`` for the series of one shape."""
+                 hypotheses, offered):
+    """:func:`combine` with ``selection="evidence"`` for the series of one shape.
+
+    ``offered`` (n_members, n_params): the parameters whose line chose the constant and which are offered
+    their runner-up (:func:`~extrap_plugins.modelers.base.reconsider`).  A hypothesis using such a parameter
+    pays for the choice of its term as for a coefficient (``OFFERED_COST``): the line did not.
+    """
     n_members, n_points = Y.shape
     n_params = X.shape[1]
     columns_ref = [evaluate_blocks(reference[:, param], blocks) for param in range(n_params)]
@@ -326,6 +340,8 @@ def _judge_shape(fit, members, X, Y, weights, noise, set_of, set_blocks, columns
     variants = [(k, True) for k in range(len(hypotheses))] + [(k, False) for k in range(1, len(hypotheses))]
     variants = [(k, c) for k, c in variants if hypotheses[k].shape[0]]
     n_coef = np.concatenate([np.full(hypotheses[k].shape[0], k + int(c)) for k, c in variants])
+    uses = np.concatenate([(products[hypotheses[k]] >= 0).any(axis=1) for k, _ in variants])  # (n_hyp, n_params)
+    charge = OFFERED_COST * (offered.astype(float) @ uses.T.astype(float))  # (n_members, n_hyp)
     offsets = np.cumsum([0] + [hypotheses[k].shape[0] for k, _ in variants])
     total = int(offsets[-1])
     if weights is None:
@@ -365,7 +381,7 @@ def _judge_shape(fit, members, X, Y, weights, noise, set_of, set_blocks, columns
             parts.append(part)
         rss, fitted_min, fitted_last, predictions, mixed = (np.concatenate(v, axis=1) for v in zip(*parts))
         judged = evidence.judge(y, rss, n_coef, fitted_min, fitted_last, predictions, mixed, variance[who],
-                                trend[who])
+                                trend[who], cost=charge[who])
         chosen[who] = judged.index
         fit.spread[members[who]] = judged.spread
         fit.mixed[members[who]] = judged.mixed

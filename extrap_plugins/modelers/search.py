@@ -55,6 +55,9 @@ class SingleFit:
         The F statistic of the best plausible hypothesis's lack of fit and its degrees of freedom.
     fallback : ndarray of bool, shape (n_series,), optional
         The series whose model the cross-validation rule chose (:func:`evidence_or_cv`).
+    offered : ndarray of bool, shape (n_series,), optional
+        The series whose line chose the constant and whose one term is the runner-up
+        (:func:`~extrap_plugins.modelers.base.reconsider`): the line did not pay for choosing it.
     """
 
     blocks: np.ndarray
@@ -67,6 +70,7 @@ class SingleFit:
     misfit: np.ndarray | None = None
     misfit_dof: np.ndarray | None = None
     fallback: np.ndarray | None = None
+    offered: np.ndarray | None = None
 
 
 def term_limit(n_points: int, max_terms: int) -> int:
