@@ -50,6 +50,7 @@ accuracy.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import time
 import warnings
 
@@ -493,21 +494,60 @@ of measured points with the budget left; ``noise`` new points with as many repet
 noise asks for (:func:`noise_sized`)."""
 
 
-def run_ours(case: Case, budget: float, tolerance: float, modeler: str = "default", base_rule: str = "1",
-             seed: int = 0, misfit: bool = False, replicates: int | None = None, calibrated: bool = True,
-             off_line: bool = True, points: str = "auto"):
-    """Our selector, per kernel: the base design that fits (repeated as ``base_rule`` says, with the point off the
-    lines unless ``off_line`` is False), then the run of largest expected reduction of the interval at the evaluation
-    point per unit of cost, until the interval is within ``tolerance`` or nothing fits; ``misfit`` adds the
-    selector's misfit members, ``calibrated=False`` leaves the ensembles uninflated
-    (``selector.assess(calibrated=False)``) and ``replicates`` sets the number of its bootstrap refits
-    (``selector.assess``; default :data:`~extrap_plugins.selector.REPLICATES`); ``points`` is what it may buy
-    (:data:`POINT_RULES`).  All kernels advance in lock-step so that one modeling call serves them all.
+@dataclasses.dataclass(frozen=True)
+class Ours:
+    """How ``ours`` runs (the ``--selector-*`` and ``--base-*`` options; the defaults are the product's).
+
+    ``tolerance``: the stopping rule's half-width at the evaluation point; ``modeler``: the selector's;
+    ``base_rule``: how the base design is repeated (:data:`BASE_RULES`; ``points`` decides where it says
+    nothing); ``off_line``: the point off the lines, as ``design.suggest`` plans it; ``misfit``: the selector's
+    misfit members; ``replicates``: its bootstrap refits (default :data:`~extrap_plugins.selector.REPLICATES`);
+    ``calibrated=False`` leaves the ensembles uninflated (``selector.assess(calibrated=False)``); ``points``:
+    what it may buy (:data:`POINT_RULES`)."""
+
+    tolerance: float = 0.05
+    modeler: str = "default"
+    base_rule: str = "1"
+    off_line: bool = True
+    misfit: bool = False
+    replicates: int | None = None
+    calibrated: bool = True
+    points: str = "auto"
+
+    @classmethod
+    def from_args(cls, args) -> Ours:
+        return cls(args.selector_tolerance, args.modeler, args.base_repetitions, not args.base_lines_only,
+                   args.selector_misfit, args.selector_replicates, not args.selector_uncalibrated,
+                   args.selector_points)
+
+    def label(self) -> str:
+        """The row label of the tables: ``ours (selector)`` and what differs from the product."""
+        label = "ours (selector)"
+        label += " + misfit members" if self.misfit else ""
+        label += f", {self.replicates} replicates" if self.replicates else ""
+        label += ", uncalibrated" if not self.calibrated else ""
+        label += ", lines only" if not self.off_line else ""
+        return label + POINT_LABELS[self.points]
+
+
+POINT_LABELS = {"auto": "", "new": ", new points only", "any": ", repeats too", "new-first": ", new points first",
+                "whole": ", whole points", "noise": ", repetitions by noise",
+                "auto-full": ", whole points if the base fits",
+                "auto-new": ", base as auto, then single runs at new points"}
+"""What each of :data:`POINT_RULES` adds to the label of ``ours``."""
+
+
+def run_ours(case: Case, budget: float, ours: Ours = Ours(), seed: int = 0):
+    """Our selector (as ``ours`` says), per kernel: the base design that fits, then the run of largest expected
+    reduction of the interval at the evaluation point per unit of cost, until the interval is within the
+    tolerance or nothing fits; ``seed`` sets the signs of the wild bootstrap.  All kernels advance in lock-step
+    so that one modeling call serves them all.
 
     Returns the repetitions per kernel and point, and per kernel whether it stopped because the rule held (rather
     than because nothing more fitted the budget)."""
     from extrap_plugins import design, selector
 
+    points, base_rule, off_line = ours.points, ours.base_rule, ours.off_line
     K = len(case.kernels)
     advised = min(design.advise_repetitions(len(case.names))[0], case.values.shape[2])
     # Per kernel: the repetitions of every point of its base design (whole points), or 0 for single runs.
@@ -531,9 +571,9 @@ def run_ours(case: Case, budget: float, tolerance: float, modeler: str = "defaul
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 assessment = selector.assess(case.experiment(counts, kernels), case.eval_point, case.points,
-                                             modeler=modeler, min_share=0.0, seed=seed, misfit=misfit,
-                                             replicates=replicates or selector.REPLICATES, calibrated=calibrated,
-                                             repetitions=max(int(repetitions), 1))
+                                             modeler=ours.modeler, min_share=0.0, seed=seed, misfit=ours.misfit,
+                                             replicates=ours.replicates or selector.REPLICATES,
+                                             calibrated=ours.calibrated, repetitions=max(int(repetitions), 1))
             by_name.update({kern.name: (assessment, kern) for kern in assessment.kernels})
         for k in np.flatnonzero(active):
             assessment, kern = by_name.get(case.kernels[k], (None, None))
@@ -549,13 +589,13 @@ def run_ours(case: Case, budget: float, tolerance: float, modeler: str = "defaul
                 cost = np.where(new > 0, np.nansum(case.cost[k, :, : beyond[k]], axis=1), np.inf)
             runs = []
             for available in [left] if points == "any" else [new, left] if points == "new-first" else [new]:
-                runs, _ = selector.plan_runs(single, cost, tolerance=tolerance,
+                runs, _ = selector.plan_runs(single, cost, tolerance=ours.tolerance,
                                              limit=budget * case.total[k] - spent, max_runs=1, available=available)
                 if runs:
                     break
             if not runs:
                 active[k] = False
-                held[k] = single.holds(tolerance)
+                held[k] = single.holds(ours.tolerance)
             else:
                 counts[k, runs[0].index] += min(beyond[k], left[runs[0].index]) if beyond[k] else 1
     return counts, held
@@ -653,43 +693,31 @@ def run_cheapest(case: Case, budget: float):
     return counts
 
 
-def protocol(case: Case, budgets, tolerance: float, modeler: str, strategies, final: str | None = None,
-             base_rule: str = "1", seeds=(0,), misfit: bool = False,
-             replicates: int | None = None, calibrated: bool = True, off_line: bool = True,
-             errors_out: dict | None = None, points: str = "auto") -> list[list[str]]:
+def protocol(case: Case, budgets, strategies, ours: Ours = Ours(), final: str | None = None, seeds=(0,),
+             errors_out: dict | None = None) -> list[list[str]]:
     """Rows: strategy, budget, within ±5/10/15/20 %, mean cost used, kernels over budget, and for ours the kernels
     its stopping rule held for (those of them beyond ±10 % in brackets; summed over the seeds).  ``errors_out``,
     if given, receives every run's errors per kernel: ``(label, budget)`` → one array per seed (inf where the base
     exceeded the budget), and ``("full factorial", None)`` → the full factorial's.
 
-    ``modeler`` is the selector's; ``final`` (default: ``modeler``) models every strategy's points for the
+    ``ours.modeler`` is the selector's; ``final`` (default: that one) models every strategy's points for the
     evaluation, the same for all strategies.  ``ours`` and ``gpr`` run once per seed of their randomness
     (``seeds``: ours' bootstrap signs, GPR's hyperparameter restarts); with more than one, the row gives the means
     and the ±10 % column the range over the seeds."""
     rows = []
-    final = final or modeler
+    final = final or ours.modeler
     full = case.errors(case.available, final)
     if errors_out is not None:
         errors_out[("full factorial", None)] = [full]
     rows.append(["full factorial", "100%"] + [f"{np.mean(full <= b):.1%}" for b in BUCKETS] + ["100.0%", "0", "–"])
     for budget in budgets:
         for name in strategies:
-            label = {"ours": "ours (selector)", "gpr": "GPR re-implementation", "cpf": "cheapest first"}[name]
-            label += " + misfit members" if name == "ours" and misfit else ""
-            label += f", {replicates} replicates" if name == "ours" and replicates else ""
-            label += ", uncalibrated" if name == "ours" and not calibrated else ""
-            label += ", lines only" if name == "ours" and not off_line else ""
-            label += {"auto": "", "new": ", new points only", "any": ", repeats too",
-                      "new-first": ", new points first", "whole": ", whole points",
-                      "noise": ", repetitions by noise", "auto-full": ", whole points if the base fits",
-                      "auto-new": ", base as auto, then single runs at new points"}[points] \
-                if name == "ours" else ""
+            label = {"ours": ours.label(), "gpr": "GPR re-implementation", "cpf": "cheapest first"}[name]
             shares, costs, overs, stops, wrong = [], [], [], 0, 0
             for seed in seeds if name in ("ours", "gpr") else (None,):
                 start = time.perf_counter()
                 if name == "ours":
-                    counts, held = run_ours(case, budget, tolerance, modeler, base_rule, seed, misfit, replicates,
-                                            calibrated, off_line, points)
+                    counts, held = run_ours(case, budget, ours, seed)
                 else:
                     counts = run_gpr(case, budget, seed) if name == "gpr" else run_cheapest(case, budget)
                     held = None
@@ -761,10 +789,7 @@ def gpr_protocol(args) -> None:
         case = case.reversed_repetitions() if args.reverse_repetitions else case
         budgets = [float(b) / 100 for b in args.relearn_budgets.split(",")]
         errors = {}
-        rows = protocol(case, budgets, args.selector_tolerance, args.modeler, strategies, args.final_modeler,
-                        args.base_repetitions, seeds, args.selector_misfit, args.selector_replicates,
-                        not args.selector_uncalibrated, not args.base_lines_only, errors_out=errors,
-                        points=args.selector_points)
+        rows = protocol(case, budgets, strategies, Ours.from_args(args), args.final_modeler, seeds, errors)
         shown = ", ".join(f"{n}={v:g}" for n, v in zip(case.names, case.eval_point))
         cost = (f"its core-hours ({case.processes} × value)" if case.processes in case.names
                 else f"its value (no parameter {case.processes!r})")
@@ -787,10 +812,7 @@ def gpr_protocol(args) -> None:
     for case, what in generated:
         case = case.reversed_repetitions() if args.reverse_repetitions else case
         errors = {}
-        rows = protocol(case, budgets, args.selector_tolerance, args.modeler, strategies, args.final_modeler,
-                        args.base_repetitions, seeds, args.selector_misfit, args.selector_replicates,
-                        not args.selector_uncalibrated, not args.base_lines_only, errors_out=errors,
-                        points=args.selector_points)
+        rows = protocol(case, budgets, strategies, Ours.from_args(args), args.final_modeler, seeds, errors)
         print(f"\n{case.label}: {what}, {REPETITIONS} repetitions available, evaluation at "
               f"{format_next(case.names)}")
         print(tabulate(rows, headers=headers, tablefmt="github"))

@@ -96,9 +96,9 @@ def test_ours_starts_from_the_lines_and_the_point_off_them(bench, shared_data):
     off = np.flatnonzero(base - lines)
     assert lines.sum() == 9 and base.sum() == 10
     np.testing.assert_array_equal(case.points[off], [[30.0, 2.0]])  # the cheapest point off the lines
-    counts, held = bench.run_ours(case, 0.3, 0.05, off_line=False, points="new")
+    counts, held = bench.run_ours(case, 0.3, bench.Ours(0.05, off_line=False, points="new"))
     assert held.all() and case.errors(counts)[0] > 0.8 and case.spent(counts)[0] < 0.02
-    counts, held = bench.run_ours(case, 0.3, 0.05, points="new")
+    counts, held = bench.run_ours(case, 0.3, bench.Ours(0.05, points="new"))
     assert case.errors(counts)[0] < 0.10 and case.spent(counts)[0] <= 0.3
 
 
@@ -135,7 +135,7 @@ def test_the_per_kernel_table_marks_every_miss(bench, tmp_path):
 def test_ours_with_new_points_never_repeats_a_run(bench, tmp_path):
     """``points="new"``: the selector buys only points not yet measured, one run each, as ``design.suggest``."""
     case = bench.case_study(str(_incomplete_csv(tmp_path / "app.csv")))
-    counts, _ = bench.run_ours(case, 0.9, 0.0, points="new")
+    counts, _ = bench.run_ours(case, 0.9, bench.Ours(0.0, points="new"))
     assert counts.max() == 1 and (counts <= case.available).all()
     assert (case.spent(counts) <= 0.9 + 1e-12).all()
     assert counts.sum(axis=1).tolist() == [7, 8]  # every point but the evaluation point, once (solve lacks (8, 20))
@@ -144,8 +144,8 @@ def test_ours_with_new_points_never_repeats_a_run(bench, tmp_path):
 def test_ours_with_new_points_first_repeats_only_once_every_point_is_measured(bench, tmp_path):
     """``points="new-first"``: every point that fits once, then second repetitions with the budget left."""
     case = bench.case_study(str(_incomplete_csv(tmp_path / "app.csv")))
-    new, _ = bench.run_ours(case, 0.9, 0.0, points="new")
-    first, _ = bench.run_ours(case, 0.9, 0.0, points="new-first")
+    new, _ = bench.run_ours(case, 0.9, bench.Ours(0.0, points="new"))
+    first, _ = bench.run_ours(case, 0.9, bench.Ours(0.0, points="new-first"))
     assert ((first > 0) == (new > 0)).all() and (first <= case.available).all()
     assert first.max() == 2 and (case.spent(first) > case.spent(new)).all()
     assert (case.spent(first) <= 0.9 + 1e-12).all()
@@ -155,7 +155,7 @@ def test_ours_with_whole_points_buys_every_point_with_its_repetitions(bench, tmp
     """``points="whole"``: as ``suggest`` plans by default, every point with the advised repetitions (four for
     two parameters, at most those it has), the base design's included; never a repetition bought later."""
     case = bench.case_study(str(_incomplete_csv(tmp_path / "app.csv")))
-    counts, _ = bench.run_ours(case, 0.9, 0.0, points="whole")
+    counts, _ = bench.run_ours(case, 0.9, bench.Ours(0.0, points="whole"))
     measured = counts > 0
     np.testing.assert_array_equal(counts[measured], case.available[measured])  # two, or one where (4, 30) has one
     assert (case.spent(counts) <= 0.9 + 1e-12).all() and measured.sum(axis=1).min() >= 5
@@ -168,11 +168,11 @@ def test_ours_by_default_plans_as_suggest_whole_points_only_where_the_whole_base
     is 45 %, and both buy single runs."""
     case = bench.case_study(str(_incomplete_csv(tmp_path / "app.csv")))
     assert [bench.whole_base_fits(case, k, 0.6, 2) for k in range(2)] == [False, True]
-    counts, _ = bench.run_ours(case, 0.6, 0.0, points="auto-full")
+    counts, _ = bench.run_ours(case, 0.6, bench.Ours(0.0, points="auto-full"))
     assert counts[0].max() == 1 and (counts[1][counts[1] > 0] == 2).all()
     assert (case.spent(counts) <= 0.6 + 1e-12).all()
     assert [bench.whole_base_fits(case, k, 0.45, 2) for k in range(2)] == [False, False]
-    counts, _ = bench.run_ours(case, 0.9, 0.0)
+    counts, _ = bench.run_ours(case, 0.9, bench.Ours(0.0))
     assert counts.max() == 1
 
 
@@ -185,7 +185,7 @@ def test_repetitions_by_noise_follow_the_probe(bench, tmp_path):
     assert whole.tolist() == [0, 2]
     assert np.sum(counts[0] == 2) == 3 and ((counts[0] > 0) == (base > 0)).all()
     assert (counts[1][counts[1] > 0] == 2).all()
-    counts, _ = bench.run_ours(case, 0.9, 0.0, points="noise")
+    counts, _ = bench.run_ours(case, 0.9, bench.Ours(0.0, points="noise"))
     assert (counts[1][counts[1] > 0] == 2).all() and (case.spent(counts) <= 0.9 + 1e-12).all()
 
 
@@ -210,7 +210,7 @@ def test_ours_with_auto_new_repeats_the_base_and_buys_single_runs_beyond_it(benc
     case = bench.case_study(str(path))
     assert bench.whole_base_fits(case, 0, 0.3, 2)
     base = bench.base_counts(case, 0, 0.6, whole=2)
-    counts, _ = bench.run_ours(case, 0.6, 0.0, points="auto-new")
+    counts, _ = bench.run_ours(case, 0.6, bench.Ours(0.0, points="auto-new"))
     assert (counts[0][base > 0] == 2).all()
     beyond = (counts[0] > 0) & (base == 0)
     assert beyond.any() and (counts[0][beyond] == 1).all()
@@ -238,3 +238,10 @@ def test_a_realistic_case_draws_functions_as_the_robustness_benchmark(bench):
         spread = np.abs(case.values[k] / np.median(case.values[k], axis=1, keepdims=True) - 1)
         assert spread.max() <= 2 * level / (1 - level) + 1e-12
     assert len(levels) > 1 and (case.truth > 0).all()
+
+
+def test_ours_labels_name_what_differs_from_the_product(bench):
+    assert bench.Ours().label() == "ours (selector)"
+    assert bench.Ours(points="whole", misfit=True, replicates=8).label() == \
+        "ours (selector) + misfit members, 8 replicates, whole points"
+    assert sorted(bench.POINT_LABELS) == sorted(bench.POINT_RULES)
