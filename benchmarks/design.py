@@ -481,7 +481,13 @@ def base_counts(case: Case, k: int, budget: float, rule: str = "1", off_line: bo
     return np.minimum(counts, case.available[k])
 
 
-POINT_RULES = ("auto", "new", "any", "new-first", "whole", "noise", "auto-full", "auto-new")
+POINT_LABELS = {"auto": "", "new": ", new points only", "any": ", repeats too", "new-first": ", new points first",
+                "whole": ", whole points", "noise": ", repetitions by noise",
+                "auto-full": ", whole points if the base fits",
+                "auto-new": ", base as auto, then single runs at new points"}
+"""What each rule of :data:`POINT_RULES` adds to the label of ``ours``."""
+
+POINT_RULES = tuple(POINT_LABELS)
 """What ``run_ours`` may buy per step: ``new`` only points not yet measured, one run each; ``whole`` new
 points only, the base design's included, each with the repetitions ``design.advise_repetitions`` advises (at most
 those the point has), costed with all of them; ``auto`` (the default) what ``design.suggest`` plans (so
@@ -528,13 +534,6 @@ class Ours:
         label += ", uncalibrated" if not self.calibrated else ""
         label += ", lines only" if not self.off_line else ""
         return label + POINT_LABELS[self.points]
-
-
-POINT_LABELS = {"auto": "", "new": ", new points only", "any": ", repeats too", "new-first": ", new points first",
-                "whole": ", whole points", "noise": ", repetitions by noise",
-                "auto-full": ", whole points if the base fits",
-                "auto-new": ", base as auto, then single runs at new points"}
-"""What each of :data:`POINT_RULES` adds to the label of ``ours``."""
 
 
 def run_ours(case: Case, budget: float, ours: Ours = Ours(), seed: int = 0):

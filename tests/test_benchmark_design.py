@@ -244,4 +244,3 @@ def test_ours_labels_name_what_differs_from_the_product(bench):
     assert bench.Ours().label() == "ours (selector)"
     assert bench.Ours(points="whole", misfit=True, replicates=8).label() == \
         "ours (selector) + misfit members, 8 replicates, whole points"
-    assert sorted(bench.POINT_LABELS) == sorted(bench.POINT_RULES)

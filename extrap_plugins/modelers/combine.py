@@ -37,8 +37,9 @@ OFFERED_COST = 2.0 * evidence.PENALTY_SCALE
 """IC units a hypothesis pays per parameter it uses whose term its line did not choose (the runner-up offered
 where the line chose the constant): one free parameter, AIC's 2 scaled as every complexity cost is
 (:data:`~extrap_plugins.modelers.evidence.PENALTY_SCALE`).  Without it the combination takes the offered term at
-no cost wherever it fits the noise a little better: the closest of some forty one-term fits of a flat, noisy line
-is a steep term, which its product with another parameter's term then carries far beyond the data."""
+no cost wherever it fits the noise a little better: the closest of some eighty one-term fits of a flat, noisy line
+is a steep term, which its product with another parameter's term then carries far beyond the data.  Charged by
+the evidence selection (``selection="evidence"``, the default); ``selection="cv"`` is unchanged."""
 
 
 @dataclass
