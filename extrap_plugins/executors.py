@@ -57,6 +57,10 @@ at 1e-3 the ``mpi`` executor read and modelled a 125-run sweep three times
 slower than ``process``, at 1e-4 as fast.  ``$MPI4PY_FUTURES_BACKOFF``
 overrides it.
 """
+ABORT_GRACE = 1.0
+"""Seconds between writing the reason and aborting the MPI job: a rank's output reaches the user through the
+launcher's proxy, which the abort tears down; once in a CI run the message of a dead worker was lost (empty
+stderr, exit status 1), which a second of grace on this already failing path avoids."""
 STALL_TIMEOUT_VARIABLE = "EXTRAP_PLUGINS_STALL_TIMEOUT"
 STALL_TIMEOUT = 1800.0
 """Seconds without any finished piece of work after which an MPI worker counts as dead."""
@@ -226,6 +230,7 @@ def end_mpi_job(status: int) -> None:
 
     sys.stdout.flush()
     sys.stderr.flush()
+    time.sleep(ABORT_GRACE)
     MPI.COMM_WORLD.Abort(status)
 
 
