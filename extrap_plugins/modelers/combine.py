@@ -341,8 +341,8 @@ def _judge_shape(fit, members, X, Y, weights, noise, set_of, set_blocks, columns
     variants = [(k, True) for k in range(len(hypotheses))] + [(k, False) for k in range(1, len(hypotheses))]
     variants = [(k, c) for k, c in variants if hypotheses[k].shape[0]]
     n_coef = np.concatenate([np.full(hypotheses[k].shape[0], k + int(c)) for k, c in variants])
-    uses = np.concatenate([(products[hypotheses[k]] >= 0).any(axis=1) for k, _ in variants])  # (n_hyp, n_params)
-    charge = OFFERED_COST * (offered.astype(float) @ uses.T.astype(float))  # (n_members, n_hyp)
+    # Which parameters each hypothesis uses (n_hyp, n_params); the charge is made per chunk of series.
+    uses = np.concatenate([(products[hypotheses[k]] >= 0).any(axis=1) for k, _ in variants]).astype(float)
     offsets = np.cumsum([0] + [hypotheses[k].shape[0] for k, _ in variants])
     total = int(offsets[-1])
     if weights is None:
@@ -382,7 +382,7 @@ def _judge_shape(fit, members, X, Y, weights, noise, set_of, set_blocks, columns
             parts.append(part)
         rss, fitted_min, fitted_last, predictions, mixed = (np.concatenate(v, axis=1) for v in zip(*parts))
         judged = evidence.judge(y, rss, n_coef, fitted_min, fitted_last, predictions, mixed, variance[who],
-                                trend[who], cost=charge[who])
+                                trend[who], cost=OFFERED_COST * (offered[who].astype(float) @ uses.T))
         chosen[who] = judged.index
         fit.spread[members[who]] = judged.spread
         fit.mixed[members[who]] = judged.mixed
