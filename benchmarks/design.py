@@ -492,7 +492,8 @@ POINT_RULES = tuple(POINT_LABELS)
 points only, the base design's included, each with the repetitions ``design.advise_repetitions`` advises (at most
 those the point has), costed with all of them; ``auto`` (the default) what ``design.suggest`` plans (so
 ``suggest`` and ``autotune``): per kernel ``whole`` when its whole base design with those repetitions fits
-:data:`~extrap_plugins.design.BASE_SHARE` (half) of the budget (:func:`whole_base_fits`), else ``new``;
+:data:`~extrap_plugins.design.BASE_SHARE` (half) of the budget (:func:`whole_base_fits`), else ``new``, and
+once every point is measured single runs that repeat measured points, up to the advised repetitions;
 ``auto-full`` the same with the whole budget (the product's rule in commit 4c5b18d); ``auto-new`` the base as
 ``auto``, then single runs at new points; ``any`` a run at any point with repetitions left, a measured one
 included (the default until 2026-11-27); ``new-first`` new points while one is worth its cost, then repetitions
@@ -587,7 +588,11 @@ def run_ours(case: Case, budget: float, ours: Ours = Ours(), seed: int = 0):
             if beyond[k]:  # a new point with all its repetitions is one run of the plan
                 cost = np.where(new > 0, np.nansum(case.cost[k, :, : beyond[k]], axis=1), np.inf)
             runs = []
-            for available in [left] if points == "any" else [new, left] if points == "new-first" else [new]:
+            options = [left] if points == "any" else [new, left] if points == "new-first" else [new]
+            if points in ("auto", "auto-full") and not new.any() and not beyond[k]:
+                # every point measured: repetitions, up to the advised (as design.suggest)
+                options = [np.clip(np.minimum(left, advised - counts[k]), 0, None)]
+            for available in options:
                 runs, _ = selector.plan_runs(single, cost, tolerance=ours.tolerance,
                                              limit=budget * case.total[k] - spent, max_runs=1, available=available)
                 if runs:

@@ -9,9 +9,11 @@ Each round asks :func:`extrap_plugins.design.suggest` (the uncertainty
 strategy of :mod:`extrap_plugins.selector`) for the next runs, measures the
 base design whole and afterwards one run per round with the sweep runner of
 the instrument shim (``extrap-plugins run``; the parameter ``p`` is the process
-count), and reads the folder again.  It ends when the stopping rule holds
-(``done``), when no further run fits the budget (``budget``), when every
-candidate point is measured (``exhausted``), when a launch fails
+count), and reads the folder again; once every candidate point is measured, a
+round repeats a measured point (up to the advised repetitions each).  It ends
+when the stopping rule holds (``done``), when no further run fits the budget
+(``budget``), when every candidate point is measured with its advised
+repetitions (``exhausted``), when a launch fails
 (``failed``; exit status 4) or after ``max_steps`` rounds (``steps``).
 
 Everything lives in the output folder: the measurements
@@ -179,9 +181,8 @@ def autotune(
         spent = last.measured_cost + sum(r.cost * r.repetitions for r in runs)
         share = spent / last.full_cost if last.full_cost else 0.0
         say(f"round {number}: {_describe_round(last, runs, share)}")
-        record = Round(number, last.status, share, [
-            {"point": {n: json_plain(r.point[n]) for n in space.parameters}, "repetitions": r.repetitions,
-             "cost": r.cost, "why": r.role} for r in runs], dict(last.widths or {}), list(last.notes))
+        record = Round(number, last.status, share, [_saved(r, space.parameters) for r in runs],
+                       dict(last.widths or {}), list(last.notes))
         rounds.append(record)
         _save(folder, space, rounds, "running")  # before running: an interrupted round keeps its reasons
         ok = runner(runs, folder)
@@ -253,10 +254,17 @@ def _ordered(space: design.Space, experiment) -> design.Space:
 
 
 # -------------------------------------------------------------------- state
+def _saved(run: design.Run, parameters) -> dict:
+    """A run of a round as ``autotune.json`` keeps it (:func:`_as_run` reads it back)."""
+    saved = {"point": {n: json_plain(run.point[n]) for n in parameters}, "repetitions": run.repetitions,
+             "cost": run.cost, "why": run.role}
+    return saved | ({"first_repetition": run.first} if run.first else {})
+
+
 def _as_run(saved: Mapping) -> design.Run:
     """A run of a saved round, to measure again."""
     return design.Run({n: float(v) for n, v in saved["point"].items()}, int(saved["repetitions"]),
-                      float(saved["cost"]), saved.get("why", ""))
+                      float(saved["cost"]), saved.get("why", ""), int(saved.get("first_repetition", 0)))
 
 
 def _load_rounds(folder: pathlib.Path, parameters) -> tuple[list[Round], bool]:
@@ -310,7 +318,8 @@ def _count(repetitions: list[int]) -> str:
 
 
 def _describe_round(s, runs, share) -> str:
-    what = "the base design" if s.status == "base" else "the run of largest expected gain"
+    what = ("the base design" if s.status == "base" else "a repetition of largest expected gain" if runs[0].first
+            else "the run of largest expected gain")
     points = ", ".join(format_point(r.point, brackets=True) for r in runs[:3]) + (" ..." if len(runs) > 3 else "")
     count = _count([int(r.repetitions) for r in runs])
     return f"{what}: {count} {points} (cost so far {share:.1%} of the full factorial){_widest(s.widths)}"

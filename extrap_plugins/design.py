@@ -27,7 +27,9 @@ A plan is written as JSON (``write_plan``/``load_plan``)::
 design first, then additional points, each part cheapest first; ``point``
 has one number per parameter (whole numbers written as integers),
 ``repetitions`` is how often to run the point, ``cost`` the cost model's
-value for one run (one repetition).
+value for one run (one repetition).  A run that repeats a measured point says
+from which repetition on (``"first_repetition": 2`` adds the third run; the
+key is left out when it is 0).
 """
 
 from __future__ import annotations
@@ -59,7 +61,10 @@ most this share of the budget: the rest is the selector's.  Measured in ``benchm
 --selector-points auto`` against ``auto-full`` (the whole budget): on RELeARN 71.4 % of the kernels within ±10 %
 at 20 % against 28.6 / 42.9 %, on the first two-parameter set one function of 30 less."""
 EXHAUSTED = "every candidate point is measured: give further values with --param (towards the target) to go on"
-"""The note when no unmeasured point is left (status ``"exhausted"``)."""
+"""The note when nothing is left to measure (status ``"exhausted"``)."""
+REPEATING = ("every candidate point is measured: the plan repeats measured points (up to {cap} runs each); further "
+             "values with --param (towards the target) would tell more of the models' shape")
+"""The note when the uncertainty strategy, every candidate point measured, plans repetitions of measured points."""
 RESOURCE_NAMES = frozenset({
     "p", "np", "nprocs", "n_procs", "procs", "processes", "process", "ranks", "mpi_ranks", "nodes", "cores",
     "threads", "gpus", "tasks", "workers",
@@ -77,6 +82,9 @@ class Run:
     cost: float
     role: str = ""
     """Why this run: ``line p``, ``corner``, ``additional`` (not written to plan files)."""
+    first: int = 0
+    """The repetition its first run is (the runs the point already has): a run of a measured point adds
+    repetitions ``first`` … ``first + repetitions - 1``."""
 
 
 @dataclass
@@ -96,6 +104,7 @@ def plan_document(plan: Plan) -> dict:
         "runs": [
             {"point": {name: json_plain(run.point[name]) for name in plan.parameters},
              "repetitions": int(run.repetitions), "cost": float(run.cost)}
+            | ({"first_repetition": int(run.first)} if run.first else {})
             for run in plan.runs
         ],
     }
@@ -157,7 +166,10 @@ def load_plan(path: str | os.PathLike) -> Plan:
         cost = entry.get("cost")
         if not _is_number(cost) or cost < 0:
             raise InputError(f"{where}: cost must be a number >= 0, got {cost!r}", path)
-        plan.runs.append(Run({p: float(point[p]) for p in parameters}, repetitions, float(cost)))
+        first = entry.get("first_repetition", 0)
+        if not isinstance(first, int) or isinstance(first, bool) or first < 0:
+            raise InputError(f"{where}: first_repetition must be a whole number >= 0, got {first!r}", path)
+        plan.runs.append(Run({p: float(point[p]) for p in parameters}, repetitions, float(cost), first=first))
     return plan
 
 
@@ -604,7 +616,7 @@ def suggest(
 
     if strategy == "uncertainty":
         return _suggest_uncertainty(
-            space, grid, costs, measured, order, rank, effective, suggestion, selected, budget=budget,
+            space, grid, costs, runs_at, order, rank, effective, suggestion, selected, budget=budget,
             tolerance=tolerance, target=target, exclude=exclude, modeler=modeler, measure=measure, host=host,
             line=line, options=options, progress=progress)
     missing = base & ~measured
@@ -737,13 +749,14 @@ def base_design(space, effective: np.ndarray, limit: float, line: int = 5) -> tu
     return indices, length, notes
 
 
-def _suggest_uncertainty(space, grid, costs, measured, order, rank, effective, suggestion, selected, *, budget,
+def _suggest_uncertainty(space, grid, costs, runs_at, order, rank, effective, suggestion, selected, *, budget,
                          tolerance, target, exclude, modeler, measure, host, line, options, progress=None):
     """:func:`extrap_plugins.design.suggest` with ``strategy="uncertainty"`` (see the module docstring)."""
     from .extrapolation import parse_target
     from .selector import assess, default_target, plan_runs, z_of
 
     parameters = space.parameters
+    measured = runs_at > 0
     suggestion.strategy = "uncertainty"
     full_cost = suggestion.full_cost
     limit = budget.limit(full_cost) if budget is not None else math.inf
@@ -799,9 +812,17 @@ def _suggest_uncertainty(space, grid, costs, measured, order, rank, effective, s
         suggestion.plan = Plan(parameters, runs_of(missing, roles))
         return suggestion
 
+    # New points, each with the plan's repetitions; once every candidate point is measured, single runs that
+    # repeat measured points, up to the advised repetitions (the full factorial's) each.
     candidates = np.flatnonzero(~measured & ~excluded)
+    per_run, run_costs, available = suggestion.repetitions, point_costs[candidates], None
+    cap = max(suggestion.reference_repetitions, suggestion.repetitions)
+    repeating = candidates.size == 0
+    if repeating:
+        candidates = np.flatnonzero(measured & ~excluded & (runs_at < cap))
+        per_run, run_costs, available = 1, costs[candidates], cap - runs_at[candidates]
     assessment = assess(selected, target_point, grid[candidates], modeler=modeler, measure=measure, host=host,
-                        repetitions=suggestion.repetitions, progress=progress, **options)
+                        repetitions=per_run, progress=progress, **options)
     z = z_of(assessment.level)
     suggestion.widths = {k.name: z * math.sqrt(k.variance()) for k in assessment.kernels if k.judged}
     suggestion.not_judged = {k.name: k.why_not for k in assessment.kernels if not k.judged}
@@ -812,12 +833,12 @@ def _suggest_uncertainty(space, grid, costs, measured, order, rank, effective, s
         suggestion.notes.append(
             f"the rule holds: every judged kernel's {assessment.level:.0%} interval at {where} is within "
             f"±{tolerance:.0%}" + (f" (widest: {widest[0]} ±{format_share(widest[1])})" if widest else ""))
-        extra, after = plan_runs(assessment, point_costs[candidates], tolerance=0.0, limit=remaining,
-                                 max_runs=_room(max_points, suggestion))
+        extra, after = plan_runs(assessment, run_costs, tolerance=0.0, limit=remaining,
+                                 max_runs=_room(max_points, suggestion), available=available)
         suggestion.notes.append(_would_buy(extra, after, suggestion.widths, remaining, budget))
         return suggestion
-    runs, predicted = plan_runs(assessment, point_costs[candidates], tolerance=tolerance, limit=remaining,
-                                max_runs=_room(max_points, suggestion))
+    runs, predicted = plan_runs(assessment, run_costs, tolerance=tolerance, limit=remaining,
+                                max_runs=_room(max_points, suggestion), available=available)
     suggestion.predicted = {name: predicted[name] for name in suggestion.widths}
     if not runs:
         widest = max(suggestion.widths.items(), key=lambda kv: kv[1])
@@ -831,14 +852,27 @@ def _suggest_uncertainty(space, grid, costs, measured, order, rank, effective, s
             suggestion.notes.append(f"no further run fits the budget; {stays}")
         return suggestion
     suggestion.status = "add"
-    roles = {int(candidates[r.index]): r.reason() for r in runs}
-    suggestion.plan = Plan(parameters, runs_of([int(candidates[r.index]) for r in runs], list(
-        roles.get(i, "") for i in range(grid.shape[0]))))
+    if repeating:
+        suggestion.notes.append(REPEATING.format(cap=cap))
+        planned = runs_at.copy()  # a point planned twice: its second run is the next repetition
+        suggestion.plan = Plan(parameters)
+        for r in runs:
+            i = int(candidates[r.index])
+            suggestion.plan.runs.append(Run({name: float(grid[i, param]) for param, name in enumerate(parameters)},
+                                            1, float(costs[i]), f"repetition {planned[i] + 1}: {r.reason()}",
+                                            first=int(planned[i])))
+            planned[i] += 1
+    else:
+        roles = {int(candidates[r.index]): r.reason() for r in runs}
+        suggestion.plan = Plan(parameters, runs_of([int(candidates[r.index]) for r in runs], list(
+            roles.get(i, "") for i in range(grid.shape[0]))))
     left_open = [name for name, width in suggestion.predicted.items() if width > tolerance]
     if left_open:
+        left = (np.ones(candidates.size, dtype=np.int64) if available is None else available.copy())
+        np.subtract.at(left, [r.index for r in runs], 1)
+        why = "the budget ends first" if (left > 0).any() else "nothing is left to measure"
         suggestion.notes.append(f"after these runs the selector still expects {len(left_open)} kernel"
-                                f"{'s' if len(left_open) != 1 else ''} above ±{tolerance:.0%} at {where} "
-                                f"(the budget ends first)")
+                                f"{'s' if len(left_open) != 1 else ''} above ±{tolerance:.0%} at {where} ({why})")
     return suggestion
 
 

@@ -168,7 +168,8 @@ def launches_from_plan(path: str) -> tuple[list[Launch], list[str]]:
     """The launches of a plan file (``extrap-plugins suggest --export``), in the plan's order.
 
     The plan's parameter ``p`` is the process count (1 when the plan has no ``p``);
-    every run is launched as often as its repetitions say, repetitions as the outer loop.
+    every run is launched as often as its repetitions say, repetitions as the outer loop; a run that repeats a
+    measured point starts at its ``first_repetition``.
     """
     from extrap_plugins.design import load_plan
 
@@ -186,7 +187,7 @@ def launches_from_plan(path: str) -> tuple[list[Launch], list[str]]:
             if float(processes) != int(processes) or int(processes) < 1:
                 raise InputError(f"plan run {dict(run.point)}: p must be a positive whole number of processes", path)
             values = tuple((n, _plain(run.point[n])) for n in names)
-            result.append(Launch(int(processes), values, repetition))
+            result.append(Launch(int(processes), values, run.first + repetition))
     if not result:
         raise InputError("the plan has no runs", path)
     return result, names

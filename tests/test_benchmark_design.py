@@ -133,7 +133,8 @@ def test_the_per_kernel_table_marks_every_miss(bench, tmp_path):
 
 
 def test_ours_with_new_points_never_repeats_a_run(bench, tmp_path):
-    """``points="new"``: the selector buys only points not yet measured, one run each, as ``design.suggest``."""
+    """``points="new"``: the selector buys only points not yet measured, one run each (as ``design.suggest``
+    until every point is measured)."""
     case = bench.case_study(str(_incomplete_csv(tmp_path / "app.csv")))
     counts, _ = bench.run_ours(case, 0.9, bench.Ours(0.0, points="new"))
     assert counts.max() == 1 and (counts <= case.available).all()
@@ -165,15 +166,19 @@ def test_ours_by_default_plans_as_suggest_whole_points_only_where_the_whole_base
     """Per kernel: the whole base design with two repetitions a point fits 60 % of ``halo``'s cost but not of
     ``solve``'s (its costs grow with p × n).  ``points="auto-full"`` (the whole budget): ``solve`` buys single
     runs, ``halo`` whole points; ``points="auto"`` (the default, as ``suggest``: half the budget) at 90 %: half
-    is 45 %, and both buy single runs."""
+    is 45 %, and both buy single runs.  Single runs go to every point once, and then, as ``suggest``, to second
+    repetitions (the advised two) while the budget lasts."""
     case = bench.case_study(str(_incomplete_csv(tmp_path / "app.csv")))
+    once, _ = bench.run_ours(case, 0.9, bench.Ours(0.0, points="new"))  # every point, once
     assert [bench.whole_base_fits(case, k, 0.6, 2) for k in range(2)] == [False, True]
     counts, _ = bench.run_ours(case, 0.6, bench.Ours(0.0, points="auto-full"))
-    assert counts[0].max() == 1 and (counts[1][counts[1] > 0] == 2).all()
+    assert ((counts[0] > 0) == (once[0] > 0)).all() and counts[0].max() == 2
+    assert (counts[1][counts[1] > 0] == 2).all()
     assert (case.spent(counts) <= 0.6 + 1e-12).all()
     assert [bench.whole_base_fits(case, k, 0.45, 2) for k in range(2)] == [False, False]
     counts, _ = bench.run_ours(case, 0.9, bench.Ours(0.0))
-    assert counts.max() == 1
+    assert ((counts > 0) == (once > 0)).all() and counts.max() == 2 and (counts <= case.available).all()
+    assert (case.spent(counts) <= 0.9 + 1e-12).all() and (case.spent(counts) > case.spent(once)).all()
 
 
 def test_repetitions_by_noise_follow_the_probe(bench, tmp_path):

@@ -221,6 +221,9 @@ def test_a_plan_file_round_trips_exactly(tmp_path):
      '"repetitions": 1, "cost": 1}]}', "run 1: the point has ['q'], expected the parameters ['p']"),
     ('{"format": "extrap-plugins/plan", "version": 1, "parameters": ["p"], "runs": [{"point": {"p": 1}, '
      '"repetitions": 0, "cost": 1}]}', "run 1: repetitions must be a whole number >= 1, got 0"),
+    ('{"format": "extrap-plugins/plan", "version": 1, "parameters": ["p"], "runs": [{"point": {"p": 1}, '
+     '"repetitions": 1, "cost": 1, "first_repetition": -1}]}',
+     "run 1: first_repetition must be a whole number >= 0, got -1"),
     ('{"format": "extrap-plugins/plan", "version": 1, "parameters": ["p"], "runs": [{"point": {"p": "4"}, '
      '"repetitions": 1, "cost": 1}]}', "run 1: every parameter value must be a number, got {'p': '4'}"),
     ('{"format": "extrap-plugins/plan", "version": 1, "parameters": ["p"], "runs": [{"point": {"p": 4}, '
@@ -270,9 +273,10 @@ def test_suggest_reads_measurements(host, tmp_path, capsys):
 @pytest.mark.parametrize("strategy", ["cheapest", "uncertainty"])
 def test_when_every_candidate_is_measured_suggest_says_so_rather_than_blaming_the_budget(host, tmp_path, capsys,
                                                                                          strategy):
-    # five process counts, two repetitions that disagree by ±30 %: the interval at the target stays wide
+    # five process counts, four repetitions that disagree by ±30 % (the advised number at that noise): the
+    # interval at the target stays wide, and neither a new point nor a repetition is left
     path = tmp_path / "all.csv"
-    rows = ["p,value"] + [f"{p},{(10 + p) * f}" for p in (4, 8, 16, 32, 64) for f in (0.7, 1.3)]
+    rows = ["p,value"] + [f"{p},{(10 + p) * f}" for p in (4, 8, 16, 32, 64) for f in (0.7, 1.3, 0.8, 1.2)]
     path.write_text("\n".join(rows) + "\n")
     assert main(["suggest", str(path), "--strategy", strategy]) == ExitStatus.OK
     out = capsys.readouterr().out
@@ -280,6 +284,28 @@ def test_when_every_candidate_is_measured_suggest_says_so_rather_than_blaming_th
     assert "note: every candidate point is measured: give further values with --param (towards the target) to go " \
            "on" in out
     assert "budget" not in out
+
+
+def test_when_every_candidate_is_measured_the_uncertainty_strategy_repeats_points_up_to_the_advised_runs(
+        host, tmp_path, capsys):
+    # one run at each of five process counts (the advised two for one parameter): the runs left to buy are
+    # second repetitions, each planned from repetition 1 on, as far as 80 % of the full factorial (2 × 124) allows
+    path = tmp_path / "once.csv"
+    path.write_text("p,value\n4,14.7\n8,17.1\n16,27.9\n32,41.0\n64,77.3\n")
+    plan_path = tmp_path / "plan.json"
+    assert main(["suggest", str(path), "--budget", "80%", "--export", str(plan_path)]) == ExitStatus.OK
+    out = capsys.readouterr().out
+    assert "note: every candidate point is measured: the plan repeats measured points (up to 2 runs each); further " \
+           "values with --param (towards the target) would tell more of the models' shape\n" in out
+    plan = load_plan(plan_path)
+    assert [run.point["p"] for run in plan.runs] == [8, 16, 32, 4]  # p = 64 (25.8 % more) does not fit
+    assert all(run.repetitions == 1 and run.first == 1 for run in plan.runs)
+    assert sum(run.cost for run in plan.runs) + 124 <= 0.8 * 248
+    assert "repetition 2: narrows <root>" in out
+    assert json.loads(plan_path.read_text())["runs"][0]["first_repetition"] == 1
+    # the sweep runner launches the second repetition, not the measured first
+    assert main(["run", "--plan", str(plan_path), "--dry-run", "-o", str(tmp_path / "runs"), "--", "app"]) == 0
+    assert capsys.readouterr().out.count("EXTRAP_REPETITION=1 ") == 4
 
 
 @pytest.mark.parametrize("args, message", [

@@ -169,3 +169,28 @@ def test_a_budget_too_small_for_the_repetitions_buys_single_runs(mpiexec, tmp_pa
     assert captured.out.splitlines()[0] == ("done: the models are within tolerance at the target "
                                             "(13.9% of the full factorial's cost)")
     assert len(records(runs / "jacobi.extrap.jsonl")) == 6
+
+
+def test_once_every_point_is_measured_the_loop_repeats_points_within_the_budget(mpiexec, tmp_path,
+                                                                               no_extrap_environment, capsys):
+    # six points, each measured once, cost 12 of the full factorial's 48 (four runs each, advised for two
+    # parameters); a rule that cannot hold: the budget left (40 %: 19.2) goes to second repetitions
+    runs = tmp_path / "runs"
+    args = ["autotune", "--param", "p=1,2,3", "--param", "n=16,32", "--budget", "40%", "--metric", "time",
+            "--callpath", "main", "--tolerance", "0.0001", "-o", str(runs), "--", *PROGRAM]
+    assert cli.main(args) == cli.ExitStatus.OK
+    captured = capsys.readouterr()
+    assert captured.out.startswith("stopped: the budget is spent before the rule holds (")
+    assert "round 3: a repetition of largest expected gain: 1 point × 1 repetition (" in captured.err
+    state = json.loads((runs / "autotune.json").read_text())
+    planned = [run for r in state["rounds"] for run in r["runs"]]
+    assert len(planned) > 6 and sum(run["cost"] for run in planned) <= 0.4 * 48
+    repeats = planned[6:]
+    assert all(run["first_repetition"] >= 1 and run["why"].startswith(f"repetition {run['first_repetition'] + 1}: ")
+               for run in repeats)
+    launched = [(r["size"], r["parameters"]["n"], r["repetition"]) for r in records(runs / "jacobi.extrap.jsonl")]
+    by_point = {}
+    for size, n, repetition in launched:
+        by_point.setdefault((size, n), set()).add(repetition)
+    assert len(by_point) == 6 and sum(len(r) for r in by_point.values()) == len(planned)
+    assert all(r == set(range(len(r))) for r in by_point.values())  # 0, then 1: never a repetition twice
