@@ -586,7 +586,7 @@ def suggest(
     order = cost_model.order(grid)
     rank = np.empty_like(order)
     rank[order] = np.arange(order.size)
-    runs_at = _measured_runs(grid, experiment)
+    runs_at, next_repetition = _measured_runs(grid, experiment)
     measured = runs_at > 0
     selected = None
     if experiment is not None:
@@ -616,7 +616,8 @@ def suggest(
 
     if strategy == "uncertainty":
         return _suggest_uncertainty(
-            space, grid, costs, runs_at, order, rank, effective, suggestion, selected, budget=budget,
+            space, grid, costs, (runs_at, next_repetition), order, rank, effective, suggestion, selected,
+            budget=budget,
             tolerance=tolerance, target=target, exclude=exclude, modeler=modeler, measure=measure, host=host,
             line=line, options=options, progress=progress)
     missing = base & ~measured
@@ -749,13 +750,15 @@ def base_design(space, effective: np.ndarray, limit: float, line: int = 5) -> tu
     return indices, length, notes
 
 
-def _suggest_uncertainty(space, grid, costs, runs_at, order, rank, effective, suggestion, selected, *, budget,
+def _suggest_uncertainty(space, grid, costs, runs, order, rank, effective, suggestion, selected, *, budget,
                          tolerance, target, exclude, modeler, measure, host, line, options, progress=None):
-    """:func:`extrap_plugins.design.suggest` with ``strategy="uncertainty"`` (see the module docstring)."""
+    """:func:`extrap_plugins.design.suggest` with ``strategy="uncertainty"`` (see the module docstring); ``runs``
+    is :func:`_measured_runs`'."""
     from .extrapolation import parse_target
     from .selector import assess, default_target, plan_runs, z_of
 
     parameters = space.parameters
+    runs_at, next_repetition = runs
     measured = runs_at > 0
     suggestion.strategy = "uncertainty"
     full_cost = suggestion.full_cost
@@ -858,9 +861,10 @@ def _suggest_uncertainty(space, grid, costs, runs_at, order, rank, effective, su
         suggestion.plan = Plan(parameters)
         for r in runs:
             i = int(candidates[r.index])
+            first = int(next_repetition[i] + planned[i] - runs_at[i])
             suggestion.plan.runs.append(Run({name: float(grid[i, param]) for param, name in enumerate(parameters)},
                                             1, float(costs[i]), f"repetition {planned[i] + 1}: {r.reason()}",
-                                            first=int(planned[i])))
+                                            first=first))
             planned[i] += 1
     else:
         roles = {int(candidates[r.index]): r.reason() for r in runs}
@@ -966,12 +970,14 @@ def _repetitions(space, costs, given, noise, counters, strategy, budget, line) -
     return repetitions, reason, reference
 
 
-def _measured_runs(grid: np.ndarray, experiment: Experiment | None) -> np.ndarray:
-    """How many runs (distinct repetitions) the experiment has at every grid point; a measured point outside
-    the grid is an error."""
+def _measured_runs(grid: np.ndarray, experiment: Experiment | None) -> tuple[np.ndarray, np.ndarray]:
+    """How many runs (distinct repetitions) the experiment has at every grid point, and the number of the next
+    repetition there (one above the largest measured: a repetition that failed leaves a gap, and a run planned
+    into the gap would be skipped as measured); a measured point outside the grid is an error."""
     runs = np.zeros(grid.shape[0], dtype=np.int64)
+    following = np.zeros(grid.shape[0], dtype=np.int64)
     if experiment is None or len(experiment) == 0:
-        return runs
+        return runs, following
     index = {tuple(row): i for i, row in enumerate(grid.tolist())}
     for row in experiment.points().tolist():
         if tuple(row) not in index:
@@ -981,9 +987,11 @@ def _measured_runs(grid: np.ndarray, experiment: Experiment | None) -> np.ndarra
                 f"is not in the design space; add its values with --param"
             )
     launches = np.unique(np.column_stack([experiment.coordinates, experiment.repetition]), axis=0)
-    for row in launches[:, :-1].tolist():
-        runs[index[tuple(row)]] += 1
-    return runs
+    for row in launches.tolist():
+        i = index[tuple(row[:-1])]
+        runs[i] += 1
+        following[i] = max(following[i], int(row[-1]) + 1)
+    return runs, following
 
 
 def _roles(grid, base, space, effective) -> list[str]:

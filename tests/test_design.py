@@ -308,6 +308,21 @@ def test_when_every_candidate_is_measured_the_uncertainty_strategy_repeats_point
     assert capsys.readouterr().out.count("EXTRAP_REPETITION=1 ") == 4
 
 
+def test_a_repetition_is_planned_above_the_largest_measured_one_so_a_failed_run_leaves_no_collision():
+    # repetitions 0 and 2 at every point (1 failed): the next run of a point is repetition 3, not 2
+    p = np.repeat([4.0, 8.0, 16.0, 32.0, 64.0], 2)
+    experiment = Experiment.from_columns(["p"], callpath="main", metric="time", coordinates=p[:, None],
+                                         value=(10 + p) * np.tile([0.9, 1.1], 5), repetition=np.tile([0, 2], 5))
+    step = suggest(Space.of({"p": [4, 8, 16, 32, 64]}), experiment, repetitions=4, budget="100%")
+    assert step.status == "add" and step.plan.runs
+    firsts = {}
+    for run in step.plan.runs:
+        point = run.point["p"]
+        assert run.first == 3 + firsts.get(point, 0) and run.repetitions == 1
+        firsts[point] = firsts.get(point, 0) + 1
+    assert max(firsts.values()) <= 2  # up to four runs a point: the two measured and two more
+
+
 @pytest.mark.parametrize("args, message", [
     (["suggest"], "suggest needs candidate values (--param p=4,8,16,32,64) or measurements (INPUT)"),
     (["suggest", "--param", "p"], "--param 'p': expected NAME=V1,V2,... with numbers, such as p=4,8,16,32,64"),
