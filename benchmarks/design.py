@@ -589,14 +589,16 @@ def run_ours(case: Case, budget: float, ours: Ours = Ours(), seed: int = 0):
                 cost = np.where(new > 0, np.nansum(case.cost[k, :, : beyond[k]], axis=1), np.inf)
             runs = []
             options = [left] if points == "any" else [new, left] if points == "new-first" else [new]
-            if points in ("auto", "auto-full") and not new.any() and not beyond[k]:
-                # every point measured: repetitions, up to the advised (as design.suggest)
+            repeating = points in ("auto", "auto-full") and not new.any() and not beyond[k]
+            if repeating:  # every point measured: repetitions, up to the advised (as design.suggest)
                 options = [np.clip(np.minimum(left, advised - counts[k]), 0, None)]
             for available in options:
                 runs, _ = selector.plan_runs(single, cost, tolerance=ours.tolerance,
                                              limit=budget * case.total[k] - spent, max_runs=1, available=available)
                 if runs:
                     break
+            if repeating and runs and not runs[0].gain > 0:  # a repetition that narrows nothing (as suggest)
+                runs = []
             if not runs:
                 active[k] = False
                 held[k] = single.holds(ours.tolerance)

@@ -843,29 +843,17 @@ def _suggest_uncertainty(space, grid, costs, runs, order, rank, effective, sugge
     runs, predicted = plan_runs(assessment, run_costs, tolerance=tolerance, limit=remaining,
                                 max_runs=_room(max_points, suggestion), available=available)
     suggestion.predicted = {name: predicted[name] for name in suggestion.widths}
+    fitting = bool(runs)
+    if repeating:  # a repetition expected to narrow nothing (an exact counter's value is known) is not planned
+        runs = runs[:next((j for j, r in enumerate(runs) if not r.gain > 0), len(runs))]
     if not runs:
-        widest = max(suggestion.widths.items(), key=lambda kv: kv[1])
-        stays = f"the widest interval at {where} stays {widest[0]} ±{format_share(widest[1])} (tolerance " \
-                f"±{tolerance:.0%})"
-        if len(candidates) == 0:
-            suggestion.status = "exhausted"
-            suggestion.notes.append(f"{EXHAUSTED}; {stays}")
-        else:
-            suggestion.status = "budget"
-            suggestion.notes.append(f"no further run fits the budget; {stays}")
+        _nothing_to_plan(suggestion, where, tolerance,
+                         "exhausted" if not len(candidates) else "no gain" if fitting else "budget")
         return suggestion
     suggestion.status = "add"
     if repeating:
         suggestion.notes.append(REPEATING.format(cap=cap))
-        planned = runs_at.copy()  # a point planned twice: its second run is the next repetition
-        suggestion.plan = Plan(parameters)
-        for r in runs:
-            i = int(candidates[r.index])
-            first = int(next_repetition[i] + planned[i] - runs_at[i])
-            suggestion.plan.runs.append(Run({name: float(grid[i, param]) for param, name in enumerate(parameters)},
-                                            1, float(costs[i]), f"repetition {planned[i] + 1}: {r.reason()}",
-                                            first=first))
-            planned[i] += 1
+        suggestion.plan = _repetitions_plan(parameters, grid, costs, candidates, runs, runs_at, next_repetition)
     else:
         roles = {int(candidates[r.index]): r.reason() for r in runs}
         suggestion.plan = Plan(parameters, runs_of([int(candidates[r.index]) for r in runs], list(
@@ -878,6 +866,31 @@ def _suggest_uncertainty(space, grid, costs, runs, order, rank, effective, sugge
         suggestion.notes.append(f"after these runs the selector still expects {len(left_open)} kernel"
                                 f"{'s' if len(left_open) != 1 else ''} above ±{tolerance:.0%} at {where} ({why})")
     return suggestion
+
+
+def _nothing_to_plan(suggestion, where, tolerance, why) -> None:
+    """Status and note when the selector plans no run: every candidate is measured (``exhausted``), repeating
+    the measured points would narrow nothing (``no gain``, also ``exhausted``), or nothing fits (``budget``)."""
+    widest = max(suggestion.widths.items(), key=lambda kv: kv[1])
+    stays = f"the widest interval at {where} stays {widest[0]} ±{format_share(widest[1])} (tolerance ±{tolerance:.0%})"
+    suggestion.status = "budget" if why == "budget" else "exhausted"
+    suggestion.notes.append({"budget": f"no further run fits the budget; {stays}",
+                             "exhausted": f"{EXHAUSTED}; {stays}",
+                             "no gain": f"{EXHAUSTED}: repeating measured points would not narrow the intervals; "
+                                        f"{stays}"}[why])
+
+
+def _repetitions_plan(parameters, grid, costs, candidates, runs, runs_at, next_repetition) -> Plan:
+    """The planned runs as single runs that repeat measured points, each from the next free repetition on."""
+    plan = Plan(parameters)
+    planned = runs_at.copy()  # a point planned twice: its second run is the next repetition
+    for r in runs:
+        i = int(candidates[r.index])
+        first = int(next_repetition[i] + planned[i] - runs_at[i])
+        plan.runs.append(Run({name: float(grid[i, param]) for param, name in enumerate(parameters)}, 1,
+                             float(costs[i]), f"repetition {planned[i] + 1}: {r.reason()}", first=first))
+        planned[i] += 1
+    return plan
 
 
 def _room(max_points, suggestion) -> int | None:

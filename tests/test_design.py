@@ -308,6 +308,20 @@ def test_when_every_candidate_is_measured_the_uncertainty_strategy_repeats_point
     assert capsys.readouterr().out.count("EXTRAP_REPETITION=1 ") == 4
 
 
+def test_measured_points_whose_repetitions_agree_exactly_are_not_repeated_again(host, tmp_path, capsys):
+    # a step no PMNF fits, measured twice at every point with the same values (an exact count): a third run
+    # cannot narrow the interval at the target, so nothing is planned although the budget would allow it
+    path = tmp_path / "exact.csv"
+    path.write_text("p,value\n" + "".join(f"{p},{v}\n{p},{v}\n" for p, v in
+                                          [(4, 100), (8, 100), (16, 400), (32, 400), (64, 1600)]))
+    assert main(["suggest", str(path), "--repetitions", "4", "--budget", "100%"]) == ExitStatus.OK
+    out = capsys.readouterr().out
+    assert "no further runs: every candidate point is measured\n" in out
+    assert "note: every candidate point is measured: give further values with --param (towards the target) to go " \
+           "on: repeating measured points would not narrow the intervals; the widest interval at (p=128) stays " \
+           "<root> ±" in out
+
+
 def test_a_repetition_is_planned_above_the_largest_measured_one_so_a_failed_run_leaves_no_collision():
     # repetitions 0 and 2 at every point (1 failed): the next run of a point is repetition 3, not 2
     p = np.repeat([4.0, 8.0, 16.0, 32.0, 64.0], 2)
