@@ -491,9 +491,10 @@ POINT_RULES = tuple(POINT_LABELS)
 """What ``run_ours`` may buy per step: ``new`` only points not yet measured, one run each; ``whole`` new
 points only, the base design's included, each with the repetitions ``design.advise_repetitions`` advises (at most
 those the point has), costed with all of them; ``auto`` (the default) what ``design.suggest`` plans (so
-``suggest`` and ``autotune``): per kernel ``whole`` when its whole base design with those repetitions fits
-:data:`~extrap_plugins.design.BASE_SHARE` (half) of the budget (:func:`whole_base_fits`), else ``new``, and
-once every point is measured single runs that repeat measured points, up to the advised repetitions;
+``suggest`` and ``autotune``): per kernel ``whole`` with as many of those repetitions as its whole base design
+can have within :data:`~extrap_plugins.design.BASE_SHARE` (half) of the budget (:func:`whole_base_fits`), else
+(not even two) ``new``, and once every point is measured single runs that repeat measured points, up to the
+advised repetitions;
 ``auto-full`` the same with the whole budget (the product's rule in commit 4c5b18d); ``auto-new`` the base as
 ``auto``, then single runs at new points; ``any`` a run at any point with repetitions left, a measured one
 included (the default until 2026-11-27); ``new-first`` new points while one is worth its cost, then repetitions
@@ -554,7 +555,9 @@ def run_ours(case: Case, budget: float, ours: Ours = Ours(), seed: int = 0):
     whole = np.full(K, advised if points == "whole" else 0)
     if points in ("auto", "auto-full", "auto-new"):
         share = budget * (1.0 if points == "auto-full" else design.BASE_SHARE)
-        whole = np.array([advised if whole_base_fits(case, k, share, advised) else 0 for k in range(K)])
+        # as many of the advised repetitions as the whole base can have within the share (as design.suggest)
+        whole = np.array([next((r for r in range(advised, 1, -1) if whole_base_fits(case, k, share, r)), 0)
+                          for k in range(K)])
     if points == "noise":
         counts, whole = noise_sized(case, budget, advised, base_rule, off_line)
     else:

@@ -56,10 +56,11 @@ LINE = 5
 TOLERANCE = 0.05
 """Largest relative error of the hold-out prediction at which the model is good enough."""
 BASE_SHARE = 0.5
-"""The uncertainty strategy plans the advised repetitions only when the whole base design with them costs at
-most this share of the budget: the rest is the selector's.  Measured in ``benchmarks/design.py
---selector-points auto`` against ``auto-full`` (the whole budget): on RELeARN 71.4 % of the kernels within ±10 %
-at 20 % against 28.6 / 42.9 %, on the first two-parameter set one function of 30 less."""
+"""The uncertainty strategy plans as many of the advised repetitions as the whole base design with them can
+have within this share of the budget (single runs when not even two fit): the rest is the selector's.
+Measured in ``benchmarks/design.py --selector-points auto`` against ``auto-full`` (the whole budget): on
+RELeARN 71.4 % of the kernels within ±10 % at 20 % against 28.6 / 42.9 %, on the first two-parameter set one
+function of 30 less."""
 EXHAUSTED = "every candidate point is measured: give further values with --param (towards the target) to go on"
 """The note when nothing is left to measure (status ``"exhausted"``)."""
 REPEATING = ("every candidate point is measured: the plan repeats measured points (up to {cap} runs each); further "
@@ -962,8 +963,8 @@ def _repetitions(space, costs, given, noise, counters, strategy, budget, line) -
     """The repetitions per planned point with their reason, and the full factorial's a budget's share is of: the
     given ones, or those advised for the number of parameters (neither the measured noise nor the metrics' kind,
     which only measurements show: the budget stays put from the first suggestion on).  The uncertainty strategy
-    plans single runs when the whole base design with the advised ones would take more than
-    :data:`BASE_SHARE` of the budget."""
+    plans as many of the advised repetitions as the whole base design can have within :data:`BASE_SHARE` of the
+    budget, and single runs when not even two fit."""
     n = len(space.parameters)
     if given is not None:
         if int(given) != given or given < 1:
@@ -976,10 +977,15 @@ def _repetitions(space, costs, given, noise, counters, strategy, budget, line) -
         limit = budget.limit(full_cost) if budget is not None else math.inf
         base = base_cost(space, costs * repetitions, line)
         if base > BASE_SHARE * limit * (1 + 1e-9):
-            return 1, (f"1: the base design with the advised {repetitions} would cost "
-                       f"{format_share(base / full_cost)} of the full factorial, more than half the budget; single "
-                       f"runs keep its lines whole and leave the selector room to buy each further run where it "
-                       f"narrows the intervals most per unit of cost"), reference
+            too_dear = (f"the base design with the advised {repetitions} would cost {format_share(base / full_cost)} "
+                        f"of the full factorial, more than half the budget")
+            fewer = next((r for r in range(repetitions - 1, 1, -1)
+                          if base_cost(space, costs * r, line) <= BASE_SHARE * limit * (1 + 1e-9)), None)
+            if fewer:
+                return fewer, (f"{fewer}: {too_dear}; with {fewer} it fits, and the repetitions still tell the "
+                               f"noise of a run"), reference
+            return 1, (f"1: {too_dear}; single runs keep its lines whole and leave the selector room to buy each "
+                       f"further run where it narrows the intervals most per unit of cost"), reference
     return repetitions, reason, reference
 
 

@@ -14,6 +14,8 @@ import sys
 import numpy as np
 import pytest
 
+from extrap_plugins import design
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
@@ -179,6 +181,21 @@ def test_ours_by_default_plans_as_suggest_whole_points_only_where_the_whole_base
     counts, _ = bench.run_ours(case, 0.9, bench.Ours(0.0))
     assert ((counts > 0) == (once > 0)).all() and counts.max() == 2 and (counts <= case.available).all()
     assert (case.spent(counts) <= 0.9 + 1e-12).all() and (case.spent(counts) > case.spent(once)).all()
+
+
+def test_ours_by_default_repeats_the_base_as_often_as_fits_half_the_budget(bench, tmp_path):
+    """Four repetitions available (the advised four for two parameters): at a budget whose half pays for the
+    whole base twice but not three times, every base point is measured twice, and so is every point bought."""
+    path = tmp_path / "four.csv"
+    rows = ["callpath,p,n,value"] + [f"solve,{p},{n},{p * n * (1 + 0.01 * r)}"
+                                      for p in (2, 4, 8) for n in (10, 20, 30) for r in range(4)]
+    path.write_text("\n".join(rows) + "\n")
+    case = bench.case_study(str(path))
+    share = {r: design.base_cost(case.space(), bench.grid_costs(case, 0, r)) / case.total[0] for r in (2, 3)}
+    budget = 2.02 * share[2]
+    assert share[3] > budget / 2 >= share[2]
+    counts, _ = bench.run_ours(case, budget, bench.Ours(0.0))
+    assert set(counts[0][counts[0] > 0].tolist()) == {2} and (counts[0] > 0).sum() >= 5
 
 
 def test_repetitions_by_noise_follow_the_probe(bench, tmp_path):

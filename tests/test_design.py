@@ -308,6 +308,23 @@ def test_when_every_candidate_is_measured_the_uncertainty_strategy_repeats_point
     assert capsys.readouterr().out.count("EXTRAP_REPETITION=1 ") == 4
 
 
+@pytest.mark.parametrize("budget, repetitions, reason", [
+    ("60%", 4, "4 for 2 parameters (Ritter et al. 2020)"),
+    ("40%", 3, "3: the base design with the advised 4 would cost 23.9% of the full factorial, more than half the "
+               "budget; with 3 it fits, and the repetitions still tell the noise of a run"),
+    ("30%", 2, "2: the base design with the advised 4 would cost 23.9% of the full factorial, more than half the "
+               "budget; with 2 it fits, and the repetitions still tell the noise of a run"),
+    ("20%", 1, "1: the base design with the advised 4 would cost 23.9% of the full factorial, more than half the "
+               "budget; single runs keep its lines whole"),
+])
+def test_the_base_design_gets_as_many_of_the_advised_repetitions_as_fit_half_the_budget(budget, repetitions, reason):
+    # cost p: the base (lines of five through (4, 1000) and (8, 2000)) costs 148 a repetition, the full factorial
+    # 4 x 620 = 2480; half of 40 % is 496 (three repetitions, 444), half of 30 % 372 (two, 296), half of 20 % 248
+    step = suggest(Space.of({"p": [4, 8, 16, 32, 64], "n": [1000, 2000, 3000, 4000, 5000]}), budget=budget)
+    assert step.repetitions == repetitions and step.repetitions_reason.startswith(reason)
+    assert {run.repetitions for run in step.plan.runs} == {repetitions} and len(step.plan.runs) == 10
+
+
 def test_measured_points_whose_repetitions_agree_exactly_are_not_repeated_again(host, tmp_path, capsys):
     # a step no PMNF fits, measured twice at every point with the same values (an exact count): a third run
     # cannot narrow the interval at the target, so nothing is planned although the budget would allow it

@@ -296,12 +296,14 @@ def test_suggest_shows_a_progress_bar_when_asked(tmp_path, capsys):
 def test_the_base_keeps_the_advised_repetitions_only_when_they_fit_the_budget():
     """The whole base design (lines of five and the point off them, 148 of 620 per run) with four repetitions
     costs 23.9 % of the full factorial (every point four times): a budget of 50 % keeps them (the base takes at
-    most half), one of 30 % buys single runs and says why."""
+    most half), one of 30 % keeps two (11.9 %), one of 20 % buys single runs and says why."""
     space = Space.of({"p": P, "n": N})
     roomy = suggest(space, budget="50%")
     assert {r.repetitions for r in roomy.plan.runs} == {4} and roomy.share == pytest.approx(148 / 620)
     assert roomy.repetitions_reason == "4 for 2 parameters (Ritter et al. 2020)"
-    tight = suggest(space, budget="30%")
+    middle = suggest(space, budget="30%")
+    assert {r.repetitions for r in middle.plan.runs} == {2} and middle.share == pytest.approx(2 * 148 / 2480)
+    tight = suggest(space, budget="20%")
     assert {r.repetitions for r in tight.plan.runs} == {1} and tight.share == pytest.approx(148 / 2480)
     assert tight.repetitions_reason == (
         "1: the base design with the advised 4 would cost 23.9% of the full factorial, more than half the budget; "
