@@ -59,8 +59,8 @@ BASE_SHARE = 0.5
 """The uncertainty strategy plans as many of the advised repetitions as the whole base design with them can
 have within this share of the budget (single runs when not even two fit): the rest is the selector's.
 Measured in ``benchmarks/design.py --selector-points auto`` against ``auto-full`` (the whole budget): on
-RELeARN 71.4 % of the kernels within ±10 % at 20 % against 28.6 / 42.9 %, on the first two-parameter set one
-function of 30 less."""
+RELeARN 71.4 % of the kernels within ±10 % at 20 % against 28.6 / 42.9 %; three quarters lost RELeARN's
+20 % target too (``benchmarks/design-history.md``)."""
 EXHAUSTED = "every candidate point is measured: give further values with --param (towards the target) to go on"
 """The note when nothing is left to measure (status ``"exhausted"``)."""
 REPEATING = ("every candidate point is measured: the plan repeats measured points (up to {cap} runs each); further "
@@ -618,9 +618,8 @@ def suggest(
     if strategy == "uncertainty":
         return _suggest_uncertainty(
             space, grid, costs, (runs_at, next_repetition), order, rank, effective, suggestion, selected,
-            budget=budget,
-            tolerance=tolerance, target=target, exclude=exclude, modeler=modeler, measure=measure, host=host,
-            line=line, options=options, progress=progress)
+            budget=budget, tolerance=tolerance, target=target, exclude=exclude, modeler=modeler, measure=measure,
+            host=host, line=line, options=options, progress=progress)
     missing = base & ~measured
     extra_needed = len(parameters) > 1 and not (measured & ~base).any()
     unmeasured = [int(i) for i in order if not measured[i]]
@@ -751,15 +750,15 @@ def base_design(space, effective: np.ndarray, limit: float, line: int = 5) -> tu
     return indices, length, notes
 
 
-def _suggest_uncertainty(space, grid, costs, runs, order, rank, effective, suggestion, selected, *, budget,
-                         tolerance, target, exclude, modeler, measure, host, line, options, progress=None):
-    """:func:`extrap_plugins.design.suggest` with ``strategy="uncertainty"`` (see the module docstring); ``runs``
-    is :func:`_measured_runs`'."""
+def _suggest_uncertainty(space, grid, costs, measured_runs, order, rank, effective, suggestion, selected, *,
+                         budget, tolerance, target, exclude, modeler, measure, host, line, options, progress=None):
+    """:func:`extrap_plugins.design.suggest` with ``strategy="uncertainty"`` (see the module docstring);
+    ``measured_runs`` is what :func:`_measured_runs` returns."""
     from .extrapolation import parse_target
     from .selector import assess, default_target, plan_runs, z_of
 
     parameters = space.parameters
-    runs_at, next_repetition = runs
+    runs_at, next_repetition = measured_runs
     measured = runs_at > 0
     suggestion.strategy = "uncertainty"
     full_cost = suggestion.full_cost
