@@ -256,9 +256,7 @@ def _ordered(space: design.Space, experiment) -> design.Space:
 # -------------------------------------------------------------------- state
 def _saved(run: design.Run, parameters) -> dict:
     """A run of a round as ``autotune.json`` keeps it (:func:`_as_run` reads it back)."""
-    saved = {"point": {n: json_plain(run.point[n]) for n in parameters}, "repetitions": run.repetitions,
-             "cost": run.cost, "why": run.role}
-    return saved | ({"first_repetition": run.first} if run.first else {})
+    return design.run_document(run, parameters) | {"why": run.role}
 
 
 def _as_run(saved: Mapping) -> design.Run:

@@ -102,13 +102,15 @@ def plan_document(plan: Plan) -> dict:
         "format": PLAN_FORMAT,
         "version": PLAN_VERSION,
         "parameters": list(plan.parameters),
-        "runs": [
-            {"point": {name: json_plain(run.point[name]) for name in plan.parameters},
-             "repetitions": int(run.repetitions), "cost": float(run.cost)}
-            | ({"first_repetition": int(run.first)} if run.first else {})
-            for run in plan.runs
-        ],
+        "runs": [run_document(run, plan.parameters) for run in plan.runs],
     }
+
+
+def run_document(run: Run, parameters: Sequence[str]) -> dict:
+    """One run as plan files (and ``autotune.json``) hold it; ``first_repetition`` only when it is not 0."""
+    document = {"point": {name: json_plain(run.point[name]) for name in parameters},
+                "repetitions": int(run.repetitions), "cost": float(run.cost)}
+    return document | ({"first_repetition": int(run.first)} if run.first else {})
 
 
 def write_plan(path: str | os.PathLike, plan: Plan) -> None:
@@ -701,7 +703,8 @@ def holdout_check(experiment: Experiment, point: np.ndarray, *, modeler: str = "
 def base_cost(space, point_cost: np.ndarray, line: int = LINE) -> float:
     """The cost of the whole base design: lines of ``line`` values through the cheapest corner and, with two or
     more parameters, the cheapest point off them, at ``point_cost`` per grid point (a point with all its
-    repetitions).  :func:`suggest` plans the advised repetitions only when this fits :data:`BASE_SHARE` of the
+    repetitions; it scales with a uniform factor, so one repetition's cost tells every count's).
+    :func:`suggest` plans as many of the advised repetitions as this allows within :data:`BASE_SHARE` of the
     budget: shortening the lines, or leaving the selector nothing, to pay for repetitions would give up the terms
     the points tell apart, while the selector can buy a repetition's worth of information as single runs where
     they narrow the intervals most."""
@@ -974,13 +977,14 @@ def _repetitions(space, costs, given, noise, counters, strategy, budget, line) -
     if strategy == "uncertainty" and repetitions > 1:
         full_cost = reference * float(costs.sum())
         limit = budget.limit(full_cost) if budget is not None else math.inf
-        base = base_cost(space, costs * repetitions, line)
-        if base > BASE_SHARE * limit * (1 + 1e-9):
-            too_dear = (f"the base design with the advised {repetitions} would cost {format_share(base / full_cost)} "
-                        f"of the full factorial, more than half the budget")
-            fewer = next((r for r in range(repetitions - 1, 1, -1)
-                          if base_cost(space, costs * r, line) <= BASE_SHARE * limit * (1 + 1e-9)), None)
-            if fewer:
+        once = base_cost(space, costs, line)  # one repetition of every base point
+        allowed = BASE_SHARE * limit * (1 + 1e-9)
+        if once * repetitions > allowed:
+            too_dear = (f"the base design with the advised {repetitions} would cost "
+                        f"{format_share(once * repetitions / full_cost)} of the full factorial, more than half the "
+                        f"budget")
+            fewer = int(allowed // once)  # fewer than the advised (once > 0 here)
+            if fewer >= 2:
                 return fewer, (f"{fewer}: {too_dear}; with {fewer} it fits, and the repetitions still tell the "
                                f"noise of a run"), reference
             return 1, (f"1: {too_dear}; single runs keep its lines whole and leave the selector room to buy each "
