@@ -43,7 +43,7 @@ from typing import Callable, ContextManager, Iterator, Mapping, Sequence
 import numpy as np
 
 from . import design
-from .errors import InputError
+from .errors import InputError, RunsFailed
 from .files import atomic_writer
 from .formatting import format_point, format_share, json_number, json_plain
 
@@ -192,6 +192,10 @@ def autotune(
     else:
         message = f"stopped after --max-steps {max_steps} rounds; start again to go on"
     experiment = _read(folder, host)
+    if experiment is None and status == "failed":
+        _save(folder, space, rounds, status)
+        raise RunsFailed(f"{folder}: every launch failed, nothing was measured (see {folder / 'logs'}); "
+                         f"fix it and start again")
     if experiment is None:
         raise InputError("no measurements were made", folder)
     with warnings.catch_warnings():

@@ -16,7 +16,7 @@ from typing import Callable, Iterator, Sequence
 import numpy as np
 
 from . import api
-from .errors import ExitStatus, ExtrapError, InputError, PluginError
+from .errors import ExitStatus, ExtrapError, InputError, PluginError, RunsFailed
 from .executors import EXECUTORS, MPI_LAUNCH, WorkerLost, end_mpi_job
 from .experiment import MEASURES
 from .exporters.json_exporter import JSON_VERSION, JSON_VERSIONS
@@ -698,6 +698,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(args, error, ExitStatus.BAD_INPUT)
     except PluginError as error:
         return _fail(args, error, ExitStatus.PLUGIN_ERROR)
+    except RunsFailed as error:
+        return _fail(args, error, ExitStatus.RUNS_FAILED)
     except OSError as error:  # unreadable input, unwritable output
         where = f"{error.filename}: " if error.filename else ""
         return _fail(args, f"{where}{error.strerror or error}", ExitStatus.BAD_INPUT, error)

@@ -57,6 +57,10 @@ class PluginError(ExtrapError):
     """A plugin is broken or two plugins collide."""
 
 
+class RunsFailed(ExtrapError):
+    """The measured program failed in every launch, so there is nothing to go on with (exit status 4)."""
+
+
 class ExtrapWarning(UserWarning):
     """A warning about one series: names the call path and metric."""
 

@@ -335,7 +335,10 @@ def run(args: argparse.Namespace) -> int:
         _report_failures(failed, folder)
     else:
         _say(f"all {len(plan)} runs succeeded")
-    _say(f"model them with: extrap-plugins model {folder}")
+    if any(folder.glob("*.extrap.jsonl")):
+        _say(f"model them with: extrap-plugins model {folder}")
+    else:
+        _say("nothing was measured: fix the failures above and start again")
     return ExitStatus.RUNS_FAILED if failed else ExitStatus.OK
 
 

@@ -141,6 +141,19 @@ def test_a_failing_launch_stops_the_loop_with_the_status_of_failed_runs(mpiexec,
     assert json.loads((runs / "autotune.json").read_text())["status"] == "failed"
 
 
+def test_a_program_that_never_measures_stops_the_loop_with_one_line_and_the_status_of_failed_runs(
+        mpiexec, tmp_path, no_extrap_environment, capsys):
+    runs = tmp_path / "runs"
+    args = ["autotune", "--param", "p=1,2", "--param", "n=1,2,3", "--budget", "60%", "--repetitions", "1",
+            "-o", str(runs), "--", sys.executable, "-c", "print('hello')"]
+    assert cli.main(args) == cli.ExitStatus.RUNS_FAILED
+    err = capsys.readouterr().err
+    assert err.splitlines()[-1] == (f"extrap-plugins: error: {runs}: every launch failed, nothing was measured "
+                                    f"(see {runs / 'logs'}); fix it and start again")
+    assert "model them with" not in err
+    assert json.loads((runs / "autotune.json").read_text())["status"] == "failed"
+
+
 def test_max_steps_ends_the_loop_as_asked(mpiexec, tmp_path, no_extrap_environment, capsys):
     runs = tmp_path / "runs"
     args = ["autotune", "--param", "p=1,2,3", "--param", "n=16,32,64", "--budget", "70%", "--repetitions", "1",

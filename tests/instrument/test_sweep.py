@@ -135,8 +135,11 @@ def test_a_launch_that_hangs_is_ended_by_the_timeout(tmp_path, no_extrap_environ
 def test_a_program_that_writes_no_measurements_is_a_failed_run(tmp_path, no_extrap_environment, capsys):
     status = sweep.main(["--np", "1", "-o", str(tmp_path), "--", sys.executable, "-c", "print('hello')"])
     assert status == ExitStatus.RUNS_FAILED
-    assert "FAILED: no measurements were written (does the program import extrap_plugins.instrument" \
-        in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "FAILED: no measurements were written (does the program import extrap_plugins.instrument" in err
+    # nothing to model: no hint to model the folder, what to do instead
+    assert err.endswith("extrap-plugins run: nothing was measured: fix the failures above and start again\n")
+    assert "model them with" not in err
 
 
 @pytest.mark.parametrize("arguments, message", [
