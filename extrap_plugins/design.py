@@ -850,8 +850,10 @@ def _suggest_uncertainty(space, grid, costs, measured_runs, order, rank, effecti
     if repeating:  # a repetition expected to narrow nothing (an exact counter's value is known) is not planned
         runs = runs[:next((j for j, r in enumerate(runs) if not r.gain > 0), len(runs))]
     if not runs:
-        _nothing_to_plan(suggestion, where, tolerance,
-                         "exhausted" if not len(candidates) else "no gain" if fitting else "budget")
+        why = "exhausted" if not len(candidates) else "no gain" if fitting else "budget"
+        if why == "budget" and not repeating and (costs[measured & ~excluded & (runs_at < cap)] <= remaining).any():
+            why = "no new point"  # a repetition would fit, but repetitions wait until every point is measured
+        _nothing_to_plan(suggestion, where, tolerance, why)
         return suggestion
     suggestion.status = "add"
     if repeating:
@@ -873,11 +875,15 @@ def _suggest_uncertainty(space, grid, costs, measured_runs, order, rank, effecti
 
 def _nothing_to_plan(suggestion, where, tolerance, why) -> None:
     """Status and note when the selector plans no run: every candidate is measured (``exhausted``), repeating
-    the measured points would narrow nothing (``no gain``, also ``exhausted``), or nothing fits (``budget``)."""
+    the measured points would narrow nothing (``no gain``, also ``exhausted``), or nothing fits (``budget``; or
+    ``no new point``: no new point fits, and a repetition that would is not planned before every point is)."""
     widest = max(suggestion.widths.items(), key=lambda kv: kv[1])
     stays = f"the widest interval at {where} stays {widest[0]} ±{format_share(widest[1])} (tolerance ±{tolerance:.0%})"
-    suggestion.status = "budget" if why == "budget" else "exhausted"
+    suggestion.status = "budget" if why in ("budget", "no new point") else "exhausted"
     suggestion.notes.append({"budget": f"no further run fits the budget; {stays}",
+                             "no new point": f"no further new point fits the budget (a repetition of a measured "
+                                             f"point would, but repetitions come only once every candidate point "
+                                             f"is measured); {stays}",
                              "exhausted": f"{EXHAUSTED}; {stays}",
                              "no gain": f"{EXHAUSTED}: repeating measured points would not narrow the intervals; "
                                         f"{stays}"}[why])
