@@ -309,8 +309,8 @@ def test_when_every_candidate_is_measured_the_uncertainty_strategy_repeats_point
 
 
 def test_when_no_new_point_fits_but_a_repetition_would_the_note_says_why_none_is_planned(host, tmp_path, capsys):
-    # one run at p = 4 ... 32 (60 of the full factorial's 2 × 124): p = 64 does not fit the 31 left of 30 %,
-    # a second run at p = 4 would, but repetitions come only once every candidate point is measured
+    # one run at p = 4 ... 32 (60 of the full factorial's 2 × 124): p = 64 does not fit the 14.4 left of 30 %,
+    # a second run at p = 4 or 8 would, but repetitions come only once every candidate point is measured
     path = tmp_path / "four.csv"
     path.write_text("p,value\n4,14.7\n8,17.1\n16,27.9\n32,41.0\n")
     assert main(["suggest", str(path), "--param", "p=4,8,16,32,64", "--budget", "30%"]) == ExitStatus.OK
@@ -318,7 +318,7 @@ def test_when_no_new_point_fits_but_a_repetition_would_the_note_says_why_none_is
     assert "note: no further new point fits the budget (a repetition of a measured point would, but repetitions " \
            "come only once every candidate point is measured); the widest interval at " in out
     assert "no further run fits the budget" not in out
-    # with less left than the cheapest run, nothing fits at all
+    # with less left than the cheapest run (2 of 25 %, a run at p = 4 costs 4), nothing fits at all
     assert main(["suggest", str(path), "--param", "p=4,8,16,32,64", "--budget", "25%"]) == ExitStatus.OK
     assert "note: no further run fits the budget; the widest interval at " in capsys.readouterr().out
 
