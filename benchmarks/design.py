@@ -484,7 +484,8 @@ def base_counts(case: Case, k: int, budget: float, rule: str = "1", off_line: bo
 POINT_LABELS = {"auto": "", "new": ", new points only", "any": ", repeats too", "new-first": ", new points first",
                 "whole": ", whole points", "noise": ", repetitions by noise",
                 "auto-full": ", whole points if the base fits",
-                "auto-new": ", base as auto, then single runs at new points"}
+                "auto-new": ", base as auto, then single runs at new points",
+                "auto-wait": ", repetitions only once every point is measured"}
 """What each rule of :data:`POINT_RULES` adds to the label of ``ours``."""
 
 POINT_RULES = tuple(POINT_LABELS)
@@ -493,8 +494,11 @@ points only, the base design's included, each with the repetitions ``design.advi
 those the point has), costed with all of them; ``auto`` (the default) what ``design.suggest`` plans (so
 ``suggest`` and ``autotune``): per kernel ``whole`` with as many of those repetitions as its whole base design
 can have within :data:`~extrap_plugins.design.BASE_SHARE` (half) of the budget (:func:`whole_base_fits`), else
-(not even two) ``new``, and once every point is measured single runs that repeat measured points, up to the
-advised repetitions;
+(not even two) ``new``, and once every point is measured, or once no new point fits while the kernel's single
+runs vary by :data:`~extrap_plugins.design.QUIET_NOISE` or more of the value at the evaluation point
+(``Assessment.scaled_run_noise``), single runs that repeat measured points, up to the advised repetitions;
+``auto-wait`` the same but repetitions only once every point is measured (the product's
+rule until session 38);
 ``auto-full`` the same with the whole budget (the product's rule in commit 4c5b18d); ``auto-new`` the base as
 ``auto``, then single runs at new points; ``any`` a run at any point with repetitions left, a measured one
 included (the default until 2026-11-27); ``new-first`` new points while one is worth its cost, then repetitions
@@ -553,7 +557,7 @@ def run_ours(case: Case, budget: float, ours: Ours = Ours(), seed: int = 0):
     advised = min(design.advise_repetitions(len(case.names))[0], case.values.shape[2])
     # Per kernel: the repetitions of every point of its base design (whole points), or 0 for single runs.
     whole = np.full(K, advised if points == "whole" else 0)
-    if points in ("auto", "auto-full", "auto-new"):
+    if points in ("auto", "auto-full", "auto-new", "auto-wait"):
         share = budget * (1.0 if points == "auto-full" else design.BASE_SHARE)
         # as many of the advised repetitions as the whole base can have within the share (as design.suggest)
         whole = np.array([next((r for r in range(advised, 1, -1) if whole_base_fits(case, k, share, r)), 0)
@@ -568,7 +572,7 @@ def run_ours(case: Case, budget: float, ours: Ours = Ours(), seed: int = 0):
     active = np.ones(K, dtype=bool)
     held = np.zeros(K, dtype=bool)
     while active.any():
-        by_name = {}
+        by_name, noise = {}, {}
         for repetitions in np.unique(beyond[active]):  # one modeling call per kind of run
             kernels = np.flatnonzero(active & (beyond == repetitions))
             with warnings.catch_warnings():
@@ -578,6 +582,7 @@ def run_ours(case: Case, budget: float, ours: Ours = Ours(), seed: int = 0):
                                              replicates=ours.replicates or selector.REPLICATES,
                                              calibrated=ours.calibrated, repetitions=max(int(repetitions), 1))
             by_name.update({kern.name: (assessment, kern) for kern in assessment.kernels})
+            noise.update(zip([kern.name for kern in assessment.kernels], assessment.scaled_run_noise(case.points)))
         for k in np.flatnonzero(active):
             assessment, kern = by_name.get(case.kernels[k], (None, None))
             if kern is None or not kern.judged:
@@ -592,7 +597,7 @@ def run_ours(case: Case, budget: float, ours: Ours = Ours(), seed: int = 0):
                 cost = np.where(new > 0, np.nansum(case.cost[k, :, : beyond[k]], axis=1), np.inf)
             runs = []
             options = [left] if points == "any" else [new, left] if points == "new-first" else [new]
-            repeating = points in ("auto", "auto-full") and not new.any() and not beyond[k]
+            repeating = points in ("auto", "auto-full", "auto-wait") and not new.any() and not beyond[k]
             if repeating:  # every point measured: repetitions, up to the advised (as design.suggest)
                 options = [np.clip(np.minimum(left, advised - counts[k]), 0, None)]
             for available in options:
@@ -602,6 +607,14 @@ def run_ours(case: Case, budget: float, ours: Ours = Ours(), seed: int = 0):
                     break
             if repeating and runs and not runs[0].gain > 0:  # a repetition that narrows nothing (as suggest)
                 runs = []
+            if (points == "auto" and not runs and not repeating and not beyond[k]
+                    and noise[kern.name] >= design.QUIET_NOISE**2):
+                # no new point fits: repetitions if the kernel's single runs are noisy (as design.suggest)
+                reps = np.where(counts[k] > 0, np.clip(np.minimum(left, advised - counts[k]), 0, None), 0)
+                runs, _ = selector.plan_runs(single, case.next_cost(k, counts[k]), tolerance=ours.tolerance,
+                                             limit=budget * case.total[k] - spent, max_runs=1, available=reps)
+                if runs and not runs[0].gain > 0:
+                    runs = []
             if not runs:
                 active[k] = False
                 held[k] = single.holds(ours.tolerance)

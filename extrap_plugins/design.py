@@ -66,6 +66,18 @@ EXHAUSTED = "every candidate point is measured: give further values with --param
 REPEATING = ("every candidate point is measured: the plan repeats measured points (up to {cap} runs each); further "
              "values with --param (towards the target) would tell more of the models' shape")
 """The note when the uncertainty strategy, every candidate point measured, plans repetitions of measured points."""
+REPEATING_NOISY = ("no further new point fits the budget: the plan repeats measured points (up to {cap} runs each) "
+                   "for the kernels whose single runs vary by ±{quiet} or more of the value at the target")
+"""The note when no new point fits the budget and the noisy kernels get repetitions of measured points."""
+QUIET_NOISE = 0.01
+"""Relative noise of one run below which a repetition tells the models little.  ``advise_repetitions`` halves
+the repetitions below it.  When no new point fits the budget, only kernels whose single runs' noise, taken at
+the candidate points in units of the prediction at the target
+(:meth:`~extrap_plugins.selector.Assessment.scaled_run_noise`), is at least this much get repetitions of
+measured points: a second run of a kernel that varies by 0.1 % tells the modeler its noise is tiny, and on
+RELeARN `main()` then gets a trend that does not extrapolate (1.6 % off at the evaluation point with single
+runs, 10.4 % with one repetition).  Measured against gating on the run's noise relative to its own value, which
+also repeats the steep kernels' cheap points (``benchmarks/design-history.md``, session 38)."""
 RESOURCE_NAMES = frozenset({
     "p", "np", "nprocs", "n_procs", "procs", "processes", "process", "ranks", "mpi_ranks", "nodes", "cores",
     "threads", "gpus", "tasks", "workers",
@@ -369,7 +381,7 @@ def advise_repetitions(n_params: int, noise: float | None = None, counters: bool
     reason = f"{base} for {n_params} parameter{'s' if n_params != 1 else ''} (Ritter et al. 2020)"
     if counters and (noise is None or noise == 0):
         return 1, "1: the metrics are exact counters"
-    if counters or (noise is not None and noise < 0.01):
+    if counters or (noise is not None and noise < QUIET_NOISE):
         halved = max(1, base // 2)
         why = "counters" if counters else f"measured noise ±{noise:.1%} is below 1 %"
         return halved, f"{halved}: {reason}, halved because {why}"
@@ -818,8 +830,9 @@ def _suggest_uncertainty(space, grid, costs, measured_runs, order, rank, effecti
         suggestion.plan = Plan(parameters, runs_of(missing, roles))
         return suggestion
 
-    # New points, each with the plan's repetitions; once every candidate point is measured, single runs that
-    # repeat measured points, up to the advised repetitions (the full factorial's) each.
+    # New points, each with the plan's repetitions; once every candidate point is measured (or no new point fits
+    # and some open kernel's single runs are noisy), single runs that repeat measured points, up to the advised
+    # repetitions (the full factorial's) each.
     candidates = np.flatnonzero(~measured & ~excluded)
     per_run, run_costs, available = suggestion.repetitions, point_costs[candidates], None
     cap = max(suggestion.reference_repetitions, suggestion.repetitions)
@@ -845,48 +858,102 @@ def _suggest_uncertainty(space, grid, costs, measured_runs, order, rank, effecti
         return suggestion
     runs, predicted = plan_runs(assessment, run_costs, tolerance=tolerance, limit=remaining,
                                 max_runs=_room(max_points, suggestion), available=available)
-    suggestion.predicted = {name: predicted[name] for name in suggestion.widths}
     fitting = bool(runs)
     if repeating:  # a repetition expected to narrow nothing (an exact counter's value is known) is not planned
-        runs = runs[:next((j for j, r in enumerate(runs) if not r.gain > 0), len(runs))]
+        runs = _with_gain(runs)
+    noisy_repetitions, noisy = False, []
+    repeatable = measured & ~excluded & (runs_at < cap)
+    if not runs and not repeating and per_run == 1 and (costs[repeatable] <= remaining).any():
+        # No new point fits, a repetition would: repetitions for the kernels whose single runs are noisy.
+        open_names = {k.name for k in assessment.open_kernels(tolerance)}
+        noise = assessment.scaled_run_noise(grid[~excluded])
+        noisy = [k.name for k, v in zip(assessment.kernels, noise) if k.name in open_names and v >= QUIET_NOISE**2]
+        if noisy:
+            candidates = np.flatnonzero(repeatable)
+            run_costs, available = costs[candidates], cap - runs_at[candidates]
+            again = assess(selected, target_point, grid[candidates], modeler=modeler, measure=measure, host=host,
+                           repetitions=1, progress=progress, **options)
+            runs, after = _plan_for(again, noisy, run_costs, tolerance, remaining, _room(max_points, suggestion),
+                                    available)
+            predicted = {**predicted, **after}
+            repeating = noisy_repetitions = bool(runs)
+    suggestion.predicted = {name: predicted[name] for name in suggestion.widths}
     if not runs:
-        why = "exhausted" if not len(candidates) else "no gain" if fitting else "budget"
-        if why == "budget" and not repeating and (costs[measured & ~excluded & (runs_at < cap)] <= remaining).any():
-            why = "no new point"  # a repetition would fit, but repetitions wait until every point is measured
-        _nothing_to_plan(suggestion, where, tolerance, why)
+        would_fit = not repeating and bool((costs[repeatable] <= remaining).any())
+        _nothing_to_plan(suggestion, where, tolerance, _why_none(len(candidates), fitting, would_fit, per_run, noisy))
         return suggestion
     suggestion.status = "add"
     if repeating:
-        suggestion.notes.append(REPEATING.format(cap=cap))
+        suggestion.notes.append((REPEATING_NOISY if noisy_repetitions else REPEATING).format(
+            cap=cap, quiet=f"{QUIET_NOISE:.0%}"))
         suggestion.plan = _repetitions_plan(parameters, grid, costs, candidates, runs, runs_at, next_repetition)
     else:
         roles = {int(candidates[r.index]): r.reason() for r in runs}
         suggestion.plan = Plan(parameters, runs_of([int(candidates[r.index]) for r in runs], list(
             roles.get(i, "") for i in range(grid.shape[0]))))
-    left_open = [name for name, width in suggestion.predicted.items() if width > tolerance]
-    if left_open:
-        left = (np.ones(candidates.size, dtype=np.int64) if available is None else available.copy())
-        np.subtract.at(left, [r.index for r in runs], 1)
-        why = "the budget ends first" if (left > 0).any() else "nothing is left to measure"
-        suggestion.notes.append(f"after these runs the selector still expects {len(left_open)} kernel"
-                                f"{'s' if len(left_open) != 1 else ''} above ±{tolerance:.0%} at {where} ({why})")
+    _note_left_open(suggestion, runs, candidates.size, available, tolerance, where)
     return suggestion
+
+
+def _note_left_open(suggestion, runs, n_candidates, available, tolerance, where) -> None:
+    """The note on the kernels the plan is expected to leave above the tolerance, and why."""
+    left_open = [name for name, width in suggestion.predicted.items() if width > tolerance]
+    if not left_open:
+        return
+    left = np.ones(n_candidates, dtype=np.int64) if available is None else available.copy()
+    np.subtract.at(left, [r.index for r in runs], 1)
+    why = "the budget ends first" if (left > 0).any() else "nothing is left to measure"
+    suggestion.notes.append(f"after these runs the selector still expects {len(left_open)} kernel"
+                            f"{'s' if len(left_open) != 1 else ''} above ±{tolerance:.0%} at {where} ({why})")
+
+
+def _why_none(n_candidates: int, fitting: bool, repetition_fits: bool, per_run: int, noisy: list) -> str:
+    """Why the selector planned no run (the keys of :func:`_nothing_to_plan`)."""
+    if not n_candidates:
+        return "exhausted"
+    if fitting:
+        return "no gain"
+    if not repetition_fits or noisy:  # nothing fits, or the noisy kernels' repetitions narrow nothing
+        return "budget"
+    return "no new point" if per_run > 1 else "quiet"
 
 
 def _nothing_to_plan(suggestion, where, tolerance, why) -> None:
     """Status and note when the selector plans no run: every candidate is measured (``exhausted``), repeating
-    the measured points would narrow nothing (``no gain``, also ``exhausted``), or nothing fits (``budget``; or
-    ``no new point``: no new point fits, and a repetition that would is not planned before every point is)."""
+    the measured points would narrow nothing (``no gain``, also ``exhausted``), or nothing fits (``budget``; also
+    ``no new point``: no new point fits, and the plan's repetitions per point are reached, and ``quiet``: no new
+    point fits, and a repetition would but no open kernel's single runs are noisy)."""
     widest = max(suggestion.widths.items(), key=lambda kv: kv[1])
     stays = f"the widest interval at {where} stays {widest[0]} ±{format_share(widest[1])} (tolerance ±{tolerance:.0%})"
-    suggestion.status = "budget" if why in ("budget", "no new point") else "exhausted"
+    suggestion.status = "budget" if why in ("budget", "no new point", "quiet") else "exhausted"
     suggestion.notes.append({"budget": f"no further run fits the budget; {stays}",
                              "no new point": f"no further new point fits the budget (a repetition of a measured "
-                                             f"point would, but repetitions come only once every candidate point "
-                                             f"is measured); {stays}",
+                                             f"point would, but with repetitions in the plan, repetitions beyond "
+                                             f"them come only once every candidate point is measured); {stays}",
+                             "quiet": f"no further new point fits the budget (a repetition of a measured point "
+                                      f"would, but the kernels still open vary by less than ±{QUIET_NOISE:.0%} "
+                                      f"of the value at the target from one run to the next, where a repetition "
+                                      f"tells the models little); "
+                                      f"{stays}",
                              "exhausted": f"{EXHAUSTED}; {stays}",
                              "no gain": f"{EXHAUSTED}: repeating measured points would not narrow the intervals; "
                                         f"{stays}"}[why])
+
+
+def _plan_for(assessment, names, costs, tolerance, limit, max_runs, available):
+    """:func:`~extrap_plugins.selector.plan_runs` for the kernels ``names`` of ``assessment`` alone (the others
+    measured alongside, but not asking for the runs), without runs that narrow nothing."""
+    from .selector import Assessment, plan_runs
+
+    kernels = [k for k in assessment.kernels if k.name in set(names)]
+    only = Assessment(assessment.parameters, assessment.target, assessment.candidates, kernels, assessment.level)
+    runs, after = plan_runs(only, costs, tolerance=tolerance, limit=limit, max_runs=max_runs, available=available)
+    return _with_gain(runs), after
+
+
+def _with_gain(runs: list) -> list:
+    """The planned runs up to the first expected to narrow nothing (an exact counter's value is known)."""
+    return runs[:next((j for j, r in enumerate(runs) if not r.gain > 0), len(runs))]
 
 
 def _repetitions_plan(parameters, grid, costs, candidates, runs, runs_at, next_repetition) -> Plan:

@@ -135,6 +135,8 @@ class Kernel:
     judged: bool = True
     why_not: str = ""
     formula: str = ""
+    run_noise: float = math.nan
+    """Relative variance of one run's value (from the repetitions, else from the model's residuals)."""
 
     @property
     def name(self) -> str:
@@ -178,6 +180,18 @@ class Assessment:
         """Relative half-width of the interval at the target per kernel name."""
         z = z_of(self.level)
         return {k.name: z * math.sqrt(k.variance()) for k in self.kernels}
+
+    def scaled_run_noise(self, points: np.ndarray) -> list[float]:
+        """Per kernel, the median over ``points`` of one run's noise variance in units of the prediction at the
+        target, ``σ² · (y(x) / y(target))²`` (what :attr:`Kernel.noise` holds per candidate for single runs):
+        how much a run's noise weighs against the value to predict; 0 where unknown."""
+        out = []
+        for kernel, model in zip(self.kernels, getattr(self.model_set, "models", [])):
+            with np.errstate(all="ignore"):
+                scaled = (model.predict(points) / kernel.value) ** 2 * kernel.run_noise
+            scaled = scaled[np.isfinite(scaled)]
+            out.append(float(np.median(scaled)) if scaled.size else 0.0)
+        return out
 
     def open_kernels(self, tolerance: float) -> list[Kernel]:
         """Judged kernels whose interval at the target is wider than ``tolerance``."""
@@ -295,7 +309,7 @@ def assess(
             relative = np.zeros(candidates.shape[0])
         D = np.where(np.isfinite(D), D, 0.0)
         kernels.append(Kernel(m.callpath, m.metric, value, D, np.where(np.isfinite(relative), relative, 0.0),
-                              formula=m.formula))
+                              formula=m.formula, run_noise=noise.get(index, math.nan)))
     _mark_judged(kernels, min_share)
     return Assessment(parameters, target[0], candidates, kernels, level, full)
 

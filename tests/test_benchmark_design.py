@@ -198,6 +198,29 @@ def test_ours_by_default_repeats_the_base_as_often_as_fits_half_the_budget(bench
     assert set(counts[0][counts[0] > 0].tolist()) == {2} and (counts[0] > 0).sum() >= 5
 
 
+def test_ours_repeats_when_no_new_point_fits_only_the_kernels_whose_single_runs_are_noisy(bench, tmp_path):
+    """p = 4 ... 64, evaluated at 128, two repetitions each: ``quiet`` lies on a line, ``noisy`` scatters by
+    ±8 %.  At 20 % single runs at p = 4 ... 32 fit and p = 64 does not; as ``design.suggest``, ``noisy`` then buys
+    second runs with the budget left, ``quiet`` does not (a repetition of a run exact to 0.1 % would tell the
+    modeler its noise is tiny); ``auto-wait`` (repetitions only once every point is measured) repeats neither."""
+    path = tmp_path / "two.csv"
+    scatter = {4: 1.08, 8: 0.93, 16: 1.07, 32: 0.94, 64: 1.06, 128: 1.0}
+    rows = ["callpath,p,value"]
+    for p in scatter:
+        rows += [f"quiet,{p},{10 + p}"] * 2
+        rows += [f"noisy,{p},{(10 + p) * scatter[p]}", f"noisy,{p},{(10 + p) * (2 - scatter[p])}"]
+    path.write_text("\n".join(rows) + "\n")
+    case = bench.case_study(str(path))
+    quiet, noisy = case.kernels.index("quiet"), case.kernels.index("noisy")
+    counts, _ = bench.run_ours(case, 0.2, bench.Ours(0.0))
+    grid = case.points[:, 0]
+    assert counts[quiet].tolist() == [1 if p <= 32 else 0 for p in grid]
+    assert counts[noisy][grid == 64].tolist() == [0] and counts[noisy].max() == 2
+    assert (case.spent(counts) <= 0.2 + 1e-12).all()
+    waiting, _ = bench.run_ours(case, 0.2, bench.Ours(0.0, points="auto-wait"))
+    assert waiting.max() == 1
+
+
 def test_repetitions_by_noise_follow_the_probe(bench, tmp_path):
     """``points="noise"``: a second run at the three cheapest base points; ``solve``'s runs differ by 1 % (one
     run suffices for a 1 % standard error), ``halo``'s by 10 %: two repetitions, the base topped up to them."""

@@ -97,6 +97,19 @@ def test_observing_a_point_removes_the_expected_reduction():
     assert kernel.variance() == pytest.approx(before - expected)
 
 
+def test_a_kernel_knows_the_noise_of_one_run_from_repetitions_or_else_from_the_residuals():
+    # uniform noise of ±5 % has a relative standard deviation of 5 % / √3 = 2.9 %; a linear function without
+    # noise has none: from four repetitions per point and, for single runs, from the residuals of the model
+    points = [(p, n) for p in P for n in N]
+    line = {"solve": lambda p, n: 10 + p * n}
+    for repetitions in (4, 1):
+        noisy = measured(line, points, repetitions=repetitions, noise=0.05)
+        exact = measured(line, points, repetitions=repetitions)
+        for experiment, low, high in ((noisy, 0.02, 0.04), (exact, 0.0, 1e-6)):
+            kernel = selector.assess(experiment, (128, 60), np.array([[64.0, 60.0]]), replicates=4).kernels[0]
+            assert low <= math.sqrt(kernel.run_noise) < high
+
+
 def test_the_default_target_is_one_step_beyond_the_candidates():
     assert selector.default_target(Space.of({"p": P, "n": N})) == {"p": 128.0, "n": 60.0}
 
