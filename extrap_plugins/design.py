@@ -921,8 +921,9 @@ def _why_none(n_candidates: int, fitting: bool, repetition_fits: bool, per_run: 
 def _nothing_to_plan(suggestion, where, tolerance, why) -> None:
     """Status and note when the selector plans no run: every candidate is measured (``exhausted``), repeating
     the measured points would narrow nothing (``no gain``, also ``exhausted``), or nothing fits (``budget``; also
-    ``no new point``: no new point fits, and the plan's repetitions per point are reached, and ``quiet``: no new
-    point fits, and a repetition would but no open kernel's single runs are noisy)."""
+    ``no new point``: no new point fits, a repetition would, and the plan's points have their repetitions, more
+    come once every point is measured; ``quiet``: no new point fits, a repetition would, but no open kernel's
+    single runs are noisy)."""
     widest = max(suggestion.widths.items(), key=lambda kv: kv[1])
     stays = f"the widest interval at {where} stays {widest[0]} ±{format_share(widest[1])} (tolerance ±{tolerance:.0%})"
     suggestion.status = "budget" if why in ("budget", "no new point", "quiet") else "exhausted"
@@ -933,8 +934,7 @@ def _nothing_to_plan(suggestion, where, tolerance, why) -> None:
                              "quiet": f"no further new point fits the budget (a repetition of a measured point "
                                       f"would, but the kernels still open vary by less than ±{QUIET_NOISE:.0%} "
                                       f"of the value at the target from one run to the next, where a repetition "
-                                      f"tells the models little); "
-                                      f"{stays}",
+                                      f"tells the models little); {stays}",
                              "exhausted": f"{EXHAUSTED}; {stays}",
                              "no gain": f"{EXHAUSTED}: repeating measured points would not narrow the intervals; "
                                         f"{stays}"}[why])
@@ -945,7 +945,8 @@ def _plan_for(assessment, names, costs, tolerance, limit, max_runs, available):
     measured alongside, but not asking for the runs), without runs that narrow nothing."""
     from .selector import Assessment, plan_runs
 
-    kernels = [k for k in assessment.kernels if k.name in set(names)]
+    wanted = set(names)
+    kernels = [k for k in assessment.kernels if k.name in wanted]
     only = Assessment(assessment.parameters, assessment.target, assessment.candidates, kernels, assessment.level)
     runs, after = plan_runs(only, costs, tolerance=tolerance, limit=limit, max_runs=max_runs, available=available)
     return _with_gain(runs), after
