@@ -582,7 +582,9 @@ def run_ours(case: Case, budget: float, ours: Ours = Ours(), seed: int = 0):
                                              replicates=ours.replicates or selector.REPLICATES,
                                              calibrated=ours.calibrated, repetitions=max(int(repetitions), 1))
             by_name.update({kern.name: (assessment, kern) for kern in assessment.kernels})
-            noise.update(zip([kern.name for kern in assessment.kernels], assessment.scaled_run_noise(case.points)))
+            if points == "auto":  # what the repetitions once no new point fits are gated on
+                noise.update(zip([kern.name for kern in assessment.kernels],
+                                 assessment.scaled_run_noise(case.points)))
         for k in np.flatnonzero(active):
             assessment, kern = by_name.get(case.kernels[k], (None, None))
             if kern is None or not kern.judged:
@@ -597,24 +599,24 @@ def run_ours(case: Case, budget: float, ours: Ours = Ours(), seed: int = 0):
                 cost = np.where(new > 0, np.nansum(case.cost[k, :, : beyond[k]], axis=1), np.inf)
             runs = []
             options = [left] if points == "any" else [new, left] if points == "new-first" else [new]
+            # repetitions of measured points, up to the advised (as design.suggest)
+            repeats = np.where(counts[k] > 0, np.clip(np.minimum(left, advised - counts[k]), 0, None), 0)
             repeating = points in ("auto", "auto-full", "auto-wait") and not new.any() and not beyond[k]
-            if repeating:  # every point measured: repetitions, up to the advised (as design.suggest)
-                options = [np.clip(np.minimum(left, advised - counts[k]), 0, None)]
+            if repeating:  # every point measured
+                options = [repeats]
             for available in options:
                 runs, _ = selector.plan_runs(single, cost, tolerance=ours.tolerance,
                                              limit=budget * case.total[k] - spent, max_runs=1, available=available)
                 if runs:
                     break
-            if repeating and runs and not runs[0].gain > 0:  # a repetition that narrows nothing (as suggest)
+            # no new point fits: repetitions if the kernel's single runs are noisy (as design.suggest)
+            gated = (points == "auto" and not runs and not repeating and not beyond[k]
+                     and noise[kern.name] >= design.QUIET_NOISE**2)
+            if gated:
+                runs, _ = selector.plan_runs(single, cost, tolerance=ours.tolerance,
+                                             limit=budget * case.total[k] - spent, max_runs=1, available=repeats)
+            if (repeating or gated) and runs and not runs[0].gain > 0:  # a repetition that narrows nothing
                 runs = []
-            if (points == "auto" and not runs and not repeating and not beyond[k]
-                    and noise[kern.name] >= design.QUIET_NOISE**2):
-                # no new point fits: repetitions if the kernel's single runs are noisy (as design.suggest)
-                reps = np.where(counts[k] > 0, np.clip(np.minimum(left, advised - counts[k]), 0, None), 0)
-                runs, _ = selector.plan_runs(single, case.next_cost(k, counts[k]), tolerance=ours.tolerance,
-                                             limit=budget * case.total[k] - spent, max_runs=1, available=reps)
-                if runs and not runs[0].gain > 0:
-                    runs = []
             if not runs:
                 active[k] = False
                 held[k] = single.holds(ours.tolerance)

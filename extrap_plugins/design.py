@@ -863,7 +863,8 @@ def _suggest_uncertainty(space, grid, costs, measured_runs, order, rank, effecti
         runs = _with_gain(runs)
     noisy_repetitions, noisy = False, []
     repeatable = measured & ~excluded & (runs_at < cap)
-    if not runs and not repeating and per_run == 1 and (costs[repeatable] <= remaining).any():
+    repetition_fits = bool((costs[repeatable] <= remaining).any())
+    if not runs and not repeating and per_run == 1 and repetition_fits:
         # No new point fits, a repetition would: repetitions for the kernels whose single runs are noisy.
         open_names = {k.name for k in assessment.open_kernels(tolerance)}
         noise = assessment.scaled_run_noise(grid[~excluded])
@@ -879,8 +880,8 @@ def _suggest_uncertainty(space, grid, costs, measured_runs, order, rank, effecti
             repeating = noisy_repetitions = bool(runs)
     suggestion.predicted = {name: predicted[name] for name in suggestion.widths}
     if not runs:
-        would_fit = not repeating and bool((costs[repeatable] <= remaining).any())
-        _nothing_to_plan(suggestion, where, tolerance, _why_none(len(candidates), fitting, would_fit, per_run, noisy))
+        _nothing_to_plan(suggestion, where, tolerance,
+                         _why_none(len(candidates), fitting, repetition_fits and not repeating, per_run, noisy))
         return suggestion
     suggestion.status = "add"
     if repeating:
