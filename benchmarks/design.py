@@ -485,7 +485,8 @@ POINT_LABELS = {"auto": "", "new": ", new points only", "any": ", repeats too", 
                 "whole": ", whole points", "noise": ", repetitions by noise",
                 "auto-full": ", whole points if the base fits",
                 "auto-new": ", base as auto, then single runs at new points",
-                "auto-wait": ", repetitions only once every point is measured"}
+                "auto-wait": ", repetitions only once every point is measured",
+                "auto-loose": ", repetitions once no new point fits even if fewer than three are paid"}
 """What each rule of :data:`POINT_RULES` adds to the label of ``ours``."""
 
 POINT_RULES = tuple(POINT_LABELS)
@@ -497,6 +498,8 @@ can have within :data:`~extrap_plugins.design.BASE_SHARE` (half) of the budget (
 (not even two) ``new``, and once every point is measured, or once no new point fits while the kernel's single
 runs vary by :data:`~extrap_plugins.design.QUIET_NOISE` or more of the value at the evaluation point
 (``Assessment.scaled_run_noise``), single runs that repeat measured points, up to the advised repetitions;
+provided the budget left pays for repetitions at the :data:`~extrap_plugins.design.PAIRS` cheapest measured
+points; ``auto-loose`` the same without that proviso (the product's rule in session 38);
 ``auto-wait`` the same but repetitions only once every point is measured (the product's
 rule until session 38);
 ``auto-full`` the same with the whole budget (the product's rule in commit 4c5b18d); ``auto-new`` the base as
@@ -557,7 +560,7 @@ def run_ours(case: Case, budget: float, ours: Ours = Ours(), seed: int = 0):
     advised = min(design.advise_repetitions(len(case.names))[0], case.values.shape[2])
     # Per kernel: the repetitions of every point of its base design (whole points), or 0 for single runs.
     whole = np.full(K, advised if points == "whole" else 0)
-    if points in ("auto", "auto-full", "auto-new", "auto-wait"):
+    if points in ("auto", "auto-full", "auto-new", "auto-wait", "auto-loose"):
         share = budget * (1.0 if points == "auto-full" else design.BASE_SHARE)
         # as many of the advised repetitions as the whole base can have within the share (as design.suggest)
         whole = np.array([next((r for r in range(advised, 1, -1) if whole_base_fits(case, k, share, r)), 0)
@@ -582,7 +585,7 @@ def run_ours(case: Case, budget: float, ours: Ours = Ours(), seed: int = 0):
                                              replicates=ours.replicates or selector.REPLICATES,
                                              calibrated=ours.calibrated, repetitions=max(int(repetitions), 1))
             by_name.update({kern.name: (assessment, kern) for kern in assessment.kernels})
-            if points == "auto":  # what the repetitions once no new point fits are gated on
+            if points in ("auto", "auto-loose"):  # what the repetitions once no new point fits are gated on
                 noise.update(zip([kern.name for kern in assessment.kernels],
                                  assessment.scaled_run_noise(case.points)))
         for k in np.flatnonzero(active):
@@ -601,7 +604,7 @@ def run_ours(case: Case, budget: float, ours: Ours = Ours(), seed: int = 0):
             options = [left] if points == "any" else [new, left] if points == "new-first" else [new]
             # repetitions of measured points, up to the advised (as design.suggest)
             repeats = np.where(counts[k] > 0, np.clip(np.minimum(left, advised - counts[k]), 0, None), 0)
-            repeating = points in ("auto", "auto-full", "auto-wait") and not new.any() and not beyond[k]
+            repeating = points in ("auto", "auto-full", "auto-wait", "auto-loose") and not new.any() and not beyond[k]
             if repeating:  # every point measured
                 options = [repeats]
             for available in options:
@@ -609,9 +612,12 @@ def run_ours(case: Case, budget: float, ours: Ours = Ours(), seed: int = 0):
                                              limit=budget * case.total[k] - spent, max_runs=1, available=available)
                 if runs:
                     break
-            # no new point fits: repetitions if the kernel's single runs are noisy (as design.suggest)
-            gated = (points == "auto" and not runs and not repeating and not beyond[k]
-                     and noise[kern.name] >= design.QUIET_NOISE**2)
+            # no new point fits: repetitions if the kernel's single runs are noisy and the budget left pays for
+            # repetitions at the PAIRS cheapest measured points (as design.suggest)
+            gated = (points in ("auto", "auto-loose") and not runs and not repeating and not beyond[k]
+                     and noise[kern.name] >= design.QUIET_NOISE**2
+                     and (points == "auto-loose" or design.pairs_fit(np.where(repeats > 0, cost, np.inf),
+                                                                     budget * case.total[k] - spent)))
             if gated:
                 runs, _ = selector.plan_runs(single, cost, tolerance=ours.tolerance,
                                              limit=budget * case.total[k] - spent, max_runs=1, available=repeats)

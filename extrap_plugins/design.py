@@ -78,6 +78,11 @@ measured points: a second run of a kernel that varies by 0.1 % tells the modeler
 RELeARN `main()` then gets a trend that does not extrapolate (1.6 % off at the evaluation point with single
 runs, 10.4 % with one repetition).  Measured against gating on the run's noise relative to its own value, which
 also repeats the steep kernels' cheap points (``benchmarks/design-history.md``, session 38)."""
+PAIRS = 3
+"""When no new point fits the budget, the noisy kernels get repetitions of measured points only if the budget left
+pays for one at each of this many of the cheapest measured points: the noise the modeler reads from one or two
+pairs misleads it (a second run at two points of a nearly constant kernel, ±2 % noise, gave a p³·log2(p)²
+term 558 % off at the target; ``benchmarks/design-history.md``, session 39)."""
 RESOURCE_NAMES = frozenset({
     "p", "np", "nprocs", "n_procs", "procs", "processes", "process", "ranks", "mpi_ranks", "nodes", "cores",
     "threads", "gpus", "tasks", "workers",
@@ -861,7 +866,7 @@ def _suggest_uncertainty(space, grid, costs, measured_runs, order, rank, effecti
     fitting = bool(runs)
     if repeating:  # a repetition expected to narrow nothing (an exact counter's value is known) is not planned
         runs = _with_gain(runs)
-    noisy_repetitions, noisy = False, []
+    noisy_repetitions, noisy, paid = False, [], False
     repeatable = measured & ~excluded & (runs_at < cap)
     repetition_fits = bool((costs[repeatable] <= remaining).any())
     if not runs and not repeating and per_run == 1 and repetition_fits:
@@ -869,7 +874,8 @@ def _suggest_uncertainty(space, grid, costs, measured_runs, order, rank, effecti
         open_names = {k.name for k in assessment.open_kernels(tolerance)}
         noise = assessment.scaled_run_noise(grid[~excluded])
         noisy = [k.name for k, v in zip(assessment.kernels, noise) if k.name in open_names and v >= QUIET_NOISE**2]
-        if noisy:
+        paid = pairs_fit(costs[repeatable], remaining)
+        if noisy and paid:
             candidates = np.flatnonzero(repeatable)
             run_costs, available = costs[candidates], cap - runs_at[candidates]
             again = assess(selected, target_point, grid[candidates], modeler=modeler, measure=measure, host=host,
@@ -881,7 +887,7 @@ def _suggest_uncertainty(space, grid, costs, measured_runs, order, rank, effecti
     suggestion.predicted = {name: predicted[name] for name in suggestion.widths}
     if not runs:
         _nothing_to_plan(suggestion, where, tolerance,
-                         _why_none(len(candidates), fitting, repetition_fits and not repeating, per_run, noisy))
+                         _why_none(len(candidates), fitting, repetition_fits and not repeating, per_run, noisy, paid))
         return suggestion
     suggestion.status = "add"
     if repeating:
@@ -908,15 +914,19 @@ def _note_left_open(suggestion, runs, n_candidates, available, tolerance, where)
                             f"{'s' if len(left_open) != 1 else ''} above ±{tolerance:.0%} at {where} ({why})")
 
 
-def _why_none(n_candidates: int, fitting: bool, repetition_fits: bool, per_run: int, noisy: list) -> str:
-    """Why the selector planned no run (the keys of :func:`_nothing_to_plan`)."""
+def _why_none(n_candidates: int, fitting: bool, repetition_fits: bool, per_run: int, noisy: list,
+              paid: bool) -> str:
+    """Why the selector planned no run (the keys of :func:`_nothing_to_plan`); ``paid``: whether the budget left
+    pays for repetitions at :data:`PAIRS` measured points."""
     if not n_candidates:
         return "exhausted"
     if fitting:
         return "no gain"
-    if not repetition_fits or noisy:  # nothing fits, or the noisy kernels' repetitions narrow nothing
+    if not repetition_fits or (noisy and paid):  # nothing fits, or the noisy kernels' repetitions narrow nothing
         return "budget"
-    return "no new point" if per_run > 1 else "quiet"
+    if per_run > 1:
+        return "no new point"
+    return "few pairs" if noisy else "quiet"
 
 
 def _nothing_to_plan(suggestion, where, tolerance, why) -> None:
@@ -924,10 +934,11 @@ def _nothing_to_plan(suggestion, where, tolerance, why) -> None:
     the measured points would narrow nothing (``no gain``, also ``exhausted``), or nothing fits (``budget``; also
     ``no new point``: no new point fits, a repetition would, and the plan's points have their repetitions, more
     come once every point is measured; ``quiet``: no new point fits, a repetition would, but no open kernel's
-    single runs are noisy)."""
+    single runs are noisy; ``few pairs``: the same, some are, but the budget left does not pay for repetitions at
+    :data:`PAIRS` measured points)."""
     widest = max(suggestion.widths.items(), key=lambda kv: kv[1])
     stays = f"the widest interval at {where} stays {widest[0]} ±{format_share(widest[1])} (tolerance ±{tolerance:.0%})"
-    suggestion.status = "budget" if why in ("budget", "no new point", "quiet") else "exhausted"
+    suggestion.status = "budget" if why in ("budget", "no new point", "quiet", "few pairs") else "exhausted"
     suggestion.notes.append({"budget": f"no further run fits the budget; {stays}",
                              "no new point": f"no further new point fits the budget (a repetition of a measured "
                                              f"point would, but with repetitions in the plan, repetitions beyond "
@@ -936,6 +947,9 @@ def _nothing_to_plan(suggestion, where, tolerance, why) -> None:
                                       f"would, but the kernels still open vary by less than ±{QUIET_NOISE:.0%} "
                                       f"of the value at the target from one run to the next, where a repetition "
                                       f"tells the models little); {stays}",
+                             "few pairs": f"no further new point fits the budget (a repetition of a measured point "
+                                          f"would, but not one at each of {PAIRS} measured points, the fewest from "
+                                          f"which the models read the noise of a run); {stays}",
                              "exhausted": f"{EXHAUSTED}; {stays}",
                              "no gain": f"{EXHAUSTED}: repeating measured points would not narrow the intervals; "
                                         f"{stays}"}[why])
@@ -951,6 +965,13 @@ def _plan_for(assessment, names, costs, tolerance, limit, max_runs, available):
     only = Assessment(assessment.parameters, assessment.target, assessment.candidates, kernels, assessment.level)
     runs, after = plan_runs(only, costs, tolerance=tolerance, limit=limit, max_runs=max_runs, available=available)
     return _with_gain(runs), after
+
+
+def pairs_fit(costs: np.ndarray, remaining: float) -> bool:
+    """Whether ``remaining`` pays for one run at each of the :data:`PAIRS` cheapest of ``costs`` (the costs of
+    repeating the measured points; ``inf`` where a point cannot be repeated)."""
+    cheapest = np.sort(np.asarray(costs, dtype=np.float64))[:PAIRS]
+    return cheapest.size == PAIRS and float(cheapest.sum()) <= remaining
 
 
 def _with_gain(runs: list) -> list:

@@ -309,28 +309,34 @@ def test_when_every_candidate_is_measured_the_uncertainty_strategy_repeats_point
 
 
 def test_when_no_new_point_fits_the_noisy_kernels_get_repetitions_and_quiet_ones_do_not(host, tmp_path, capsys):
-    # one run at p = 4 ... 32 (60 of the full factorial's 2 × 124): p = 64 does not fit the 14.4 left of 30 %,
-    # second runs at p = 4 and 8 would; values that scatter about any model by several per cent (of the value
-    # predicted at p = 128, too) get them
+    # one run at p = 4 ... 32 (60 of the full factorial's 2 × 124): p = 64 does not fit the 39.2 left of 40 %,
+    # second runs at p = 4, 8 and 16 (28) would; values that scatter about any model by several per cent (of the
+    # value predicted at p = 128, too) get repetitions
     noisy = tmp_path / "noisy.csv"
     noisy.write_text("p,value\n4,14.7\n8,17.1\n16,27.9\n32,41.0\n")
     plan_path = tmp_path / "plan.json"
-    assert main(["suggest", str(noisy), "--param", "p=4,8,16,32,64", "--budget", "30%",
+    assert main(["suggest", str(noisy), "--param", "p=4,8,16,32,64", "--budget", "40%",
                  "--export", str(plan_path)]) == ExitStatus.OK
     out = capsys.readouterr().out
     assert "note: no further new point fits the budget: the plan repeats measured points (up to 2 runs each) for " \
            "the kernels whose single runs vary by ±1% or more of the value at the target\n" in out
     plan = load_plan(plan_path)
-    assert sorted(run.point["p"] for run in plan.runs) == [4, 8]
-    assert all(run.repetitions == 1 and run.first == 1 for run in plan.runs)
+    assert len(plan.runs) >= 3 and sum(run.cost for run in plan.runs) <= 39.2
+    assert all(run.repetitions == 1 and run.first == 1 and run.point["p"] <= 32 for run in plan.runs)
     # values within 0.4 % of a line: a repetition would fit, but tells the models little, so none is planned
     quiet = tmp_path / "quiet.csv"
     quiet.write_text("p,value\n4,14.1\n8,18\n16,26.1\n32,42\n")
-    assert main(["suggest", str(quiet), "--param", "p=4,8,16,32,64", "--budget", "30%"]) == ExitStatus.OK
+    assert main(["suggest", str(quiet), "--param", "p=4,8,16,32,64", "--budget", "40%"]) == ExitStatus.OK
     assert "note: no further new point fits the budget (a repetition of a measured point would, but the kernels " \
            "still open vary by less than ±1% of the value at the target from one run to the next, where a " \
            "repetition tells the models little); the widest interval at (p=128) stays <root> ±" \
            in capsys.readouterr().out
+    # 14.4 left of 30 % pays for second runs at p = 4 and 8, not at three points: one or two pairs mislead the
+    # modeler about the noise, so none is planned
+    assert main(["suggest", str(noisy), "--param", "p=4,8,16,32,64", "--budget", "30%"]) == ExitStatus.OK
+    assert "note: no further new point fits the budget (a repetition of a measured point would, but not one at " \
+           "each of 3 measured points, the fewest from which the models read the noise of a run); the widest " \
+           "interval at (p=128) stays <root> ±" in capsys.readouterr().out
     # with less left than the cheapest run (2 of 25 %, a run at p = 4 costs 4), nothing fits at all
     assert main(["suggest", str(noisy), "--param", "p=4,8,16,32,64", "--budget", "25%"]) == ExitStatus.OK
     assert "note: no further run fits the budget; the widest interval at " in capsys.readouterr().out
