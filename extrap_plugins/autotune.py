@@ -332,7 +332,7 @@ def _describe_end(s, tolerance) -> str:
     if s.status == "done":
         return f"the stopping rule holds (every judged interval within ±{tolerance:.0%}){_widest(s.widths)}"
     if s.status == "budget":
-        return f"the budget is spent{_widest(s.widths)}"
+        return f"the budget left buys no further run the selector would plan{_widest(s.widths)}"
     if s.status == "exhausted":
         return f"every candidate point is measured{_widest(s.widths)}"
     return s.status
@@ -340,7 +340,7 @@ def _describe_end(s, tolerance) -> str:
 
 def _verdict(result: AutotuneResult) -> str:
     text = {"done": "done: the models are within tolerance at the target",
-            "budget": "stopped: the budget is spent before the rule holds",
+            "budget": "stopped: the budget left buys no further run the selector would plan, before the rule holds",
             "exhausted": "stopped: every candidate point is measured before the rule holds",
             "failed": "stopped: a launch failed",
             "steps": "stopped: --max-steps reached"}.get(result.status, result.status)

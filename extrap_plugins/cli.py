@@ -455,7 +455,7 @@ def format_suggestion(result, space) -> str:
                 "next: the cheapest point not measured yet; measure it, then run suggest again with all "
                 "measurements"),
         "done": "no further runs needed",
-        "budget": "the budget is spent: no further runs fit",
+        "budget": "no further runs: the budget left buys none the selector would plan",
         "exhausted": "no further runs: every candidate point is measured",
     }[result.status]
     if result.status == "add" and result.holdout is not None:
