@@ -4,8 +4,8 @@ Extra-P text file with three parameters, a held-out real case for ``benchmarks/d
 
 Each file ``relearn_p{p}_size{n}_theta{theta}.*.out`` holds one "TIMERS GLOBAL OVER ALL RANKS" table per run; a
 kernel's value is its ``max`` column over the ranks, as the repository's ``collect_execution_times.sh`` takes it
-for ``relearn_data.txt`` (whose theta = 0.1 slice this reproduces, but that a file with one run gives one value
-here, not the same value twice)::
+for ``relearn_data.txt`` (whose theta = 0.1 slice this reproduces, except that a file with one run gives one
+value here, where that script writes the value twice)::
 
     git clone https://github.com/extra-p/extrap-gpr
     python benchmarks/relearn_outputs.py extrap-gpr/relearn/relearn-125_execution_times > relearn3.txt
