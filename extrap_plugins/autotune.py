@@ -10,8 +10,9 @@ strategy of :mod:`extrap_plugins.selector`) for the next runs, measures the
 base design whole and afterwards one run per round with the sweep runner of
 the instrument shim (``extrap-plugins run``; the parameter ``p`` is the process
 count), and reads the folder again; once every candidate point is measured (or
-no new point fits the budget and the kernels still open vary by ±1 % or more a
-run), a round repeats a measured point (up to the advised repetitions each).  It ends
+no new point fits the budget, the kernels still open vary by ±1 % or more a run
+and the budget left pays for repetitions at three measured points), a round
+repeats a measured point (up to the advised repetitions each).  It ends
 when the stopping rule holds (``done``), when no further run fits the budget
 (``budget``), when every candidate point is measured with its advised
 repetitions (``exhausted``), when a launch fails

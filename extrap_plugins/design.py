@@ -938,7 +938,7 @@ def _nothing_to_plan(suggestion, where, tolerance, why) -> None:
     :data:`PAIRS` measured points)."""
     widest = max(suggestion.widths.items(), key=lambda kv: kv[1])
     stays = f"the widest interval at {where} stays {widest[0]} ±{format_share(widest[1])} (tolerance ±{tolerance:.0%})"
-    suggestion.status = "budget" if why in ("budget", "no new point", "quiet", "few pairs") else "exhausted"
+    suggestion.status = "exhausted" if why in ("exhausted", "no gain") else "budget"
     suggestion.notes.append({"budget": f"no further run fits the budget; {stays}",
                              "no new point": f"no further new point fits the budget (a repetition of a measured "
                                              f"point would, but with repetitions in the plan, repetitions beyond "
