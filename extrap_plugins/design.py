@@ -69,6 +69,10 @@ REPEATING = ("every candidate point is measured: the plan repeats measured point
 REPEATING_NOISY = ("no further new point fits the budget: the plan repeats measured points (up to {cap} runs each) "
                    "for the kernels whose single runs vary by ±{quiet} or more of the value at the target")
 """The note when no new point fits the budget and the noisy kernels get repetitions of measured points."""
+BARELY = 0.1
+"""A plan *barely* narrows the intervals it leaves open when it closes less than this share of the way from each
+of their widths to the tolerance: the note on them then says so (with the widest's before and after), for the
+budget is not what keeps them open."""
 QUIET_NOISE = 0.01
 """Relative noise of one run below which a repetition tells the models little.  ``advise_repetitions`` halves
 the repetitions below it.  When no new point fits the budget, only kernels whose single runs' noise, taken at
@@ -903,13 +907,20 @@ def _suggest_uncertainty(space, grid, costs, measured_runs, order, rank, effecti
 
 
 def _note_left_open(suggestion, runs, n_candidates, available, tolerance, where) -> None:
-    """The note on the kernels the plan is expected to leave above the tolerance, and why."""
-    left_open = [name for name, width in suggestion.predicted.items() if width > tolerance]
+    """The note on the kernels the plan is expected to leave above the tolerance, and why: the budget ends first,
+    nothing is left to measure, or the runs barely narrow them (:data:`BARELY`), with the widest's before and
+    after."""
+    widths, predicted = suggestion.widths, suggestion.predicted
+    left_open = [name for name, width in predicted.items() if width > tolerance]
     if not left_open:
         return
     left = np.ones(n_candidates, dtype=np.int64) if available is None else available.copy()
     np.subtract.at(left, [r.index for r in runs], 1)
     why = "the budget ends first" if (left > 0).any() else "nothing is left to measure"
+    if all(widths[name] - predicted[name] < BARELY * (widths[name] - tolerance) for name in left_open):
+        widest = max(left_open, key=widths.get)
+        why = (f"these runs barely narrow them: the widest, {widest}, from ±{format_share(widths[widest])} only to "
+               f"±{format_share(predicted[widest])}")
     suggestion.notes.append(f"after these runs the selector still expects {len(left_open)} kernel"
                             f"{'s' if len(left_open) != 1 else ''} above ±{tolerance:.0%} at {where} ({why})")
 

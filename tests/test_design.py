@@ -308,6 +308,19 @@ def test_when_every_candidate_is_measured_the_uncertainty_strategy_repeats_point
     assert capsys.readouterr().out.count("EXTRAP_REPETITION=1 ") == 4
 
 
+def test_when_the_plan_barely_narrows_the_intervals_the_note_says_so_rather_than_blaming_the_budget(
+        host, shared_data, capsys):
+    # RELeARN, every point measured twice: at p = 1024, n = 10000 the five large kernels are uncertain in their
+    # shape beyond the measured range, which more runs at the measured points hardly settle
+    path = shared_data / "extrap" / "text" / "mpa" / "relearn_data.txt"
+    assert main(["suggest", str(path), "--budget", "60%"]) == ExitStatus.OK
+    out = capsys.readouterr().out
+    assert "planned: 19 runs; with the measured ones 60.0% of the full factorial's cost\n" in out
+    assert out.endswith("note: after these runs the selector still expects 5 kernels above ±5% at (p=1024, n=10000) "
+                        "(these runs barely narrow them: the widest, Find target neurons (w/ RMA), from ±101.0% only "
+                        "to ±100.2%)\n")
+
+
 def test_when_no_new_point_fits_the_noisy_kernels_get_repetitions_and_quiet_ones_do_not(host, tmp_path, capsys):
     # one run at p = 4 ... 32 (60 of the full factorial's 2 × 124): p = 64 does not fit the 39.2 left of 40 %,
     # second runs at p = 4, 8 and 16 (28) would; values that scatter about any model by several per cent (of the
