@@ -374,7 +374,9 @@ def case_study(path: str, eval_point: dict[str, float] | None = None, metric: st
     return Case(names, points, kernels, values, truth_all[usable], target, label, processes)
 
 
-def synthetic_case(m: int, functions: int, seed: int, repetitions: int = REPETITIONS) -> Case:
+def synthetic_case(m: int, functions: int, seed: int, repetitions: int = REPETITIONS, corner: bool = False) -> Case:
+    """The seed-002 functions on the grid of :data:`VALUES`, evaluated at :data:`NEXT` (``corner``: at the grid's
+    largest corner instead, left out of the measured points, as RELeARN's protocol; :func:`_corner_left_out`)."""
     names = list(VALUES)[:m]
     rng = np.random.default_rng(seed + 10 * m)
     fs = [Function(rng, names) for _ in range(functions)]
@@ -382,25 +384,33 @@ def synthetic_case(m: int, functions: int, seed: int, repetitions: int = REPETIT
     points = points.astype(float)
     values = np.stack([f(points) for f in fs])[:, :, None] * (1 + rng.uniform(-NOISE, NOISE,
                                                                              (functions, len(points), repetitions)))
-    eval_point = np.array([NEXT[n] for n in names])
+    eval_point = points.max(axis=0) if corner else np.array([NEXT[n] for n in names])
     truth = [f(eval_point[None, :])[0] for f in fs]
-    return Case(names, points, [f"f{k}" for k in range(functions)], values, truth, eval_point,
+    keep = _corner_left_out(points, corner)
+    return Case(names, points[keep], [f"f{k}" for k in range(functions)], values[:, keep], truth, eval_point,
                 f"synthetic, {m} parameter{'s' if m > 1 else ''}", notes=[f.formula() for f in fs])
 
 
-def realistic_case(functions: int, seed: int, repetitions: int = REPETITIONS) -> Case:
+def _corner_left_out(points: np.ndarray, corner: bool) -> np.ndarray:
+    """Which grid points a case measures: all, or (``corner``) all but the largest corner, where it is then
+    evaluated (``--eval-corner``: the evaluation inside the measured range, as on RELeARN)."""
+    return ~np.all(points == points.max(axis=0), axis=1) if corner else np.ones(len(points), dtype=bool)
+
+
+def realistic_case(functions: int, seed: int, repetitions: int = REPETITIONS, corner: bool = False) -> Case:
     """Two-parameter functions drawn as ``benchmarks/robustness.py`` draws them, on the synthetic grid (p = 4…64 ×
     s = 10…50, evaluation at p = 128, s = 60): exponents on Extra-P's grid and off it, falling series (strong
     scaling), constants that dominate or vanish, values from 0.01 to 10⁴; each function with its own noise level
     drawn from 0, 2, 5, 10, 20 and 40 % (every run ``× (1 + U(-e, e))``).  Held out from the selector's rules: the
-    seed-002 functions have whole exponents and ±5 % noise on every one."""
+    seed-002 functions have whole exponents and ±5 % noise on every one.  ``corner``: evaluated at the grid's
+    largest corner (p = 64, s = 50), left out of the measured points."""
     import robustness
 
     names = ["p", "s"]
     rng = np.random.default_rng([seed, 2026, 11, 27])
     points = np.stack([g.reshape(-1) for g in np.meshgrid(VALUES["p"], VALUES["s"], indexing="ij")], axis=1)
     points = points.astype(float)
-    eval_point = np.array([NEXT[n] for n in names])
+    eval_point = points.max(axis=0) if corner else np.array([NEXT[n] for n in names])
     values, truth, notes = [], [], []
     for _ in range(functions):
         kind = robustness.CLASSES[int(rng.integers(len(robustness.CLASSES)))]
@@ -410,8 +420,9 @@ def realistic_case(functions: int, seed: int, repetitions: int = REPETITIONS) ->
         values.append(clean[:, None] * (1 + rng.uniform(-noise, noise, (len(points), repetitions))))
         truth.append(float(robustness.evaluate(f, eval_point[None, :])[0]))
         notes.append(f"{robustness.describe(f, names)} ({kind}, ±{noise:.0%})")
-    return Case(names, points, [f"f{k}" for k in range(functions)], np.stack(values), truth, eval_point,
-                "realistic, 2 parameters", notes=notes)
+    keep = _corner_left_out(points, corner)
+    return Case(names, points[keep], [f"f{k}" for k in range(functions)], np.stack(values)[:, keep], truth,
+                eval_point, "realistic, 2 parameters", notes=notes)
 
 
 BASE_RULES = ("1", "2", "3", "4", "advised", "noise")
@@ -486,7 +497,8 @@ POINT_LABELS = {"auto": "", "new": ", new points only", "any": ", repeats too", 
                 "auto-full": ", whole points if the base fits",
                 "auto-new": ", base as auto, then single runs at new points",
                 "auto-wait": ", repetitions only once every point is measured",
-                "auto-loose": ", repetitions once no new point fits even if fewer than three are paid"}
+                "auto-loose": ", repetitions once no new point fits even if fewer than three are paid",
+                "auto-single": ", single runs (no whole points)"}
 """What each rule of :data:`POINT_RULES` adds to the label of ``ours``."""
 
 POINT_RULES = tuple(POINT_LABELS)
@@ -503,7 +515,8 @@ points; ``auto-loose`` the same without that proviso (the product's rule in sess
 ``auto-wait`` the same but repetitions only once every point is measured (the product's
 rule until session 38);
 ``auto-full`` the same with the whole budget (the product's rule in commit 4c5b18d); ``auto-new`` the base as
-``auto``, then single runs at new points; ``any`` a run at any point with repetitions left, a measured one
+``auto``, then single runs at new points; ``auto-single`` the same as ``auto`` with single runs throughout (no
+whole points, base included); ``any`` a run at any point with repetitions left, a measured one
 included (the default until 2026-11-27); ``new-first`` new points while one is worth its cost, then repetitions
 of measured points with the budget left; ``noise`` new points with as many repetitions as the kernel's measured
 noise asks for (:func:`noise_sized`)."""
@@ -560,11 +573,14 @@ def run_ours(case: Case, budget: float, ours: Ours = Ours(), seed: int = 0):
     advised = min(design.advise_repetitions(len(case.names))[0], case.values.shape[2])
     # Per kernel: the repetitions of every point of its base design (whole points), or 0 for single runs.
     whole = np.full(K, advised if points == "whole" else 0)
-    if points in ("auto", "auto-full", "auto-new", "auto-wait", "auto-loose"):
+    if points in ("auto", "auto-full", "auto-new", "auto-wait", "auto-loose", "auto-single"):
         share = budget * (1.0 if points == "auto-full" else design.BASE_SHARE)
         # as many of the advised repetitions as the whole base can have within the share (as design.suggest)
         whole = np.array([next((r for r in range(advised, 1, -1) if whole_base_fits(case, k, share, r)), 0)
                           for k in range(K)])
+    if points == "auto-single":
+        whole[:] = 0
+        points = "auto"
     if points == "noise":
         counts, whole = noise_sized(case, budget, advised, base_rule, off_line)
     else:
@@ -831,20 +847,21 @@ def gpr_protocol(args) -> None:
         print_per_kernel(case, errors, budgets, args.per_kernel)
     generated = []  # (case, what its functions are)
     if args.case == "realistic":
-        case = realistic_case(args.functions, args.seed)
+        case = realistic_case(args.functions, args.seed, corner=args.eval_corner)
         generated.append((case, f"{len(case.kernels)} functions as benchmarks/robustness.py draws them, noise 0–40 % "
                                 "per function"))
     if args.case in ("synthetic", "all"):
         for m in [int(x) for x in args.parameters.split(",")]:
-            case = synthetic_case(m, args.functions, args.seed)
+            case = synthetic_case(m, args.functions, args.seed, corner=args.eval_corner)
             generated.append((case, f"{len(case.kernels)} functions of Ritter et al. 2020, ±{NOISE:.0%} noise"))
     budgets = [float(b) / 100 for b in args.synthetic_budgets.split(",")]
     for case, what in generated:
         case = case.reversed_repetitions() if args.reverse_repetitions else case
         errors = {}
         rows = protocol(case, budgets, strategies, Ours.from_args(args), args.final_modeler, seeds, errors)
-        print(f"\n{case.label}: {what}, {REPETITIONS} repetitions available, evaluation at "
-              f"{format_next(case.names)}")
+        where = (", ".join(f"{n}={v:g}" for n, v in zip(case.names, case.eval_point)) + " (left out)"
+                 if args.eval_corner else format_next(case.names))
+        print(f"\n{case.label}: {what}, {REPETITIONS} repetitions available, evaluation at {where}")
         print(tabulate(rows, headers=headers, tablefmt="github"))
         print_per_kernel(case, errors, budgets, args.per_kernel)
 
@@ -911,6 +928,10 @@ def main() -> None:
                         help="data: the parameter that counts processes; a run costs processes × value "
                              "(default: p; without it, the value)")
     parser.add_argument("--synthetic-budgets", default="5,10,15", help="in %% of the cost")
+    parser.add_argument("--eval-corner", action="store_true",
+                        help="synthetic/realistic: evaluate at the grid's largest corner, left out of the measured "
+                             "points (inside the measured range, as RELeARN's protocol), not at the next point "
+                             "beyond")
     parser.add_argument("--parameters", default="1,2,3", help="synthetic: parameter counts")
     parser.add_argument("--selector-tolerance", type=float, default=0.05,
                         help="our stopping rule: relative half-width of the interval at the evaluation point")

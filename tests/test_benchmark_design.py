@@ -285,6 +285,43 @@ def test_a_realistic_case_draws_functions_as_the_robustness_benchmark(bench):
     assert len(levels) > 1 and (case.truth > 0).all()
 
 
+def test_a_case_evaluated_at_its_corner_leaves_the_corner_out_and_keeps_every_other_run(bench):
+    """``--eval-corner``: the same functions and runs, the grid's largest corner left out of the measured points
+    and its true value the truth (the evaluation inside the measured range, as on RELeARN)."""
+    for make in (lambda corner: bench.synthetic_case(2, 6, 1, corner=corner),
+                 lambda corner: bench.realistic_case(6, 1, corner=corner)):
+        beyond, inside = make(False), make(True)
+        np.testing.assert_array_equal(inside.eval_point, [64, 50])
+        assert len(inside.points) == 24 and not np.all(inside.points == [64, 50], axis=1).any()
+        kept = ~np.all(beyond.points == [64, 50], axis=1)
+        np.testing.assert_array_equal(inside.points, beyond.points[kept])
+        np.testing.assert_array_equal(inside.values, beyond.values[:, kept])
+        corner = beyond.values[:, ~kept][:, 0]  # the runs left out scatter around the truth there
+        assert np.all(np.abs(corner / np.asarray(inside.truth)[:, None] - 1) <= 0.4 + 1e-12)
+    function = bench.Function(np.random.default_rng(1 + 20), ["p", "s"])  # synthetic_case's first draw
+    assert bench.synthetic_case(2, 6, 1, corner=True).truth[0] == function(np.array([[64.0, 50.0]]))[0]
+
+
+def test_ours_with_single_runs_throughout_never_buys_a_whole_point(bench, tmp_path):
+    """``points="auto-single"``: ``auto`` without whole points: where ``auto`` repeats the base (``halo``'s whole
+    base with two repetitions fits half of 60 %) and leaves four points out, every point is bought once, and then
+    second runs, as ``auto`` buys them once every point is measured."""
+    rows = ["callpath,p,n,value"]
+    for p in (2, 4, 8, 16, 32):
+        for n in (10, 20, 30, 40, 50):
+            rows += [f"halo,{p},{n},{3 * (1 + 0.01 * r) * (1 + 0.001 * n)}" for r in range(2)]
+    path = tmp_path / "flat.csv"
+    path.write_text("\n".join(rows) + "\n")
+    case = bench.case_study(str(path))
+    base = bench.base_counts(case, 0, 0.6, whole=2)
+    auto, _ = bench.run_ours(case, 0.6, bench.Ours(0.0))
+    single, _ = bench.run_ours(case, 0.6, bench.Ours(0.0, points="auto-single"))
+    assert (auto[0][base > 0] == 2).all()
+    assert (auto[0] == 0).sum() == 4 and (auto[0][auto[0] > 0] == 2).all()
+    assert (single[0] >= 1).all() and (single[0] == 2).sum() == 11
+    assert case.spent(single)[0] <= 0.6 + 1e-12
+
+
 def test_ours_labels_name_what_differs_from_the_product(bench):
     assert bench.Ours().label() == "ours (selector)"
     assert bench.Ours(points="whole", misfit=True, replicates=8).label() == \
