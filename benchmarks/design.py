@@ -498,28 +498,30 @@ POINT_LABELS = {"auto": "", "new": ", new points only", "any": ", repeats too", 
                 "auto-new": ", base as auto, then single runs at new points",
                 "auto-wait": ", repetitions only once every point is measured",
                 "auto-loose": ", repetitions once no new point fits even if fewer than three are paid",
-                "auto-single": ", single runs (no whole points)"}
+                "auto-single": ", single runs (no whole points)",
+                "auto-whole": ", whole points for an evaluation point inside the range too"}
 """What each rule of :data:`POINT_RULES` adds to the label of ``ours``."""
 
 POINT_RULES = tuple(POINT_LABELS)
-"""What ``run_ours`` may buy per step: ``new`` only points not yet measured, one run each; ``whole`` new
-points only, the base design's included, each with the repetitions ``design.advise_repetitions`` advises (at most
-those the point has), costed with all of them; ``auto`` (the default) what ``design.suggest`` plans (so
-``suggest`` and ``autotune``): per kernel ``whole`` with as many of those repetitions as its whole base design
-can have within :data:`~extrap_plugins.design.BASE_SHARE` (half) of the budget (:func:`whole_base_fits`), else
-(not even two) ``new``, and once every point is measured, or once no new point fits while the kernel's single
-runs vary by :data:`~extrap_plugins.design.QUIET_NOISE` or more of the value at the evaluation point
+"""What ``run_ours`` may buy per step: ``new`` only points not yet measured, one run each; ``whole`` new points only,
+the base design's included, each with the repetitions ``design.advise_repetitions`` advises (at most those the
+point has), costed with all of them; ``auto`` (the default) what ``design.suggest`` plans (so ``suggest`` and
+``autotune``): per kernel ``whole`` with as many of those repetitions as its whole base design can have within
+:data:`~extrap_plugins.design.BASE_SHARE` (half) of the budget (:func:`whole_base_fits`), else (not even two, or
+an evaluation point inside the measured range: ``design.target_inside``) ``new``, and once every point is
+measured, or once no new point fits while the kernel's single runs vary by
+:data:`~extrap_plugins.design.QUIET_NOISE` or more of the value at the evaluation point
 (``Assessment.scaled_run_noise``), single runs that repeat measured points, up to the advised repetitions;
 provided the budget left pays for repetitions at the :data:`~extrap_plugins.design.PAIRS` cheapest measured
-points; ``auto-loose`` the same without that proviso (the product's rule in session 38);
-``auto-wait`` the same but repetitions only once every point is measured (the product's
-rule until session 38);
-``auto-full`` the same with the whole budget (the product's rule in commit 4c5b18d); ``auto-new`` the base as
-``auto``, then single runs at new points; ``auto-single`` the same as ``auto`` with single runs throughout (no
-whole points, base included); ``any`` a run at any point with repetitions left, a measured one
-included (the default until 2026-11-27); ``new-first`` new points while one is worth its cost, then repetitions
-of measured points with the budget left; ``noise`` new points with as many repetitions as the kernel's measured
-noise asks for (:func:`noise_sized`)."""
+points; ``auto-loose`` the same without that proviso (the product's rule in session 38); ``auto-wait`` the same
+but repetitions only once every point is measured (the product's rule until session 38); ``auto-full`` the same
+with the whole budget (the product's rule in commit 4c5b18d); ``auto-new`` the base as ``auto``, then single runs
+at new points; ``auto-single`` the same as ``auto`` with single runs throughout (no whole points, base included);
+``auto-whole`` the same as ``auto`` but with whole points also where the evaluation point lies inside the measured
+range (``auto`` plans single runs there, as ``design.suggest`` since session 40); ``any`` a run at any point with
+repetitions left, a measured one included (the default until 2026-11-27); ``new-first`` new points while one is
+worth its cost, then repetitions of measured points with the budget left; ``noise`` new points with as many
+repetitions as the kernel's measured noise asks for (:func:`noise_sized`)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -573,14 +575,16 @@ def run_ours(case: Case, budget: float, ours: Ours = Ours(), seed: int = 0):
     advised = min(design.advise_repetitions(len(case.names))[0], case.values.shape[2])
     # Per kernel: the repetitions of every point of its base design (whole points), or 0 for single runs.
     whole = np.full(K, advised if points == "whole" else 0)
-    if points in ("auto", "auto-full", "auto-new", "auto-wait", "auto-loose", "auto-single"):
+    if points in ("auto", "auto-full", "auto-new", "auto-wait", "auto-loose", "auto-single", "auto-whole"):
         share = budget * (1.0 if points == "auto-full" else design.BASE_SHARE)
-        # as many of the advised repetitions as the whole base can have within the share (as design.suggest)
+        # as many of the advised repetitions as the whole base can have within the share (as design.suggest), and
+        # single runs for an evaluation point inside the measured range (as design.suggest for such a target)
+        inside = design.target_inside(case.space(), dict(zip(case.names, case.eval_point)))
         whole = np.array([next((r for r in range(advised, 1, -1) if whole_base_fits(case, k, share, r)), 0)
                           for k in range(K)])
-    if points == "auto-single":
-        whole[:] = 0
-        points = "auto"
+        if points == "auto-single" or (inside and points == "auto"):
+            whole[:] = 0
+        points = "auto" if points in ("auto-single", "auto-whole") else points
     if points == "noise":
         counts, whole = noise_sized(case, budget, advised, base_rule, off_line)
     else:
@@ -958,8 +962,10 @@ def main() -> None:
     parser.add_argument("--selector-points", choices=POINT_RULES, default="auto",
                         help="relearn/data/synthetic: what ours may buy (see POINT_RULES): as design.suggest plans "
                              "(auto, the default: whole points where the whole base design with the advised "
-                             "repetitions fits half the budget, else new points; auto-full: the whole budget; "
-                             "auto-new: the base as auto, then single runs at new points); new "
+                             "repetitions fits half the budget and the evaluation point lies beyond the measured "
+                             "range, else new points; auto-full: the whole budget; auto-new: the base as auto, "
+                             "then single runs at new points; auto-single: single runs throughout; auto-whole: "
+                             "whole points inside the range too); new "
                              "points only, one run each; whole points, new ones with the advised repetitions each, "
                              "the base's included; any point with repetitions left (the default until "
                              "2026-11-27); new points first and then repetitions with the budget left; noise: "

@@ -168,7 +168,7 @@ def test_ours_by_default_plans_as_suggest_whole_points_only_where_the_whole_base
     """Per kernel: the whole base design with two repetitions a point fits 60 % of ``halo``'s cost but not of
     ``solve``'s (its costs grow with p × n).  ``points="auto-full"`` (the whole budget): ``solve`` buys single
     runs, ``halo`` whole points; ``points="auto"`` (the default, as ``suggest``: half the budget) at 90 %: half
-    is 45 %, and both buy single runs.  Single runs go to every point once, and then, as ``suggest``, to second
+    is 45 %, and both buy single runs (as they would anyway: the evaluation point is inside the range).  Single runs go to every point once, and then, as ``suggest``, to second
     repetitions (the advised two) while the budget lasts."""
     case = bench.case_study(str(_incomplete_csv(tmp_path / "app.csv")))
     once, _ = bench.run_ours(case, 0.9, bench.Ours(0.0, points="new"))  # every point, once
@@ -183,9 +183,12 @@ def test_ours_by_default_plans_as_suggest_whole_points_only_where_the_whole_base
     assert (case.spent(counts) <= 0.9 + 1e-12).all() and (case.spent(counts) > case.spent(once)).all()
 
 
-def test_ours_by_default_repeats_the_base_as_often_as_fits_half_the_budget(bench, tmp_path):
+def test_ours_repeats_the_base_as_often_as_fits_half_the_budget_unless_the_target_is_inside(bench, tmp_path):
     """Four repetitions available (the advised four for two parameters): at a budget whose half pays for the
-    whole base twice but not three times, every base point is measured twice, and so is every point bought."""
+    whole base twice but not three times, every base point is measured twice, and so is every point bought
+    (``auto-whole``: as ``auto`` for an evaluation point beyond the measured range).  The case's evaluation point
+    is the grid's largest corner, inside the range: ``auto`` (as ``design.suggest`` for such a target) buys
+    single runs, as many points as it can."""
     path = tmp_path / "four.csv"
     rows = ["callpath,p,n,value"] + [f"solve,{p},{n},{p * n * (1 + 0.01 * r)}"
                                       for p in (2, 4, 8) for n in (10, 20, 30) for r in range(4)]
@@ -194,8 +197,11 @@ def test_ours_by_default_repeats_the_base_as_often_as_fits_half_the_budget(bench
     share = {r: design.base_cost(case.space(), bench.grid_costs(case, 0, r)) / case.total[0] for r in (2, 3)}
     budget = 2.02 * share[2]
     assert share[3] > budget / 2 >= share[2]
-    counts, _ = bench.run_ours(case, budget, bench.Ours(0.0))
-    assert set(counts[0][counts[0] > 0].tolist()) == {2} and (counts[0] > 0).sum() >= 5
+    assert design.target_inside(case.space(), dict(zip(case.names, case.eval_point)))
+    whole, _ = bench.run_ours(case, budget, bench.Ours(0.0, points="auto-whole"))
+    assert set(whole[0][whole[0] > 0].tolist()) == {2} and (whole[0] > 0).sum() >= 5
+    single, _ = bench.run_ours(case, budget, bench.Ours(0.0))
+    assert single[0].max() == 1 and (single[0] > 0).sum() > (whole[0] > 0).sum()
 
 
 def test_ours_repeats_when_no_new_point_fits_only_the_kernels_whose_single_runs_are_noisy(bench, tmp_path):
@@ -314,7 +320,7 @@ def test_ours_with_single_runs_throughout_never_buys_a_whole_point(bench, tmp_pa
     path.write_text("\n".join(rows) + "\n")
     case = bench.case_study(str(path))
     base = bench.base_counts(case, 0, 0.6, whole=2)
-    auto, _ = bench.run_ours(case, 0.6, bench.Ours(0.0))
+    auto, _ = bench.run_ours(case, 0.6, bench.Ours(0.0, points="auto-whole"))  # the evaluation point is inside
     single, _ = bench.run_ours(case, 0.6, bench.Ours(0.0, points="auto-single"))
     assert (auto[0][base > 0] == 2).all()
     assert (auto[0] == 0).sum() == 4 and (auto[0][auto[0] > 0] == 2).all()

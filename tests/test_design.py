@@ -5,6 +5,7 @@ import json
 import numpy as np
 import pytest
 
+from extrap_plugins import design
 from extrap_plugins.cli import ExitStatus, main
 from extrap_plugins.design import (
     Budget,
@@ -370,6 +371,24 @@ def test_the_base_design_gets_as_many_of_the_advised_repetitions_as_fit_half_the
     step = suggest(Space.of({"p": [4, 8, 16, 32, 64], "n": [1000, 2000, 3000, 4000, 5000]}), budget=budget)
     assert step.repetitions == repetitions and step.repetitions_reason.startswith(reason)
     assert {run.repetitions for run in step.plan.runs} == {repetitions} and len(step.plan.runs) == 10
+
+
+def test_a_target_inside_the_candidate_values_gets_single_runs_and_one_beyond_them_the_advised_repetitions():
+    # the same space and 60 % as the four repetitions above: a target at the largest corner (never measured, it
+    # is excluded) or between candidate values is interpolated; one beyond any parameter's values is not
+    space = Space.of({"p": [4, 8, 16, 32, 64], "n": [1000, 2000, 3000, 4000, 5000]})
+    assert design.target_inside(space, "p=64,n=5000") and design.target_inside(space, {"p": 20, "n": 1000})
+    assert not design.target_inside(space, "p=128,n=5000") and not design.target_inside(space, "p=64,n=500")
+    for target in ("p=64,n=5000", "p=20,n=2500"):
+        step = suggest(space, budget="60%", target=target)
+        assert (step.repetitions, step.repetitions_reason) == (1, design.INSIDE)
+        assert {run.repetitions for run in step.plan.runs} == {1} and len(step.plan.runs) == 10
+        assert step.full_cost == 4 * 620  # the budget's share is still of the advised full factorial
+    assert design.INSIDE.startswith("1: the target lies within the candidate values of every parameter, where the "
+                                    "points around it pin its value: single runs cover more of them")
+    assert suggest(space, budget="60%", target="p=128,n=5000").repetitions == 4
+    assert suggest(space, budget="60%", target="p=64,n=5000", repetitions=3).repetitions == 3  # given: kept
+    assert suggest(space, budget="60%", target="p=64,n=5000", strategy="cheapest").repetitions == 4
 
 
 def test_measured_points_whose_repetitions_agree_exactly_are_not_repeated_again(host, tmp_path, capsys):
