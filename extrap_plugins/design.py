@@ -77,7 +77,7 @@ them a run's noise is amplified by the extrapolation and the advised repetitions
 Measured in ``benchmarks/design.py`` (``--eval-corner``; ``benchmarks/design-history.md``, session 40): with the
 evaluation at the grid's corner, left out, single runs gained on RELeARN at 50 % (71.4 / 78.6 against 66.7 /
 66.7 % of the kernels within ±10 %) and on two of three held-out realistic draws, and lost on the third; with
-the evaluation beyond the grid they lost (52.5 → 42.5 %, 75.0 → 67.5 %)."""
+the evaluation beyond the grid they lost on two of the same draws and gained on the third."""
 BARELY = 0.1
 """A plan *barely* narrows the intervals it leaves open when it closes less than this share of the way from each
 of their widths to the tolerance: the note on them then says so (with the widest's before and after), for the
