@@ -584,9 +584,10 @@ def suggest(
         ``repetitions`` times; every run counts.
     repetitions : int, optional
         Overrides :func:`advise_repetitions`.  Without it the uncertainty
-        strategy plans the advised repetitions when the whole base design with
-        them fits half the budget (:func:`base_cost`, :data:`BASE_SHARE`), else
-        single runs.
+        strategy plans as many of the advised repetitions as the whole base
+        design can have within half the budget (:func:`base_cost`,
+        :data:`BASE_SHARE`), single runs when not even two fit, and single runs
+        for a ``target`` inside the candidate values (:func:`target_inside`).
     tolerance : float
         Quality goal: relative error of the hold-out prediction.
     modeler, measure, metrics, callpaths, host, **options
