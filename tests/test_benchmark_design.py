@@ -45,6 +45,16 @@ def test_relearn_is_the_generic_case_of_its_file(bench, shared_data):
     np.testing.assert_array_equal(flipped.values[:, :, 0], case.values[:, :, 1])
 
 
+def _flat_csv(path: pathlib.Path) -> pathlib.Path:
+    """One nearly flat kernel, ``halo``, on p = 2…32 × n = 10…50, twice each (1 % apart)."""
+    rows = ["callpath,p,n,value"]
+    for p in (2, 4, 8, 16, 32):
+        for n in (10, 20, 30, 40, 50):
+            rows += [f"halo,{p},{n},{3 * (1 + 0.01 * r) * (1 + 0.001 * n)}" for r in range(2)]
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
 def _incomplete_csv(path: pathlib.Path) -> pathlib.Path:
     """Two kernels on p = 2, 4, 8 × n = 10, 20, 30, twice each; ``solve`` never at (8, 20) and once at (4, 30)."""
     rows = ["callpath,p,n,value"]
@@ -252,13 +262,7 @@ def test_a_point_a_kernel_lacks_is_never_cheap(bench, tmp_path):
 def test_ours_with_auto_new_repeats_the_base_and_buys_single_runs_beyond_it(bench, tmp_path):
     """``points="auto-new"``: the base as ``auto`` (``halo``'s whole base with two repetitions takes 24 % of its
     cost, within half of 60 %: every base point twice), then single runs at new points only."""
-    rows = ["callpath,p,n,value"]
-    for p in (2, 4, 8, 16, 32):
-        for n in (10, 20, 30, 40, 50):
-            rows += [f"halo,{p},{n},{3 * (1 + 0.01 * r) * (1 + 0.001 * n)}" for r in range(2)]
-    path = tmp_path / "flat.csv"
-    path.write_text("\n".join(rows) + "\n")
-    case = bench.case_study(str(path))
+    case = bench.case_study(str(_flat_csv(tmp_path / "flat.csv")))
     assert bench.whole_base_fits(case, 0, 0.3, 2)
     base = bench.base_counts(case, 0, 0.6, whole=2)
     counts, _ = bench.run_ours(case, 0.6, bench.Ours(0.0, points="auto-new"))
@@ -312,13 +316,7 @@ def test_ours_with_single_runs_throughout_never_buys_a_whole_point(bench, tmp_pa
     """``points="auto-single"``: ``auto`` without whole points: where ``auto`` repeats the base (``halo``'s whole
     base with two repetitions fits half of 60 %) and leaves four points out, every point is bought once, and then
     second runs, as ``auto`` buys them once every point is measured."""
-    rows = ["callpath,p,n,value"]
-    for p in (2, 4, 8, 16, 32):
-        for n in (10, 20, 30, 40, 50):
-            rows += [f"halo,{p},{n},{3 * (1 + 0.01 * r) * (1 + 0.001 * n)}" for r in range(2)]
-    path = tmp_path / "flat.csv"
-    path.write_text("\n".join(rows) + "\n")
-    case = bench.case_study(str(path))
+    case = bench.case_study(str(_flat_csv(tmp_path / "flat.csv")))
     base = bench.base_counts(case, 0, 0.6, whole=2)
     auto, _ = bench.run_ours(case, 0.6, bench.Ours(0.0, points="auto-whole"))  # the evaluation point is inside
     single, _ = bench.run_ours(case, 0.6, bench.Ours(0.0, points="auto-single"))
