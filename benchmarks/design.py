@@ -16,9 +16,10 @@ kernels within ±5/10/15/20 %, and the cost actually used.  Strategies: ``ours``
 the base design that fits, then the repetition of largest expected reduction of the interval at the evaluation
 point per unit of cost, until the interval is within ``--selector-tolerance``), ``gpr`` (our re-implementation
 of the GPR strategy, ``benchmarks/_gpr.py``), ``cpf`` (cheapest point first: the base lines, then whole points
-cheapest first).  As in the GPR evaluation every strategy knows the cost of every candidate before measuring it,
-and a kernel whose base design alone exceeds the budget counts as a miss.  RELeARN: the 14 kernels of
-``relearn_data.txt``, p = 32…512 × n = 5000…9000, two repetitions, evaluation point p = 512, n = 9000.  Data
+cheapest first), ``random`` (random designs of the same budget, :func:`run_random`: what any design reaches by
+chance, ``--random-draws`` of them).  As in the GPR evaluation every strategy knows the cost of every candidate
+before measuring it, and a kernel whose base design alone exceeds the budget counts as a miss.  RELeARN: the 14
+kernels of ``relearn_data.txt``, p = 32…512 × n = 5000…9000, two repetitions, evaluation point p = 512, n = 9000.  Data
 (``--case data --data PATH [--eval-point p=…,n=…] [--metric time] [--processes p]``): any other application's
 measurements the readers read (Extra-P text or JSON, CUBE folders, Caliper, CSV …), one kernel per call path;
 the candidates are the measured points, each with as many repetitions as the kernel has there.  Synthetic:
@@ -743,8 +744,33 @@ def run_cheapest(case: Case, budget: float):
     return counts
 
 
+RANDOM_DRAWS = 30
+"""``--random-draws``: how many random designs the ``random`` strategy draws per budget."""
+
+
+def run_random(case: Case, budget: float, seed: int = 0) -> np.ndarray:
+    """A random design, per kernel: the first runs of all points in a random order, then the repetitions in a
+    random order (a point's second run only after its first, and so on), every run taken that fits the budget
+    left.  No knowledge of the values: what any design of that budget reaches by chance, the yardstick that tells
+    how much of a strategy's figure its choice of points earns.  ``seed`` draws the orders (one per kernel)."""
+    K, P = case.values.shape[:2]
+    counts = np.zeros((K, P), dtype=np.int64)
+    for k in range(K):
+        rng = np.random.default_rng([seed, k])
+        limit, spent = budget * case.total[k] * (1 + 1e-12), 0.0
+        for repetition in range(int(case.available[k].max(initial=0))):
+            for i in rng.permutation(P):
+                if case.available[k, i] <= repetition or counts[k, i] < repetition:
+                    continue
+                cost = case.cost[k, i, repetition]
+                if spent + cost <= limit:
+                    counts[k, i] += 1
+                    spent += cost
+    return counts
+
+
 def protocol(case: Case, budgets, strategies, ours: Ours = Ours(), final: str | None = None, seeds=(0,),
-             errors_out: dict | None = None) -> list[list[str]]:
+             errors_out: dict | None = None, random_draws: int = RANDOM_DRAWS) -> list[list[str]]:
     """Rows: strategy, budget, within ±5/10/15/20 %, mean cost used, kernels over budget, and for ours the kernels
     its stopping rule held for (those of them beyond ±10 % in brackets; summed over the seeds).  ``errors_out``,
     if given, receives every run's errors per kernel: ``(label, budget)`` → one array per seed (inf where the base
@@ -753,7 +779,8 @@ def protocol(case: Case, budgets, strategies, ours: Ours = Ours(), final: str | 
     ``ours.modeler`` is the selector's; ``final`` (default: that one) models every strategy's points for the
     evaluation, the same for all strategies.  ``ours`` and ``gpr`` run once per seed of their randomness
     (``seeds``: ours' bootstrap signs, GPR's hyperparameter restarts); with more than one, the row gives the means
-    and the ±10 % column the range over the seeds."""
+    and the ±10 % column the range over the seeds.  ``random`` draws ``random_draws`` designs (:func:`run_random`)
+    and gives their means and range the same way."""
     rows = []
     final = final or ours.modeler
     full = case.errors(case.available, final)
@@ -762,15 +789,19 @@ def protocol(case: Case, budgets, strategies, ours: Ours = Ours(), final: str | 
     rows.append(["full factorial", "100%"] + [f"{np.mean(full <= b):.1%}" for b in BUCKETS] + ["100.0%", "0", "–"])
     for budget in budgets:
         for name in strategies:
-            label = {"ours": ours.label(), "gpr": "GPR re-implementation", "cpf": "cheapest first"}[name]
+            label = {"ours": ours.label(), "gpr": "GPR re-implementation", "cpf": "cheapest first",
+                     "random": "random design"}[name]
             shares, costs, overs, stops, wrong = [], [], [], 0, 0
-            for seed in seeds if name in ("ours", "gpr") else (None,):
+            draws = seeds if name in ("ours", "gpr") else range(random_draws) if name == "random" else (None,)
+            for seed in draws:
                 start = time.perf_counter()
+                held = None
                 if name == "ours":
                     counts, held = run_ours(case, budget, ours, seed)
+                elif name == "random":
+                    counts = run_random(case, budget, seed)
                 else:
                     counts = run_gpr(case, budget, seed) if name == "gpr" else run_cheapest(case, budget)
-                    held = None
                 errors = case.errors(counts, final)
                 if held is not None:
                     stops, wrong = stops + int(held.sum()), wrong + int(np.sum(held & (errors > 0.10)))
@@ -782,14 +813,14 @@ def protocol(case: Case, budgets, strategies, ours: Ours = Ours(), final: str | 
                 shares.append([np.mean(errors <= b) for b in BUCKETS])
                 costs.append(np.mean(used[~over]) if (~over).any() else float("nan"))
                 overs.append(int(over.sum()))
-                which = f" (seed {seed})" if seed is not None and len(seeds) > 1 else ""
+                which = f" (seed {seed})" if seed is not None and len(draws) > 1 else ""
                 print(f"  {case.label}: {label}{which} at {budget:.0%}: ±10 % {np.mean(errors <= 0.10):.1%}, "
                       f"cost {np.mean(used):.1%} ({time.perf_counter() - start:.1f} s)", flush=True)
             mean = np.mean(shares, axis=0)
             cells = [f"{v:.1%}" for v in mean]
             if len(shares) > 1:
                 cells[1] += f" ({min(s[1] for s in shares):.1%}–{max(s[1] for s in shares):.1%})"
-                label += f", mean of {len(shares)} seeds"
+                label += f", mean of {len(shares)} {'draws' if name == 'random' else 'seeds'}"
             spent = [c for c in costs if np.isfinite(c)]
             rows.append([label, f"{budget:.0%}"] + cells + [f"{np.mean(spent):.1%}" if spent else "–",
                                                             f"{np.mean(overs):g}",
@@ -839,7 +870,8 @@ def gpr_protocol(args) -> None:
         case = case.reversed_repetitions() if args.reverse_repetitions else case
         budgets = [float(b) / 100 for b in args.relearn_budgets.split(",")]
         errors = {}
-        rows = protocol(case, budgets, strategies, Ours.from_args(args), args.final_modeler, seeds, errors)
+        rows = protocol(case, budgets, strategies, Ours.from_args(args), args.final_modeler, seeds, errors,
+                        args.random_draws)
         shown = ", ".join(f"{n}={v:g}" for n, v in zip(case.names, case.eval_point))
         cost = (f"its core-hours ({case.processes} × value)" if case.processes in case.names
                 else f"its value (no parameter {case.processes!r})")
@@ -848,6 +880,7 @@ def gpr_protocol(args) -> None:
         print(tabulate(rows, headers=headers, tablefmt="github"))
         for label, figure in PUBLISHED if args.case != "data" else ():
             print(f"{label}: {figure}")
+        print_draws(errors)
         print_per_kernel(case, errors, budgets, args.per_kernel)
     generated = []  # (case, what its functions are)
     if args.case == "realistic":
@@ -862,12 +895,25 @@ def gpr_protocol(args) -> None:
     for case, what in generated:
         case = case.reversed_repetitions() if args.reverse_repetitions else case
         errors = {}
-        rows = protocol(case, budgets, strategies, Ours.from_args(args), args.final_modeler, seeds, errors)
+        rows = protocol(case, budgets, strategies, Ours.from_args(args), args.final_modeler, seeds, errors,
+                        args.random_draws)
         where = (", ".join(f"{n}={v:g}" for n, v in zip(case.names, case.eval_point)) + " (left out)"
                  if args.eval_corner else format_next(case.names))
         print(f"\n{case.label}: {what}, {REPETITIONS} repetitions available, evaluation at {where}")
         print(tabulate(rows, headers=headers, tablefmt="github"))
+        print_draws(errors)
         print_per_kernel(case, errors, budgets, args.per_kernel)
+
+
+def print_draws(errors: dict) -> None:
+    """For the random designs: how many draws reached each share within ±10 % (the distribution that the
+    table's mean and range summarise)."""
+    for (label, budget), runs in errors.items():
+        if label != "random design":
+            continue
+        shares, times = np.unique(np.round([np.mean(e <= 0.10) for e in runs], 3), return_counts=True)
+        spread = ", ".join(f"{share:.1%} in {n}" for share, n in zip(shares, times))
+        print(f"random designs at {budget:.0%}, within ±10 % per draw: {spread} (of {len(runs)} draws)")
 
 
 def print_per_kernel(case: Case, errors: dict, budgets, wanted: str | None) -> None:
@@ -879,8 +925,8 @@ def print_per_kernel(case: Case, errors: dict, budgets, wanted: str | None) -> N
         return
     for budget in budgets:
         headers, rows = per_kernel(case, errors, budget, misses_only=wanted == "misses")
-        print(f"\nPer kernel at {budget:.0%}: the error at the evaluation point (mean over seeds; in brackets how "
-              f"many seeds were within ±10 %; * a miss at ±10 %)")
+        print(f"\nPer kernel at {budget:.0%}: the error at the evaluation point (mean over seeds or random "
+              f"draws; in brackets how many of them were within ±10 %; * a miss at ±10 %)")
         print(tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True))
 
 
@@ -939,7 +985,11 @@ def main() -> None:
     parser.add_argument("--parameters", default="1,2,3", help="synthetic: parameter counts")
     parser.add_argument("--selector-tolerance", type=float, default=0.05,
                         help="our stopping rule: relative half-width of the interval at the evaluation point")
-    parser.add_argument("--strategies", default="ours,gpr,cpf")
+    parser.add_argument("--strategies", default="ours,gpr,cpf",
+                        help="comma-separated: ours, gpr, cpf, random (random designs of the same budget, "
+                             "--random-draws of them: what a design reaches by chance)")
+    parser.add_argument("--random-draws", type=int, default=RANDOM_DRAWS,
+                        help="random: how many random designs per budget (default %(default)s)")
     parser.add_argument("--selector-seeds", default="0",
                         help="relearn/synthetic: seeds of the selectors' randomness, comma-separated (ours: its "
                              "bootstrap's signs; gpr: its hyperparameter restarts; each runs once per seed and the "

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import pathlib
+import re
 import sys
 
 import numpy as np
@@ -330,3 +331,35 @@ def test_ours_labels_name_what_differs_from_the_product(bench):
     assert bench.Ours().label() == "ours (selector)"
     assert bench.Ours(points="whole", misfit=True, replicates=8).label() == \
         "ours (selector) + misfit members, 8 replicates, whole points"
+
+
+def test_a_random_design_takes_every_run_that_fits_first_runs_before_repetitions(bench, tmp_path):
+    """``random``: per kernel the first runs in a random order, then the repetitions, every run that fits; at the
+    end no point's next run fits the budget left, and the whole budget buys the full factorial."""
+    case = bench.case_study(str(_incomplete_csv(tmp_path / "app.csv")))
+    np.testing.assert_array_equal(bench.run_random(case, 1.0, seed=3), case.available)
+    designs = set()
+    for seed in range(6):
+        counts = bench.run_random(case, 0.5, seed)
+        assert (counts <= case.available).all() and (case.spent(counts) <= 0.5 + 1e-12).all()
+        left = 0.5 * case.total - case.spent(counts) * case.total
+        for k in range(len(case.kernels)):
+            assert (case.next_cost(k, counts[k]) > left[k]).all()  # nothing more fits
+        np.testing.assert_array_equal(bench.run_random(case, 0.5, seed), counts)  # a seed is one design
+        designs.add(counts.tobytes())
+    assert len(designs) > 1
+
+
+def test_random_designs_are_a_strategy_with_their_draws_counted(bench, tmp_path, capsys):
+    case = bench.case_study(str(_incomplete_csv(tmp_path / "app.csv")))
+    errors = {}
+    rows = bench.protocol(case, [0.5], ["random"], errors_out=errors, random_draws=4)
+    assert rows[1][0] == "random design, mean of 4 draws" and rows[1][1] == "50%"
+    assert len(errors[("random design", 0.5)]) == 4
+    shares = [np.mean(e <= 0.10) for e in errors[("random design", 0.5)]]
+    capsys.readouterr()
+    bench.print_draws(errors)
+    out = capsys.readouterr().out
+    assert out.startswith("random designs at 50%, within ±10 % per draw: ") and out.endswith(" (of 4 draws)\n")
+    assert sum(int(n) for n in re.findall(r" in (\d+)", out)) == 4
+    assert f"{max(shares):.1%} in" in out
