@@ -532,7 +532,8 @@ class Ours:
     ``tolerance``: the stopping rule's half-width at the evaluation point; ``modeler``: the selector's;
     ``base_rule``: how the base design is repeated (:data:`BASE_RULES`; ``points`` decides where it says
     nothing); ``off_line``: the point off the lines, as ``design.suggest`` plans it; ``misfit``: the selector's
-    misfit members; ``replicates``: its bootstrap refits (default :data:`~extrap_plugins.selector.REPLICATES`);
+    misfit members; ``interaction``: its interaction members (``selector.assess(interaction=True)``);
+    ``replicates``: its bootstrap refits (default :data:`~extrap_plugins.selector.REPLICATES`);
     ``calibrated=False`` leaves the ensembles uninflated (``selector.assess(calibrated=False)``); ``points``:
     what it may buy (:data:`POINT_RULES`)."""
 
@@ -544,17 +545,19 @@ class Ours:
     replicates: int | None = None
     calibrated: bool = True
     points: str = "auto"
+    interaction: bool = False
 
     @classmethod
     def from_args(cls, args) -> Ours:
         return cls(args.selector_tolerance, args.modeler, args.base_repetitions, not args.base_lines_only,
                    args.selector_misfit, args.selector_replicates, not args.selector_uncalibrated,
-                   args.selector_points)
+                   args.selector_points, args.selector_interaction)
 
     def label(self) -> str:
         """The row label of the tables: ``ours (selector)`` and what differs from the product."""
         label = "ours (selector)"
         label += " + misfit members" if self.misfit else ""
+        label += " + interaction members" if self.interaction else ""
         label += f", {self.replicates} replicates" if self.replicates else ""
         label += ", uncalibrated" if not self.calibrated else ""
         label += ", lines only" if not self.off_line else ""
@@ -604,7 +607,8 @@ def run_ours(case: Case, budget: float, ours: Ours = Ours(), seed: int = 0):
                 assessment = selector.assess(case.experiment(counts, kernels), case.eval_point, case.points,
                                              modeler=ours.modeler, min_share=0.0, seed=seed, misfit=ours.misfit,
                                              replicates=ours.replicates or selector.REPLICATES,
-                                             calibrated=ours.calibrated, repetitions=max(int(repetitions), 1))
+                                             calibrated=ours.calibrated, repetitions=max(int(repetitions), 1),
+                                             interaction=ours.interaction)
             by_name.update({kern.name: (assessment, kern) for kern in assessment.kernels})
             if points in ("auto", "auto-loose"):  # what the repetitions once no new point fits are gated on
                 noise.update(zip([kern.name for kern in assessment.kernels],
@@ -1002,6 +1006,10 @@ def main() -> None:
     parser.add_argument("--selector-misfit", action="store_true",
                         help="relearn/synthetic: ours with the misfit members (a GP over the model's residuals; "
                              "selector.assess(misfit=True)), measured beside the default")
+    parser.add_argument("--selector-interaction", action="store_true",
+                        help="relearn/data/synthetic: ours with the interaction members (the largest interaction "
+                             "of a parameter with the other terms the measured points cannot rule out; "
+                             "selector.assess(interaction=True)), measured beside the default")
     parser.add_argument("--selector-uncalibrated", action="store_true",
                         help="relearn/synthetic: ours without the calibrated floor of its ensembles (the model's "
                              "confidence interval at the evaluation point; selector.assess(calibrated=False)), "

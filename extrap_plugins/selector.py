@@ -86,6 +86,7 @@ import numpy as np
 from .experiment import Experiment
 from .extrapolation import design_matrix, uncertainties
 from .formatting import format_share
+from .models import evaluate
 
 __all__ = ["Kernel", "Assessment", "assess", "plan_runs", "PlannedRun", "default_target", "z_of", "choose_models"]
 
@@ -221,6 +222,7 @@ def assess(
     committee: Sequence[tuple[str, dict]] = COMMITTEE,
     misfit: bool = False,
     calibrated: bool = True,
+    interaction: bool = False,
     progress: Callable[[int, int], None] | None = None,
     **options,
 ) -> Assessment:
@@ -241,6 +243,10 @@ def assess(
         Add the misfit members (:func:`_discrepancy_members`).  Off by default: measured with
         ``benchmarks/design.py --selector-misfit``, they gain on RELeARN's reversed sample at 20 % and lose on
         held-out two-parameter functions at 10 % (``benchmarks/design-history.md`` has the figures).
+    interaction : bool
+        Add the interaction members (:func:`_interaction_members`: the largest interaction of a parameter with
+        the other terms that the measured points cannot rule out).  Off by default: measured with
+        ``benchmarks/design.py --selector-interaction``.
     calibrated : bool
         Inflate every ensemble to at least the model's own confidence interval at the target
         (:func:`_inflated`; default).  False gives the ensemble alone (``benchmarks/design.py
@@ -269,6 +275,7 @@ def assess(
     least_squares = _coefficient_members(intervals, rows)
     noise = _relative_noise(experiment, full, measure)
     misfits = _discrepancy_members(experiment, full, rows, noise) if misfit else {}
+    interactions = _interaction_members(experiment, full, rows, noise) if interaction else {}
     measured = _measured(experiment, full, candidates)
     z = z_of(level)
     kernels = []
@@ -281,7 +288,8 @@ def assess(
         # measuring it again cannot tell them apart (deviation 0 there).  The noise members (wild bootstrap,
         # coefficients) may deviate at a measured point by no more than the noise of the mean of its
         # ``n`` repetitions, σ²/n: one more repetition narrows that, and only that.
-        choice = [p.copy() for p in (spread.get(index), others.get(index)) if p is not None and p.size]
+        choice = [p.copy() for p in (spread.get(index), others.get(index), interactions.get(index))
+                  if p is not None and p.size]
         noisy = [p.copy() for p in (shaken.get(index), least_squares[index]) if p is not None and p.size]
         if calibrated and intervals[index] is not None:
             floor = float(intervals[index].half_width(target, level, kind="confidence")[0]) / z
@@ -613,6 +621,69 @@ def _discrepancy_members(experiment: Experiment, full, rows: np.ndarray,
                 continue
             members = vectors[:, keep] * np.sqrt(values[keep] * s2)[None, :]
             out[index] = members * np.abs(model.predict(rows))[:, None]
+    return out
+
+
+INTERACTION_EXPONENTS = np.arange(1, 25) / 8.0
+"""The exponents an interaction member tries (1/8 … 3, PMNF's range), the largest the measurements allow kept."""
+
+
+def _interaction_members(experiment: Experiment, full, rows: np.ndarray,
+                         noise: dict[int, float]) -> dict[int, np.ndarray]:
+    """Interaction members: the largest interaction of each parameter with the model's other terms that the
+    measured points cannot rule out, per model index, shape (n_rows, n_members), in the model's units.
+
+    A design of lines through a corner sees each parameter where the others are smallest.  There a term of
+    ``p`` may be a percent of the value, so a factor ``(s / s0)^e`` on it changes nothing the line of ``s`` can
+    see, yet at the target, where the term dominates, it changes everything; every refit and selection rule
+    agrees on the same flat line, so the other members are blind to it.  For every parameter ``x``, with
+    ``g(x)`` the model's terms without ``x`` (the constant excluded) and ``x0`` the value of ``x`` where ``|g|``
+    is largest among the measured points, a member deviates by ``g · ((x / x0)^e − 1)`` for the largest
+    ``e`` of :data:`INTERACTION_EXPONENTS` (and the largest ``−e``) whose deviation stays within twice the noise
+    of the mean at every measured point.  A point off the lines where ``g`` is large rules the member out; until
+    one is measured, the interval at the target says the interaction is open.  Scaled by ``1 / sqrt(n)`` for
+    ``n`` members, as the committee.
+    """
+    position = {(m.callpath, m.metric): i for i, m in enumerate(full.models)}
+    names = list(experiment.parameter_names)
+    out: dict[int, np.ndarray] = {}
+    for group in experiment.series_groups():
+        points = np.asarray(group.points, dtype=np.float64)
+        counts = np.sum(np.isfinite(group.values), axis=2)
+        for row, (callpath, metric) in enumerate(group.keys):
+            index = position.get((callpath.name, metric.name))
+            if index is None:
+                continue
+            model = full.models[index]
+            if model.predictor is not None or model.segments or len(names) < 2 or not model.terms:
+                continue
+            at = counts[row] > 0
+            predicted = np.abs(model.predict(points[at]))
+            allowed = 2.0 * np.sqrt(max(noise.get(index, 0.0), 0.0) / counts[row][at]) * predicted
+            members = []
+            for j, name in enumerate(names):
+                others = [t for t in model.terms if name not in t.factors or
+                          (t.factors[name].exponent == 0 and t.factors[name].log_exponent == 0)]
+                if not others:
+                    continue
+                g_points = evaluate(0.0, others, names, points[at])
+                if not np.any(g_points):
+                    continue
+                x0 = points[at][int(np.argmax(np.abs(g_points))), j]
+                ratio = points[at][:, j] / x0
+                g_rows = evaluate(0.0, others, names, rows)
+                for sign in (1.0, -1.0):
+                    largest = 0.0
+                    for e in INTERACTION_EXPONENTS:
+                        if np.all(np.abs(g_points * (ratio ** (sign * e) - 1.0)) <= allowed):
+                            largest = sign * e
+                        else:
+                            break
+                    if largest:
+                        members.append(g_rows * ((rows[:, j] / x0) ** largest - 1.0))
+            if members:
+                stacked = np.stack(members, axis=1)
+                out[index] = np.where(np.isfinite(stacked), stacked, 0.0) / math.sqrt(len(members))
     return out
 
 

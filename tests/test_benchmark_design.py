@@ -331,6 +331,7 @@ def test_ours_labels_name_what_differs_from_the_product(bench):
     assert bench.Ours().label() == "ours (selector)"
     assert bench.Ours(points="whole", misfit=True, replicates=8).label() == \
         "ours (selector) + misfit members, 8 replicates, whole points"
+    assert bench.Ours(interaction=True).label() == "ours (selector) + interaction members"
 
 
 def test_a_random_design_takes_every_run_that_fits_first_runs_before_repetitions(bench, tmp_path):

@@ -340,3 +340,29 @@ def test_the_budget_stays_put_when_the_measurements_are_exact_counters():
     later = suggest(space, counters, budget="50%")
     assert first.full_cost == later.full_cost == 4 * 620
     assert later.measured_cost == first.planned_cost == 4 * 148 and later.repetitions == 1
+
+
+def test_interaction_members_say_what_lines_through_a_corner_cannot_see_and_vanish_once_a_point_shows_it():
+    """A parameter's factor on another's term is invisible where that term is small: lines through the corner
+    (4, 10) see ``1e-3 · p^(5/3) · n`` at 0.1-0.5 % of the value on the line of n, so the model drops n and is
+    27 % off at (64, 50) while the default ensemble says about ±1 %.  The interaction members (the largest factor
+    ``(n / n0)^e`` on the model's p-term that the measured points allow) widen the interval to cover it; with
+    an additive truth and a point at (64, 40), where the p-term is large, they rule themselves out."""
+    lines = [(p, 10) for p in P] + [(4, n) for n in N[1:]] + [(8, 20)]
+    candidates = np.array([(p, n) for p in P for n in N if (p, n) != (64, 50)], dtype=float)
+    multiplicative = {"solve": lambda p, n: 100 + 1e-3 * p ** (5 / 3) * n}
+    experiment = measured(multiplicative, lines, repetitions=2, noise=0.01)
+    blind = selector.assess(experiment, (64, 50), candidates)
+    seeing = selector.assess(experiment, (64, 50), candidates, interaction=True)
+    error = abs(blind.kernels[0].value / multiplicative["solve"](64, 50) - 1)
+    assert "n" not in blind.kernels[0].formula and error > 0.25
+    assert seeing.half_widths()["solve"] > error > blind.half_widths()["solve"]
+
+    additive = {"solve": lambda p, n: 100 + 1e-2 * p ** (5 / 3) + 0 * n}
+    experiment = measured(additive, lines + [(64, 40)], repetitions=2, noise=0.01)
+    blind = selector.assess(experiment, (64, 50), candidates)
+    seeing = selector.assess(experiment, (64, 50), candidates, interaction=True)
+    assert seeing.half_widths()["solve"] == pytest.approx(blind.half_widths()["solve"])
+    assert blind.half_widths()["solve"] < 0.05
+    rows = np.vstack([candidates, [(64.0, 50.0)]])
+    assert selector._interaction_members(experiment, blind.model_set, rows, {0: 1e-4}) == {}
