@@ -29,7 +29,10 @@ target.  Two kinds of members make it up:
   means stray from the model by more than their noise (a step, a change of
   regime, outliers), the same misfit is expected at the target, and mostly a
   measurement near the target can say how large it is there.  A model that fits
-  within the noise has none.
+  within the noise has none;
+* **interaction**, on request (``assess(interaction=True)``, :func:`_interaction_members`): for every
+  parameter, the largest factor ``(x / x0)^e`` on the model's other terms that the measured points cannot
+  rule out -- what lines through a corner cannot see where those terms are small.
 
 At a point already measured ``n`` times, the model-choice members (jackknife,
 committee) deviate by 0 -- its value is known, so repeating it cannot tell them
