@@ -495,8 +495,8 @@ def format_widths(result) -> list[str]:
     if len(ranked) > 10:
         lines.append(f"  ... {len(ranked) - 10} more kernels")
     if result.not_judged:
-        lines.append(f"  not judged: {len(result.not_judged)} kernels (zero or below 1 % of their metric's "
-                     f"largest at the target)")
+        lines.append(f"  not judged: {len(result.not_judged)} kernels (zero at the target, or below 1 % of their "
+                     f"metric's largest there or of their own largest measured value)")
     return lines
 
 

@@ -873,7 +873,9 @@ def _suggest_uncertainty(space, grid, costs, measured_runs, order, rank, effecti
         widest = max(suggestion.widths.items(), key=lambda kv: kv[1]) if suggestion.widths else None
         suggestion.notes.append(
             f"the rule holds: every judged kernel's {assessment.level:.0%} interval at {where} is within "
-            f"±{tolerance:.0%}" + (f" (widest: {widest[0]} ±{format_share(widest[1])})" if widest else ""))
+            f"±{tolerance:.0%}" + (f" (widest: {widest[0]} ±{format_share(widest[1])})" if widest else "")
+            if widest else f"no kernel is judged at {where}: all {len(suggestion.not_judged)} are zero there, or "
+            f"below 1 % of their metric's largest there or of their own largest measured value")
         extra, after = plan_runs(assessment, run_costs, tolerance=0.0, limit=remaining,
                                  max_runs=_room(max_points, suggestion), available=available)
         suggestion.notes.append(_would_buy(extra, after, suggestion.widths, remaining, budget))

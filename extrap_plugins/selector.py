@@ -141,6 +141,8 @@ class Kernel:
     formula: str = ""
     run_noise: float = math.nan
     """Relative variance of one run's value (from the repetitions, else from the model's residuals)."""
+    largest_measured: float = math.nan
+    """The largest magnitude of the series' measured means."""
 
     @property
     def name(self) -> str:
@@ -280,6 +282,7 @@ def assess(
     misfits = _discrepancy_members(experiment, full, rows, noise) if misfit else {}
     interactions = _interaction_members(experiment, full, rows, noise) if interaction else {}
     measured = _measured(experiment, full, candidates)
+    largest = _largest_measured(experiment, full)
     z = z_of(level)
     kernels = []
     for index, m in enumerate(full.models):
@@ -320,7 +323,8 @@ def assess(
             relative = np.zeros(candidates.shape[0])
         D = np.where(np.isfinite(D), D, 0.0)
         kernels.append(Kernel(m.callpath, m.metric, value, D, np.where(np.isfinite(relative), relative, 0.0),
-                              formula=m.formula, run_noise=noise.get(index, math.nan)))
+                              formula=m.formula, run_noise=noise.get(index, math.nan),
+                              largest_measured=largest.get(index, math.nan)))
     _mark_judged(kernels, min_share)
     return Assessment(parameters, target[0], candidates, kernels, level, full)
 
@@ -449,6 +453,22 @@ def _measured(experiment: Experiment, full, candidates: np.ndarray) -> dict[int,
             for j, hits in enumerate(where):
                 times[hits] += repetitions[row, j]
             out[index] = times
+    return out
+
+
+def _largest_measured(experiment: Experiment, full) -> dict[int, float]:
+    """Per model index, the largest magnitude of its series' measured means."""
+    position = {(m.callpath, m.metric): i for i, m in enumerate(full.models)}
+    out: dict[int, float] = {}
+    for group in experiment.series_groups():
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            means = np.abs(np.nanmean(group.values, axis=2))
+        for row, (callpath, metric) in enumerate(group.keys):
+            index = position.get((callpath.name, metric.name))
+            finite = means[row][np.isfinite(means[row])]
+            if index is not None and finite.size:
+                out[index] = max(out.get(index, 0.0), float(finite.max()))
     return out
 
 
@@ -736,7 +756,9 @@ def _relative_noise(experiment: Experiment, full, measure: str) -> dict[int, flo
 
 
 def _mark_judged(kernels: list[Kernel], min_share: float) -> None:
-    """Kernels of value zero, or below ``min_share`` of their metric's largest at the target, are not judged."""
+    """Kernels of value zero, below ``min_share`` of their metric's largest at the target, or below ``min_share``
+    of their own largest measured value (a model that falls to nothing there: a relative interval around almost
+    zero means nothing, and a counter that is mostly zero gets such a model) are not judged."""
     largest: dict[str, float] = {}
     for k in kernels:
         if math.isfinite(k.value):
@@ -746,6 +768,8 @@ def _mark_judged(kernels: list[Kernel], min_share: float) -> None:
             k.judged, k.why_not = False, "predicted 0 at the target"
         elif abs(k.value) < min_share * largest.get(k.metric, 0.0):
             k.judged, k.why_not = False, f"below {min_share:.0%} of the largest {k.metric} at the target"
+        elif abs(k.value) < min_share * k.largest_measured:
+            k.judged, k.why_not = False, f"below {min_share:.0%} of its largest measured value at the target"
 
 
 # -------------------------------------------------------------------- plan

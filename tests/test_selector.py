@@ -366,3 +366,36 @@ def test_interaction_members_say_what_lines_through_a_corner_cannot_see_and_vani
     assert blind.half_widths()["solve"] < 0.05
     rows = np.vstack([candidates, [(64.0, 50.0)]])
     assert selector._interaction_members(experiment, blind.model_set, rows, {0: 1e-4}) == {}
+
+
+def test_a_model_that_falls_to_almost_nothing_at_the_target_is_not_judged():
+    """A relative interval around almost zero means nothing: a counter that is mostly zero (Score-P's
+    PAPI_L3_TCM of main in Extra-P's multi-parameter CUBE set: 0 at 24 of 27 points, a model of y^-3 · z^-3
+    terms) had ±3.5·10¹¹ % and took the whole plan.  A model below 1 % of its own largest measured value at the
+    target is not judged, even as the largest of its metric there; one that falls by less stays judged."""
+    points = [(p, n) for p in P for n in N]
+    candidates, target = np.array(points, dtype=float), (128.0, 60.0)
+
+    def judged(function, **options):
+        experiment = measured({"kernel": function}, points, repetitions=2)
+        return selector.assess(experiment, target, candidates, members=2, replicates=4, **options).kernels[0]
+
+    vanishes = judged(lambda p, n: 1e6 * p**-3.0 * n**-3.0)
+    assert not vanishes.judged and vanishes.why_not == "below 1% of its largest measured value at the target"
+    assert vanishes.largest_measured == pytest.approx(1e6 / (4**3 * 10**3))
+    assert judged(lambda p, n: 1e6 * p**-3.0 * n**-3.0, min_share=0.0).judged
+    assert judged(lambda p, n: 100.0 / p).judged  # 0.78 at the target, 3 % of the 25 measured at p = 4
+
+
+def test_suggest_on_a_mostly_zero_counter_judges_nothing_and_says_so(host, shared_data, capsys):
+    """Extra-P's multi-parameter CUBE set: PAPI_L3_TCM is 0 at 24 of 27 points for main, its model falls to
+    almost nothing at (40, 40, 40), and the other three call paths are 0 or fall as well; no relative interval
+    is judged, and the note says why instead of claiming that the rule holds."""
+    pytest.importorskip("pycubexr")
+    folder = shared_data / "cube" / "extrap" / "multi_parameter"
+    assert main(["suggest", str(folder), "--budget", "30%", "--metric", "PAPI_L3_TCM", "--progress", "off"]) \
+        == ExitStatus.OK
+    out = capsys.readouterr().out
+    assert "note: no kernel is judged at (x=40, y=40, z=40): all 4 are zero there, or below 1 % of their " \
+           "metric's largest there or of their own largest measured value\n" in out
+    assert "the rule holds" not in out and "±" not in out
