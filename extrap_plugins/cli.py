@@ -483,6 +483,7 @@ def format_widths(result) -> list[str]:
     if not result.widths:
         return []
     from .formatting import format_point, format_share
+    from .selector import NOT_JUDGED
 
     where = format_point(result.target, brackets=True)
     lines = [f"interval at the target {where} (95 %, relative half-width):"]
@@ -495,8 +496,7 @@ def format_widths(result) -> list[str]:
     if len(ranked) > 10:
         lines.append(f"  ... {len(ranked) - 10} more kernels")
     if result.not_judged:
-        lines.append(f"  not judged: {len(result.not_judged)} kernels (zero at the target, or below 1 % of their "
-                     f"metric's largest there or of their own largest measured value)")
+        lines.append(f"  not judged: {len(result.not_judged)} kernels ({NOT_JUDGED})")
     return lines
 
 

@@ -870,12 +870,7 @@ def _suggest_uncertainty(space, grid, costs, measured_runs, order, rank, effecti
     where = format_point(chosen_target, brackets=True)
     if assessment.holds(tolerance):
         suggestion.status = "done"
-        widest = max(suggestion.widths.items(), key=lambda kv: kv[1]) if suggestion.widths else None
-        suggestion.notes.append(
-            f"the rule holds: every judged kernel's {assessment.level:.0%} interval at {where} is within "
-            f"±{tolerance:.0%}" + (f" (widest: {widest[0]} ±{format_share(widest[1])})" if widest else "")
-            if widest else f"no kernel is judged at {where}: all {len(suggestion.not_judged)} are zero there, or "
-            f"below 1 % of their metric's largest there or of their own largest measured value")
+        suggestion.notes.append(_holds_note(suggestion, assessment.level, where, tolerance))
         extra, after = plan_runs(assessment, run_costs, tolerance=0.0, limit=remaining,
                                  max_runs=_room(max_points, suggestion), available=available)
         suggestion.notes.append(_would_buy(extra, after, suggestion.widths, remaining, budget))
@@ -919,6 +914,17 @@ def _suggest_uncertainty(space, grid, costs, measured_runs, order, rank, effecti
             roles.get(i, "") for i in range(grid.shape[0]))))
     _note_left_open(suggestion, runs, candidates.size, available, tolerance, where)
     return suggestion
+
+
+def _holds_note(suggestion, level: float, where: str, tolerance: float) -> str:
+    """The note when the rule holds: the widest interval, or, with no kernel judged, why none is."""
+    from .selector import NOT_JUDGED
+
+    if not suggestion.widths:
+        return f"no kernel is judged at {where}: all {len(suggestion.not_judged)} are {NOT_JUDGED}"
+    widest, width = max(suggestion.widths.items(), key=lambda kv: kv[1])
+    return (f"the rule holds: every judged kernel's {level:.0%} interval at {where} is within ±{tolerance:.0%} "
+            f"(widest: {widest} ±{format_share(width)})")
 
 
 def _note_left_open(suggestion, runs, n_candidates, available, tolerance, where) -> None:

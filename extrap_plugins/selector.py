@@ -104,7 +104,11 @@ COMMITTEE = (("refining", {}), ("default", {"selection": "cv"}))
 """Other model-choice rules fitted to the same data (query by committee): where they disagree with the model
 beyond the measurements, the choice of terms is uncertain there."""
 MIN_SHARE = 0.01
-"""Kernels below this share of their metric's largest value at the target are not judged (GPR's 1 % filter)."""
+"""Kernels below this share of their metric's largest value at the target, or of their own largest measured value,
+are not judged (GPR's 1 % filter)."""
+NOT_JUDGED = (f"zero at the target, or below {MIN_SHARE:.0%} of their metric's largest there or of their own "
+              f"largest measured value")
+"""Why kernels are not judged, for the messages of ``suggest``."""
 MISFIT_LENGTH = 0.5
 """Correlation length of the misfit GP, in units of a parameter's log2 range (0.5: the misfit at one end of a
 range says little about the other end)."""

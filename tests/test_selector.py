@@ -396,6 +396,6 @@ def test_suggest_on_a_mostly_zero_counter_judges_nothing_and_says_so(host, share
     assert main(["suggest", str(folder), "--budget", "30%", "--metric", "PAPI_L3_TCM", "--progress", "off"]) \
         == ExitStatus.OK
     out = capsys.readouterr().out
-    assert "note: no kernel is judged at (x=40, y=40, z=40): all 4 are zero there, or below 1 % of their " \
+    assert "note: no kernel is judged at (x=40, y=40, z=40): all 4 are zero at the target, or below 1% of their " \
            "metric's largest there or of their own largest measured value\n" in out
     assert "the rule holds" not in out and "±" not in out
