@@ -901,7 +901,8 @@ def _suggest_uncertainty(space, grid, costs, measured_runs, order, rank, effecti
     suggestion.predicted = {name: predicted[name] for name in suggestion.widths}
     if not runs:
         _nothing_to_plan(suggestion, where, tolerance,
-                         _why_none(len(candidates), fitting, repetition_fits and not repeating, per_run, noisy, paid))
+                         _why_none(len(candidates), fitting, repetition_fits and not repeating, per_run, noisy, paid,
+                                   remaining))
         return suggestion
     suggestion.status = "add"
     if repeating:
@@ -947,11 +948,13 @@ def _note_left_open(suggestion, runs, n_candidates, available, tolerance, where)
 
 
 def _why_none(n_candidates: int, fitting: bool, repetition_fits: bool, per_run: int, noisy: list,
-              paid: bool) -> str:
+              paid: bool, remaining: float) -> str:
     """Why the selector planned no run (the keys of :func:`_nothing_to_plan`); ``paid``: whether the budget left
-    pays for repetitions at :data:`PAIRS` measured points."""
+    pays for repetitions at :data:`PAIRS` measured points; ``remaining``: the budget left."""
     if not n_candidates:
         return "exhausted"
+    if remaining <= 0:
+        return "spent"
     if fitting:
         return "no gain"
     if not repetition_fits or (noisy and paid):  # nothing fits, or the noisy kernels' repetitions narrow nothing
@@ -964,6 +967,7 @@ def _why_none(n_candidates: int, fitting: bool, repetition_fits: bool, per_run: 
 def _nothing_to_plan(suggestion, where, tolerance, why) -> None:
     """Status and note when the selector plans no run: every candidate is measured (``exhausted``), repeating
     the measured points would narrow nothing (``no gain``, also ``exhausted``), or nothing fits (``budget``; also
+    ``spent``: the measured runs already cost the whole budget or more;
     ``no new point``: no new point fits, a repetition would, and the plan's points have their repetitions, more
     come once every point is measured; ``quiet``: no new point fits, a repetition would, but no open kernel's
     single runs are noisy; ``few pairs``: the same, some are, but the budget left does not pay for repetitions at
@@ -971,7 +975,10 @@ def _nothing_to_plan(suggestion, where, tolerance, why) -> None:
     widest = max(suggestion.widths.items(), key=lambda kv: kv[1])
     stays = f"the widest interval at {where} stays {widest[0]} ±{format_share(widest[1])} (tolerance ±{tolerance:.0%})"
     suggestion.status = "exhausted" if why in ("exhausted", "no gain") else "budget"
+    spent = (f"the measured runs already cost {format_share(suggestion.measured_cost / suggestion.full_cost)} of "
+             f"the full factorial's, the budget {format_share(suggestion.budget_limit / suggestion.full_cost)}")
     suggestion.notes.append({"budget": f"no further run fits the budget; {stays}",
+                             "spent": f"{spent}: nothing is left to spend; {stays}",
                              "no new point": f"no further new point fits the budget (a repetition of a measured "
                                              f"point would, but with repetitions in the plan, repetitions beyond "
                                              f"them come only once every candidate point is measured); {stays}",
