@@ -975,8 +975,11 @@ def _nothing_to_plan(suggestion, where, tolerance, why) -> None:
     widest = max(suggestion.widths.items(), key=lambda kv: kv[1])
     stays = f"the widest interval at {where} stays {widest[0]} ±{format_share(widest[1])} (tolerance ±{tolerance:.0%})"
     suggestion.status = "exhausted" if why in ("exhausted", "no gain") else "budget"
-    spent = (f"the measured runs already cost {format_share(suggestion.measured_cost / suggestion.full_cost)} of "
-             f"the full factorial's, the budget {format_share(suggestion.budget_limit / suggestion.full_cost)}")
+    full = suggestion.full_cost
+    spent = (f"the measured runs already cost {format_share(suggestion.measured_cost / full)} of the full "
+             f"factorial's, the budget {format_share(suggestion.budget_limit / full)}" if full > 0 else
+             f"the measured runs already cost {suggestion.measured_cost:g} cost units, the budget "
+             f"{suggestion.budget_limit:g}")
     suggestion.notes.append({"budget": f"no further run fits the budget; {stays}",
                              "spent": f"{spent}: nothing is left to spend; {stays}",
                              "no new point": f"no further new point fits the budget (a repetition of a measured "
