@@ -1113,7 +1113,7 @@ def _repetitions(space, costs, given, noise, counters, strategy, budget, line, i
         return int(given), "given", int(given)
     reference = advise_repetitions(n)[0]
     repetitions, reason = advise_repetitions(n, noise, counters)
-    if strategy == "uncertainty" and repetitions > 1 and inside:
+    if inside and repetitions > 1:  # only the uncertainty strategy asks whether the target is inside
         return 1, INSIDE, reference
     if strategy == "uncertainty" and repetitions > 1:
         full_cost = reference * float(costs.sum())

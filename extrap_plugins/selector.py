@@ -440,19 +440,24 @@ def _committee(experiment, full, rows, measure, host, committee, options, progre
     return {i: np.stack(v, axis=1) / math.sqrt(len(v)) for i, v in found.items()}
 
 
+def _series(experiment: Experiment, full):
+    """Every group of series that share their measured points, with ``(row, model index)`` for each of its series
+    that ``full`` modelled."""
+    position = {(m.callpath, m.metric): i for i, m in enumerate(full.models)}
+    for group in experiment.series_groups():
+        keys = ((callpath.name, metric.name) for callpath, metric in group.keys)
+        yield group, [(row, position[key]) for row, key in enumerate(keys) if key in position]
+
+
 def _measured(experiment: Experiment, full, candidates: np.ndarray) -> dict[int, np.ndarray]:
     """Per model index, how many repetitions its series has at each candidate, shape (n_candidates,)."""
-    position = {(m.callpath, m.metric): i for i, m in enumerate(full.models)}
     out: dict[int, np.ndarray] = {}
-    for group in experiment.series_groups():
+    for group, series in _series(experiment, full):
         points = np.asarray(group.points, dtype=np.float64)
         repetitions = np.sum(np.isfinite(group.values), axis=2)  # (n_series, n_points)
         where = [np.flatnonzero(np.all(np.isclose(candidates, point[None, :], rtol=1e-9, atol=0.0), axis=1))
                  for point in points]
-        for row, (callpath, metric) in enumerate(group.keys):
-            index = position.get((callpath.name, metric.name))
-            if index is None:
-                continue
+        for row, index in series:
             times = np.zeros(candidates.shape[0])
             for j, hits in enumerate(where):
                 times[hits] += repetitions[row, j]
@@ -462,16 +467,14 @@ def _measured(experiment: Experiment, full, candidates: np.ndarray) -> dict[int,
 
 def _largest_measured(experiment: Experiment, full) -> dict[int, float]:
     """Per model index, the largest magnitude of its series' measured means."""
-    position = {(m.callpath, m.metric): i for i, m in enumerate(full.models)}
     out: dict[int, float] = {}
-    for group in experiment.series_groups():
+    for group, series in _series(experiment, full):
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             means = np.abs(np.nanmean(group.values, axis=2))
-        for row, (callpath, metric) in enumerate(group.keys):
-            index = position.get((callpath.name, metric.name))
+        for row, index in series:
             finite = means[row][np.isfinite(means[row])]
-            if index is not None and finite.size:
+            if finite.size:
                 out[index] = max(out.get(index, 0.0), float(finite.max()))
     return out
 
@@ -599,9 +602,8 @@ def _discrepancy_members(experiment: Experiment, full, rows: np.ndarray,
     """
     from scipy.stats import f as fisher
 
-    position = {(m.callpath, m.metric): i for i, m in enumerate(full.models)}
     out: dict[int, np.ndarray] = {}
-    for group in experiment.series_groups():
+    for group, series in _series(experiment, full):
         points = np.asarray(group.points, dtype=np.float64)
         if points.shape[0] < 2:
             continue
@@ -613,10 +615,7 @@ def _discrepancy_members(experiment: Experiment, full, rows: np.ndarray,
             warnings.simplefilter("ignore", RuntimeWarning)
             means = np.nanmean(group.values, axis=2)
         counts = np.sum(np.isfinite(group.values), axis=2)
-        for row, (callpath, metric) in enumerate(group.keys):
-            index = position.get((callpath.name, metric.name))
-            if index is None:
-                continue
+        for row, index in series:
             model = full.models[index]
             predicted = model.predict(points)
             with np.errstate(all="ignore"):
@@ -671,16 +670,12 @@ def _interaction_members(experiment: Experiment, full, rows: np.ndarray,
     one is measured, the interval at the target says the interaction is open.  Scaled by ``1 / sqrt(n)`` for
     ``n`` members, as the committee.
     """
-    position = {(m.callpath, m.metric): i for i, m in enumerate(full.models)}
     names = list(experiment.parameter_names)
     out: dict[int, np.ndarray] = {}
-    for group in experiment.series_groups():
+    for group, series in _series(experiment, full):
         points = np.asarray(group.points, dtype=np.float64)
         counts = np.sum(np.isfinite(group.values), axis=2)
-        for row, (callpath, metric) in enumerate(group.keys):
-            index = position.get((callpath.name, metric.name))
-            if index is None:
-                continue
+        for row, index in series:
             model = full.models[index]
             if model.predictor is not None or model.segments or len(names) < 2 or not model.terms:
                 continue
@@ -731,19 +726,15 @@ def _matern32(a: np.ndarray, b: np.ndarray, length: float) -> np.ndarray:
 
 def _relative_noise(experiment: Experiment, full, measure: str) -> dict[int, float]:
     """Relative variance of one repetition per model index: from repetitions, else from the residuals."""
-    position = {(m.callpath, m.metric): i for i, m in enumerate(full.models)}
     sums: dict[int, list[float]] = {}
-    for group in experiment.series_groups():
+    for group, series in _series(experiment, full):
         values = group.values
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             mean = np.nanmean(values, axis=2)
             variance = np.nanvar(values, axis=2, ddof=1) if values.shape[2] > 1 else np.full(mean.shape, np.nan)
             relative = variance / mean**2
-        for row, (callpath, metric) in enumerate(group.keys):
-            index = position.get((callpath.name, metric.name))
-            if index is None:
-                continue
+        for row, index in series:
             model = full.models[index]
             finite = relative[row][np.isfinite(relative[row])]
             if finite.size:
