@@ -21,7 +21,7 @@ from .executors import EXECUTORS, MPI_LAUNCH, WorkerLost, end_mpi_job
 from .experiment import MEASURES
 from .exporters.json_exporter import JSON_VERSION, JSON_VERSIONS
 from .extrapolation import SORT_KEYS
-from .options import guess_type
+from .options import guess_type, parse_share
 from .plugins import get_host
 
 PLOT_STYLES = ("lines", "heatmap")
@@ -156,9 +156,9 @@ def add_design_arguments(parser: argparse.ArgumentParser) -> None:
                         help="limit for the whole design: a share of the full factorial's cost (15%%, 0.15), a cost "
                              "in the cost model's units (400u) or a number of points (20)")
     parser.add_argument("--repetitions", type=int, metavar="N", help="repetitions per run (default: advised)")
-    parser.add_argument("--tolerance", type=float, default=None, metavar="SHARE",
+    parser.add_argument("--tolerance", default=None, metavar="SHARE",
                         help="stopping rule: relative half-width of the 95%% interval at the target (uncertainty) "
-                             "or error of the hold-out prediction (cheapest) (default 0.05)")
+                             "or error of the hold-out prediction (cheapest): 5%% or 0.05 (the default)")
     parser.add_argument("--target", metavar="P=V,...",
                         help="where the models must be accurate (default: one step beyond the largest candidates)")
     parser.add_argument("--modeler", default="default", help="modeler (default: %(default)s)")
@@ -405,7 +405,7 @@ def _suggest_command(args: argparse.Namespace) -> ExitStatus:
     with growing_bar(show, "assessing the models") as progress:
         result = design.suggest(
             space, experiment, cost=args.cost, budget=args.budget, repetitions=args.repetitions,
-            tolerance=design.TOLERANCE if args.tolerance is None else args.tolerance, modeler=args.modeler,
+            tolerance=_tolerance(args), modeler=args.modeler,
             measure=args.measure, metrics=args.metric, callpaths=args.callpath, strategy=args.strategy,
             target=args.target, progress=progress, **parse_options(args.option, "--option", reserved=DESIGN_FLAGS))
     if args.export:
@@ -501,14 +501,14 @@ def format_widths(result) -> list[str]:
 
 
 def _autotune_command(args: argparse.Namespace) -> ExitStatus:
-    from . import autotune, design
+    from . import autotune
 
     command = list(args.program)
     if command and command[0] == "--":
         command = command[1:]
     result = autotune.autotune(
         parse_params(args.param), command, args.output, cost=args.cost, budget=args.budget,
-        repetitions=args.repetitions, tolerance=design.TOLERANCE if args.tolerance is None else args.tolerance,
+        repetitions=args.repetitions, tolerance=_tolerance(args),
         target=args.target, modeler=args.modeler, measure=args.measure, metrics=args.metric,
         callpaths=args.callpath, mpiexec=args.mpiexec, mpiexec_args=args.mpiexec_arg, timeout=args.timeout,
         max_steps=args.max_steps, progress=args.progress != "off",
@@ -519,6 +519,21 @@ def _autotune_command(args: argparse.Namespace) -> ExitStatus:
     if result.status == "failed":
         return ExitStatus.RUNS_FAILED
     return ExitStatus.OK if result.status in ("done", "budget", "exhausted", "steps") else ExitStatus.ERROR
+
+
+def _share(text: str, flag: str, example: str = "5%") -> float:
+    """A share option (``5%`` or ``0.05``) of the command line (:func:`~extrap_plugins.options.parse_share`)."""
+    try:
+        return parse_share(text, flag, example)
+    except ValueError as error:
+        raise InputError(str(error)) from None
+
+
+def _tolerance(args: argparse.Namespace) -> float:
+    """``--tolerance`` of suggest and autotune, or the default."""
+    from . import design
+
+    return design.TOLERANCE if args.tolerance is None else _share(args.tolerance, "--tolerance")
 
 
 def parse_params(pairs: Sequence[str]) -> dict[str, list[float]]:
@@ -598,7 +613,8 @@ def add_analysis_commands(commands) -> None:
                             help="the problem-size parameter: total for strong scaling, per process for weak")
     efficiency.add_argument("--scaling", choices=("strong", "weak"), default="strong",
                             help="strong: fixed total problem size; weak: fixed size per process (default: strong)")
-    efficiency.add_argument("--level", type=float, default=0.8, help="the efficiency to keep (default: 0.8)")
+    efficiency.add_argument("--level", default="0.8", metavar="SHARE",
+                            help="the efficiency to keep: 80%% or 0.8 (the default)")
     efficiency.add_argument("--target", metavar="P|P=V,...",
                             help="the process count to reach (default: 8 x the largest measured); other "
                                  "parameters default to their largest measured value")
@@ -630,7 +646,8 @@ def add_analysis_commands(commands) -> None:
                          help="the point to compare at (default: the largest point both measured)")
     compare.add_argument("--along", metavar="NAME",
                          help="the parameter along which crossovers are sought (default: the process count)")
-    compare.add_argument("--level", type=float, default=0.95, help="level of the prediction intervals (default: 0.95)")
+    compare.add_argument("--level", default="0.95", metavar="SHARE",
+                         help="level of the prediction intervals: 95%% or 0.95 (the default)")
     compare.add_argument("--plot-top", type=int, metavar="N", help="html: figures for the first N pairs (default 50)")
     _add_input_options(compare)
 
@@ -655,13 +672,14 @@ def analysis_command(args: argparse.Namespace) -> ExitStatus:
     common = dict(reader=args.reader, reader_options=reader_options, modeler=args.modeler, measure=args.measure)
     if args.command == "efficiency":
         result = efficiency(args.inputs if len(args.inputs) > 1 else args.inputs[0], processes=args.processes,
-                                size=args.size, scaling=args.scaling, level=args.level, target=args.target,
-                                metric=args.metric, values=args.values, total=args.total, callpaths=args.callpath,
-                                **common, **options)
+                                size=args.size, scaling=args.scaling, level=_share(args.level, "--level", "80%"),
+                                target=args.target, metric=args.metric, values=args.values, total=args.total,
+                                callpaths=args.callpath, **common, **options)
         report_options = {}
     else:
         result = compare(args.a, args.b, labels=_labels(args.label), mapping=args.map, rules=args.map_rule,
-                             target=args.target, along=args.along, level=args.level, metrics=args.metric,
+                             target=args.target, along=args.along, level=_share(args.level, "--level", "95%"),
+                             metrics=args.metric,
                              callpaths_a=args.callpath_a, callpaths_b=args.callpath_b, **common, **options)
         report_options = {} if args.plot_top is None else {"plot_top": args.plot_top}
     if args.export != "html" and (args.title or report_options):

@@ -5,6 +5,7 @@
 :func:`env_flag`        an environment variable read with :func:`parse_bool`
 :func:`parse_int`       a whole number in a range
 :func:`parse_fraction`  a number in [0, 1)
+:func:`parse_share`     a share in (0, 1), as ``5%`` or ``0.05``
 :func:`guess_type`      ``--option KEY=VALUE`` text to bool, int, float or str
 ======================  ====================================================
 
@@ -17,7 +18,8 @@ from __future__ import annotations
 import os
 from numbers import Integral
 
-__all__ = ["TRUE", "FALSE", "parse_bool", "env_flag", "parse_int", "parse_fraction", "guess_type"]
+__all__ = ["TRUE", "FALSE", "parse_bool", "env_flag", "parse_int", "parse_fraction", "parse_share",
+           "guess_type"]
 
 TRUE = ("1", "true", "yes", "on")
 FALSE = ("0", "false", "no", "off")
@@ -74,6 +76,21 @@ def parse_fraction(value: object, name: str) -> float:
         raise ValueError(f"{name}: expected {expected}, got {value!r}") from None
     if not 0.0 <= number < 1.0:
         raise ValueError(f"{name}: expected {expected}, got {number:g}")
+    return number
+
+
+def parse_share(value: object, name: str, example: str = "5%") -> float:
+    """A share strictly between 0 and 1, given as a percentage (``5%``) or a number (``0.05``)."""
+    expected = f"a share between 0 and 1 (exclusive), such as {example} or {float(example[:-1]) / 100:g}"
+    text = str(value).strip()
+    try:
+        if isinstance(value, bool):
+            raise ValueError
+        number = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+    except ValueError:
+        raise ValueError(f"{name}: expected {expected}, got {value!r}") from None
+    if not 0.0 < number < 1.0:
+        raise ValueError(f"{name}: expected {expected}, got {text}")
     return number
 
 

@@ -183,6 +183,8 @@ def write(path, functions, ps=P):
      "the two labels are both 'x': give each side its own (--label A=... --label B=...)"),
     ({"main": lambda p: p}, ["--map-rule", "nothing"],
      "mapping rule 'nothing': expected A_CALLPATH=B_CALLPATH, such as 'IntelMPI->*=OpenMPI->*'"),
+    ({"main": lambda p: p}, ["--level", "100%"],
+     "--level: expected a share between 0 and 1 (exclusive), such as 95% or 0.95, got 100%"),
 ])
 def test_cli_bad_input_is_one_line_and_exit_2(tmp_path, capsys, b_functions, arguments, message):
     a = write(tmp_path / "a.csv", {"main": lambda p: p})

@@ -420,6 +420,21 @@ def test_a_repetition_is_planned_above_the_largest_measured_one_so_a_failed_run_
     assert max(firsts.values()) <= 2  # up to four runs a point: the two measured and two more
 
 
+def test_the_tolerance_is_a_share_given_as_a_percentage_or_a_number(host, tmp_path, capsys):
+    # as --budget takes 15% or 0.15: the rule at ±30 % holds for an interval of about ±15 %, at ±1 % it does not
+    path = tmp_path / "line.csv"
+    path.write_text("p,value\n4,18.1\n8,25.8\n16,42.3\n32,73.6\n64,138.9\n")
+    outputs = []
+    for tolerance in ("30%", "0.3"):
+        assert main(["suggest", str(path), "--budget", "60%", "--tolerance", tolerance]) == ExitStatus.OK
+        outputs.append(capsys.readouterr().out)
+    assert outputs[0] == outputs[1]
+    assert "note: the rule holds: every judged kernel's 95% interval at (p=128) is within ±30% (widest: <root> ±15.4%)\n" \
+        in outputs[0]
+    assert main(["suggest", str(path), "--budget", "60%", "--tolerance", "1%"]) == ExitStatus.OK
+    assert "note: after these runs the selector still expects 1 kernel above ±1% at (p=128)" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize("args, message", [
     (["suggest"], "suggest needs candidate values (--param p=4,8,16,32,64) or measurements (INPUT)"),
     (["suggest", "--param", "p"], "--param 'p': expected NAME=V1,V2,... with numbers, such as p=4,8,16,32,64"),
@@ -429,6 +444,10 @@ def test_a_repetition_is_planned_above_the_largest_measured_one_so_a_failed_run_
      "--budget 'lots': expected a share of the full factorial cost (15% or 0.15), a cost in the cost model's units (400u) or a number of points (20)"),
     (["suggest", "--param", "p=4,8", "--cost", "z"],
      "--cost 'z': 'z' is neither a parameter (p) nor a number; expected a product such as 'p*n' or 'p^2', or 'uniform'"),
+    (["suggest", "--param", "p=4,8", "--tolerance", "5x"],
+     "--tolerance: expected a share between 0 and 1 (exclusive), such as 5% or 0.05, got '5x'"),
+    (["suggest", "--param", "p=4,8", "--tolerance", "0%"],
+     "--tolerance: expected a share between 0 and 1 (exclusive), such as 5% or 0.05, got 0%"),
 ])
 def test_suggest_rejects_bad_input_in_one_line(host, capsys, args, message):
     assert main(args) == ExitStatus.BAD_INPUT

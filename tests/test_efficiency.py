@@ -222,7 +222,10 @@ def test_cli_writes_every_format(tmp_path, capsys):
     assert main(["efficiency", str(data), "--size", "n", "--export", "html", "-o", str(tmp_path / "r.html")]) == 0
     assert (tmp_path / "r.html").read_text().startswith("<!DOCTYPE html>")
     assert main(["efficiency", str(data), "--size", "n", "--level", "0.9"]) == 0
-    assert "keeps E at 0.9" in capsys.readouterr().out
+    as_number = capsys.readouterr().out
+    assert "keeps E at 0.9" in as_number
+    assert main(["efficiency", str(data), "--size", "n", "--level", "90%"]) == 0
+    assert capsys.readouterr().out == as_number
 
 
 @pytest.mark.parametrize("arguments, message", [
@@ -230,7 +233,10 @@ def test_cli_writes_every_format(tmp_path, capsys):
                                          "least 16"),
     (["--size", "m"], "--size m: no such parameter; the parameters are p, n"),
     (["--scaling", "weak"], "weak scaling needs the problem size per process: give --size NAME"),
-    (["--size", "n", "--level", "1.5"], "the efficiency level must lie between 0 and 1 (exclusive), got 1.5"),
+    (["--size", "n", "--level", "1.5"], "--level: expected a share between 0 and 1 (exclusive), such as 80% or 0.8, "
+                                        "got 1.5"),
+    (["--size", "n", "--level", "high"], "--level: expected a share between 0 and 1 (exclusive), such as 80% or 0.8, "
+                                         "got 'high'"),
     (["--processes", "q"], "--processes q: no such parameter; the parameters are p, n"),
     ([], "parameter n varies but is neither --processes nor --size: name it with --size, or select runs where it "
          "is fixed"),

@@ -1,0 +1,20 @@
+"""Option values from text (extrap_plugins.options)."""
+
+from __future__ import annotations
+
+import pytest
+
+from extrap_plugins.options import parse_share
+
+
+@pytest.mark.parametrize("text, share", [("5%", 0.05), ("0.05", 0.05), (" 80% ", 0.8), ("99.5%", 0.995), (0.25, 0.25)])
+def test_a_share_is_a_percentage_or_a_number_between_0_and_1(text, share):
+    assert parse_share(text, "--tolerance") == pytest.approx(share)
+
+
+@pytest.mark.parametrize("text, given", [("0", "0"), ("1", "1"), ("100%", "100%"), ("-5%", "-5%"), ("5", "5"),
+                                         ("nan", "nan"), ("5x", "'5x'"), ("%", "'%'"), ("", "''"), (True, "True")])
+def test_anything_else_names_the_option_what_it_expects_and_what_it_got(text, given):
+    with pytest.raises(ValueError) as error:
+        parse_share(text, "--level", example="80%")
+    assert str(error.value) == f"--level: expected a share between 0 and 1 (exclusive), such as 80% or 0.8, got {given}"
