@@ -447,9 +447,10 @@ def grid_costs(case: Case, k: int, repetitions: int = 1) -> np.ndarray:
 def base_counts(case: Case, k: int, budget: float, rule: str = "1", off_line: bool = True,
                 whole: int | None = None) -> np.ndarray:
     """Repetitions per point of kernel ``k``'s base design under ``rule`` (see :data:`BASE_RULES`): the lines
-    through a corner that fit (``design.base_design``) and, as ``design.suggest`` plans it, with two or more
+    through a corner that fit and, as ``design.suggest`` plans it (``design.base_points``), with two or more
     parameters the cheapest point off the lines (one run; lines alone cannot tell additive from multiplicative
-    effects, and a line where another parameter's factor vanishes, at 1 for a logarithm, looks flat).
+    effects, and a line where another parameter's factor vanishes, at 1 for a logarithm, looks flat), both within
+    the budget (the lines alone when only they fit).
     ``off_line=False``: the lines alone (the base of the tables before 2026-11-27).  ``whole``: every point
     (the one off the lines included) with that many repetitions (at most those it has), costed with them, as
     ``design.suggest`` plans its base (``rule`` is then ignored)."""
@@ -459,7 +460,14 @@ def base_counts(case: Case, k: int, budget: float, rule: str = "1", off_line: bo
     space, index = case.space(), case.grid_index()
     effective = grid_costs(case, k, whole or 1)
     counts = np.zeros(P, dtype=np.int64)
-    chosen, _, _ = design.base_design(space, effective, budget * case.total[k])
+    grid = space.grid()
+    allowed = np.zeros(len(index), dtype=bool)
+    allowed[index >= 0] = case.available[k, index[index >= 0]] > 0
+    order = np.lexsort((np.prod(np.abs(grid), axis=1), effective))  # cheapest first, as CostModel.order
+    if off_line:  # the lines and the point off them within the budget, as design.suggest plans them
+        chosen, off, _ = design.base_points(space, effective, budget * case.total[k], order=order, allowed=allowed)
+    else:
+        (chosen, _, _), off = design.base_design(space, effective, budget * case.total[k]), None
     repetitions = 1
     if whole:
         repetitions = whole
@@ -478,18 +486,14 @@ def base_counts(case: Case, k: int, budget: float, rule: str = "1", off_line: bo
         for r in range(wanted, 1, -1):
             if np.nansum(case.cost[k, on_grid, :r]) <= 0.5 * budget * case.total[k]:
                 chosen, repetitions = full, r
+                lines_off = design.off_the_lines(grid, full) & allowed  # off the full lines now
+                off = next((int(g) for g in order if lines_off[g]), None) if off_line else None
                 break
     for g in chosen:
         if index[g] >= 0:
             counts[index[g]] = max(counts[index[g]], repetitions)
-    if off_line and len(case.names) > 1:
-        grid = space.grid()
-        on_lines = np.zeros(len(index), dtype=bool)
-        on_lines[list(chosen)] = True
-        for g in np.lexsort((np.prod(np.abs(grid), axis=1), effective)):  # cheapest first, as CostModel.order
-            if not on_lines[g] and index[g] >= 0 and case.available[k, index[g]] > 0:
-                counts[index[g]] = max(counts[index[g]], whole or 1)
-                break
+    if off_line and off is not None:
+        counts[index[off]] = max(counts[index[off]], whole or 1)
     return np.minimum(counts, case.available[k])
 
 

@@ -657,12 +657,13 @@ def suggest(
             budget=budget, tolerance=tolerance, target=target, exclude=exclude, modeler=modeler, measure=measure,
             host=host, line=line, options=options, progress=progress)
     missing = base & ~measured
-    extra_needed = len(parameters) > 1 and not (measured & ~base).any()
+    off = off_the_lines(grid, np.flatnonzero(base))
+    extra_needed = len(parameters) > 1 and not (measured & off).any()
     unmeasured = [int(i) for i in order if not measured[i]]
     if missing.any() or extra_needed:
         chosen = [i for i in unmeasured if missing[i]]
         if extra_needed:
-            chosen += [i for i in unmeasured if not base[i]][:1]
+            chosen += [i for i in unmeasured if off[i]][:1]
         suggestion.status = "base"
     else:
         held = _holdout_point(grid, measured, base, order)
@@ -745,15 +746,22 @@ def base_cost(space, point_cost: np.ndarray, line: int = LINE) -> float:
     point_cost = np.asarray(point_cost, dtype=np.float64)
     lines = cheapest_cross(space, point_cost, line)
     spent = float(np.sum(point_cost[lines]))
-    if len(space.parameters) > 1:
-        off = np.ones(point_cost.size, dtype=bool)
-        off[lines] = False
-        if off.any():
-            spent += float(np.min(point_cost[off]))
+    off = off_the_lines(space.grid(), lines)
+    if off.any():
+        spent += float(np.min(point_cost[off]))
     return spent
 
 
-def base_design(space, effective: np.ndarray, limit: float, line: int = 5) -> tuple[np.ndarray, int, list[str]]:
+EVEN_LINES = "even lines of 3 values exceed the budget: these runs are the minimum for a model"
+"""The note of a base design that does not fit the budget even with the shortest lines."""
+
+NO_OFF_POINT = ("no point off the lines fits the budget: the models cannot tell whether the parameters' effects add "
+                "or multiply")
+"""The note of a base design whose shortest lines fit the budget, but not with a point off them."""
+
+
+def base_design(space, effective: np.ndarray, limit: float, line: int = 5,
+                fits: Callable[[np.ndarray], bool] | None = None) -> tuple[np.ndarray, int, list[str]]:
     """The cheapest lines through a corner that fit ``limit``: five values per parameter if they fit, else fewer.
 
     Parameters
@@ -763,6 +771,8 @@ def base_design(space, effective: np.ndarray, limit: float, line: int = 5) -> tu
         Cost per grid point, 0 where measured (see :func:`extrap_plugins.design.cheapest_cross`).
     limit : float
         Cost the base design may spend (``inf``: no limit).
+    fits : callable, optional
+        A further test of the lines' grid indices (a budget of points).
 
     Returns
     -------
@@ -771,20 +781,90 @@ def base_design(space, effective: np.ndarray, limit: float, line: int = 5) -> tu
     chosen = None
     for length in range(line, 2, -1):
         indices = cheapest_cross(space, effective, length)
-        if float(np.sum(effective[indices])) <= limit * (1 + 1e-9) or length == 3:
-            chosen = (indices, length)
-            if float(np.sum(effective[indices])) <= limit * (1 + 1e-9):
+        within = float(np.sum(effective[indices])) <= limit * (1 + 1e-9) and (fits is None or fits(indices))
+        if within or length == 3:
+            chosen = (indices, length, within)
+            if within:
                 break
-    indices, length = chosen
+    indices, length, within = chosen
     notes = []
     if length < line and min(v.size for v in space.values) >= line:
         terms = "one term per parameter" if length >= 3 else "only constants"
         notes.append(f"the budget allows lines of {length} values, not {line}: models get at most {terms} "
                      f"along each line (fewer exponents are told apart), and the interval at the target says "
                      f"how much that costs")
-    if float(np.sum(effective[indices])) > limit * (1 + 1e-9):
-        notes.append("even lines of 3 values exceed the budget: these runs are the minimum for a model")
+    if not within:
+        notes.append(EVEN_LINES)
     return indices, length, notes
+
+
+def base_points(space, cost_of: np.ndarray, remaining: float, line: int = LINE, *, measured: np.ndarray | None = None,
+                max_points: int | None = None, order: np.ndarray | None = None, allowed: np.ndarray | None = None
+                ) -> tuple[np.ndarray, int | None, list[str]]:
+    """The base design: the longest lines through a corner (``line``, 4 or 3 values) that fit the budget's cost
+    (``remaining``) and points (``max_points``, the measured ones included) together with, for two or more
+    parameters, the cheapest point off them (:func:`off_the_lines`) unless one is measured.  When the shortest
+    lines do not fit with that point, the lines alone (:data:`NO_OFF_POINT`; :data:`EVEN_LINES` too when they do
+    not fit either).
+
+    Parameters
+    ----------
+    cost_of : ndarray, shape (n_points,)
+        Cost of every grid point (:meth:`Space.grid` order), about 0 where measured.
+    measured, allowed : ndarray of bool, optional
+        The grid points measured (none), and those a run may go to (every point of finite cost below 1e300).
+    order : ndarray of int, optional
+        The grid points cheapest first (as ``cost_of`` ranks them).
+
+    Returns
+    -------
+    (indices of the lines, index of the point off them or None, notes)
+    """
+    grid = space.grid()
+    measured = np.zeros(grid.shape[0], dtype=bool) if measured is None else measured
+    allowed = cost_of < 1e300 if allowed is None else allowed
+    order = np.argsort(cost_of, kind="stable") if order is None else order
+    several = len(space.parameters) > 1
+
+    def fits(indices, with_off: bool = True) -> bool:
+        off = off_the_lines(grid, indices)
+        needed = with_off and several and not (measured & off).any()
+        extra = float(np.min(cost_of[off & ~measured & allowed], initial=0.0 if not needed else np.inf))
+        cost = float(np.sum(cost_of[indices])) + (extra if np.isfinite(extra) else 0.0)
+        points = int(measured.sum()) + int((~measured[indices]).sum()) + needed
+        return cost <= remaining * (1 + 1e-6) and (max_points is None or points <= max_points)  # 1e-6: tie-breaks
+
+    indices, _, notes = base_design(space, cost_of, remaining, line, fits=fits)
+    off_lines = off_the_lines(grid, indices)
+    off = None
+    if several and not (measured & off_lines).any():
+        if EVEN_LINES in notes:  # the lines alone: within the budget, or the minimum for a model
+            notes = [note for note in notes if note != EVEN_LINES or not fits(indices, with_off=False)]
+            notes.append(NO_OFF_POINT)
+        else:
+            off = next((int(i) for i in order if off_lines[i] and allowed[i] and not measured[i]), None)
+    return indices, off, notes
+
+
+def _base_runs(space, grid, measured, cost_of, remaining, line, max_points, order, rank, effective, suggestion):
+    """The base design's points still to measure (:func:`base_points`) and every grid point's role
+    (``_suggest_uncertainty``); the notes go to ``suggestion``."""
+    indices, off, notes = base_points(space, cost_of, remaining, line, measured=measured, max_points=max_points,
+                                      order=order)
+    base = np.zeros(grid.shape[0], dtype=bool)
+    base[indices] = True
+    roles = _roles(grid, base, space, effective)
+    missing = [int(i) for i in sorted(indices, key=lambda i: rank[i]) if not measured[i]]
+    if off is not None:
+        missing.append(off)
+        roles[off] = "off the lines (additive or multiplicative?)"
+    suggestion.status = "base"
+    if max_points is not None and suggestion.measured_points + len(missing) > max_points:
+        notes = [note for note in notes if note != EVEN_LINES]  # said for the points below
+        notes.append(f"the base design needs {suggestion.measured_points + len(missing)} points, "
+                     f"more than the budget's {max_points}: these runs are the minimum for a model")
+    suggestion.notes.extend(notes)
+    return missing, roles
 
 
 def _suggest_uncertainty(space, grid, costs, measured_runs, order, rank, effective, suggestion, selected, *,
@@ -827,28 +907,13 @@ def _suggest_uncertainty(space, grid, costs, measured_runs, order, rank, effecti
     complete = None
     for length in (line, 4, 3):
         cross = cheapest_cross(space, cost_of, min(length, line))
-        on_cross = np.zeros(grid.shape[0], dtype=bool)
-        on_cross[cross] = True
         # With two or more parameters one point off the lines tells additive from multiplicative (Ritter et al. 2020).
-        if not (~measured[cross]).any() and (len(parameters) == 1 or (measured & ~on_cross).any()):
+        if not (~measured[cross]).any() and (len(parameters) == 1 or (measured & off_the_lines(grid, cross)).any()):
             complete = length
             break
     if complete is None or selected is None or len(selected) == 0:
-        indices, length, notes = base_design(space, np.where(excluded, 1e300, cost_of), remaining, line)
-        base = np.zeros(grid.shape[0], dtype=bool)
-        base[indices] = True
-        roles = _roles(grid, base, space, effective)
-        missing = [int(i) for i in sorted(indices, key=lambda i: rank[i]) if not measured[i]]
-        if len(parameters) > 1 and not (measured & ~base).any():
-            off = [int(i) for i in order if not base[i] and not excluded[i] and not measured[i]]
-            if off:
-                missing.append(off[0])
-                roles[off[0]] = "off the lines (additive or multiplicative?)"
-        suggestion.notes.extend(notes)
-        suggestion.status = "base"
-        if max_points is not None and suggestion.measured_points + len(missing) > max_points:
-            suggestion.notes.append(f"the base design needs {suggestion.measured_points + len(missing)} points, "
-                                    f"more than the budget's {max_points}: these runs are the minimum for a model")
+        missing, roles = _base_runs(space, grid, measured, np.where(excluded, 1e300, cost_of), remaining, line,
+                                    max_points, order, rank, effective, suggestion)
         suggestion.plan = Plan(parameters, runs_of(missing, roles))
         return suggestion
 
@@ -1166,21 +1231,39 @@ def _measured_runs(grid: np.ndarray, experiment: Experiment | None) -> tuple[np.
     return runs, following
 
 
+def _corner(grid: np.ndarray, members: np.ndarray) -> np.ndarray:
+    """The corner of lines through a common point (grid rows ``members``): the member that differs from every
+    other member in one parameter only (the first member if none does)."""
+    sub = grid[members]
+    for point in sub:
+        others = sub[np.any(sub != point, axis=1)]
+        if np.all(np.sum(others != point, axis=1) == 1):
+            return point
+    return sub[0]
+
+
+def off_the_lines(grid: np.ndarray, lines: np.ndarray) -> np.ndarray:
+    """Which grid points lie off the lines through a corner (grid rows ``lines``): those that differ from the corner
+    in two parameters or more.  A point on a line's extension (a sixth value of a parameter, or a value beyond a line
+    the budget shortened) differs in one and cannot tell additive from multiplicative effects.
+
+    Returns
+    -------
+    ndarray of bool, shape (n_points,); all False with one parameter or without lines.
+    """
+    lines = np.asarray(lines, dtype=np.int64)
+    if lines.size == 0 or grid.shape[1] < 2:
+        return np.zeros(grid.shape[0], dtype=bool)
+    return np.sum(grid != _corner(grid, lines)[None, :], axis=1) >= 2
+
+
 def _roles(grid, base, space, effective) -> list[str]:
     """``corner``, ``line NAME`` or ``additional`` for every grid point."""
     roles = ["additional"] * grid.shape[0]
     members = np.flatnonzero(base)
     if members.size == 0:
         return roles
-    sub = grid[members]
-    # The corner is the base point that shares a coordinate with every other base point.
-    for i in members:
-        others = sub[np.any(sub != grid[i], axis=1)]
-        if np.all(np.sum(others != grid[i], axis=1) == 1):
-            corner = grid[i]
-            break
-    else:
-        corner = sub[0]
+    corner = _corner(grid, members)
     for i in members:
         differs = np.flatnonzero(grid[i] != corner)
         if differs.size == 0:

@@ -57,8 +57,36 @@ def test_a_small_budget_shortens_the_lines_and_says_what_that_costs():
 
 def test_budgets_count_in_the_cost_model_units():
     assert Budget.parse("400u") == Budget(cost=400.0)
+    # lines of three through (4, 10) cost 36; the cheapest point off them, (8, 20), 8 more: the lines alone, said so
     result = suggest(Space.of({"p": P, "n": N}), budget="40u")
-    assert sum(r.cost for r in result.plan.runs) <= 40 and len({p for p, _ in base_points(result)}) == 3
+    assert sum(r.cost for r in result.plan.runs) == 36 and len({p for p, _ in base_points(result)}) == 3
+    assert result.notes[-1] == ("no point off the lines fits the budget: the models cannot tell whether the "
+                                "parameters' effects add or multiply")
+    result = suggest(Space.of({"p": P, "n": N}), budget="44u")
+    assert sum(r.cost for r in result.plan.runs) == 44 and result.plan.runs[-1].role.startswith("off the lines")
+
+
+@pytest.mark.parametrize("strategy", ["uncertainty", "cheapest"])
+def test_the_point_off_the_lines_is_off_every_line_when_a_parameter_has_more_values_than_a_line(strategy):
+    # seven values a parameter: (4, 60) is the cheapest point outside the lines of five, but on the line of n
+    space = Space.of({"p": [4, 8, 16, 32, 64, 128, 256], "n": [10, 20, 30, 40, 50, 60, 70]})
+    runs = suggest(space, strategy=strategy).plan.runs
+    extra = [(r.point["p"], r.point["n"]) for r in runs if r.role.startswith(("off the lines", "additional"))]
+    assert extra == [(8, 20)]
+
+
+def test_a_budget_of_points_shortens_the_lines_to_fit_it():
+    space = Space.of({"p": P, "n": N})
+    six = suggest(space, budget="6")  # lines of three and the point off them
+    assert base_points(six) == [(4, 10), (4, 20), (4, 30), (8, 10), (16, 10), (8, 20)]
+    assert six.notes == [
+        "the budget allows lines of 3 values, not 5: models get at most one term per parameter along each line "
+        "(fewer exponents are told apart), and the interval at the target says how much that costs"]
+    five = suggest(space, budget="5")  # the lines alone
+    assert base_points(five) == base_points(six)[:5] and five.notes[-1].startswith("no point off the lines fits")
+    four = suggest(space, budget="4")  # not even lines of three: the minimum, said so
+    assert base_points(four) == base_points(five) and four.notes[-1] == (
+        "the base design needs 5 points, more than the budget's 4: these runs are the minimum for a model")
 
 
 def test_exact_models_meet_the_rule_and_the_note_says_what_the_budget_would_buy():
