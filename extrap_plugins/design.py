@@ -828,9 +828,9 @@ def base_points(space, cost_of: np.ndarray, remaining: float, line: int = LINE, 
 
     def fits(indices, with_off: bool = True) -> bool:
         off = off_the_lines(grid, indices)
-        needed = with_off and several and not (measured & off).any()
-        extra = float(np.min(cost_of[off & ~measured & allowed], initial=0.0 if not needed else np.inf))
-        cost = float(np.sum(cost_of[indices])) + (extra if np.isfinite(extra) else 0.0)
+        candidates = cost_of[off & ~measured & allowed]
+        needed = with_off and several and not (measured & off).any() and candidates.size > 0
+        cost = float(np.sum(cost_of[indices])) + (float(candidates.min()) if needed else 0.0)
         points = int(measured.sum()) + int((~measured[indices]).sum()) + needed
         return cost <= remaining * (1 + 1e-6) and (max_points is None or points <= max_points)  # 1e-6: tie-breaks
 
