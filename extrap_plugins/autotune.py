@@ -183,6 +183,9 @@ def autotune(
         spent = last.measured_cost + sum(r.cost * r.repetitions for r in runs)
         share = spent / last.full_cost if last.full_cost else 0.0
         say(f"round {number}: {_describe_round(last, runs, share)}")
+        if last.status == "base":  # what the budget does to the base design (shorter lines, no point off them)
+            for note in last.notes:
+                say(f"round {number}: note: {note}")
         record = Round(number, last.status, share, [_saved(r, space.parameters) for r in runs],
                        dict(last.widths or {}), list(last.notes))
         rounds.append(record)
@@ -356,10 +359,18 @@ def summary(result: AutotuneResult) -> str:
                                f"models: {len(result.model_set)}; report: {result.folder / REPORT}"]
     if result.message:
         lines.append(result.message)
-    last = result.rounds[-1] if result.rounds else None
-    if last is not None:
-        lines.extend(f"note: {n}" for n in last.notes)
+    lines.extend(f"note: {n}" for n in final_notes(result.rounds))
     return "\n".join(lines) + "\n"
+
+
+def final_notes(rounds: list[Round]) -> list[str]:
+    """The notes of the last round, after those of the base design's rounds that it does not repeat (what the
+    budget did to the base: lines shorter than five values, no point off them)."""
+    if not rounds:
+        return []
+    last = list(rounds[-1].notes)
+    base = [n for r in rounds[:-1] if r.status == "base" for n in r.notes if n not in last]
+    return list(dict.fromkeys(base)) + last
 
 
 # ------------------------------------------------------------------- report
@@ -398,7 +409,7 @@ def render_report(result: AutotuneResult, final) -> str:
             run_rows.append(
                 f"<tr><td>{r.number}</td><td>{esc(format_point(run['point']))}</td><td>{run['repetitions']}</td>"
                 f"<td>{run['cost']:g}</td><td>{esc(run['why'])}</td></tr>")
-    notes = "".join(f"<li>{esc(n)}</li>" for n in (result.rounds[-1].notes if result.rounds else []))
+    notes = "".join(f"<li>{esc(n)}</li>" for n in final_notes(result.rounds))
     where = format_point(target, brackets=True) if target else "(none)"
     budget = "none" if not math.isfinite(result.budget_limit) else f"{result.budget_limit:g} cost units " \
         f"({result.budget_limit / result.full_cost:.1%} of the full factorial)"

@@ -184,6 +184,25 @@ def test_a_budget_too_small_for_the_repetitions_buys_single_runs(mpiexec, tmp_pa
     assert len(records(runs / "jacobi.extrap.jsonl")) == 6
 
 
+def test_a_budget_of_points_shortens_the_base_and_the_loop_says_so_to_the_end(mpiexec, tmp_path, no_extrap_environment,
+                                                                            capsys):
+    # six points: lines of three through (1, 16) and the point off them, (2, 32); the consequence is stated while
+    # the loop runs, in its summary and in its report
+    runs = tmp_path / "runs"
+    args = ["autotune", "--param", "p=1,2,3,4,5", "--param", "n=16,32,64,128,256", "--budget", "6",
+            "--repetitions", "1", "--metric", "bytes_sent", "--callpath", "main->halo_exchange", "-o", str(runs),
+            "--", *PROGRAM]
+    assert cli.main(args) == cli.ExitStatus.OK
+    captured = capsys.readouterr()
+    note = ("the budget allows lines of 3 values, not 5: models get at most one term per parameter along each line "
+            "(fewer exponents are told apart), and the interval at the target says how much that costs")
+    assert f"extrap-plugins autotune: round 1: note: {note}\n" in captured.err
+    assert f"note: {note}\n" in captured.out
+    assert note in (runs / "autotune.html").read_text()
+    points = {(r["parameters"]["p"], r["parameters"]["n"]) for r in records(runs / "jacobi.extrap.jsonl")}
+    assert points == {(1, 16), (1, 32), (1, 64), (2, 16), (3, 16), (2, 32)}
+
+
 def test_once_every_point_is_measured_the_loop_repeats_points_within_the_budget(mpiexec, tmp_path,
                                                                                no_extrap_environment, capsys):
     # six points, each measured once, cost 12 of the full factorial's 48 (four runs each, advised for two
