@@ -672,15 +672,15 @@ def analysis_command(args: argparse.Namespace) -> ExitStatus:
     common = dict(reader=args.reader, reader_options=reader_options, modeler=args.modeler, measure=args.measure)
     if args.command == "efficiency":
         result = efficiency(args.inputs if len(args.inputs) > 1 else args.inputs[0], processes=args.processes,
-                                size=args.size, scaling=args.scaling, level=_share(args.level, "--level", "80%"),
-                                target=args.target, metric=args.metric, values=args.values, total=args.total,
-                                callpaths=args.callpath, **common, **options)
+                            size=args.size, scaling=args.scaling, level=_share(args.level, "--level", "80%"),
+                            target=args.target, metric=args.metric, values=args.values, total=args.total,
+                            callpaths=args.callpath, **common, **options)
         report_options = {}
     else:
         result = compare(args.a, args.b, labels=_labels(args.label), mapping=args.map, rules=args.map_rule,
-                             target=args.target, along=args.along, level=_share(args.level, "--level", "95%"),
-                             metrics=args.metric,
-                             callpaths_a=args.callpath_a, callpaths_b=args.callpath_b, **common, **options)
+                         target=args.target, along=args.along, level=_share(args.level, "--level", "95%"),
+                         metrics=args.metric, callpaths_a=args.callpath_a, callpaths_b=args.callpath_b,
+                         **common, **options)
         report_options = {} if args.plot_top is None else {"plot_top": args.plot_top}
     if args.export != "html" and (args.title or report_options):
         raise InputError("--title and --plot-top apply to --export html only")
