@@ -409,7 +409,7 @@ def _suggest_command(args: argparse.Namespace) -> ExitStatus:
             measure=args.measure, metrics=args.metric, callpaths=args.callpath, strategy=args.strategy,
             target=args.target, progress=progress, **parse_options(args.option, "--option", reserved=DESIGN_FLAGS))
     if args.export:
-        design.write_plan(args.export, result.plan)
+        design.write_plan(args.export, result.plan, result)
     sys.stdout.write(format_suggestion(result, space))
     return ExitStatus.OK
 

@@ -29,7 +29,11 @@ has one number per parameter (whole numbers written as integers),
 ``repetitions`` is how often to run the point, ``cost`` the cost model's
 value for one run (one repetition).  A run that repeats a measured point says
 from which repetition on (``"first_repetition": 2`` adds the third run; the
-key is left out when it is 0).
+key is left out when it is 0).  ``suggest --export`` also writes each run's reason (``"why"``) and the step's
+``"assessment"``: ``status`` (``base``, ``add``, ``done``, ``budget``, ``exhausted``), ``target``,
+``share_measured`` and ``share_with_plan`` (of the full factorial's cost), ``widths`` and ``expected_widths``
+(each judged kernel's relative half-width at the target, now and after the plan), ``not_judged`` and ``notes``;
+``load_plan`` reads the runs and ignores the rest.
 """
 
 from __future__ import annotations
@@ -47,7 +51,7 @@ import numpy as np
 
 from .errors import InputError
 from .experiment import Experiment
-from .formatting import format_point, format_share, json_plain
+from .formatting import format_point, format_share, json_number, json_plain
 
 PLAN_FORMAT = "extrap-plugins/plan"
 PLAN_VERSION = 1
@@ -126,14 +130,31 @@ class Plan:
     runs: list[Run] = field(default_factory=list)
 
 
-def plan_document(plan: Plan) -> dict:
-    """The plan as the JSON document described in the module docstring."""
-    return {
+def plan_document(plan: Plan, suggestion: Suggestion | None = None) -> dict:
+    """The plan as the JSON document described in the module docstring; with the ``suggestion`` it came from,
+    each run's reason (``why``) and the step's ``assessment`` (status, target, shares, intervals, notes), for
+    scripts that drive the loop themselves (a batch scheduler instead of ``autotune``)."""
+    document = {
         "format": PLAN_FORMAT,
         "version": PLAN_VERSION,
         "parameters": list(plan.parameters),
-        "runs": [run_document(run, plan.parameters) for run in plan.runs],
+        "runs": [run_document(run, plan.parameters) | ({"why": run.role} if suggestion is not None else {})
+                 for run in plan.runs],
     }
+    if suggestion is None:
+        return document
+    measured = suggestion.measured_cost / suggestion.full_cost if suggestion.full_cost > 0 else 0.0
+    return document | {"assessment": {
+        "status": suggestion.status,
+        "strategy": suggestion.strategy,
+        "target": None if suggestion.target is None else {k: json_plain(v) for k, v in suggestion.target.items()},
+        "share_measured": json_number(measured),
+        "share_with_plan": json_number(suggestion.share),
+        "widths": {k: json_number(v) for k, v in (suggestion.widths or {}).items()},
+        "expected_widths": {k: json_number(v) for k, v in (suggestion.predicted or {}).items()},
+        "not_judged": dict(suggestion.not_judged or {}),
+        "notes": list(suggestion.notes),
+    }}
 
 
 def run_document(run: Run, parameters: Sequence[str]) -> dict:
@@ -143,8 +164,9 @@ def run_document(run: Run, parameters: Sequence[str]) -> dict:
     return document | ({"first_repetition": int(run.first)} if run.first else {})
 
 
-def write_plan(path: str | os.PathLike, plan: Plan) -> None:
-    """Write ``plan`` to ``path`` as JSON (replacing the file only when complete)."""
+def write_plan(path: str | os.PathLike, plan: Plan, suggestion: Suggestion | None = None) -> None:
+    """Write ``plan`` to ``path`` as JSON (replacing the file only when complete); with the ``suggestion`` it
+    came from, its reasons and assessment too (:func:`plan_document`)."""
     target = pathlib.Path(path)
     if target.is_dir():
         raise InputError("is a folder; the plan is one file", target)
@@ -152,7 +174,8 @@ def write_plan(path: str | os.PathLike, plan: Plan) -> None:
         raise InputError("the folder for the plan does not exist", target)
     from .files import write_atomically
 
-    write_atomically(target, (json.dumps(plan_document(plan), indent=1) + "\n").encode("utf-8"))
+    write_atomically(target, (json.dumps(plan_document(plan, suggestion), indent=1, ensure_ascii=False) + "\n")
+                     .encode("utf-8"))
 
 
 def load_plan(path: str | os.PathLike) -> Plan:
@@ -202,7 +225,9 @@ def load_plan(path: str | os.PathLike) -> Plan:
         first = entry.get("first_repetition", 0)
         if not isinstance(first, int) or isinstance(first, bool) or first < 0:
             raise InputError(f"{where}: first_repetition must be a whole number >= 0, got {first!r}", path)
-        plan.runs.append(Run({p: float(point[p]) for p in parameters}, repetitions, float(cost), first=first))
+        why = entry.get("why", "")
+        plan.runs.append(Run({p: float(point[p]) for p in parameters}, repetitions, float(cost),
+                             why if isinstance(why, str) else "", first=first))
     return plan
 
 

@@ -309,6 +309,30 @@ def test_when_every_candidate_is_measured_the_uncertainty_strategy_repeats_point
     assert capsys.readouterr().out.count("EXTRAP_REPETITION=1 ") == 4
 
 
+def test_the_exported_plan_carries_the_assessment_for_scripts_that_drive_the_loop_themselves(host, tmp_path, capsys):
+    # the plan a batch script submits, and what it needs to decide on the next step: the status, the shares, the
+    # intervals now and as expected after the plan, and each run's reason; the sweep runner reads it as before
+    path = tmp_path / "line.csv"
+    path.write_text("p,value\n4,18.1\n8,25.8\n16,42.3\n32,73.6\n64,138.9\n")
+    plan_path = tmp_path / "plan.json"
+    assert main(["suggest", str(path), "--budget", "60%", "--tolerance", "1%", "--export", str(plan_path)]) == 0
+    capsys.readouterr()
+    document = json.loads(plan_path.read_text(encoding="utf-8"))
+    assessment = document["assessment"]
+    assert (assessment["status"], assessment["strategy"], assessment["target"]) == ("add", "uncertainty", {"p": 128})
+    assert assessment["share_measured"] == 0.5 and 0.5 < assessment["share_with_plan"] <= 0.6
+    assert assessment["widths"]["<root>"] == pytest.approx(0.154, abs=0.0005)
+    assert assessment["expected_widths"]["<root>"] <= assessment["widths"]["<root>"]
+    assert assessment["notes"][-1].startswith("after these runs the selector still expects 1 kernel above ±1%")
+    assert [run["why"].split(":")[0] for run in document["runs"]] == ["repetition 2"] * len(document["runs"])
+    plan = load_plan(plan_path)
+    assert [run.role for run in plan.runs] == [run["why"] for run in document["runs"]]
+    # once the rule holds, the plan is empty and says so
+    assert main(["suggest", str(path), "--budget", "60%", "--tolerance", "30%", "--export", str(plan_path)]) == 0
+    document = json.loads(plan_path.read_text(encoding="utf-8"))
+    assert document["runs"] == [] and document["assessment"]["status"] == "done"
+
+
 def test_when_the_plan_barely_narrows_the_intervals_the_note_says_so_rather_than_blaming_the_budget(
         host, shared_data, capsys):
     # RELeARN, every point measured twice: at p = 1024, n = 10000 the five large kernels are uncertain in their
