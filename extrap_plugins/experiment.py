@@ -258,10 +258,8 @@ class Experiment:
         units = {m.name: m for e in experiments for m in e.metrics}
         return cls.from_columns(
             first.parameters,
-            callpath=np.concatenate([np.asarray([c.name for c in e.callpaths], dtype=object)[e.callpath_index]
-                                     for e in experiments]),
-            metric=np.concatenate([np.asarray([m.name for m in e.metrics], dtype=object)[e.metric_index]
-                                   for e in experiments]),
+            callpath=_merged_codes([([c.name for c in e.callpaths], e.callpath_index) for e in experiments]),
+            metric=_merged_codes([([m.name for m in e.metrics], e.metric_index) for e in experiments]),
             coordinates=np.concatenate([e.coordinates for e in experiments]),
             value=np.concatenate([e.value for e in experiments]),
             repetition=np.concatenate([e.repetition for e in experiments]),
@@ -438,6 +436,22 @@ def _factorize(column, n_rows: int) -> tuple[list[str], np.ndarray]:
     seen: dict = {}
     codes = np.fromiter((seen.setdefault(name, len(seen)) for name in column), dtype=np.int32, count=n_rows)
     return [str(name) for name in seen], codes
+
+
+def _merged_codes(columns: Sequence[tuple[list[str], np.ndarray]]) -> tuple[list[str], np.ndarray]:
+    """Factorised columns ``(names, codes)`` joined end to end as one ``(names, codes)`` pair, the names in order of
+    first appearance in the joined rows (as :func:`_factorize` numbers a column of names), names no row uses left
+    out; one dictionary step per name, not per row."""
+    seen: dict[str, int] = {}
+    joined = []
+    for names, codes in columns:
+        codes = np.asarray(codes, dtype=np.int64)
+        used, first = np.unique(codes, return_index=True)
+        local = np.zeros(len(names), dtype=np.int32)
+        for code in used[np.argsort(first, kind="stable")]:
+            local[code] = seen.setdefault(str(names[code]), len(seen))
+        joined.append(local[codes])
+    return list(seen), (np.concatenate(joined) if joined else np.zeros(0, dtype=np.int32))
 
 
 def row_codes(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -356,8 +356,6 @@ def _refits(experiment, full, rows, modeler, measure, host, members, options, pr
     Series measured at the same points (one series group) share their left-out points; each group is
     perturbed on its own points only.
     """
-    callpath_names = np.asarray([c.name for c in experiment.callpaths], dtype=object)
-    metric_names = np.asarray([m.name for m in experiment.metrics], dtype=object)
     callpath_position = {c.name: i for i, c in enumerate(experiment.callpaths)}
     metric_position = {m.name: i for i, m in enumerate(experiment.metrics)}
     series_code = experiment.callpath_index.astype(np.int64) * max(len(experiment.metrics), 1) + experiment.metric_index
@@ -385,11 +383,7 @@ def _refits(experiment, full, rows, modeler, measure, host, members, options, pr
         factors[g] = math.sqrt((n - 1) / len(order))
         for k, left in enumerate(order):
             keep = in_group & ~np.all(experiment.coordinates == points[left][None, :], axis=1)
-            tags = np.char.add(f"{g}.{k}\x1f", callpath_names[experiment.callpath_index[keep]].astype(str))
-            parts.append(Experiment.from_columns(
-                experiment.parameters, callpath=tags.astype(object),
-                metric=metric_names[experiment.metric_index[keep]], coordinates=experiment.coordinates[keep],
-                value=experiment.value[keep], repetition=experiment.repetition[keep], metrics=experiment.metrics))
+            parts.append(_tagged(experiment, f"{g}.{k}", keep=keep))
     if not parts:
         return {}
     joined = Experiment.concatenate(parts)
@@ -490,23 +484,13 @@ def _bootstrap(experiment, full, rows, modeler, measure, host, replicates, seed,
     if replicates <= 0 or len(experiment) == 0:
         return {}
     position = {(m.callpath, m.metric): i for i, m in enumerate(full.models)}
-    callpath_names = np.asarray([c.name for c in experiment.callpaths], dtype=object)
-    metric_names = np.asarray([m.name for m in experiment.metrics], dtype=object)
     fitted = np.full(len(experiment), np.nan)
-    for m in full.models:
-        rows_of = (callpath_names[experiment.callpath_index] == m.callpath) & \
-                  (metric_names[experiment.metric_index] == m.metric)
-        if rows_of.any():
-            fitted[rows_of] = m.predict(experiment.coordinates[rows_of])
+    for rows_of, model in _rows_of_models(experiment, full):
+        fitted[rows_of] = model.predict(experiment.coordinates[rows_of])
     residual = np.where(np.isfinite(fitted), experiment.value - fitted, 0.0)
     fitted = np.where(np.isfinite(fitted), fitted, experiment.value)
-    parts = []
-    for b, signs in enumerate(_signs(experiment, replicates, seed)):
-        tags = np.char.add(f"{b}\x1f", callpath_names[experiment.callpath_index].astype(str))
-        parts.append(Experiment.from_columns(
-            experiment.parameters, callpath=tags.astype(object), metric=metric_names[experiment.metric_index],
-            coordinates=experiment.coordinates, value=fitted + signs * residual, repetition=experiment.repetition,
-            metrics=experiment.metrics))
+    parts = [_tagged(experiment, str(b), value=fitted + signs * residual)
+             for b, signs in enumerate(_signs(experiment, replicates, seed))]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         refits = _fit(Experiment.concatenate(parts), modeler, measure, host, progress, options)
@@ -518,6 +502,36 @@ def _bootstrap(experiment, full, rows, modeler, measure, host, replicates, seed,
         if index is not None:
             found.setdefault(index, []).append(m.predict(rows) - center[index])
     return {i: np.stack(v, axis=1) / math.sqrt(len(v)) for i, v in found.items()}
+
+
+def _tagged(experiment: Experiment, tag: str, keep: np.ndarray | None = None,
+            value: np.ndarray | None = None) -> Experiment:
+    """A perturbed copy of ``experiment`` to model beside others in one call: the rows ``keep`` (all), their
+    values replaced by ``value``, each call path renamed ``tag + "\x1f" + name`` (the refits tell the copies
+    apart by it).  Built from the experiment's codes, so its cost does not grow with a Python loop over rows."""
+    rows = slice(None) if keep is None else keep
+    callpaths = [f"{tag}\x1f{c.name}" for c in experiment.callpaths]
+    return Experiment.from_columns(
+        experiment.parameters, callpath=(callpaths, experiment.callpath_index[rows]),
+        metric=([m.name for m in experiment.metrics], experiment.metric_index[rows]),
+        coordinates=experiment.coordinates[rows], value=(experiment.value if value is None else value)[rows],
+        repetition=experiment.repetition[rows], metrics=experiment.metrics)
+
+
+def _rows_of_models(experiment: Experiment, full):
+    """``(rows, model)`` for every model of ``full`` with rows in ``experiment`` (one sort, no scan per model)."""
+    n_metrics = max(len(experiment.metrics), 1)
+    series = experiment.callpath_index.astype(np.int64) * n_metrics + experiment.metric_index
+    order = np.argsort(series, kind="stable")
+    codes, starts = np.unique(series[order], return_index=True)
+    bounds = dict(zip(codes.tolist(), zip(starts.tolist(), np.append(starts[1:], len(order)).tolist())))
+    callpath_of = {c.name: i for i, c in enumerate(experiment.callpaths)}
+    metric_of = {m.name: i for i, m in enumerate(experiment.metrics)}
+    for model in full.models:
+        if model.callpath in callpath_of and model.metric in metric_of:
+            span = bounds.get(callpath_of[model.callpath] * n_metrics + metric_of[model.metric])
+            if span is not None:
+                yield order[span[0]:span[1]], model
 
 
 def _signs(experiment: Experiment, replicates: int, seed: int = 0) -> np.ndarray:

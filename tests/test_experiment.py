@@ -80,6 +80,20 @@ def test_concatenate_joins_runs_and_rejects_other_parameters():
         Experiment.concatenate([a, c])
 
 
+def test_concatenate_names_call_paths_in_order_of_first_appearance_and_drops_unused_ones():
+    # factorised columns whose name lists hold an unused name and list the names in another order than the rows
+    a = Experiment.from_columns(["p"], callpath=(["unused", "b", "a"], np.array([2, 1, 2])), metric="time",
+                                coordinates=[[1], [1], [2]], value=[1.0, 2.0, 3.0])
+    b = Experiment.from_columns(["p"], callpath=(["c", "a"], np.array([1, 0])), metric=(["visits"], np.array([0, 0])),
+                                coordinates=[[4], [4]], value=[4.0, 5.0])
+    joined = Experiment.concatenate([a, b])
+    assert [c.name for c in joined.callpaths] == ["a", "b", "c"]
+    assert [m.name for m in joined.metrics] == ["time", "visits"]
+    names = [joined.callpaths[i].name for i in joined.callpath_index]
+    assert names == ["a", "b", "a", "a", "c"] and joined.value.tolist() == [1.0, 2.0, 3.0, 4.0, 5.0]
+    assert [joined.metrics[i].name for i in joined.metric_index] == ["time"] * 3 + ["visits"] * 2
+
+
 def test_precoded_names_and_two_parameter_grouping():
     p, n = np.meshgrid([1.0, 2, 4, 8, 16], [10.0, 20, 30, 40, 50], indexing="ij")
     coords = np.column_stack([p.ravel(), n.ravel()])
