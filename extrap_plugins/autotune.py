@@ -102,7 +102,7 @@ def autotune(
     cost: str | None = None,
     budget: str | None = None,
     repetitions: int | None = None,
-    tolerance: float = design.TOLERANCE,
+    tolerance: float | str = design.TOLERANCE,
     target: str | Mapping[str, float] | None = None,
     modeler: str = "default",
     measure: str = "mean",
@@ -145,6 +145,7 @@ def autotune(
         raise InputError("no program to run: give it after --, for example: -- python app.py")
     if max_steps < 1:
         raise InputError(f"--max-steps must be at least 1, got {max_steps}")
+    tolerance = design.parse_tolerance(tolerance)
     folder = pathlib.Path(output)
     if folder.exists() and not folder.is_dir():
         raise InputError("is not a folder", folder)

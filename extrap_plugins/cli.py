@@ -533,7 +533,7 @@ def _tolerance(args: argparse.Namespace) -> float:
     """``--tolerance`` of suggest and autotune, or the default."""
     from . import design
 
-    return design.TOLERANCE if args.tolerance is None else _share(args.tolerance, "--tolerance")
+    return design.TOLERANCE if args.tolerance is None else design.parse_tolerance(args.tolerance)
 
 
 def parse_params(pairs: Sequence[str]) -> dict[str, list[float]]:

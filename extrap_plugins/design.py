@@ -52,6 +52,7 @@ import numpy as np
 from .errors import InputError
 from .experiment import Experiment
 from .formatting import format_point, format_share, json_number, json_plain
+from .options import parse_share
 
 PLAN_FORMAT = "extrap-plugins/plan"
 PLAN_VERSION = 1
@@ -128,6 +129,15 @@ class Plan:
 
     parameters: tuple[str, ...]
     runs: list[Run] = field(default_factory=list)
+
+
+def parse_tolerance(value: float | str) -> float:
+    """The stopping rule's tolerance, a share given as ``0.05`` or ``"5%"``
+    (:func:`~extrap_plugins.options.parse_share`)."""
+    try:
+        return parse_share(value, "--tolerance")
+    except ValueError as error:
+        raise InputError(str(error)) from None
 
 
 def plan_document(plan: Plan, suggestion: Suggestion | None = None) -> dict:
@@ -571,7 +581,7 @@ def suggest(
     cost: str | CostModel | None = None,
     budget: str | float | Budget | None = None,
     repetitions: int | None = None,
-    tolerance: float = TOLERANCE,
+    tolerance: float | str = TOLERANCE,
     modeler: str = "default",
     measure: str = "mean",
     metrics: Iterable[str] = (),
@@ -635,8 +645,7 @@ def suggest(
         raise InputError(
             f"{experiment.source}: the parameters are {experiment.parameter_names}, the design's {list(parameters)}"
         )
-    if not 0 < tolerance < 1:
-        raise InputError(f"--tolerance {tolerance!r}: expected a share between 0 and 1, such as 0.05")
+    tolerance = parse_tolerance(tolerance)
     cost_model = cost if isinstance(cost, CostModel) else CostModel.parse(cost, parameters)
     budget = budget if isinstance(budget, Budget) or budget is None else Budget.parse(budget)
     grid = space.grid()

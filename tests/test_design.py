@@ -459,6 +459,18 @@ def test_the_tolerance_is_a_share_given_as_a_percentage_or_a_number(host, tmp_pa
     assert "note: after these runs the selector still expects 1 kernel above ±1% at (p=128)" in capsys.readouterr().out
 
 
+def test_the_python_api_takes_the_tolerance_as_the_command_line_does():
+    space = Space.of({"p": [4, 8, 16, 32, 64]})
+    experiment = Experiment.from_columns(["p"], callpath="main", metric="time", coordinates=[[4], [8], [16], [32], [64]],
+                                         value=[18.1, 25.8, 42.3, 73.6, 138.9])
+    as_text = suggest(space, experiment, budget="60%", tolerance="30%")
+    as_number = suggest(space, experiment, budget="60%", tolerance=0.3)
+    assert as_text.status == as_number.status == "done" and as_text.notes == as_number.notes
+    with pytest.raises(InputError) as error:
+        suggest(space, experiment, tolerance=2)
+    assert str(error.value) == "--tolerance: expected a share between 0 and 1 (exclusive), such as 5% or 0.05, got 2"
+
+
 @pytest.mark.parametrize("args, message", [
     (["suggest"], "suggest needs candidate values (--param p=4,8,16,32,64) or measurements (INPUT)"),
     (["suggest", "--param", "p"], "--param 'p': expected NAME=V1,V2,... with numbers, such as p=4,8,16,32,64"),
