@@ -970,6 +970,7 @@ def _suggest_uncertainty(space, grid, costs, measured_runs, order, rank, effecti
     if assessment.holds(tolerance):
         suggestion.status = "done"
         suggestion.notes.append(_holds_note(suggestion, assessment.level, where, tolerance))
+        suggestion.notes.extend(_untested_near_target(space, grid, measured, excluded, costs, target_point))
         extra, after = plan_runs(assessment, run_costs, tolerance=0.0, limit=remaining,
                                  max_runs=_room(max_points, suggestion), available=available)
         suggestion.notes.append(_would_buy(extra, after, suggestion.widths, remaining, budget))
@@ -1025,6 +1026,26 @@ def _holds_note(suggestion, level: float, where: str, tolerance: float) -> str:
     widest, width = max(suggestion.widths.items(), key=lambda kv: kv[1])
     return (f"the rule holds: every judged kernel's {level:.0%} interval at {where} is within ±{tolerance:.0%} "
             f"(widest: {widest} ±{format_share(width)})")
+
+
+def _untested_near_target(space, grid, measured, excluded, costs, target) -> list[str]:
+    """The caveat when the rule holds for a target inside the candidate values of two or more parameters while no
+    measured point is next to it in all of them (one candidate value away at most in each): the intervals then rest
+    on the parameters' effects combining as the lines and the points off them show, which none of the ensemble's
+    members can question (a product term small where the lines run; benchmarks/design-history.md, sessions 41 and
+    42).  Names the cheapest run next to the target that would test it."""
+    if len(space.parameters) < 2 or not all(v.min() <= t <= v.max() for v, t in zip(space.values, target)):
+        return []
+    steps = np.stack([np.abs(np.searchsorted(values, grid[:, i]) - np.searchsorted(values, target[i]))
+                      for i, values in enumerate(space.values)], axis=1)
+    near = np.all(steps <= 1, axis=1) & ~np.all(grid == target[None, :], axis=1)
+    if (near & measured).any():
+        return []
+    options = np.flatnonzero(near & ~measured & ~excluded)
+    test = (f"; a run at {format_point(grid[options[np.argmin(costs[options])]], space.parameters, brackets=True)}"
+            f" would test that") if options.size else ""
+    return [f"the target lies within every parameter's candidate values, but no measured point is next to it in all "
+            f"of them: the intervals assume the parameters' effects combine there as the measured points show{test}"]
 
 
 def _note_left_open(suggestion, runs, n_candidates, available, tolerance, where) -> None:

@@ -89,6 +89,29 @@ def test_a_budget_of_points_shortens_the_lines_to_fit_it():
         "the base design needs 5 points, more than the budget's 4: these runs are the minimum for a model")
 
 
+def test_a_rule_that_holds_inside_the_range_far_from_every_measured_point_says_what_it_assumes():
+    # 0.0044 + 1.1e-6 p^1.59 n^0.747 (+-2 %) on lines through (4, 10) and (8, 20): the product is 1-4 % of the value
+    # where the lines run, the model drops n and is 54 % off at (64, 50) while its interval says +-2.4 %
+    space = Space.of({"p": P, "n": N})
+    points = [(4, 10), (4, 20), (4, 30), (4, 40), (4, 50), (8, 10), (16, 10), (32, 10), (64, 10), (8, 20)]
+    values = [0.0044578, 0.0045744, 0.0044621, 0.0046386, 0.0045508, 0.0045536, 0.0049689, 0.0058976, 0.008991,
+              0.0045928]
+    experiment = Experiment.from_columns(["p", "n"], callpath="main", metric="time", coordinates=points, value=values)
+    result = suggest(space, experiment, budget="50%", target={"p": 64, "n": 50})
+    assert result.status == "done"
+    assert result.notes[1] == ("the target lies within every parameter's candidate values, but no measured point is "
+                               "next to it in all of them: the intervals assume the parameters' effects combine there "
+                               "as the measured points show; a run at (p=32, n=40) would test that")
+    # beyond the range the intervals widen on their own: no such note
+    assert not any(note.startswith("the target lies within") for note in
+                   suggest(space, experiment, budget="50%", target={"p": 32, "n": 60}).notes)
+    # with a point next to the target measured, none either
+    near = Experiment.from_columns(["p", "n"], callpath="main", metric="time", coordinates=points + [(32, 40)],
+                                   value=values + [0.0044 + 1.1e-6 * 32**1.59 * 40**0.747])
+    assert not any(note.startswith("the target lies within") for note in
+                   suggest(space, near, budget="50%", target={"p": 64, "n": 50}).notes)
+
+
 def test_exact_models_meet_the_rule_and_the_note_says_what_the_budget_would_buy():
     space = Space.of({"p": P, "n": N})
     base = suggest(space)
