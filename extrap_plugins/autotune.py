@@ -266,7 +266,7 @@ def _ordered(space: design.Space, experiment) -> design.Space:
 # -------------------------------------------------------------------- state
 def _saved(run: design.Run, parameters) -> dict:
     """A run of a round as ``autotune.json`` keeps it (:func:`_as_run` reads it back)."""
-    return design.run_document(run, parameters) | {"why": run.role}
+    return design.run_document(run, parameters, why=True)
 
 
 def _as_run(saved: Mapping) -> design.Run:

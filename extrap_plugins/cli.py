@@ -442,7 +442,7 @@ def format_suggestion(result, space) -> str:
         f"{result.cost_model.text or '1'} (full factorial, every point {result.reference_repetitions} "
         f"time{'s' if result.reference_repetitions != 1 else ''}: {result.full_cost:g})",
         f"measured so far: {result.measured_points} points, "
-        f"{result.measured_cost / result.full_cost if result.full_cost else 0:.1%} of the full factorial's cost",
+        f"{result.measured_share:.1%} of the full factorial's cost",
         "repetitions per run: "
         f"{result.repetitions_reason if result.repetitions_reason != 'given' else result.repetitions}",
     ]

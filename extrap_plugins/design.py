@@ -148,17 +148,15 @@ def plan_document(plan: Plan, suggestion: Suggestion | None = None) -> dict:
         "format": PLAN_FORMAT,
         "version": PLAN_VERSION,
         "parameters": list(plan.parameters),
-        "runs": [run_document(run, plan.parameters) | ({"why": run.role} if suggestion is not None else {})
-                 for run in plan.runs],
+        "runs": [run_document(run, plan.parameters, why=suggestion is not None) for run in plan.runs],
     }
     if suggestion is None:
         return document
-    measured = suggestion.measured_cost / suggestion.full_cost if suggestion.full_cost > 0 else 0.0
     return document | {"assessment": {
         "status": suggestion.status,
         "strategy": suggestion.strategy,
         "target": None if suggestion.target is None else {k: json_plain(v) for k, v in suggestion.target.items()},
-        "share_measured": json_number(measured),
+        "share_measured": json_number(suggestion.measured_share),
         "share_with_plan": json_number(suggestion.share),
         "widths": {k: json_number(v) for k, v in (suggestion.widths or {}).items()},
         "expected_widths": {k: json_number(v) for k, v in (suggestion.predicted or {}).items()},
@@ -167,11 +165,12 @@ def plan_document(plan: Plan, suggestion: Suggestion | None = None) -> dict:
     }}
 
 
-def run_document(run: Run, parameters: Sequence[str]) -> dict:
-    """One run as plan files (and ``autotune.json``) hold it; ``first_repetition`` only when it is not 0."""
+def run_document(run: Run, parameters: Sequence[str], why: bool = False) -> dict:
+    """One run as plan files (and ``autotune.json``) hold it; ``first_repetition`` only when it is not 0; ``why``:
+    with its reason (``suggest --export``, ``autotune.json``)."""
     document = {"point": {name: json_plain(run.point[name]) for name in parameters},
                 "repetitions": int(run.repetitions), "cost": float(run.cost)}
-    return document | ({"first_repetition": int(run.first)} if run.first else {})
+    return document | ({"first_repetition": int(run.first)} if run.first else {}) | ({"why": run.role} if why else {})
 
 
 def write_plan(path: str | os.PathLike, plan: Plan, suggestion: Suggestion | None = None) -> None:
@@ -511,6 +510,11 @@ class Suggestion:
     @property
     def planned_cost(self) -> float:
         return float(sum(run.cost * run.repetitions for run in self.plan.runs))
+
+    @property
+    def measured_share(self) -> float:
+        """Cost of the measured points as a share of the full factorial's."""
+        return self.measured_cost / self.full_cost if self.full_cost > 0 else 0.0
 
     @property
     def share(self) -> float:
@@ -1034,7 +1038,7 @@ def _untested_near_target(space, grid, measured, excluded, costs, target) -> lis
     on the parameters' effects combining as the lines and the points off them show, which none of the ensemble's
     members can question (a product term small where the lines run; benchmarks/design-history.md, sessions 41 and
     42).  Names the cheapest run next to the target that would test it."""
-    if len(space.parameters) < 2 or not all(v.min() <= t <= v.max() for v, t in zip(space.values, target)):
+    if len(space.parameters) < 2 or not target_inside(space, dict(zip(space.parameters, target))):
         return []
     steps = np.stack([np.abs(np.searchsorted(values, grid[:, i]) - np.searchsorted(values, target[i]))
                       for i, values in enumerate(space.values)], axis=1)
@@ -1096,7 +1100,7 @@ def _nothing_to_plan(suggestion, where, tolerance, why) -> None:
     stays = f"the widest interval at {where} stays {widest[0]} ±{format_share(widest[1])} (tolerance ±{tolerance:.0%})"
     suggestion.status = "exhausted" if why in ("exhausted", "no gain") else "budget"
     full = suggestion.full_cost
-    spent = (f"the measured runs already cost {format_share(suggestion.measured_cost / full)} of the full "
+    spent = (f"the measured runs already cost {format_share(suggestion.measured_share)} of the full "
              f"factorial's, the budget {format_share(suggestion.budget_limit / full)}" if full > 0 else
              f"the measured runs already cost {suggestion.measured_cost:g} cost units, the budget "
              f"{suggestion.budget_limit:g}")
