@@ -504,7 +504,8 @@ POINT_LABELS = {"auto": "", "new": ", new points only", "any": ", repeats too", 
                 "auto-wait": ", repetitions only once every point is measured",
                 "auto-loose": ", repetitions once no new point fits even if fewer than three are paid",
                 "auto-single": ", single runs (no whole points)",
-                "auto-whole": ", whole points for an evaluation point inside the range too"}
+                "auto-whole": ", whole points for an evaluation point inside the range too",
+                "auto-noisy": ", repetitions compete with new points for noisy kernels"}
 """What each rule of :data:`POINT_RULES` adds to the label of ``ours``."""
 
 POINT_RULES = tuple(POINT_LABELS)
@@ -523,7 +524,10 @@ but repetitions only once every point is measured (the product's rule until sess
 with the whole budget (the product's rule in commit 4c5b18d); ``auto-new`` the base as ``auto``, then single runs
 at new points; ``auto-single`` the same as ``auto`` with single runs throughout (no whole points, base included);
 ``auto-whole`` the same as ``auto`` but with whole points also where the evaluation point lies inside the measured
-range (``auto`` plans single runs there, as ``design.suggest`` since session 40); ``any`` a run at any point with
+range (``auto`` plans single runs there, as ``design.suggest`` since session 40); ``auto-noisy`` the same as
+``auto`` but, for a kernel whose single runs vary by :data:`~extrap_plugins.design.QUIET_NOISE` or more of the value
+at the evaluation point, repetitions of measured points compete with new points from the first step after the base
+(session 43, not adopted); ``any`` a run at any point with
 repetitions left, a measured one included (the default until 2026-11-27); ``new-first`` new points while one is
 worth its cost, then repetitions of measured points with the budget left; ``noise`` new points with as many
 repetitions as the kernel's measured noise asks for (:func:`noise_sized`)."""
@@ -583,6 +587,8 @@ def run_ours(case: Case, budget: float, ours: Ours = Ours(), seed: int = 0):
     advised = min(design.advise_repetitions(len(case.names))[0], case.values.shape[2])
     # Per kernel: the repetitions of every point of its base design (whole points), or 0 for single runs.
     whole = np.full(K, advised if points == "whole" else 0)
+    noisy_rule = points == "auto-noisy"
+    points = "auto" if noisy_rule else points
     if points in ("auto", "auto-full", "auto-new", "auto-wait", "auto-loose", "auto-single", "auto-whole"):
         share = budget * (1.0 if points == "auto-full" else design.BASE_SHARE)
         # as many of the advised repetitions as the whole base can have within the share (as design.suggest), and
@@ -636,6 +642,8 @@ def run_ours(case: Case, budget: float, ours: Ours = Ours(), seed: int = 0):
             repeating = points in ("auto", "auto-full", "auto-wait", "auto-loose") and not new.any() and not beyond[k]
             if repeating:  # every point measured
                 options = [repeats]
+            elif noisy_rule and not beyond[k] and noise[kern.name] >= design.QUIET_NOISE**2:
+                options = [np.where(counts[k] > 0, repeats, new)]
             for available in options:
                 runs, _ = selector.plan_runs(single, cost, tolerance=ours.tolerance,
                                              limit=budget * case.total[k] - spent, max_runs=1, available=available)
