@@ -146,6 +146,7 @@ def autotune(
     if max_steps < 1:
         raise InputError(f"--max-steps must be at least 1, got {max_steps}")
     tolerance = design.parse_tolerance(tolerance)
+    host = design.check_modeler(modeler, options or {}, list(candidates), host)
     folder = pathlib.Path(output)
     if folder.exists() and not folder.is_dir():
         raise InputError("is not a folder", folder)

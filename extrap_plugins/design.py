@@ -53,6 +53,7 @@ from .errors import InputError
 from .experiment import Experiment
 from .formatting import format_point, format_share, json_number, json_plain
 from .options import parse_share
+from .plugins import get_host
 
 PLAN_FORMAT = "extrap-plugins/plan"
 PLAN_VERSION = 1
@@ -578,6 +579,15 @@ Budget(share=None, points=None, cost=400.0))
         return math.inf
 
 
+def check_modeler(modeler: str, options: Mapping[str, object], parameters: Sequence[str], host=None):
+    """The host, once ``modeler`` is known and takes ``options`` (else an :class:`InputError`): checked before
+    anything is planned, since a base design planned (and, in ``autotune``, run) before a misspelt ``--modeler``
+    or ``--option`` is found would spend the user's machine time."""
+    host = host or get_host()
+    host.build_modeler(modeler, options, tuple(parameters))
+    return host
+
+
 def suggest(
     space: Space,
     experiment: Experiment | None = None,
@@ -650,6 +660,7 @@ def suggest(
             f"{experiment.source}: the parameters are {experiment.parameter_names}, the design's {list(parameters)}"
         )
     tolerance = parse_tolerance(tolerance)
+    host = check_modeler(modeler, options, parameters, host)
     cost_model = cost if isinstance(cost, CostModel) else CostModel.parse(cost, parameters)
     budget = budget if isinstance(budget, Budget) or budget is None else Budget.parse(budget)
     grid = space.grid()

@@ -484,6 +484,14 @@ def test_the_python_api_takes_the_tolerance_as_the_command_line_does():
      "--tolerance: expected a share between 0 and 1 (exclusive), such as 5% or 0.05, got '5x'"),
     (["suggest", "--param", "p=4,8", "--tolerance", "0%"],
      "--tolerance: expected a share between 0 and 1 (exclusive), such as 5% or 0.05, got 0%"),
+    # without measurements nothing is modeled yet, and the modeler is still checked before the base is planned
+    (["suggest", "--param", "p=4,8", "--modeler", "nope"],
+     "unknown modeler 'nope'; the modelers are: default, exhaustive, golden, refining, segmented"),
+    (["suggest", "--param", "p=4,8", "--option", "terms=2"],
+     "modeler 'default' has no option 'terms'; its options are: exponents, log_exponents, max_terms, "
+     "negative_exponents, criterion, improvement, weighting, measure, selection"),
+    (["suggest", "--param", "p=4,8", "--option", "max_terms=9"],
+     "modeler 'default': max_terms: expected a whole number from 1 to 4, got 9"),
 ])
 def test_suggest_rejects_bad_input_in_one_line(host, capsys, args, message):
     assert main(args) == ExitStatus.BAD_INPUT

@@ -13,6 +13,7 @@ import pytest
 
 import extrap_plugins
 from extrap_plugins import autotune, cli
+from extrap_plugins.errors import InputError
 from shim_helpers import PROGRAMS, records
 
 JACOBI = pathlib.Path(__file__).resolve().parents[2] / "examples" / "jacobi" / "jacobi.py"
@@ -89,6 +90,20 @@ def test_autotune_needs_a_program(tmp_path, capsys):
     assert cli.main(["autotune", "--param", "p=1,2", "-o", str(tmp_path / "r")]) == cli.ExitStatus.BAD_INPUT
     assert capsys.readouterr().err == ("extrap-plugins: error: no program to run: give it after --, for example: "
                                        "-- python app.py\n")
+
+
+def test_a_misspelt_modeler_option_stops_the_loop_before_anything_runs(tmp_path, capsys):
+    launched = []
+    assert cli.main(["autotune", "--param", "p=1,2,3,4,5", "--option", "max_term=2", "-o", str(tmp_path / "runs"),
+                     "--", "python", "a.py"]) == cli.ExitStatus.BAD_INPUT
+    assert capsys.readouterr().err == (
+        "extrap-plugins: error: modeler 'default' has no option 'max_term'; its options are: exponents, "
+        "log_exponents, max_terms, negative_exponents, criterion, improvement, weighting, measure, selection\n")
+    assert not (tmp_path / "runs").exists()
+    with pytest.raises(InputError, match="unknown modeler 'nope'"):
+        autotune.autotune({"p": [1, 2, 3, 4, 5]}, ["python", "a.py"], tmp_path / "api", modeler="nope",
+                          measure_runs=lambda runs, folder: launched.append(runs) or True)
+    assert launched == [] and not (tmp_path / "api").exists()
 
 
 def test_a_folder_tuned_over_other_parameters_is_not_resumed(tmp_path, capsys):
