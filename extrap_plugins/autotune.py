@@ -147,6 +147,10 @@ def autotune(
         raise InputError(f"--max-steps must be at least 1, got {max_steps}")
     tolerance = design.parse_tolerance(tolerance)
     host = design.check_modeler(modeler, options or {}, list(candidates), host)
+    if measure_runs is None:  # the sweep runner launches them: p processes, the others environment variables
+        from .instrument import sweep
+
+        sweep.check_launchable(candidates)
     folder = pathlib.Path(output)
     if folder.exists() and not folder.is_dir():
         raise InputError("is not a folder", folder)

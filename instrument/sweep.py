@@ -37,7 +37,7 @@ import subprocess
 import sys
 import time
 import uuid
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from extrap_plugins.errors import ExitStatus, InputError
 
@@ -125,6 +125,25 @@ def parse_counts(text: str) -> list[int]:
     return counts
 
 
+def is_process_count(value: float) -> bool:
+    """Whether ``value`` can be ``mpiexec -n``'s: a positive whole number."""
+    return math.isfinite(float(value)) and float(value) == int(value) and int(value) >= 1
+
+
+def check_launchable(candidates: Mapping[str, Sequence[float]]) -> None:
+    """What a sweep can launch from these candidate values (``autotune``, before anything runs): ``p`` positive
+    whole numbers of processes, every other name an environment variable's (``EXTRAP_PARAM_<NAME>``)."""
+    for name, values in candidates.items():
+        if name == "p":
+            bad = [v for v in values if not is_process_count(v)]
+            if bad:
+                raise InputError(f"--param p: p is the process count: expected positive whole numbers, got "
+                                 f"{', '.join(f'{v:g}' for v in bad)}")
+        elif not name.isidentifier():
+            raise InputError(f"--param {name!r}: the program receives it as EXTRAP_PARAM_<NAME>: expected an "
+                             f"identifier such as n")
+
+
 def parse_parameters(pairs: Sequence[str]) -> list[tuple[str, list[str]]]:
     """``["n=1000,2000"]`` -> ``[("n", ["1000", "2000"])]`` (values checked to be numbers)."""
     parsed: list[tuple[str, list[str]]] = []
@@ -184,7 +203,7 @@ def launches_from_plan(path: str) -> tuple[list[Launch], list[str]]:
             if run.repetitions <= repetition:
                 continue
             processes = run.point.get("p", 1)
-            if float(processes) != int(processes) or int(processes) < 1:
+            if not is_process_count(processes):
                 raise InputError(f"plan run {dict(run.point)}: p must be a positive whole number of processes", path)
             values = tuple((n, _plain(run.point[n])) for n in names)
             result.append(Launch(int(processes), values, run.first + repetition))

@@ -106,6 +106,20 @@ def test_a_misspelt_modeler_option_stops_the_loop_before_anything_runs(tmp_path,
     assert launched == [] and not (tmp_path / "api").exists()
 
 
+@pytest.mark.parametrize("params, message", [
+    (["p=0,1,2"], "--param p: p is the process count: expected positive whole numbers, got 0"),
+    (["p=1,2.5,4"], "--param p: p is the process count: expected positive whole numbers, got 2.5"),
+    (["p=1,2", "my-n=1,2"], "--param 'my-n': the program receives it as EXTRAP_PARAM_<NAME>: expected an identifier "
+                            "such as n"),
+])
+def test_candidates_the_sweep_cannot_launch_are_rejected_before_anything_runs(tmp_path, capsys, params, message):
+    args = [arg for param in params for arg in ("--param", param)]
+    assert cli.main(["autotune", *args, "-o", str(tmp_path / "runs"), "--", "python", "a.py"]) == \
+        cli.ExitStatus.BAD_INPUT
+    assert capsys.readouterr().err == f"extrap-plugins: error: {message}\n"
+    assert not (tmp_path / "runs").exists()
+
+
 def test_a_folder_tuned_over_other_parameters_is_not_resumed(tmp_path, capsys):
     runs = tmp_path / "runs"
     runs.mkdir()
