@@ -146,22 +146,25 @@ def autotune(
     if max_steps < 1:
         raise InputError(f"--max-steps must be at least 1, got {max_steps}")
     tolerance = design.parse_tolerance(tolerance)
-    host = design.check_modeler(modeler, options or {}, list(candidates), host)
+    space = design.Space.of(candidates)
+    settings = dict(cost=cost, budget=budget, repetitions=repetitions, tolerance=tolerance, target=target,
+                    modeler=modeler, measure=measure, metrics=metrics, callpaths=callpaths, host=host,
+                    **dict(options or {}))
+    # Every setting is checked before the folder is made or anything runs: a plan without measurements parses
+    # the cost model, the budget, the target and the modeler with its options (cheap: nothing is modeled).
+    design.suggest(space, None, **settings)
     if measure_runs is None:  # the sweep runner launches them: p processes, the others environment variables
         from .instrument import sweep
 
         sweep.check_launchable(candidates)
+        sweep.check_launch(timeout, mpiexec, mpiexec_args, [int(p) for p in candidates.get("p", [1])])
     folder = pathlib.Path(output)
     if folder.exists() and not folder.is_dir():
         raise InputError("is not a folder", folder)
     folder.mkdir(parents=True, exist_ok=True)
-    space = design.Space.of(candidates)
     say = _say if progress else (lambda message: None)
     rounds, interrupted = _load_rounds(folder, space.parameters)
     runner = measure_runs or _sweep_runner(command, mpiexec, mpiexec_args, timeout)
-    settings = dict(cost=cost, budget=budget, repetitions=repetitions, tolerance=tolerance, target=target,
-                    modeler=modeler, measure=measure, metrics=metrics, callpaths=callpaths, host=host,
-                    **dict(options or {}))
     status, message, last = "steps", "", None
     resumed = len(rounds)
     if resumed:

@@ -257,6 +257,19 @@ def find_launcher(explicit: str | None = None, extra: Sequence[str] = ()) -> Lau
     return None
 
 
+def check_launch(timeout: float | None, mpiexec: str | None, mpiexec_args: Sequence[str],
+                 counts: Sequence[int]) -> Launcher | None:
+    """The launcher for these process counts (None: no launcher, and every count is 1), once the timeout and the
+    launcher settings are good; else an :class:`InputError` (``run``, and ``autotune`` before anything runs)."""
+    if timeout is not None and timeout <= 0:
+        raise InputError(f"--timeout must be positive, got {timeout}")
+    launcher = find_launcher(mpiexec, mpiexec_args)
+    if launcher is None and any(c != 1 for c in counts):
+        raise InputError("no mpiexec found: install the mpi extra (pip install 'extrap-plugins[mpi]') "
+                         "or give --mpiexec PATH")
+    return launcher
+
+
 def _flavor(path: str) -> str:
     try:
         text = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=20).stdout
@@ -307,8 +320,6 @@ def run(args: argparse.Namespace) -> int:
         Bad options, no program, no mpiexec.
     """
     plan, names, counts, shape = _planned(args)
-    if args.timeout is not None and args.timeout <= 0:
-        raise InputError(f"--timeout must be positive, got {args.timeout}")
     command = list(args.program)
     if command and command[0] == "--":
         command = command[1:]
@@ -316,10 +327,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("no program to run: give it after --, for example: -- python app.py")
     if command[0] in ("python", "python3"):  # the Python that runs us: it has extrap_plugins and mpi4py
         command[0] = sys.executable
-    launcher = find_launcher(args.mpiexec, args.mpiexec_arg)
-    if launcher is None and counts != [1]:
-        raise InputError("no mpiexec found: install the mpi extra (pip install 'extrap-plugins[mpi]') "
-                         "or give --mpiexec PATH")
+    launcher = check_launch(args.timeout, args.mpiexec, args.mpiexec_arg, counts)
     folder = pathlib.Path(args.output)
     data = folder / f"{program_name(command)}.extrap.jsonl"
     how = f"{launcher.path} ({launcher.flavor})" if launcher else "no launcher (p = 1)"

@@ -109,11 +109,19 @@ def test_a_misspelt_modeler_option_stops_the_loop_before_anything_runs(tmp_path,
 @pytest.mark.parametrize("params, message", [
     (["p=0,1,2"], "--param p: p is the process count: expected positive whole numbers, got 0"),
     (["p=1,2.5,4"], "--param p: p is the process count: expected positive whole numbers, got 2.5"),
-    (["p=1,2", "my-n=1,2"], "--param 'my-n': the program receives it as EXTRAP_PARAM_<NAME>: expected an identifier "
+    (["p=1,2", "--param", "my-n=1,2"], "--param 'my-n': the program receives it as EXTRAP_PARAM_<NAME>: expected an identifier "
                             "such as n"),
+    (["p=1,2", "--budget", "12q"], "--budget '12q': expected a share of the full factorial cost (15% or 0.15), a cost "
+                                   "in the cost model's units (400u) or a number of points (20)"),
+    (["p=1,2", "--target", "q=4"], "target 'q=4': unknown parameter 'q'; the parameters are p"),
+    (["p=1,2", "--cost", "z"], "--cost 'z': 'z' is neither a parameter (p) nor a number; expected a product such as "
+                               "'p*n' or 'p^2', or 'uniform'"),
+    (["p=1,2", "--repetitions", "0"], "--repetitions 0: expected a whole number >= 1"),
+    (["p=1,2", "--timeout", "0"], "--timeout must be positive, got 0.0"),
+    (["p=1,2", "--mpiexec", "/no/such/mpiexec"], "--mpiexec '/no/such/mpiexec': no such executable"),
 ])
-def test_candidates_the_sweep_cannot_launch_are_rejected_before_anything_runs(tmp_path, capsys, params, message):
-    args = [arg for param in params for arg in ("--param", param)]
+def test_settings_are_rejected_before_the_folder_is_made_or_anything_runs(tmp_path, capsys, params, message):
+    args = ["--param", params[0], *params[1:]]
     assert cli.main(["autotune", *args, "-o", str(tmp_path / "runs"), "--", "python", "a.py"]) == \
         cli.ExitStatus.BAD_INPUT
     assert capsys.readouterr().err == f"extrap-plugins: error: {message}\n"
