@@ -542,8 +542,9 @@ class Ours:
     nothing); ``off_line``: the point off the lines, as ``design.suggest`` plans it; ``misfit``: the selector's
     misfit members; ``interaction``: its interaction members (``selector.assess(interaction=True)``);
     ``replicates``: its bootstrap refits (default :data:`~extrap_plugins.selector.REPLICATES`);
-    ``calibrated=False`` leaves the ensembles uninflated (``selector.assess(calibrated=False)``); ``points``:
-    what it may buy (:data:`POINT_RULES`)."""
+    ``calibrated=False`` leaves the ensembles uninflated (``selector.assess(calibrated=False)``); ``floor``: how
+    the calibration widens them (``selector.assess(floor=...)``); ``points``: what it may buy
+    (:data:`POINT_RULES`)."""
 
     tolerance: float = 0.05
     modeler: str = "default"
@@ -554,12 +555,13 @@ class Ours:
     calibrated: bool = True
     points: str = "auto"
     interaction: bool = False
+    floor: str = "own"
 
     @classmethod
     def from_args(cls, args) -> Ours:
         return cls(args.selector_tolerance, args.modeler, args.base_repetitions, not args.base_lines_only,
                    args.selector_misfit, args.selector_replicates, not args.selector_uncalibrated,
-                   args.selector_points, args.selector_interaction)
+                   args.selector_points, args.selector_interaction, args.selector_floor)
 
     def label(self) -> str:
         """The row label of the tables: ``ours (selector)`` and what differs from the product."""
@@ -568,6 +570,7 @@ class Ours:
         label += " + interaction members" if self.interaction else ""
         label += f", {self.replicates} replicates" if self.replicates else ""
         label += ", uncalibrated" if not self.calibrated else ""
+        label += f", floor in the {self.floor}" if self.calibrated and self.floor != "own" else ""
         label += ", lines only" if not self.off_line else ""
         return label + POINT_LABELS[self.points]
 
@@ -617,7 +620,8 @@ def run_ours(case: Case, budget: float, ours: Ours = Ours(), seed: int = 0):
                 assessment = selector.assess(case.experiment(counts, kernels), case.eval_point, case.points,
                                              modeler=ours.modeler, min_share=0.0, seed=seed, misfit=ours.misfit,
                                              replicates=ours.replicates or selector.REPLICATES,
-                                             calibrated=ours.calibrated, repetitions=max(int(repetitions), 1),
+                                             calibrated=ours.calibrated, floor=ours.floor,
+                                             repetitions=max(int(repetitions), 1),
                                              interaction=ours.interaction)
             by_name.update({kern.name: (assessment, kern) for kern in assessment.kernels})
             if points in ("auto", "auto-loose"):  # what the repetitions once no new point fits are gated on
@@ -1026,6 +1030,10 @@ def main() -> None:
                         help="relearn/synthetic: ours without the calibrated floor of its ensembles (the model's "
                              "confidence interval at the evaluation point; selector.assess(calibrated=False)), "
                              "measured beside the default")
+    parser.add_argument("--selector-floor", choices=("own", "members"), default="own",
+                        help="relearn/synthetic: how the calibrated floor widens ours' ensembles (own: a member "
+                             "no run narrows, the default since session 43; members: the model-choice members "
+                             "scaled up to it, the default before; selector.assess(floor=...))")
     parser.add_argument("--selector-replicates", type=int, default=None,
                         help="relearn/synthetic: ours with this many wild-bootstrap refits per step (default: "
                              "selector.REPLICATES), measured beside the default")

@@ -224,23 +224,45 @@ def test_model_choice_members_see_no_gain_in_repeating_a_measured_point():
 
 def test_the_interval_at_the_target_is_at_least_the_models_confidence_interval():
     # ten noisy single runs: the refits, fitted to the same points, agree more than the data allow (±70 % here);
-    # the model's own confidence interval at the target (±126 %) is the floor, the model-choice members take
-    # the difference, and the stopping rule sees the wider interval
+    # the model's own confidence interval at the target (±126 %) is the floor, and the stopping rule sees the
+    # wider interval.  The difference is a member of its own that no run narrows: the expected reductions are the
+    # ensemble's alone (floor="members", the rule until session 43, gave it to the model-choice members instead)
     space = Space.of({"p": P, "n": N})
     points = base_points(suggest(space))
     experiment = measured({"main": lambda p, n: 5 + 0.3 * p**1.4 * n}, points, repetitions=1, noise=0.05, seed=1)
     grid = space.grid()
     raw = selector.assess(experiment, [128, 60], grid, calibrated=False)
     calibrated = selector.assess(experiment, [128, 60], grid)
+    members = selector.assess(experiment, [128, 60], grid, floor="members")
     interval = uncertainties(raw.model_set)[0]
     confidence = interval.half_width(np.array([[128.0, 60.0]]), 0.95, kind="confidence")[0] / raw.kernels[0].value
     assert raw.half_widths()["main"] == pytest.approx(0.7024, abs=1e-4)
     assert calibrated.half_widths()["main"] == pytest.approx(confidence) == pytest.approx(1.2625, abs=1e-4)
-    assert raw.holds(0.8) and not calibrated.holds(0.8)
-    # at the measured points nothing changes: the model-choice members are 0 there, the noise members untouched
+    assert members.half_widths()["main"] == pytest.approx(confidence)
+    assert raw.holds(0.8) and not calibrated.holds(0.8) and not members.holds(0.8)
+    # the floor's own member: 0 at every candidate, the rest of the ensemble untouched, so no run promises it away
+    own, plain = calibrated.kernels[0].deviations, raw.kernels[0].deviations
+    assert own.shape[1] == plain.shape[1] + 1 and not own[:-1, -1].any()
+    np.testing.assert_array_equal(own[:, :-1], plain)
+    np.testing.assert_allclose(calibrated.kernels[0].reductions(), raw.kernels[0].reductions(), rtol=1e-12)
+    # "members": at the measured points nothing changes (the model-choice members are 0 there, the noise members
+    # untouched), elsewhere the scaled members promise reductions the refits alone do not
     at = np.array([any(np.allclose(g, q) for q in points) for g in grid])
-    np.testing.assert_array_equal(calibrated.kernels[0].deviations[:-1][at], raw.kernels[0].deviations[:-1][at])
-    assert np.any(calibrated.kernels[0].deviations[:-1][~at] != raw.kernels[0].deviations[:-1][~at])
+    np.testing.assert_array_equal(members.kernels[0].deviations[:-1][at], plain[:-1][at])
+    assert np.any(members.kernels[0].deviations[:-1][~at] != plain[:-1][~at])
+    assert members.kernels[0].reductions().max() > raw.kernels[0].reductions().max()
+    with pytest.raises(ValueError, match="floor 'all': expected one of own, members"):
+        selector.assess(experiment, [128, 60], grid, floor="all")
+
+
+def test_the_floors_excess_is_one_member_that_deviates_at_the_target_alone():
+    members = [np.array([[1.0], [3.0]]), np.array([[0.5], [4.0]])]  # at the target 9 + 16 = 25
+    [excess] = selector._floor_member(members, 64.0, 2)
+    np.testing.assert_allclose(excess, [[0.0], [math.sqrt(39.0)]])
+    assert selector._floor_member(members, 25.0, 2) == []  # wide enough already
+    assert selector._floor_member(members, math.inf, 2) == []
+    [alone] = selector._floor_member([], 4.0, 3)
+    np.testing.assert_allclose(alone, [[0.0], [0.0], [2.0]])
 
 
 def test_the_floor_goes_to_the_model_choice_members_else_to_the_noise_members():
