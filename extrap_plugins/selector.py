@@ -581,7 +581,8 @@ def _mix(x: np.ndarray) -> np.ndarray:
 
 
 def _inflated(choice: list[np.ndarray], noisy: list[np.ndarray], floor: float):
-    """The members scaled so that their variance at the target (the last row) is at least ``floor``.
+    """The members scaled so that their variance at the target (the last row) is at least ``floor``
+    (``assess(floor="members")``, the rule until session 43; the default is :func:`_floor_member`).
 
     A finite ensemble fitted to the same few points is under-dispersed (ensemble Kalman filters meet the same
     and inflate); the model's confidence interval (:meth:`~extrap_plugins.extrapolation.Uncertainty.half_width`,
@@ -612,7 +613,8 @@ def _floor_member(members: list[np.ndarray], floor: float, n_rows: int) -> list[
     The floor is the model's confidence interval (:func:`_inflated` says why it has a measured coverage); what it
     has beyond the ensemble is mostly the modeler's model-choice spread beyond the measured range, which more
     points narrow only by changing the modeler's evidence, not in proportion to how a run moves the members.
-    The interval and the stopping rule keep it; the expected reductions do not promise it away."""
+    The interval and the stopping rule keep it; the expected reductions do not promise it away.  An empty
+    ensemble gets the whole floor (``_inflated`` added nothing there, and the rule then held at ±0)."""
     have = sum(float(np.sum(p[-1] ** 2)) for p in members)
     if not math.isfinite(floor) or floor <= have:
         return []
