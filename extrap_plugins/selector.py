@@ -318,11 +318,12 @@ def assess(
         noisy = [p.copy() for p in (shaken.get(index), least_squares[index]) if p is not None and p.size]
         excess = []
         if calibrated and intervals[index] is not None:
-            least = float(intervals[index].half_width(target, level, kind="confidence")[0]) / z
+            # the model's own confidence interval at the target, as a standard deviation
+            sd = float(intervals[index].half_width(target, level, kind="confidence")[0]) / z
             if floor == "members":
-                choice, noisy = _inflated(choice, noisy, least * least)
+                choice, noisy = _inflated(choice, noisy, sd * sd)
             else:
-                excess = _floor_member(choice + noisy, least * least, rows.shape[0])
+                excess = _floor_member(choice + noisy, sd * sd, rows.shape[0])
         times = measured.get(index)
         if times is not None and times.any():
             at = times > 0
