@@ -550,6 +550,8 @@ def parse_params(pairs: Sequence[str]) -> dict[str, list[float]]:
             raise InputError(f"--param {pair!r}: expected NAME=V1,V2,... with numbers, such as p=4,8,16,32,64")
         if name in params:
             raise InputError(f"--param {name} is given twice; list all its values once")
+        if len(set(numbers)) != len(numbers):  # as `run` says: a typo more often than not
+            raise InputError(f"--param {pair!r}: a value appears twice")
         params[name] = numbers
     return params
 
