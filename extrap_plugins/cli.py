@@ -529,11 +529,12 @@ def _share(text: str, flag: str, example: str = "5%") -> float:
         raise InputError(str(error)) from None
 
 
-def _tolerance(args: argparse.Namespace) -> float:
-    """``--tolerance`` of suggest and autotune, or the default."""
+def _tolerance(args: argparse.Namespace) -> float | str:
+    """``--tolerance`` of suggest and autotune as given (both parse it: ``design.parse_tolerance``), or the
+    default."""
     from . import design
 
-    return design.TOLERANCE if args.tolerance is None else design.parse_tolerance(args.tolerance)
+    return design.TOLERANCE if args.tolerance is None else args.tolerance
 
 
 def parse_params(pairs: Sequence[str]) -> dict[str, list[float]]:

@@ -592,10 +592,7 @@ def _inflated(choice: list[np.ndarray], noisy: list[np.ndarray], floor: float):
     since that is what more points settle; without them the noise members do.  Where the ensemble is empty
     nothing is added: no candidate could narrow a member the ensemble does not have.
     """
-    def at_target(parts):
-        return sum(float(np.sum(p[-1] ** 2)) for p in parts)
-
-    have, chosen = at_target(choice + noisy), at_target(choice)
+    have, chosen = _variance_at_target(choice + noisy), _variance_at_target(choice)
     if not floor > have or not math.isfinite(floor):
         return choice, noisy
     if chosen > 0:
@@ -607,6 +604,11 @@ def _inflated(choice: list[np.ndarray], noisy: list[np.ndarray], floor: float):
     return choice, noisy
 
 
+def _variance_at_target(parts: list[np.ndarray]) -> float:
+    """The variance the members (rows: candidates, then the target) give at the target."""
+    return sum(float(np.sum(p[-1] ** 2)) for p in parts)
+
+
 def _floor_member(members: list[np.ndarray], floor: float, n_rows: int) -> list[np.ndarray]:
     """The variance the ensemble lacks at the target (the last row) to reach ``floor``, as one member that
     deviates there alone: no candidate narrows it (empty when the ensemble reaches the floor).
@@ -616,7 +618,7 @@ def _floor_member(members: list[np.ndarray], floor: float, n_rows: int) -> list[
     points narrow only by changing the modeler's evidence, not in proportion to how a run moves the members.
     The interval and the stopping rule keep it; the expected reductions do not promise it away.  An empty
     ensemble gets the whole floor (``_inflated`` added nothing there, and the rule then held at ±0)."""
-    have = sum(float(np.sum(p[-1] ** 2)) for p in members)
+    have = _variance_at_target(members)
     if not math.isfinite(floor) or floor <= have:
         return []
     member = np.zeros((n_rows, 1))
