@@ -54,6 +54,8 @@ REPORT = "autotune.html"
 MODELS = "models.html"
 FORMAT = "extrap-plugins/autotune"
 VERSION = 1
+NAMES_SHOWN = 8
+"""How many of the first run's call paths a note about an unmatched --callpath lists."""
 FAILED = "a launch failed (see the logs folder); fix it and start again to resume"
 
 
@@ -164,7 +166,8 @@ def autotune(
     folder.mkdir(parents=True, exist_ok=True)
     say = _say if progress else (lambda message: None)
     rounds, interrupted = _load_rounds(folder, space.parameters)
-    runner = measure_runs or _sweep_runner(command, mpiexec, mpiexec_args, timeout)
+    runner = _first_run_alone(measure_runs or _sweep_runner(command, mpiexec, mpiexec_args, timeout), host, metrics,
+                              callpaths, say)
     status, message, last = "steps", "", None
     resumed = len(rounds)
     if resumed:
@@ -257,6 +260,51 @@ def _read(folder: pathlib.Path, host):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return api.read(folder, host=host)
+
+
+def _first_run_alone(runner, host, metrics, callpaths, say):
+    """``runner``, but into a folder without measurements the first run is measured alone when ``--metric`` or
+    ``--callpath`` is given: the names come from the measurements, and the first run tells whether they match
+    long before the whole base design would (a note when they do not)."""
+    checked = not (metrics or callpaths)
+
+    def run(runs: list[design.Run], folder: pathlib.Path) -> bool:
+        nonlocal checked
+        if checked or any(folder.glob("*.extrap.jsonl")):
+            checked = True
+            return runner(runs, folder)
+        checked = True
+        if not runner(runs[:1], folder):
+            return False
+        unmatched = _unmatched_names(folder, host, runs[0], metrics, callpaths)
+        if unmatched:
+            say(f"note: {unmatched}")
+        return len(runs) == 1 or runner(runs[1:], folder)
+
+    return run
+
+
+def _unmatched_names(folder: pathlib.Path, host, run: design.Run, metrics, callpaths) -> str | None:
+    """What the first run says of the names ``--metric`` and ``--callpath`` select, when they match nothing in it
+    (None when they do).  A note, not an error: a region may be entered only at other scales."""
+    experiment = _read(folder, host)
+    if experiment is None:
+        return None
+    try:
+        experiment.select(metrics=metrics, callpaths=callpaths)
+        return None
+    except InputError:
+        pass
+    known = [m.name for m in experiment.metrics]
+    unknown = [m for m in metrics if m not in known]
+    if unknown:
+        what = f"no metric {', '.join(map(repr, unknown))} (it measured {', '.join(known)})"
+    else:
+        names = [c.name for c in experiment.callpaths]
+        shown = ", ".join(names[:NAMES_SHOWN]) + (f", ... ({len(names)} in all)" if len(names) > NAMES_SHOWN else "")
+        what = f"no call path matching {', '.join(map(repr, callpaths))} (it measured {shown})"
+    return (f"the first run {format_point(run.point, brackets=True)} measured {what}; other runs may, but if the "
+            f"name is wrong, stop with Ctrl-C and start again with the right one: measured runs are kept")
 
 
 def _ordered(space: design.Space, experiment) -> design.Space:

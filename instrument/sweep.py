@@ -331,7 +331,7 @@ def run(args: argparse.Namespace) -> int:
     folder = pathlib.Path(args.output)
     data = folder / f"{program_name(command)}.extrap.jsonl"
     how = f"{launcher.path} ({launcher.flavor})" if launcher else "no launcher (p = 1)"
-    _say(f"{len(plan)} runs ({shape}) with {how}, measurements to {data}")
+    _say(f"{len(plan)} run{'s' if len(plan) != 1 else ''} ({shape}) with {how}, measurements to {data}")
     plan = _not_measured(plan, data, names)
     if not plan:
         _say(f"nothing to run: model them with: extrap-plugins model {folder}")
@@ -361,7 +361,7 @@ def run(args: argparse.Namespace) -> int:
         _say(f"{len(failed)} of {len(plan)} runs failed:")
         _report_failures(failed, folder)
     else:
-        _say(f"all {len(plan)} runs succeeded")
+        _say(f"all {len(plan)} runs succeeded" if len(plan) > 1 else "the run succeeded")
     if any(folder.glob("*.extrap.jsonl")):
         _say(f"model them with: extrap-plugins model {folder}")
     else:

@@ -145,9 +145,15 @@ def test_an_interrupted_round_is_finished_first_when_the_loop_starts_again(mpiex
     settings = dict(budget="60%", repetitions=2, metrics=["bytes_sent"], callpaths=["main->halo_exchange"])
     sweep_runner = autotune._sweep_runner(PROGRAM, None, (), None)
 
+    launched = []
+
     def interrupted(planned, folder):  # three runs of the base design, then Ctrl-C
-        sweep_runner(planned[:3], folder)
-        raise KeyboardInterrupt
+        runs = planned[:3 - len(launched)]
+        launched.extend(runs)
+        sweep_runner(runs, folder)
+        if len(launched) == 3:
+            raise KeyboardInterrupt
+        return True
 
     with pytest.raises(KeyboardInterrupt):
         autotune.autotune({"p": [1, 2, 3], "n": [16, 32, 64]}, PROGRAM, runs, measure_runs=interrupted, **settings)
@@ -263,3 +269,39 @@ def test_once_every_point_is_measured_the_loop_repeats_points_within_the_budget(
         by_point.setdefault((size, n), set()).add(repetition)
     assert len(by_point) == 6 and sum(len(r) for r in by_point.values()) == len(planned)
     assert all(r == set(range(len(r))) for r in by_point.values())  # 0, then 1: never a repetition twice
+
+
+def test_a_callpath_the_first_run_does_not_measure_is_noted_before_the_rest_of_the_base_runs(
+        mpiexec, tmp_path, no_extrap_environment, capsys):
+    runs = tmp_path / "runs"
+    args = ["autotune", "--param", "p=1,2", "--param", "n=16,32", "--budget", "60%", "--repetitions", "1",
+            "--metric", "time", "--callpath", "main->solv", "-o", str(runs), "--", *PROGRAM]
+    assert cli.main(args) == cli.ExitStatus.BAD_INPUT
+    err = capsys.readouterr().err.splitlines()
+    note = next(i for i, line in enumerate(err) if "note: the first run" in line)
+    assert err[note] == (
+        "extrap-plugins autotune: note: the first run (p=1, n=16) measured no call path matching "
+        "'main->solv' (it measured main, main->setup, main->setup->MPI_Cart_create, main->halo_exchange, "
+        "main->halo_exchange->MPI_Sendrecv, main->update, main->residual, main->residual->MPI_Allreduce); other runs "
+        "may, but if the name is wrong, stop with Ctrl-C and start again with the right one: measured runs are kept")
+    assert [line for line in err[:note] if line.startswith("extrap-plugins run: [")] == [  # before the others
+        "extrap-plugins run: [1/1] p=1 n=16 repetition 0: ok" + err[note - 3].split(": ok")[1]]
+    assert err[-1] == f"extrap-plugins: error: {runs}: no call path matches 'main->solv'"
+    assert json.loads((runs / "autotune.json").read_text())["status"] == "running"  # resumable with the right name
+
+
+
+def test_a_metric_the_first_run_does_not_measure_is_noted(mpiexec, tmp_path, no_extrap_environment, capsys):
+    runs = tmp_path / "runs"
+    args = ["autotune", "--param", "p=1,2", "--param", "n=16,32", "--budget", "60%", "--repetitions", "1",
+            "--metric", "flops", "-o", str(runs), "--", *PROGRAM]
+    assert cli.main(args) == cli.ExitStatus.BAD_INPUT
+    err = capsys.readouterr().err.splitlines()
+    metrics = ("time, time_exclusive, visits, visit_time_min, visit_time_max, bytes_sent, bytes_received, "
+               "messages_sent, messages_received")
+    note = next(i for i, line in enumerate(err) if "note: the first run" in line)
+    assert err[note] == ("extrap-plugins autotune: note: the first run (p=1, n=16) measured no metric "
+                         f"'flops' (it measured {metrics}); other runs may, but if the name is wrong, stop with "
+                         "Ctrl-C and start again with the right one: measured runs are kept")
+    assert err[note - 2] == "extrap-plugins run: the run succeeded" and "[2/2] p=2 n=16" in err[note + 3]
+    assert err[-1] == f"extrap-plugins: error: {runs}: no metric 'flops'; the metrics are {metrics}"
