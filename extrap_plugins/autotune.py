@@ -155,17 +155,15 @@ def autotune(
     # Every setting is checked before the folder is made or anything runs: a plan without measurements parses
     # the cost model, the budget, the target and the modeler with its options (cheap: nothing is modeled).
     design.suggest(space, None, **settings)
-    if measure_runs is None:  # the sweep runner launches them: p processes, the others environment variables
-        from .instrument import sweep
-
-        sweep.check_launchable(candidates)
-        sweep.check_launch(timeout, mpiexec, mpiexec_args, [int(p) for p in candidates.get("p", [1])])
+    launching = None if measure_runs else _check_launch(candidates, command, output, mpiexec, mpiexec_args, timeout)
     folder = pathlib.Path(output)
     if folder.exists() and not folder.is_dir():
         raise InputError("is not a folder", folder)
     folder.mkdir(parents=True, exist_ok=True)
     say = _say if progress else (lambda message: None)
     rounds, interrupted = _load_rounds(folder, space.parameters)
+    if launching:
+        say(launching)
     runner = _first_run_alone(measure_runs or _sweep_runner(command, mpiexec, mpiexec_args, timeout), host, metrics,
                               callpaths, say)
     status, message, last = "steps", "", None
@@ -236,6 +234,20 @@ def _quietly(description: str) -> Iterator[None]:
 
 
 # ------------------------------------------------------------------ running
+def _check_launch(candidates, command, output, mpiexec, mpiexec_args, timeout) -> str:
+    """Check that the sweep runner can launch these candidates (p processes, the others environment variables),
+    before anything runs; what it launches with and where the measurements go, for the first line."""
+    from .instrument import sweep
+
+    sweep.check_launchable(candidates)
+    counts = [int(p) for p in candidates.get("p", [1])]
+    launcher = sweep.check_launch(timeout, mpiexec, mpiexec_args, counts)
+    how = f"{launcher.path} ({launcher.flavor})" if launcher else "no launcher (p = 1)"
+    crowded = sweep.oversubscribed(counts)
+    return (f"runs with {how}; measurements to {pathlib.Path(output) / sweep.program_name(command)}.extrap.jsonl"
+            + (f"; note: {crowded}" if crowded else ""))
+
+
 def _sweep_runner(command, mpiexec, mpiexec_args, timeout):
     def run(runs: list[design.Run], folder: pathlib.Path) -> bool:
         from .instrument import sweep
@@ -245,7 +257,7 @@ def _sweep_runner(command, mpiexec, mpiexec_args, timeout):
         design.write_plan(plan_path, plan)
         args = argparse.Namespace(plan=str(plan_path), np=None, param=[], repetitions=None, output=str(folder),
                                   mpiexec=mpiexec, mpiexec_arg=list(mpiexec_args), timeout=timeout, dry_run=False,
-                                  program=list(command))
+                                  program=list(command), loop=True)
         return sweep.run(args) == 0
 
     return run

@@ -331,7 +331,9 @@ def run(args: argparse.Namespace) -> int:
     folder = pathlib.Path(args.output)
     data = folder / f"{program_name(command)}.extrap.jsonl"
     how = f"{launcher.path} ({launcher.flavor})" if launcher else "no launcher (p = 1)"
-    _say(f"{len(plan)} run{'s' if len(plan) != 1 else ''} ({shape}) with {how}, measurements to {data}")
+    loop = getattr(args, "loop", False)  # a round of autotune's loop: it says what the rounds run and why
+    if not loop:
+        _say(f"{_count(len(plan), 'run')} ({shape}) with {how}, measurements to {data}")
     plan = _not_measured(plan, data, names)
     if not plan:
         _say(f"nothing to run: model them with: extrap-plugins model {folder}")
@@ -343,9 +345,9 @@ def run(args: argparse.Namespace) -> int:
             environment = " ".join(f"{k}={shlex.quote(v)}" for k, v in variables.items())
             sys.stdout.write(f"{environment} {shlex.join(_command(launcher, launch, command))}\n")
         return ExitStatus.OK
-    cores = os.cpu_count() or 1
-    if max(counts) > cores:
-        _say(f"note: up to {max(counts)} processes on {cores} cores: times are noisy there, counts stay exact")
+    crowded = oversubscribed(counts)
+    if crowded and not loop:
+        _say(f"note: {crowded}")
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "logs").mkdir(exist_ok=True)
     outcomes: list[Outcome] = []
@@ -357,16 +359,19 @@ def run(args: argparse.Namespace) -> int:
             result = f"ok ({outcome.seconds:.1f} s)" if outcome.ok else f"FAILED: {outcome.problem}"
             _say(f"[{number:>{width}}/{len(plan)}] {launch.label}: {result}")
     failed = [o for o in outcomes if not o.ok]
+    status = ExitStatus.RUNS_FAILED if failed else ExitStatus.OK
     if failed:
         _say(f"{len(failed)} of {len(plan)} runs failed:")
         _report_failures(failed, folder)
-    else:
+    if loop:  # autotune says what comes next
+        return status
+    if not failed:
         _say(f"all {len(plan)} runs succeeded" if len(plan) > 1 else "the run succeeded")
     if any(folder.glob("*.extrap.jsonl")):
         _say(f"model them with: extrap-plugins model {folder}")
     else:
         _say("nothing was measured: fix the failures above and start again")
-    return ExitStatus.RUNS_FAILED if failed else ExitStatus.OK
+    return status
 
 
 @contextlib.contextmanager
@@ -438,6 +443,14 @@ def _launch(launcher, launch: Launch, program, names, folder: pathlib.Path, data
         return Outcome(launch, False, seconds, "no measurements were written (does the program import "
                                                "extrap_plugins.instrument and define regions?)", log)
     return Outcome(launch, True, seconds, "", log)
+
+
+def oversubscribed(counts: Sequence[int]) -> str | None:
+    """What more processes than this machine's cores mean for the measurements (None when they fit)."""
+    cores = os.cpu_count() or 1
+    if max(counts, default=1) <= cores:
+        return None
+    return f"up to {max(counts)} processes on {cores} cores: times are noisy there, counts stay exact"
 
 
 def _not_measured(plan: list[Launch], data: pathlib.Path, names: Sequence[str]) -> list[Launch]:

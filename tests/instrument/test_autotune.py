@@ -284,8 +284,10 @@ def test_a_callpath_the_first_run_does_not_measure_is_noted_before_the_rest_of_t
         "'main->solv' (it measured main, main->setup, main->setup->MPI_Cart_create, main->halo_exchange, "
         "main->halo_exchange->MPI_Sendrecv, main->update, main->residual, main->residual->MPI_Allreduce); other runs "
         "may, but if the name is wrong, stop with Ctrl-C and start again with the right one: measured runs are kept")
-    assert [line for line in err[:note] if line.startswith("extrap-plugins run: [")] == [  # before the others
-        "extrap-plugins run: [1/1] p=1 n=16 repetition 0: ok" + err[note - 3].split(": ok")[1]]
+    launched = [line.split(": ok")[0] for line in err if line.startswith("extrap-plugins run: [")]
+    assert launched == ["extrap-plugins run: [1/1] p=1 n=16 repetition 0", "extrap-plugins run: [1/2] p=1 n=32 "
+                        "repetition 0", "extrap-plugins run: [2/2] p=2 n=16 repetition 0"]
+    assert err.index(next(line for line in err if "[1/2]" in line)) > note  # the note came after the first run
     assert err[-1] == f"extrap-plugins: error: {runs}: no call path matches 'main->solv'"
     assert json.loads((runs / "autotune.json").read_text())["status"] == "running"  # resumable with the right name
 
@@ -303,5 +305,5 @@ def test_a_metric_the_first_run_does_not_measure_is_noted(mpiexec, tmp_path, no_
     assert err[note] == ("extrap-plugins autotune: note: the first run (p=1, n=16) measured no metric "
                          f"'flops' (it measured {metrics}); other runs may, but if the name is wrong, stop with "
                          "Ctrl-C and start again with the right one: measured runs are kept")
-    assert err[note - 2] == "extrap-plugins run: the run succeeded" and "[2/2] p=2 n=16" in err[note + 3]
+    assert "[1/1] p=1 n=16" in err[note - 1] and "[1/2] p=1 n=32" in err[note + 1]
     assert err[-1] == f"extrap-plugins: error: {runs}: no metric 'flops'; the metrics are {metrics}"
