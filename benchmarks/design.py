@@ -575,11 +575,13 @@ class Ours:
         return label + POINT_LABELS[self.points]
 
 
-def run_ours(case: Case, budget: float, ours: Ours = Ours(), seed: int = 0):
+def run_ours(case: Case, budget: float, ours: Ours = Ours(), seed: int = 0, promises: list | None = None):
     """Our selector (as ``ours`` says), per kernel: the base design that fits, then the run of largest expected
     reduction of the interval at the evaluation point per unit of cost, until the interval is within the
     tolerance or nothing fits; ``seed`` sets the signs of the wild bootstrap.  All kernels advance in lock-step
-    so that one modeling call serves them all.
+    so that one modeling call serves them all.  ``promises``, if given, receives per kernel and run beyond the
+    base the interval's half-width before the run, the one the plan promised after it and the one the next
+    assessment measured (``--plan-widths``).
 
     Returns the repetitions per kernel and point, and per kernel whether it stopped because the rule held (rather
     than because nothing more fitted the budget)."""
@@ -611,6 +613,7 @@ def run_ours(case: Case, budget: float, ours: Ours = Ours(), seed: int = 0):
     beyond = np.zeros(K, dtype=np.int64) if points == "auto-new" else whole
     active = np.ones(K, dtype=bool)
     held = np.zeros(K, dtype=bool)
+    promised = {}  # kernel -> (half-width before its last run, the half-width the plan promised after it)
     while active.any():
         by_name, noise = {}, {}
         for repetitions in np.unique(beyond[active]):  # one modeling call per kind of run
@@ -633,6 +636,8 @@ def run_ours(case: Case, budget: float, ours: Ours = Ours(), seed: int = 0):
                 active[k] = False
                 continue
             single = selector.Assessment(assessment.parameters, assessment.target, assessment.candidates, [kern])
+            width = selector.z_of(single.level) * np.sqrt(kern.variance())
+            _measured_promise(promised, promises, k, width)
             spent = case.spent(counts)[k] * case.total[k]
             left = case.available[k] - counts[k]
             new = np.where(counts[k] > 0, 0, np.minimum(left, 1))  # points not yet measured, one run each
@@ -649,8 +654,8 @@ def run_ours(case: Case, budget: float, ours: Ours = Ours(), seed: int = 0):
             elif noisy_rule and not beyond[k] and noise[kern.name] >= design.QUIET_NOISE**2:
                 options = [np.where(counts[k] > 0, repeats, new)]
             for available in options:
-                runs, _ = selector.plan_runs(single, cost, tolerance=ours.tolerance,
-                                             limit=budget * case.total[k] - spent, max_runs=1, available=available)
+                runs, after = selector.plan_runs(single, cost, tolerance=ours.tolerance,
+                                                 limit=budget * case.total[k] - spent, max_runs=1, available=available)
                 if runs:
                     break
             # no new point fits: repetitions if the kernel's single runs are noisy and the budget left pays for
@@ -660,8 +665,8 @@ def run_ours(case: Case, budget: float, ours: Ours = Ours(), seed: int = 0):
                      and (points == "auto-loose" or design.pairs_fit(np.where(repeats > 0, cost, np.inf),
                                                                      budget * case.total[k] - spent)))
             if gated:
-                runs, _ = selector.plan_runs(single, cost, tolerance=ours.tolerance,
-                                             limit=budget * case.total[k] - spent, max_runs=1, available=repeats)
+                runs, after = selector.plan_runs(single, cost, tolerance=ours.tolerance,
+                                                 limit=budget * case.total[k] - spent, max_runs=1, available=repeats)
             if (repeating or gated) and runs and not runs[0].gain > 0:  # a repetition that narrows nothing
                 runs = []
             if not runs:
@@ -669,7 +674,14 @@ def run_ours(case: Case, budget: float, ours: Ours = Ours(), seed: int = 0):
                 held[k] = single.holds(ours.tolerance)
             else:
                 counts[k, runs[0].index] += min(beyond[k], left[runs[0].index]) if beyond[k] else 1
+                promised[k] = (width, after[kern.name])
     return counts, held
+
+
+def _measured_promise(promised: dict, promises: list | None, k: int, width: float) -> None:
+    """Kernel ``k``'s half-width now, beside the one its last run's plan promised (``--plan-widths``)."""
+    if promises is not None and k in promised:
+        promises.append((*promised.pop(k), width))
 
 
 NOISE_TARGET = 0.01
@@ -790,7 +802,8 @@ def run_random(case: Case, budget: float, seed: int = 0) -> np.ndarray:
 
 
 def protocol(case: Case, budgets, strategies, ours: Ours = Ours(), final: str | None = None, seeds=(0,),
-             errors_out: dict | None = None, random_draws: int = RANDOM_DRAWS) -> list[list[str]]:
+             errors_out: dict | None = None, random_draws: int = RANDOM_DRAWS,
+             promises: list | None = None) -> list[list[str]]:
     """Rows: strategy, budget, within ±5/10/15/20 %, mean cost used, kernels over budget, and for ours the kernels
     its stopping rule held for (those of them beyond ±10 % in brackets; summed over the seeds).  ``errors_out``,
     if given, receives every run's errors per kernel: ``(label, budget)`` → one array per seed (inf where the base
@@ -800,7 +813,8 @@ def protocol(case: Case, budgets, strategies, ours: Ours = Ours(), final: str | 
     evaluation, the same for all strategies.  ``ours`` and ``gpr`` run once per seed of their randomness
     (``seeds``: ours' bootstrap signs, GPR's hyperparameter restarts); with more than one, the row gives the means
     and the ±10 % column the range over the seeds.  ``random`` draws ``random_draws`` designs (:func:`run_random`)
-    and gives their means and range the same way."""
+    and gives their means and range the same way.  ``promises``: as :func:`run_ours` fills it, over every run of
+    ours."""
     rows = []
     final = final or ours.modeler
     full = case.errors(case.available, final)
@@ -817,7 +831,7 @@ def protocol(case: Case, budgets, strategies, ours: Ours = Ours(), final: str | 
                 start = time.perf_counter()
                 held = None
                 if name == "ours":
-                    counts, held = run_ours(case, budget, ours, seed)
+                    counts, held = run_ours(case, budget, ours, seed, promises)
                 elif name == "random":
                     counts = run_random(case, budget, seed)
                 else:
@@ -890,8 +904,9 @@ def gpr_protocol(args) -> None:
         case = case.reversed_repetitions() if args.reverse_repetitions else case
         budgets = [float(b) / 100 for b in args.relearn_budgets.split(",")]
         errors = {}
+        promises = [] if args.plan_widths else None
         rows = protocol(case, budgets, strategies, Ours.from_args(args), args.final_modeler, seeds, errors,
-                        args.random_draws)
+                        args.random_draws, promises)
         shown = ", ".join(f"{n}={v:g}" for n, v in zip(case.names, case.eval_point))
         cost = (f"its core-hours ({case.processes} × value)" if case.processes in case.names
                 else f"its value (no parameter {case.processes!r})")
@@ -902,6 +917,7 @@ def gpr_protocol(args) -> None:
             print(f"{label}: {figure}")
         print_draws(errors)
         print_per_kernel(case, errors, budgets, args.per_kernel)
+        print_promises(promises)
     generated = []  # (case, what its functions are)
     if args.case == "realistic":
         case = realistic_case(args.functions, args.seed, corner=args.eval_corner)
@@ -915,14 +931,44 @@ def gpr_protocol(args) -> None:
     for case, what in generated:
         case = case.reversed_repetitions() if args.reverse_repetitions else case
         errors = {}
+        promises = [] if args.plan_widths else None
         rows = protocol(case, budgets, strategies, Ours.from_args(args), args.final_modeler, seeds, errors,
-                        args.random_draws)
+                        args.random_draws, promises)
         where = (", ".join(f"{n}={v:g}" for n, v in zip(case.names, case.eval_point)) + " (left out)"
                  if args.eval_corner else format_next(case.names))
         print(f"\n{case.label}: {what}, {REPETITIONS} repetitions available, evaluation at {where}")
         print(tabulate(rows, headers=headers, tablefmt="github"))
         print_draws(errors)
         print_per_kernel(case, errors, budgets, args.per_kernel)
+        print_promises(promises)
+
+
+PROMISE_BANDS = (0.0, 0.1, 0.3, 1.0, np.inf)
+"""``--plan-widths``: the bands of the half-width before a run (relative to the prediction at the target)."""
+
+
+def print_promises(promises: list | None) -> None:
+    """``--plan-widths``: how the half-widths our plans promise after a run compare with those the next
+    assessment measures, by the half-width before the run (medians as shares of it; the mean narrowing)."""
+    if not promises:
+        return
+    from tabulate import tabulate
+
+    before, promised, measured = np.array(promises, dtype=np.float64).T
+    ok = np.isfinite(before) & np.isfinite(promised) & np.isfinite(measured) & (before > 0)
+    rows = []
+    for low, high in zip(PROMISE_BANDS[:-1], PROMISE_BANDS[1:]):
+        band = ok & (before >= low) & (before < high)
+        if not band.any():
+            continue
+        b, p, m = before[band], promised[band], measured[band]
+        rows.append([f"±{low:.0%} to ±{high:.0%}" if np.isfinite(high) else f"±{low:.0%} and more", int(band.sum()),
+                     f"{np.median(p / b):.3f}", f"{np.median(m / b):.3f}", f"{np.mean(m > p * 1.001):.0%}",
+                     f"{np.mean((b - p) / b):+.1%}", f"{np.mean((b - m) / b):+.1%}"])
+    print("\nThe half-widths at the evaluation point our plans promise after a run, against those measured after it")
+    print(tabulate(rows, headers=["before the run", "runs", "promised / before (median)",
+                                  "measured / before (median)", "measured wider than promised",
+                                  "narrowing promised (mean)", "narrowing measured (mean)"], tablefmt="github"))
 
 
 def print_draws(errors: dict) -> None:
@@ -1050,6 +1096,9 @@ def main() -> None:
                              "repetitions sized by a probe's noise")
     parser.add_argument("--selector-new-points", dest="selector_points", action="store_const", const="new",
                         help="the same as --selector-points new")
+    parser.add_argument("--plan-widths", action="store_true",
+                        help="ours: compare the half-widths at the evaluation point the plans promise after each "
+                             "run with those the next assessment measures")
     parser.add_argument("--reverse-repetitions", action="store_true",
                         help="relearn/synthetic: take every point's repetitions in the opposite order (a second "
                              "sample of the same data: the first run at a point is the other measurement)")

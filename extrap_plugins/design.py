@@ -1184,9 +1184,11 @@ def _would_buy(runs, after, widths, remaining, budget) -> str:
     if widths[worst] - after[worst] < 0.0005:
         return (f"further runs would not narrow the intervals noticeably: the remaining budget ({remaining:g} cost "
                 f"units) is left")
+    # The ensembles conditioned on the runs as if the models kept their form: a run that changes a model's terms
+    # moves the interval more than that, either way (benchmarks/design-history.md, "the widths plans promise").
     return (f"the remaining budget ({remaining:g} cost units) would buy {len(runs)} more run"
-            f"{'s' if len(runs) != 1 else ''}, expected to narrow the widest interval ({worst}) from "
-            f"±{format_share(widths[worst])} to ±{format_share(after[worst])}")
+            f"{'s' if len(runs) != 1 else ''}, which would narrow the widest interval ({worst}) from "
+            f"±{format_share(widths[worst])} to ±{format_share(after[worst])} if the models kept their form")
 
 
 # ---------------------------------------------------------------- the loop

@@ -364,3 +364,18 @@ def test_random_designs_are_a_strategy_with_their_draws_counted(bench, tmp_path,
     assert out.startswith("random designs at 50%, within ±10 % per draw: ") and out.endswith(" (of 4 draws)\n")
     assert sum(int(n) for n in re.findall(r" in (\d+)", out)) == 4
     assert f"{max(shares):.1%} in" in out
+
+
+def test_the_promised_widths_are_recorded_beside_the_measured_ones(bench, tmp_path, capsys):
+    """``--plan-widths``: per run beyond the base, the half-width before, the promised one and the measured one."""
+    case = bench.case_study(str(_incomplete_csv(tmp_path / "app.csv")))
+    promises = []
+    counts, _ = bench.run_ours(case, 0.9, bench.Ours(0.0, points="new"), promises=promises)
+    base = np.stack([bench.base_counts(case, k, 0.9) for k in range(len(case.kernels))])
+    assert 0 < len(promises) <= int((counts - base).sum())  # at most one per run beyond the base
+    before, promised, measured = np.array(promises).T
+    assert (before > 0).all() and (promised <= before + 1e-12).all() and (measured >= 0).all()
+    bench.print_promises(promises)
+    table = capsys.readouterr().out.splitlines()
+    assert table[1] == "The half-widths at the evaluation point our plans promise after a run, against those measured after it"
+    assert sum(int(row.split("|")[2]) for row in table[4:]) == len(promises)
