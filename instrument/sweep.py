@@ -314,6 +314,9 @@ def _planned(args: argparse.Namespace) -> tuple[list[Launch], list[str], list[in
 def run(args: argparse.Namespace) -> int:
     """Run the sweep described by ``args``; 0 if every launch succeeded, else 4 (``ExitStatus.RUNS_FAILED``).
 
+    ``args.loop`` (optional, set by ``autotune`` for each round) leaves out the first line, the oversubscription
+    note and the closing advice, which the loop says once; every launch still gets its line, failures their report.
+
     Raises
     ------
     InputError
