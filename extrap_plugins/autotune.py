@@ -242,9 +242,8 @@ def _check_launch(candidates, command, output, mpiexec, mpiexec_args, timeout) -
     sweep.check_launchable(candidates)
     counts = [int(p) for p in candidates.get("p", [1])]
     launcher = sweep.check_launch(timeout, mpiexec, mpiexec_args, counts)
-    how = f"{launcher.path} ({launcher.flavor})" if launcher else "no launcher (p = 1)"
     crowded = sweep.oversubscribed(counts)
-    return (f"runs with {how}; measurements to {pathlib.Path(output) / sweep.program_name(command)}.extrap.jsonl"
+    return (f"runs with {sweep.describe_launcher(launcher)}; measurements to {sweep.data_file(output, command)}"
             + (f"; note: {crowded}" if crowded else ""))
 
 
@@ -278,14 +277,9 @@ def _first_run_alone(runner, host, metrics, callpaths, say):
     """``runner``, but into a folder without measurements the first run is measured alone when ``--metric`` or
     ``--callpath`` is given: the names come from the measurements, and the first run tells whether they match
     long before the whole base design would (a note when they do not)."""
-    checked = not (metrics or callpaths)
-
     def run(runs: list[design.Run], folder: pathlib.Path) -> bool:
-        nonlocal checked
-        if checked or any(folder.glob("*.extrap.jsonl")):
-            checked = True
+        if not (metrics or callpaths) or any(folder.glob("*.extrap.jsonl")):
             return runner(runs, folder)
-        checked = True
         if not runner(runs[:1], folder):
             return False
         unmatched = _unmatched_names(folder, host, runs[0], metrics, callpaths)

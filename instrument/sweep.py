@@ -111,6 +111,11 @@ class Launcher:
         return [self.path, "-n", str(processes), *self.arguments, *program]
 
 
+def describe_launcher(launcher: Launcher | None) -> str:
+    """``/usr/bin/mpiexec (MPICH)``, for the first line of a sweep (or of ``autotune``)."""
+    return f"{launcher.path} ({launcher.flavor})" if launcher else "no launcher (p = 1)"
+
+
 # ---------------------------------------------------------------- arguments
 def parse_counts(text: str) -> list[int]:
     """``"1,2,4"`` -> ``[1, 2, 4]``."""
@@ -227,6 +232,11 @@ def program_name(command: Sequence[str]) -> str:
     return pathlib.Path(command[0]).name
 
 
+def data_file(folder: str | os.PathLike, command: Sequence[str]) -> pathlib.Path:
+    """Where a sweep of ``command`` writes its measurements: ``<folder>/<program>.extrap.jsonl``."""
+    return pathlib.Path(folder) / f"{program_name(command)}.extrap.jsonl"
+
+
 # ----------------------------------------------------------------- launcher
 def find_launcher(explicit: str | None = None, extra: Sequence[str] = ()) -> Launcher | None:
     """The mpiexec of the MPI that mpi4py uses, with the arguments that MPI needs.
@@ -332,8 +342,8 @@ def run(args: argparse.Namespace) -> int:
         command[0] = sys.executable
     launcher = check_launch(args.timeout, args.mpiexec, args.mpiexec_arg, counts)
     folder = pathlib.Path(args.output)
-    data = folder / f"{program_name(command)}.extrap.jsonl"
-    how = f"{launcher.path} ({launcher.flavor})" if launcher else "no launcher (p = 1)"
+    data = data_file(folder, command)
+    how = describe_launcher(launcher)
     loop = getattr(args, "loop", False)  # a round of autotune's loop: it says what the rounds run and why
     if not loop:
         _say(f"{_count(len(plan), 'run')} ({shape}) with {how}, measurements to {data}")
