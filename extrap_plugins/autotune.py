@@ -47,7 +47,7 @@ import numpy as np
 from . import design
 from .errors import InputError, RunsFailed
 from .files import atomic_writer
-from .formatting import format_point, format_share, json_number, json_plain
+from .formatting import format_count, format_point, format_share, json_number, json_plain
 
 STATE = "autotune.json"
 REPORT = "autotune.html"
@@ -86,6 +86,7 @@ class AutotuneResult:
     target: dict[str, float] | None
     tolerance: float
     share: float
+    """The measured runs' cost as a share of the full factorial's."""
     cost: float
     full_cost: float
     budget_limit: float
@@ -169,7 +170,7 @@ def autotune(
     status, message, last = "steps", "", None
     resumed = len(rounds)
     if resumed:
-        say(f"resuming after {resumed} round{'s' if resumed != 1 else ''}: measured runs are reused")
+        say(f"resuming after {format_count(resumed, 'round')}: measured runs are reused")
     if interrupted and rounds and rounds[-1].runs:
         # The interrupted round first: the runner launches only what it had not measured yet.
         say(f"round {rounds[-1].number} did not finish: measuring what it left out")
@@ -220,7 +221,8 @@ def autotune(
     final = design.suggest(space, experiment, **settings) if status in ("steps", "failed") else last
     _save(folder, space, rounds, status)
     runs = np.unique(np.column_stack([experiment.coordinates, experiment.repetition]), axis=0)
-    result = AutotuneResult(folder, status, rounds, model_set, final.target, tolerance, final.share,
+    # The share spent: after a failed launch or --max-steps, ``final`` is a fresh plan whose share counts its runs.
+    result = AutotuneResult(folder, status, rounds, model_set, final.target, tolerance, final.measured_share,
                             final.measured_cost, final.full_cost, final.budget_limit, message,
                             len(np.unique(experiment.coordinates, axis=0)), len(runs))
     _write_reports(result, final, host)
@@ -380,10 +382,9 @@ def _widest(widths: Mapping[str, float] | None) -> str:
 
 def _count(repetitions: list[int]) -> str:
     """Points with their repetitions each: "10 points × 4 repetitions", or "3 points, 7 launches" when they differ."""
-    points = f"{len(repetitions)} point{'s' if len(repetitions) != 1 else ''}"
+    points = format_count(len(repetitions), "point")
     if len(set(repetitions)) == 1:
-        r = repetitions[0]
-        return f"{points} × {r} repetition{'s' if r != 1 else ''}"
+        return f"{points} × {format_count(repetitions[0], 'repetition')}"
     return f"{points}, {sum(repetitions)} launches"
 
 
@@ -416,9 +417,9 @@ def _verdict(result: AutotuneResult) -> str:
 
 def summary(result: AutotuneResult) -> str:
     """The final state as text for stdout."""
-    lines = [_verdict(result), f"measured: {result.points} point{'s' if result.points != 1 else ''}, "
-                               f"{result.runs} run{'s' if result.runs != 1 else ''} with the repetitions, in "
-                               f"{len(result.rounds)} round{'s' if len(result.rounds) != 1 else ''}; "
+    lines = [_verdict(result), f"measured: {format_count(result.points, 'point')}, "
+                               f"{format_count(result.runs, 'run')} with the repetitions, in "
+                               f"{format_count(len(result.rounds), 'round')}; "
                                f"models: {len(result.model_set)}; report: {result.folder / REPORT}"]
     if result.message:
         lines.append(result.message)

@@ -21,6 +21,7 @@ from .executors import EXECUTORS, MPI_LAUNCH, WorkerLost, end_mpi_job
 from .experiment import MEASURES
 from .exporters.json_exporter import JSON_VERSION, JSON_VERSIONS
 from .extrapolation import SORT_KEYS
+from .formatting import format_count
 from .options import guess_type, parse_share
 from .plugins import get_host
 
@@ -472,8 +473,8 @@ def format_suggestion(result, space) -> str:
         table = tabulate(rows, headers=["#", *names, "repetitions", "cost", "share so far", "why"],
                          tablefmt="simple", disable_numparse=True)
         lines.extend(["", table, ""])
-        lines.append(f"planned: {len(result.plan.runs)} runs; with the measured ones {result.share:.1%} of the "
-                     f"full factorial's cost")
+        lines.append(f"planned: {format_count(len(result.plan.runs), 'run')}; with the measured ones "
+                     f"{result.share:.1%} of the full factorial's cost")
     lines.extend(f"note: {note}" for note in result.notes)
     return "\n".join(lines) + "\n"
 

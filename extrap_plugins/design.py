@@ -51,7 +51,7 @@ import numpy as np
 
 from .errors import InputError
 from .experiment import Experiment
-from .formatting import format_point, format_share, json_number, json_plain
+from .formatting import format_count, format_point, format_share, json_number, json_plain
 from .options import parse_share
 from .plugins import get_host
 
@@ -1028,7 +1028,8 @@ def _suggest_uncertainty(space, grid, costs, measured_runs, order, rank, effecti
         roles = {int(candidates[r.index]): r.reason() for r in runs}
         suggestion.plan = Plan(parameters, runs_of([int(candidates[r.index]) for r in runs], list(
             roles.get(i, "") for i in range(grid.shape[0]))))
-    _note_left_open(suggestion, runs, candidates.size, available, tolerance, where)
+    _note_left_open(suggestion, tolerance, where,
+                    _what_is_left(runs, candidates, available, runs_at, per_run, cap, costs, ~excluded, remaining))
     return suggestion
 
 
@@ -1063,23 +1064,43 @@ def _untested_near_target(space, grid, measured, excluded, costs, target) -> lis
             f"of them: the intervals assume the parameters' effects combine there as the measured points show{test}"]
 
 
-def _note_left_open(suggestion, runs, n_candidates, available, tolerance, where) -> None:
-    """The note on the kernels the plan is expected to leave above the tolerance, and why: the budget ends first,
-    nothing is left to measure, or the runs barely narrow them (:data:`BARELY`), with the widest's before and
+def _what_is_left(runs, candidates, available, runs_at, per_run, cap, costs, allowed, remaining) -> str:
+    """What the budget could still buy after the planned ``runs``, in the words of the note on the kernels they leave
+    open: candidates left over, or (every candidate planned) a repetition of a measured or planned point that fits
+    the budget left (the loop buys those next), or neither."""
+    planned = np.array([r.index for r in runs], dtype=np.int64)
+    left = np.ones(candidates.size, dtype=np.int64) if available is None else available.copy()
+    np.subtract.at(left, planned, 1)
+    if (left > 0).any():
+        return "the budget ends first"
+    after = runs_at.copy()
+    if available is None:  # new points, each with ``per_run`` repetitions
+        after[candidates[planned]] += per_run
+    else:  # repetitions, one per run
+        np.add.at(after, candidates[planned], 1)
+    repeatable = allowed & (after > 0) & (after < cap)
+    if not repeatable.any():
+        return "nothing is left to measure"
+    leftover = remaining - sum(r.cost for r in runs)
+    if (costs[repeatable] <= leftover).any():
+        return "every candidate point is then measured; repetitions of them come next, as far as the budget goes"
+    return "the budget ends first"
+
+
+def _note_left_open(suggestion, tolerance, where, why) -> None:
+    """The note on the kernels the plan is expected to leave above the tolerance, and why (``why``, from
+    :func:`_what_is_left`), or that the runs barely narrow them (:data:`BARELY`), with the widest's before and
     after."""
     widths, predicted = suggestion.widths, suggestion.predicted
     left_open = [name for name, width in predicted.items() if width > tolerance]
     if not left_open:
         return
-    left = np.ones(n_candidates, dtype=np.int64) if available is None else available.copy()
-    np.subtract.at(left, [r.index for r in runs], 1)
-    why = "the budget ends first" if (left > 0).any() else "nothing is left to measure"
     if all(widths[name] - predicted[name] < BARELY * (widths[name] - tolerance) for name in left_open):
         widest = max(left_open, key=widths.get)
         why = (f"these runs barely narrow them: the widest, {widest}, from ±{format_share(widths[widest])} only to "
                f"±{format_share(predicted[widest])}")
-    suggestion.notes.append(f"after these runs the selector still expects {len(left_open)} kernel"
-                            f"{'s' if len(left_open) != 1 else ''} above ±{tolerance:.0%} at {where} ({why})")
+    suggestion.notes.append(f"after these runs the selector still expects {format_count(len(left_open), 'kernel')} "
+                            f"above ±{tolerance:.0%} at {where} ({why})")
 
 
 def _why_none(n_candidates: int, fitting: bool, repetition_fits: bool, per_run: int, noisy: list,
@@ -1186,8 +1207,8 @@ def _would_buy(runs, after, widths, remaining, budget) -> str:
                 f"units) is left")
     # The ensembles conditioned on the runs as if the models kept their form: a run that changes a model's terms
     # moves the interval more than that, either way (benchmarks/design-history.md, "the widths plans promise").
-    return (f"the remaining budget ({remaining:g} cost units) would buy {len(runs)} more run"
-            f"{'s' if len(runs) != 1 else ''}, which would narrow the widest interval ({worst}) from "
+    return (f"the remaining budget ({remaining:g} cost units) would buy {format_count(len(runs), 'more run')}, "
+            f"which would narrow the widest interval ({worst}) from "
             f"±{format_share(widths[worst])} to ±{format_share(after[worst])} if the models kept their form")
 
 

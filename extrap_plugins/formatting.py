@@ -5,6 +5,7 @@
 :func:`format_value`      a coordinate or option value: ``4``, ``0.5``, ``1e+20``
 :func:`format_exponent`   ``2``, ``(1/2)``, ``1.37``: exponents in formulas and big-O
 :func:`format_point`      ``p=4, n=100`` (``(p=4, n=100)`` with ``brackets=True``)
+:func:`format_count`      ``1 run``, ``3 runs``: a count with its noun
 :func:`json_number`       NaN and infinity become ``null`` (JSON has neither)
 :func:`json_plain`        whole numbers as JSON integers, others as floats
 ========================  ==========================================================
@@ -19,8 +20,8 @@ import math
 from fractions import Fraction
 from typing import Mapping, Sequence
 
-__all__ = ["format_number", "format_value", "format_share", "format_exponent", "format_point", "json_number",
-           "json_plain"]
+__all__ = ["format_number", "format_value", "format_share", "format_exponent", "format_point", "format_count",
+           "json_number", "json_plain"]
 
 EXACT_INTEGERS = 2**53
 """Whole floats below this are exact integers; above, a float's text keeps its rounding visible."""
@@ -95,6 +96,11 @@ def format_point(point: Mapping[str, float] | None, parameters: Sequence[str] | 
     pairs = point.items() if isinstance(point, Mapping) else zip(parameters or (), point)
     text = ", ".join(f"{name}={format_value(value)}" for name, value in pairs)
     return f"({text})" if brackets else text
+
+
+def format_count(n: int, noun: str) -> str:
+    """``1 run``, ``0 runs``, ``3 runs``: the noun takes an ``s`` unless there is exactly one."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def json_number(value: float) -> float | None:

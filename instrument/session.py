@@ -375,7 +375,8 @@ class Session:
             return self.output
         run = result.run or self.run_id or _launch_id()
         reason = result.note or "the exit gather did not complete"
-        return self._write_fragment(table, size, run, reason)
+        # A note from the gather names every rank's failure and every rank has it: rank 0 says it, once per run.
+        return self._write_fragment(table, size, run, reason, announce=table.rank == 0 if result.note else None)
 
     def _combined_record(self, tables, run: str, size: int) -> dict:
         from . import output
@@ -408,7 +409,9 @@ class Session:
             _note(f"appended the measurements to {self.output}")
         return self.output
 
-    def _write_fragment(self, table, size: int, run: str, reason: str) -> str | None:
+    def _write_fragment(self, table, size: int, run: str, reason: str, announce: bool | None = None) -> str | None:
+        """This rank's measurements as a file of its own; the note on it comes from rank 0, from a failed rank
+        and from a single process, unless ``announce`` says whether this rank gives it."""
         from . import output
 
         callpaths, stats = output.aggregate([(table.callpaths, table.rows)])
@@ -426,7 +429,7 @@ class Session:
         except OSError as error:
             _note(f"rank {table.rank}: cannot write its measurements to {path}: {error}")
             return None
-        if table.rank == 0 or table.error or size == 1:
+        if announce if announce is not None else (table.rank == 0 or table.error or size == 1):
             pattern = output.fragment_path(self.output, run, "*")  # type: ignore[arg-type]
             _note(f"{reason}; each rank wrote its own measurements ({pattern}); read the folder to join them")
         return path

@@ -40,6 +40,7 @@ import uuid
 from typing import Mapping, Sequence
 
 from extrap_plugins.errors import ExitStatus, InputError
+from extrap_plugins.formatting import format_count
 
 PROG = "extrap-plugins run"
 TAIL_LINES = 5
@@ -315,9 +316,9 @@ def _planned(args: argparse.Namespace) -> tuple[list[Launch], list[str], list[in
             raise InputError(f"--repetitions must be at least 1, got {repetitions}")
         plan = launches(counts, parameters, repetitions)
         names = [n for n, _ in parameters]
-        shape = " × ".join([_count(len(counts), "process count")] + [_count(len(v), "value") + f" of {n}"
+        shape = " × ".join([format_count(len(counts), "process count")] + [format_count(len(v), "value") + f" of {n}"
                                                                      for n, v in parameters]
-                           + [_count(repetitions, "repetition")])
+                           + [format_count(repetitions, "repetition")])
     return plan, names, counts, shape
 
 
@@ -346,7 +347,7 @@ def run(args: argparse.Namespace) -> int:
     how = describe_launcher(launcher)
     loop = getattr(args, "loop", False)  # a round of autotune's loop: it says what the rounds run and why
     if not loop:
-        _say(f"{_count(len(plan), 'run')} ({shape}) with {how}, measurements to {data}")
+        _say(f"{format_count(len(plan), 'run')} ({shape}) with {how}, measurements to {data}")
     plan = _not_measured(plan, data, names)
     if not plan:
         _say(f"nothing to run: model them with: extrap-plugins model {folder}")
@@ -559,10 +560,6 @@ def _tail(log: pathlib.Path | None) -> list[str]:
     except OSError:
         return []
     return [line for line in lines[1:] if line.strip()][-TAIL_LINES:]
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _say(message: str) -> None:

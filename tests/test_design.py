@@ -309,6 +309,22 @@ def test_when_every_candidate_is_measured_the_uncertainty_strategy_repeats_point
     assert capsys.readouterr().out.count("EXTRAP_REPETITION=1 ") == 4
 
 
+@pytest.mark.parametrize("budget, why", [
+    ("60%", "every candidate point is then measured; repetitions of them come next, as far as the budget goes"),
+    ("50%", "the budget ends first"),
+])
+def test_a_plan_that_takes_the_last_new_point_says_whether_repetitions_can_follow(host, tmp_path, capsys, budget, why):
+    # one run at p = 4 ... 64 (124 of the full factorial's 2 × 252): the plan is p = 128 (128); at 60 % (302.4)
+    # the 50.4 left after it pay for second runs, at 50 % (252) nothing is left ("nothing is left to measure" was
+    # said in both cases, while the loop went on repeating points at 60 %)
+    path = tmp_path / "once.csv"
+    path.write_text("p,value\n4,14.7\n8,17.1\n16,27.9\n32,41.0\n64,77.3\n")
+    assert main(["suggest", str(path), "--param", "p=4,8,16,32,64,128", "--budget", budget]) == ExitStatus.OK
+    out = capsys.readouterr().out
+    assert "\nplanned: 1 run; with the measured ones 50.0% of the full factorial's cost\n" in out
+    assert out.endswith(f"note: after these runs the selector still expects 1 kernel above ±5% at (p=256) ({why})\n")
+
+
 def test_the_exported_plan_carries_the_assessment_for_scripts_that_drive_the_loop_themselves(host, tmp_path, capsys):
     # the plan a batch script submits, and what it needs to decide on the next step: the status, the shares, the
     # intervals now and as expected after the plan, and each run's reason; the sweep runner reads it as before

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from extrap_plugins.formatting import format_number, format_share, format_value
+from extrap_plugins.formatting import format_count, format_number, format_share, format_value
 
 
 def test_a_share_keeps_one_decimal_below_ten_thousand_percent():
@@ -25,3 +25,8 @@ def test_numbers_for_people_and_for_machines():
     assert format_number(1.5e-12, False) == "1.5e-12"
     assert format_number(0.1, True) == "0.1"
     assert format_value(4.0) == "4" and format_value(0.5) == "0.5"
+
+
+def test_a_count_takes_the_plural_unless_it_is_one():
+    assert [format_count(n, "run") for n in (0, 1, 2)] == ["0 runs", "1 run", "2 runs"]
+    assert format_count(1, "more run") == "1 more run"

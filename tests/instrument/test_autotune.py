@@ -179,7 +179,9 @@ def test_a_failing_launch_stops_the_loop_with_the_status_of_failed_runs(mpiexec,
             "-o", str(runs), "--", sys.executable, str(PROGRAMS / "sweepable.py")]
     assert cli.main(args) == cli.ExitStatus.RUNS_FAILED
     captured = capsys.readouterr()
-    assert captured.out.startswith("stopped: a launch failed (")
+    # the share is what the runs that succeeded cost, (1, 1), (1, 3), (2, 1) and (3, 1): 7 of the full factorial's 18
+    # (it was the share of a fresh plan's runs beside them)
+    assert captured.out.startswith("stopped: a launch failed (38.9% of the full factorial's cost)\n")
     assert "p=1 n=2 repetition 0: FAILED: exit status 3" in captured.err
     assert json.loads((runs / "autotune.json").read_text())["status"] == "failed"
 

@@ -81,6 +81,7 @@ def test_a_rank_that_raises_leaves_per_rank_files_and_a_clear_message(mpiexec, t
     assert "ZeroDivisionError: rank one divides by zero" in result.stderr
     assert "rank 1 failed: ZeroDivisionError: rank one divides by zero; each rank wrote its own measurements" \
         in result.stderr
+    assert result.stderr.count("each rank wrote its own measurements") == 1  # rank 0 says it for all
     assert not (tmp_path / "out.extrap.jsonl").exists()
     fragments = sorted(tmp_path.glob("out.failing-run.rank*.extrap.jsonl"))
     assert [f.name for f in fragments] == [f"out.failing-run.rank{r}.extrap.jsonl" for r in range(3)]
@@ -109,6 +110,7 @@ def test_a_rank_arriving_after_the_timeout_makes_every_rank_write_its_own_file(m
     assert result.returncode == 0, result.stderr
     assert re.search(r"ranks? (\d, )*1(, \d)* did not reach the end within 1 s \(EXTRAP_EXIT_TIMEOUT\); "
                      r"each rank wrote its own measurements", result.stderr)
+    assert result.stderr.count("each rank wrote its own measurements") == 1
     assert not (tmp_path / "out.extrap.jsonl").exists()
     fragments = sorted(tmp_path.glob("out.*.rank*.extrap.jsonl"))
     assert len(fragments) == 3
