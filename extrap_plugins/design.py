@@ -988,7 +988,7 @@ def _suggest_uncertainty(space, grid, costs, measured_runs, order, rank, effecti
         suggestion.notes.extend(_untested_near_target(space, grid, measured, excluded, costs, target_point))
         extra, after = plan_runs(assessment, run_costs, tolerance=0.0, limit=remaining,
                                  max_runs=_room(max_points, suggestion), available=available)
-        suggestion.notes.append(_would_buy(extra, after, suggestion.widths, remaining, budget))
+        suggestion.notes.append(_would_buy(extra, after, suggestion.widths, remaining, budget, candidates.size))
         return suggestion
     runs, predicted = plan_runs(assessment, run_costs, tolerance=tolerance, limit=remaining,
                                 max_runs=_room(max_points, suggestion), available=available)
@@ -1196,11 +1196,16 @@ def _room(max_points, suggestion) -> int | None:
     return max(max_points - suggestion.measured_points, 0)
 
 
-def _would_buy(runs, after, widths, remaining, budget) -> str:
+def _would_buy(runs, after, widths, remaining, budget, n_candidates) -> str:
+    """What the budget left would buy once the rule holds (``n_candidates``: points new or still to repeat)."""
     if budget is None:
         return "without a budget, further runs are not planned"
+    if remaining <= 0:
+        return "the measured runs already cost the whole budget or more: nothing is left to spend"
+    if not n_candidates:
+        return "every candidate point is measured with its repetitions: nothing is left to buy"
     if not runs:
-        return "the remaining budget buys no further run"
+        return f"the remaining budget ({remaining:g} cost units) buys no further run"
     worst = max(widths, key=widths.get)
     if widths[worst] - after[worst] < 0.0005:
         return (f"further runs would not narrow the intervals noticeably: the remaining budget ({remaining:g} cost "

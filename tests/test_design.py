@@ -445,6 +445,21 @@ def test_measured_points_whose_repetitions_agree_exactly_are_not_repeated_again(
            "<root> ±" in out
 
 
+@pytest.mark.parametrize("args, note", [
+    (["--budget", "30%"], "the measured runs already cost the whole budget or more: nothing is left to spend"),
+    (["--budget", "20000u", "--repetitions", "5"],
+     "every candidate point is measured with its repetitions: nothing is left to buy"),
+])
+def test_when_the_rule_holds_the_note_on_the_budget_left_says_why_nothing_is_bought(host, shared_data, capsys, args,
+                                                                                  note):
+    # Extra-P's two-parameter example: 25 points × 5 repetitions, 125 % of a full factorial of 4 (the advised)
+    path = shared_data / "extrap" / "text" / "two_parameter_1.txt"
+    assert main(["suggest", str(path), *args]) == ExitStatus.OK
+    out = capsys.readouterr().out
+    assert "note: the rule holds: every judged kernel's 95% interval at (x=70, y=6) is within ±5%" in out
+    assert out.endswith(f"note: {note}\n")  # it said "the remaining budget buys no further run" for both
+
+
 def test_a_repetition_is_planned_above_the_largest_measured_one_so_a_failed_run_leaves_no_collision():
     # repetitions 0 and 2 at every point (1 failed): the next run of a point is repetition 3, not 2
     p = np.repeat([4.0, 8.0, 16.0, 32.0, 64.0], 2)
