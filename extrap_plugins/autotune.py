@@ -179,8 +179,7 @@ def autotune(
     for _ in range(max_steps):
         if status == "failed":  # the unfinished round could not be finished
             break
-        experiment = _read(folder, host)
-        space = _ordered(space, experiment)
+        space, experiment = _aligned(space, _read(folder, host))
         number = len(rounds) + 1
         with (assessing or _quietly)(f"round {number}: assessing the models") as told:
             last = design.suggest(space, experiment, progress=told, **settings)
@@ -217,8 +216,8 @@ def autotune(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model_set = api.model(experiment, modeler, measure=measure, host=host, **dict(options or {}))
-    space = _ordered(space, experiment)
-    final = design.suggest(space, experiment, **settings) if status in ("steps", "failed") else last
+    space, designed = _aligned(space, experiment)  # ``experiment`` as read: the final models are ``model``'s
+    final = design.suggest(space, designed, **settings) if status in ("steps", "failed") else last
     _save(folder, space, rounds, status)
     runs = np.unique(np.column_stack([experiment.coordinates, experiment.repetition]), axis=0)
     # The share spent: after a failed launch or --max-steps, ``final`` is a fresh plan whose share counts its runs.
@@ -315,16 +314,21 @@ def _unmatched_names(folder: pathlib.Path, host, run: design.Run, metrics, callp
             f"name is wrong, stop with Ctrl-C and start again with the right one: measured runs are kept")
 
 
-def _ordered(space: design.Space, experiment) -> design.Space:
-    """The space in the experiment's parameter order (the reader decides it)."""
-    if experiment is None or list(experiment.parameter_names) == list(space.parameters):
-        return space
+def _aligned(space: design.Space, experiment):
+    """The space in the experiment's parameter order (the reader decides it), and the experiment with every
+    parameter of the space: one the reader left out for having one value in every run comes back
+    (:meth:`~extrap_plugins.experiment.Experiment.with_parameters`; runs at p = 1 alone, say, before the loop)."""
+    if experiment is None:
+        return space, None
     names = list(experiment.parameter_names)
+    restored = [n for n in space.parameters if n not in names and n in experiment.constants]
+    if restored:  # the candidates' order, which the reader keeps once every parameter varies
+        names = [n for n in space.parameters if n in names or n in restored]
     if sorted(names) != sorted(space.parameters):
-        raise InputError(f"the measurements have the parameters {names}, the candidates {list(space.parameters)}; "
-                         f"give --param for exactly these (p is the process count)")
+        raise InputError(f"the measurements have the parameters {list(experiment.parameter_names)}, the candidates "
+                         f"{list(space.parameters)}; give --param for exactly these (p is the process count)")
     values = dict(zip(space.parameters, space.values))
-    return design.Space(tuple(names), tuple(values[n] for n in names))
+    return design.Space(tuple(names), tuple(values[n] for n in names)), experiment.with_parameters(names)
 
 
 # -------------------------------------------------------------------- state

@@ -340,18 +340,22 @@ class Space:
 
     @classmethod
     def from_experiment(cls, experiment: Experiment, extra: Mapping[str, Iterable[float]] | None = None) -> Space:
-        """The measured values of each parameter, joined with ``extra`` candidates."""
+        """The measured values of each parameter, joined with ``extra`` candidates; a parameter the reader left
+        out for having one value in every run (``experiment.constants``) is one of them when ``extra`` gives it
+        values (the design's experiment is then ``experiment.with_parameters(space.parameters)``)."""
         extra = dict(extra or {})
-        unknown = [name for name in extra if name not in experiment.parameter_names]
+        names = experiment.parameter_names + [n for n in experiment.constants if n in extra]
+        unknown = [name for name in extra if name not in names]
         if unknown:
             raise InputError(
                 f"{experiment.source}: no parameter {', '.join(map(repr, unknown))}; "
                 f"the parameters are {', '.join(experiment.parameter_names)}"
             )
+        experiment = experiment.with_parameters(names)
         return cls.of({
             name: np.concatenate([np.unique(experiment.coordinates[:, param]),
                                   np.asarray(list(extra.get(name, ())), float)])
-            for param, name in enumerate(experiment.parameter_names)
+            for param, name in enumerate(names)
         })
 
     def grid(self) -> np.ndarray:

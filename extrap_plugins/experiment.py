@@ -17,7 +17,7 @@ hands them blocks of series that share the same measurement points.
 from __future__ import annotations
 
 import fnmatch
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Iterable, Iterator, Sequence
 
 import numpy as np
@@ -156,6 +156,10 @@ class Experiment:
     source: str = ""
     reader: str = ""
     notes: list[str] = field(default_factory=list)
+    constants: dict[str, float] = field(default_factory=dict)
+    """Parameters the reader left out because every run has the same value, with that value: nothing can be
+    modeled over them, but a design that varies them next needs to know where they were measured
+    (:meth:`with_parameters`)."""
 
     def __getstate__(self) -> dict:
         """Pickle call paths as their names: runs travel back from workers twice as fast."""
@@ -400,7 +404,33 @@ class Experiment:
             source=self.source,
             reader=self.reader,
             notes=list(self.notes),
+            constants=dict(self.constants),
         )
+
+    def with_parameters(self, names: Sequence[str]) -> Experiment:
+        """The same measurements with the parameters ``names``, in that order: a parameter the reader left out
+        for having one value in every run (:attr:`constants`) comes back as a column of that value.
+
+        Raises
+        ------
+        InputError
+            A name that is neither a parameter nor a constant, or a parameter not among ``names``.
+        """
+        have = list(self.parameter_names)
+        if list(names) == have:
+            return self
+        unknown = [n for n in names if n not in have and n not in self.constants]
+        dropped = [n for n in have if n not in names]
+        if unknown or dropped:
+            wanted = ", ".join(names)
+            raise InputError(f"the parameters are {', '.join(have) or 'none'}, expected {wanted}", self.source or None)
+        columns = [self.coordinates[:, have.index(n)] if n in have else np.full(len(self.value), self.constants[n])
+                   for n in names]
+        by_name = {p.name: p for p in self.parameters}
+        return replace(
+            self, parameters=tuple(by_name.get(n, Parameter(n)) for n in names),
+            coordinates=np.column_stack(columns) if columns else self.coordinates[:, :0],
+            constants={n: v for n, v in self.constants.items() if n not in names})
 
     # --------------------------------------------------------------- private
     def _callpath_position(self, name: str) -> int:

@@ -65,6 +65,8 @@ def join_parts(experiments: Sequence[Experiment], source: str = "") -> Experimen
         reader=first.reader,
     )
     joined.notes = list(dict.fromkeys(note for e in experiments for note in e.notes))
+    if all(e.constants == first.constants for e in experiments):  # else a constant varies: where is unknown
+        joined.constants = dict(first.constants)
     return joined
 
 

@@ -82,6 +82,8 @@ class RunSpec:
     values: tuple[float, ...]
     repetition: int
     notes: tuple[str, ...] = ()
+    constants: tuple[tuple[str, float], ...] = ()
+    """Parameters left out for having one value in every run, with that value (``Experiment.constants``)."""
 
 
 # ------------------------------------------------------------------ options
@@ -256,8 +258,10 @@ def _number_runs(parameters: tuple[str, ...], found) -> list[RunSpec]:
     values = np.array([v for _, _, v, _ in found], dtype=np.float64).reshape(len(found), len(parameters))
     varying = np.array([np.unique(values[:, j]).size > 1 for j in range(len(parameters))], dtype=bool)
     notes: tuple[str, ...] = ()
+    constants: tuple[tuple[str, float], ...] = ()
     if varying.any() and not varying.all():
-        constant = [f"{name}={values[0, j]:g}" for j, name in enumerate(parameters) if not varying[j]]
+        constants = tuple((name, float(values[0, j])) for j, name in enumerate(parameters) if not varying[j])
+        constant = [f"{name}={value:g}" for name, value in constants]
         notes = (f"parameters with one value in every run are left out: {', '.join(constant)}",)
         parameters = tuple(p for p, keep in zip(parameters, varying) if keep)
         values = values[:, varying]
@@ -267,7 +271,8 @@ def _number_runs(parameters: tuple[str, ...], found) -> list[RunSpec]:
     for _, group in itertools.groupby(order, key=lambda i: tuple(values[i])):
         for repetition, i in enumerate(group):
             profile, label, _, _ = found[i]
-            specs[i] = RunSpec(str(profile), label, parameters, tuple(float(v) for v in values[i]), repetition, notes)
+            specs[i] = RunSpec(str(profile), label, parameters, tuple(float(v) for v in values[i]), repetition, notes,
+                               constants)
     return specs  # type: ignore[return-value]
 
 
@@ -325,6 +330,7 @@ def read_run(spec: RunSpec, settings: Settings) -> Experiment:
         source=spec.path,
     )
     experiment.notes = notes
+    experiment.constants = dict(spec.constants)
     return experiment
 
 
@@ -408,6 +414,7 @@ def join_runs(experiments: Sequence[Experiment], source: str, settings: Settings
     findings = coverage_findings(cp_runs, m_in_run, callpath_names, metric_names, [e.source for e in experiments])
     notes.extend(WARNING_NOTE + finding for finding in findings)
     joined.notes = notes
+    joined.constants = dict(experiments[0].constants)
     if settings is not None:
         _check_selection(joined, settings, source, experiments[0].source)
     return joined

@@ -303,6 +303,7 @@ def _experiment(runs: list[_Run], aggregation: str, source: str) -> Experiment:
         if set(r.parameters) != set(names):
             raise InputError(f"parameters {sorted(r.parameters)} differ from {sorted(names)} in "
                              f"{runs[0].where}; every run must set the same parameters", r.path, r.line)
+    all_names = names
     names, dropped = _varying(runs, names)
     callpath_codes: dict[str, int] = {}
     metric_codes: dict[str, int] = {}
@@ -342,6 +343,7 @@ def _experiment(runs: list[_Run], aggregation: str, source: str) -> Experiment:
         reader=NAME,
     )
     experiment.notes.extend(n for n in (note, dropped) if n)
+    experiment.constants = {n: runs[0].parameters[n] for n in all_names if n not in names}
     return experiment
 
 

@@ -183,6 +183,19 @@ def test_the_space_of_an_experiment_joins_extra_values():
         Space.from_experiment(experiment, {"q": [1]})
 
 
+def test_a_parameter_the_reader_left_out_joins_the_space_when_candidates_vary_it(host, tmp_path, capsys):
+    # measured at p = 1 alone, so the reader left p out (experiment.constants); suggest with --param p=1,2,4 said
+    # "no parameter 'p'; the parameters are n"
+    experiment = Experiment.from_columns(["n"], callpath="main", metric="time", coordinates=[[10], [20], [40]],
+                                         value=[1.0, 2.0, 4.0])
+    experiment.constants = {"p": 1.0}
+    space = Space.from_experiment(experiment, {"p": [2, 4]})
+    assert space.parameters == ("n", "p") and [v.tolist() for v in space.values] == [[10, 20, 40], [1, 2, 4]]
+    step = suggest(space, experiment.with_parameters(space.parameters), budget="50%")
+    assert step.measured_points == 3 and step.status == "base"
+    assert [(run.point["n"], run.point["p"]) for run in step.plan.runs][:2] == [(10, 2), (10, 4)]
+
+
 # ------------------------------------------------------------ repetitions
 @pytest.mark.parametrize("n_params, noise, counters, repetitions", [
     (1, None, False, 2), (2, None, False, 4), (3, None, False, 4), (4, None, False, 6), (6, None, False, 6),

@@ -118,3 +118,18 @@ def test_an_experiment_pickles_with_its_call_paths_as_names():
     assert back.callpaths == e.callpaths and back.metrics == e.metrics and back.source == "runs/"
     assert all(np.array_equal(getattr(back, c), getattr(e, c))
                for c in ("callpath_index", "metric_index", "coordinates", "repetition", "value"))
+
+
+def test_a_parameter_left_out_for_its_one_value_comes_back_as_a_column():
+    e = Experiment.from_columns(["n"], callpath="main", metric="time", coordinates=[[10], [20], [40]],
+                                value=[1.0, 2.0, 4.0])
+    e.constants = {"p": 1.0}
+    both = e.with_parameters(["p", "n"])
+    assert both.parameter_names == ["p", "n"]
+    assert both.coordinates.tolist() == [[1, 10], [1, 20], [1, 40]]
+    assert both.constants == {} and both.value.tolist() == [1.0, 2.0, 4.0]
+    assert e.with_parameters(["n"]) is e
+    with pytest.raises(InputError, match=r"the parameters are n, expected p, q$"):
+        e.with_parameters(["p", "q"])
+    with pytest.raises(InputError, match=r"the parameters are n, expected p$"):
+        e.with_parameters(["p"])

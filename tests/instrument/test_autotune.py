@@ -309,3 +309,19 @@ def test_a_metric_the_first_run_does_not_measure_is_noted(mpiexec, tmp_path, no_
                          "Ctrl-C and start again with the right one: measured runs are kept")
     assert "[1/1] p=1 n=16" in err[note - 1] and "[1/2] p=1 n=32" in err[note + 1]
     assert err[-1] == f"extrap-plugins: error: {runs}: no metric 'flops'; the metrics are {metrics}"
+
+
+def test_a_folder_measured_at_one_process_count_is_resumed_with_more(mpiexec, tmp_path, no_extrap_environment,
+                                                                     capsys):
+    # `run` at p = 1 alone: the reader leaves p out (one value in every run), and autotune over p = 1, 2 failed
+    # with "the measurements have the parameters ['n'], the candidates ['p', 'n']"
+    runs = tmp_path / "runs"
+    assert cli.main(["run", "--np", "1", "--param", "n=16,32", "-o", str(runs), "--", *PROGRAM]) == 0
+    args = ["autotune", "--param", "p=1,2", "--param", "n=16,32", "--budget", "100%", "--repetitions", "1",
+            "--metric", "bytes_sent", "--callpath", "main->halo_exchange", "-o", str(runs), "--", *PROGRAM]
+    assert cli.main(args) == cli.ExitStatus.OK
+    captured = capsys.readouterr()
+    assert "round 1: the base design: 2 points × 1 repetition (p=2, n=16), (p=2, n=32) " in captured.err
+    assert captured.out.count("have fewer than 5 candidate values") == 1
+    launched = sorted((r["size"], r["parameters"]["n"]) for r in records(runs / "jacobi.extrap.jsonl"))
+    assert launched == [(1, 16), (1, 32), (2, 16), (2, 32)]  # the two runs at p = 1 are not launched again

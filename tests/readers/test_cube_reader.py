@@ -57,6 +57,7 @@ def test_single_parameter(host, cube):
     assert len(e) == 9 * 4 * 7
     assert e.notes == ["parameters with one value in every run are left out: y=1, z=1",
                        "metrics without data are left out: bytes_put, bytes_get"]
+    assert e.constants == {"y": 1.0, "z": 1.0}  # for a design that varies them next
     _, visits = e.values_of("main->init_mat", "visits")
     assert visits.tolist() == [2.0] * 9
 
@@ -188,6 +189,7 @@ def test_a_list_of_profiles_is_one_set(cube):
     e = cube_reader.read(files, {})
     assert e.parameter_names == ["x"] and e.points().ravel().tolist() == [1, 10, 25]
     assert e.notes[0] == "parameters with one value in every run are left out: y=1, z=1"
+    assert e.constants == {"y": 1.0, "z": 1.0}
     assert len(cube_reader.parts(files, {})) == 3
 
 

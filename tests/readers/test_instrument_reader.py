@@ -123,6 +123,7 @@ def test_a_parameter_with_one_value_everywhere_is_not_modeled(host, tmp_path):
     with pytest.warns(ExtrapWarning, match="parameter rows = 32 in every run: not modeled"):
         experiment = extrap_plugins.read(tmp_path / "a.extrap.jsonl")
     assert experiment.parameter_names == ["p"]
+    assert experiment.constants == {"rows": 32.0}  # where it was measured, for a design that varies it next
 
 
 def test_repeated_repetition_numbers_are_renumbered(host, tmp_path):
