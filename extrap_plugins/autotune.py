@@ -171,10 +171,13 @@ def autotune(
     resumed = len(rounds)
     if resumed:
         say(f"resuming after {format_count(resumed, 'round')}: measured runs are reused")
-    if interrupted and rounds and rounds[-1].runs:
-        # The interrupted round first: the runner launches only what it had not measured yet.
-        say(f"round {rounds[-1].number} did not finish: measuring what it left out")
-        if not runner([_as_run(r) for r in rounds[-1].runs], folder):
+    left_out = []
+    if interrupted and rounds:
+        left_out = _left_out([_as_run(r) for r in rounds[-1].runs], space, _read(folder, host))
+    if left_out:  # the interrupted round first (stopped after its last run, it is complete)
+        say(f"round {rounds[-1].number} did not finish: measuring what it left out "
+            f"({format_count(len(left_out), 'point')})")
+        if not runner(left_out, folder):
             status, message = "failed", FAILED
     for _ in range(max_steps):
         if status == "failed":  # the unfinished round could not be finished
@@ -261,6 +264,20 @@ def _sweep_runner(command, mpiexec, mpiexec_args, timeout):
         return sweep.run(args) == 0
 
     return run
+
+
+def _left_out(runs: list[design.Run], space: design.Space, experiment) -> list[design.Run]:
+    """The runs of which ``experiment`` lacks a repetition (of a run with several, the runner launches only the
+    missing ones)."""
+    if experiment is None or not runs:
+        return runs
+    space, experiment = _aligned(space, experiment)
+    names = list(space.parameters)
+    done = {tuple(row) for row in np.unique(np.column_stack([experiment.coordinates, experiment.repetition]),
+                                            axis=0).tolist()}
+    return [run for run in runs
+            if any((*(float(run.point[n]) for n in names), float(k)) not in done
+                   for k in range(run.first, run.first + run.repetitions))]
 
 
 def _read(folder: pathlib.Path, host):

@@ -348,9 +348,10 @@ def run(args: argparse.Namespace) -> int:
     loop = getattr(args, "loop", False)  # a round of autotune's loop: it says what the rounds run and why
     if not loop:
         _say(f"{format_count(len(plan), 'run')} ({shape}) with {how}, measurements to {data}")
-    plan = _not_measured(plan, data, names)
+    plan = _not_measured(plan, data, names, quiet=loop)
     if not plan:
-        _say(f"nothing to run: model them with: extrap-plugins model {folder}")
+        if not loop:
+            _say(f"nothing to run: model them with: extrap-plugins model {folder}")
         return ExitStatus.OK
     if args.dry_run:
         for launch in plan:
@@ -467,11 +468,12 @@ def oversubscribed(counts: Sequence[int]) -> str | None:
     return f"up to {max(counts)} processes on {cores} cores: times are noisy there, counts stay exact"
 
 
-def _not_measured(plan: list[Launch], data: pathlib.Path, names: Sequence[str]) -> list[Launch]:
-    """The launches of ``plan`` whose measurements ``data`` does not hold yet (a sweep started again resumes)."""
+def _not_measured(plan: list[Launch], data: pathlib.Path, names: Sequence[str], quiet: bool = False) -> list[Launch]:
+    """The launches of ``plan`` whose measurements ``data`` does not hold yet (a sweep started again resumes); unless
+    ``quiet``, a line says how many are skipped."""
     done = measured_launches(data, names)
     left = [launch for launch in plan if _key(launch) not in done]
-    if len(left) < len(plan):
+    if len(left) < len(plan) and not quiet:
         _say(f"{len(plan) - len(left)} of these runs are already measured in {data}: only the other {len(left)} "
              f"are launched (a new -o folder measures everything again)")
     return left

@@ -163,12 +163,41 @@ def test_an_interrupted_round_is_finished_first_when_the_loop_starts_again(mpiex
 
     result = autotune.autotune({"p": [1, 2, 3], "n": [16, 32, 64]}, PROGRAM, runs, **settings)
     err = capsys.readouterr().err
-    assert "extrap-plugins autotune: round 1 did not finish: measuring what it left out" in err
-    assert "6 of these runs are already measured in" in err and "only the other 6 are launched" in err
+    assert "extrap-plugins autotune: round 1 did not finish: measuring what it left out (3 points)\n" in err
+    assert "already measured" not in err  # the runner's resume line is the loop's to say
     assert result.status == "done" and (result.points, result.runs) == (6, 12)
     assert len(records(runs / "jacobi.extrap.jsonl")) == 12  # each base run twice, none three times
     assert autotune.summary(result).splitlines()[1].startswith("measured: 6 points, 12 runs with the repetitions, "
                                                                "in 2 rounds; ")
+
+
+def test_a_round_stopped_after_its_last_run_is_not_measured_again(mpiexec, tmp_path, no_extrap_environment, capsys):
+    # Ctrl-C after the base design's runs, while the next round is assessed: the state still says "running"
+    runs = tmp_path / "runs"
+    settings = dict(budget="60%", repetitions=1, metrics=["bytes_sent"], callpaths=["main->halo_exchange"])
+    sweep_runner = autotune._sweep_runner(PROGRAM, None, (), None)
+
+    calls = []
+
+    def stopped_after(planned, folder):  # the first run alone (the names are checked on it), then the rest
+        sweep_runner(planned, folder)
+        calls.append(len(planned))
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return True
+
+    with pytest.raises(KeyboardInterrupt):
+        autotune.autotune({"p": [1, 2, 3], "n": [16, 32, 64]}, PROGRAM, runs, measure_runs=stopped_after, **settings)
+    assert json.loads((runs / "autotune.json").read_text())["status"] == "running"
+    measured = len(records(runs / "jacobi.extrap.jsonl"))
+    assert calls == [1, 5] and measured == 6
+    capsys.readouterr()
+
+    result = autotune.autotune({"p": [1, 2, 3], "n": [16, 32, 64]}, PROGRAM, runs, **settings)
+    err = capsys.readouterr().err
+    assert "did not finish" not in err and "already measured" not in err and "nothing to run" not in err
+    assert "resuming after 1 round: measured runs are reused\n" in err
+    assert result.status == "done" and len(records(runs / "jacobi.extrap.jsonl")) == measured
 
 
 def test_a_failing_launch_stops_the_loop_with_the_status_of_failed_runs(mpiexec, tmp_path, no_extrap_environment,
