@@ -168,17 +168,10 @@ def autotune(
     runner = _first_run_alone(measure_runs or _sweep_runner(command, mpiexec, mpiexec_args, timeout), host, metrics,
                               callpaths, say)
     status, message, last = "steps", "", None
-    resumed = len(rounds)
-    if resumed:
-        say(f"resuming after {format_count(resumed, 'round')}: measured runs are reused")
-    left_out = []
-    if interrupted and rounds:
-        left_out = _left_out([_as_run(r) for r in rounds[-1].runs], space, _read(folder, host))
-    if left_out:  # the interrupted round first (stopped after its last run, it is complete)
-        say(f"round {rounds[-1].number} did not finish: measuring what it left out "
-            f"({format_count(len(left_out), 'point')})")
-        if not runner(left_out, folder):
-            status, message = "failed", FAILED
+    if rounds:
+        say(f"resuming after {format_count(len(rounds), 'round')}: measured runs are reused")
+    if interrupted and rounds and not _finish_round(rounds[-1], space, folder, host, runner, say):
+        status, message = "failed", FAILED
     for _ in range(max_steps):
         if status == "failed":  # the unfinished round could not be finished
             break
@@ -264,6 +257,16 @@ def _sweep_runner(command, mpiexec, mpiexec_args, timeout):
         return sweep.run(args) == 0
 
     return run
+
+
+def _finish_round(last: Round, space: design.Space, folder: pathlib.Path, host, runner, say) -> bool:
+    """Measure what an interrupted round left out (stopped after its last run, it is complete); False when a
+    launch failed."""
+    left_out = _left_out([_as_run(r) for r in last.runs], space, _read(folder, host))
+    if not left_out:
+        return True
+    say(f"round {last.number} did not finish: measuring what it left out ({format_count(len(left_out), 'point')})")
+    return runner(left_out, folder)
 
 
 def _left_out(runs: list[design.Run], space: design.Space, experiment) -> list[design.Run]:
