@@ -429,7 +429,7 @@ class Experiment:
         by_name = {p.name: p for p in self.parameters}
         return replace(
             self, parameters=tuple(by_name.get(n, Parameter(n)) for n in names),
-            coordinates=np.column_stack(columns) if columns else self.coordinates[:, :0],
+            coordinates=np.column_stack(columns) if columns else self.coordinates[:, :0], notes=list(self.notes),
             constants={n: v for n, v in self.constants.items() if n not in names})
 
     # --------------------------------------------------------------- private

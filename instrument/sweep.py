@@ -316,8 +316,8 @@ def _planned(args: argparse.Namespace) -> tuple[list[Launch], list[str], list[in
             raise InputError(f"--repetitions must be at least 1, got {repetitions}")
         plan = launches(counts, parameters, repetitions)
         names = [n for n, _ in parameters]
-        shape = " × ".join([format_count(len(counts), "process count")] + [format_count(len(v), "value") + f" of {n}"
-                                                                     for n, v in parameters]
+        shape = " × ".join([format_count(len(counts), "process count")]
+                           + [f"{format_count(len(v), 'value')} of {n}" for n, v in parameters]
                            + [format_count(repetitions, "repetition")])
     return plan, names, counts, shape
 
