@@ -10,7 +10,9 @@ Every configuration (process count × parameter values) is launched
 repetitions are the outer loop, so slow drifts of the machine spread over
 all configurations.  Each launch gets ``EXTRAP_PARAM_<NAME>``,
 ``EXTRAP_REPETITION``, ``EXTRAP_RUN_ID`` and ``EXTRAP_OUTPUT`` (all runs
-append to ``<folder>/<program>.extrap.jsonl``); its output goes to
+append to ``<folder>/<program>.extrap.jsonl``), and ``{name}`` in the
+program's arguments becomes the value of that parameter (``{p}`` the process
+count: ``-- python app.py --size {n}``); its output goes to
 ``<folder>/logs/``.  A bare ``python`` (or ``python3``) in the command is
 the Python running the sweep, so the program sees the same packages.
 A failing launch is reported and the sweep goes on;
@@ -30,6 +32,7 @@ import json
 import math
 import os
 import pathlib
+import re
 import shlex
 import shutil
 import signal
@@ -408,7 +411,16 @@ def _terminate_as_interrupt():
 
 
 def _command(launcher: Launcher | None, launch: Launch, program: Sequence[str]) -> list[str]:
-    return launcher.command(launch.processes, program) if launcher else list(program)
+    program = with_values(program, launch)
+    return launcher.command(launch.processes, program) if launcher else program
+
+
+def with_values(program: Sequence[str], launch: Launch) -> list[str]:
+    """The program's arguments with ``{name}`` replaced by the launch's value of that parameter and ``{p}`` by
+    its process count (``-- python app.py --size {n}``); other braces are left as they are."""
+    values = {"p": str(launch.processes), **dict(launch.values)}
+    pattern = re.compile(r"\{(" + "|".join(re.escape(name) for name in values) + r")\}")
+    return [pattern.sub(lambda match: values[match.group(1)], argument) for argument in program]
 
 
 def _environment(launch: Launch, names: Sequence[str], data: pathlib.Path, run_id: str) -> dict[str, str]:

@@ -173,6 +173,23 @@ def test_a_dry_run_prints_the_launches(mpiexec, tmp_path, capsys):
     assert not (tmp_path / "r").exists()
 
 
+def test_braces_in_the_program_s_arguments_take_the_launch_s_values(mpiexec, tmp_path, capsys):
+    # a program that takes its sizes on the command line: {n} is the value of n, {p} the process count
+    assert sweep.main(["--np", "1,4", "--param", "n=8,16", "--dry-run", "-o", str(tmp_path / "r"), "--", "python",
+                       "app.py", "--size", "{n}", "--tag=r{p}-{n}", "--json", '{"n": 1}', "{q}"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[3].endswith(f" -n 4 {sys.executable} app.py --size 16 --tag=r4-16 --json '{{\"n\": 1}}' '{{q}}'")
+    assert out[3].startswith("EXTRAP_PARAM_N=16 ")  # the environment as before
+
+
+def test_a_program_reads_its_size_from_its_arguments_under_a_real_mpiexec(mpiexec, tmp_path, capsys):
+    status = cli.main(["run", "--np", "1", "--param", "n=5,6", "-o", str(tmp_path / "runs"), "--", sys.executable,
+                       str(PROGRAMS / "sweepable.py"), "--expect-n", "{n}"])
+    assert status == 0, capsys.readouterr().err
+    lines = records(tmp_path / "runs" / "sweepable.extrap.jsonl")
+    assert [d["parameters"] for d in lines] == [{"p": 1, "n": 5}, {"p": 1, "n": 6}]
+
+
 def test_the_launcher_of_the_installed_mpi_is_found(mpiexec):
     launcher = sweep.find_launcher()
     assert launcher.flavor in ("MPICH", "Open MPI", "Intel MPI", "unknown MPI")
