@@ -240,8 +240,24 @@ def _check_launch(candidates, command, output, mpiexec, mpiexec_args, timeout) -
     counts = [int(p) for p in candidates.get("p", [1])]
     launcher = sweep.check_launch(timeout, mpiexec, mpiexec_args, counts)
     crowded = sweep.oversubscribed(counts)
-    return (f"runs with {sweep.describe_launcher(launcher)}; measurements to {sweep.data_file(output, command)}"
+    data = sweep.data_file(output, command)
+    _check_only_this_program(pathlib.Path(output), data)
+    return (f"runs with {sweep.describe_launcher(launcher)}; measurements to {data}"
             + (f"; note: {crowded}" if crowded else ""))
+
+
+def _check_only_this_program(folder: pathlib.Path, data: pathlib.Path) -> None:
+    """The loop reads the whole folder: measurements of another program there would count as this one's (their
+    points measured, their call paths modelled), so they stop it before anything runs."""
+    if not folder.is_dir():
+        return
+    stem = data.name[: -len(".extrap.jsonl")]
+    others = sorted(p.name for p in folder.glob("*.extrap.jsonl")
+                    if p.name != data.name and not p.name.startswith(f"{stem}."))
+    if others:
+        shown = ", ".join(others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
+        raise InputError(f"holds measurements of another program ({shown}), which the loop would count as "
+                         f"{data.name}'s; give a new -o folder", folder)
 
 
 def _sweep_runner(command, mpiexec, mpiexec_args, timeout):

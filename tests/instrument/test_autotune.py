@@ -128,6 +128,21 @@ def test_settings_are_rejected_before_the_folder_is_made_or_anything_runs(tmp_pa
     assert not (tmp_path / "runs").exists()
 
 
+def test_a_folder_with_another_program_s_measurements_is_refused_before_anything_runs(mpiexec, tmp_path, capsys):
+    # the loop reads the whole folder: other.py's points would count as measured for a.py
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / "other.extrap.jsonl").write_text("")
+    (runs / "a.extrap.jsonl").write_text("")  # a.py's own, and its per-rank files, are fine
+    (runs / "a.p2.r0.1234.rank0.extrap.jsonl").write_text("")
+    assert cli.main(["autotune", "--param", "p=1,2", "--param", "n=1,2", "-o", str(runs), "--", "python", "a.py"]) \
+        == cli.ExitStatus.BAD_INPUT
+    assert capsys.readouterr().err == (f"extrap-plugins: error: {runs}: holds measurements of another program "
+                                       f"(other.extrap.jsonl), which the loop would count as a.extrap.jsonl's; give "
+                                       f"a new -o folder\n")
+    assert not (runs / "logs").exists()
+
+
 def test_a_folder_tuned_over_other_parameters_is_not_resumed(tmp_path, capsys):
     runs = tmp_path / "runs"
     runs.mkdir()
