@@ -95,6 +95,8 @@ class AutotuneResult:
     """Points measured in the folder (by the loop or before it)."""
     runs: int = 0
     """Runs measured in the folder: points × their repetitions."""
+    before: list[dict] = field(default_factory=list)
+    """Runs in the folder that no round planned (measured before the loop), per point as a round's runs are."""
 
 
 def autotune(
@@ -219,7 +221,8 @@ def autotune(
     # The share spent: after a failed launch or --max-steps, ``final`` is a fresh plan whose share counts its runs.
     result = AutotuneResult(folder, status, rounds, model_set, final.target, tolerance, final.measured_share,
                             final.measured_cost, final.full_cost, final.budget_limit, message,
-                            len(np.unique(experiment.coordinates, axis=0)), len(runs))
+                            len(np.unique(experiment.coordinates, axis=0)), len(runs),
+                            _measured_before(designed, rounds, final.cost_model))
     _write_reports(result, final, host)
     say(f"{_verdict(result)}; report: {folder / REPORT}")
     return result
@@ -273,6 +276,24 @@ def _sweep_runner(command, mpiexec, mpiexec_args, timeout):
         return sweep.run(args) == 0
 
     return run
+
+
+def _measured_before(experiment, rounds: list[Round], cost_model: design.CostModel) -> list[dict]:
+    """The runs of ``experiment`` beyond those the rounds planned, per point: measured before the loop (by `run`,
+    say), for the report."""
+    names = experiment.parameter_names
+    launches = np.unique(np.column_stack([experiment.coordinates, experiment.repetition]), axis=0)
+    points, counts = np.unique(launches[:, :-1], axis=0, return_counts=True)
+    planned: dict[tuple, int] = {}
+    for r in rounds:
+        for run in r.runs:
+            key = tuple(float(run["point"][n]) for n in names)
+            planned[key] = planned.get(key, 0) + int(run["repetitions"])
+    costs = cost_model(points)
+    return [{"point": dict(zip(names, point)), "repetitions": count - planned.get(tuple(point), 0), "cost": cost,
+             "why": "measured before the loop"}
+            for point, count, cost in zip(points.tolist(), counts.tolist(), costs.tolist())
+            if count > planned.get(tuple(point), 0)]
 
 
 def _finish_round(last: Round, space: design.Space, folder: pathlib.Path, host, runner, say) -> bool:
@@ -507,7 +528,8 @@ def render_report(result: AutotuneResult, final) -> str:
         model_rows.append(
             f"<tr><td>{esc(model.callpath)}</td><td>{esc(model.metric)}</td><td class=f>{esc(model.formula)}</td>"
             f"<td>{_num(row.value_target)}</td><td>{'' if width is None else '±' + format_share(width)}</td></tr>")
-    run_rows = []
+    run_rows = [f"<tr><td>before</td><td>{esc(format_point(run['point']))}</td><td>{run['repetitions']}</td>"
+                f"<td>{run['cost']:g}</td><td>{esc(run['why'])}</td></tr>" for run in result.before]
     for r in result.rounds:
         for run in r.runs:
             run_rows.append(

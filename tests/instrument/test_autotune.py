@@ -46,6 +46,7 @@ def test_the_loop_ends_by_itself_within_budget_and_resumes(mpiexec, tmp_path, no
         (2, 32, "off the lines (additive or multiplicative?)")]
     report = (runs / "autotune.html").read_text()
     assert "Points measured, and why" in report and "off the lines (additive or multiplicative?)" in report
+    assert "<td>before</td>" not in report  # every run in the folder was planned by a round
     assert (runs / "models.html").exists()
 
     # The final models are those of `model` on the same runs.
@@ -369,3 +370,7 @@ def test_a_folder_measured_at_one_process_count_is_resumed_with_more(mpiexec, tm
     assert captured.out.count("have fewer than 5 candidate values") == 1
     launched = sorted((r["size"], r["parameters"]["n"]) for r in records(runs / "jacobi.extrap.jsonl"))
     assert launched == [(1, 16), (1, 32), (2, 16), (2, 32)]  # the two runs at p = 1 are not launched again
+    report = (runs / "autotune.html").read_text()  # the runs the loop found are listed with the ones it planned
+    assert ("<tr><td>before</td><td>p=1, n=16</td><td>1</td><td>1</td><td>measured before the loop</td></tr>"
+            "<tr><td>before</td><td>p=1, n=32</td><td>1</td><td>1</td><td>measured before the loop</td></tr>"
+            "<tr><td>1</td><td>p=2, n=16</td>") in report
