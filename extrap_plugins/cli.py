@@ -135,7 +135,8 @@ def build_parser() -> argparse.ArgumentParser:
                           help="one line per round on stderr, and a bar of each round's modeling when stderr is a "
                                "terminal (default: on)")
     autotune.add_argument("program", nargs=argparse.REMAINDER, metavar="-- PROGRAM [ARGS]",
-                          help="the instrumented program, after --")
+                          help="the instrumented program, after --; {n} in its arguments becomes the value of "
+                               "parameter n, {p} the process count")
     add_codesign_commands(commands)
     from .instrument import sweep
 

@@ -57,7 +57,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="process counts, comma-separated: 1,2,4,8")
     parser.add_argument("--param", action="append", default=[], metavar="NAME=V1,V2,...",
                         help="a parameter and its values (repeatable; all combinations are run); "
-                             "the program receives it as EXTRAP_PARAM_<NAME>")
+                             "the program receives it as EXTRAP_PARAM_<NAME> (and as {NAME} in its arguments)")
     parser.add_argument("--repetitions", type=int, metavar="N",
                         help="runs per configuration (default: 1)")
     parser.add_argument("--plan", metavar="PLAN.json",
@@ -73,7 +73,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="end a launch that runs longer than this and count it as failed")
     parser.add_argument("--dry-run", action="store_true", help="print the launches without running them")
     parser.add_argument("program", nargs=argparse.REMAINDER, metavar="-- PROGRAM [ARGS]",
-                        help="the program to run, after --")
+                        help="the program to run, after --; {n} in its arguments becomes the value of parameter n, "
+                             "{p} the process count")
 
 
 @dataclasses.dataclass(frozen=True)
