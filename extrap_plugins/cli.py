@@ -442,9 +442,9 @@ def format_suggestion(result, space) -> str:
     sizes = " × ".join(f"{n} ({v.size} values)" for n, v in zip(names, space.values))
     lines = [
         f"design space: {sizes} = {result.full_points} points; cost of a run: "
-        f"{result.cost_model.text or '1'} (full factorial, every point {result.reference_repetitions} "
-        f"time{'s' if result.reference_repetitions != 1 else ''}: {result.full_cost:g})",
-        f"measured so far: {result.measured_points} points, "
+        f"{result.cost_model.text or '1'} (full factorial, every point "
+        f"{format_count(result.reference_repetitions, 'time')}: {result.full_cost:g})",
+        f"measured so far: {format_count(result.measured_points, 'point')}, "
         f"{result.measured_share:.1%} of the full factorial's cost",
         "repetitions per run: "
         f"{result.repetitions_reason if result.repetitions_reason != 'given' else result.repetitions}",

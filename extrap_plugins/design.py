@@ -920,6 +920,23 @@ def _base_runs(space, grid, measured, cost_of, remaining, line, max_points, orde
     return missing, roles
 
 
+def _base_out_of_budget(suggestion, said: int, remaining: float) -> None:
+    """Status and notes when the base design is not complete but none of its runs fits the budget (the measured
+    lines may already be longer than the budget's, through a point other than the corner): the notes on what
+    the budget allows for the lines, said from ``said`` on, no longer apply; whether a point off them fits does."""
+    suggestion.status = "budget"
+    suggestion.notes[said:] = [note for note in suggestion.notes[said:] if note == NO_OFF_POINT]
+    full = suggestion.full_cost
+    if remaining <= 0:
+        spent = (f"the measured runs already cost {format_share(suggestion.measured_share)} of the full factorial's, "
+                 f"the budget {format_share(suggestion.budget_limit / full)}" if full > 0 else
+                 f"the measured runs already cost {suggestion.measured_cost:g} cost units, the budget "
+                 f"{suggestion.budget_limit:g}")
+        suggestion.notes.append(f"{spent}: nothing is left to spend")
+    else:
+        suggestion.notes.append(f"no further run of the base design fits the budget ({remaining:g} cost units left)")
+
+
 def _suggest_uncertainty(space, grid, costs, measured_runs, order, rank, effective, suggestion, selected, *,
                          budget, tolerance, target, exclude, modeler, measure, host, line, options, progress=None):
     """:func:`extrap_plugins.design.suggest` with ``strategy="uncertainty"`` (see the module docstring);
@@ -965,8 +982,11 @@ def _suggest_uncertainty(space, grid, costs, measured_runs, order, rank, effecti
             complete = length
             break
     if complete is None or selected is None or len(selected) == 0:
+        said = len(suggestion.notes)
         missing, roles = _base_runs(space, grid, measured, np.where(excluded, 1e300, cost_of), remaining, line,
                                     max_points, order, rank, effective, suggestion)
+        if not missing and complete is None:  # lines measured (maybe through another point), nothing more fits
+            _base_out_of_budget(suggestion, said, remaining)
         suggestion.plan = Plan(parameters, runs_of(missing, roles))
         return suggestion
 

@@ -473,6 +473,24 @@ def test_when_the_rule_holds_the_note_on_the_budget_left_says_why_nothing_is_bou
     assert out.endswith(f"note: {note}\n")  # it said "the remaining budget buys no further run" for both
 
 
+def test_a_cross_through_the_middle_over_budget_says_nothing_is_left_rather_than_planning_nothing(
+        host, shared_data, capsys):
+    # Extra-P's cross design (lines of five through x = 60, y = 3, five runs a point, 45 % of the full factorial):
+    # at 40 % suggest said "next: the base design", "even lines of 3 values exceed the budget: these runs are the
+    # minimum for a model" and listed no run; at 60 % the lines are the base and one point off them is missing
+    path = shared_data / "extrap" / "jsonlines" / "cross_matrix_2p.jsonl"
+    assert main(["suggest", str(path), "--budget", "40%"]) == ExitStatus.OK
+    out = capsys.readouterr().out
+    assert "no further runs: the budget left buys none the selector would plan\n" in out
+    assert out.endswith("note: no point off the lines fits the budget: the models cannot tell whether the "
+                        "parameters' effects add or multiply\nnote: the measured runs already cost 45.0% of the full "
+                        "factorial's, the budget 40.0%: nothing is left to spend\n")
+    assert "lines of 3" not in out and "planned:" not in out
+    assert main(["suggest", str(path), "--budget", "60%"]) == ExitStatus.OK
+    out = capsys.readouterr().out
+    assert "1    40   1    4              40      45.9%           off the lines (additive or multiplicative?)" in out
+
+
 def test_a_repetition_is_planned_above_the_largest_measured_one_so_a_failed_run_leaves_no_collision():
     # repetitions 0 and 2 at every point (1 failed): the next run of a point is repetition 3, not 2
     p = np.repeat([4.0, 8.0, 16.0, 32.0, 64.0], 2)
