@@ -399,7 +399,6 @@ def _suggest_command(args: argparse.Namespace) -> ExitStatus:
         experiment = api.read(args.inputs if len(args.inputs) > 1 else args.inputs[0], reader=args.reader,
                               **parse_options(args.reader_option, "--reader-option", reserved=READ_FLAGS))
         space = design.Space.from_experiment(experiment, candidates)
-        experiment = experiment.with_parameters(space.parameters)  # a constant parameter --param varies is back
     elif candidates:
         space = design.Space.of(candidates)
     else:

@@ -660,9 +660,12 @@ def suggest(
         raise InputError(f"--strategy {strategy!r}: expected uncertainty or cheapest")
     parameters = space.parameters
     if experiment is not None and list(experiment.parameter_names) != list(parameters):
-        raise InputError(
-            f"{experiment.source}: the parameters are {experiment.parameter_names}, the design's {list(parameters)}"
-        )
+        # in the design's order; a parameter the reader left out for its one value comes back (Experiment.constants)
+        have = set(experiment.parameter_names)
+        if not have <= set(parameters) or not set(parameters) <= have | set(experiment.constants):
+            raise InputError(f"the parameters are {experiment.parameter_names}, the design's {list(parameters)}",
+                             experiment.source or None)
+        experiment = experiment.with_parameters(parameters)
     tolerance = parse_tolerance(tolerance)
     host = check_modeler(modeler, options, parameters, host)
     cost_model = cost if isinstance(cost, CostModel) else CostModel.parse(cost, parameters)
