@@ -47,7 +47,7 @@ import numpy as np
 from . import design
 from .errors import InputError, RunsFailed
 from .files import atomic_writer
-from .formatting import format_count, format_point, format_share, json_number, json_plain
+from .formatting import format_count, format_percent, format_point, format_share, json_number, json_plain
 
 STATE = "autotune.json"
 REPORT = "autotune.html"
@@ -459,7 +459,7 @@ def _describe_round(s, runs, share) -> str:
 
 def _describe_end(s, tolerance) -> str:
     if s.status == "done":
-        return f"the stopping rule holds (every judged interval within ±{tolerance:.0%}){_widest(s.widths)}"
+        return f"the stopping rule holds (every judged interval within ±{format_percent(tolerance)}){_widest(s.widths)}"
     if s.status == "budget":
         return f"the budget left buys no further run the selector would plan{_widest(s.widths)}"
     if s.status == "exhausted":
@@ -547,7 +547,7 @@ td,th{{border:1px solid #ccc;padding:.25em .6em;text-align:left}}th{{background:
 <h1>Autotune report</h1>
 <p class="verdict">{esc(_verdict(result))}</p>
 <ul><li>target: {esc(where)}; stopping rule: every judged kernel's 95 % interval at the target within
-±{result.tolerance:.0%}</li><li>budget: {esc(budget)}; spent: {result.cost:g} cost units</li>
+±{format_percent(result.tolerance)}</li><li>budget: {esc(budget)}; spent: {result.cost:g} cost units</li>
 <li>rounds: {len(result.rounds)}; measurements: {esc(str(result.folder))}; interactive models report:
 <a href="{MODELS}">{MODELS}</a></li>{notes}</ul>
 <h2>Models</h2>

@@ -51,7 +51,7 @@ import numpy as np
 
 from .errors import InputError
 from .experiment import Experiment
-from .formatting import format_count, format_point, format_share, json_number, json_plain
+from .formatting import format_count, format_percent, format_point, format_share, json_number, json_plain
 from .options import parse_share
 from .plugins import get_host
 
@@ -731,7 +731,7 @@ def suggest(
                 suggestion.notes.append(
                     f"quality reached: the model without {format_point(grid[held], parameters, brackets=True)} "
                     "predicts it within "
-                    f"{suggestion.holdout['worst']:.1%} (tolerance {tolerance:.0%})"
+                    f"{suggestion.holdout['worst']:.1%} (tolerance {format_percent(tolerance)})"
                 )
                 return suggestion
         suggestion.status = "add"
@@ -1067,8 +1067,8 @@ def _holds_note(suggestion, level: float, where: str, tolerance: float) -> str:
     if not suggestion.widths:
         return f"no kernel is judged at {where}: all {len(suggestion.not_judged)} are {NOT_JUDGED}"
     widest, width = max(suggestion.widths.items(), key=lambda kv: kv[1])
-    return (f"the rule holds: every judged kernel's {level:.0%} interval at {where} is within ±{tolerance:.0%} "
-            f"(widest: {widest} ±{format_share(width)})")
+    return (f"the rule holds: every judged kernel's {level:.0%} interval at {where} is within "
+            f"±{format_percent(tolerance)} (widest: {widest} ±{format_share(width)})")
 
 
 def _untested_near_target(space, grid, measured, excluded, costs, target) -> list[str]:
@@ -1127,7 +1127,7 @@ def _note_left_open(suggestion, tolerance, where, why) -> None:
         why = (f"these runs barely narrow them: the widest, {widest}, from ±{format_share(widths[widest])} only to "
                f"±{format_share(predicted[widest])}")
     suggestion.notes.append(f"after these runs the selector still expects {format_count(len(left_open), 'kernel')} "
-                            f"above ±{tolerance:.0%} at {where} ({why})")
+                            f"above ±{format_percent(tolerance)} at {where} ({why})")
 
 
 def _why_none(n_candidates: int, fitting: bool, repetition_fits: bool, per_run: int, noisy: list,
@@ -1156,7 +1156,8 @@ def _nothing_to_plan(suggestion, where, tolerance, why) -> None:
     single runs are noisy; ``few pairs``: the same, some are, but the budget left does not pay for repetitions at
     :data:`PAIRS` measured points)."""
     widest = max(suggestion.widths.items(), key=lambda kv: kv[1])
-    stays = f"the widest interval at {where} stays {widest[0]} ±{format_share(widest[1])} (tolerance ±{tolerance:.0%})"
+    stays = (f"the widest interval at {where} stays {widest[0]} ±{format_share(widest[1])} "
+             f"(tolerance ±{format_percent(tolerance)})")
     suggestion.status = "exhausted" if why in ("exhausted", "no gain") else "budget"
     full = suggestion.full_cost
     spent = (f"the measured runs already cost {format_share(suggestion.measured_share)} of the full "

@@ -6,6 +6,7 @@
 :func:`format_exponent`   ``2``, ``(1/2)``, ``1.37``: exponents in formulas and big-O
 :func:`format_point`      ``p=4, n=100`` (``(p=4, n=100)`` with ``brackets=True``)
 :func:`format_count`      ``1 run``, ``3 runs``: a count with its noun
+:func:`format_percent`    a share the user gave (a tolerance): ``5%``, ``2.5%``, ``0.1%``
 :func:`json_number`       NaN and infinity become ``null`` (JSON has neither)
 :func:`json_plain`        whole numbers as JSON integers, others as floats
 ========================  ==========================================================
@@ -20,8 +21,8 @@ import math
 from fractions import Fraction
 from typing import Mapping, Sequence
 
-__all__ = ["format_number", "format_value", "format_share", "format_exponent", "format_point", "format_count",
-           "json_number", "json_plain"]
+__all__ = ["format_number", "format_value", "format_share", "format_percent", "format_exponent", "format_point",
+           "format_count", "json_number", "json_plain"]
 
 EXACT_INTEGERS = 2**53
 """Whole floats below this are exact integers; above, a float's text keeps its rounding visible."""
@@ -63,6 +64,15 @@ def format_share(share: float) -> str:
     ('5.1%', '1062.7%', '3.47e+11%')
     """
     return f"{share:.1%}" if not abs(share) >= 100 else f"{share * 100:.3g}%"
+
+
+def format_percent(share: float) -> str:
+    """A share the user gave, such as a tolerance, as a percentage with the digits it has (``.0%`` made 0.1 % "0%").
+
+    >>> format_percent(0.05), format_percent(0.025), format_percent(0.001)
+    ('5%', '2.5%', '0.1%')
+    """
+    return f"{share * 100:.4g}%"
 
 
 def format_exponent(exponent: float, machine: bool = False) -> str:

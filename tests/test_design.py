@@ -524,6 +524,8 @@ def test_the_tolerance_is_a_share_given_as_a_percentage_or_a_number(host, tmp_pa
         in outputs[0]
     assert main(["suggest", str(path), "--budget", "60%", "--tolerance", "1%"]) == ExitStatus.OK
     assert "note: after these runs the selector still expects 1 kernel above ±1% at (p=128)" in capsys.readouterr().out
+    assert main(["suggest", str(path), "--budget", "60%", "--tolerance", "0.5%"]) == ExitStatus.OK  # it said ±0%
+    assert "note: after these runs the selector still expects 1 kernel above ±0.5% at (p=128)" in capsys.readouterr().out
 
 
 def test_the_python_api_takes_the_tolerance_as_the_command_line_does():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from extrap_plugins.formatting import format_count, format_number, format_share, format_value
+from extrap_plugins.formatting import format_count, format_number, format_percent, format_share, format_value
 
 
 def test_a_share_keeps_one_decimal_below_ten_thousand_percent():
@@ -30,3 +30,7 @@ def test_numbers_for_people_and_for_machines():
 def test_a_count_takes_the_plural_unless_it_is_one():
     assert [format_count(n, "run") for n in (0, 1, 2)] == ["0 runs", "1 run", "2 runs"]
     assert format_count(1, "more run") == "1 more run"
+
+
+def test_a_share_the_user_gave_keeps_its_digits():
+    assert [format_percent(t) for t in (0.05, 0.3, 0.025, 0.001, 1e-4)] == ["5%", "30%", "2.5%", "0.1%", "0.01%"]
