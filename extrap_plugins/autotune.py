@@ -216,13 +216,13 @@ def autotune(
         model_set = api.model(experiment, modeler, measure=measure, host=host, **dict(options or {}))
     space, designed = _aligned(space, experiment)  # ``experiment`` as read: the final models are ``model``'s
     final = design.suggest(space, designed, **settings) if status in ("steps", "failed") else last
-    _save(folder, space, rounds, status)
+    before = _measured_before(designed, rounds, final.cost_model)
+    _save(folder, space, rounds, status, before)
     runs = np.unique(np.column_stack([experiment.coordinates, experiment.repetition]), axis=0)
     # The share spent: after a failed launch or --max-steps, ``final`` is a fresh plan whose share counts its runs.
     result = AutotuneResult(folder, status, rounds, model_set, final.target, tolerance, final.measured_share,
                             final.measured_cost, final.full_cost, final.budget_limit, message,
-                            len(np.unique(experiment.coordinates, axis=0)), len(runs),
-                            _measured_before(designed, rounds, final.cost_model))
+                            len(np.unique(experiment.coordinates, axis=0)), len(runs), before)
     _write_reports(result, final, host)
     say(f"{_verdict(result)}; report: {folder / REPORT}")
     return result
@@ -420,10 +420,15 @@ def _load_rounds(folder: pathlib.Path, parameters) -> tuple[list[Round], bool]:
     return rounds, document.get("status") in ("running", "failed")
 
 
-def _save(folder: pathlib.Path, space: design.Space, rounds: list[Round], status: str) -> None:
+def _save(folder: pathlib.Path, space: design.Space, rounds: list[Round], status: str,
+          before: list[dict] | None = None) -> None:
+    """The state file; at the end, ``before`` lists the runs measured before the loop (as the report does)."""
     document = {"format": FORMAT, "version": VERSION, "parameters": list(space.parameters),
                 "candidates": {n: [json_plain(v) for v in values] for n, values in zip(space.parameters, space.values)},
                 "status": status, "rounds": [r.document() for r in rounds]}
+    if before:
+        document["measured_before"] = [{**run, "point": {n: json_plain(v) for n, v in run["point"].items()}}
+                                       for run in before]
     with atomic_writer(folder / STATE) as stream:
         stream.write(json.dumps(document, indent=1) + "\n")
 

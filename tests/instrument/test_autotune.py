@@ -40,7 +40,7 @@ def test_the_loop_ends_by_itself_within_budget_and_resumes(mpiexec, tmp_path, no
     assert captured.out.splitlines()[1].startswith("measured: 6 points, 6 runs with the repetitions, in 2 rounds; ")
     assert len(records(runs / "jacobi.extrap.jsonl")) == 6
     state = json.loads((runs / "autotune.json").read_text())
-    assert state["status"] == "done"
+    assert state["status"] == "done" and "measured_before" not in state
     assert [(run["point"]["p"], run["point"]["n"], run["why"]) for run in state["rounds"][0]["runs"]] == [
         (1, 16, "corner"), (1, 32, "line n"), (1, 64, "line n"), (2, 16, "line p"), (3, 16, "line p"),
         (2, 32, "off the lines (additive or multiplicative?)")]
@@ -370,6 +370,10 @@ def test_a_folder_measured_at_one_process_count_is_resumed_with_more(mpiexec, tm
     assert captured.out.count("have fewer than 5 candidate values") == 1
     launched = sorted((r["size"], r["parameters"]["n"]) for r in records(runs / "jacobi.extrap.jsonl"))
     assert launched == [(1, 16), (1, 32), (2, 16), (2, 32)]  # the two runs at p = 1 are not launched again
+    state = json.loads((runs / "autotune.json").read_text())
+    assert state["measured_before"] == [
+        {"point": {"p": 1, "n": 16}, "repetitions": 1, "cost": 1.0, "why": "measured before the loop"},
+        {"point": {"p": 1, "n": 32}, "repetitions": 1, "cost": 1.0, "why": "measured before the loop"}]
     report = (runs / "autotune.html").read_text()  # the runs the loop found are listed with the ones it planned
     assert ("<tr><td>before</td><td>p=1, n=16</td><td>1</td><td>1</td><td>measured before the loop</td></tr>"
             "<tr><td>before</td><td>p=1, n=32</td><td>1</td><td>1</td><td>measured before the loop</td></tr>"
