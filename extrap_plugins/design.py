@@ -929,15 +929,18 @@ def _base_out_of_budget(suggestion, said: int, remaining: float) -> None:
     the budget allows for the lines, said from ``said`` on, no longer apply; whether a point off them fits does."""
     suggestion.status = "budget"
     suggestion.notes[said:] = [note for note in suggestion.notes[said:] if note == NO_OFF_POINT]
+    suggestion.notes.append(f"{_spent(suggestion)}: nothing is left to spend" if remaining <= 0 else
+                            f"no further run of the base design fits the budget ({remaining:g} cost units left)")
+
+
+def _spent(suggestion) -> str:
+    """What the measured runs cost beside the budget, for the notes when nothing is left to spend."""
     full = suggestion.full_cost
-    if remaining <= 0:
-        spent = (f"the measured runs already cost {format_share(suggestion.measured_share)} of the full factorial's, "
-                 f"the budget {format_share(suggestion.budget_limit / full)}" if full > 0 else
-                 f"the measured runs already cost {suggestion.measured_cost:g} cost units, the budget "
-                 f"{suggestion.budget_limit:g}")
-        suggestion.notes.append(f"{spent}: nothing is left to spend")
-    else:
-        suggestion.notes.append(f"no further run of the base design fits the budget ({remaining:g} cost units left)")
+    if full > 0:
+        return (f"the measured runs already cost {format_share(suggestion.measured_share)} of the full factorial's, "
+                f"the budget {format_share(suggestion.budget_limit / full)}")
+    return (f"the measured runs already cost {suggestion.measured_cost:g} cost units, the budget "
+            f"{suggestion.budget_limit:g}")
 
 
 def _suggest_uncertainty(space, grid, costs, measured_runs, order, rank, effective, suggestion, selected, *,
@@ -1159,13 +1162,8 @@ def _nothing_to_plan(suggestion, where, tolerance, why) -> None:
     stays = (f"the widest interval at {where} stays {widest[0]} ±{format_share(widest[1])} "
              f"(tolerance ±{format_percent(tolerance)})")
     suggestion.status = "exhausted" if why in ("exhausted", "no gain") else "budget"
-    full = suggestion.full_cost
-    spent = (f"the measured runs already cost {format_share(suggestion.measured_share)} of the full "
-             f"factorial's, the budget {format_share(suggestion.budget_limit / full)}" if full > 0 else
-             f"the measured runs already cost {suggestion.measured_cost:g} cost units, the budget "
-             f"{suggestion.budget_limit:g}")
     suggestion.notes.append({"budget": f"no further run fits the budget; {stays}",
-                             "spent": f"{spent}: nothing is left to spend; {stays}",
+                             "spent": f"{_spent(suggestion)}: nothing is left to spend; {stays}",
                              "no new point": f"no further new point fits the budget (a repetition of a measured "
                                              f"point would, but with repetitions in the plan, repetitions beyond "
                                              f"them come only once every candidate point is measured); {stays}",
