@@ -345,6 +345,8 @@ class Space:
         values (the design's experiment is then ``experiment.with_parameters(space.parameters)``)."""
         extra = dict(extra or {})
         names = experiment.parameter_names + [n for n in experiment.constants if n in extra]
+        if len(names) > len(experiment.parameter_names):  # one comes back: the order --param gives, as autotune's
+            names = [n for n in extra if n in names] + [n for n in names if n not in extra]
         unknown = [name for name in extra if name not in names]
         if unknown:
             raise InputError(

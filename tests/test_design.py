@@ -189,12 +189,12 @@ def test_a_parameter_the_reader_left_out_joins_the_space_when_candidates_vary_it
     experiment = Experiment.from_columns(["n"], callpath="main", metric="time", coordinates=[[10], [20], [40]],
                                          value=[1.0, 2.0, 4.0])
     experiment.constants = {"p": 1.0}
-    space = Space.from_experiment(experiment, {"p": [2, 4]})
-    assert space.parameters == ("n", "p") and [v.tolist() for v in space.values] == [[10, 20, 40], [1, 2, 4]]
+    space = Space.from_experiment(experiment, {"p": [2, 4]})  # the order of --param, p first
+    assert space.parameters == ("p", "n") and [v.tolist() for v in space.values] == [[1, 2, 4], [10, 20, 40]]
     step = suggest(space, experiment, budget="50%")  # suggest brings p back itself (the Python API too)
     assert step.measured_points == 3 and step.status == "base"
     assert [(run.point["n"], run.point["p"]) for run in step.plan.runs][:2] == [(10, 2), (10, 4)]
-    other_order = suggest(Space.of({"p": [1, 2, 4], "n": [10, 20, 40]}), experiment, budget="50%")
+    other_order = suggest(Space.of({"n": [10, 20, 40], "p": [1, 2, 4]}), experiment, budget="50%")
     assert [(run.point["n"], run.point["p"]) for run in other_order.plan.runs] == [
         (run.point["n"], run.point["p"]) for run in step.plan.runs]
     with pytest.raises(InputError, match=r"^the parameters are \['n'\], the design's \['q', 'n'\]$"):
