@@ -216,13 +216,13 @@ def autotune(
         model_set = api.model(experiment, modeler, measure=measure, host=host, **dict(options or {}))
     space, designed = _aligned(space, experiment)  # ``experiment`` as read: the final models are ``model``'s
     final = design.suggest(space, designed, **settings) if status in ("steps", "failed") else last
-    before = _measured_before(designed, rounds, final.cost_model)
+    launches = designed.runs()
+    before = _measured_before(launches, space.parameters, rounds, final.cost_model)
     _save(folder, space, rounds, status, before)
-    runs = np.unique(np.column_stack([experiment.coordinates, experiment.repetition]), axis=0)
     # The share spent: after a failed launch or --max-steps, ``final`` is a fresh plan whose share counts its runs.
     result = AutotuneResult(folder, status, rounds, model_set, final.target, tolerance, final.measured_share,
                             final.measured_cost, final.full_cost, final.budget_limit, message,
-                            len(np.unique(experiment.coordinates, axis=0)), len(runs), before)
+                            len(np.unique(launches[:, :-1], axis=0)), len(launches), before)
     _write_reports(result, final, host)
     say(f"{_verdict(result)}; report: {folder / REPORT}")
     return result
@@ -278,11 +278,10 @@ def _sweep_runner(command, mpiexec, mpiexec_args, timeout):
     return run
 
 
-def _measured_before(experiment, rounds: list[Round], cost_model: design.CostModel) -> list[dict]:
-    """The runs of ``experiment`` beyond those the rounds planned, per point: measured before the loop (by `run`,
-    say), for the report."""
-    names = experiment.parameter_names
-    launches = np.unique(np.column_stack([experiment.coordinates, experiment.repetition]), axis=0)
+def _measured_before(launches: np.ndarray, names, rounds: list[Round], cost_model: design.CostModel) -> list[dict]:
+    """The runs of the folder (``launches``, :meth:`~extrap_plugins.experiment.Experiment.runs` over the parameters
+    ``names``) beyond those the rounds planned, per point: measured before the loop (by `run`, say), for the
+    report."""
     points, counts = np.unique(launches[:, :-1], axis=0, return_counts=True)
     planned: dict[tuple, int] = {}
     for r in rounds:
@@ -313,8 +312,7 @@ def _left_out(runs: list[design.Run], space: design.Space, experiment) -> list[d
         return runs
     space, experiment = _aligned(space, experiment)
     names = list(space.parameters)
-    done = {tuple(row) for row in np.unique(np.column_stack([experiment.coordinates, experiment.repetition]),
-                                            axis=0).tolist()}
+    done = {tuple(row) for row in experiment.runs().tolist()}
     return [run for run in runs
             if any((*(float(run.point[n]) for n in names), float(k)) not in done
                    for k in range(run.first, run.first + run.repetitions))]

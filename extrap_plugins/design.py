@@ -1349,8 +1349,7 @@ def _measured_runs(grid: np.ndarray, experiment: Experiment | None) -> tuple[np.
                 f"{format_point(row, experiment.parameter_names, brackets=True)} "
                 f"is not in the design space; add its values with --param"
             )
-    launches = np.unique(np.column_stack([experiment.coordinates, experiment.repetition]), axis=0)
-    for row in launches.tolist():
+    for row in experiment.runs().tolist():
         i = index[tuple(row[:-1])]
         runs[i] += 1
         following[i] = max(following[i], int(row[-1]) + 1)

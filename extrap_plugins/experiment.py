@@ -284,6 +284,10 @@ class Experiment:
         """All distinct coordinates, shape (n_points, n_params), sorted."""
         return row_codes(self.coordinates)[0]
 
+    def runs(self) -> np.ndarray:
+        """All distinct runs, shape (n_runs, n_params + 1): a point's coordinates, then the repetition; sorted."""
+        return np.unique(np.column_stack([self.coordinates, self.repetition]), axis=0)
+
     def children(self, callpath: Callpath) -> list[Callpath]:
         """The call paths directly below ``callpath`` in the call tree."""
         return [c for c in self.callpaths if c.parent == callpath]
