@@ -31,6 +31,7 @@ _EXPORTS = {
     "QualityWarning": "errors",
     "from_graphframes": "hatchet", "from_thicket": "thicket",
     "efficiency": "efficiency_analysis", "compare": "comparison", "export_report": "reports",
+    "suggest": "design", "Space": "design",
 }
 
 __all__ = [
@@ -40,13 +41,14 @@ __all__ = [
     "Model", "ModelSet", "Term", "Factor", "Quality", "Segment",
     "ReaderInfo", "ModelerInfo", "ExporterInfo",
     "ExtrapError", "InputError", "PluginError", "ExtrapWarning", "QualityWarning",
-    "efficiency", "compare", "export_report",
+    "efficiency", "compare", "export_report", "suggest", "Space",
     "__version__",
 ]
 
 if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ loads these
     from .api import export, model, read
     from .comparison import compare
+    from .design import Space, suggest
     from .efficiency_analysis import efficiency
     from .reports import export_report
     from .errors import ExtrapError, ExtrapWarning, InputError, PluginError, QualityWarning

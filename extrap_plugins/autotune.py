@@ -98,6 +98,14 @@ class AutotuneResult:
     before: list[dict] = field(default_factory=list)
     """Runs in the folder that no round planned (measured before the loop), per point as a round's runs are."""
 
+    def __str__(self) -> str:
+        """What ``extrap-plugins autotune`` prints at the end."""
+        return summary(self)
+
+    def __repr__(self) -> str:
+        points = format_count(self.points, "point")
+        return f"<AutotuneResult {self.status}: {_verdict(self)}; {points} in {self.folder}>"
+
 
 def autotune(
     candidates: Mapping[str, Sequence[float]],

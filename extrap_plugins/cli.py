@@ -21,7 +21,6 @@ from .executors import EXECUTORS, MPI_LAUNCH, WorkerLost, end_mpi_job
 from .experiment import MEASURES
 from .exporters.json_exporter import JSON_VERSION, JSON_VERSIONS
 from .extrapolation import SORT_KEYS
-from .formatting import format_count
 from .options import guess_type, parse_share
 from .plugins import get_host
 
@@ -412,7 +411,7 @@ def _suggest_command(args: argparse.Namespace) -> ExitStatus:
             target=args.target, progress=progress, **parse_options(args.option, "--option", reserved=DESIGN_FLAGS))
     if args.export:
         design.write_plan(args.export, result.plan, result)
-    sys.stdout.write(format_suggestion(result, space))
+    sys.stdout.write(str(result))
     return ExitStatus.OK
 
 
@@ -433,75 +432,6 @@ def growing_bar(show: bool, description: str, leave: bool = True) -> Iterator[Ca
         yield tell
 
 
-def format_suggestion(result, space) -> str:
-    """The suggestion as text: what the space is, the runs as a table, and what to do after."""
-    from tabulate import tabulate
-
-    names = space.parameters
-    sizes = " × ".join(f"{n} ({v.size} values)" for n, v in zip(names, space.values))
-    lines = [
-        f"design space: {sizes} = {result.full_points} points; cost of a run: "
-        f"{result.cost_model.text or '1'} (full factorial, every point "
-        f"{format_count(result.reference_repetitions, 'time')}: {result.full_cost:g})",
-        f"measured so far: {format_count(result.measured_points, 'point')}, "
-        f"{result.measured_share:.1%} of the full factorial's cost",
-        "repetitions per run: "
-        f"{result.repetitions_reason if result.repetitions_reason != 'given' else result.repetitions}",
-    ]
-    heading = {
-        "base": "next: the base design (a line of values per parameter through a common corner, and one point "
-                "off the lines)",
-        "add": ("next: the runs that narrow the intervals at the target most per unit of cost; measure them "
-                "(the first at least), then run suggest again with all measurements"
-                if result.strategy == "uncertainty" else
-                "next: the cheapest point not measured yet; measure it, then run suggest again with all "
-                "measurements"),
-        "done": "no further runs needed",
-        "budget": "no further runs: the budget left buys none the selector would plan",
-        "exhausted": "no further runs: every candidate point is measured",
-    }[result.status]
-    if result.status == "add" and result.holdout is not None:
-        point = ", ".join(f"{n}={v:g}" for n, v in zip(names, result.holdout["point"]))
-        heading += (f" (the model without ({point}) predicts it only within {result.holdout['worst']:.1%})")
-    lines.append(heading)
-    lines.extend(format_widths(result))
-    if result.plan.runs:
-        rows, spent = [], result.measured_cost
-        for k, run in enumerate(result.plan.runs, 1):
-            spent += run.cost * run.repetitions
-            rows.append([k, *(f"{run.point[n]:g}" for n in names), run.repetitions, f"{run.cost:g}",
-                         f"{spent / result.full_cost if result.full_cost else 0:.1%}", run.role])
-        table = tabulate(rows, headers=["#", *names, "repetitions", "cost", "share so far", "why"],
-                         tablefmt="simple", disable_numparse=True)
-        lines.extend(["", table, ""])
-        lines.append(f"planned: {format_count(len(result.plan.runs), 'run')}; with the measured ones "
-                     f"{result.share:.1%} of the full factorial's cost")
-    lines.extend(f"note: {note}" for note in result.notes)
-    return "\n".join(lines) + "\n"
-
-
-def format_widths(result) -> list[str]:
-    """The judged kernels' intervals at the target, before and (as expected) after the plan."""
-    if not result.widths:
-        return []
-    from .formatting import format_point, format_share
-    from .selector import NOT_JUDGED
-
-    where = format_point(result.target, brackets=True)
-    lines = [f"interval at the target {where} (95 %, relative half-width):"]
-    ranked = sorted(result.widths.items(), key=lambda kv: -kv[1])
-    for name, width in ranked[:10]:
-        after = ""
-        if result.predicted and result.plan.runs:
-            after = f" -> ±{format_share(result.predicted[name])} expected after the plan"
-        lines.append(f"  {name}: ±{format_share(width)}{after}")
-    if len(ranked) > 10:
-        lines.append(f"  ... {len(ranked) - 10} more kernels")
-    if result.not_judged:
-        lines.append(f"  not judged: {len(result.not_judged)} kernels ({NOT_JUDGED})")
-    return lines
-
-
 def _autotune_command(args: argparse.Namespace) -> ExitStatus:
     from . import autotune
 
@@ -517,7 +447,7 @@ def _autotune_command(args: argparse.Namespace) -> ExitStatus:
         options=parse_options(args.option, "--option", reserved=DESIGN_FLAGS),
         assessing=(lambda what: growing_bar(True, what, leave=False))
         if args.progress != "off" and sys.stderr.isatty() else None)
-    sys.stdout.write(autotune.summary(result))
+    sys.stdout.write(str(result))
     if result.status == "failed":
         return ExitStatus.RUNS_FAILED
     return ExitStatus.OK if result.status in ("done", "budget", "exhausted", "steps") else ExitStatus.ERROR

@@ -513,6 +513,24 @@ class Suggestion:
     """Kernels left out of the stopping rule, with the reason."""
     budget_limit: float = math.inf
     """The cost the budget allows (infinite without a cost budget)."""
+    space: Space | None = field(default=None, repr=False, compare=False)
+    """The candidate values the plan was made from."""
+
+    def __str__(self) -> str:
+        """What ``extrap-plugins suggest`` prints."""
+        from .design_output import format_suggestion
+
+        return format_suggestion(self)
+
+    def __repr__(self) -> str:
+        runs = format_count(len(self.plan.runs), "run")
+        return f"<Suggestion {self.status}: {runs} planned, {self.share:.1%} of the full factorial's cost with them>"
+
+    def _repr_html_(self) -> str:
+        """A notebook shows the text ``suggest`` prints."""
+        import html
+
+        return f"<pre>{html.escape(str(self))}</pre>"
 
     @property
     def planned_cost(self) -> float:
@@ -706,7 +724,7 @@ def suggest(
         plan=Plan(parameters), status="base", cost_model=cost_model, repetitions=repetitions,
         repetitions_reason=reason, full_cost=full_cost, full_points=int(grid.shape[0]),
         measured_cost=float(np.sum(costs * runs_at)), measured_points=int(measured.sum()),
-        reference_repetitions=reference, noise=noise, notes=notes,
+        reference_repetitions=reference, noise=noise, notes=notes, space=space,
     )
 
     if strategy == "uncertainty":

@@ -23,6 +23,7 @@ from typing import Iterable, Iterator, Sequence
 import numpy as np
 
 from .errors import InputError
+from .formatting import format_count
 
 CALLPATH_SEPARATOR = "->"
 MEASURES = ("mean", "median", "minimum", "maximum")
@@ -160,6 +161,19 @@ class Experiment:
     """Parameters the reader left out because every run has the same value, with that value: nothing can be
     modeled over them, but a design that varies them next needs to know where they were measured
     (:meth:`with_parameters`)."""
+
+    def __repr__(self) -> str:
+        """One line a notebook can show: what was measured, not every value."""
+        runs = self.runs()
+        points = len(np.unique(runs[:, :-1], axis=0)) if len(runs) else 0
+        parameters = ", ".join(self.parameter_names) or "no parameters"
+        constants = "".join(f", {name}={value:g}" for name, value in self.constants.items())
+        metrics = ", ".join(m.name for m in self.metrics)
+        source = f" from {self.source}" if self.source else ""
+        return (f"<Experiment {parameters}{constants}: {format_count(points, 'point')}, "
+                f"{format_count(len(runs), 'run')}; {format_count(len(self.callpaths), 'call path')}; "
+                f"{format_count(len(self.metrics), 'metric')} ({metrics}); {format_count(len(self), 'value')}"
+                f"{source}>")
 
     def __getstate__(self) -> dict:
         """Pickle call paths as their names: runs travel back from workers twice as fast."""

@@ -129,7 +129,18 @@ def test_a_parameter_left_out_for_its_one_value_comes_back_as_a_column():
     assert both.coordinates.tolist() == [[1, 10], [1, 20], [1, 40]]
     assert both.constants == {} and both.value.tolist() == [1.0, 2.0, 4.0]
     assert e.with_parameters(["n"]) is e
+    assert repr(e) == "<Experiment n, p=1: 3 points, 3 runs; 1 call path; 1 metric (time); 3 values>"
     with pytest.raises(InputError, match=r"the parameters are n, expected p, q$"):
         e.with_parameters(["p", "q"])
     with pytest.raises(InputError, match=r"the parameters are n, expected p$"):
         e.with_parameters(["p"])
+
+
+def test_an_experiment_s_repr_says_what_was_measured_not_every_value(shared_data):
+    # a notebook cell that ends with the experiment shows one line, not its columns
+    import extrap_plugins
+
+    path = shared_data / "extrap" / "text" / "mpa" / "relearn_data.txt"
+    e = extrap_plugins.read(path)
+    assert repr(e) == (f"<Experiment p, n: 25 points, 50 runs; 14 call paths; 1 metric (time); 700 values "
+                       f"from {e.source}>")

@@ -183,8 +183,9 @@ def test_an_interrupted_round_is_finished_first_when_the_loop_starts_again(mpiex
     assert "already measured" not in err  # the runner's resume line is the loop's to say
     assert result.status == "done" and (result.points, result.runs) == (6, 12)
     assert len(records(runs / "jacobi.extrap.jsonl")) == 12  # each base run twice, none three times
-    assert autotune.summary(result).splitlines()[1].startswith("measured: 6 points, 12 runs with the repetitions, "
-                                                               "in 2 rounds; ")
+    assert str(result).splitlines()[1].startswith("measured: 6 points, 12 runs with the repetitions, in 2 rounds; ")
+    assert repr(result) == ("<AutotuneResult done: done: the models are within tolerance at the target "
+                            f"({result.share:.1%} of the full factorial's cost); 6 points in {runs}>")
 
 
 def test_a_round_stopped_after_its_last_run_is_not_measured_again(mpiexec, tmp_path, no_extrap_environment, capsys):

@@ -1,0 +1,35 @@
+"""A suggestion reads the same in a notebook as on the command line (extrap_plugins/design_output.py)."""
+
+import html
+
+import extrap_plugins
+from extrap_plugins.cli import ExitStatus, main
+
+
+def _measured(tmp_path):
+    path = tmp_path / "done.csv"
+    rows = ["p,n,value"] + [f"{p},{n},{3 + 0.5 * p * n}" for p, n in
+                            [(4, 1000), (4, 2000), (4, 4000), (4, 8000), (4, 16000), (8, 1000), (16, 1000),
+                             (32, 1000), (64, 1000), (8, 2000)]]
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+def test_a_suggestion_prints_what_the_command_prints(host, tmp_path, capsys):
+    path = _measured(tmp_path)
+    assert main(["suggest", str(path), "--param", "p=128", "--budget", "30%"]) == ExitStatus.OK
+    printed = capsys.readouterr().out
+    experiment = extrap_plugins.read(path)
+    space = extrap_plugins.Space.from_experiment(experiment, {"p": [128]})
+    suggestion = extrap_plugins.suggest(space, experiment, budget="30%")
+    assert str(suggestion) == printed
+    assert printed.startswith("design space: p (6 values) × n (5 values) = 30 points; cost of a run: p ")
+    assert suggestion._repr_html_() == f"<pre>{html.escape(printed)}</pre>"  # a notebook shows the same
+
+
+def test_a_suggestion_s_repr_is_one_line_with_its_status_and_cost(host, tmp_path):
+    experiment = extrap_plugins.read(_measured(tmp_path))
+    suggestion = extrap_plugins.suggest(extrap_plugins.Space.from_experiment(experiment), experiment,
+                                        strategy="cheapest")
+    # one run at each of 10 points: 148 of the full factorial's 4 × 620; the hold-out check passes
+    assert repr(suggestion) == "<Suggestion done: 0 runs planned, 6.0% of the full factorial's cost with them>"
