@@ -642,9 +642,11 @@ def suggest(
 
     Parameters
     ----------
-    space : Space
+    space : Space, mapping or Experiment
         Candidate values; the measured points of ``experiment`` must lie in it
-        (:meth:`Space.from_experiment` makes sure they do).
+        (:meth:`Space.from_experiment` makes sure they do).  A mapping such as
+        ``{"p": [4, 8, 16], "n": [...]}`` is joined with the measured values (as ``--param``);
+        an Experiment alone stands for its measured values and itself.
     experiment : Experiment, optional
         The measurements so far.
     cost : str or CostModel
@@ -678,6 +680,7 @@ def suggest(
     """
     if strategy not in ("uncertainty", "cheapest"):
         raise InputError(f"--strategy {strategy!r}: expected uncertainty or cheapest")
+    space, experiment = _as_space(space, experiment)
     parameters = space.parameters
     if experiment is not None and list(experiment.parameter_names) != list(parameters):
         # in the design's order; a parameter the reader left out for its one value comes back (Experiment.constants)
@@ -770,6 +773,18 @@ def suggest(
     if not suggestion.plan.runs and suggestion.status != "done":
         suggestion.status = "budget"
     return suggestion
+
+
+def _as_space(space, experiment: Experiment | None) -> tuple[Space, Experiment | None]:
+    """The candidates ``suggest`` was given as a Space, a mapping of candidate values or an Experiment."""
+    if isinstance(space, Experiment) and experiment is None:
+        return Space.from_experiment(space), space
+    if isinstance(space, Mapping):
+        return (Space.from_experiment(experiment, space) if experiment is not None else Space.of(space)), experiment
+    if not isinstance(space, Space):
+        raise InputError(f"suggest: the candidates are a {type(space).__name__}; expected a Space, candidate values "
+                         "per parameter ({'p': [4, 8, 16], ...}) or an Experiment")
+    return space, experiment
 
 
 def holdout_check(experiment: Experiment, point: np.ndarray, *, modeler: str = "default", measure: str = "mean",

@@ -5,6 +5,7 @@ import json
 import numpy as np
 import pytest
 
+import extrap_plugins
 from extrap_plugins import design
 from extrap_plugins.cli import ExitStatus, main
 from extrap_plugins.design import (
@@ -566,3 +567,20 @@ def test_the_python_api_takes_the_tolerance_as_the_command_line_does():
 def test_suggest_rejects_bad_input_in_one_line(host, capsys, args, message):
     assert main(args) == ExitStatus.BAD_INPUT
     assert capsys.readouterr().err == f"extrap-plugins: error: {message}\n"
+
+
+def test_suggest_takes_candidate_values_or_the_measurements_alone(host, tmp_path):
+    path = tmp_path / "done.csv"
+    path.write_text("p,n,value\n" + "".join(f"{p},{n},{3 + 0.5 * p * n}\n" for p, n in
+                                             [(4, 1000), (4, 2000), (4, 4000), (4, 8000), (4, 16000), (8, 1000),
+                                              (16, 1000), (32, 1000), (64, 1000), (8, 2000)]))
+    experiment = extrap_plugins.read(path)
+    given = extrap_plugins.suggest(extrap_plugins.Space.from_experiment(experiment, {"p": [128]}), experiment,
+                                   budget="30%")
+    assert str(extrap_plugins.suggest({"p": [128]}, experiment, budget="30%")) == str(given)
+    alone = extrap_plugins.suggest(experiment, budget="30%")
+    assert alone.space.parameters == ("p", "n") and alone.full_points == 25
+    fresh = extrap_plugins.suggest({"p": [1, 2, 4, 8, 16]})
+    assert fresh.status == "base" and fresh.full_points == 5
+    with pytest.raises(extrap_plugins.InputError, match=r"^suggest: the candidates are a list; expected a Space, "):
+        extrap_plugins.suggest([1, 2, 4])

@@ -33,3 +33,4 @@ def test_a_suggestion_s_repr_is_one_line_with_its_status_and_cost(host, tmp_path
                                         strategy="cheapest")
     # one run at each of 10 points: 148 of the full factorial's 4 × 620; the hold-out check passes
     assert repr(suggestion) == "<Suggestion done: 0 runs planned, 6.0% of the full factorial's cost with them>"
+
