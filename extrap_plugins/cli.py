@@ -135,7 +135,8 @@ def build_parser() -> argparse.ArgumentParser:
                                "terminal (default: on)")
     autotune.add_argument("program", nargs=argparse.REMAINDER, metavar="-- PROGRAM [ARGS]",
                           help="the instrumented program, after --; {n} in its arguments becomes the value of "
-                               "parameter n, {p} the process count")
+                               "parameter n, {p} the process count; a program without the shim: python -m "
+                               "extrap_plugins.instrument app.py")
     add_codesign_commands(commands)
     from .instrument import sweep
 

@@ -260,7 +260,7 @@ class Session:
         if MPI is None or not MPI.Is_initialized() or MPI.Is_finalized():
             return
         self.mpi_attached = True
-        world = MPI.COMM_WORLD
+        world = _world(MPI)
         self.world = (world.Get_rank(), world.Get_size())
         try:
             keyval = MPI.Comm.Create_keyval(delete_fn=self._at_finalize)
@@ -332,7 +332,7 @@ class Session:
         MPI = sys.modules.get("mpi4py.MPI")
         comm = None
         if MPI is not None and MPI.Is_initialized() and not MPI.Is_finalized():
-            comm = MPI.COMM_WORLD
+            comm = _world(MPI)
         rank, size = self.world if self.world else (_rank_from_launcher(), _size_from_launcher())
         table = output.RankTable(rank, callpaths, rows, self.current_parameters(size), self.failure,
                                  now - self.started, counters, dict(regions._counters))
@@ -464,6 +464,14 @@ def _float_env(name: str, default: float) -> float:
         warnings.warn(f"{name}={text!r} is not a number; using {default:g}", RuntimeWarning, stacklevel=2)
         return default
     return value if value > 0 else default
+
+
+def _world(MPI):
+    """``MPI.COMM_WORLD`` for the shim's own calls: plain, also where a program (or ``python -m
+    extrap_plugins.instrument``) replaced it by a recording communicator."""
+    from .mpi import unwrapped
+
+    return unwrapped(MPI.COMM_WORLD)
 
 
 def _default_output(program: str) -> str:

@@ -74,7 +74,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dry-run", action="store_true", help="print the launches without running them")
     parser.add_argument("program", nargs=argparse.REMAINDER, metavar="-- PROGRAM [ARGS]",
                         help="the program to run, after --; {n} in its arguments becomes the value of parameter n, "
-                             "{p} the process count")
+                             "{p} the process count; a program without the shim: python -m extrap_plugins.instrument "
+                             "app.py")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -227,8 +228,15 @@ def _plain(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else repr(float(value))
 
 
+NOTHING_WRITTEN = ("no measurements were written (does the program import extrap_plugins.instrument and define "
+                   "regions? to measure it unchanged: -- python -m extrap_plugins.instrument app.py)")
+
+
 def program_name(command: Sequence[str]) -> str:
-    """The name of the output file: the script of ``python app.py``, else the executable."""
+    """The name of the output file: the script of ``python app.py`` (also of ``python -m
+    extrap_plugins.instrument app.py``), the module of ``python -m module``, else the executable."""
+    if list(command[1:3]) == ["-m", "extrap_plugins.instrument"] and len(command) > 3:
+        return program_name([command[0], *command[3:]])
     for word in command[1:]:
         if word.endswith(".py"):
             return pathlib.Path(word).stem
@@ -468,8 +476,7 @@ def _launch(launcher, launch: Launch, program, names, folder: pathlib.Path, data
             _append_verdict(data, run_id, f"the launch failed ({what}; extrap-plugins run)")
         return Outcome(launch, False, seconds, what, log)
     if not _has_run(folder, data, run_id):
-        return Outcome(launch, False, seconds, "no measurements were written (does the program import "
-                                               "extrap_plugins.instrument and define regions?)", log)
+        return Outcome(launch, False, seconds, NOTHING_WRITTEN, log)
     return Outcome(launch, True, seconds, "", log)
 
 

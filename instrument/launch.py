@@ -1,0 +1,92 @@
+"""Measure a Python program without changing it: ``python -m extrap_plugins.instrument app.py [ARGS...]``.
+
+Like ``python -m cProfile app.py``, this runs the program as ``python app.py`` would (``-m module`` runs a
+module), inside one region, ``main``, so its whole run is timed; and when the program imports mpi4py,
+``MPI.COMM_WORLD`` is replaced by a recording communicator (:func:`extrap_plugins.instrument.mpi.wrap`)
+before the program sees it, so every MPI call on it, and on communicators made from it, becomes a child
+region of ``main`` with its bytes and messages.  In a sweep::
+
+    extrap-plugins run --np 1,2,4 --param n=1000,2000 -o runs/ -- python -m extrap_plugins.instrument app.py
+
+Parameters reach the program as ``EXTRAP_PARAM_<NAME>`` and ``{name}`` in its arguments, as for any program;
+the measurements go to ``<program>.extrap.jsonl`` named after ``app.py``.  Regions the program defines itself
+are recorded below ``main``.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.util
+import os
+import runpy
+import sys
+from typing import Sequence
+
+from . import mpi, regions
+from .session import _default_output
+from .session import session as _session
+
+ROOT = "main"
+USAGE = "usage: python -m extrap_plugins.instrument (SCRIPT.py | -m MODULE) [ARGS...]"
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Run the program the arguments name as ``python`` would, measured (see the module's docstring)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help"):
+        sys.stdout.write(f"{USAGE}\n\n{__doc__.split(chr(10) * 2)[0]}\n")
+        raise SystemExit(0 if argv else 2)
+    module = argv[0] == "-m"
+    if module and len(argv) < 2:
+        sys.stderr.write(f"{USAGE}\nextrap_plugins.instrument: error: -m needs a module name\n")
+        raise SystemExit(2)
+    target = argv[1] if module else argv[0]
+    if not module and not os.path.isfile(target):
+        sys.stderr.write(f"extrap_plugins.instrument: error: {target}: no such file\n")
+        raise SystemExit(2)
+    sys.argv = argv[1:] if module else argv
+    name = target.rsplit(".", 1)[-1] if module else os.path.splitext(os.path.basename(target))[0]
+    _session.program, _session.output = name, _default_output(name)
+    if not regions._state.environment_off and importlib.util.find_spec("mpi4py") is not None:
+        _record_world_on_import()
+    with regions.region(ROOT):
+        if module:
+            runpy.run_module(target, run_name="__main__", alter_sys=True)
+        else:
+            sys.path[0] = os.path.dirname(os.path.abspath(target))  # as python puts the script's folder first
+            runpy.run_path(target, run_name="__main__")
+
+
+def _record_world_on_import() -> None:
+    """Replace ``MPI.COMM_WORLD`` by a recording communicator as soon as ``mpi4py.MPI`` is imported (at once
+    if it already is): a program that never imports mpi4py does not start MPI because of us."""
+    loaded = sys.modules.get("mpi4py.MPI")
+    if loaded is not None:
+        loaded.COMM_WORLD = mpi.wrap(loaded.COMM_WORLD)
+        return
+    sys.meta_path.insert(0, _WorldRecorder())
+
+
+class _WorldRecorder(importlib.abc.MetaPathFinder):
+    """Finds ``mpi4py.MPI`` with the other finders and wraps its loader (once, then steps aside)."""
+
+    def find_spec(self, name, path, target=None):
+        if name != "mpi4py.MPI":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.loader is not None:
+            spec.loader = _Loader(spec.loader)
+        return spec
+
+
+class _Loader(importlib.abc.Loader):
+    def __init__(self, loader) -> None:
+        self.loader = loader
+
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module) -> None:
+        self.loader.exec_module(module)
+        module.COMM_WORLD = mpi.wrap(module.COMM_WORLD)

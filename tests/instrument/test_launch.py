@@ -1,0 +1,107 @@
+"""``python -m extrap_plugins.instrument app.py``: a program measured without changing it (instrument/launch.py)."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+
+import pytest
+
+import extrap_plugins
+from extrap_plugins.errors import ExitStatus
+from extrap_plugins.instrument import sweep
+from shim_helpers import records, run_program
+
+LAUNCH = [sys.executable, "-m", "extrap_plugins.instrument"]
+
+RING = """\
+import os
+import sys
+
+import numpy as np
+from mpi4py import MPI
+
+from helper import size  # a module beside the script: its folder is on sys.path, as for python ring.py
+
+comm = MPI.COMM_WORLD
+n = size()
+right, left = (comm.rank + 1) % comm.size, (comm.rank - 1) % comm.size
+received = np.empty(n)
+comm.Sendrecv(np.ones(n), dest=right, recvbuf=received, source=left)
+half = comm.Split(comm.rank % 2)
+half.allreduce(1)
+assert sys.argv[1:] == ["--size", str(n)], sys.argv
+"""
+
+
+def _ring(tmp_path):
+    folder = tmp_path / "app"
+    folder.mkdir()
+    (folder / "ring.py").write_text(RING)
+    (folder / "helper.py").write_text("import os\n\n\ndef size():\n    return int(os.environ['EXTRAP_PARAM_N'])\n")
+    return folder / "ring.py"
+
+
+def test_an_unchanged_mpi4py_program_is_swept_and_models_exactly(mpiexec, tmp_path, no_extrap_environment, capsys):
+    runs = tmp_path / "runs"
+    status = sweep.main(["--np", "1,2", "--param", "n=100,200,400", "-o", str(runs), "--", *LAUNCH,
+                         str(_ring(tmp_path)), "--size", "{n}"])
+    assert status == ExitStatus.OK, capsys.readouterr().err
+    assert len(records(runs / "ring.extrap.jsonl")) == 6  # named after the script, not the launcher
+    experiment = extrap_plugins.read(runs)
+    names = {c.name for c in experiment.callpaths}
+    assert {"main", "main->MPI_Sendrecv", "main->MPI_Allreduce"} <= names  # the split's calls are recorded too
+    models = extrap_plugins.model(experiment, executor="serial", metrics=["bytes_sent", "visits"])
+    sendrecv = models.get("main->MPI_Sendrecv", "bytes_sent")
+    [term] = sendrecv.terms
+    assert dict(term.factors) == {"n": extrap_plugins.Factor(1, 0)}
+    assert sendrecv.predict({"p": 64, "n": 1600}) == pytest.approx(8 * 1600, rel=1e-9)
+    assert models.get("main", "visits").constant == pytest.approx(1, rel=1e-12)
+
+
+def test_a_program_that_never_imports_mpi4py_is_timed_without_starting_mpi(tmp_path):
+    package = tmp_path / "tool"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "work.py").write_text(textwrap.dedent("""\
+        import sys, time
+        time.sleep(0.05)
+        with open(sys.argv[1], "w") as marker:
+            marker.write(str("mpi4py.MPI" in sys.modules))
+    """))
+    result = run_program([*LAUNCH, "-m", "tool.work", "marker.txt"], tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "marker.txt").read_text() == "False"
+    [record] = records(tmp_path / "out.extrap.jsonl")
+    assert record["program"] == "work" and record["status"] == "ok"
+    assert [c for c in record["callpaths"]] == ["main"]
+
+
+def test_a_program_that_fails_fails_the_same_way_when_measured(tmp_path):
+    (tmp_path / "crash.py").write_text("raise RuntimeError('the solver diverged')\n")
+    result = run_program([*LAUNCH, "crash.py"], tmp_path)
+    assert result.returncode == 1
+    assert "RuntimeError: the solver diverged" in result.stderr.splitlines()  # the program's own traceback
+    # as for any measured program that fails: its own file, which model reads with a warning and skips
+    [fragment] = tmp_path.glob("out.*.rank*.extrap.jsonl")
+    [record] = records(fragment)
+    assert record["status"] == "failed" and record["errors"] == ["the program failed: RuntimeError: the solver diverged"]
+    (tmp_path / "stop.py").write_text("import sys\nsys.exit(3)\n")
+    assert run_program([*LAUNCH, "stop.py"], tmp_path).returncode == 3
+
+
+@pytest.mark.parametrize("args, status, line", [
+    ([], 2, "usage: python -m extrap_plugins.instrument (SCRIPT.py | -m MODULE) [ARGS...]"),
+    (["missing.py"], 2, "extrap_plugins.instrument: error: missing.py: no such file"),
+    (["-m"], 2, "extrap_plugins.instrument: error: -m needs a module name"),
+])
+def test_bad_arguments_say_what_is_wrong_in_one_line(tmp_path, args, status, line):
+    result = run_program([*LAUNCH, *args], tmp_path)
+    assert result.returncode == status
+    assert line in (result.stderr + result.stdout).splitlines()
+    assert "Traceback" not in result.stderr
+
+
+def test_the_sweep_names_the_measurements_after_the_program_the_launcher_runs():
+    assert sweep.program_name([sys.executable, "-m", "extrap_plugins.instrument", "app.py", "--size", "4"]) == "app"
+    assert sweep.program_name([sys.executable, "-m", "extrap_plugins.instrument", "-m", "tool.work"]) == "work"
