@@ -107,12 +107,6 @@ def is_wrapped(comm) -> bool:
     return bool(_wrapped_types) and isinstance(comm, _wrapped_types)
 
 
-def unwrapped(comm):
-    """The plain communicator behind a recording one (the same MPI handle), for the shim's own calls, which
-    are not the program's; any other communicator as it is."""
-    return type(comm).__mro__[1](comm) if is_wrapped(comm) else comm
-
-
 # ------------------------------------------------------------------ buffer sizes
 def message_bytes(message, vector: bool = False, comm_size: int = 1) -> int:
     """The bytes described by an mpi4py buffer specification.

@@ -468,10 +468,11 @@ def _float_env(name: str, default: float) -> float:
 
 def _world(MPI):
     """``MPI.COMM_WORLD`` for the shim's own calls: plain, also where a program (or ``python -m
-    extrap_plugins.instrument``) replaced it by a recording communicator."""
-    from .mpi import unwrapped
-
-    return unwrapped(MPI.COMM_WORLD)
+    extrap_plugins.instrument``) replaced it by a recording communicator (a subclass of mpi4py's class made
+    in :mod:`.mpi`; the same MPI handle)."""
+    world = MPI.COMM_WORLD
+    plain = next((kind for kind in type(world).__mro__ if kind.__module__ == MPI.__name__), type(world))
+    return world if plain is type(world) else plain(world)
 
 
 def _default_output(program: str) -> str:
