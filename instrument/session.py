@@ -48,6 +48,8 @@ PROG = "extrap-plugins instrument"
 DEFAULT_TIMEOUT = 30.0
 SIGNAL_GRACE = 1.0
 """Seconds a rank of a multi-rank job waits after writing its measurements at SIGTERM before it ends."""
+CUT_SHORT_WAIT = 10.0
+"""Seconds a rank waits at SIGTERM for its other thread to write the measurements it has."""
 
 
 def _note(message: str) -> None:
@@ -115,6 +117,7 @@ class Session:
         self.world: tuple[int, int] | None = None  # (rank, size) once MPI was seen
         self.used = False
         self.lock = threading.Lock()
+        self.cut_short: threading.Event | None = None  # set once a signal's measurements are written
 
     # ------------------------------------------------------------- hooks
     def use(self) -> None:
@@ -209,11 +212,20 @@ class Session:
         with self.lock:
             first = not self.finished
             self.finished = True
-        if first and not regions._state.environment_off and self.output is not None and self.used:
+            if first:
+                self.cut_short = threading.Event()
+        if first:
             try:
-                self._write_cut_short(name)
+                if not regions._state.environment_off and self.output is not None and self.used:
+                    self._write_cut_short(name)
             except Exception as error:  # never stand between the signal and the end of the process
                 _note(f"could not write the measurements at {name}: {error}")
+            finally:
+                self.cut_short.set()
+        elif self.cut_short is not None:
+            # The main thread's handler and the wakeup watcher both see the signal: the one that came second
+            # must not end the process while the other writes.
+            self.cut_short.wait(CUT_SHORT_WAIT)
         # The launcher ends the whole job once one rank dies of the signal: give the other ranks, which got
         # the signal at the same moment, a little time to write theirs before this one goes.
         time.sleep(SIGNAL_GRACE if self.world and self.world[1] > 1 else 0.0)

@@ -464,6 +464,8 @@ def _launch(launcher, launch: Launch, program, names, folder: pathlib.Path, data
             code = process.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             _stop(process)
+            if _has_run(folder, data, run_id):  # what the ranks wrote at SIGTERM: kept, but not for models
+                _append_verdict(data, run_id, f"ended by --timeout after {timeout:g} s (extrap-plugins run)")
             return Outcome(launch, False, time.monotonic() - start, f"still running after {timeout:g} s (--timeout)",
                            log)
         except KeyboardInterrupt:

@@ -58,6 +58,36 @@ def test_a_sweep_timeout_keeps_the_measurements_of_the_launch(mpiexec, tmp_path,
     fragments = sorted(tmp_path.glob("long.*.rank*.extrap.jsonl"))
     assert len(fragments) == 2
     assert {records(p)[0]["status"] for p in fragments} == {"terminated"}
+    # the runner knows the launch failed: its measurements stay, but models skip them and a new start runs it again
+    with pytest.warns(ExtrapWarning, match=r"run p2\.r0\.\w+ \(\S+rank0\.extrap\.jsonl:1\) skipped: ended by "
+                                            r"--timeout after 4 s \(extrap-plugins run\)"):
+        with pytest.raises(extrap_plugins.InputError):  # nothing else was measured
+            extrap_plugins.read(tmp_path)
+    assert sweep.measured_launches(tmp_path / "long.extrap.jsonl", []) == set()
+
+
+def test_sigterm_to_a_single_process_without_mpi_leaves_its_measurements(tmp_path):
+    # the signal reaches the main thread's handler and the wakeup watcher alike: the second must not end the
+    # process while the first writes (it did, and nothing was written, with one rank)
+    program = tmp_path / "alone.py"
+    program.write_text("import pathlib, sys, time\nfrom extrap_plugins import instrument\n"
+                       "with instrument.region('setup'):\n    time.sleep(0.05)\n"
+                       "pathlib.Path(sys.argv[1]).write_text('ready')\n"
+                       "while True:\n    with instrument.region('work'):\n        time.sleep(0.01)\n")
+    ready = tmp_path / "ready"
+    env = clean_environment(EXTRAP_OUTPUT=str(tmp_path / "out.extrap.jsonl"))
+    job = subprocess.Popen([sys.executable, str(program), str(ready)], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not ready.exists():
+        assert job.poll() is None and time.monotonic() < deadline, job.communicate()
+        time.sleep(0.05)
+    job.send_signal(signal.SIGTERM)
+    _, err = job.communicate(timeout=60)
+    assert job.returncode == -signal.SIGTERM
+    [fragment] = tmp_path.glob("out.*.rank*.extrap.jsonl")
+    [record] = records(fragment)
+    assert record["status"] == "terminated" and {"setup", "work"} <= set(record["callpaths"]), err
 
 
 def test_sigterm_to_the_sweep_ends_the_launch_group(mpiexec, tmp_path, no_extrap_environment):
