@@ -688,14 +688,9 @@ class WarningLines:
         return self
 
     def __exit__(self, *exc) -> None:
-        lines = []
-        for (_, text), series in self.causes.items():
-            if len(series) > 1:
-                lines.append(f"{series[0]} and {len(series) - 1} more series: {text}")
-            elif series:
-                lines.append(f"{series[0]}: {text}")
-            else:
-                lines.append(text)
+        from .formatting import format_warned
+
+        lines = [format_warned(series, text) for (_, text), series in self.causes.items()]
         for line in lines[:MAX_WARNINGS_SHOWN]:
             sys.stderr.write(f"{PROG}: warning: {line}\n")
         if len(lines) > MAX_WARNINGS_SHOWN:

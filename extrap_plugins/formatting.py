@@ -113,6 +113,14 @@ def format_count(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
+def format_warned(series: Sequence[str], text: str) -> str:
+    """One warning said of several series, naming the first and counting the others:
+    ``main->a [time] and 86 more series: ...`` (the end of ``model`` and the text export)."""
+    if len(series) > 1:
+        return f"{series[0]} and {len(series) - 1} more series: {text}"
+    return f"{series[0]}: {text}" if series else text
+
+
 def json_number(value: float) -> float | None:
     """A float for JSON: NaN and infinity become None (``null``)."""
     value = float(value)

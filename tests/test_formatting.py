@@ -34,3 +34,12 @@ def test_a_count_takes_the_plural_unless_it_is_one():
 
 def test_a_share_the_user_gave_keeps_its_digits():
     assert [format_percent(t) for t in (0.05, 0.3, 0.025, 0.001, 1e-4)] == ["5%", "30%", "2.5%", "0.1%", "0.01%"]
+
+
+def test_a_warning_of_several_series_names_the_first_and_counts_the_others():
+    from extrap_plugins.formatting import format_warned
+
+    assert format_warned(["main [time]", "main->a [time]", "main->b [time]"], "noisy") == \
+        "main [time] and 2 more series: noisy"
+    assert format_warned(["main [time]"], "noisy") == "main [time]: noisy"
+    assert format_warned([], "a file could not be read") == "a file could not be read"

@@ -8,7 +8,7 @@ from typing import IO
 from tabulate import tabulate
 
 from extrap_plugins.extrapolation import Extrapolation, Extrapolations
-from extrap_plugins.formatting import format_point
+from extrap_plugins.formatting import format_point, format_warned
 from extrap_plugins.hookspecs import hookimpl
 from extrap_plugins.models import ModelSet
 from extrap_plugins.quality import validation_line
@@ -55,12 +55,14 @@ def export_text(model_set: ModelSet, out: IO[str], options: dict[str, str]) -> N
         out.write("\ninconsistent extrapolation (a call path outgrows its parent at the target, share above 100 %):\n")
         for m in outgrown:
             out.write(f"  {m.callpath} [{m.metric}]\n")
-    warned = [m for m, _ in ranked if m.warnings]
-    if warned:
+    causes: dict[str, list[str]] = {}  # one line per cause, as at the end of ``model``
+    for m, _ in ranked:
+        for text in m.warnings:
+            causes.setdefault(text, []).append(f"{m.callpath} [{m.metric}]")
+    if causes:
         out.write("\nwarnings:\n")
-        for m in warned:
-            for text in m.warnings:
-                out.write(f"  {m.callpath} [{m.metric}]: {text}\n")
+        for text, series in causes.items():
+            out.write(f"  {format_warned(series, text)}\n")
 
 
 def _extrapolation_headers(ranked: Extrapolations) -> list[str]:

@@ -45,6 +45,18 @@ def test_text_export_is_an_aligned_table_with_warnings(model_set, host):
     assert lines[-1] == "  main->x [visits]: too few points"
 
 
+def test_text_export_says_a_warning_shared_by_many_series_once(host):
+    # a sweep of two process counts: every series has the same warning, which is one line, not one per series
+    quality = Quality(rss=0.0, ar2=1.0, smape=0.0, re=0.0)
+    few = "parameter p has only 2 distinct values; at least 5 are needed for a trustworthy model"
+    models = [Model(callpath, metric, ("p",), 1.0, (), quality, points=2, modeler="default",
+                    warnings=(few, "noisy") if callpath == "main->b" and metric == "time" else (few,))
+              for callpath in ("main", "main->a", "main->b") for metric in ("time", "visits")]
+    lines = extrap_plugins.export(ModelSet(("p",), models, modeler="default"), "text").splitlines()
+    assert lines[lines.index("warnings:") + 1:] == [f"  main [time] and 5 more series: {few}",
+                                                    "  main->b [time]: noisy"]
+
+
 def test_csv_export_has_one_row_per_model(model_set, host):
     rows = list(csv.DictReader(io.StringIO(extrap_plugins.export(model_set, "csv"))))
     assert [r["callpath"] for r in rows] == ["main->solve", "main->x"]
