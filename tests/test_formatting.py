@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 
-from extrap_plugins.formatting import format_count, format_number, format_percent, format_share, format_value
+from extrap_plugins.formatting import (format_count, format_number, format_percent, format_share, format_value,
+                                      format_warned)
 
 
 def test_a_share_keeps_one_decimal_below_ten_thousand_percent():
@@ -37,8 +38,6 @@ def test_a_share_the_user_gave_keeps_its_digits():
 
 
 def test_a_warning_of_several_series_names_the_first_and_counts_the_others():
-    from extrap_plugins.formatting import format_warned
-
     assert format_warned(["main [time]", "main->a [time]", "main->b [time]"], "noisy") == \
         "main [time] and 2 more series: noisy"
     assert format_warned(["main [time]"], "noisy") == "main [time]: noisy"
