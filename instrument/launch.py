@@ -23,30 +23,33 @@ import sys
 from typing import Sequence
 
 from . import mpi, regions
-from .session import _default_output
 from .session import session as _session
 
 ROOT = "main"
 USAGE = "usage: python -m extrap_plugins.instrument (SCRIPT.py | -m MODULE) [ARGS...]"
+HELP = """
+Run a Python program as python would, measured: its whole run as the region main and, when it imports
+mpi4py, every MPI call on MPI.COMM_WORLD (and on communicators made from it) below main.  The measurements
+are appended to <program>.extrap.jsonl (or $EXTRAP_OUTPUT); in a sweep:
+
+  extrap-plugins run --np 1,2,4 --param n=1000,2000 -o runs/ -- python -m extrap_plugins.instrument app.py
+"""
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Run the program the arguments name as ``python`` would, measured (see the module's docstring)."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0] in ("-h", "--help"):
-        sys.stdout.write(f"{USAGE}\n\n{__doc__.split(chr(10) * 2)[0]}\n")
-        raise SystemExit(0 if argv else 2)
-    module = argv[0] == "-m"
-    if module and len(argv) < 2:
-        sys.stderr.write(f"{USAGE}\nextrap_plugins.instrument: error: -m needs a module name\n")
+    if argv[:1] in (["-h"], ["--help"]):
+        sys.stdout.write(USAGE + "\n" + HELP)
+        raise SystemExit(0)
+    module = argv[:1] == ["-m"]
+    problem = _problem(argv, module)
+    if problem:
+        sys.stderr.write(f"{USAGE}\nextrap_plugins.instrument: error: {problem}\n")
         raise SystemExit(2)
     target = argv[1] if module else argv[0]
-    if not module and not os.path.isfile(target):
-        sys.stderr.write(f"extrap_plugins.instrument: error: {target}: no such file\n")
-        raise SystemExit(2)
     sys.argv = argv[1:] if module else argv
-    name = target.rsplit(".", 1)[-1] if module else os.path.splitext(os.path.basename(target))[0]
-    _session.program, _session.output = name, _default_output(name)
+    _session.name_program(target.rsplit(".", 1)[-1] if module else os.path.splitext(os.path.basename(target))[0])
     if not regions._state.environment_off and importlib.util.find_spec("mpi4py") is not None:
         _record_world_on_import()
     with regions.region(ROOT):
@@ -55,6 +58,17 @@ def main(argv: Sequence[str] | None = None) -> None:
         else:
             sys.path[0] = os.path.dirname(os.path.abspath(target))  # as python puts the script's folder first
             runpy.run_path(target, run_name="__main__")
+
+
+def _problem(argv: list[str], module: bool) -> str | None:
+    """What is wrong with the arguments, if anything."""
+    if not argv:
+        return "no program given"
+    if module and len(argv) < 2:
+        return "-m needs a module name"
+    if not module and not os.path.isfile(argv[0]):
+        return f"{argv[0]}: no such file"
+    return None
 
 
 def _record_world_on_import() -> None:

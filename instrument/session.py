@@ -119,6 +119,11 @@ class Session:
         self.lock = threading.Lock()
         self.cut_short: threading.Event | None = None  # set once a signal's measurements are written
 
+    def name_program(self, name: str) -> None:
+        """The program is ``name`` (``python -m extrap_plugins.instrument app.py`` runs ``app``): its
+        measurements are named after it, not after the launcher."""
+        self.program, self.output = name, _default_output(name)
+
     # ------------------------------------------------------------- hooks
     def use(self) -> None:
         """The program uses the shim: install the exit hooks, look for MPI."""
