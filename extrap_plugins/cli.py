@@ -57,7 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
     model.add_argument("inputs", nargs="+", metavar="INPUT",
                        help="a file or folder of measurements (several are joined)")
     add_reading_and_modelling(model)
-    model.add_argument("--metric", action="append", default=[], metavar="NAME", help="only this metric (repeatable)")
+    model.add_argument("--metric", action=Names, default=[], metavar="NAME[,NAME...]",
+                       help="only these metrics (repeatable)")
     model.add_argument("--callpath", action="append", default=[], metavar="GLOB",
                        help="only call paths matching this glob, e.g. 'main->*' (repeatable)")
     model.add_argument("--export", default="text", metavar="NAME", help="exporter name (default: %(default)s)")
@@ -147,6 +148,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class Names(argparse.Action):
+    """A repeatable option whose value may name several, comma-separated: ``--metric visits,bytes_sent`` is
+    ``--metric visits --metric bytes_sent`` (as ``--np 1,2,4`` names three process counts)."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        names = list(getattr(namespace, self.dest) or [])
+        names.extend(name.strip() for name in values.split(",") if name.strip())
+        setattr(namespace, self.dest, names)
+
+
 def add_design_arguments(parser: argparse.ArgumentParser) -> None:
     """The options ``suggest`` and ``autotune`` share."""
     parser.add_argument("--param", action="append", default=[], metavar="NAME=V1,V2,...",
@@ -167,8 +178,8 @@ def add_design_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                         help="an option for the modeler (repeatable)")
     parser.add_argument("--measure", choices=MEASURES, default="mean", help="how repetitions are reduced")
-    parser.add_argument("--metric", action="append", default=[], metavar="NAME",
-                        help="judge the models of this metric only (repeatable)")
+    parser.add_argument("--metric", action=Names, default=[], metavar="NAME[,NAME...]",
+                        help="judge the models of these metrics only (repeatable)")
     parser.add_argument("--callpath", action="append", default=[], metavar="GLOB",
                         help="judge the models of these call paths only (repeatable)")
 
@@ -577,7 +588,8 @@ def add_analysis_commands(commands) -> None:
                          help="only these call paths of A (repeatable)")
     compare.add_argument("--callpath-b", action="append", default=[], metavar="GLOB",
                          help="only these call paths of B (repeatable)")
-    compare.add_argument("--metric", action="append", default=[], metavar="NAME", help="only this metric (repeatable)")
+    compare.add_argument("--metric", action=Names, default=[], metavar="NAME[,NAME...]",
+                         help="only these metrics (repeatable)")
     compare.add_argument("--target", metavar="P=V,...",
                          help="the point to compare at (default: the largest point both measured)")
     compare.add_argument("--along", metavar="NAME",

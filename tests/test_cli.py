@@ -62,6 +62,15 @@ def test_model_prints_a_table(numbers_reader, capsys):
     assert out[2].split()[:5] == ["main", "time", "3", "+", "2"]
 
 
+def test_metric_takes_names_comma_separated_or_repeated(host, capsys):
+    # the mandelbrot example's docstring says --metric visits,bytes_sent, as --np 1,2,4
+    assert main(["model", str(EXAMPLE), "--metric", "bytes_sent,time", "--callpath", "main->halo_exchange"]) == ExitStatus.OK
+    listed = capsys.readouterr().out
+    assert main(["model", str(EXAMPLE), "--metric", "bytes_sent", "--metric", "time", "--callpath", "main->halo_exchange"]) == 0
+    assert capsys.readouterr().out == listed
+    assert [line.split()[1] for line in listed.splitlines()[2:4]] == ["time", "bytes_sent"]
+
+
 def test_model_writes_json_to_a_file(numbers_reader, tmp_path, capsys):
     target = tmp_path / "out.json"
     assert main(["model", str(numbers_reader), "--export", "json", "-o", str(target)]) == ExitStatus.OK
