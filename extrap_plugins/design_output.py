@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .formatting import format_count, format_point, format_share
-from .selector import NOT_JUDGED
+from .selector import COPY_OF, NOT_JUDGED
 
 if TYPE_CHECKING:
     from .design import Suggestion
@@ -78,6 +78,12 @@ def format_widths(result: Suggestion) -> list[str]:
         lines.append(f"  {name}: ±{format_share(width)}{after}")
     if len(ranked) > 10:
         lines.append(f"  ... {len(ranked) - 10} more kernels")
-    if result.not_judged:
-        lines.append(f"  not judged: {len(result.not_judged)} kernels ({NOT_JUDGED})")
+    copies = [name for name, why in (result.not_judged or {}).items() if why.startswith(COPY_OF)]
+    small = len(result.not_judged or {}) - len(copies)
+    if small:
+        lines.append(f"  not judged: {format_count(small, 'kernel')} ({NOT_JUDGED})")
+    if copies:
+        shown = ", ".join(copies[:3]) + (f" and {len(copies) - 3} more" if len(copies) > 3 else "")
+        lines.append(f"  judged through another: {format_count(len(copies), 'kernel')} with {COPY_OF} a judged "
+                     f"one ({shown})")
     return lines

@@ -85,7 +85,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Sequence
 
 import numpy as np
@@ -115,6 +115,8 @@ are not judged (GPR's 1 % filter)."""
 NOT_JUDGED = (f"zero at the target, or below {MIN_SHARE:.0%} of their metric's largest there or of their own "
               f"largest measured value")
 """Why kernels are not judged, for the messages of ``suggest``."""
+COPY_OF = "the same measurements as"
+"""Why a kernel whose measurements equal a judged one's is not judged (it is, through that one)."""
 MISFIT_LENGTH = 0.5
 """Correlation length of the misfit GP, in units of a parameter's log2 range (0.5: the misfit at one end of a
 range says little about the other end)."""
@@ -289,6 +291,7 @@ def assess(
     target = np.asarray(target, dtype=np.float64).reshape(1, -1)
     candidates = np.asarray(candidates, dtype=np.float64).reshape(-1, len(parameters))
     rows = np.vstack([candidates, target])
+    experiment, copies = _without_copies(experiment)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         full = _fit(experiment, modeler, measure, host, progress, options)
@@ -350,7 +353,40 @@ def assess(
                               formula=m.formula, run_noise=noise.get(index, math.nan),
                               largest_measured=largest.get(index, math.nan)))
     _mark_judged(kernels, min_share)
+    by_key = {(k.callpath, k.metric): k for k in kernels}
+    for (callpath, metric), first in copies.items():
+        original = by_key[first]
+        why = f"{COPY_OF} {original.name}" if original.judged else original.why_not
+        kernels.append(replace(original, callpath=callpath, metric=metric, judged=False, why_not=why))
     return Assessment(parameters, target[0], candidates, kernels, level, full)
+
+
+def _without_copies(experiment: Experiment) -> tuple[Experiment, dict[tuple[str, str], tuple[str, str]]]:
+    """The experiment without the series whose every measurement (point, repetition, value) equals an earlier
+    series' (a leaf's exclusive time and its time, the bytes an allreduce receives and sends, a minimum and
+    maximum over one visit), and which series each of those copies: one of them is modelled and judged, once,
+    so that the same measurements neither cost the ensembles twice nor count twice in a plan's gain."""
+    width = max(len(experiment.metrics), 1)
+    series = experiment.callpath_index.astype(np.int64) * width + experiment.metric_index
+    order = np.lexsort((experiment.repetition, *experiment.coordinates.T[::-1], series))
+    codes, starts = np.unique(series[order], return_index=True)
+    first_of: dict[bytes, int] = {}
+    copies: dict[tuple[str, str], tuple[str, str]] = {}
+    dropped = []
+    for code, rows in zip(codes.tolist(), np.split(order, starts[1:])):
+        signature = (experiment.coordinates[rows].tobytes() + experiment.repetition[rows].tobytes()
+                     + experiment.value[rows].tobytes())
+        first = first_of.setdefault(signature, code)
+        if first != code:
+            copies[_series_name(experiment, code, width)] = _series_name(experiment, first, width)
+            dropped.append(code)
+    if not copies:
+        return experiment, {}
+    return experiment.take(~np.isin(series, dropped)), copies
+
+
+def _series_name(experiment: Experiment, code: int, width: int) -> tuple[str, str]:
+    return experiment.callpaths[code // width].name, experiment.metrics[code % width].name
 
 
 def _fit(experiment: Experiment, modeler: str, measure: str, host, progress, options: dict):

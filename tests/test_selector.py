@@ -495,3 +495,30 @@ def test_suggest_on_a_mostly_zero_counter_judges_nothing_and_says_so(host, share
     assert "note: no kernel is judged at (x=40, y=40, z=40): all 4 are zero at the target, or below 1% of their " \
            "metric's largest there or of their own largest measured value\n" in out
     assert "the rule holds" not in out and "±" not in out
+
+
+def test_series_with_the_same_measurements_are_judged_once(capsys):
+    # a leaf's exclusive time is its time, an allreduce receives what it sends: modelled and judged once, through
+    # the first; the copy shares its interval and says so; a series that differs in one value is its own kernel
+    space = Space.of({"p": P, "n": N})
+    points = base_points(suggest(space)) + [(16.0, 20.0)]
+    e = measured({"a": lambda p, n: 5 + 0.3 * p**1.4 * n, "b": lambda p, n: 2 + 80 * np.log2(p) + n**0.7},
+                 points, noise=0.05, seed=3)
+    a = e.take(np.array([e.callpaths[i].name == "a" for i in e.callpath_index]))
+    copy = Experiment.from_columns(["p", "n"], callpath="a", metric="time_exclusive", coordinates=a.coordinates,
+                                   value=a.value, repetition=a.repetition)
+    near = Experiment.from_columns(["p", "n"], callpath="a", metric="visit_time_max", coordinates=a.coordinates,
+                                   value=np.where(np.arange(len(a)) == 0, a.value * 1.5, a.value),
+                                   repetition=a.repetition)
+    joined = Experiment.concatenate([e, copy, near])
+    kernels = {k.name: k for k in selector.assess(joined, [128, 60], space.grid()).kernels}
+    assert kernels["a [time_exclusive]"].judged is False
+    assert kernels["a [time_exclusive]"].why_not == "the same measurements as a"
+    np.testing.assert_array_equal(kernels["a [time_exclusive]"].deviations, kernels["a"].deviations)
+    assert kernels["a"].judged and kernels["b"].judged and kernels["a [visit_time_max]"].judged
+    assert len(selector._without_copies(joined)[0]) == len(joined) - len(a)
+
+    result = suggest(space, joined, budget="20%")
+    assert result.not_judged == {"a [time_exclusive]": "the same measurements as a"}
+    assert ("  judged through another: 1 kernel with the same measurements as a judged one (a [time_exclusive])"
+            in str(result).splitlines())
