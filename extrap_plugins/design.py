@@ -453,10 +453,15 @@ def advise_repetitions(n_params: int, noise: float | None = None, counters: bool
 
 
 def measured_noise(experiment: Experiment) -> float | None:
-    """Median over series and points of half the range of the repetitions relative to their mean.
+    """Median over series and points of half the range of the repetitions relative to their mean; over the
+    series of metrics that are not exact counters where there are any (the byte and visit counts of the
+    instrument shim repeat exactly and would hide the noise of its times).
 
     ``None`` when no point was measured more than once.
     """
+    timed = np.array([metric.kind != "count" for metric in experiment.metrics], dtype=bool)[experiment.metric_index]
+    if timed.any() and not timed.all():
+        experiment = experiment.take(timed)
     spreads = []
     for group in experiment.series_groups():
         values = group.values

@@ -217,6 +217,21 @@ def test_noise_is_half_the_range_of_the_repetitions_relative_to_the_mean():
     assert measured_noise(experiment) == pytest.approx(0.015)  # median of 1 % and 2 %; p = 3 has one value
 
 
+def test_exact_counters_beside_times_do_not_hide_the_times_noise():
+    # the instrument shim's byte counts repeat exactly: with them, the median spread was 0 and the repetitions
+    # were halved "because measured noise ±0.0% is below 1 %" for times that vary by ±10 %
+    from extrap_plugins.experiment import Metric
+
+    coordinates = [[p] for p in (1, 1, 2, 2, 4, 4)]
+    times = [0.9, 1.1, 1.8, 2.2, 3.6, 4.4]
+    experiment = Experiment.from_columns(
+        ["p"], callpath=["main"] * 6 + ["main"] * 6 + ["main->MPI_Send"] * 6,
+        metric=["time"] * 6 + ["bytes_sent"] * 12, coordinates=coordinates * 3,
+        value=times + [8.0] * 12, metrics=[Metric("time", "sec", "time"), Metric("bytes_sent", "bytes", "count")])
+    assert measured_noise(experiment) == pytest.approx(0.1)
+    assert measured_noise(experiment.select(metrics=["bytes_sent"])) == 0.0  # counters alone: their own (none)
+
+
 # -------------------------------------------------------------- plan files
 def test_a_plan_file_round_trips_exactly(tmp_path):
     plan = Plan(("p", "n"), [Run({"p": 4.0, "n": 1000.0}, 4, 4.0, "corner"), Run({"p": 8.0, "n": 0.5}, 2, 8.0)])
