@@ -232,6 +232,30 @@ def test_a_failing_launch_stops_the_loop_with_the_status_of_failed_runs(mpiexec,
     assert json.loads((runs / "autotune.json").read_text())["status"] == "failed"
 
 
+def test_a_launch_ended_by_the_timeout_is_measured_again_when_the_loop_resumes(mpiexec, tmp_path, monkeypatch,
+                                                                             no_extrap_environment, capsys):
+    # a program measured unchanged (the launcher) that runs 30 s at n = 3: the first loop ends it at 2 s; its
+    # cut-short values are no repetition, and the resumed loop (a longer timeout) measures the point again
+    program = tmp_path / "slow.py"
+    program.write_text("import os, time\nfrom mpi4py import MPI\n"
+                       "time.sleep(30 if os.environ['EXTRAP_PARAM_N'] == '3' and "
+                       "not os.environ.get('FAST') else 0.01)\nMPI.COMM_WORLD.Barrier()\n")
+    runs = tmp_path / "runs"
+    args = ["autotune", "--param", "p=1,2,3", "--param", "n=1,2,3", "--budget", "60%", "--repetitions", "1",
+            "--metric", "visits", "-o", str(runs), "--", sys.executable, "-m", "extrap_plugins.instrument",
+            str(program)]
+    assert cli.main([*args[:1], "--timeout", "2", *args[1:]]) == cli.ExitStatus.RUNS_FAILED
+    assert "p=1 n=3 repetition 0: FAILED: still running after 2 s (--timeout)" in capsys.readouterr().err
+    monkeypatch.setenv("FAST", "1")  # inherited by the launches
+    assert cli.main(args) == cli.ExitStatus.OK
+    err = capsys.readouterr().err
+    assert "extrap-plugins autotune: round 1 did not finish: measuring what it left out (1 point)\n" in err
+    with pytest.warns(extrap_plugins.ExtrapWarning, match=r"skipped: ended by --timeout after 2 s"):
+        experiment = extrap_plugins.read(runs)
+    at = experiment.coordinates[:, experiment.parameter_names.index("n")] == 3
+    assert sorted(set(experiment.repetition[at & (experiment.coordinates[:, 0] == 1)].tolist())) == [0]
+
+
 def test_a_program_that_never_measures_stops_the_loop_with_one_line_and_the_status_of_failed_runs(
         mpiexec, tmp_path, no_extrap_environment, capsys):
     runs = tmp_path / "runs"
