@@ -21,8 +21,9 @@ def format_suggestion(result: Suggestion) -> str:
     from tabulate import tabulate
 
     names = result.plan.parameters
-    sizes = " × ".join(f"{n} ({v.size} values)" for n, v in zip(names, result.space.values)) if result.space \
-        else " × ".join(names)
+    sizes = " × ".join(names)
+    if result.space is not None:
+        sizes = " × ".join(f"{n} ({v.size} values)" for n, v in zip(names, result.space.values))
     lines = [
         f"design space: {sizes} = {result.full_points} points; cost of a run: "
         f"{result.cost_model.text or '1'} (full factorial, every point "
