@@ -527,15 +527,18 @@ def _write_reports(result: AutotuneResult, final, host) -> None:
 def render_report(result: AutotuneResult, final) -> str:
     """A self-contained page: the verdict, the models at the target, and every run with its reason."""
     from .extrapolation import extrapolate
+    from .selector import COPY_OF
 
     esc = html.escape
     target = result.target
     ranked = extrapolate(result.model_set, target, intervals=target is not None)
     widths = (final.widths or {}) if final is not None else {}
+    copy_of = {name: why[len(COPY_OF):].strip() for name, why in ((final.not_judged or {}) if final else {}).items()
+               if why.startswith(COPY_OF)}  # judged through another kernel with the same measurements
     model_rows = []
     for model, row in ranked:
         name = model.callpath if model.metric == "time" else f"{model.callpath} [{model.metric}]"
-        width = widths.get(name)
+        width = widths.get(name, widths.get(copy_of.get(name, "")))
         model_rows.append(
             f"<tr><td>{esc(model.callpath)}</td><td>{esc(model.metric)}</td><td class=f>{esc(model.formula)}</td>"
             f"<td>{_num(row.value_target)}</td><td>{'' if width is None else '±' + format_share(width)}</td></tr>")

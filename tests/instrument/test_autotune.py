@@ -403,3 +403,19 @@ def test_a_folder_measured_at_one_process_count_is_resumed_with_more(mpiexec, tm
     assert ("<tr><td>before</td><td>p=1, n=16</td><td>1</td><td>1</td><td>measured before the loop</td></tr>"
             "<tr><td>before</td><td>p=1, n=32</td><td>1</td><td>1</td><td>measured before the loop</td></tr>"
             "<tr><td>1</td><td>p=2, n=16</td>") in report
+
+
+def test_the_report_gives_a_kernel_judged_through_another_that_one_s_interval(tmp_path):
+    import types
+
+    from extrap_plugins import Model, ModelSet, Quality
+
+    quality = Quality(rss=0.0, ar2=1.0, smape=0.0, re=0.0)
+    models = ModelSet(("p",), [Model("main->a", metric, ("p",), 2.0, (), quality, points=5, modeler="default")
+                               for metric in ("time", "time_exclusive")], modeler="default")
+    result = autotune.AutotuneResult(folder=tmp_path, status="done", rounds=[], model_set=models, target={"p": 64.0},
+                                     tolerance=0.05, share=0.1, cost=10.0, full_cost=100.0, budget_limit=20.0)
+    final = types.SimpleNamespace(widths={"main->a": 0.031},
+                                  not_judged={"main->a [time_exclusive]": "the same measurements as main->a"})
+    report = autotune.render_report(result, final)
+    assert report.count("<td>±3.1%</td>") == 2  # the exclusive time of a leaf is its time, interval and all
