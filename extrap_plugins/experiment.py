@@ -164,14 +164,13 @@ class Experiment:
 
     def __repr__(self) -> str:
         """One line a notebook can show: what was measured, not every value."""
-        runs = self.runs()
-        points = len(np.unique(runs[:, :-1], axis=0)) if len(runs) else 0
+        runs, points = len(self.runs()), len(self.points())
         parameters = ", ".join(self.parameter_names) or "no parameters"
         constants = "".join(f", {name}={value:g}" for name, value in self.constants.items())
         metrics = ", ".join(m.name for m in self.metrics)
         source = f" from {self.source}" if self.source else ""
         return (f"<Experiment {parameters}{constants}: {format_count(points, 'point')}, "
-                f"{format_count(len(runs), 'run')}; {format_count(len(self.callpaths), 'call path')}; "
+                f"{format_count(runs, 'run')}; {format_count(len(self.callpaths), 'call path')}; "
                 f"{format_count(len(self.metrics), 'metric')} ({metrics}); {format_count(len(self), 'value')}"
                 f"{source}>")
 
@@ -300,7 +299,7 @@ class Experiment:
 
     def runs(self) -> np.ndarray:
         """All distinct runs, shape (n_runs, n_params + 1): a point's coordinates, then the repetition; sorted."""
-        return np.unique(np.column_stack([self.coordinates, self.repetition]), axis=0)
+        return row_codes(np.column_stack([self.coordinates, self.repetition]))[0]
 
     def children(self, callpath: Callpath) -> list[Callpath]:
         """The call paths directly below ``callpath`` in the call tree."""
