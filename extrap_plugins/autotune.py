@@ -16,7 +16,7 @@ repeats a measured point (up to the advised repetitions each).  It ends
 when the stopping rule holds (``done``), when no further run fits the budget
 (``budget``), when every candidate point is measured with its advised
 repetitions (``exhausted``), when a launch fails
-(``failed``; exit status 4) or after ``max_steps`` rounds (``steps``).
+(``failed``; exit status 4) or after ``max_steps`` rounds if given (``steps``).
 
 Everything lives in the output folder: the measurements
 (``<program>.extrap.jsonl``, as ``run`` writes them), the logs,
@@ -124,7 +124,7 @@ def autotune(
     mpiexec: str | None = None,
     mpiexec_args: Sequence[str] = (),
     timeout: float | None = None,
-    max_steps: int = 50,
+    max_steps: int | None = None,
     progress: bool = True,
     options: Mapping[str, object] | None = None,
     host=None,
@@ -156,10 +156,11 @@ def autotune(
         raise InputError("autotune needs candidate values: --param p=1,2,4,8,16 --param n=...")
     if not command and measure_runs is None:
         raise InputError("no program to run: give it after --, for example: -- python app.py")
-    if max_steps < 1:
+    if max_steps is not None and max_steps < 1:
         raise InputError(f"--max-steps must be at least 1, got {max_steps}")
     tolerance = design.parse_tolerance(tolerance)
     space = design.Space.of(candidates)
+    steps = max_steps if max_steps is not None else _most_rounds(space, repetitions)
     settings = dict(cost=cost, budget=budget, repetitions=repetitions, tolerance=tolerance, target=target,
                     modeler=modeler, measure=measure, metrics=metrics, callpaths=callpaths, host=host,
                     **dict(options or {}))
@@ -182,7 +183,7 @@ def autotune(
         say(f"resuming after {format_count(len(rounds), 'round')}: measured runs are reused")
     if interrupted and rounds and not _finish_round(rounds[-1], space, folder, host, runner, say):
         status, message = "failed", FAILED
-    for _ in range(max_steps):
+    for _ in range(steps):
         if status == "failed":  # the unfinished round could not be finished
             break
         space, experiment = _aligned(space, _read(folder, host))
@@ -211,7 +212,9 @@ def autotune(
             status, message = "failed", FAILED
             break
     else:
-        message = f"stopped after --max-steps {max_steps} rounds; start again to go on"
+        message = (f"stopped after --max-steps {max_steps} rounds; start again to go on" if max_steps is not None else
+                   f"stopped after {steps} rounds, as many as the full factorial has runs, before the rule held or "
+                   f"the budget was spent: the runs may not measure the points planned (see {folder / 'logs'})")
     experiment = _read(folder, host)
     if experiment is None and status == "failed":
         _save(folder, space, rounds, status)
@@ -242,6 +245,13 @@ def _quietly(description: str) -> Iterator[None]:
 
 
 # ------------------------------------------------------------------ running
+def _most_rounds(space: design.Space, repetitions: int | None) -> int:
+    """Rounds enough for any loop on ``space``: the base round, then at least one run a round, and a point never
+    runs more often than the most repetitions ever advised (those for noise above 5 %) or given."""
+    per_point = max(design.advise_repetitions(len(space.parameters), noise=1.0)[0], repetitions or 1)
+    return space.grid().shape[0] * per_point + 1
+
+
 def _check_launch(candidates, command, output, mpiexec, mpiexec_args, timeout) -> str:
     """Check that the sweep runner can launch these candidates (p processes, the others environment variables),
     before anything runs; what it launches with and where the measurements go, for the first line."""

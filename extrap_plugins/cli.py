@@ -129,8 +129,9 @@ def build_parser() -> argparse.ArgumentParser:
     autotune.add_argument("--mpiexec-arg", action="append", default=[], metavar="ARG",
                           help="an extra argument for mpiexec (repeatable)")
     autotune.add_argument("--timeout", type=float, metavar="SECONDS", help="end a launch that runs longer")
-    autotune.add_argument("--max-steps", type=int, default=50, metavar="N",
-                          help="at most N rounds of suggest and run (default: %(default)s)")
+    autotune.add_argument("--max-steps", type=int, metavar="N",
+                          help="at most N rounds of suggest and run (default: as many as the full factorial has "
+                               "runs, so that the rule or the budget ends the loop)")
     autotune.add_argument("--progress", choices=["auto", "on", "off"], default="on",
                           help="one line per round on stderr, and a bar of each round's modeling when stderr is a "
                                "terminal (default: on)")

@@ -419,3 +419,20 @@ def test_the_report_gives_a_kernel_judged_through_another_that_one_s_interval(tm
                                   not_judged={"main->a [time_exclusive]": "the same measurements as main->a"})
     report = autotune.render_report(result, final)
     assert report.count("<td>±3.1%</td>") == 2  # the exclusive time of a leaf is its time, interval and all
+
+
+def test_without_max_steps_the_loop_still_ends_when_its_runs_measure_nothing(tmp_path):
+    # a runner that says "done" but writes nothing: the same base round would be planned for ever; the loop has as
+    # many rounds as the full factorial has runs (2 x 2 points, at most 6 runs each for two parameters) plus one
+    calls = []
+
+    def measure_runs(runs, folder):
+        calls.append(len(runs))
+        return True
+
+    assert autotune._most_rounds(autotune.design.Space.of({"p": [1, 2], "n": [1, 2]}), None) == 25
+    assert autotune._most_rounds(autotune.design.Space.of({"p": [1, 2]}), 8) == 17
+    with pytest.raises(InputError, match="no measurements were made"):
+        autotune.autotune({"p": [1, 2], "n": [1, 2]}, [], tmp_path / "runs", budget="50%", measure_runs=measure_runs,
+                          progress=False)
+    assert len(calls) == 25
