@@ -92,6 +92,9 @@ def _environment_parameters() -> tuple[dict[str, float], list[str]]:
             problems.append(f"{key}={text!r} is not finite; ignored")
             continue
         found[name] = value
+    order = list(spelled.values())  # the sweep's order (its --param order), then any others as sorted
+    found = dict(sorted(found.items(), key=lambda item: (order.index(item[0]) if item[0] in order else len(order),
+                                                         item[0])))
     return found, problems
 
 

@@ -111,3 +111,15 @@ def test_help_says_what_the_launcher_does(tmp_path):
 def test_the_sweep_names_the_measurements_after_the_program_the_launcher_runs():
     assert sweep.program_name([sys.executable, "-m", "extrap_plugins.instrument", "app.py", "--size", "4"]) == "app"
     assert sweep.program_name([sys.executable, "-m", "extrap_plugins.instrument", "-m", "tool.work"]) == "work"
+
+
+def test_the_parameters_keep_the_order_the_sweep_gives_them(mpiexec, tmp_path, no_extrap_environment, capsys):
+    # they came in alphabetical order (the environment's), so a loop over --param n=... --param iters=... spoke
+    # of (p=5, iters=32, n=32000)
+    program = tmp_path / "quiet.py"
+    program.write_text("import time\ntime.sleep(0.01)\n")
+    runs = tmp_path / "runs"
+    assert sweep.main(["--np", "1", "--param", "z=1,2", "--param", "a=3,4", "-o", str(runs), "--", *LAUNCH,
+                       str(program)]) == ExitStatus.OK
+    assert list(records(runs / "quiet.extrap.jsonl")[0]["parameters"]) == ["p", "z", "a"]
+    assert extrap_plugins.read(runs).parameter_names == ["z", "a"]

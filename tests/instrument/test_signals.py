@@ -84,7 +84,8 @@ def test_sigterm_to_a_single_process_without_mpi_leaves_its_measurements(tmp_pat
         time.sleep(0.05)
     job.send_signal(signal.SIGTERM)
     _, err = job.communicate(timeout=60)
-    assert job.returncode == -signal.SIGTERM
+    # ended by the signal, or by the watcher thread's exit status for it, whichever thread wrote
+    assert job.returncode in (-signal.SIGTERM, 128 + signal.SIGTERM)
     [fragment] = tmp_path.glob("out.*.rank*.extrap.jsonl")
     [record] = records(fragment)
     assert record["status"] == "terminated" and {"setup", "work"} <= set(record["callpaths"]), err
