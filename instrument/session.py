@@ -92,10 +92,10 @@ def _environment_parameters() -> tuple[dict[str, float], list[str]]:
             problems.append(f"{key}={text!r} is not finite; ignored")
             continue
         found[name] = value
-    order = list(spelled.values())  # the sweep's order (its --param order), then any others as sorted
-    found = dict(sorted(found.items(), key=lambda item: (order.index(item[0]) if item[0] in order else len(order),
-                                                         item[0])))
-    return found, problems
+    # the sweep's order (its --param order, as EXTRAP_PARAM_NAMES lists them), then any others alphabetically
+    given = [name for name in spelled.values() if name in found]
+    others = sorted(name for name in found if name not in given)
+    return {name: found[name] for name in given + others}, problems
 
 
 class Session:
