@@ -7,9 +7,11 @@
 
 Each round asks :func:`extrap_plugins.design.suggest` (the uncertainty
 strategy of :mod:`extrap_plugins.selector`) for the next runs, measures the
-base design whole and afterwards one run per round with the sweep runner of
-the instrument shim (``extrap-plugins run``; the parameter ``p`` is the process
-count), and reads the folder again; once every candidate point is measured (or
+base design whole (with ``--metric`` or ``--callpath`` its first run alone
+before the rest, which is then planned knowing the metrics' kind) and
+afterwards one run per round with the sweep runner of the instrument shim
+(``extrap-plugins run``; the parameter ``p`` is the process count), and reads
+the folder again; once every candidate point is measured (or
 no new point fits the budget, the kernels still open vary by ±1 % or more a run
 and the budget left pays for repetitions at three measured points), a round
 repeats a measured point (up to the advised repetitions each).  It ends
@@ -176,8 +178,7 @@ def autotune(
     rounds, interrupted = _load_rounds(folder, space.parameters)
     if launching:
         say(launching)
-    runner = _first_run_alone(measure_runs or _sweep_runner(command, mpiexec, mpiexec_args, timeout), host, metrics,
-                              callpaths, say)
+    runner = measure_runs or _sweep_runner(command, mpiexec, mpiexec_args, timeout)
     status, message, last = "steps", "", None
     if rounds:
         say(f"resuming after {format_count(len(rounds), 'round')}: measured runs are reused")
@@ -189,20 +190,18 @@ def autotune(
         space, experiment = _aligned(space, _read(folder, host))
         number = len(rounds) + 1
         with (assessing or _quietly)(f"round {number}: assessing the models") as told:
-            last = design.suggest(space, experiment, progress=told, **settings)
+            last = _suggest(space, experiment, rounds, told, settings)
         if not last.plan.runs:
             status = last.status
             rounds.append(Round(number, last.status, last.share, [], dict(last.widths or {}), list(last.notes)))
             _save(folder, space, rounds, status)
             say(f"round {number}: {_describe_end(last, tolerance)}")
             break
-        runs = last.plan.runs if last.status == "base" else last.plan.runs[:1]
+        runs, alone = _this_round(last, experiment, metrics, callpaths)
         spent = last.measured_cost + sum(r.cost * r.repetitions for r in runs)
         share = spent / last.full_cost if last.full_cost else 0.0
-        say(f"round {number}: {_describe_round(last, runs, share)}")
-        if last.status == "base":  # what the budget does to the base design (shorter lines, no point off them)
-            for note in last.notes:
-                say(f"round {number}: note: {note}")
+        say(f"round {number}: {_describe_round(last, runs, share, alone)}")
+        _say_base_notes(last, rounds, number, say)
         record = Round(number, last.status, share, [_saved(r, space.parameters) for r in runs],
                        dict(last.widths or {}), list(last.notes))
         rounds.append(record)
@@ -211,6 +210,8 @@ def autotune(
         if not ok:
             status, message = "failed", FAILED
             break
+        if alone:
+            _note_unmatched(folder, host, runs[0], metrics, callpaths, say)
     else:
         message = (f"stopped after --max-steps {max_steps} rounds; start again to go on" if max_steps is not None else
                    f"stopped after {steps} rounds, as many as the full factorial has runs, before the rule held or "
@@ -347,21 +348,44 @@ def _read(folder: pathlib.Path, host):
         return api.read(folder, host=host)
 
 
-def _first_run_alone(runner, host, metrics, callpaths, say):
-    """``runner``, but into a folder without measurements the first run is measured alone when ``--metric`` or
-    ``--callpath`` is given: the names come from the measurements, and the first run tells whether they match
-    long before the whole base design would (a note when they do not)."""
-    def run(runs: list[design.Run], folder: pathlib.Path) -> bool:
-        if not (metrics or callpaths) or any(folder.glob("*.extrap.jsonl")):
-            return runner(runs, folder)
-        if not runner(runs[:1], folder):
-            return False
-        unmatched = _unmatched_names(folder, host, runs[0], metrics, callpaths)
-        if unmatched:
-            say(f"note: {unmatched}")
-        return len(runs) == 1 or runner(runs[1:], folder)
+def _say_base_notes(last: design.Suggestion, rounds: list[Round], number: int, say) -> None:
+    """What the budget does to the base design (shorter lines, no point off them), once, also when the base
+    takes two rounds."""
+    if last.status != "base":
+        return
+    for note in last.notes:
+        if not any(note in r.notes for r in rounds if r.status == "base"):
+            say(f"round {number}: note: {note}")
 
-    return run
+
+def _this_round(last: design.Suggestion, experiment, metrics, callpaths) -> tuple[list[design.Run], bool]:
+    """The runs a round measures, and whether it is the base design's first run alone: into an empty folder with
+    --metric or --callpath that run comes first, since the names come from the measurements, and so does the
+    metrics' kind (exact counters need one run a point), which the rest of the base is then planned with."""
+    runs = last.plan.runs if last.status == "base" else last.plan.runs[:1]
+    alone = experiment is None and bool(metrics or callpaths) and len(runs) > 1
+    return (runs[:1] if alone else runs), alone
+
+
+def _note_unmatched(folder: pathlib.Path, host, run: design.Run, metrics, callpaths, say) -> None:
+    unmatched = _unmatched_names(folder, host, run, metrics, callpaths)
+    if unmatched:
+        say(f"note: {unmatched}")
+
+
+def _suggest(space: design.Space, experiment, rounds: list[Round], told, settings: dict) -> design.Suggestion:
+    """The next step; while the base design is being measured, names of ``--metric`` and ``--callpath`` that
+    match nothing yet plan the rest of it as if nothing were selected (a region may be entered only at larger
+    scales); once the base is measured, such names are an error."""
+    try:
+        return design.suggest(space, experiment, progress=told, **settings)
+    except InputError:
+        if not (rounds and rounds[-1].status == "base"):
+            raise
+        rest = design.suggest(space, experiment, progress=told, **{**settings, "metrics": (), "callpaths": ()})
+        if rest.status != "base":
+            raise
+        return rest
 
 
 def _unmatched_names(folder: pathlib.Path, host, run: design.Run, metrics, callpaths) -> str | None:
@@ -470,9 +494,10 @@ def _count(repetitions: list[int]) -> str:
     return f"{points}, {sum(repetitions)} launches"
 
 
-def _describe_round(s, runs, share) -> str:
-    what = ("the base design" if s.status == "base" else "a repetition of largest expected gain" if runs[0].first
-            else "the run of largest expected gain")
+def _describe_round(s, runs, share, alone: bool = False) -> str:
+    what = ("the base design's first run, alone (it tells what --metric and --callpath match and whether the "
+            "metrics are exact counts)" if alone else "the base design" if s.status == "base" else
+            "a repetition of largest expected gain" if runs[0].first else "the run of largest expected gain")
     points = ", ".join(format_point(r.point, brackets=True) for r in runs[:3]) + (" ..." if len(runs) > 3 else "")
     count = _count([int(r.repetitions) for r in runs])
     return f"{what}: {count} {points} (cost so far {share:.1%} of the full factorial){_widest(s.widths)}"

@@ -36,12 +36,17 @@ def test_the_loop_ends_by_itself_within_budget_and_resumes(mpiexec, tmp_path, no
     # lines of three values through (p=1, n=16) and one point off them: 10 of the full factorial's 18 units
     assert captured.out.splitlines()[0] == ("done: the models are within tolerance at the target "
                                             "(55.6% of the full factorial's cost)")
-    assert "extrap-plugins autotune: round 1: the base design: 6 points × 1 repetition" in captured.err
-    assert captured.out.splitlines()[1].startswith("measured: 6 points, 6 runs with the repetitions, in 2 rounds; ")
+    # the base's first run alone (the names and the metrics' kind come from it), then the rest of the base
+    assert ("extrap-plugins autotune: round 1: the base design's first run, alone (it tells what --metric and "
+            "--callpath match and whether the metrics are exact counts): 1 point × 1 repetition (p=1, n=16)"
+            in captured.err)
+    assert "extrap-plugins autotune: round 2: the base design: 5 points × 1 repetition" in captured.err
+    assert captured.err.count("note: p, n have fewer than 5 candidate values") == 1  # said once for both rounds
+    assert captured.out.splitlines()[1].startswith("measured: 6 points, 6 runs with the repetitions, in 3 rounds; ")
     assert len(records(runs / "jacobi.extrap.jsonl")) == 6
     state = json.loads((runs / "autotune.json").read_text())
     assert state["status"] == "done" and "measured_before" not in state
-    assert [(run["point"]["p"], run["point"]["n"], run["why"]) for run in state["rounds"][0]["runs"]] == [
+    assert [(run["point"]["p"], run["point"]["n"], run["why"]) for r in state["rounds"][:2] for run in r["runs"]] == [
         (1, 16, "corner"), (1, 32, "line n"), (1, 64, "line n"), (2, 16, "line p"), (3, 16, "line p"),
         (2, 32, "off the lines (additive or multiplicative?)")]
     report = (runs / "autotune.html").read_text()
@@ -61,8 +66,8 @@ def test_the_loop_ends_by_itself_within_budget_and_resumes(mpiexec, tmp_path, no
                                metrics=["bytes_sent"], callpaths=["main->halo_exchange"], progress=False,
                                assessing=assessing)
     assert len(records(runs / "jacobi.extrap.jsonl")) == 6  # resumed: nothing measured twice
-    assert list(told) == ["round 3: assessing the models"]
-    calls = told["round 3: assessing the models"]
+    assert list(told) == ["round 4: assessing the models"]
+    calls = told["round 4: assessing the models"]
     assert sum(more for _, more in calls) == sum(fitted for fitted, _ in calls) > 0
     assert result.status == "done" and result.share <= 0.6
     with warnings.catch_warnings():
@@ -179,11 +184,12 @@ def test_an_interrupted_round_is_finished_first_when_the_loop_starts_again(mpiex
 
     result = autotune.autotune({"p": [1, 2, 3], "n": [16, 32, 64]}, PROGRAM, runs, **settings)
     err = capsys.readouterr().err
-    assert "extrap-plugins autotune: round 1 did not finish: measuring what it left out (3 points)\n" in err
+    # round 1 was the base's first run alone, round 2 the rest of the base
+    assert "extrap-plugins autotune: round 2 did not finish: measuring what it left out (3 points)\n" in err
     assert "already measured" not in err  # the runner's resume line is the loop's to say
     assert result.status == "done" and (result.points, result.runs) == (6, 12)
     assert len(records(runs / "jacobi.extrap.jsonl")) == 12  # each base run twice, none three times
-    assert str(result).splitlines()[1].startswith("measured: 6 points, 12 runs with the repetitions, in 2 rounds; ")
+    assert str(result).splitlines()[1].startswith("measured: 6 points, 12 runs with the repetitions, in 3 rounds; ")
     assert repr(result) == ("<AutotuneResult done: done: the models are within tolerance at the target "
                             f"({result.share:.1%} of the full factorial's cost); 6 points in {runs}>")
 
@@ -196,7 +202,7 @@ def test_a_round_stopped_after_its_last_run_is_not_measured_again(mpiexec, tmp_p
 
     calls = []
 
-    def stopped_after(planned, folder):  # the first run alone (the names are checked on it), then the rest
+    def stopped_after(planned, folder):  # round 1: the first run alone (the names are checked on it); 2: the rest
         sweep_runner(planned, folder)
         calls.append(len(planned))
         if len(calls) == 2:
@@ -213,7 +219,7 @@ def test_a_round_stopped_after_its_last_run_is_not_measured_again(mpiexec, tmp_p
     result = autotune.autotune({"p": [1, 2, 3], "n": [16, 32, 64]}, PROGRAM, runs, **settings)
     err = capsys.readouterr().err
     assert "did not finish" not in err and "already measured" not in err and "nothing to run" not in err
-    assert "resuming after 1 round: measured runs are reused\n" in err
+    assert "resuming after 2 rounds: measured runs are reused\n" in err
     assert result.status == "done" and len(records(runs / "jacobi.extrap.jsonl")) == measured
 
 
@@ -249,7 +255,7 @@ def test_a_launch_ended_by_the_timeout_is_measured_again_when_the_loop_resumes(m
     monkeypatch.setenv("FAST", "1")  # inherited by the launches
     assert cli.main(args) == cli.ExitStatus.OK
     err = capsys.readouterr().err
-    assert "extrap-plugins autotune: round 1 did not finish: measuring what it left out (1 point)\n" in err
+    assert "extrap-plugins autotune: round 2 did not finish: measuring what it left out (1 point)\n" in err
     with pytest.warns(extrap_plugins.ExtrapWarning, match=r"skipped: ended by --timeout after 2 s"):
         experiment = extrap_plugins.read(runs)
     at = experiment.coordinates[:, experiment.parameter_names.index("n")] == 3
@@ -276,7 +282,7 @@ def test_max_steps_ends_the_loop_as_asked(mpiexec, tmp_path, no_extrap_environme
             "--", *PROGRAM]
     assert cli.main(args) == cli.ExitStatus.OK
     assert capsys.readouterr().out.startswith("stopped: --max-steps reached (")
-    assert len(records(runs / "jacobi.extrap.jsonl")) == 6  # the base design only
+    assert len(records(runs / "jacobi.extrap.jsonl")) == 1  # the base design's first run, alone
 
 
 def test_the_progress_counts_points_and_their_repetitions():
@@ -293,7 +299,7 @@ def test_a_budget_too_small_for_the_repetitions_buys_single_runs(mpiexec, tmp_pa
             "--metric", "bytes_sent", "--callpath", "main->halo_exchange", "-o", str(runs), "--", *PROGRAM]
     assert cli.main(args) == cli.ExitStatus.OK
     captured = capsys.readouterr()
-    assert "extrap-plugins autotune: round 1: the base design: 6 points × 1 repetition" in captured.err
+    assert "extrap-plugins autotune: round 2: the base design: 5 points × 1 repetition" in captured.err
     assert captured.out.splitlines()[0] == ("done: the models are within tolerance at the target "
                                             "(13.9% of the full factorial's cost)")
     assert len(records(runs / "jacobi.extrap.jsonl")) == 6
@@ -328,7 +334,7 @@ def test_once_every_point_is_measured_the_loop_repeats_points_within_the_budget(
     assert cli.main(args) == cli.ExitStatus.OK
     captured = capsys.readouterr()
     assert captured.out.startswith("stopped: the budget left buys no further run the selector would plan, before the rule holds (")
-    assert "round 3: a repetition of largest expected gain: 1 point × 1 repetition (" in captured.err
+    assert "round 4: a repetition of largest expected gain: 1 point × 1 repetition (" in captured.err
     state = json.loads((runs / "autotune.json").read_text())
     planned = [run for r in state["rounds"] for run in r["runs"]]
     assert len(planned) > 6 and sum(run["cost"] for run in planned) <= 0.4 * 48
@@ -377,7 +383,8 @@ def test_a_metric_the_first_run_does_not_measure_is_noted(mpiexec, tmp_path, no_
     assert err[note] == ("extrap-plugins autotune: note: the first run (p=1, n=16) measured no metric "
                          f"'flops' (it measured {metrics}); other runs may, but if the name is wrong, stop with "
                          "Ctrl-C and start again with the right one: measured runs are kept")
-    assert "[1/1] p=1 n=16" in err[note - 1] and "[1/2] p=1 n=32" in err[note + 1]
+    assert "[1/1] p=1 n=16" in err[note - 1]  # the note comes after the first run, before the rest of the base
+    assert err[note + 1].startswith("extrap-plugins autotune: round 2: the base design: 2 points × 1 repetition")
     assert err[-1] == f"extrap-plugins: error: {runs}: no metric 'flops'; the metrics are {metrics}"
 
 
