@@ -234,7 +234,7 @@ def autotune(
     # The share spent: after a failed launch or --max-steps, ``final`` is a fresh plan whose share counts its runs.
     result = AutotuneResult(folder, status, rounds, model_set, final.target, tolerance, final.measured_share,
                             final.measured_cost, final.full_cost, final.budget_limit, message,
-                            len(np.unique(launches[:, :-1], axis=0)), len(launches), before)
+                            len(designed.points()), len(launches), before)
     _write_reports(result, final, host)
     say(f"{_verdict(result)}; report: {folder / REPORT}")
     return result
@@ -495,9 +495,13 @@ def _count(repetitions: list[int]) -> str:
 
 
 def _describe_round(s, runs, share, alone: bool = False) -> str:
-    what = ("the base design's first run, alone (it tells what --metric and --callpath match and whether the "
-            "metrics are exact counts)" if alone else "the base design" if s.status == "base" else
-            "a repetition of largest expected gain" if runs[0].first else "the run of largest expected gain")
+    if alone:
+        what = ("the base design's first run, alone (it tells what --metric and --callpath match and whether the "
+                "metrics are exact counts)")
+    elif s.status == "base":
+        what = "the base design"
+    else:
+        what = "a repetition of largest expected gain" if runs[0].first else "the run of largest expected gain"
     points = ", ".join(format_point(r.point, brackets=True) for r in runs[:3]) + (" ..." if len(runs) > 3 else "")
     count = _count([int(r.repetitions) for r in runs])
     return f"{what}: {count} {points} (cost so far {share:.1%} of the full factorial){_widest(s.widths)}"
@@ -577,13 +581,8 @@ def render_report(result: AutotuneResult, final) -> str:
         model_rows.append(
             f"<tr><td>{esc(model.callpath)}</td><td>{esc(model.metric)}</td><td class=f>{esc(model.formula)}</td>"
             f"<td>{_num(row.value_target)}</td><td>{'' if width is None else '±' + format_share(width)}</td></tr>")
-    run_rows = [f"<tr><td>before</td><td>{esc(format_point(run['point']))}</td><td>{run['repetitions']}</td>"
-                f"<td>{run['cost']:g}</td><td>{esc(run['why'])}</td></tr>" for run in result.before]
-    for r in result.rounds:
-        for run in r.runs:
-            run_rows.append(
-                f"<tr><td>{r.number}</td><td>{esc(format_point(run['point']))}</td><td>{run['repetitions']}</td>"
-                f"<td>{run['cost']:g}</td><td>{esc(run['why'])}</td></tr>")
+    run_rows = [_run_row("before", run) for run in result.before]
+    run_rows += [_run_row(str(r.number), run) for r in result.rounds for run in r.runs]
     notes = "".join(f"<li>{esc(n)}</li>" for n in final_notes(result.rounds))
     where = format_point(target, brackets=True) if target else "(none)"
     budget = "none" if not math.isfinite(result.budget_limit) else f"{result.budget_limit:g} cost units " \
@@ -608,6 +607,13 @@ td,th{{border:1px solid #ccc;padding:.25em .6em;text-align:left}}th{{background:
 {''.join(run_rows)}</table>
 </body></html>
 """
+
+
+def _run_row(when: str, run: Mapping) -> str:
+    """A row of the report's table of the points measured: the round (or "before"), the point, why."""
+    esc = html.escape
+    return (f"<tr><td>{esc(when)}</td><td>{esc(format_point(run['point']))}</td><td>{run['repetitions']}</td>"
+            f"<td>{run['cost']:g}</td><td>{esc(run['why'])}</td></tr>")
 
 
 def _num(value: float) -> str:

@@ -7,6 +7,7 @@
 :func:`format_point`      ``p=4, n=100`` (``(p=4, n=100)`` with ``brackets=True``)
 :func:`format_count`      ``1 run``, ``3 runs``: a count with its noun
 :func:`format_percent`    a share the user gave (a tolerance): ``5%``, ``2.5%``, ``0.1%``
+:func:`format_warned`     one warning of many series: ``a [time] and 9 more series``
 :func:`json_number`       NaN and infinity become ``null`` (JSON has neither)
 :func:`json_plain`        whole numbers as JSON integers, others as floats
 ========================  ==========================================================
@@ -22,7 +23,7 @@ from fractions import Fraction
 from typing import Mapping, Sequence
 
 __all__ = ["format_number", "format_value", "format_share", "format_percent", "format_exponent", "format_point",
-           "format_count", "json_number", "json_plain"]
+           "format_count", "format_warned", "json_number", "json_plain"]
 
 EXACT_INTEGERS = 2**53
 """Whole floats below this are exact integers; above, a float's text keeps its rounding visible."""
