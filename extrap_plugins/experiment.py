@@ -16,6 +16,7 @@ hands them blocks of series that share the same measurement points.
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
 from dataclasses import dataclass, field, replace
 from typing import Iterable, Iterator, Sequence
@@ -342,9 +343,8 @@ class Experiment:
                 dtype=bool,
             )
             if not wanted.any():
-                raise InputError(
-                    f"{self.source}: no call path matches {', '.join(map(repr, callpaths))}"
-                )
+                raise InputError(f"{self.source}: no call path matches {', '.join(map(repr, callpaths))}"
+                                 f"{callpath_hint(callpaths, [c.name for c in self.callpaths])}")
             keep &= wanted[self.callpath_index]
         return self.take(keep)
 
@@ -548,3 +548,21 @@ def _number_repetitions(callpath_index, metric_index, coordinates) -> np.ndarray
     rank = np.empty(n_rows, dtype=np.int32)
     rank[order] = np.arange(n_rows) - np.repeat(starts, run_length)
     return rank
+
+
+def callpath_hint(patterns: Sequence[str], names: Sequence[str], shown: int = 5) -> str:
+    """What to add to "no call path matches ...": the names meant, as far as they can be guessed.
+
+    The names whose last part is the pattern's or close to it (``compute`` for
+    ``main->compute``, ``main->solve`` for ``solv``); otherwise the first names.
+    """
+    leaf = {name: name.rsplit("->", 1)[-1] for name in names}
+    close = {match for pattern in patterns
+             for match in difflib.get_close_matches(pattern.rsplit("->", 1)[-1], set(leaf.values()), cutoff=0.75)}
+    meant = [name for name in names if leaf[name] in close]
+    if meant:
+        return f"; did you mean {', '.join(map(repr, meant[:3]))}?"
+    if len(names) > shown:
+        return f"; the call paths include {', '.join(names[:shown])} ({len(names)} in all)"
+    return f"; the call paths are {', '.join(names)}" if names else ""
+

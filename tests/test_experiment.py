@@ -59,8 +59,24 @@ def test_select_by_metric_and_glob():
     assert s.value.tolist() == [2.0]
     with pytest.raises(InputError, match="no metric 'bytes'; the metrics are time, visits"):
         e.select(metrics=["bytes"])
-    with pytest.raises(InputError, match="no call path matches 'solve'"):
+    with pytest.raises(InputError) as error:
         e.select(callpaths=["solve"])
+    assert str(error.value) == ": no call path matches 'solve'; the call paths are main, main->a"
+
+
+def test_a_call_path_that_matches_nothing_names_the_ones_meant():
+    names = ["main", "main->solve", "main->solve->MPI_Allreduce", "compute"]
+    e = make([(name, "time", 1, 1.0) for name in names])
+    for patterns, hint in [(["main->compute"], "did you mean 'compute'?"),
+                           (["main->solv"], "did you mean 'main->solve'?"),
+                           (["*->Allreduce"], "did you mean 'main->solve->MPI_Allreduce'?")]:
+        with pytest.raises(InputError) as error:
+            e.select(callpaths=patterns)
+        assert str(error.value).endswith(f"; {hint}")
+    many = make([(f"kernel{i}", "time", 1, 1.0) for i in range(8)])
+    with pytest.raises(InputError) as error:
+        many.select(callpaths=["solver"])
+    assert str(error.value).endswith("; the call paths include kernel0, kernel1, kernel2, kernel3, kernel4 (8 in all)")
 
 
 def test_bad_shapes_say_what_was_expected():

@@ -366,7 +366,9 @@ def test_a_callpath_the_first_run_does_not_measure_is_noted_before_the_rest_of_t
     assert launched == ["extrap-plugins run: [1/1] p=1 n=16 repetition 0", "extrap-plugins run: [1/2] p=1 n=32 "
                         "repetition 0", "extrap-plugins run: [2/2] p=2 n=16 repetition 0"]
     assert err.index(next(line for line in err if "[1/2]" in line)) > note  # the note came after the first run
-    assert err[-1] == f"extrap-plugins: error: {runs}: no call path matches 'main->solv'"
+    assert err[-1] == (f"extrap-plugins: error: {runs}: no call path matches 'main->solv'; "
+                       "the call paths include main, main->setup, main->setup->MPI_Cart_create, main->halo_exchange, "
+                       "main->halo_exchange->MPI_Sendrecv (8 in all)")
     assert json.loads((runs / "autotune.json").read_text())["status"] == "running"  # resumable with the right name
 
 
