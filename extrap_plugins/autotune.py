@@ -58,7 +58,6 @@ FORMAT = "extrap-plugins/autotune"
 VERSION = 1
 NAMES_SHOWN = 8
 """How many of the first run's call paths a note about an unmatched --callpath lists."""
-FAILED = "a launch failed (see the logs folder); fix it and start again to resume"
 
 
 @dataclass
@@ -99,6 +98,9 @@ class AutotuneResult:
     """Runs measured in the folder: points × their repetitions."""
     before: list[dict] = field(default_factory=list)
     """Runs in the folder that no round planned (measured before the loop), per point as a round's runs are."""
+    unmeasured: dict[tuple[int, int], int] = field(default_factory=dict)
+    """Repetitions a round planned that the folder lacks (a failed launch, a point no candidate any more), by
+    (round number, the run's place in the round)."""
 
     def __str__(self) -> str:
         """What ``extrap-plugins autotune`` prints at the end."""
@@ -182,8 +184,10 @@ def autotune(
     status, message, last = "steps", "", None
     if rounds:
         say(f"resuming after {format_count(len(rounds), 'round')}: measured runs are reused")
-    if interrupted and rounds and not _finish_round(rounds[-1], space, folder, host, runner, say):
-        status, message = "failed", FAILED
+    if interrupted and rounds:
+        failed = _finish_round(rounds[-1], space, folder, host, runner, say)
+        if failed:
+            status, message = "failed", _failed(failed, folder)
     for _ in range(steps):
         if status == "failed":  # the unfinished round could not be finished
             break
@@ -206,9 +210,8 @@ def autotune(
                        dict(last.widths or {}), list(last.notes))
         rounds.append(record)
         _save(folder, space, rounds, "running")  # before running: an interrupted round keeps its reasons
-        ok = runner(runs, folder)
-        if not ok:
-            status, message = "failed", FAILED
+        if not runner(runs, folder):
+            status, message = "failed", _failed(_left_out(runs, space, _read(folder, host)) or runs, folder)
             break
         if alone:
             _note_unmatched(folder, host, runs[0], metrics, callpaths, say)
@@ -234,7 +237,7 @@ def autotune(
     # The share spent: after a failed launch or --max-steps, ``final`` is a fresh plan whose share counts its runs.
     result = AutotuneResult(folder, status, rounds, model_set, final.target, tolerance, final.measured_share,
                             final.measured_cost, final.full_cost, final.budget_limit, message,
-                            len(designed.points()), len(launches), before)
+                            len(designed.points()), len(launches), before, _unmeasured(rounds, space, launches))
     _write_reports(result, final, host)
     say(f"{_verdict(result)}; report: {folder / REPORT}")
     return result
@@ -314,14 +317,45 @@ def _measured_before(launches: np.ndarray, names, rounds: list[Round], cost_mode
             if count > planned.get(tuple(point), 0)]
 
 
-def _finish_round(last: Round, space: design.Space, folder: pathlib.Path, host, runner, say) -> bool:
-    """Measure what an interrupted round left out (stopped after its last run, it is complete); False when a
-    launch failed."""
-    left_out = _left_out([_as_run(r) for r in last.runs], space, _read(folder, host))
+def _unmeasured(rounds: list[Round], space: design.Space, launches: np.ndarray) -> dict[tuple[int, int], int]:
+    """The repetitions each round's runs lack in the folder (``launches``: its runs, in the space's order)."""
+    done = {tuple(row) for row in launches.tolist()}
+    lacking = {}
+    for r in rounds:
+        for place, run in enumerate(map(_as_run, r.runs)):
+            point = tuple(float(run.point[name]) for name in space.parameters)
+            missing = sum((*point, float(k)) not in done for k in range(run.first, run.first + run.repetitions))
+            if missing:
+                lacking[(r.number, place)] = missing
+    return lacking
+
+
+def _finish_round(last: Round, space: design.Space, folder: pathlib.Path, host, runner, say) -> list[design.Run]:
+    """Measure what an interrupted round left out (stopped after its last run, it is complete) at points that are
+    still candidates; the runs a failed launch left unmeasured (empty when all went well)."""
+    runs = [_as_run(r) for r in last.runs]
+    inside = [run for run in runs if _is_candidate(run, space)]
+    if len(inside) < len(runs):
+        outside = [run for run in runs if not _is_candidate(run, space)]
+        say(f"round {last.number}'s runs at {_points(outside)} are no candidates now (--param): left out")
+    left_out = _left_out(inside, space, _read(folder, host))
     if not left_out:
-        return True
+        return []
     say(f"round {last.number} did not finish: measuring what it left out ({format_count(len(left_out), 'point')})")
-    return runner(left_out, folder)
+    if runner(left_out, folder):
+        return []
+    return _left_out(left_out, space, _read(folder, host)) or left_out
+
+
+def _is_candidate(run: design.Run, space: design.Space) -> bool:
+    return all(np.isclose(values, float(run.point[name])).any() for name, values in zip(space.parameters, space.values))
+
+
+def _failed(runs: list[design.Run], folder: pathlib.Path) -> str:
+    """What the loop says when a launch failed: where, and the ways to go on."""
+    them = "the point" if len(runs) == 1 else "these points"
+    return (f"a launch failed at {_points(runs)} (see {folder / 'logs'}); fix the program, or give --param values that "
+            f"leave {them} out, and start again: measured runs are reused")
 
 
 def _left_out(runs: list[design.Run], space: design.Space, experiment) -> list[design.Run]:
@@ -494,6 +528,11 @@ def _count(repetitions: list[int]) -> str:
     return f"{points}, {sum(repetitions)} launches"
 
 
+def _points(runs: list[design.Run], shown: int = 3) -> str:
+    """"(p=1, n=64), (p=2, n=64) ...": the first points of some runs."""
+    return ", ".join(format_point(r.point, brackets=True) for r in runs[:shown]) + (" ..." if len(runs) > shown else "")
+
+
 def _describe_round(s, runs, share, alone: bool = False) -> str:
     if alone:
         what = ("the base design's first run, alone (it tells what --metric and --callpath match and whether the "
@@ -502,9 +541,8 @@ def _describe_round(s, runs, share, alone: bool = False) -> str:
         what = "the base design"
     else:
         what = "a repetition of largest expected gain" if runs[0].first else "the run of largest expected gain"
-    points = ", ".join(format_point(r.point, brackets=True) for r in runs[:3]) + (" ..." if len(runs) > 3 else "")
     count = _count([int(r.repetitions) for r in runs])
-    return f"{what}: {count} {points} (cost so far {share:.1%} of the full factorial){_widest(s.widths)}"
+    return f"{what}: {count} {_points(runs)} (cost so far {share:.1%} of the full factorial){_widest(s.widths)}"
 
 
 def _describe_end(s, tolerance) -> str:
@@ -582,7 +620,8 @@ def render_report(result: AutotuneResult, final) -> str:
             f"<tr><td>{esc(model.callpath)}</td><td>{esc(model.metric)}</td><td class=f>{esc(model.formula)}</td>"
             f"<td>{_num(row.value_target)}</td><td>{'' if width is None else '±' + format_share(width)}</td></tr>")
     run_rows = [_run_row("before", run) for run in result.before]
-    run_rows += [_run_row(str(r.number), run) for r in result.rounds for run in r.runs]
+    run_rows += [_run_row(str(r.number), run, result.unmeasured.get((r.number, place), 0))
+                 for r in result.rounds for place, run in enumerate(r.runs)]
     notes = "".join(f"<li>{esc(n)}</li>" for n in final_notes(result.rounds))
     where = format_point(target, brackets=True) if target else "(none)"
     budget = "none" if not math.isfinite(result.budget_limit) else f"{result.budget_limit:g} cost units " \
@@ -609,11 +648,16 @@ td,th{{border:1px solid #ccc;padding:.25em .6em;text-align:left}}th{{background:
 """
 
 
-def _run_row(when: str, run: Mapping) -> str:
-    """A row of the report's table of the points measured: the round (or "before"), the point, why."""
+def _run_row(when: str, run: Mapping, unmeasured: int = 0) -> str:
+    """A row of the report's table of the points measured: the round (or "before"), the point, why; repetitions
+    the round planned and the folder lacks are said."""
     esc = html.escape
-    return (f"<tr><td>{esc(when)}</td><td>{esc(format_point(run['point']))}</td><td>{run['repetitions']}</td>"
-            f"<td>{run['cost']:g}</td><td>{esc(run['why'])}</td></tr>")
+    repetitions, why = run["repetitions"], run["why"]
+    if unmeasured:
+        repetitions = f"{repetitions - unmeasured} of {repetitions}"
+        why += " (not measured: a launch failed, or the point is no candidate any more)"
+    return (f"<tr><td>{esc(when)}</td><td>{esc(format_point(run['point']))}</td><td>{repetitions}</td>"
+            f"<td>{run['cost']:g}</td><td>{esc(why)}</td></tr>")
 
 
 def _num(value: float) -> str:

@@ -234,8 +234,22 @@ def test_a_failing_launch_stops_the_loop_with_the_status_of_failed_runs(mpiexec,
     # the share is what the runs that succeeded cost, (1, 1), (1, 3), (2, 1) and (3, 1): 7 of the full factorial's 18
     # (it was the share of a fresh plan's runs beside them)
     assert captured.out.startswith("stopped: a launch failed (38.9% of the full factorial's cost)\n")
+    assert captured.out.splitlines()[2] == (f"a launch failed at (p=1, n=2), (p=2, n=2) (see {runs / 'logs'}); fix the "
+                                            "program, or give --param values that leave these points out, and start "
+                                            "again: measured runs are reused")
     assert "p=1 n=2 repetition 0: FAILED: exit status 3" in captured.err
     assert json.loads((runs / "autotune.json").read_text())["status"] == "failed"
+    assert ("<tr><td>1</td><td>p=1, n=2</td><td>0 of 1</td><td>1</td><td>line n (not measured: a launch failed, or "
+            "the point is no candidate any more)</td></tr>") in (runs / "autotune.html").read_text()
+
+    # started again without n = 2, the loop leaves the failed run out and goes on
+    args[4] = "n=1,3"
+    assert cli.main(args) == cli.ExitStatus.OK
+    err = capsys.readouterr().err
+    assert ("extrap-plugins autotune: round 1's runs at (p=1, n=2), (p=2, n=2) are no candidates now (--param): left "
+            "out\n") in err
+    assert "repetition 0: FAILED" not in err
+    assert json.loads((runs / "autotune.json").read_text())["status"] != "failed"
 
 
 def test_a_launch_ended_by_the_timeout_is_measured_again_when_the_loop_resumes(mpiexec, tmp_path, monkeypatch,
