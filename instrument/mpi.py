@@ -45,9 +45,15 @@ timed interval; a float's, bool's, None's or int's size is decided by its
 kind and magnitude alone, so it is pickled once per kind and remembered:
 replace ``MPI.pickle`` before the first lower-case call, not after).  Calls to or from ``MPI.PROC_NULL`` count no
 message.
-Not counted: persistent requests (``Send_init``...), the completion calls on
-requests (``Wait``, ``Test``: their time stays in the enclosing region),
-and the bytes of a lower-case ``irecv`` without a buffer (its message is).
+Completion calls are timed regions of their own (``MPI_Wait``, ``MPI_Waitall``,
+``MPI_Test``, ``MPI_Testany``, ...; their messages were counted when the
+request was started): ``request.Wait()`` on a request a recording communicator
+returned, and ``MPI.Request.Waitall(requests)`` and the other class methods
+once the shim is loaded, which makes ``MPI.Request`` the recording request
+class (``isinstance`` and ``issubclass`` with it answer as with mpi4py's own;
+a ``Request`` imported by name before the first :func:`wrap` stays mpi4py's).
+Not counted: persistent requests (``Send_init``...) and the bytes of a
+lower-case ``irecv`` without a buffer (its message is).
 """
 
 from __future__ import annotations
@@ -69,6 +75,9 @@ _MPI: Any = None
 _PROC_NULL = None
 _IN_PLACE = None
 _BYTE = None
+_REQUEST: Any = None
+"""mpi4py's own ``MPI.Request`` (the module's name is the recording class once loaded)."""
+_RecordingRequest: Any = None
 _type_sizes: dict[str, int] = {}
 
 
@@ -570,6 +579,7 @@ def _load() -> dict[type, type]:
     from mpi4py import MPI
 
     _MPI, _PROC_NULL, _IN_PLACE, _BYTE = MPI, MPI.PROC_NULL, MPI.IN_PLACE, MPI.BYTE
+    _record_requests(MPI)  # before the methods: they return recording requests
     classes: dict[type, type] = {}
     for base in (MPI.Cartcomm, MPI.Graphcomm, MPI.Distgraphcomm, MPI.Topocomm, MPI.Intracomm, MPI.Intercomm, MPI.Comm):
         namespace: dict[str, Any] = {"__module__": __name__,
@@ -587,6 +597,59 @@ def _load() -> dict[type, type]:
     _classes = classes
     _wrapped_types = tuple(classes.values())
     return classes
+
+
+# A request's completion calls: instance methods, and class methods over a list of requests.
+_WAITS = {"Wait": "MPI_Wait", "wait": "MPI_Wait", "Test": "MPI_Test", "test": "MPI_Test"}
+_WAITS_ON_CLASS = {f"{kind}{which}": f"MPI_{kind.capitalize()}{which}"
+                   for kind in ("Wait", "wait", "Test", "test") for which in ("all", "any", "some")}
+
+
+def _record_requests(MPI) -> None:
+    """Build the recording request class and make it ``MPI.Request``, so ``MPI.Request.Waitall(...)`` is timed."""
+    global _REQUEST, _RecordingRequest
+    if _RecordingRequest is not None:
+        return
+    _REQUEST = base = MPI.Request
+
+    class _Same(type):  # isinstance(r, MPI.Request) stays true of every request, ours or not
+        def __instancecheck__(cls, obj):
+            return isinstance(obj, base)
+
+        def __subclasscheck__(cls, sub):
+            return issubclass(sub, base)
+
+    namespace: dict[str, Any] = {"__module__": __name__, "__doc__": "A request whose completion calls are recorded."}
+    for method, region in _WAITS.items():
+        if hasattr(base, method):
+            namespace[method] = _completion(getattr(base, method), region)
+    for method, region in _WAITS_ON_CLASS.items():
+        if hasattr(base, method):
+            namespace[method] = classmethod(_completion(getattr(base, method), region, on_class=True))
+    _RecordingRequest = _Same("Request", (base,), namespace)
+    MPI.Request = _RecordingRequest
+
+
+def _completion(original, region: str, on_class: bool = False) -> Callable:
+    """A completion call timed as the child region ``region`` (a class method's first argument, the class, is
+    dropped: ``original`` is bound to mpi4py's class already)."""
+    state = regions._state
+
+    def timed(*args, **kwargs):
+        if state.off:
+            return original(*args, **kwargs)
+        c, parent, node = _node(region)
+        c.node = node
+        node.start = start = perf_counter()
+        try:
+            return original(*args, **kwargs)
+        finally:
+            node.close(perf_counter() - start)
+            c.node = parent
+
+    if on_class:
+        return functools.wraps(original)(lambda cls, *args, **kwargs: timed(*args, **kwargs))
+    return functools.wraps(original)(timed)
 
 
 def _node(region: str):
@@ -608,7 +671,7 @@ def _recorder(original, region: str, build: Callable | None, status_name: str | 
     counter = build(signature) if build is not None else None
     status_position = signature.names.index(status_name) if status_name else None
     state, perf, local, new_cursor = regions._state, perf_counter, regions._local, regions.new_cursor
-    Status = _MPI.Status
+    Status, Request, Recording = _MPI.Status, _REQUEST, _RecordingRequest
 
     @functools.wraps(original)
     def method(self, *args, **kwargs):
@@ -657,6 +720,8 @@ def _recorder(original, region: str, build: Callable | None, status_name: str | 
                 counter(self, node, args, kwargs, result, status)
             except Exception as error:  # never break the program over a count
                 _warn_once(region, error)
+        if type(result) is Request:  # a non-blocking call's: its Wait and Test are recorded
+            return Recording(result)
         return result
 
     return method
@@ -685,7 +750,9 @@ def _deriver(original, region: str) -> Callable:
 
 def _wrap_result(result):
     if isinstance(result, tuple):  # Idup: (communicator, request)
-        return (_wrap_result(result[0]),) + result[1:]
+        return tuple(_wrap_result(part) for part in result)
+    if type(result) is _REQUEST:
+        return _RecordingRequest(result)
     if isinstance(result, _MPI.Comm) and not isinstance(result, _wrapped_types) and result != _MPI.COMM_NULL:
         for base in type(result).__mro__:
             if base in _classes:

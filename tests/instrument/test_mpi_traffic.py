@@ -33,6 +33,13 @@ def expected_rank(rank: int, size: int) -> dict[str, dict[str, int]]:
         "main->ring->MPI_Isend": calls(3, 240, 0, 3, 0),
         "main->ring->MPI_Recv": calls(3, 0, 240, 0, 3),
         "main->ring->MPI_Sendrecv": calls(1, pickled({"rank": rank}), pickled({"rank": left}), 1, 1),
+        "main->ring->MPI_Wait": calls(3),
+        # an irecv without a buffer counts its message, not its bytes
+        "main->nonblocking->MPI_Irecv": calls(2, 0, 80, 0, 2),
+        "main->nonblocking->MPI_Isend": calls(2, 80 + pickled(rank), 0, 2, 0),
+        "main->nonblocking->MPI_Waitall": calls(1),
+        "main->nonblocking->MPI_Wait": calls(2),
+        "main->nonblocking->MPI_Test": calls(1),
         "main->halo->MPI_Cart_create": calls(1),
         "main->halo->MPI_Sendrecv": calls(2, 24 * (below + above), 24 * (above + below), below + above, above + below),
         "main->halo->MPI_Cart_sub": calls(1),
@@ -46,7 +53,7 @@ def expected_rank(rank: int, size: int) -> dict[str, dict[str, int]]:
         "main->reduce->MPI_Comm_dup": calls(1),
     }
     result = dict(leaves)
-    for parent in ("main->ring", "main->halo", "main->reduce", "main"):
+    for parent in ("main->ring", "main->nonblocking", "main->halo", "main->reduce", "main"):
         below_parent = [v for k, v in leaves.items() if k.startswith(parent + "->")]
         result[parent] = {m: sum(v[m] for v in below_parent) for m in COUNTS}
         result[parent]["visits"] = 1

@@ -32,6 +32,20 @@ def ring():
 
 
 @instrument.region
+def nonblocking():
+    """10 doubles around the ring (Irecv + Isend, MPI.Request.Waitall), then an int (irecv + isend, wait)."""
+    data, got = np.arange(10, dtype=np.float64), np.empty(10)
+    requests = [comm.Irecv(got, source=left, tag=4), comm.Isend(data, dest=right, tag=4)]
+    assert isinstance(requests[0], MPI.Request) and issubclass(MPI.Prequest, MPI.Request)
+    MPI.Request.Waitall(requests)
+    assert got[3] == 3.0
+    incoming = comm.irecv(source=left, tag=5)
+    comm.isend(rank, dest=right, tag=5).wait()
+    assert incoming.wait() == left
+    assert requests[0].Test()  # completed already: one call
+
+
+@instrument.region
 def halo():
     """A non-periodic 1-D halo exchange of 6 floats: the edges talk to MPI.PROC_NULL."""
     grid = comm.Create_cart([size], periods=[False])
@@ -66,5 +80,6 @@ def reduce():
 
 with instrument.region("main"):
     ring()
+    nonblocking()
     halo()
     reduce()
