@@ -14,6 +14,9 @@ from .selector import COPY_OF, NOT_JUDGED
 if TYPE_CHECKING:
     from .design import Suggestion
 
+NAMES_WIDTH = 160
+"""Kernels judged through another are named up to three while their names fit this width, else the first alone."""
+
 
 def format_suggestion(result: Suggestion) -> str:
     """The suggestion as text: what the space is, the runs as a table, and what to do after (what ``suggest``
@@ -84,7 +87,8 @@ def format_widths(result: Suggestion) -> list[str]:
     if small:
         lines.append(f"  not judged: {format_count(small, 'kernel')} ({NOT_JUDGED})")
     if copies:
-        shown = ", ".join(copies[:3]) + (f" and {len(copies) - 3} more" if len(copies) > 3 else "")
+        named = copies[:3] if sum(len(name) for name in copies[:3]) <= NAMES_WIDTH else copies[:1]
+        shown = ", ".join(named) + (f" and {len(copies) - len(named)} more" if len(copies) > len(named) else "")
         lines.append(f"  judged through another: {format_count(len(copies), 'kernel')} with {COPY_OF} a judged "
                      f"one ({shown})")
     return lines

@@ -34,3 +34,18 @@ def test_a_suggestion_s_repr_is_one_line_with_its_status_and_cost(host, tmp_path
     # one run at each of 10 points: 148 of the full factorial's 4 × 620; the hold-out check passes
     assert repr(suggestion) == "<Suggestion done: 0 runs planned, 6.0% of the full factorial's cost with them>"
 
+
+
+def test_kernels_judged_through_another_are_named_while_their_names_are_short(host, tmp_path):
+    # four call paths with the same measurements as "main": three short names are listed, long ones only the first
+    for name, prefix, shown in [("short", "k", "k1, k2, k3 and 1 more"),
+                                ("long", "kernel" * 30, f"{'kernel' * 30}1 and 3 more")]:
+        path = tmp_path / f"{name}.csv"
+        paths = ["main"] + [f"{prefix}{i}" for i in range(1, 5)]
+        rows = ["callpath,p,n,value"] + [f"{c},{p},{n},{3 + 0.5 * p * n}" for c in paths
+                                         for p in (4, 8, 16, 32, 64) for n in (1000, 2000, 4000)]
+        path.write_text("\n".join(rows) + "\n")
+        experiment = extrap_plugins.read(path)
+        text = str(extrap_plugins.suggest(extrap_plugins.Space.from_experiment(experiment), experiment))
+        assert (f"  judged through another: 4 kernels with the same measurements as a judged one ({shown})\n"
+                in text), text
