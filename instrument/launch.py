@@ -15,6 +15,7 @@ are recorded below ``main``.
 
 from __future__ import annotations
 
+import functools
 import importlib.abc
 import importlib.util
 import os
@@ -76,9 +77,30 @@ def _record_world_on_import() -> None:
     if it already is): a program that never imports mpi4py does not start MPI because of us."""
     loaded = sys.modules.get("mpi4py.MPI")
     if loaded is not None:
-        loaded.COMM_WORLD = mpi.wrap(loaded.COMM_WORLD)
+        _record_world(loaded)
         return
     sys.meta_path.insert(0, _WorldRecorder())
+
+
+def _record_world(MPI) -> None:
+    """Make ``MPI.COMM_WORLD`` a recording communicator: now if MPI is initialised, else right after the program's
+    ``MPI.Init()`` or ``MPI.Init_thread()`` (``mpi4py.rc.initialize = False``: nothing can be recorded before)."""
+    if MPI.Is_initialized():
+        MPI.COMM_WORLD = mpi.wrap(MPI.COMM_WORLD)
+        return
+    for name in ("Init", "Init_thread"):
+        setattr(MPI, name, _then_record_world(MPI, getattr(MPI, name)))
+
+
+def _then_record_world(MPI, init):
+    @functools.wraps(init)
+    def initialise(*args, **kwargs):
+        result = init(*args, **kwargs)
+        if not mpi.is_wrapped(MPI.COMM_WORLD):
+            MPI.COMM_WORLD = mpi.wrap(MPI.COMM_WORLD)
+        return result
+
+    return initialise
 
 
 class _WorldRecorder(importlib.abc.MetaPathFinder):
@@ -103,4 +125,4 @@ class _Loader(importlib.abc.Loader):
 
     def exec_module(self, module) -> None:
         self.loader.exec_module(module)
-        module.COMM_WORLD = mpi.wrap(module.COMM_WORLD)
+        _record_world(module)

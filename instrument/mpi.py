@@ -92,6 +92,8 @@ def wrap(comm):
     ------
     TypeError
         ``comm`` is not an mpi4py communicator.
+    RuntimeError
+        MPI is not initialised yet, or finalised already (nothing could be recorded).
     """
     if regions._state.environment_off:
         return comm
@@ -100,6 +102,9 @@ def wrap(comm):
         return comm
     if not isinstance(comm, _MPI.Comm):
         raise TypeError(f"wrap() expects an mpi4py communicator such as MPI.COMM_WORLD, got {type(comm).__name__}")
+    if not _MPI.Is_initialized() or _MPI.Is_finalized():
+        raise RuntimeError("wrap() needs MPI initialised and not finalised: call it after MPI.Init() "
+                           "(mpi4py.rc.initialize = False) and before MPI.Finalize()")
     from .session import session
 
     session.use()

@@ -77,6 +77,41 @@ def test_a_program_that_never_imports_mpi4py_is_timed_without_starting_mpi(tmp_p
     assert [c for c in record["callpaths"]] == ["main"]
 
 
+EXPLICIT_INIT = """\
+import mpi4py
+mpi4py.rc.initialize = False
+from mpi4py import MPI
+{init}
+MPI.COMM_WORLD.allreduce(1)
+MPI.Request.Waitall([MPI.COMM_WORLD.Ibarrier()])
+MPI.Finalize()
+"""
+
+
+@pytest.mark.parametrize("init", ["MPI.Init()", "MPI.Init_thread(MPI.THREAD_FUNNELED)"])
+def test_a_program_that_initialises_mpi_itself_is_recorded_from_its_init(mpiexec, tmp_path, no_extrap_environment,
+                                                                         capsys, init):
+    # COMM_WORLD cannot be wrapped before MPI_Init (MPICH aborts the process): it is wrapped right after it
+    program = tmp_path / "explicit.py"
+    program.write_text(EXPLICIT_INIT.format(init=init))
+    runs = tmp_path / "runs"
+    status = sweep.main(["--np", "2", "-o", str(runs), "--", *LAUNCH, str(program)])
+    assert status == ExitStatus.OK, capsys.readouterr().err
+    [record] = records(runs / "explicit.extrap.jsonl")
+    assert record["status"] == "ok" and record["size"] == 2
+    assert sorted(record["callpaths"]) == ["main", "main->MPI_Allreduce", "main->MPI_Ibarrier", "main->MPI_Waitall"]
+
+
+def test_wrapping_before_mpi_init_says_so_instead_of_aborting(tmp_path):
+    script = ("import mpi4py\nmpi4py.rc.initialize = False\nfrom mpi4py import MPI\n"
+              "from extrap_plugins.instrument import mpi\nmpi.wrap(MPI.COMM_WORLD)\n")
+    result = run_program([sys.executable, "-c", script], tmp_path)
+    assert result.returncode == 1
+    assert result.stderr.splitlines()[-1] == (
+        "RuntimeError: wrap() needs MPI initialised and not finalised: call it after MPI.Init() "
+        "(mpi4py.rc.initialize = False) and before MPI.Finalize()")
+
+
 def test_a_program_that_fails_fails_the_same_way_when_measured(tmp_path):
     (tmp_path / "crash.py").write_text("raise RuntimeError('the solver diverged')\n")
     result = run_program([*LAUNCH, "crash.py"], tmp_path)
