@@ -982,7 +982,9 @@ def choose_models(experiment: Experiment, modelers: Sequence[str] = ("default", 
 
 # ------------------------------------------------------------------ target
 def default_target(space) -> dict[str, float]:
-    """One step beyond the largest candidate of every parameter: doubling sequences double, others add a step."""
+    """One step beyond the largest candidate of every parameter: doubling sequences double, squares and cubes of
+    evenly spaced whole numbers (27, 64, 125, 216, 343: LULESH's process counts) go on as such, others add a
+    step."""
     target = {}
     for name, values in zip(space.parameters, space.values):
         if values.size < 2:
@@ -992,5 +994,24 @@ def default_target(space) -> dict[str, float]:
         ratio = last / before if before > 0 else 0.0
         geometric = values.size >= 3 and before > 0 and values[-3] > 0 and math.isclose(
             ratio, before / float(values[-3]), rel_tol=1e-6) and ratio > 1
-        target[name] = last * ratio if geometric else last + (last - before)
+        power = None if geometric else _power_sequence(values[-3:])
+        if geometric:
+            target[name] = last * ratio
+        elif power is not None:
+            root, step, degree = power
+            target[name] = float((root + step) ** degree)
+        else:
+            target[name] = last + (last - before)
     return target
+
+
+def _power_sequence(values: np.ndarray) -> tuple[int, int, int] | None:
+    """(last root, step, degree) when the values are squares or cubes of evenly spaced whole numbers above 1."""
+    if values.size < 3 or values[0] <= 1:
+        return None
+    for degree in (2, 3):
+        roots = np.rint(values ** (1 / degree))
+        steps = np.diff(roots)
+        if np.array_equal(roots ** degree, values) and steps[0] > 0 and np.all(steps == steps[0]):
+            return int(roots[-1]), int(steps[0]), degree
+    return None

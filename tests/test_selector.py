@@ -186,6 +186,10 @@ def test_a_kernel_knows_the_noise_of_one_run_from_repetitions_or_else_from_the_r
 
 def test_the_default_target_is_one_step_beyond_the_candidates():
     assert selector.default_target(Space.of({"p": P, "n": N})) == {"p": 128.0, "n": 60.0}
+    # cubes and squares of evenly spaced whole numbers go on as such (LULESH runs on cubes of process counts)
+    for values, beyond in [([27, 64, 125, 216, 343], 512.0), ([4, 16, 36, 64], 100.0), ([1, 4, 9, 16], 25.0),
+                           ([16, 81, 256], 431.0), ([5000, 6000, 7000], 8000.0)]:
+        assert selector.default_target(Space.of({"p": values})) == {"p": beyond}
 
 
 def test_the_target_must_not_be_measured():
