@@ -50,7 +50,7 @@ from typing import Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from .errors import InputError
-from .experiment import Experiment
+from .experiment import RESOURCE_NAMES, Experiment
 from .formatting import format_count, format_percent, format_point, format_share, json_number, json_plain
 from .options import parse_share
 from .plugins import get_host
@@ -102,11 +102,6 @@ PAIRS = 3
 pays for one at each of this many of the cheapest measured points: the noise the modeler reads from one or two
 pairs misleads it (a second run at two points of a nearly constant kernel, ±2 % noise, gave a p³·log2(p)²
 term 558 % off at the target; ``benchmarks/design-history.md``, session 39)."""
-RESOURCE_NAMES = frozenset({
-    "p", "np", "nprocs", "n_procs", "procs", "processes", "process", "ranks", "mpi_ranks", "nodes", "cores",
-    "threads", "gpus", "tasks", "workers",
-})
-"""Parameter names taken to count resources: by default a run costs the product of these."""
 
 
 # ---------------------------------------------------------------------- plans

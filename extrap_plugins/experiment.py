@@ -30,6 +30,17 @@ CALLPATH_SEPARATOR = "->"
 MEASURES = ("mean", "median", "minimum", "maximum")
 
 
+RESOURCE_NAMES = frozenset({
+    "p", "np", "nprocs", "n_procs", "numprocs", "num_procs", "procs", "processes", "process", "ranks", "nranks",
+    "num_ranks", "mpi_ranks", "jobsize", "mpi.world.size", "world_size", "nodes", "num_nodes", "cores", "threads",
+    "nthreads", "num_threads", "omp_num_threads", "gpus", "ngpus", "num_gpus", "tasks", "ntasks", "num_tasks",
+    "workers",
+})
+"""Parameter names (compared in lower case) that count resources — processes, nodes, threads, GPUs —, as
+schedulers, Caliper (``jobsize``, ``mpi.world.size``) and programs name them: a run's default cost is their
+product (:class:`~extrap_plugins.design.CostModel`), and the first of them is the process count of ``efficiency``
+and ``isoefficiency`` (:func:`~extrap_plugins.scaling.resource_parameter`)."""
+
 @dataclass(frozen=True)
 class Parameter:
     """A model parameter such as the process count ``p`` or problem size ``n``."""

@@ -22,12 +22,9 @@ import numpy as np
 
 from .api import read
 from .errors import InputError
-from .experiment import CALLPATH_SEPARATOR, Experiment
+from .experiment import CALLPATH_SEPARATOR, RESOURCE_NAMES, Experiment
 from .models import Factor, Model, Term
 
-RESOURCE_NAMES = ("p", "np", "nprocs", "n_procs", "procs", "processes", "process", "ranks", "mpi_ranks", "nodes",
-                  "cores", "threads", "gpus", "tasks", "workers")
-"""Parameter names taken to count processes when ``--processes`` is not given (first match wins)."""
 
 GRID = 1024
 """Points of the log grid on which sign changes are looked for before Brent's method refines them."""

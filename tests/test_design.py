@@ -47,6 +47,8 @@ def test_the_default_cost_is_the_product_of_the_resource_parameters():
     assert CostModel.parse(None, ["p", "n"]).text == "p"
     assert CostModel.parse("", ["nodes", "threads", "size"]).text == "nodes*threads"
     assert CostModel.parse(None, ["x", "y"]).text == "x*y"  # no resource names: every parameter
+    assert CostModel.parse(None, ["problem_size", "jobsize"]).text == "jobsize"  # Caliper's name for the ranks
+    assert CostModel.parse(None, ["size", "NTasks", "OMP_NUM_THREADS"]).text == "NTasks*OMP_NUM_THREADS"
     points = np.array([[4.0, 1000.0], [8.0, 10.0]])
     assert CostModel.parse(None, ["p", "n"])(points).tolist() == [4.0, 8.0]
     assert CostModel.parse("p*n^2", ["p", "n"])(points).tolist() == [4e6, 800.0]

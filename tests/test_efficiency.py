@@ -310,3 +310,11 @@ def test_report_formats_and_paths_are_checked(known, tmp_path):
         extrap_plugins.export_report(known, "json", tmp_path / "missing" / "r.json")
     with pytest.raises(InputError, match="option title applies to the html report only"):
         extrap_plugins.export_report(known, "text", title="x")
+
+
+def test_the_process_count_is_found_by_the_names_schedulers_and_caliper_give_it():
+    from extrap_plugins import scaling
+
+    assert scaling.processes_name(["problem_size", "jobsize"], None) == "jobsize"  # Caliper's spot channel
+    assert scaling.processes_name(["n", "mpi.world.size"], None) == "mpi.world.size"
+    assert scaling.processes_name(["n", "NRanks"], None) == "NRanks"
