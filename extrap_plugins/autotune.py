@@ -205,7 +205,7 @@ def autotune(
         spent = last.measured_cost + sum(r.cost * r.repetitions for r in runs)
         share = spent / last.full_cost if last.full_cost else 0.0
         say(f"round {number}: {_describe_round(last, runs, share, alone)}")
-        _say_base_notes(last, rounds, number, say)
+        _say_notes(last, rounds, number, say)
         record = Round(number, last.status, share, [_saved(r, space.parameters) for r in runs],
                        dict(last.widths or {}), list(last.notes))
         rounds.append(record)
@@ -382,13 +382,16 @@ def _read(folder: pathlib.Path, host):
         return api.read(folder, host=host)
 
 
-def _say_base_notes(last: design.Suggestion, rounds: list[Round], number: int, say) -> None:
+def _say_notes(last: design.Suggestion, rounds: list[Round], number: int, say) -> None:
     """What the budget does to the base design (shorter lines, no point off them), once, also when the base
-    takes two rounds."""
-    if last.status != "base":
-        return
+    takes two rounds; and once, in the round it is first found, that the cost model leaves out a parameter a
+    run's time grows with (stop with Ctrl-C and start again with --cost)."""
     for note in last.notes:
-        if not any(note in r.notes for r in rounds if r.status == "base"):
+        if note.startswith(design.UNPRICED):
+            said = any(n.startswith(design.UNPRICED) for r in rounds for n in r.notes)
+        else:
+            said = last.status != "base" or any(note in r.notes for r in rounds if r.status == "base")
+        if not said:
             say(f"round {number}: note: {note}")
 
 

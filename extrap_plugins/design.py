@@ -50,7 +50,7 @@ from typing import Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from .errors import InputError
-from .experiment import RESOURCE_NAMES, Experiment
+from .experiment import RESOURCE_NAMES, Experiment, row_codes
 from .formatting import format_count, format_percent, format_point, format_share, json_number, json_plain
 from .options import parse_share
 from .plugins import get_host
@@ -97,6 +97,11 @@ measured points: a second run of a kernel that varies by 0.1 % tells the modeler
 RELeARN `main()` then gets a trend that does not extrapolate (1.6 % off at the evaluation point with single
 runs, 10.4 % with one repetition).  Measured against gating on the run's noise relative to its own value, which
 also repeats the steep kernels' cheap points (``benchmarks/design-history.md``, session 38)."""
+UNPRICED = "a run's measured time grows"
+"""How the note of :func:`unpriced_growth` begins."""
+UNPRICED_GROWTH = 4.0
+"""A run's time growing this many times over a parameter's measured values that the cost model does not count
+is said in a note (:func:`unpriced_growth`)."""
 PAIRS = 3
 """When no new point fits the budget, the noisy kernels get repetitions of measured points only if the budget left
 pays for one at each of this many of the cheapest measured points: the noise the modeler reads from one or two
@@ -612,6 +617,42 @@ def check_modeler(modeler: str, options: Mapping[str, object], parameters: Seque
     return host
 
 
+def unpriced_growth(experiment: Experiment | None, cost_model: CostModel) -> str | None:
+    """A note when a run's measured time grows with a parameter the cost model does not count.
+
+    A run's time is the sum of the root call paths' ``time``; a power law fitted to it over the measured runs
+    (least squares in logs) gives each parameter's exponent.  Where one the cost model leaves out makes the
+    time grow :data:`UNPRICED_GROWTH` times or more over its measured values, the budget takes its large
+    values for cheap runs: the note says so and names the cost that would count it.
+    """
+    if experiment is None or "time" not in [m.name for m in experiment.metrics]:
+        return None
+    roots = [k for k, c in enumerate(experiment.callpaths) if c.parent is None]
+    rows = (experiment.metric_index == [m.name for m in experiment.metrics].index("time")) & np.isin(
+        experiment.callpath_index, roots)
+    runs, which = row_codes(np.column_stack([experiment.coordinates[rows], experiment.repetition[rows]]))
+    seconds = np.bincount(which, weights=experiment.value[rows], minlength=len(runs))
+    points = runs[:, :-1]
+    usable = (seconds > 0) & np.all(points > 0, axis=1)
+    varying = [j for j in range(points.shape[1]) if np.unique(points[usable, j]).size >= 2]
+    if usable.sum() < len(varying) + 2 or not varying:
+        return None
+    x = np.column_stack([np.ones(usable.sum()), np.log(points[usable][:, varying])])
+    exponents = np.linalg.lstsq(x, np.log(seconds[usable]), rcond=None)[0][1:]
+    for j, exponent in zip(varying, exponents):
+        name, low, high = experiment.parameter_names[j], points[usable, j].min(), points[usable, j].max()
+        growth = (high / low) ** exponent
+        if cost_model.powers[j] == 0 and growth >= UNPRICED_GROWTH:
+            power = max(round(exponent * 2) / 2, 0.5)
+            factor = name if power == 1 else f"{name}^{power:g}"
+            priced = cost_model.text if cost_model.text.lower() not in ("", "1", "uniform") else ""
+            cost = f"{priced}*{factor}" if priced else factor
+            return (f"{UNPRICED} about like {name}^{exponent:.2f} (×{growth:.0f} from "
+                    f"{name}={low:g} to {name}={high:g}), which the cost model ({cost_model.text or 'uniform'}) "
+                    f"does not count: the budget takes large {name} for cheap runs; --cost '{cost}' would count it")
+    return None
+
+
 def suggest(
     space: Space,
     experiment: Experiment | None = None,
@@ -723,6 +764,9 @@ def suggest(
     if short:
         notes.append(f"{', '.join(short)} {'has' if len(short) == 1 else 'have'} fewer than {line} candidate values; "
                      f"give more with --param for a trustworthy model")
+    unpriced = unpriced_growth(experiment, cost_model)
+    if unpriced:
+        notes.append(unpriced)
     suggestion = Suggestion(
         plan=Plan(parameters), status="base", cost_model=cost_model, repetitions=repetitions,
         repetitions_reason=reason, full_cost=full_cost, full_points=int(grid.shape[0]),

@@ -56,6 +56,28 @@ def test_the_default_cost_is_the_product_of_the_resource_parameters():
     assert CostModel.parse("uniform", ["p", "n"])(points).tolist() == [1.0, 1.0]
 
 
+def test_a_cost_model_that_leaves_out_what_a_run_s_time_grows_with_is_noted():
+    # a run's time (the roots' time: main and a second root) is 1e-4·n/p; the default cost p leaves out n
+    points = np.array([[p, n] for p in (1, 2, 4) for n in (1000, 4000, 16000)], dtype=float)
+    coordinates = np.repeat(points, 2, axis=0)
+    experiment = Experiment.from_columns(
+        ["p", "n"], callpath=np.array(["main", "init", "main->solve"] * len(coordinates), dtype=object),
+        metric="time", coordinates=np.repeat(coordinates, 3, axis=0),
+        value=np.repeat(0.5e-4 * coordinates[:, 1] / coordinates[:, 0], 3))
+    assert design.unpriced_growth(experiment, CostModel.parse(None, ["p", "n"])) == (
+        "a run's measured time grows about like n^1.00 (×16 from n=1000 to n=16000), which the cost model (p) "
+        "does not count: the budget takes large n for cheap runs; --cost 'p*n' would count it")
+    assert design.unpriced_growth(experiment, CostModel.parse("p*n", ["p", "n"])) is None
+    assert design.unpriced_growth(experiment.select(metrics=["time"], callpaths=["main"]),
+                                  CostModel.parse("uniform", ["p", "n"])).endswith("--cost 'n' would count it")
+    flat = Experiment.from_columns(["p", "n"], callpath="main", metric="time", coordinates=coordinates,
+                                   value=1 + 0.01 * np.log(coordinates[:, 1]))
+    assert design.unpriced_growth(flat, CostModel.parse(None, ["p", "n"])) is None  # grows ×1.01 only
+    suggestion = design.suggest(Space.from_experiment(experiment), experiment, budget="50%")
+    assert [note for note in suggestion.notes if note.startswith(design.UNPRICED)] == [
+        design.unpriced_growth(experiment, CostModel.parse(None, ["p", "n"]))]
+
+
 def test_ties_in_cost_go_to_smaller_values_first():
     points = np.array([[4.0, 4000.0], [8.0, 1000.0], [4.0, 1000.0]])
     assert CostModel.parse(None, ["p", "n"]).order(points).tolist() == [2, 0, 1]
@@ -150,7 +172,10 @@ def test_the_loop_stops_when_the_hold_out_point_is_predicted(host):
     assert result.status == "done"
     assert result.experiment.points().shape[0] == 10  # the base design sufficed
     assert result.steps[-1].holdout["worst"] < 1e-6
-    assert result.steps[-1].notes == ["quality reached: the model without (p=8, n=2000) predicts it within "
+    assert result.steps[-1].notes == ["a run's measured time grows about like n^1.00 (×16 from n=1000 to n=16000), "
+                                      "which the cost model (p) does not count: the budget takes large n for cheap "
+                                      "runs; --cost 'p*n' would count it",
+                                      "quality reached: the model without (p=8, n=2000) predicts it within "
                                       "0.0% (tolerance 5%)"]
 
 
@@ -304,7 +329,9 @@ def test_suggest_reads_measurements(host, tmp_path, capsys):
     out = capsys.readouterr().out
     # One run at each of 10 points: 148 of the full factorial's 4 × 1260.
     assert "measured so far: 10 points, 2.9% of the full factorial's cost\n" in out
-    assert "no further runs needed\nnote: quality reached: the model without (p=8, n=2000) predicts it" in out
+    assert ("no further runs needed\nnote: a run's measured time grows about like n^1.00 (×16 from n=1000 to "
+            "n=16000), which the cost model (p) does not count: the budget takes large n for cheap runs; --cost 'p*n' "
+            "would count it\nnote: quality reached: the model without (p=8, n=2000) predicts it") in out
 
 
 @pytest.mark.parametrize("strategy", ["cheapest", "uncertainty"])

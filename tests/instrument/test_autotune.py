@@ -7,6 +7,7 @@ import json
 import os
 import pathlib
 import sys
+import types
 import warnings
 
 import pytest
@@ -429,7 +430,6 @@ def test_a_folder_measured_at_one_process_count_is_resumed_with_more(mpiexec, tm
 
 
 def test_the_report_gives_a_kernel_judged_through_another_that_one_s_interval(tmp_path):
-    import types
 
     from extrap_plugins import Model, ModelSet, Quality
 
@@ -459,3 +459,15 @@ def test_without_max_steps_the_loop_still_ends_when_its_runs_measure_nothing(tmp
         autotune.autotune({"p": [1, 2], "n": [1, 2]}, [], tmp_path / "runs", budget="50%", measure_runs=measure_runs,
                           progress=False)
     assert len(calls) == 25
+
+
+def test_the_note_on_a_cost_model_that_misses_the_time_is_said_once_in_the_round_it_is_found():
+    unpriced = ("a run's measured time grows about like n^1.00 (×16 from n=1000 to n=16000), which the cost model "
+                "(p) does not count: the budget takes large n for cheap runs; --cost 'p*n' would count it")
+    said = []
+    rounds = []
+    for number, (status, notes) in enumerate([("base", ["lines of 4 values"]), ("base", ["lines of 4 values"]),
+                                               ("add", [unpriced]), ("add", [unpriced.replace("1.00", "0.98")])], 1):
+        autotune._say_notes(types.SimpleNamespace(status=status, notes=notes), rounds, number, said.append)
+        rounds.append(autotune.Round(number, status, 0.1, [], {}, notes))
+    assert said == ["round 1: note: lines of 4 values", f"round 3: note: {unpriced}"]
