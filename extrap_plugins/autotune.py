@@ -320,14 +320,9 @@ def _measured_before(launches: np.ndarray, names, rounds: list[Round], cost_mode
 def _unmeasured(rounds: list[Round], space: design.Space, launches: np.ndarray) -> dict[tuple[int, int], int]:
     """The repetitions each round's runs lack in the folder (``launches``: its runs, in the space's order)."""
     done = {tuple(row) for row in launches.tolist()}
-    lacking = {}
-    for r in rounds:
-        for place, run in enumerate(map(_as_run, r.runs)):
-            point = tuple(float(run.point[name]) for name in space.parameters)
-            missing = sum((*point, float(k)) not in done for k in range(run.first, run.first + run.repetitions))
-            if missing:
-                lacking[(r.number, place)] = missing
-    return lacking
+    lacking = {(r.number, place): _missing(run, space.parameters, done)
+               for r in rounds for place, run in enumerate(map(_as_run, r.runs))}
+    return {key: missing for key, missing in lacking.items() if missing}
 
 
 def _finish_round(last: Round, space: design.Space, folder: pathlib.Path, host, runner, say) -> list[design.Run]:
@@ -366,9 +361,14 @@ def _left_out(runs: list[design.Run], space: design.Space, experiment) -> list[d
     space, experiment = _aligned(space, experiment)
     names = list(space.parameters)
     done = {tuple(row) for row in experiment.runs().tolist()}
-    return [run for run in runs
-            if any((*(float(run.point[n]) for n in names), float(k)) not in done
-                   for k in range(run.first, run.first + run.repetitions))]
+    return [run for run in runs if _missing(run, names, done)]
+
+
+def _missing(run: design.Run, names: Sequence[str], done: set[tuple]) -> int:
+    """How many of ``run``'s repetitions the folder lacks (``done``: its runs, point and repetition, in the order
+    of ``names``)."""
+    point = tuple(float(run.point[name]) for name in names)
+    return sum((*point, float(k)) not in done for k in range(run.first, run.first + run.repetitions))
 
 
 def _read(folder: pathlib.Path, host):

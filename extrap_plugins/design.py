@@ -625,11 +625,11 @@ def unpriced_growth(experiment: Experiment | None, cost_model: CostModel) -> str
     time grow :data:`UNPRICED_GROWTH` times or more over its measured values, the budget takes its large
     values for cheap runs: the note says so and names the cost that would count it.
     """
-    if experiment is None or "time" not in [m.name for m in experiment.metrics]:
+    metrics = [m.name for m in experiment.metrics] if experiment is not None else []
+    if "time" not in metrics:
         return None
     roots = [k for k, c in enumerate(experiment.callpaths) if c.parent is None]
-    rows = (experiment.metric_index == [m.name for m in experiment.metrics].index("time")) & np.isin(
-        experiment.callpath_index, roots)
+    rows = (experiment.metric_index == metrics.index("time")) & np.isin(experiment.callpath_index, roots)
     runs, which = row_codes(np.column_stack([experiment.coordinates[rows], experiment.repetition[rows]]))
     seconds = np.bincount(which, weights=experiment.value[rows], minlength=len(runs))
     points = runs[:, :-1]

@@ -567,9 +567,9 @@ def callpath_hint(patterns: Sequence[str], names: Sequence[str], shown: int = 5)
     The names whose last part is the pattern's or close to it (``compute`` for
     ``main->compute``, ``main->solve`` for ``solv``); otherwise the first names.
     """
-    leaf = {name: name.rsplit("->", 1)[-1] for name in names}
-    close = {match for pattern in patterns
-             for match in difflib.get_close_matches(pattern.rsplit("->", 1)[-1], set(leaf.values()), cutoff=0.75)}
+    leaf = {name: name.rsplit(CALLPATH_SEPARATOR, 1)[-1] for name in names}
+    close = {match for pattern in patterns for match in difflib.get_close_matches(
+        pattern.rsplit(CALLPATH_SEPARATOR, 1)[-1], set(leaf.values()), cutoff=0.75)}
     meant = [name for name in names if leaf[name] in close]
     if meant:
         return f"; did you mean {', '.join(map(repr, meant[:3]))}?"
