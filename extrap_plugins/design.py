@@ -764,9 +764,6 @@ def suggest(
     if short:
         notes.append(f"{', '.join(short)} {'has' if len(short) == 1 else 'have'} fewer than {line} candidate values; "
                      f"give more with --param for a trustworthy model")
-    unpriced = unpriced_growth(experiment, cost_model)
-    if unpriced:
-        notes.append(unpriced)
     suggestion = Suggestion(
         plan=Plan(parameters), status="base", cost_model=cost_model, repetitions=repetitions,
         repetitions_reason=reason, full_cost=full_cost, full_points=int(grid.shape[0]),
@@ -775,10 +772,24 @@ def suggest(
     )
 
     if strategy == "uncertainty":
-        return _suggest_uncertainty(
+        result = _suggest_uncertainty(
             space, grid, costs, (runs_at, next_repetition), order, rank, effective, suggestion, selected,
             budget=budget, tolerance=tolerance, target=target, exclude=exclude, modeler=modeler, measure=measure,
             host=host, line=line, options=options, progress=progress)
+    else:
+        result = _suggest_cheapest(grid, costs, measured, base, order, rank, roles, suggestion, selected, budget=budget,
+                                   tolerance=tolerance, modeler=modeler, measure=measure, host=host, options=options)
+    unpriced = unpriced_growth(experiment, cost_model)
+    if unpriced:  # last: what the plan does comes first
+        result.notes.append(unpriced)
+    return result
+
+
+def _suggest_cheapest(grid, costs, measured, base, order, rank, roles, suggestion: Suggestion, selected, *, budget,
+                      tolerance, modeler, measure, host, options) -> Suggestion:
+    """Ritter et al.'s (2020) heuristic: the base design, then the cheapest point not measured until the model
+    without a measured point predicts it within ``tolerance``."""
+    parameters, repetitions = suggestion.plan.parameters, suggestion.repetitions
     missing = base & ~measured
     off = off_the_lines(grid, np.flatnonzero(base))
     extra_needed = len(parameters) > 1 and not (measured & off).any()
@@ -817,6 +828,7 @@ def suggest(
     if not suggestion.plan.runs and suggestion.status != "done":
         suggestion.status = "budget"
     return suggestion
+
 
 
 def _as_space(space, experiment: Experiment | None) -> tuple[Space, Experiment | None]:

@@ -143,9 +143,10 @@ def test_when_the_measured_runs_cost_more_than_the_budget_the_note_says_so():
     experiment = measured({"main": lambda p, n: 3 + 0.5 * p**1.5 * n}, base_points(suggest(space)), noise=0.05)
     result = suggest(space, experiment, budget="2%", target={"p": 128, "n": 60})
     assert result.status == "budget" and not result.plan.runs
-    assert result.notes[-1].startswith("the measured runs already cost 23.9% of the full factorial's, the budget "
+    assert result.notes[-2].startswith("the measured runs already cost 23.9% of the full factorial's, the budget "
                                        "2.0%: nothing is left to spend; the widest interval at (p=128, n=60) "
                                        "stays main ±")
+    assert result.notes[-1].startswith("a run's measured time grows about like n^0.98 (×5 from n=10 to n=50)")
 
 
 def test_the_plan_serves_the_uncertain_kernel_and_names_it():
