@@ -164,8 +164,9 @@ def add_design_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--param", action="append", default=[], metavar="NAME=V1,V2,...",
                         help="candidate values of a parameter, e.g. p=4,8,16,32,64 (repeatable)")
     parser.add_argument("--cost", metavar="EXPR",
-                        help="cost of one run: a product such as 'p' or 'p*n^2', or 'uniform' "
-                             "(default: the product of the resource parameters p, procs, ranks, nodes, threads...)")
+                        help="cost of one run: a product such as 'p' or 'p*n^2', or 'uniform'; 'time' is a run's "
+                             "time fitted to the measured runs ('p*time': core-seconds) (default: the product of the "
+                             "resource parameters p, procs, ranks, jobsize, nodes, threads...)")
     parser.add_argument("--budget", metavar="SHARE|Cu|N",
                         help="limit for the whole design: a share of the full factorial's cost (15%%, 0.15), a cost "
                              "in the cost model's units (400u) or a number of points (20)")

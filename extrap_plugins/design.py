@@ -44,7 +44,7 @@ import os
 import pathlib
 import re
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -249,6 +249,57 @@ def _is_number(value) -> bool:
 
 # ------------------------------------------------------------------- costs
 @dataclass(frozen=True)
+class RunTime:
+    """A run's time as a power law of the parameters, ``exp(log_scale) * prod(x_l ** exponent_l)``, fitted by
+    least squares in logs to the measured runs' time (the sum of the root call paths' ``time``; a Score-P
+    profile's root time sums every process's already, so count it as ``time`` alone, not ``p*time``)."""
+
+    parameters: tuple[str, ...]
+    log_scale: float
+    exponents: tuple[float, ...]
+    low: tuple[float, ...]
+    """Each parameter's smallest measured value (with ``high``, the range the fit saw)."""
+    high: tuple[float, ...]
+    runs: int
+
+    @classmethod
+    def fit(cls, experiment: Experiment | None, parameters: Sequence[str]) -> RunTime | None:
+        """The power law of the runs of ``experiment`` (its parameters in the order of ``parameters``); None
+        without a ``time`` of a root call path above 0.  Parameters with one measured value get exponent 0, and
+        all do while there are fewer runs than varying parameters + 2 (the mean of the logs: a constant)."""
+        metrics = [m.name for m in experiment.metrics] if experiment is not None else []
+        if "time" not in metrics:
+            return None
+        experiment = experiment.with_parameters(list(parameters))
+        roots = [k for k, c in enumerate(experiment.callpaths) if c.parent is None]
+        rows = (experiment.metric_index == metrics.index("time")) & np.isin(experiment.callpath_index, roots)
+        runs, which = row_codes(np.column_stack([experiment.coordinates[rows], experiment.repetition[rows]]))
+        seconds = np.bincount(which, weights=experiment.value[rows], minlength=len(runs))
+        usable = (seconds > 0) & np.all(runs[:, :-1] > 0, axis=1)
+        if not usable.any():
+            return None
+        points, seconds = runs[usable, :-1], seconds[usable]
+        varying = [j for j in range(points.shape[1]) if np.unique(points[:, j]).size >= 2]
+        if len(points) < len(varying) + 2:
+            varying = []
+        x = np.column_stack([np.ones(len(points)), np.log(points[:, varying])])
+        solution = np.linalg.lstsq(x, np.log(seconds), rcond=None)[0]
+        exponents = np.zeros(points.shape[1])
+        exponents[varying] = solution[1:]
+        return cls(tuple(parameters), float(solution[0]), tuple(exponents.tolist()),
+                   tuple(points.min(axis=0).tolist()), tuple(points.max(axis=0).tolist()), len(points))
+
+    def __call__(self, points: np.ndarray) -> np.ndarray:
+        points = np.asarray(points, dtype=np.float64).reshape(-1, len(self.parameters))
+        with np.errstate(all="ignore"):
+            return np.exp(self.log_scale + np.log(points) @ np.asarray(self.exponents))
+
+    def __str__(self) -> str:
+        factors = [f"{name}^{exponent:.2f}" for name, exponent in zip(self.parameters, self.exponents) if exponent]
+        return " · ".join([f"{math.exp(self.log_scale):.3g}", *factors]) + " s"
+
+
+@dataclass(frozen=True)
 class CostModel:
     """The cost of one run at a point: ``scale * prod(x_l ** power_l)``.
 
@@ -261,6 +312,10 @@ class CostModel:
     powers: tuple[float, ...]
     scale: float = 1.0
     text: str = ""
+    time: float = 0.0
+    """The power of a run's time in the product (``p*time``: 1)."""
+    run_time: RunTime | None = None
+    """The time of a run at any point, fitted to the measured runs (:meth:`with_run_time`); None: 1."""
 
     @classmethod
     def parse(cls, text: str | None, parameters: Sequence[str]) -> CostModel:
@@ -269,7 +324,9 @@ class CostModel:
         ``None`` or ``""``: the product of the resource parameters (named like
         ``p``, ``procs``, ``ranks``, ``nodes``, ``threads``...), or of all
         parameters if none is; ``"p*n"``, ``"p^2*n"``, ``"2*p"``: a product of
-        parameter powers and numbers; ``"uniform"`` or ``"1"``: every run costs 1.
+        parameter powers and numbers; ``"uniform"`` or ``"1"``: every run costs 1;
+        ``time`` (unless a parameter has that name) is a run's time, ``p*time``
+        its core-seconds (:class:`RunTime`, fitted to the measured runs; 1 before any).
 
         Examples
         --------
@@ -286,29 +343,50 @@ class CostModel:
         if spec.lower() == "uniform":
             spec = "1"
         powers = dict.fromkeys(parameters, 0.0)
-        scale = 1.0
+        scale, time = 1.0, 0.0
         for factor in re.split(r"\s*(?<!\*)\*(?!\*)\s*", spec):  # "*" but not "**"
             match = re.fullmatch(r"([A-Za-z_][\w.]*)(?:\s*(?:\^|\*\*)\s*([-+]?\d+(?:\.\d+)?))?", factor)
             if match and match.group(1) in powers:
                 powers[match.group(1)] += float(match.group(2) or 1)
+                continue
+            if match and match.group(1) == "time":
+                time += float(match.group(2) or 1)
                 continue
             try:
                 scale *= float(factor)
             except ValueError:
                 known = ", ".join(parameters)
                 raise InputError(
-                    f"--cost {text!r}: {factor!r} is neither a parameter ({known}) nor a number; "
-                    f"expected a product such as 'p*n' or 'p^2', or 'uniform'"
+                    f"--cost {text!r}: {factor!r} is neither a parameter ({known}), time nor a number; "
+                    f"expected a product such as 'p*n', 'p^2' or 'p*time', or 'uniform'"
                 ) from None
         if not math.isfinite(scale) or scale <= 0:
             raise InputError(f"--cost {text!r}: the factor must be a positive number")
-        return cls(parameters, tuple(powers[p] for p in parameters), scale, text.strip())
+        return cls(parameters, tuple(powers[p] for p in parameters), scale, text.strip(), time)
 
     def __call__(self, points: np.ndarray) -> np.ndarray:
         """Cost per run, points shape (n_points, n_params) -> shape (n_points,)."""
         points = np.asarray(points, dtype=np.float64).reshape(-1, len(self.parameters))
         with np.errstate(all="ignore"):
-            return self.scale * np.prod(np.power(points, np.asarray(self.powers)[None, :]), axis=1)
+            cost = self.scale * np.prod(np.power(points, np.asarray(self.powers)[None, :]), axis=1)
+            if self.time and self.run_time is not None:
+                cost = cost * self.run_time(points) ** self.time
+            return cost
+
+    def with_run_time(self, experiment: Experiment | None) -> CostModel:
+        """This cost model with a run's time fitted to ``experiment`` where it counts time (else itself)."""
+        if not self.time:
+            return self
+        return replace(self, run_time=RunTime.fit(experiment, self.parameters))
+
+    def describe(self) -> str:
+        """``p*time (time: 1.2e-05 · p^-0.98 · n^1.01 s, fitted to 12 runs)``: the text, and the time it uses."""
+        text = self.text or "1"
+        if not self.time:
+            return text
+        if self.run_time is None:
+            return f"{text} (time: 1 until runs with a time are measured)"
+        return f"{text} (time: {self.run_time}, fitted to {format_count(self.run_time.runs, 'run')})"
 
     def order(self, points: np.ndarray) -> np.ndarray:
         """Indices of ``points`` from cheapest to dearest (ties: smaller product of all values first)."""
@@ -620,36 +698,29 @@ def check_modeler(modeler: str, options: Mapping[str, object], parameters: Seque
 def unpriced_growth(experiment: Experiment | None, cost_model: CostModel) -> str | None:
     """A note when a run's measured time grows with a parameter the cost model does not count.
 
-    A run's time is the sum of the root call paths' ``time``; a power law fitted to it over the measured runs
-    (least squares in logs) gives each parameter's exponent.  Where one the cost model leaves out makes the
-    time grow :data:`UNPRICED_GROWTH` times or more over its measured values, the budget takes its large
-    values for cheap runs: the note says so and names the cost that would count it.
+    A power law fitted to the measured runs' time (:class:`RunTime`) gives each parameter's exponent.  Where
+    one the cost model leaves out makes the time grow :data:`UNPRICED_GROWTH` times or more over its measured
+    values, the budget takes its large values for cheap runs: the note says so and names the cost that would
+    count it.  A cost model with ``time`` counts it already.
     """
-    metrics = [m.name for m in experiment.metrics] if experiment is not None else []
-    if "time" not in metrics:
+    if cost_model.time or experiment is None:
         return None
-    roots = [k for k, c in enumerate(experiment.callpaths) if c.parent is None]
-    rows = (experiment.metric_index == metrics.index("time")) & np.isin(experiment.callpath_index, roots)
-    runs, which = row_codes(np.column_stack([experiment.coordinates[rows], experiment.repetition[rows]]))
-    seconds = np.bincount(which, weights=experiment.value[rows], minlength=len(runs))
-    points = runs[:, :-1]
-    usable = (seconds > 0) & np.all(points > 0, axis=1)
-    varying = [j for j in range(points.shape[1]) if np.unique(points[usable, j]).size >= 2]
-    if usable.sum() < len(varying) + 2 or not varying:
+    fitted = RunTime.fit(experiment, cost_model.parameters)
+    if fitted is None:
         return None
-    x = np.column_stack([np.ones(usable.sum()), np.log(points[usable][:, varying])])
-    exponents = np.linalg.lstsq(x, np.log(seconds[usable]), rcond=None)[0][1:]
-    for j, exponent in zip(varying, exponents):
-        name, low, high = experiment.parameter_names[j], points[usable, j].min(), points[usable, j].max()
+    for name, power, exponent, low, high in zip(fitted.parameters, cost_model.powers, fitted.exponents, fitted.low,
+                                                fitted.high):
         growth = (high / low) ** exponent
-        if cost_model.powers[j] == 0 and growth >= UNPRICED_GROWTH:
-            power = max(round(exponent * 2) / 2, 0.5)
-            factor = name if power == 1 else f"{name}^{power:g}"
+        if power == 0 and growth >= UNPRICED_GROWTH:
+            rounded = max(round(exponent * 2) / 2, 0.5)
+            factor = name if rounded == 1 else f"{name}^{rounded:g}"
             priced = cost_model.text if cost_model.text.lower() not in ("", "1", "uniform") else ""
             cost = f"{priced}*{factor}" if priced else factor
-            return (f"{UNPRICED} about like {name}^{exponent:.2f} (×{growth:.0f} from "
-                    f"{name}={low:g} to {name}={high:g}), which the cost model ({cost_model.text or 'uniform'}) "
-                    f"does not count: the budget takes large {name} for cheap runs; --cost '{cost}' would count it")
+            timed = f"{priced}*time" if priced else "time"
+            return (f"{UNPRICED} about like {name}^{exponent:.2f} (×{growth:.0f} from {name}={low:g} to "
+                    f"{name}={high:g}), which the cost model ({cost_model.text or 'uniform'}) does not count: the "
+                    f"budget takes large {name} for cheap runs; --cost '{cost}' would count it, --cost '{timed}' "
+                    "the time itself")
     return None
 
 
@@ -733,11 +804,12 @@ def suggest(
     tolerance = parse_tolerance(tolerance)
     host = check_modeler(modeler, options, parameters, host)
     cost_model = cost if isinstance(cost, CostModel) else CostModel.parse(cost, parameters)
+    cost_model = cost_model.with_run_time(experiment)
     budget = budget if isinstance(budget, Budget) or budget is None else Budget.parse(budget)
     grid = space.grid()
     costs = cost_model(grid)
     if not np.all(np.isfinite(costs)) or np.any(costs < 0):
-        raise InputError(f"the cost model {cost_model.text or '1'} gives negative or infinite costs on this space")
+        raise InputError(f"the cost model {cost_model.describe()} gives negative or infinite costs on this space")
     order = cost_model.order(grid)
     rank = np.empty_like(order)
     rank[order] = np.arange(order.size)

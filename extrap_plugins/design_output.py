@@ -29,7 +29,7 @@ def format_suggestion(result: Suggestion) -> str:
         sizes = " × ".join(f"{n} ({v.size} values)" for n, v in zip(names, result.space.values))
     lines = [
         f"design space: {sizes} = {result.full_points} points; cost of a run: "
-        f"{result.cost_model.text or '1'} (full factorial, every point "
+        f"{result.cost_model.describe()} (full factorial, every point "
         f"{format_count(result.reference_repetitions, 'time')}: {result.full_cost:g})",
         f"measured so far: {format_count(result.measured_points, 'point')}, "
         f"{result.measured_share:.1%} of the full factorial's cost",

@@ -66,16 +66,43 @@ def test_a_cost_model_that_leaves_out_what_a_run_s_time_grows_with_is_noted():
         value=np.repeat(0.5e-4 * coordinates[:, 1] / coordinates[:, 0], 3))
     assert design.unpriced_growth(experiment, CostModel.parse(None, ["p", "n"])) == (
         "a run's measured time grows about like n^1.00 (×16 from n=1000 to n=16000), which the cost model (p) "
-        "does not count: the budget takes large n for cheap runs; --cost 'p*n' would count it")
+        "does not count: the budget takes large n for cheap runs; --cost 'p*n' would count it, --cost 'p*time' the "
+        "time itself")
     assert design.unpriced_growth(experiment, CostModel.parse("p*n", ["p", "n"])) is None
+    assert design.unpriced_growth(experiment, CostModel.parse("p*time", ["p", "n"])) is None
     assert design.unpriced_growth(experiment.select(metrics=["time"], callpaths=["main"]),
-                                  CostModel.parse("uniform", ["p", "n"])).endswith("--cost 'n' would count it")
+                                  CostModel.parse("uniform", ["p", "n"])).endswith(
+        "--cost 'n' would count it, --cost 'time' the time itself")
     flat = Experiment.from_columns(["p", "n"], callpath="main", metric="time", coordinates=coordinates,
                                    value=1 + 0.01 * np.log(coordinates[:, 1]))
     assert design.unpriced_growth(flat, CostModel.parse(None, ["p", "n"])) is None  # grows ×1.01 only
     suggestion = design.suggest(Space.from_experiment(experiment), experiment, budget="50%")
     assert [note for note in suggestion.notes if note.startswith(design.UNPRICED)] == [
         design.unpriced_growth(experiment, CostModel.parse(None, ["p", "n"]))]
+
+
+def test_time_in_the_cost_is_a_power_law_fitted_to_the_runs_and_counts_their_core_seconds():
+    # a run takes 2e-5 · n / p s (main, plus a child that is no root); p*time is then 2e-5 · n core-seconds
+    points = np.array([[p, n] for p in (1, 2, 4) for n in (1000, 4000, 16000)], dtype=float)
+    experiment = Experiment.from_columns(
+        ["p", "n"], callpath=np.array(["main", "main->solve"] * len(points), dtype=object), metric="time",
+        coordinates=np.repeat(points, 2, axis=0), value=np.repeat(2e-5 * points[:, 1] / points[:, 0], 2))
+    cost = CostModel.parse("p*time", ["p", "n"])
+    assert cost.time == 1 and cost(np.array([[8.0, 100.0]])).tolist() == [8.0]  # no runs yet: time counts 1
+    assert cost.describe() == "p*time (time: 1 until runs with a time are measured)"
+    fitted = cost.with_run_time(experiment)
+    assert fitted(np.array([[64.0, 64000.0]])) == pytest.approx([2e-5 * 64000], rel=1e-9)  # beyond the runs, too
+    assert fitted.run_time.exponents == pytest.approx((-1, 1), abs=1e-9)
+    assert fitted.describe() == "p*time (time: 2e-05 · p^-1.00 · n^1.00 s, fitted to 9 runs)"
+    assert CostModel.parse("p*n", ["p", "n"]).with_run_time(experiment).run_time is None  # only where time counts
+    suggestion = design.suggest(Space.from_experiment(experiment, {"n": [64000]}), experiment, cost="p*time",
+                                budget="50%")
+    # every point of the grid four times: 4 · 2e-5 · 3 · (1000 + 4000 + 16000 + 64000) core-seconds
+    assert suggestion.full_cost == pytest.approx(4 * 2e-5 * 3 * 85000, rel=1e-9)
+    assert suggestion.measured_cost == pytest.approx(2e-5 * 3 * 21000, rel=1e-9)
+    assert str(suggestion).startswith("design space: p (3 values) × n (4 values) = 12 points; cost of a run: p*time "
+                                      "(time: 2e-05 · p^-1.00 · n^1.00 s, fitted to 9 runs) (full factorial, every "
+                                      "point 4 times: 20.4)")
 
 
 def test_ties_in_cost_go_to_smaller_values_first():
@@ -86,8 +113,8 @@ def test_ties_in_cost_go_to_smaller_values_first():
 def test_a_bad_cost_expression_says_what_is_expected():
     with pytest.raises(InputError) as error:
         CostModel.parse("p*q", ["p", "n"])
-    assert str(error.value) == ("--cost 'p*q': 'q' is neither a parameter (p, n) nor a number; expected a product "
-                                "such as 'p*n' or 'p^2', or 'uniform'")
+    assert str(error.value) == ("--cost 'p*q': 'q' is neither a parameter (p, n), time nor a number; expected a "
+                                "product such as 'p*n', 'p^2' or 'p*time', or 'uniform'")
 
 
 @pytest.mark.parametrize("text, budget", [
@@ -176,7 +203,7 @@ def test_the_loop_stops_when_the_hold_out_point_is_predicted(host):
                                       "0.0% (tolerance 5%)",
                                       "a run's measured time grows about like n^1.00 (×16 from n=1000 to n=16000), "
                                       "which the cost model (p) does not count: the budget takes large n for cheap "
-                                      "runs; --cost 'p*n' would count it"]
+                                      "runs; --cost 'p*n' would count it, --cost 'p*time' the time itself"]
 
 
 def test_a_point_the_model_misses_asks_for_the_next_cheapest(host):
@@ -592,7 +619,8 @@ def test_the_python_api_takes_the_tolerance_as_the_command_line_does():
     (["suggest", "--param", "p=4,8", "--budget", "lots"],
      "--budget 'lots': expected a share of the full factorial cost (15% or 0.15), a cost in the cost model's units (400u) or a number of points (20)"),
     (["suggest", "--param", "p=4,8", "--cost", "z"],
-     "--cost 'z': 'z' is neither a parameter (p) nor a number; expected a product such as 'p*n' or 'p^2', or 'uniform'"),
+     "--cost 'z': 'z' is neither a parameter (p), time nor a number; expected a product such as 'p*n', 'p^2' or "
+     "'p*time', or 'uniform'"),
     (["suggest", "--param", "p=4,8", "--tolerance", "5x"],
      "--tolerance: expected a share between 0 and 1 (exclusive), such as 5% or 0.05, got '5x'"),
     (["suggest", "--param", "p=4,8", "--tolerance", "0%"],

@@ -320,6 +320,25 @@ def test_a_budget_too_small_for_the_repetitions_buys_single_runs(mpiexec, tmp_pa
     assert len(records(runs / "jacobi.extrap.jsonl")) == 6
 
 
+def test_a_budget_in_core_seconds_counts_the_time_of_the_runs_measured(mpiexec, tmp_path, no_extrap_environment,
+                                                                        capsys):
+    # --cost 'p*time': the base is planned by p (no time is known yet), then every round prices runs by the
+    # time fitted to those measured; the share said is of the full factorial's core-seconds
+    runs = tmp_path / "runs"
+    args = ["autotune", "--param", "p=1,2,3", "--param", "n=16,32,64", "--budget", "60%", "--cost", "p*time",
+            "--metric", "bytes_sent", "--callpath", "main->halo_exchange", "-o", str(runs), "--", *PROGRAM]
+    assert cli.main(args) == cli.ExitStatus.OK
+    captured = capsys.readouterr()
+    assert captured.out.startswith("done: the models are within tolerance at the target (")
+    experiment = extrap_plugins.read(runs)
+    final = autotune.design.suggest(autotune.design.Space.from_experiment(experiment), experiment, cost="p*time",
+                                    budget="60%", metrics=["bytes_sent"], callpaths=["main->halo_exchange"])
+    assert final.cost_model.run_time is not None and final.cost_model.run_time.runs == len(experiment.runs())
+    shares = json.loads((runs / "autotune.json").read_text())["rounds"]
+    assert shares[-1]["share"] == pytest.approx(final.measured_share, rel=1e-9)  # core-seconds, as the loop said
+    assert f"({final.measured_share:.1%} of the full factorial's cost)" in captured.out.splitlines()[0]
+
+
 def test_a_budget_of_points_shortens_the_base_and_the_loop_says_so_to_the_end(mpiexec, tmp_path, no_extrap_environment,
                                                                             capsys):
     # six points: lines of three through (1, 16) and the point off them, (2, 32); the consequence is stated while
@@ -463,7 +482,8 @@ def test_without_max_steps_the_loop_still_ends_when_its_runs_measure_nothing(tmp
 
 def test_the_note_on_a_cost_model_that_misses_the_time_is_said_once_in_the_round_it_is_found():
     unpriced = ("a run's measured time grows about like n^1.00 (×16 from n=1000 to n=16000), which the cost model "
-                "(p) does not count: the budget takes large n for cheap runs; --cost 'p*n' would count it")
+                "(p) does not count: the budget takes large n for cheap runs; --cost 'p*n' would count it, --cost 'p*time' "
+                "the time itself")
     said = []
     rounds = []
     for number, (status, notes) in enumerate([("base", ["lines of 4 values"]), ("base", ["lines of 4 values"]),
