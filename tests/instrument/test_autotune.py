@@ -121,8 +121,8 @@ def test_a_misspelt_modeler_option_stops_the_loop_before_anything_runs(tmp_path,
     (["p=1,2", "--budget", "12q"], "--budget '12q': expected a share of the full factorial cost (15% or 0.15), a cost "
                                    "in the cost model's units (400u) or a number of points (20)"),
     (["p=1,2", "--target", "q=4"], "target 'q=4': unknown parameter 'q'; the parameters are p"),
-    (["p=1,2", "--cost", "z"], "--cost 'z': 'z' is neither a parameter (p) nor a number; expected a product such as "
-                               "'p*n' or 'p^2', or 'uniform'"),
+    (["p=1,2", "--cost", "z"], "--cost 'z': 'z' is neither a parameter (p), time nor a number; expected a product "
+                               "such as 'p*n', 'p^2' or 'p*time', or 'uniform'"),
     (["p=1,2", "--repetitions", "0"], "--repetitions 0: expected a whole number >= 1"),
     (["p=1,2", "--timeout", "0"], "--timeout must be positive, got 0.0"),
     (["p=1,2", "--mpiexec", "/no/such/mpiexec"], "--mpiexec '/no/such/mpiexec': no such executable"),
