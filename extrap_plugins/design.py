@@ -301,7 +301,7 @@ class RunTime:
 
 @dataclass(frozen=True)
 class CostModel:
-    """The cost of one run at a point: ``scale * prod(x_l ** power_l)``.
+    """The cost of one run at a point: ``scale * prod(x_l ** power_l) * run_time(x) ** time``.
 
     Ties (points of equal cost) are broken by the product of all parameter
     values: of two runs with the same process count, the smaller problem is
