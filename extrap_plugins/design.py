@@ -316,6 +316,8 @@ class CostModel:
     """The power of a run's time in the product (``p*time``: 1)."""
     run_time: RunTime | None = None
     """The time of a run at any point, fitted to the measured runs (:meth:`with_run_time`); None: 1."""
+    no_time: str = "until runs with a time are measured"
+    """Why the time counts 1, said by :meth:`describe` when ``run_time`` is None."""
 
     @classmethod
     def parse(cls, text: str | None, parameters: Sequence[str]) -> CostModel:
@@ -377,6 +379,9 @@ class CostModel:
         """This cost model with a run's time fitted to ``experiment`` where it counts time (else itself)."""
         if not self.time:
             return self
+        if experiment is not None and len(experiment) and "time" not in [m.name for m in experiment.metrics]:
+            names = ", ".join(m.name for m in experiment.metrics[:4]) + (", ..." if len(experiment.metrics) > 4 else "")
+            return replace(self, run_time=None, no_time=f"the runs have no metric 'time' ({names})")
         return replace(self, run_time=RunTime.fit(experiment, self.parameters))
 
     def describe(self) -> str:
@@ -385,7 +390,7 @@ class CostModel:
         if not self.time:
             return text
         if self.run_time is None:
-            return f"{text} (time: 1 until runs with a time are measured)"
+            return f"{text} (time: 1, {self.no_time})"
         return f"{text} (time: {self.run_time}, fitted to {format_count(self.run_time.runs, 'run')})"
 
     def order(self, points: np.ndarray) -> np.ndarray:

@@ -89,7 +89,9 @@ def test_time_in_the_cost_is_a_power_law_fitted_to_the_runs_and_counts_their_cor
         coordinates=np.repeat(points, 2, axis=0), value=np.repeat(2e-5 * points[:, 1] / points[:, 0], 2))
     cost = CostModel.parse("p*time", ["p", "n"])
     assert cost.time == 1 and cost(np.array([[8.0, 100.0]])).tolist() == [8.0]  # no runs yet: time counts 1
-    assert cost.describe() == "p*time (time: 1 until runs with a time are measured)"
+    assert cost.describe() == "p*time (time: 1, until runs with a time are measured)"
+    counted = Experiment.from_columns(["p", "n"], callpath="main", metric="visits", coordinates=points, value=points[:, 1])
+    assert cost.with_run_time(counted).describe() == "p*time (time: 1, the runs have no metric 'time' (visits))"
     fitted = cost.with_run_time(experiment)
     assert fitted(np.array([[64.0, 64000.0]])) == pytest.approx([2e-5 * 64000], rel=1e-9)  # beyond the runs, too
     assert fitted.run_time.exponents == pytest.approx((-1, 1), abs=1e-9)
