@@ -627,6 +627,7 @@ def render_report(result: AutotuneResult, final) -> str:
                  for r in result.rounds for place, run in enumerate(r.runs)]
     notes = "".join(f"<li>{esc(n)}</li>" for n in final_notes(result.rounds))
     where = format_point(target, brackets=True) if target else "(none)"
+    priced = f"; cost of a run: {final.cost_model.describe()}" if getattr(final, "cost_model", None) else ""
     budget = "none" if not math.isfinite(result.budget_limit) else f"{result.budget_limit:g} cost units " \
         f"({result.budget_limit / result.full_cost:.1%} of the full factorial)"
     return f"""<!DOCTYPE html>
@@ -637,7 +638,7 @@ td,th{{border:1px solid #ccc;padding:.25em .6em;text-align:left}}th{{background:
 <h1>Autotune report</h1>
 <p class="verdict">{esc(_verdict(result))}</p>
 <ul><li>target: {esc(where)}; stopping rule: every judged kernel's 95 % interval at the target within
-±{format_percent(result.tolerance)}</li><li>budget: {esc(budget)}; spent: {result.cost:g} cost units</li>
+±{format_percent(result.tolerance)}</li><li>budget: {esc(budget)}; spent: {result.cost:g} cost units{esc(priced)}</li>
 <li>rounds: {len(result.rounds)}; measurements: {esc(str(result.folder))}; interactive models report:
 <a href="{MODELS}">{MODELS}</a></li>{notes}</ul>
 <h2>Models</h2>

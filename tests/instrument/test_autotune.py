@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import html
 import json
 import os
 import pathlib
@@ -337,6 +338,8 @@ def test_a_budget_in_core_seconds_counts_the_time_of_the_runs_measured(mpiexec, 
     shares = json.loads((runs / "autotune.json").read_text())["rounds"]
     assert shares[-1]["share"] == pytest.approx(final.measured_share, rel=1e-9)  # core-seconds, as the loop said
     assert f"({final.measured_share:.1%} of the full factorial's cost)" in captured.out.splitlines()[0]
+    report = (runs / "autotune.html").read_text()
+    assert f"cost units; cost of a run: {html.escape(final.cost_model.describe())}</li>" in report
 
 
 def test_a_budget_of_points_shortens_the_base_and_the_loop_says_so_to_the_end(mpiexec, tmp_path, no_extrap_environment,
