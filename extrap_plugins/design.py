@@ -291,8 +291,10 @@ class RunTime:
 
     def __call__(self, points: np.ndarray) -> np.ndarray:
         points = np.asarray(points, dtype=np.float64).reshape(-1, len(self.parameters))
+        exponents = np.asarray(self.exponents)
+        used = exponents != 0  # a parameter the time does not depend on may be 0 somewhere
         with np.errstate(all="ignore"):
-            return np.exp(self.log_scale + np.log(points) @ np.asarray(self.exponents))
+            return np.exp(self.log_scale + np.log(points[:, used]) @ exponents[used])
 
     def __str__(self) -> str:
         factors = [f"{name}^{exponent:.2f}" for name, exponent in zip(self.parameters, self.exponents) if exponent]
