@@ -617,12 +617,12 @@ def _record_requests(MPI) -> None:
         return
     _REQUEST = base = MPI.Request
 
-    class _Same(type):  # isinstance(r, MPI.Request) stays true of every request, ours or not
+    class _Same(type):  # isinstance(r, MPI.Request) stays true of every request, ours or not (not of subclasses)
         def __instancecheck__(cls, obj):
-            return isinstance(obj, base)
+            return isinstance(obj, base) if cls is _RecordingRequest else type.__instancecheck__(cls, obj)
 
         def __subclasscheck__(cls, sub):
-            return issubclass(sub, base)
+            return issubclass(sub, base) if cls is _RecordingRequest else type.__subclasscheck__(cls, sub)
 
     namespace: dict[str, Any] = {"__module__": __name__, "__doc__": "A request whose completion calls are recorded."}
     for method, region in _WAITS.items():

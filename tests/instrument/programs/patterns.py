@@ -37,6 +37,11 @@ def nonblocking():
     data, got = np.arange(10, dtype=np.float64), np.empty(10)
     requests = [comm.Irecv(got, source=left, tag=4), comm.Isend(data, dest=right, tag=4)]
     assert isinstance(requests[0], MPI.Request) and issubclass(MPI.Prequest, MPI.Request)
+
+    class Mine(MPI.Request):  # a program's own subclass answers for its own instances only
+        pass
+
+    assert not isinstance(requests[0], Mine) and isinstance(Mine(requests[1]), Mine) and not issubclass(MPI.Prequest, Mine)
     MPI.Request.Waitall(requests)
     assert got[3] == 3.0
     incoming = comm.irecv(source=left, tag=5)
