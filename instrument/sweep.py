@@ -245,6 +245,21 @@ def program_name(command: Sequence[str]) -> str:
     return pathlib.Path(command[0]).name
 
 
+def check_program(command: Sequence[str]) -> None:
+    """That the program can be started, before anything runs: the executable exists (a path, or a name on the
+    PATH; ``python`` is the Python running us), and so does the script of ``python app.py`` (also under
+    ``python -m extrap_plugins.instrument``) unless a ``{name}`` in it is filled in per launch."""
+    executable = command[0]
+    if executable not in ("python", "python3") and not (
+            os.path.isfile(executable) if os.sep in executable else shutil.which(executable)):
+        where = "no such file" if os.sep in executable else "no such program on the PATH"
+        raise InputError(f"the program {executable!r}: {where}")
+    script = command[3] if list(command[1:3]) == ["-m", "extrap_plugins.instrument"] and len(command) > 3 else (
+        command[1] if len(command) > 1 else "")
+    if script.endswith(".py") and "{" not in script and not os.path.isfile(script):
+        raise InputError(f"the script {script!r}: no such file (from {os.getcwd()})")
+
+
 def data_file(folder: str | os.PathLike, command: Sequence[str]) -> pathlib.Path:
     """Where a sweep of ``command`` writes its measurements: ``<folder>/<program>.extrap.jsonl``."""
     return pathlib.Path(folder) / f"{program_name(command)}.extrap.jsonl"
@@ -351,9 +366,11 @@ def run(args: argparse.Namespace) -> int:
         command = command[1:]
     if not command:
         raise InputError("no program to run: give it after --, for example: -- python app.py")
+    launcher = check_launch(args.timeout, args.mpiexec, args.mpiexec_arg, counts)
+    if not args.dry_run:
+        check_program(command)
     if command[0] in ("python", "python3"):  # the Python that runs us: it has extrap_plugins and mpi4py
         command[0] = sys.executable
-    launcher = check_launch(args.timeout, args.mpiexec, args.mpiexec_arg, counts)
     folder = pathlib.Path(args.output)
     data = data_file(folder, command)
     how = describe_launcher(launcher)

@@ -100,6 +100,21 @@ def test_autotune_needs_a_program(tmp_path, capsys):
                                        "-- python app.py\n")
 
 
+@pytest.mark.parametrize("program, message", [
+    (["no-such-program"], "the program 'no-such-program': no such program on the PATH"),
+    (["./no/such/binary"], "the program './no/such/binary': no such file"),
+    (["python", "missing.py"], "the script 'missing.py': no such file (from {cwd})"),
+    (["python", "-m", "extrap_plugins.instrument", "missing.py"], "the script 'missing.py': no such file (from {cwd})"),
+])
+def test_a_program_that_cannot_start_is_one_line_before_anything_runs(tmp_path, monkeypatch, capsys, program,
+                                                                      message):
+    monkeypatch.chdir(tmp_path)
+    for command in (["autotune", "--param", "p=1,2", "--param", "n=1,2"], ["run", "--np", "1,2"]):
+        assert cli.main([*command, "-o", "runs", "--", *program]) == cli.ExitStatus.BAD_INPUT
+        assert capsys.readouterr().err.splitlines()[-1].endswith(f"error: {message.format(cwd=tmp_path)}")
+    assert not (tmp_path / "runs").exists()
+
+
 def test_a_misspelt_modeler_option_stops_the_loop_before_anything_runs(tmp_path, capsys):
     launched = []
     assert cli.main(["autotune", "--param", "p=1,2,3,4,5", "--option", "max_term=2", "-o", str(tmp_path / "runs"),
@@ -156,8 +171,10 @@ def test_a_folder_tuned_over_other_parameters_is_not_resumed(tmp_path, capsys):
     runs.mkdir()
     (runs / "autotune.json").write_text(json.dumps({"format": "extrap-plugins/autotune", "version": 1,
                                                     "parameters": ["p", "m"], "rounds": []}))
-    assert cli.main(["autotune", "--param", "p=1,2", "--param", "n=1,2", "-o", str(runs), "--", "python", "a.py"]) \
-        == cli.ExitStatus.BAD_INPUT
+    program = tmp_path / "a.py"
+    program.write_text("")
+    assert cli.main(["autotune", "--param", "p=1,2", "--param", "n=1,2", "-o", str(runs), "--", "python",
+                     str(program)]) == cli.ExitStatus.BAD_INPUT
     assert capsys.readouterr().err == (f"extrap-plugins: error: {runs / 'autotune.json'}: cannot resume: the folder "
                                        f"was tuned over ['p', 'm'], now ['p', 'n']; use another -o folder\n")
 
