@@ -267,7 +267,7 @@ def _check_launch(candidates, command, output, mpiexec, mpiexec_args, timeout) -
     crowded = sweep.oversubscribed(counts)
     data = sweep.data_file(output, command)
     _check_only_this_program(pathlib.Path(output), data)
-    sweep.check_program(command[1:] if command[:1] == ["--"] else command)
+    sweep.check_program(command)
     return (f"runs with {sweep.describe_launcher(launcher)}; measurements to {data}"
             + (f"; note: {crowded}" if crowded else ""))
 

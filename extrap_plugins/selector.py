@@ -994,10 +994,9 @@ def default_target(space) -> dict[str, float]:
         ratio = last / before if before > 0 else 0.0
         geometric = values.size >= 3 and before > 0 and values[-3] > 0 and math.isclose(
             ratio, before / float(values[-3]), rel_tol=1e-6) and ratio > 1
-        power = None if geometric else _power_sequence(values[-3:])
         if geometric:
             target[name] = last * ratio
-        elif power is not None:
+        elif (power := _power_sequence(values[-3:])) is not None:
             root, step, degree = power
             target[name] = float((root + step) ** degree)
         else:

@@ -235,14 +235,21 @@ NOTHING_WRITTEN = ("no measurements were written (does the program import extrap
 def program_name(command: Sequence[str]) -> str:
     """The name of the output file: the script of ``python app.py`` (also of ``python -m
     extrap_plugins.instrument app.py``), the module of ``python -m module``, else the executable."""
-    if list(command[1:3]) == ["-m", "extrap_plugins.instrument"] and len(command) > 3:
-        return program_name([command[0], *command[3:]])
+    command = _unlaunched(command)
     for word in command[1:]:
         if word.endswith(".py"):
             return pathlib.Path(word).stem
     if len(command) > 2 and command[1] == "-m":
         return command[2].rsplit(".", 1)[-1]
     return pathlib.Path(command[0]).name
+
+
+def _unlaunched(command: Sequence[str]) -> list[str]:
+    """``python -m extrap_plugins.instrument app.py ARGS`` as ``python app.py ARGS`` (the program the launcher
+    runs); any other command as it is."""
+    if list(command[1:3]) == ["-m", "extrap_plugins.instrument"] and len(command) > 3:
+        return [command[0], *command[3:]]
+    return list(command)
 
 
 def check_program(command: Sequence[str]) -> None:
@@ -254,8 +261,8 @@ def check_program(command: Sequence[str]) -> None:
             os.path.isfile(executable) if os.sep in executable else shutil.which(executable)):
         where = "no such file" if os.sep in executable else "no such program on the PATH"
         raise InputError(f"the program {executable!r}: {where}")
-    script = command[3] if list(command[1:3]) == ["-m", "extrap_plugins.instrument"] and len(command) > 3 else (
-        command[1] if len(command) > 1 else "")
+    program = _unlaunched(command)
+    script = program[1] if len(program) > 1 else ""
     if script.endswith(".py") and "{" not in script and not os.path.isfile(script):
         raise InputError(f"the script {script!r}: no such file (from {os.getcwd()})")
 
