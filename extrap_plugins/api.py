@@ -22,6 +22,7 @@ from .engine import (BlockPlan, Progress, call_exporter, call_reader, fit_blocks
 from .errors import InputError
 from .experiment import MEASURES, Experiment
 from .files import atomic_writer, check_destination
+from .formatting import format_value
 from .models import ModelSet
 from .plugins import PluginHost, get_host
 from .registration import ReaderInfo
@@ -185,7 +186,8 @@ def _warn_constant_parameters(experiment: Experiment) -> None:
         return
     constant = experiment.coordinates.shape[0] and (experiment.coordinates == experiment.coordinates[0]).all(axis=0)
     if np.all(constant):  # (with another parameter varying, the modelers say it per series)
-        values = ", ".join(f"{n} = {v:g}" for n, v in zip(experiment.parameter_names, experiment.coordinates[0]))
+        values = ", ".join(f"{n} = {format_value(v)}"
+                           for n, v in zip(experiment.parameter_names, experiment.coordinates[0]))
         warnings.warn(QualityWarning(f"{values} in every measurement: every model is a constant, no model can show "
                                      "how anything grows; measure at several values"), stacklevel=3)
 

@@ -51,7 +51,7 @@ import numpy as np
 
 from .errors import InputError
 from .experiment import RESOURCE_NAMES, Experiment, row_codes
-from .formatting import format_count, format_percent, format_point, format_share, json_number, json_plain
+from .formatting import format_count, format_percent, format_point, format_share, format_value, json_number, json_plain
 from .options import parse_share
 from .plugins import get_host
 
@@ -724,10 +724,10 @@ def unpriced_growth(experiment: Experiment | None, cost_model: CostModel) -> str
             priced = cost_model.text if cost_model.text.lower() not in ("", "1", "uniform") else ""
             cost = f"{priced}*{factor}" if priced else factor
             timed = f"{priced}*time" if priced else "time"
-            return (f"{UNPRICED} about like {name}^{exponent:.2f} (×{growth:.0f} from {name}={low:g} to "
-                    f"{name}={high:g}), which the cost model ({cost_model.text or 'uniform'}) does not count: the "
-                    f"budget takes large {name} for cheap runs; --cost '{cost}' would count it, --cost '{timed}' "
-                    "the time itself")
+            return (f"{UNPRICED} about like {name}^{exponent:.2f} (×{growth:.0f} from {name}={format_value(low)} "
+                    f"to {name}={format_value(high)}), which the cost model ({cost_model.text or 'uniform'}) does not "
+                    f"count: the budget takes large {name} for cheap runs; --cost '{cost}' would count it, "
+                    f"--cost '{timed}' the time itself")
     return None
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .formatting import format_count, format_point, format_share
+from .formatting import format_count, format_point, format_share, format_value
 from .selector import COPY_OF, NOT_JUDGED
 
 if TYPE_CHECKING:
@@ -33,9 +33,10 @@ def format_suggestion(result: Suggestion) -> str:
         f"{format_count(result.reference_repetitions, 'time')}: {result.full_cost:g})",
         f"measured so far: {format_count(result.measured_points, 'point')}, "
         f"{result.measured_share:.1%} of the full factorial's cost",
-        "repetitions per run: "
-        f"{result.repetitions_reason if result.repetitions_reason != 'given' else result.repetitions}",
     ]
+    if result.plan.runs:  # (without runs to plan, the advised repetitions would speak of none)
+        reason = result.repetitions_reason if result.repetitions_reason != "given" else result.repetitions
+        lines.append(f"repetitions per run: {reason}")
     heading = {
         "base": "next: the base design (a line of values per parameter through a common corner, and one point "
                 "off the lines)",
@@ -49,15 +50,15 @@ def format_suggestion(result: Suggestion) -> str:
         "exhausted": "no further runs: every candidate point is measured",
     }[result.status]
     if result.status == "add" and result.holdout is not None:
-        point = ", ".join(f"{n}={v:g}" for n, v in zip(names, result.holdout["point"]))
-        heading += (f" (the model without ({point}) predicts it only within {result.holdout['worst']:.1%})")
+        point = format_point(result.holdout["point"], names, brackets=True)
+        heading += (f" (the model without {point} predicts it only within {result.holdout['worst']:.1%})")
     lines.append(heading)
     lines.extend(format_widths(result))
     if result.plan.runs:
         rows, spent = [], result.measured_cost
         for k, run in enumerate(result.plan.runs, 1):
             spent += run.cost * run.repetitions
-            rows.append([k, *(f"{run.point[n]:g}" for n in names), run.repetitions, f"{run.cost:g}",
+            rows.append([k, *(format_value(run.point[n]) for n in names), run.repetitions, f"{run.cost:g}",
                          f"{spent / result.full_cost if result.full_cost else 0:.1%}", run.role])
         table = tabulate(rows, headers=["#", *names, "repetitions", "cost", "share so far", "why"],
                          tablefmt="simple", disable_numparse=True)

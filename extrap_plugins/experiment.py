@@ -24,7 +24,7 @@ from typing import Iterable, Iterator, Sequence
 import numpy as np
 
 from .errors import InputError
-from .formatting import format_count
+from .formatting import format_count, format_value
 
 CALLPATH_SEPARATOR = "->"
 MEASURES = ("mean", "median", "minimum", "maximum")
@@ -178,7 +178,7 @@ class Experiment:
         """One line a notebook can show: what was measured, not every value."""
         runs, points = len(self.runs()), len(self.points())
         parameters = ", ".join(self.parameter_names) or "no parameters"
-        constants = "".join(f", {name}={value:g}" for name, value in self.constants.items())
+        constants = "".join(f", {name}={format_value(value)}" for name, value in self.constants.items())
         metrics = ", ".join(m.name for m in self.metrics)
         source = f" from {self.source}" if self.source else ""
         return (f"<Experiment {parameters}{constants}: {format_count(points, 'point')}, "

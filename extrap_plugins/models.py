@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from .formatting import format_exponent, format_number
+from .formatting import format_exponent, format_number, format_value
 
 if TYPE_CHECKING:
     from .experiment import Experiment
@@ -154,7 +154,7 @@ class Model:
             return "; ".join(
                 format_function(s.constant, s.terms, machine=False)
                 + " for "
-                + ", ".join(f"{lo:g} ≤ {name} ≤ {hi:g}" for name, (lo, hi) in s.range.items())
+                + ", ".join(f"{format_value(lo)} ≤ {name} ≤ {format_value(hi)}" for name, (lo, hi) in s.range.items())
                 for s in self.segments
             )
         return format_function(self.constant, self.terms, machine=False)

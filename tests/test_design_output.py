@@ -49,3 +49,21 @@ def test_kernels_judged_through_another_are_named_while_their_names_are_short(ho
         text = str(extrap_plugins.suggest(extrap_plugins.Space.from_experiment(experiment), experiment))
         assert (f"  judged through another: 4 kernels with the same measurements as a judged one ({shown})\n"
                 in text), text
+
+
+def test_points_are_printed_as_given_and_repetitions_only_for_runs_planned(host, tmp_path, capsys):
+    # n = 1048576 printed with :g was 1.04858e+06, a value no run can be given
+    args = ["suggest", "--param", "p=2,4,8,16,32", "--param", "n=262144,524288,1048576,2097152,4194304"]
+    assert main(args) == ExitStatus.OK
+    out = capsys.readouterr().out.splitlines()
+    rows = [line.split() for line in out if line[:1].isdigit() or line[:2].strip().isdigit()]
+    assert ["1", "2", "262144"] == rows[0][:3]
+    assert any(row[2] == "1048576" for row in rows), rows
+    assert "e+" not in "\n".join(out)
+    # every point measured: no run to plan, and no line on the repetitions of runs there are none of
+    path = tmp_path / "all.csv"
+    path.write_text("p,n,value\n" + "".join(f"{p},{n},{3 + 0.5 * p * n}\n" for p in (2, 4, 8, 16, 32)
+                                             for n in (1000, 2000, 4000, 8000, 16000)))
+    assert main(["suggest", str(path), "--budget", "40%"]) == ExitStatus.OK
+    printed = capsys.readouterr().out
+    assert "no further runs" in printed and "repetitions per run" not in printed, printed

@@ -34,6 +34,9 @@ def test_segmented_model_predicts_with_the_right_segment():
     m = Model("a", "t", ("p",), math.nan, segments=(low, high))
     np.testing.assert_allclose(m.predict(np.array([[2.0], [512.0], [4096.0]])), [3.0, 100.0, 100.0])
     assert m.formula == "1 + 1 · p for 1 ≤ p ≤ 64; 100 for 128 ≤ p ≤ 1024"
+    wide = Model("a", "t", ("p",), math.nan, segments=(Segment({"p": (1, 524288)}, 1.0, ()),
+                                                       Segment({"p": (1048576, 4194304)}, 2.0, ())))
+    assert wide.formula == "1 for 1 ≤ p ≤ 524288; 2 for 1048576 ≤ p ≤ 4194304"  # values as given, not 1.04858e+06
 
 
 # ------------------------------------------------------------ pandas and notebooks

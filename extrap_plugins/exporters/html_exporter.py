@@ -34,7 +34,7 @@ import numpy as np
 
 from extrap_plugins.errors import InputError
 from extrap_plugins.extrapolation import Extrapolations, rank
-from extrap_plugins.formatting import format_point, json_number
+from extrap_plugins.formatting import format_point, format_value, json_number
 from extrap_plugins.hookspecs import hookimpl
 from extrap_plugins.models import ModelSet
 from extrap_plugins.quality import validation_line
@@ -209,7 +209,7 @@ def summary(ranked: Extrapolations) -> list[list[str]]:
     if experiment is not None and len(experiment):
         points = experiment.points()
         values = "; ".join(
-            f"{name}: " + ", ".join(f"{v:g}" for v in np.unique(points[:, k]))
+            f"{name}: " + ", ".join(format_value(v) for v in np.unique(points[:, k]))
             for k, name in enumerate(experiment.parameter_names))
         items.append(["points", f"{points.shape[0]} ({values})"])
         counts = _repetition_counts(experiment)

@@ -24,6 +24,7 @@ import numpy as np
 from extrap_plugins.modelers import evidence, regression
 from extrap_plugins.errors import QualityWarning
 from extrap_plugins.experiment import MEASURES, SeriesGroup
+from extrap_plugins.formatting import format_value
 from extrap_plugins.modelers.hypotheses import (
     DEFAULT_EXPONENTS,
     DEFAULT_LOG_EXPONENTS,
@@ -282,7 +283,8 @@ class PMNFModeler:
             if values.size == 1:
                 if n_params > 1 or n_points > 1:
                     notes.append(
-                        f"parameter {name} has the single value {values[0]:g}: it cannot appear in the model"
+                        f"parameter {name} has the single value {format_value(values[0])}: "
+                        "it cannot appear in the model"
                     )
                 usable.append(np.zeros(config.blocks.shape[0], dtype=bool))
                 continue

@@ -41,6 +41,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from extrap_plugins.experiment import Callpath, Metric, Parameter, SeriesGroup
+from extrap_plugins.formatting import format_value
 from extrap_plugins.models import Model
 
 WINDOW = 5
@@ -116,9 +117,9 @@ class ChangePoint:
 
     def __str__(self) -> str:
         where = (
-            f"at {self.parameter} = {self.before:g}"
+            f"at {self.parameter} = {format_value(self.before)}"
             if self.shared
-            else f"between {self.parameter} = {self.before:g} and {self.after:g}"
+            else f"between {self.parameter} = {format_value(self.before)} and {format_value(self.after)}"
         )
         seen = f" (on {self.lines} of {self.of_lines} lines)" if self.of_lines > 1 else ""
         return f"change {where}{seen}"

@@ -31,6 +31,7 @@ import numpy as np
 from extrap_plugins.engine import fit_any
 from extrap_plugins.errors import QualityWarning
 from extrap_plugins.experiment import SeriesGroup
+from extrap_plugins.formatting import format_value
 from extrap_plugins.hookspecs import hookimpl
 from extrap_plugins.models import Model, Quality, Segment
 from extrap_plugins.quality import quality_figures
@@ -296,7 +297,8 @@ def _placement(changes: Sequence[ChangePoint]) -> tuple[ChangePoint, ...]:
 
 
 def _label(piece) -> str:
-    return ", ".join(f"{lo:g} ≤ {name} ≤ {hi:g}" if lo != hi else f"{name} = {lo:g}" for name, (lo, hi) in piece)
+    return ", ".join(f"{format_value(lo)} ≤ {name} ≤ {format_value(hi)}" if lo != hi else f"{name} = {format_value(lo)}"
+                     for name, (lo, hi) in piece)
 
 
 def _number(value, name: str, kind=float):
