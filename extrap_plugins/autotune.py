@@ -49,7 +49,8 @@ import numpy as np
 from . import design
 from .errors import InputError, RunsFailed
 from .files import atomic_writer
-from .formatting import format_count, format_percent, format_point, format_share, json_number, json_plain
+from .formatting import (format_callpath, format_count, format_percent, format_point, format_share, json_number,
+                         json_plain)
 
 STATE = "autotune.json"
 REPORT = "autotune.html"
@@ -521,7 +522,7 @@ def _widest(widths: Mapping[str, float] | None) -> str:
     if not widths:
         return ""
     name, width = max(widths.items(), key=lambda kv: kv[1])
-    return f"; widest interval at the target: {name} ±{format_share(width)}"
+    return f"; widest interval at the target: {format_callpath(name)} ±{format_share(width)}"
 
 
 def _count(repetitions: list[int]) -> str:
@@ -621,7 +622,8 @@ def render_report(result: AutotuneResult, final) -> str:
         name = model.callpath if model.metric == "time" else f"{model.callpath} [{model.metric}]"
         width = widths.get(name, widths.get(copy_of.get(name, "")))
         model_rows.append(
-            f"<tr><td>{esc(model.callpath)}</td><td>{esc(model.metric)}</td><td class=f>{esc(model.formula)}</td>"
+            f"<tr><td title=\"{esc(model.callpath)}\">{esc(format_callpath(model.callpath))}</td>"
+            f"<td>{esc(model.metric)}</td><td class=f>{esc(model.formula)}</td>"
             f"<td>{_num(row.value_target)}</td><td>{'' if width is None else '±' + format_share(width)}</td></tr>")
     run_rows = [_run_row("before", run) for run in result.before]
     run_rows += [_run_row(str(r.number), run, result.unmeasured.get((r.number, place), 0))

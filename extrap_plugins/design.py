@@ -51,7 +51,8 @@ import numpy as np
 
 from .errors import InputError
 from .experiment import RESOURCE_NAMES, Experiment, row_codes
-from .formatting import format_count, format_percent, format_point, format_share, format_value, json_number, json_plain
+from .formatting import (format_callpath, format_count, format_percent, format_point, format_share, format_value,
+                         json_number, json_plain)
 from .options import parse_share
 from .plugins import get_host
 
@@ -1241,7 +1242,7 @@ def _holds_note(suggestion, level: float, where: str, tolerance: float) -> str:
         return f"no kernel is judged at {where}: all {len(suggestion.not_judged)} are {NOT_JUDGED}"
     widest, width = max(suggestion.widths.items(), key=lambda kv: kv[1])
     return (f"the rule holds: every judged kernel's {level:.0%} interval at {where} is within "
-            f"±{format_percent(tolerance)} (widest: {widest} ±{format_share(width)})")
+            f"±{format_percent(tolerance)} (widest: {format_callpath(widest)} ±{format_share(width)})")
 
 
 def _untested_near_target(space, grid, measured, excluded, costs, target) -> list[str]:
@@ -1297,8 +1298,8 @@ def _note_left_open(suggestion, tolerance, where, why) -> None:
         return
     if all(widths[name] - predicted[name] < BARELY * (widths[name] - tolerance) for name in left_open):
         widest = max(left_open, key=widths.get)
-        why = (f"these runs barely narrow them: the widest, {widest}, from ±{format_share(widths[widest])} only to "
-               f"±{format_share(predicted[widest])}")
+        why = (f"these runs barely narrow them: the widest, {format_callpath(widest)}, from "
+               f"±{format_share(widths[widest])} only to ±{format_share(predicted[widest])}")
     suggestion.notes.append(f"after these runs the selector still expects {format_count(len(left_open), 'kernel')} "
                             f"above ±{format_percent(tolerance)} at {where} ({why})")
 
@@ -1329,7 +1330,7 @@ def _nothing_to_plan(suggestion, where, tolerance, why) -> None:
     single runs are noisy; ``few pairs``: the same, some are, but the budget left does not pay for repetitions at
     :data:`PAIRS` measured points)."""
     widest = max(suggestion.widths.items(), key=lambda kv: kv[1])
-    stays = (f"the widest interval at {where} stays {widest[0]} ±{format_share(widest[1])} "
+    stays = (f"the widest interval at {where} stays {format_callpath(widest[0])} ±{format_share(widest[1])} "
              f"(tolerance ±{format_percent(tolerance)})")
     suggestion.status = "exhausted" if why in ("exhausted", "no gain") else "budget"
     suggestion.notes.append({"budget": f"no further run fits the budget; {stays}",
@@ -1409,7 +1410,7 @@ def _would_buy(runs, after, widths, remaining, budget, n_candidates) -> str:
     # The ensembles conditioned on the runs as if the models kept their form: a run that changes a model's terms
     # moves the interval more than that, either way (benchmarks/design-history.md, "the widths plans promise").
     return (f"the remaining budget ({remaining:g} cost units) would buy {format_count(len(runs), 'more run')}, "
-            f"which would narrow the widest interval ({worst}) from "
+            f"which would narrow the widest interval ({format_callpath(worst)}) from "
             f"±{format_share(widths[worst])} to ±{format_share(after[worst])} if the models kept their form")
 
 

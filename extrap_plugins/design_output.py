@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .formatting import format_count, format_point, format_share, format_value
+from .formatting import format_callpath, format_count, format_point, format_share, format_value
 from .selector import COPY_OF, NOT_JUDGED
 
 if TYPE_CHECKING:
@@ -80,7 +80,7 @@ def format_widths(result: Suggestion) -> list[str]:
         after = ""
         if result.predicted and result.plan.runs:
             after = f" -> ±{format_share(result.predicted[name])} expected after the plan"
-        lines.append(f"  {name}: ±{format_share(width)}{after}")
+        lines.append(f"  {format_callpath(name)}: ±{format_share(width)}{after}")
     if len(ranked) > 10:
         lines.append(f"  ... {len(ranked) - 10} more kernels")
     copies = [name for name, why in (result.not_judged or {}).items() if why.startswith(COPY_OF)]
@@ -88,6 +88,7 @@ def format_widths(result: Suggestion) -> list[str]:
     if small:
         lines.append(f"  not judged: {format_count(small, 'kernel')} ({NOT_JUDGED})")
     if copies:
+        copies = [format_callpath(name) for name in copies]
         named = copies[:3] if sum(len(name) for name in copies[:3]) <= NAMES_WIDTH else copies[:1]
         shown = ", ".join(named) + (f" and {len(copies) - len(named)} more" if len(copies) > len(named) else "")
         lines.append(f"  judged through another: {format_count(len(copies), 'kernel')} with {COPY_OF} a judged "

@@ -24,9 +24,8 @@ from typing import Iterable, Iterator, Sequence
 import numpy as np
 
 from .errors import InputError
-from .formatting import format_count, format_value
+from .formatting import CALLPATH_SEPARATOR, format_count, format_value
 
-CALLPATH_SEPARATOR = "->"
 MEASURES = ("mean", "median", "minimum", "maximum")
 
 

@@ -8,6 +8,7 @@
 :func:`format_count`      ``1 run``, ``3 runs``: a count with its noun
 :func:`format_percent`    a share the user gave (a tolerance): ``5%``, ``2.5%``, ``0.1%``
 :func:`format_warned`     one warning of many series: ``a [time] and 9 more series``
+:func:`format_callpath`   a long call path for people: ``main->…->solve->MPI_Wait [time]``
 :func:`json_number`       NaN and infinity become ``null`` (JSON has neither)
 :func:`json_plain`        whole numbers as JSON integers, others as floats
 ========================  ==========================================================
@@ -23,7 +24,13 @@ from fractions import Fraction
 from typing import Mapping, Sequence
 
 __all__ = ["format_number", "format_value", "format_share", "format_percent", "format_exponent", "format_point",
-           "format_count", "format_warned", "json_number", "json_plain"]
+           "format_count", "format_warned", "format_callpath", "json_number", "json_plain"]
+
+CALLPATH_SEPARATOR = "->"
+"""Between the regions of a call path written as text (``main->solve``)."""
+CALLPATH_WIDTH = 100
+"""A call path (with its `` [metric]``) longer than this is shortened in what people read (:func:`format_callpath`):
+a C++ template's region names run to thousands of characters."""
 
 EXACT_INTEGERS = 2**53
 """Whole floats below this are exact integers; above, a float's text keeps its rounding visible."""
@@ -120,6 +127,32 @@ def format_warned(series: Sequence[str], text: str) -> str:
     if len(series) > 1:
         return f"{series[0]} and {len(series) - 1} more series: {text}"
     return f"{series[0]}: {text}" if series else text
+
+
+def format_callpath(name: str, width: int = CALLPATH_WIDTH) -> str:
+    """A call path as people read it in a line: whole while it fits ``width``, else its root, ``…`` for the middle
+    and as many of its last regions as fit (a last region longer than that keeps its beginning and end).  Machine
+    output keeps the whole name.
+
+    >>> format_callpath("main->a->b->solve [time]", 21)
+    'main->…->solve [time]'
+    """
+    if len(name) <= width:
+        return name
+    regions = name.split(CALLPATH_SEPARATOR)
+    head = regions[0] + CALLPATH_SEPARATOR + "…" + CALLPATH_SEPARATOR if len(regions) > 1 else ""
+    if len(head) > width // 2:  # a root too long to keep
+        head = "…" + CALLPATH_SEPARATOR if len(regions) > 1 else ""
+    tail = regions[-1]
+    for region in reversed(regions[1:-1]):
+        longer = region + CALLPATH_SEPARATOR + tail
+        if len(head) + len(longer) > width:
+            break
+        tail = longer
+    room = width - len(head)
+    if len(tail) > room:  # the last region alone is too long: its beginning and its end
+        tail = tail[: room // 2] + "…" + tail[len(tail) - (room - room // 2 - 1):]
+    return head + tail
 
 
 def json_number(value: float) -> float | None:

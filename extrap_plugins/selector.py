@@ -92,7 +92,7 @@ import numpy as np
 
 from .experiment import Experiment
 from .extrapolation import design_matrix, uncertainties
-from .formatting import format_share
+from .formatting import format_callpath, format_share
 from .models import evaluate
 
 __all__ = ["Kernel", "Assessment", "assess", "plan_runs", "PlannedRun", "default_target", "z_of", "choose_models"]
@@ -872,7 +872,7 @@ class PlannedRun:
     def reason(self) -> str:
         if not self.serves:
             return "cheapest remaining point (no kernel expects a gain)"
-        parts = [f"{name} ±{format_share(before)}→±{format_share(after)}"
+        parts = [f"{format_callpath(name)} ±{format_share(before)}→±{format_share(after)}"
                  for name, before, after in self.serves[:3]]
         more = f" +{len(self.serves) - 3} more" if len(self.serves) > 3 else ""
         return "narrows " + ", ".join(parts) + more

@@ -37,9 +37,11 @@ def test_a_suggestion_s_repr_is_one_line_with_its_status_and_cost(host, tmp_path
 
 
 def test_kernels_judged_through_another_are_named_while_their_names_are_short(host, tmp_path):
-    # four call paths with the same measurements as "main": three short names are listed, long ones only the first
+    # four call paths with the same measurements as "main": three short names are listed, long ones only the first,
+    # shortened to 100 characters (its beginning and end)
+    long = "kernel" * 30 + "1"
     for name, prefix, shown in [("short", "k", "k1, k2, k3 and 1 more"),
-                                ("long", "kernel" * 30, f"{'kernel' * 30}1 and 3 more")]:
+                                ("long", "kernel" * 30, f"{long[:50]}…{long[-49:]} and 3 more")]:
         path = tmp_path / f"{name}.csv"
         paths = ["main"] + [f"{prefix}{i}" for i in range(1, 5)]
         rows = ["callpath,p,n,value"] + [f"{c},{p},{n},{3 + 0.5 * p * n}" for c in paths

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 
-from extrap_plugins.formatting import (format_count, format_number, format_percent, format_share, format_value,
-                                      format_warned)
+from extrap_plugins.formatting import (format_callpath, format_count, format_number, format_percent, format_share,
+                                      format_value, format_warned)
 
 
 def test_a_share_keeps_one_decimal_below_ten_thousand_percent():
@@ -42,3 +42,18 @@ def test_a_warning_of_several_series_names_the_first_and_counts_the_others():
         "main [time] and 2 more series: noisy"
     assert format_warned(["main [time]"], "noisy") == "main [time]: noisy"
     assert format_warned([], "a file could not be read") == "a file could not be read"
+
+
+def test_a_long_call_path_keeps_its_root_and_its_last_regions():
+    assert format_callpath("main->solve [time]") == "main->solve [time]"  # short: whole
+    deep = "main->" + "->".join(f"region{i:02d}" for i in range(20)) + " [time]"
+    assert format_callpath(deep, 60) == \
+        "main->…->region16->region17->region18->region19 [time]"
+    assert len(format_callpath(deep, 60)) <= 60
+    # a C++ template region alone longer than the width: its beginning and its end (the metric stays)
+    template = "lulesh->main->void thrust::for_each_n<" + "int, " * 100 + "long>::operator [visits]"
+    short = format_callpath(template, 100)
+    assert len(short) == 100 and short.startswith("lulesh->…->void thrust::for_each_n<int, ")
+    assert short.endswith("int, long>::operator [visits]") and short.count("…") == 2
+    # a root too long to keep is elided too
+    assert format_callpath("r" * 80 + "->" + "leaf", 50) == "…->leaf"
