@@ -24,7 +24,7 @@ from typing import Iterable, Iterator, Sequence
 import numpy as np
 
 from .errors import InputError
-from .formatting import CALLPATH_SEPARATOR, format_count, format_value
+from .formatting import CALLPATH_SEPARATOR, format_callpath, format_count, format_value
 
 MEASURES = ("mean", "median", "minimum", "maximum")
 
@@ -573,6 +573,6 @@ def callpath_hint(patterns: Sequence[str], names: Sequence[str], shown: int = 5)
     if meant:
         return f"; did you mean {', '.join(map(repr, meant[:3]))}?"
     if len(names) > shown:
-        return f"; the call paths include {', '.join(names[:shown])} ({len(names)} in all)"
-    return f"; the call paths are {', '.join(names)}" if names else ""
+        return f"; the call paths include {', '.join(map(format_callpath, names[:shown]))} ({len(names)} in all)"
+    return f"; the call paths are {', '.join(map(format_callpath, names))}" if names else ""
 

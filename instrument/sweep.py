@@ -49,6 +49,8 @@ PROG = "extrap-plugins run"
 TAIL_LINES = 5
 FAILURES_SHOWN = 3
 """Failed runs listed per problem at the end of a sweep (the others are counted)."""
+STILL_RUNNING = 60.0
+"""Seconds after which a launch still running is said (with its log), then again at twice, four times ... that."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -405,10 +407,11 @@ def run(args: argparse.Namespace) -> int:
     width = len(str(len(plan)))
     with _terminate_as_interrupt():  # SIGTERM to the sweep ends the current launch's whole group, as Ctrl-C
         for number, launch in enumerate(plan, start=1):
-            outcome = _launch(launcher, launch, command, names, folder, data, args.timeout)
+            head = f"[{number:>{width}}/{len(plan)}] {launch.label}"
+            outcome = _launch(launcher, launch, command, names, folder, data, args.timeout, head)
             outcomes.append(outcome)
             result = f"ok ({outcome.seconds:.1f} s)" if outcome.ok else f"FAILED: {outcome.problem}"
-            _say(f"[{number:>{width}}/{len(plan)}] {launch.label}: {result}")
+            _say(f"{head}: {result}")
     failed = [o for o in outcomes if not o.ok]
     status = ExitStatus.RUNS_FAILED if failed else ExitStatus.OK
     if failed:
@@ -469,7 +472,7 @@ def _environment(launch: Launch, names: Sequence[str], data: pathlib.Path, run_i
 
 
 def _launch(launcher, launch: Launch, program, names, folder: pathlib.Path, data: pathlib.Path,
-            timeout: float | None) -> Outcome:
+            timeout: float | None, head: str = "") -> Outcome:
     run_id = f"{launch.slug}.{uuid.uuid4().hex[:8]}"
     environment = {k: v for k, v in os.environ.items() if not k.startswith("EXTRAP_PARAM_")}
     environment.update(_environment(launch, names, data, run_id))
@@ -485,7 +488,7 @@ def _launch(launcher, launch: Launch, program, names, folder: pathlib.Path, data
         except OSError as error:
             return Outcome(launch, False, 0.0, f"cannot start {command[0]}: {error.strerror or error}", log)
         try:
-            code = process.wait(timeout=timeout)
+            code = _wait(process, start, timeout, head, log)
         except subprocess.TimeoutExpired:
             _stop(process)
             if _has_run(folder, data, run_id):  # what the ranks wrote at SIGTERM: kept, but not for models
@@ -504,6 +507,34 @@ def _launch(launcher, launch: Launch, program, names, folder: pathlib.Path, data
     if not _has_run(folder, data, run_id):
         return Outcome(launch, False, seconds, NOTHING_WRITTEN, log)
     return Outcome(launch, True, seconds, "", log)
+
+
+def _wait(process: subprocess.Popen, start: float, timeout: float | None, head: str, log: pathlib.Path) -> int:
+    """The launch's exit status; while it runs, a line after :data:`STILL_RUNNING` seconds and at twice, four
+    times ... that, so a long or hung launch is not silence.  Raises ``subprocess.TimeoutExpired`` after
+    ``timeout`` seconds."""
+    deadline = math.inf if timeout is None else start + timeout
+    say_at = start + STILL_RUNNING
+    while True:
+        try:
+            return process.wait(timeout=max(min(say_at, deadline) - time.monotonic(), 0.0))
+        except subprocess.TimeoutExpired:
+            if time.monotonic() >= deadline:
+                raise
+            if time.monotonic() >= say_at:
+                ends = ("Ctrl-C stops the sweep; started again it resumes" if timeout is None else
+                        f"--timeout ends it after {_duration(timeout)}")
+                _say(f"{head}: still running after {_duration(say_at - start)} (its output: {log}; {ends})")
+                say_at = start + 2 * (say_at - start)
+
+
+def _duration(seconds: float) -> str:
+    """``45 s``, ``2 min``, ``1.5 h``: how long a launch has run."""
+    if seconds < 60:
+        return f"{seconds:.2g} s" if seconds < 10 else f"{seconds:.0f} s"
+    if seconds < 3600:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.3g} h"
 
 
 def oversubscribed(counts: Sequence[int]) -> str | None:

@@ -50,11 +50,22 @@ def test_sigterm_to_the_job_leaves_every_ranks_measurements_and_model_reads_them
     assert "setup" in [c.name for c in experiment.callpaths]
 
 
-def test_a_sweep_timeout_keeps_the_measurements_of_the_launch(mpiexec, tmp_path, no_extrap_environment, capsys):
+def test_a_sweep_timeout_keeps_the_measurements_of_the_launch(mpiexec, tmp_path, no_extrap_environment, capsys,
+                                                              monkeypatch):
+    monkeypatch.setattr(sweep, "STILL_RUNNING", 1.0)  # (a minute in use)
     status = sweep.main(["--np", "2", "--timeout", "4", "-o", str(tmp_path), "--", sys.executable,
                          str(PROGRAMS / "long.py"), str(tmp_path / "ready")])
     assert status == ExitStatus.RUNS_FAILED
-    assert "FAILED: still running after 4 s (--timeout)" in capsys.readouterr().err
+    said = capsys.readouterr().err.splitlines()
+    # while it runs, the launch is said at 1 s, 2 s, ... with where its output goes, until --timeout ends it
+    log = tmp_path / "logs" / "p2.r0.log"
+    assert [line for line in said if "still running" in line] == [
+        f"extrap-plugins run: [1/1] p=2 repetition 0: still running after 1 s (its output: {log}; --timeout ends it "
+        "after 4 s)",
+        f"extrap-plugins run: [1/1] p=2 repetition 0: still running after 2 s (its output: {log}; --timeout ends it "
+        "after 4 s)",
+        "extrap-plugins run: [1/1] p=2 repetition 0: FAILED: still running after 4 s (--timeout)",
+        f"extrap-plugins run:   p=2 repetition 0: still running after 4 s (--timeout); log: {log}"]  # the summary
     fragments = sorted(tmp_path.glob("long.*.rank*.extrap.jsonl"))
     assert len(fragments) == 2
     assert {records(p)[0]["status"] for p in fragments} == {"terminated"}

@@ -133,6 +133,16 @@ def test_a_launch_that_hangs_is_ended_by_the_timeout(tmp_path, no_extrap_environ
     assert "p=1 n=99 repetition 0: FAILED: still running after 1 s (--timeout)" in capsys.readouterr().err
 
 
+def test_a_long_launch_is_said_while_it_runs_with_where_its_output_goes(tmp_path, no_extrap_environment, capsys,
+                                                                       monkeypatch):
+    monkeypatch.setattr(sweep, "STILL_RUNNING", 0.4)  # (a minute in use)
+    status = sweep.main(["--np", "1", "-o", str(tmp_path), "--", sys.executable, "-c", "import time; time.sleep(1.4)"])
+    assert status == ExitStatus.RUNS_FAILED  # (it writes no measurements)
+    said = [line for line in capsys.readouterr().err.splitlines() if "still running" in line]
+    ends = f"(its output: {tmp_path / 'logs' / 'p1.r0.log'}; Ctrl-C stops the sweep; started again it resumes)"
+    assert said == [f"extrap-plugins run: [1/1] p=1 repetition 0: still running after {t} s {ends}" for t in (0.4, 0.8)]
+
+
 def test_a_program_that_writes_no_measurements_is_a_failed_run(tmp_path, no_extrap_environment, capsys):
     status = sweep.main(["--np", "1", "-o", str(tmp_path), "--", sys.executable, "-c", "print('hello')"])
     assert status == ExitStatus.RUNS_FAILED
