@@ -776,6 +776,42 @@ def run_cheapest(case: Case, budget: float):
     return counts
 
 
+def run_product(case: Case, budget: float, tolerance: float = 0.05, max_rounds: int = 500) -> tuple[np.ndarray, float]:
+    """What the product plans for an application whose kernels are the case's: ``design.suggest`` over all kernels
+    at once (one merged plan, the default cost model ``p``, the budget ``budget`` × the p-cost of every run the
+    case has), driven round by round as ``autotune`` drives it (the base design whole, then the plan's first run)
+    until it plans nothing, with the case's measurements as the runs' results.  Unlike the protocol's other
+    strategies the kernels share the points and the budget.  Returns the repetitions per kernel and point (the
+    same for every kernel) and the share of the p-cost spent."""
+    from extrap_plugins import design
+
+    K, P = case.values.shape[:2]
+    processes = case.points[:, case.names.index(case.processes)] if case.processes in case.names else np.ones(P)
+    available = case.available.min(axis=0)  # runs every kernel has
+    full = float(np.sum(processes * available))
+    counts = np.zeros(P, dtype=np.int64)
+    index = {tuple(point): i for i, point in enumerate(case.points.tolist())}
+    space = case.space()
+    absent = [point for point in space.grid().tolist() if tuple(point) not in index]  # the evaluation point
+    settings = dict(budget=f"{budget * full!r}u", target=dict(zip(case.names, case.eval_point.tolist())),
+                    tolerance=tolerance, exclude=absent)
+    for _ in range(max_rounds):
+        experiment = case.experiment(np.tile(counts, (K, 1))) if counts.any() else None
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            suggestion = design.suggest(space, experiment, **settings)
+        runs = suggestion.plan.runs if suggestion.status == "base" else suggestion.plan.runs[:1]
+        added = 0
+        for run in runs:
+            i = index[tuple(float(run.point[name]) for name in case.names)]
+            more = min(run.repetitions, int(available[i] - counts[i]))
+            counts[i] += max(more, 0)
+            added += max(more, 0)
+        if not added:  # nothing planned, or only runs the case does not have
+            break
+    return np.tile(counts, (K, 1)), float(np.sum(processes * counts)) / full
+
+
 RANDOM_DRAWS = 30
 """``--random-draws``: how many random designs the ``random`` strategy draws per budget."""
 
@@ -824,13 +860,15 @@ def protocol(case: Case, budgets, strategies, ours: Ours = Ours(), final: str | 
     for budget in budgets:
         for name in strategies:
             label = {"ours": ours.label(), "gpr": "GPR re-implementation", "cpf": "cheapest first",
-                     "random": "random design"}[name]
+                     "random": "random design", "product": "product: one plan, cost p"}[name]
             shares, costs, overs, stops, wrong = [], [], [], 0, 0
             draws = seeds if name in ("ours", "gpr") else range(random_draws) if name == "random" else (None,)
             for seed in draws:
                 start = time.perf_counter()
-                held = None
-                if name == "ours":
+                held, shared = None, None
+                if name == "product":
+                    counts, shared = run_product(case, budget)
+                elif name == "ours":
                     counts, held = run_ours(case, budget, ours, seed, promises)
                 elif name == "random":
                     counts = run_random(case, budget, seed)
@@ -839,7 +877,7 @@ def protocol(case: Case, budgets, strategies, ours: Ours = Ours(), final: str | 
                 errors = case.errors(counts, final)
                 if held is not None:
                     stops, wrong = stops + int(held.sum()), wrong + int(np.sum(held & (errors > 0.10)))
-                used = case.spent(counts)
+                used = case.spent(counts) if shared is None else np.full(len(case.kernels), shared)
                 over = used > budget + 1e-9
                 errors = np.where(over, np.inf, errors)  # a base design beyond the budget counts as a miss
                 if errors_out is not None:
@@ -1053,7 +1091,9 @@ def main() -> None:
                         help="our stopping rule: relative half-width of the interval at the evaluation point")
     parser.add_argument("--strategies", default="ours,gpr,cpf",
                         help="comma-separated: ours, gpr, cpf, random (random designs of the same budget, "
-                             "--random-draws of them: what a design reaches by chance)")
+                             "--random-draws of them: what a design reaches by chance), product (design.suggest's "
+                             "one plan for all kernels, cost p, driven as autotune drives it; its cost used is the "
+                             "share of the p-cost)")
     parser.add_argument("--random-draws", type=int, default=RANDOM_DRAWS,
                         help="random: how many random designs per budget (default %(default)s)")
     parser.add_argument("--selector-seeds", default="0",

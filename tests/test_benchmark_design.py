@@ -379,3 +379,25 @@ def test_the_promised_widths_are_recorded_beside_the_measured_ones(bench, tmp_pa
     table = capsys.readouterr().out.splitlines()
     assert table[1] == "The half-widths at the evaluation point our plans promise after a run, against those measured after it"
     assert sum(int(row.split("|")[2]) for row in table[4:]) == len(promises)
+
+
+def test_the_product_strategy_is_one_plan_for_all_kernels_within_the_budget(bench, tmp_path):
+    """``product``: ``design.suggest``'s merged plan driven round by round: the kernels share every run, the base
+    design (the lines through the cheapest corner) comes first, no run the case lacks for some kernel is used,
+    and the p-cost spent stays within the budget."""
+    case = bench.case_study(str(_incomplete_csv(tmp_path / "app.csv")))
+    for budget in (0.3, 0.6):
+        counts, share = bench.run_product(case, budget)
+        assert (counts == counts[0]).all()  # one plan
+        assert (counts[0] <= case.available.min(axis=0)).all()
+        index = {tuple(p): i for i, p in enumerate(case.points.tolist())}
+        assert counts[0, index[(8.0, 20.0)]] == 0 and counts[0, index[(4.0, 30.0)]] <= 1  # solve lacks them
+        assert all(counts[0, index[point]] > 0 for point in [(2.0, 10.0), (2.0, 20.0), (2.0, 30.0), (4.0, 10.0),
+                                                             (8.0, 10.0)])
+        p = case.points[:, 0]
+        assert share == pytest.approx(np.sum(p * counts[0]) / np.sum(p * case.available.min(axis=0)))
+        # within the budget, but for the minimum of a model: lines of three values, 18 of the p-cost 48, which
+        # suggest plans (and says so) when even they exceed the budget
+        assert share <= budget + 1e-12 if budget > 18 / 48 else share == pytest.approx(18 / 48)
+    rows = bench.protocol(case, [0.6], ["product"])
+    assert rows[1][:2] == ["product: one plan, cost p", "60%"] and rows[1][-1] == "–"
