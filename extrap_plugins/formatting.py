@@ -1,4 +1,4 @@
-"""Numbers, exponents and points as text and JSON: one set of rules for every output.
+"""Numbers, exponents, points and call paths as text and JSON: one set of rules for every output.
 
 ========================  ==========================================================
 :func:`format_number`     a coefficient: exact for machines, 4 digits for people
