@@ -269,7 +269,8 @@ def _check_launch(candidates, command, output, mpiexec, mpiexec_args, timeout) -
     data = sweep.data_file(output, command)
     _check_only_this_program(pathlib.Path(output), data)
     sweep.check_program(command)
-    return (f"runs with {sweep.describe_launcher(launcher)}; measurements to {data}"
+    names = [name for name in candidates if name != "p"]
+    return (f"runs with {sweep.describe_launcher(launcher)}; measurements to {sweep.destinations(data, names)}"
             + (f"; note: {crowded}" if crowded else ""))
 
 
@@ -376,8 +377,9 @@ def _missing(run: design.Run, names: Sequence[str], done: set[tuple]) -> int:
 def _read(folder: pathlib.Path, host):
     """The measurements in ``folder`` so far (None before the first run)."""
     from . import api
+    from .instrument import sweep
 
-    if not any(folder.glob("*.extrap.jsonl")):
+    if not sweep.has_measurements(folder):
         return None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

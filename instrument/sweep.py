@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import glob
 import itertools
 import json
 import math
@@ -231,7 +232,11 @@ def _plain(value: float) -> str:
 
 
 NOTHING_WRITTEN = ("no measurements were written (does the program import extrap_plugins.instrument and define "
-                   "regions? to measure it unchanged: -- python -m extrap_plugins.instrument app.py)")
+                   "regions? to measure it unchanged: -- python -m extrap_plugins.instrument app.py; a Score-P "
+                   "program writes its profile.cubex to the SCOREP_EXPERIMENT_DIRECTORY each launch gets)")
+SCOREP_PROFILE = "profile.cubex"
+"""What a Score-P-instrumented program writes into ``SCOREP_EXPERIMENT_DIRECTORY`` (profiling is Score-P's default)."""
+_CONVENTIONAL_NAME = re.compile(r"[A-Za-z][A-Za-z_]*")
 
 
 def program_name(command: Sequence[str]) -> str:
@@ -267,6 +272,33 @@ def check_program(command: Sequence[str]) -> None:
     script = program[1] if len(program) > 1 else ""
     if script.endswith(".py") and "{" not in script and not os.path.isfile(script):
         raise InputError(f"the script {script!r}: no such file (from {os.getcwd()})")
+
+
+def scorep_folder(data: pathlib.Path, launch: Launch) -> pathlib.Path | None:
+    """Where a Score-P-instrumented program writes this launch's profile (``SCOREP_EXPERIMENT_DIRECTORY``):
+    ``<folder>/<program>.p4.n8000.r0``, named by Extra-P's convention so that the ``cube`` reader takes the
+    parameters and the repetition from it (``readers/cube_names.py``); None when a parameter's name does not fit
+    that convention (letters and underscores).  A program without Score-P never makes it."""
+    names = ["p", *(name for name, _ in launch.values)]
+    if not all(_CONVENTIONAL_NAME.fullmatch(name) for name in names):
+        return None
+    prefix = re.sub(r"[^A-Za-z0-9_]", "_", data.name[: -len(".extrap.jsonl")])
+    pairs = "".join(f".{name}{value}" for name, value in launch.values)
+    return data.parent / f"{prefix}.p{launch.processes}{pairs}.r{launch.repetition}"
+
+
+def destinations(data: pathlib.Path, names: Sequence[str]) -> str:
+    """Where the measurements go, for a sweep's first line: the shim's file, and a Score-P program's profiles."""
+    example = scorep_folder(data, Launch(1, tuple((name, "0") for name in names), 0))
+    if example is None:
+        return str(data)
+    pattern = ".".join([example.name.split(".")[0], "p<p>", *(f"{name}<{name}>" for name in names), "r<repetition>"])
+    return f"{data} (a Score-P program's profiles: {data.parent / pattern}/)"
+
+
+def has_measurements(folder: pathlib.Path) -> bool:
+    """Whether a sweep's folder holds measurements yet: the shim's records or a Score-P program's profiles."""
+    return any(folder.glob("*.extrap.jsonl")) or any(folder.glob(f"*/{SCOREP_PROFILE}"))
 
 
 def data_file(folder: str | os.PathLike, command: Sequence[str]) -> pathlib.Path:
@@ -385,7 +417,7 @@ def run(args: argparse.Namespace) -> int:
     how = describe_launcher(launcher)
     loop = getattr(args, "loop", False)  # a round of autotune's loop: it says what the rounds run and why
     if not loop:
-        _say(f"{format_count(len(plan), 'run')} ({shape}) with {how}, measurements to {data}")
+        _say(f"{format_count(len(plan), 'run')} ({shape}) with {how}, measurements to {destinations(data, names)}")
     plan = _not_measured(plan, data, names, quiet=loop)
     if not plan:
         if not loop:
@@ -421,7 +453,7 @@ def run(args: argparse.Namespace) -> int:
         return status
     if not failed:
         _say(f"all {len(plan)} runs succeeded" if len(plan) > 1 else "the run succeeded")
-    if any(folder.glob("*.extrap.jsonl")):
+    if has_measurements(folder):
         _say(f"model them with: extrap-plugins model {folder}")
     else:
         _say("nothing was measured: fix the failures above and start again")
@@ -468,6 +500,9 @@ def _environment(launch: Launch, names: Sequence[str], data: pathlib.Path, run_i
         EXTRAP_RUN_ID=run_id,
         EXTRAP_OUTPUT=str(data.resolve()),
     )
+    profile = scorep_folder(data.resolve(), launch)
+    if profile is not None:
+        environment["SCOREP_EXPERIMENT_DIRECTORY"] = str(profile)
     return environment
 
 
@@ -478,6 +513,8 @@ def _launch(launcher, launch: Launch, program, names, folder: pathlib.Path, data
     environment.update(_environment(launch, names, data, run_id))
     log = folder / "logs" / f"{launch.slug}.log"
     command = _command(launcher, launch, program)
+    profile = scorep_folder(data, launch)
+    _set_aside(profile, folder)  # what an earlier, failed launch left there
     start = time.monotonic()
     with open(log, "wb") as stream:
         stream.write(f"$ {shlex.join(command)}\n".encode())
@@ -493,20 +530,35 @@ def _launch(launcher, launch: Launch, program, names, folder: pathlib.Path, data
             _stop(process)
             if _has_run(folder, data, run_id):  # what the ranks wrote at SIGTERM: kept, but not for models
                 _append_verdict(data, run_id, f"ended by --timeout after {timeout:g} s (extrap-plugins run)")
+            _set_aside(profile, folder)
             return Outcome(launch, False, time.monotonic() - start, f"still running after {timeout:g} s (--timeout)",
                            log)
         except KeyboardInterrupt:
             _stop(process)
+            _set_aside(profile, folder)
             raise
     seconds = time.monotonic() - start
     if code != 0:
         what = f"killed by signal {-code}" if code < 0 else f"exit status {code}"
         if _has_run(folder, data, run_id):  # measured, then failed: keep the data, but not for models
             _append_verdict(data, run_id, f"the launch failed ({what}; extrap-plugins run)")
+        _set_aside(profile, folder)
         return Outcome(launch, False, seconds, what, log)
-    if not _has_run(folder, data, run_id):
+    if not _has_run(folder, data, run_id) and not (profile is not None and (profile / SCOREP_PROFILE).is_file()):
+        _set_aside(profile, folder)  # (Score-P tracing alone, say: no profile to model)
         return Outcome(launch, False, seconds, NOTHING_WRITTEN, log)
     return Outcome(launch, True, seconds, "", log)
+
+
+def _set_aside(profile: pathlib.Path | None, folder: pathlib.Path) -> None:
+    """Move a Score-P experiment folder that holds no measured run (its launch failed, was ended or wrote no
+    profile) into ``logs/``, where the readers do not look and nothing is lost."""
+    if profile is None or not profile.exists():
+        return
+    target = folder / "logs" / f"{profile.name}.not-measured"
+    while target.exists():
+        target = target.with_name(f"{target.name}-{uuid.uuid4().hex[:6]}")
+    profile.rename(target)
 
 
 def _wait(process: subprocess.Popen, start: float, timeout: float | None, head: str, log: pathlib.Path) -> int:
@@ -563,9 +615,10 @@ def _key(launch: Launch) -> tuple:
 def measured_launches(data: pathlib.Path, names: Sequence[str]) -> set[tuple]:
     """The launches (as :func:`_key` makes them, with the parameters ``names``) whose measurements ``data``
     holds whole: a run's merged record with status ok, not marked failed afterwards.  Lines that are not such
-    records are left to the reader to judge."""
+    records are left to the reader to judge.  Beside it, the Score-P profiles of :func:`scorep_folder`."""
+    profiles = _scorep_launches(data, names)
     if not data.is_file():
-        return set()
+        return profiles
     complete, failed = {}, set()
     with open(data, encoding="utf-8", errors="replace") as stream:
         for line in stream:
@@ -580,7 +633,24 @@ def measured_launches(data: pathlib.Path, names: Sequence[str]) -> set[tuple]:
                     complete[record["run"]] = (int(record["size"]), values, int(record["repetition"]))
             except (ValueError, KeyError, TypeError, AttributeError):
                 continue
-    return {key for run, key in complete.items() if run not in failed}
+    return {key for run, key in complete.items() if run not in failed} | profiles
+
+
+def _scorep_launches(data: pathlib.Path, names: Sequence[str]) -> set[tuple]:
+    """The launches whose Score-P profile is in the folder (its experiment folder named as
+    :func:`scorep_folder` names it, with exactly the parameters p and ``names``)."""
+    from extrap_plugins.readers.cube_names import parse_run_name
+
+    prefix = re.sub(r"[^A-Za-z0-9_]", "_", data.name[: -len(".extrap.jsonl")])
+    found = set()
+    for profile in data.parent.glob(f"{glob.escape(prefix)}.*/{SCOREP_PROFILE}"):
+        try:
+            run = parse_run_name(profile.parent.name, prefix, str(profile.parent))
+        except InputError:
+            continue
+        if run.parameters == ("p", *names) and run.repetition is not None and run.values[0] == int(run.values[0]):
+            found.add((int(run.values[0]), tuple(run.values[1:]), run.repetition))
+    return found
 
 
 def _append_verdict(data: pathlib.Path, run_id: str, reason: str) -> None:

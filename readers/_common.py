@@ -35,6 +35,10 @@ INCOMPLETE_OPTION = {
 
 LineOf = Callable[[int], "int | None"]
 
+#: What ``extrap-plugins run`` and ``autotune`` write beside the measurements in their folder: readers of a folder
+#: of runs pass these by without a word (``tests/readers/test_cube_reader.py`` checks the names against theirs).
+RUN_FOLDER_EXTRAS = frozenset({"logs", "autotune.json", "autotune.html", "models.html"})
+
 
 # ------------------------------------------------------------------ options
 def check_options(options: Mapping[str, object], known: Mapping[str, str], reader: str) -> dict[str, str]:

@@ -42,6 +42,7 @@ from extrap_plugins.options import parse_bool
 from extrap_plugins.registration import ReaderInfo
 from extrap_plugins.joining import coverage_findings, omitted_zeros
 
+from ._common import RUN_FOLDER_EXTRAS
 from .cube_names import CONVENTION, RunName, parse_run_name, read_mapping
 from .cube_tree import AGGREGATIONS
 
@@ -174,7 +175,7 @@ def _scan_folder(folder: pathlib.Path, pattern: str | None) -> list[tuple[pathli
     runs: list[tuple[pathlib.Path, tuple[str, RunName]]] = []
     direct: list[pathlib.Path] = []
     for entry in sorted(folder.iterdir()):
-        if entry.name.startswith("."):
+        if entry.name.startswith(".") or entry.name in RUN_FOLDER_EXTRAS:
             continue
         if entry.is_dir():
             profiles = _cubex_files(entry)

@@ -67,7 +67,8 @@ def test_runs_failing_the_same_way_are_listed_once_per_problem(tmp_path, no_extr
     err = capsys.readouterr().err
     assert status == ExitStatus.RUNS_FAILED
     problem = ("no measurements were written (does the program import extrap_plugins.instrument and define regions? "
-               "to measure it unchanged: -- python -m extrap_plugins.instrument app.py)")
+               "to measure it unchanged: -- python -m extrap_plugins.instrument app.py; a Score-P program writes its "
+               "profile.cubex to the SCOREP_EXPERIMENT_DIRECTORY each launch gets)")
     summary = err[err.index("5 of 5 runs failed:"):].splitlines()
     assert summary[1:6] == [
         f"{sweep.PROG}:   p=1 n=1 repetition 0: {problem}; log: {tmp_path / 'out' / 'logs' / 'p1.n1.r0.log'}",

@@ -1,0 +1,96 @@
+"""A Score-P-instrumented program under ``run`` and ``autotune``: every launch gets its own
+``SCOREP_EXPERIMENT_DIRECTORY``, named by Extra-P's convention so that the ``cube`` reader takes the parameters from
+it (``instrument/sweep.py``).  The program is a stand-in that writes a real Score-P profile from the shared data
+(``programs/fake_scorep.py``); the launches are real, under mpiexec."""
+
+from __future__ import annotations
+
+import sys
+import warnings
+
+import pytest
+
+import extrap_plugins
+from extrap_plugins import autotune
+from extrap_plugins.errors import ExitStatus, InputError
+from extrap_plugins.instrument import sweep
+from extrap_plugins.readers._common import RUN_FOLDER_EXTRAS
+from shim_helpers import PROGRAMS
+
+pytest.importorskip("pycubexr", reason="the cube extra (pip install -e '.[cube]') reads CUBE files")
+
+FAKE = str(PROGRAMS / "fake_scorep.py")
+
+
+def _profile(shared_data, x: str = "{n}") -> str:
+    """A real Score-P profile of a matrix multiplication, of size ``x`` (``{n}``: the launch's n)."""
+    return str(shared_data / "cube" / "extrap" / "single_parameter" / f"mm.x{x}y1z1.r1" / "profile.cubex")
+
+
+def test_each_launch_of_a_score_p_program_is_a_run_folder_the_cube_reader_reads(mpiexec, tmp_path, shared_data,
+                                                                                 no_extrap_environment, capsys):
+    args = ["--np", "1,2", "--param", "n=10,25", "-o", str(tmp_path), "--", sys.executable, FAKE, _profile(shared_data)]
+    assert sweep.main(args) == ExitStatus.OK
+    err = capsys.readouterr().err
+    assert (f"measurements to {tmp_path / 'fake_scorep.extrap.jsonl'} (a Score-P program's profiles: "
+            f"{tmp_path / 'fake_scorep.p<p>.n<n>.r<repetition>'}/)") in err.splitlines()[0]
+    assert err.endswith(f"model them with: extrap-plugins model {tmp_path}\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "fake_scorep.p1.n10.r0", "fake_scorep.p1.n25.r0", "fake_scorep.p2.n10.r0", "fake_scorep.p2.n25.r0", "logs"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # logs/ beside the runs is passed by without a word
+        experiment = extrap_plugins.read(tmp_path)
+    assert experiment.parameter_names == ["p", "n"]
+    assert experiment.points().tolist() == [[1, 10], [1, 25], [2, 10], [2, 25]]
+    # the values are the profiles': at (2, 25) exactly those of Score-P's run mm.x25y1z1.r1
+    original = extrap_plugins.read(shared_data / "cube" / "extrap" / "single_parameter" / "mm.x25y1z1.r1")
+    assert (experiment.select(callpaths=["main"], metrics=["time"]).value[-1]
+            == original.select(callpaths=["main"], metrics=["time"]).value[0])
+    # started again, it launches nothing: the profiles are the measured runs
+    assert sweep.main(args) == ExitStatus.OK
+    assert "4 of these runs are already measured in " in capsys.readouterr().err
+
+
+def test_a_failed_launch_s_profile_is_set_aside_and_measured_again(mpiexec, tmp_path, shared_data,
+                                                                   no_extrap_environment, capsys):
+    base = ["--np", "1", "--param", "n=10", "-o", str(tmp_path), "--", sys.executable, FAKE, _profile(shared_data)]
+    assert sweep.main([*base, "3"]) == ExitStatus.RUNS_FAILED  # it wrote its profile, then failed
+    assert "p=1 n=10 repetition 0: FAILED: exit status 3" in capsys.readouterr().err
+    assert sorted(p.name for p in (tmp_path / "logs").iterdir()) == ["fake_scorep.p1.n10.r0.not-measured",
+                                                                     "p1.n10.r0.log"]
+    assert not sweep.has_measurements(tmp_path)
+    with pytest.raises(InputError):  # nothing to model
+        extrap_plugins.read(tmp_path)
+    assert sweep.main(base) == ExitStatus.OK  # launched again, and measured
+    assert (tmp_path / "fake_scorep.p1.n10.r0" / "profile.cubex").is_file()
+
+
+def test_parameter_names_outside_extra_p_s_convention_leave_score_p_alone(mpiexec, tmp_path, capsys):
+    assert sweep.main(["--np", "1", "--param", "n=8", "--param", "m2=1", "-o", str(tmp_path), "--dry-run", "--",
+                       sys.executable, FAKE]) == ExitStatus.OK
+    assert "SCOREP_EXPERIMENT_DIRECTORY" not in capsys.readouterr().out  # m2=1 would read as m=21
+    assert sweep.main(["--np", "1", "--param", "n=8", "-o", str(tmp_path), "--dry-run", "--", sys.executable, FAKE]) \
+        == ExitStatus.OK
+    assert f"SCOREP_EXPERIMENT_DIRECTORY={tmp_path.resolve() / 'fake_scorep.p1.n8.r0'}" in capsys.readouterr().out
+
+
+def test_autotune_drives_a_score_p_program_and_its_models_are_those_of_model(mpiexec, tmp_path, shared_data,
+                                                                           no_extrap_environment):
+    folder = tmp_path / "runs"
+    result = autotune.autotune({"p": [1, 2], "n": [10, 25, 50, 100, 250]},
+                               [sys.executable, FAKE, _profile(shared_data)], folder, budget="60%",
+                               metrics=["time"], progress=False)
+    assert result.status in ("done", "budget", "exhausted")
+    assert not list(folder.glob("*.extrap.jsonl"))  # the profiles are the measurements
+    measured = {p.name for p in folder.glob("fake_scorep.*") if (p / "profile.cubex").is_file()}
+    assert len(measured) == len(result.model_set.experiment.runs()) >= 10  # the base design at least
+    final = {(m.callpath, m.metric): m.formula for m in result.model_set.models}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (the stand-in's profiles make odd models: said, and the same in both)
+        again = extrap_plugins.model(extrap_plugins.read(folder))
+    assert final == {(m.callpath, m.metric): m.formula for m in again.models}
+    assert (folder / "autotune.html").is_file()
+
+
+def test_the_files_run_and_autotune_write_beside_the_runs_are_those_readers_pass_by():
+    assert {"logs", autotune.STATE, autotune.REPORT, autotune.MODELS} == RUN_FOLDER_EXTRAS
