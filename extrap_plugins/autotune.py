@@ -279,9 +279,14 @@ def _check_only_this_program(folder: pathlib.Path, data: pathlib.Path) -> None:
     points measured, their call paths modelled), so they stop it before anything runs."""
     if not folder.is_dir():
         return
+    from .instrument import sweep
+
     stem = data.name[: -len(".extrap.jsonl")]
     others = sorted(p.name for p in folder.glob("*.extrap.jsonl")
                     if p.name != data.name and not p.name.startswith(f"{stem}."))
+    prefix = sweep.scorep_prefix(data)  # a Score-P program's profiles: <prefix>.p4.n8000.r0/profile.cubex
+    others += sorted(p.parent.name for p in folder.glob(f"*/{sweep.SCOREP_PROFILE}")
+                     if not p.parent.name.startswith(f"{prefix}."))
     if others:
         shown = ", ".join(others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
         raise InputError(f"holds measurements of another program ({shown}), which the loop would count as "

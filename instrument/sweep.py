@@ -282,9 +282,14 @@ def scorep_folder(data: pathlib.Path, launch: Launch) -> pathlib.Path | None:
     names = ["p", *(name for name, _ in launch.values)]
     if not all(_CONVENTIONAL_NAME.fullmatch(name) for name in names):
         return None
-    prefix = re.sub(r"[^A-Za-z0-9_]", "_", data.name[: -len(".extrap.jsonl")])
+    prefix = scorep_prefix(data)
     pairs = "".join(f".{name}{value}" for name, value in launch.values)
     return data.parent / f"{prefix}.p{launch.processes}{pairs}.r{launch.repetition}"
+
+
+def scorep_prefix(data: pathlib.Path) -> str:
+    """The start of the names of a program's Score-P experiment folders: its name without dots (``lulesh2_0``)."""
+    return re.sub(r"[^A-Za-z0-9_]", "_", data.name[: -len(".extrap.jsonl")])
 
 
 def destinations(data: pathlib.Path, names: Sequence[str]) -> str:
@@ -641,7 +646,7 @@ def _scorep_launches(data: pathlib.Path, names: Sequence[str]) -> set[tuple]:
     :func:`scorep_folder` names it, with exactly the parameters p and ``names``)."""
     from extrap_plugins.readers.cube_names import parse_run_name
 
-    prefix = re.sub(r"[^A-Za-z0-9_]", "_", data.name[: -len(".extrap.jsonl")])
+    prefix = scorep_prefix(data)
     found = set()
     for profile in data.parent.glob(f"{glob.escape(prefix)}.*/{SCOREP_PROFILE}"):
         try:

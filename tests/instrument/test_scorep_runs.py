@@ -5,6 +5,7 @@ it (``instrument/sweep.py``).  The program is a stand-in that writes a real Scor
 
 from __future__ import annotations
 
+import pathlib
 import sys
 import warnings
 
@@ -94,3 +95,17 @@ def test_autotune_drives_a_score_p_program_and_its_models_are_those_of_model(mpi
 
 def test_the_files_run_and_autotune_write_beside_the_runs_are_those_readers_pass_by():
     assert {"logs", autotune.STATE, autotune.REPORT, autotune.MODELS} == RUN_FOLDER_EXTRAS
+
+
+def test_autotune_refuses_a_folder_with_another_program_s_profiles(tmp_path, shared_data, capsys):
+    from extrap_plugins.cli import main
+
+    other = tmp_path / "lulesh2_0.p8.n10.r0"
+    other.mkdir()
+    (other / "profile.cubex").write_bytes(pathlib.Path(_profile(shared_data, "10")).read_bytes())
+    status = main(["autotune", "--param", "p=1,2", "--param", "n=10,25", "-o", str(tmp_path), "--", sys.executable,
+                   FAKE, _profile(shared_data)])
+    assert status == ExitStatus.BAD_INPUT
+    assert capsys.readouterr().err == (f"extrap-plugins: error: {tmp_path}: holds measurements of another program "
+                                       "(lulesh2_0.p8.n10.r0), which the loop would count as fake_scorep.extrap.jsonl's; "
+                                       "give a new -o folder\n")
