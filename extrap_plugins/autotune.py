@@ -631,7 +631,8 @@ def render_report(result: AutotuneResult, final) -> str:
         model_rows.append(
             f"<tr><td title=\"{esc(model.callpath)}\">{esc(format_callpath(model.callpath))}</td>"
             f"<td>{esc(model.metric)}</td><td class=f>{esc(model.formula)}</td>"
-            f"<td>{_num(row.value_target)}</td><td>{'' if width is None else '±' + format_share(width)}</td></tr>")
+            f"<td>{_num(row.value_target)}{_crossing(model.metric, row.crosses)}</td>"
+            f"<td>{'' if width is None else '±' + format_share(width)}</td></tr>")
     run_rows = [_run_row("before", run) for run in result.before]
     run_rows += [_run_row(str(r.number), run, result.unmeasured.get((r.number, place), 0))
                  for r in result.rounds for place, run in enumerate(r.runs)]
@@ -672,6 +673,16 @@ def _run_row(when: str, run: Mapping, unmeasured: int = 0) -> str:
         why += " (not measured: a launch failed, or the point is no candidate any more)"
     return (f"<tr><td>{esc(when)}</td><td>{esc(format_point(run['point']))}</td><td>{repetitions}</td>"
             f"<td>{run['cost']:g}</td><td>{esc(why)}</td></tr>")
+
+
+def _crossing(metric: str, other: str | None) -> str:
+    """What the report says beside a value at the target that contradicts its bound's (a minimum above its
+    maximum, modelled apart)."""
+    from .extrapolation import is_minimum
+
+    if other is None:
+        return ""
+    return html.escape(f" (!) {'above' if is_minimum(metric) else 'below'} {other} there: one of the two is wrong")
 
 
 def _num(value: float) -> str:

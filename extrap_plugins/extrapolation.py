@@ -37,6 +37,7 @@ is 0 or more (a time, a count) is cut at 0 (:attr:`Uncertainty.floor`).
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
@@ -455,6 +456,10 @@ class Extrapolation:
     outgrows_parent: bool = False
     """At the target the model's value exceeds its parent's (share above 100 %): the two extrapolations
     contradict each other (a callee cannot take longer than its caller), so at least one is wrong."""
+    crosses: str | None = None
+    """At the target this model of a minimum lies above the model of the maximum named here (or, of a maximum,
+    below that minimum): ``visit_time_min`` and ``visit_time_max``, ``Min time/rank`` and ``Max time/rank``.
+    Modelled apart, the two contradict each other there, so at least one is wrong."""
 
 
 @dataclass
@@ -557,6 +562,7 @@ def extrapolate(
         point = np.array([[target_point[p] for p in parameters]])
         prediction, confidence = _intervals(uncertainty, later, point, level)
     growth = _growth_table(models)
+    crossed = crossings(models, later) if target_point is not None else {}
     rows = [
         Extrapolation(
             growth=growth[i][0], degree=growth[i][1],
@@ -566,6 +572,7 @@ def extrapolate(
             share_parent_largest=float(share_parent_now[i]), share_root_largest=float(share_root_now[i]),
             share_parent_target=float(share_parent_later[i]), share_root_target=float(share_root_later[i]),
             outgrows_parent=bool(target_point is not None and share_parent_later[i] > 1.0 + OUTGROWN),
+            crosses=crossed.get(i),
         )
         for i in range(n)
     ]
@@ -707,6 +714,43 @@ def _value_kinds(models: Sequence[Model], now: np.ndarray, values: str) -> dict[
         if np.isfinite(own) and total > 0 and own < total * (1 - AUTO_TOLERANCE):
             kinds[metric] = "exclusive"
     return kinds
+
+
+_EXTREME = re.compile(r"(?<![A-Za-z])(min|max)(?=imum|[^A-Za-z]|$)", re.IGNORECASE)
+"""``min`` or ``max`` as a word of a metric's name (``visit_time_min``, ``Max time/rank``, ``minimum``)."""
+
+
+def is_minimum(metric: str) -> bool:
+    """Whether a metric's name says it is a minimum (``visit_time_min``, ``Min time/rank``)."""
+    words = [word.group(1).lower() for word in _EXTREME.finditer(metric)]
+    return words == ["min"]
+
+
+def bound_pairs(models: Sequence[Model]) -> list[tuple[int, int]]:
+    """(minimum, maximum): the positions of the models of one call path whose metrics' names differ only in
+    ``min`` and ``max`` (``visit_time_min``/``visit_time_max``, ``min_time``/``max_time``, ``Min time/rank``/``Max
+    time/rank``)."""
+    index = {(m.callpath, m.metric): i for i, m in enumerate(models)}
+    pairs = []
+    for i, m in enumerate(models):
+        if not is_minimum(m.metric):
+            continue
+        word = next(_EXTREME.finditer(m.metric))
+        other = "MAX" if word.group(1).isupper() else "Max" if word.group(1)[0].isupper() else "max"
+        j = index.get((m.callpath, m.metric[: word.start()] + other + m.metric[word.end():]))
+        if j is not None:
+            pairs.append((i, j))
+    return pairs
+
+
+def crossings(models: Sequence[Model], value: np.ndarray) -> dict[int, str]:
+    """Models of a minimum whose value lies above that of their maximum (:func:`bound_pairs`) at one point, each
+    with the other's metric (both are flagged)."""
+    found = {}
+    for low, high in bound_pairs(models):
+        if np.isfinite(value[low]) and np.isfinite(value[high]) and value[low] > value[high] * (1 + OUTGROWN):
+            found[low], found[high] = models[high].metric, models[low].metric
+    return found
 
 
 def _parent(callpath: str) -> str | None:

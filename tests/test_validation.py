@@ -128,3 +128,32 @@ def test_a_child_that_outgrows_its_parent_at_the_target_is_flagged(host, tmp_pat
     assert "(!)" in text and "inconsistent extrapolation" in text and "  main->work [time]" in text
     document = json.loads(extrap_plugins.export(models, "json", version=2, target="p=1024"))
     assert [m["target"]["outgrows_parent"] for m in document["models"]] == [False, True]
+
+
+def test_a_minimum_modelled_above_its_maximum_at_the_target_is_flagged(host):
+    # per-visit times of one region: the minimum grows faster than the maximum and overtakes it beyond p = 64
+    p = np.array([[2.0], [4], [8], [16], [32], [64]])
+    columns = dict(callpath=["main->exchange"] * 18, coordinates=np.vstack([p, p, p]),
+                   metric=["visit_time_min"] * 6 + ["visit_time_max"] * 6 + ["time"] * 6,
+                   value=np.concatenate([0.1 * p[:, 0], 10 + 0.05 * p[:, 0], 30 + p[:, 0]]))
+    models = quietly(extrap_plugins.Experiment.from_columns(["p"], **columns))
+    flags = {m.metric: row.crosses for m, row in extrap_plugins.extrapolate(models, "p=1024")}
+    assert flags == {"visit_time_min": "visit_time_max", "visit_time_max": "visit_time_min", "time": None}
+    assert {m.metric: row.crosses for m, row in extrap_plugins.extrapolate(models, "p=128")} == \
+        {"visit_time_min": None, "visit_time_max": None, "time": None}  # 12.8 below 16.4: consistent
+    text = extrap_plugins.export(models, "text", target="p=1024")
+    assert ("inconsistent extrapolation (a minimum above its maximum at the target, each modelled apart):\n"
+            "  main->exchange: visit_time_min above visit_time_max\n") in text
+    document = json.loads(extrap_plugins.export(models, "json", version=2, target="p=1024"))
+    assert {m["metric"]: m["target"]["crosses"] for m in document["models"]} == flags
+
+
+def test_the_bounds_of_a_metric_are_paired_by_the_words_min_and_max():
+    from extrap_plugins.extrapolation import bound_pairs
+    from extrap_plugins.models import Model
+
+    names = ["visit_time_min", "visit_time_max", "Min time/rank", "Max time/rank", "minimum", "maximum",
+             "admin_time", "max_time", "time_minimal", "time_maximal"]
+    models = [Model("main", name, ("p",), 1.0) for name in names]
+    assert [(names[i], names[j]) for i, j in bound_pairs(models)] == [
+        ("visit_time_min", "visit_time_max"), ("Min time/rank", "Max time/rank"), ("minimum", "maximum")]

@@ -132,6 +132,7 @@ def _extrapolation_to_json(x: Extrapolation, has_target: bool) -> dict[str, Any]
             "share_of_parent": json_number(x.share_parent_target),
             "share_of_root": json_number(x.share_root_target),
             "outgrows_parent": x.outgrows_parent,
+            "crosses": x.crosses,
         },
     }
 

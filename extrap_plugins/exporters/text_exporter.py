@@ -7,7 +7,7 @@ from typing import IO
 
 from tabulate import tabulate
 
-from extrap_plugins.extrapolation import Extrapolation, Extrapolations
+from extrap_plugins.extrapolation import Extrapolation, Extrapolations, is_minimum
 from extrap_plugins.formatting import format_point, format_warned
 from extrap_plugins.hookspecs import hookimpl
 from extrap_plugins.models import ModelSet
@@ -55,6 +55,11 @@ def export_text(model_set: ModelSet, out: IO[str], options: dict[str, str]) -> N
         out.write("\ninconsistent extrapolation (a call path outgrows its parent at the target, share above 100 %):\n")
         for m in outgrown:
             out.write(f"  {m.callpath} [{m.metric}]\n")
+    crossed = [(m, x) for m, x in ranked if x.crosses and is_minimum(m.metric)]  # (each pair once)
+    if crossed:
+        out.write("\ninconsistent extrapolation (a minimum above its maximum at the target, each modelled apart):\n")
+        for m, x in crossed:
+            out.write(f"  {m.callpath}: {m.metric} above {x.crosses}\n")
     causes: dict[str, list[str]] = {}  # one line per cause, as at the end of ``model``
     for m, _ in ranked:
         for text in m.warnings:

@@ -483,6 +483,20 @@ def test_the_report_gives_a_kernel_judged_through_another_that_one_s_interval(tm
     assert report.count("<td>±3.1%</td>") == 2  # the exclusive time of a leaf is its time, interval and all
 
 
+def test_the_report_says_where_a_minimum_s_model_lies_above_its_maximum_s_at_the_target(tmp_path):
+    from extrap_plugins import Factor, Model, ModelSet, Quality, Term
+
+    quality = Quality(rss=0.0, ar2=1.0, smape=0.0, re=0.0)
+    grows = (Term(0.1, {"p": Factor(1, 0)}),)  # the minimum grows faster than the maximum, a constant
+    models = ModelSet(("p",), [Model("main", "visit_time_min", ("p",), 0.0, grows, quality, points=5),
+                               Model("main", "visit_time_max", ("p",), 5.0, (), quality, points=5)])
+    result = autotune.AutotuneResult(folder=tmp_path, status="done", rounds=[], model_set=models, target={"p": 64.0},
+                                     tolerance=0.05, share=0.1, cost=10.0, full_cost=100.0, budget_limit=20.0)
+    report = autotune.render_report(result, types.SimpleNamespace(widths={}, not_judged={}))
+    assert "<td>6.4 (!) above visit_time_max there: one of the two is wrong</td>" in report
+    assert "<td>5 (!) below visit_time_min there: one of the two is wrong</td>" in report
+
+
 def test_without_max_steps_the_loop_still_ends_when_its_runs_measure_nothing(tmp_path):
     # a runner that says "done" but writes nothing: the same base round would be planned for ever; the loop has as
     # many rounds as the full factorial has runs (2 x 2 points, at most 6 runs each for two parameters) plus one
