@@ -778,17 +778,18 @@ def run_cheapest(case: Case, budget: float):
 
 def run_product(case: Case, budget: float, tolerance: float = 0.05, max_rounds: int = 500) -> tuple[np.ndarray, float]:
     """What the product plans for an application whose kernels are the case's: ``design.suggest`` over all kernels
-    at once (one merged plan, the default cost model ``p``, the budget ``budget`` × the p-cost of every run the
-    case has), driven round by round as ``autotune`` drives it (the base design whole, then the plan's first run)
-    until it plans nothing, with the case's measurements as the runs' results.  Unlike the protocol's other
-    strategies the kernels share the points and the budget.  Returns the repetitions per kernel and point (the
-    same for every kernel) and the share of the p-cost spent."""
+    at once (one merged plan, the product's default cost model -- ``p``, or the product of all parameters without a
+    resource parameter --, the budget ``budget`` × the cost of every run the case has), driven round by round as
+    ``autotune`` drives it (the base design whole, then the plan's first run) until it plans nothing, with the
+    case's measurements as the runs' results.  Unlike the protocol's other strategies the kernels share the points
+    and the budget.  Returns the repetitions per kernel and point (the same for every kernel) and the share of that
+    cost spent."""
     from extrap_plugins import design
 
     K, P = case.values.shape[:2]
-    processes = case.points[:, case.names.index(case.processes)] if case.processes in case.names else np.ones(P)
+    costs = design.CostModel.parse(None, case.names)(case.points)
     available = case.available.min(axis=0)  # runs every kernel has
-    full = float(np.sum(processes * available))
+    full = float(np.sum(costs * available))
     counts = np.zeros(P, dtype=np.int64)
     index = {tuple(point): i for i, point in enumerate(case.points.tolist())}
     space = case.space()
@@ -809,7 +810,7 @@ def run_product(case: Case, budget: float, tolerance: float = 0.05, max_rounds: 
             added += max(more, 0)
         if not added:  # nothing planned, or only runs the case does not have
             break
-    return np.tile(counts, (K, 1)), float(np.sum(processes * counts)) / full
+    return np.tile(counts, (K, 1)), float(np.sum(costs * counts)) / full
 
 
 RANDOM_DRAWS = 30
@@ -860,7 +861,7 @@ def protocol(case: Case, budgets, strategies, ours: Ours = Ours(), final: str | 
     for budget in budgets:
         for name in strategies:
             label = {"ours": ours.label(), "gpr": "GPR re-implementation", "cpf": "cheapest first",
-                     "random": "random design", "product": "product: one plan, cost p"}[name]
+                     "random": "random design", "product": "product: one plan, default cost"}[name]
             shares, costs, overs, stops, wrong = [], [], [], 0, 0
             draws = seeds if name in ("ours", "gpr") else range(random_draws) if name == "random" else (None,)
             for seed in draws:
@@ -1092,8 +1093,8 @@ def main() -> None:
     parser.add_argument("--strategies", default="ours,gpr,cpf",
                         help="comma-separated: ours, gpr, cpf, random (random designs of the same budget, "
                              "--random-draws of them: what a design reaches by chance), product (design.suggest's "
-                             "one plan for all kernels, cost p, driven as autotune drives it; its cost used is the "
-                             "share of the p-cost)")
+                             "one plan for all kernels, its default cost model, driven as autotune drives it; its cost "
+                             "used is the share of that cost)")
     parser.add_argument("--random-draws", type=int, default=RANDOM_DRAWS,
                         help="random: how many random designs per budget (default %(default)s)")
     parser.add_argument("--selector-seeds", default="0",

@@ -400,4 +400,4 @@ def test_the_product_strategy_is_one_plan_for_all_kernels_within_the_budget(benc
         # suggest plans (and says so) when even they exceed the budget
         assert share <= budget + 1e-12 if budget > 18 / 48 else share == pytest.approx(18 / 48)
     rows = bench.protocol(case, [0.6], ["product"])
-    assert rows[1][:2] == ["product: one plan, cost p", "60%"] and rows[1][-1] == "–"
+    assert rows[1][:2] == ["product: one plan, default cost", "60%"] and rows[1][-1] == "–"
