@@ -813,6 +813,27 @@ def run_product(case: Case, budget: float, tolerance: float = 0.05, max_rounds: 
     return np.tile(counts, (K, 1)), float(np.sum(costs * counts)) / full
 
 
+def run_random_shared(case: Case, budget: float, seed: int = 0) -> tuple[np.ndarray, float]:
+    """A random design shared by all kernels, the yardstick of ``product``: the first runs of all points in a
+    random order, then the repetitions, every run taken whose cost under the product's default cost model fits
+    ``budget`` × the cost of every run the case has.  Returns the repetitions per kernel and point (the same for
+    every kernel) and the share of that cost spent."""
+    from extrap_plugins import design
+
+    K, P = case.values.shape[:2]
+    costs = design.CostModel.parse(None, case.names)(case.points)
+    available = case.available.min(axis=0)
+    full = float(np.sum(costs * available))
+    counts, spent, limit = np.zeros(P, dtype=np.int64), 0.0, budget * full * (1 + 1e-12)
+    rng = np.random.default_rng([seed, 48])
+    for repetition in range(int(available.max(initial=0))):
+        for i in rng.permutation(P):
+            if available[i] > repetition and counts[i] == repetition and spent + costs[i] <= limit:
+                counts[i] += 1
+                spent += costs[i]
+    return np.tile(counts, (K, 1)), spent / full
+
+
 RANDOM_DRAWS = 30
 """``--random-draws``: how many random designs the ``random`` strategy draws per budget."""
 
@@ -861,14 +882,18 @@ def protocol(case: Case, budgets, strategies, ours: Ours = Ours(), final: str | 
     for budget in budgets:
         for name in strategies:
             label = {"ours": ours.label(), "gpr": "GPR re-implementation", "cpf": "cheapest first",
-                     "random": "random design", "product": "product: one plan, default cost"}[name]
+                     "random": "random design", "product": "product: one plan, default cost",
+                     "shared": "random design shared by all kernels"}[name]
             shares, costs, overs, stops, wrong = [], [], [], 0, 0
-            draws = seeds if name in ("ours", "gpr") else range(random_draws) if name == "random" else (None,)
+            draws = (seeds if name in ("ours", "gpr") else range(random_draws) if name in ("random", "shared")
+                     else (None,))
             for seed in draws:
                 start = time.perf_counter()
                 held, shared = None, None
                 if name == "product":
                     counts, shared = run_product(case, budget)
+                elif name == "shared":
+                    counts, shared = run_random_shared(case, budget, seed)
                 elif name == "ours":
                     counts, held = run_ours(case, budget, ours, seed, promises)
                 elif name == "random":
@@ -893,7 +918,7 @@ def protocol(case: Case, budgets, strategies, ours: Ours = Ours(), final: str | 
             cells = [f"{v:.1%}" for v in mean]
             if len(shares) > 1:
                 cells[1] += f" ({min(s[1] for s in shares):.1%}–{max(s[1] for s in shares):.1%})"
-                label += f", mean of {len(shares)} {'draws' if name == 'random' else 'seeds'}"
+                label += f", mean of {len(shares)} {'draws' if name in ('random', 'shared') else 'seeds'}"
             spent = [c for c in costs if np.isfinite(c)]
             rows.append([label, f"{budget:.0%}"] + cells + [f"{np.mean(spent):.1%}" if spent else "–",
                                                             f"{np.mean(overs):g}",
@@ -1014,11 +1039,12 @@ def print_draws(errors: dict) -> None:
     """For the random designs: how many draws reached each share within ±10 % (the distribution that the
     table's mean and range summarise)."""
     for (label, budget), runs in errors.items():
-        if label != "random design":
+        if label not in ("random design", "random design shared by all kernels"):
             continue
         shares, times = np.unique(np.round([np.mean(e <= 0.10) for e in runs], 3), return_counts=True)
         spread = ", ".join(f"{share:.1%} in {n}" for share, n in zip(shares, times))
-        print(f"random designs at {budget:.0%}, within ±10 % per draw: {spread} (of {len(runs)} draws)")
+        print(f"{label.replace('design', 'designs')} at {budget:.0%}, within ±10 % per draw: {spread} "
+              f"(of {len(runs)} draws)")
 
 
 def print_per_kernel(case: Case, errors: dict, budgets, wanted: str | None) -> None:
@@ -1094,7 +1120,8 @@ def main() -> None:
                         help="comma-separated: ours, gpr, cpf, random (random designs of the same budget, "
                              "--random-draws of them: what a design reaches by chance), product (design.suggest's "
                              "one plan for all kernels, its default cost model, driven as autotune drives it; its cost "
-                             "used is the share of that cost)")
+                             "used is the share of that cost), shared (random designs shared by all kernels, "
+                             "product's yardstick)")
     parser.add_argument("--random-draws", type=int, default=RANDOM_DRAWS,
                         help="random: how many random designs per budget (default %(default)s)")
     parser.add_argument("--selector-seeds", default="0",

@@ -401,3 +401,20 @@ def test_the_product_strategy_is_one_plan_for_all_kernels_within_the_budget(benc
         assert share <= budget + 1e-12 if budget > 18 / 48 else share == pytest.approx(18 / 48)
     rows = bench.protocol(case, [0.6], ["product"])
     assert rows[1][:2] == ["product: one plan, default cost", "60%"] and rows[1][-1] == "–"
+
+
+def test_random_designs_shared_by_all_kernels_take_every_run_that_fits(bench, tmp_path):
+    """``shared``: the yardstick of ``product``: one random design for all kernels under the product's cost model,
+    first runs before repetitions, every run that fits; the whole budget buys every run all kernels have."""
+    case = bench.case_study(str(_incomplete_csv(tmp_path / "app.csv")))
+    everything, share = bench.run_random_shared(case, 1.0, seed=2)
+    assert share == pytest.approx(1.0) and (everything == case.available.min(axis=0)).all()
+    p = case.points[:, 0]
+    for seed in range(4):
+        counts, share = bench.run_random_shared(case, 0.5, seed)
+        assert (counts == counts[0]).all() and share <= 0.5 + 1e-12
+        left = 0.5 * np.sum(p * case.available.min(axis=0)) - np.sum(p * counts[0])
+        more = case.available.min(axis=0) > counts[0]
+        assert (p[more] > left + 1e-9).all()  # nothing more fits
+    rows = bench.protocol(case, [0.5], ["shared"], random_draws=3)
+    assert rows[1][0] == "random design shared by all kernels, mean of 3 draws"
