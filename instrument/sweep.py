@@ -294,10 +294,9 @@ def scorep_prefix(data: pathlib.Path) -> str:
 
 def destinations(data: pathlib.Path, names: Sequence[str]) -> str:
     """Where the measurements go, for a sweep's first line: the shim's file, and a Score-P program's profiles."""
-    example = scorep_folder(data, Launch(1, tuple((name, "0") for name in names), 0))
-    if example is None:
+    if scorep_folder(data, Launch(1, tuple((name, "0") for name in names), 0)) is None:
         return str(data)
-    pattern = ".".join([example.name.split(".")[0], "p<p>", *(f"{name}<{name}>" for name in names), "r<repetition>"])
+    pattern = ".".join([scorep_prefix(data), "p<p>", *(f"{name}<{name}>" for name in names), "r<repetition>"])
     return f"{data} (a Score-P program's profiles: {data.parent / pattern}/)"
 
 
