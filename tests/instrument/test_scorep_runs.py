@@ -109,3 +109,19 @@ def test_autotune_refuses_a_folder_with_another_program_s_profiles(tmp_path, sha
     assert capsys.readouterr().err == (f"extrap-plugins: error: {tmp_path}: holds measurements of another program "
                                        "(lulesh2_0.p8.n10.r0), which the loop would count as fake_scorep.extrap.jsonl's; "
                                        "give a new -o folder\n")
+
+
+def test_a_score_p_folder_name_reads_back_as_its_launch(tmp_path):
+    # every value the sweep passes (whole, fractional, negative, tiny, huge) and names of letters and underscores,
+    # also ones a number's exponent or the repetition could swallow (e, r)
+    data = tmp_path / "lulesh2.0.extrap.jsonl"
+    values = ["8000", "0.5", "-3", "1e-05", "1e+20", "2.5e-07", "12"]
+    names = ["n", "e", "r", "size_x"]
+    for k in range(len(values)):
+        launch = sweep.Launch(2 + k, tuple(zip(names, values[k:] + values[:k])), k)
+        profile = sweep.scorep_folder(data, launch)
+        assert profile.name.startswith("lulesh2_0.p")
+        profile.mkdir()
+        (profile / sweep.SCOREP_PROFILE).write_bytes(b"")
+        assert sweep._key(launch) in sweep.measured_launches(data, names)
+    assert len(sweep.measured_launches(data, names)) == len(values)
