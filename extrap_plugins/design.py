@@ -253,7 +253,8 @@ def _is_number(value) -> bool:
 class RunTime:
     """A run's time as a power law of the parameters, ``exp(log_scale) * prod(x_l ** exponent_l)``, fitted by
     least squares in logs to the measured runs' time (the sum of the root call paths' ``time``; a Score-P
-    profile's root time sums every process's already, so count it as ``time`` alone, not ``p*time``)."""
+    profile read with ``aggregation=strong`` sums every process's time, so count it as ``time`` alone there; with
+    the default ``weak``, the mean over the processes, as ``p*time``)."""
 
     parameters: tuple[str, ...]
     log_scale: float
