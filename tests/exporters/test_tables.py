@@ -2,6 +2,7 @@ import csv
 import io
 import json
 import math
+import warnings
 
 import pytest
 
@@ -79,3 +80,21 @@ def test_export_to_a_file_is_atomic_and_keeps_the_old_file_on_error(model_set, h
 def test_exporters_reject_options(model_set, host):
     with pytest.raises(extrap_plugins.InputError, match="exporter 'csv' takes no options; got color"):
         extrap_plugins.export(model_set, "csv", color="red")
+
+
+def test_text_export_shortens_long_call_paths_and_says_where_they_are_whole(host):
+    # a C++ template region: the table's rows were as wide as the longest call path (6,380 characters on a
+    # Score-P CUDA profile)
+    long = "main->" + "thrust::detail::vector_base<double, std::allocator<double> >::" * 20 + "resize"
+    e = extrap_plugins.Experiment.from_columns(["p"], callpath=["main"] * 5 + [long] * 5, metric="time",
+                                               coordinates=[[p] for p in (2, 4, 8, 16, 32)] * 2,
+                                               value=[1, 2, 3, 4, 5] * 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        models = extrap_plugins.model(e)
+    text = extrap_plugins.export(models, "text")
+    assert max(len(line) for line in text.splitlines()) < 160
+    assert "main->…->" in text and long not in text
+    assert text.endswith("call paths longer than 100 characters are shortened here (their root, …, their last "
+                         "regions); --format csv or json give them whole\n")
+    assert long in extrap_plugins.export(models, "csv")
