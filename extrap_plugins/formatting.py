@@ -122,11 +122,11 @@ def format_count(n: int, noun: str) -> str:
 
 
 def format_warned(series: Sequence[str], text: str) -> str:
-    """One warning said of several series, naming the first and counting the others:
-    ``main->a [time] and 86 more series: ...`` (the end of ``model`` and the text export)."""
+    """One warning said of several series, naming the first (shortened as :func:`format_callpath` does) and
+    counting the others: ``main->a [time] and 86 more series: ...`` (the end of ``model`` and the text export)."""
     if len(series) > 1:
-        return f"{series[0]} and {len(series) - 1} more series: {text}"
-    return f"{series[0]}: {text}" if series else text
+        return f"{format_callpath(series[0])} and {len(series) - 1} more series: {text}"
+    return f"{format_callpath(series[0])}: {text}" if series else text
 
 
 def format_callpath(name: str, width: int = CALLPATH_WIDTH) -> str:

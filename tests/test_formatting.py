@@ -42,6 +42,8 @@ def test_a_warning_of_several_series_names_the_first_and_counts_the_others():
         "main [time] and 2 more series: noisy"
     assert format_warned(["main [time]"], "noisy") == "main [time]: noisy"
     assert format_warned([], "a file could not be read") == "a file could not be read"
+    long = "main->" + "region" * 40 + " [time]"
+    assert format_warned([long, "main [time]"], "noisy") == f"{format_callpath(long)} and 1 more series: noisy"
 
 
 def test_a_long_call_path_keeps_its_root_and_its_last_regions():
