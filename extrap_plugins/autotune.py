@@ -270,8 +270,9 @@ def _check_launch(candidates, command, output, mpiexec, mpiexec_args, timeout) -
     _check_only_this_program(pathlib.Path(output), data)
     sweep.check_program(command)
     names = [name for name in candidates if name != "p"]
+    notes = [note for note in (crowded, sweep.scorep_replaced(data, names)) if note]
     return (f"runs with {sweep.describe_launcher(launcher)}; measurements to {sweep.destinations(data, names)}"
-            + (f"; note: {crowded}" if crowded else ""))
+            + "".join(f"; note: {note}" for note in notes))
 
 
 def _check_only_this_program(folder: pathlib.Path, data: pathlib.Path) -> None:

@@ -279,12 +279,17 @@ def scorep_folder(data: pathlib.Path, launch: Launch) -> pathlib.Path | None:
     ``<folder>/<program>.p4.n8000.r0``, named by Extra-P's convention so that the ``cube`` reader takes the
     parameters and the repetition from it (``readers/cube_names.py``); None when a parameter's name does not fit
     that convention (letters and underscores).  A program without Score-P never makes it."""
-    names = ["p", *(name for name, _ in launch.values)]
-    if not all(_CONVENTIONAL_NAME.fullmatch(name) for name in names):
+    if not _conventional([name for name, _ in launch.values]):
         return None
     prefix = scorep_prefix(data)
     pairs = "".join(f".{name}{value}" for name, value in launch.values)
     return data.parent / f"{prefix}.p{launch.processes}{pairs}.r{launch.repetition}"
+
+
+def _conventional(names: Sequence[str]) -> bool:
+    """Whether p and the parameters ``names`` can be read back from an experiment folder's name (letters and
+    underscores: ``m2`` beside its value would read as another number)."""
+    return all(_CONVENTIONAL_NAME.fullmatch(name) for name in ["p", *names])
 
 
 def scorep_prefix(data: pathlib.Path) -> str:
@@ -294,10 +299,19 @@ def scorep_prefix(data: pathlib.Path) -> str:
 
 def destinations(data: pathlib.Path, names: Sequence[str]) -> str:
     """Where the measurements go, for a sweep's first line: the shim's file, and a Score-P program's profiles."""
-    if scorep_folder(data, Launch(1, tuple((name, "0") for name in names), 0)) is None:
+    if not _conventional(names):
         return str(data)
     pattern = ".".join([scorep_prefix(data), "p<p>", *(f"{name}<{name}>" for name in names), "r<repetition>"])
     return f"{data} (a Score-P program's profiles: {data.parent / pattern}/)"
+
+
+def scorep_replaced(data: pathlib.Path, names: Sequence[str]) -> str | None:
+    """What a sweep says when ``SCOREP_EXPERIMENT_DIRECTORY`` is set outside and each launch gets its own."""
+    given = os.environ.get("SCOREP_EXPERIMENT_DIRECTORY")
+    if not given or not _conventional(names):
+        return None
+    return (f"SCOREP_EXPERIMENT_DIRECTORY={given} is replaced per launch (each run's profile needs its own folder, "
+            f"named by its parameters)")
 
 
 def has_measurements(folder: pathlib.Path) -> bool:
@@ -437,6 +451,9 @@ def run(args: argparse.Namespace) -> int:
     crowded = oversubscribed(counts)
     if crowded and not loop:
         _say(f"note: {crowded}")
+    replaced = scorep_replaced(data, names)
+    if replaced and not loop:
+        _say(f"note: {replaced}")
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "logs").mkdir(exist_ok=True)
     outcomes: list[Outcome] = []

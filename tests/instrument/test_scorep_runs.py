@@ -125,3 +125,13 @@ def test_a_score_p_folder_name_reads_back_as_its_launch(tmp_path):
         (profile / sweep.SCOREP_PROFILE).write_bytes(b"")
         assert sweep._key(launch) in sweep.measured_launches(data, names)
     assert len(sweep.measured_launches(data, names)) == len(values)
+
+
+def test_a_score_p_directory_set_outside_is_said_to_be_replaced(mpiexec, tmp_path, shared_data, monkeypatch,
+                                                                 no_extrap_environment, capsys):
+    monkeypatch.setenv("SCOREP_EXPERIMENT_DIRECTORY", str(tmp_path / "mine"))
+    assert sweep.main(["--np", "1", "--param", "n=10", "-o", str(tmp_path / "runs"), "--", sys.executable, FAKE,
+                       _profile(shared_data)]) == ExitStatus.OK
+    assert (f"extrap-plugins run: note: SCOREP_EXPERIMENT_DIRECTORY={tmp_path / 'mine'} is replaced per launch (each "
+            "run's profile needs its own folder, named by its parameters)") in capsys.readouterr().err
+    assert not (tmp_path / "mine").exists() and (tmp_path / "runs" / "fake_scorep.p1.n10.r0" / "profile.cubex").is_file()
