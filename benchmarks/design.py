@@ -787,9 +787,7 @@ def run_product(case: Case, budget: float, tolerance: float = 0.05, max_rounds: 
     from extrap_plugins import design
 
     K, P = case.values.shape[:2]
-    costs = design.CostModel.parse(None, case.names)(case.points)
-    available = case.available.min(axis=0)  # runs every kernel has
-    full = float(np.sum(costs * available))
+    costs, available, full = _shared_costs(case)
     counts = np.zeros(P, dtype=np.int64)
     index = {tuple(point): i for i, point in enumerate(case.points.tolist())}
     space = case.space()
@@ -813,17 +811,23 @@ def run_product(case: Case, budget: float, tolerance: float = 0.05, max_rounds: 
     return np.tile(counts, (K, 1)), float(np.sum(costs * counts)) / full
 
 
+def _shared_costs(case: Case) -> tuple[np.ndarray, np.ndarray, float]:
+    """For designs shared by all kernels: a run's cost at every point under the product's default cost model, the
+    runs every kernel has there, and the cost of all of them."""
+    from extrap_plugins import design
+
+    costs = design.CostModel.parse(None, case.names)(case.points)
+    available = case.available.min(axis=0)
+    return costs, available, float(np.sum(costs * available))
+
+
 def run_random_shared(case: Case, budget: float, seed: int = 0) -> tuple[np.ndarray, float]:
     """A random design shared by all kernels, the yardstick of ``product``: the first runs of all points in a
     random order, then the repetitions, every run taken whose cost under the product's default cost model fits
     ``budget`` × the cost of every run the case has.  Returns the repetitions per kernel and point (the same for
     every kernel) and the share of that cost spent."""
-    from extrap_plugins import design
-
     K, P = case.values.shape[:2]
-    costs = design.CostModel.parse(None, case.names)(case.points)
-    available = case.available.min(axis=0)
-    full = float(np.sum(costs * available))
+    costs, available, full = _shared_costs(case)
     counts, spent, limit = np.zeros(P, dtype=np.int64), 0.0, budget * full * (1 + 1e-12)
     rng = np.random.default_rng([seed, 48])
     for repetition in range(int(available.max(initial=0))):

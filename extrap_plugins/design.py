@@ -911,7 +911,6 @@ def _suggest_cheapest(grid, costs, measured, base, order, rank, roles, suggestio
     return suggestion
 
 
-
 def _as_space(space, experiment: Experiment | None) -> tuple[Space, Experiment | None]:
     """The candidates ``suggest`` was given as a Space, a mapping of candidate values or an Experiment."""
     if isinstance(space, Experiment) and experiment is None:

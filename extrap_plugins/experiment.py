@@ -27,8 +27,6 @@ from .errors import InputError
 from .formatting import CALLPATH_SEPARATOR, format_callpath, format_count, format_value
 
 MEASURES = ("mean", "median", "minimum", "maximum")
-
-
 RESOURCE_NAMES = frozenset({
     "p", "np", "nprocs", "n_procs", "numprocs", "num_procs", "procs", "processes", "process", "ranks", "nranks",
     "num_ranks", "mpi_ranks", "jobsize", "mpi.world.size", "world_size", "nodes", "num_nodes", "cores", "threads",
@@ -39,6 +37,7 @@ RESOURCE_NAMES = frozenset({
 schedulers, Caliper (``jobsize``, ``mpi.world.size``) and programs name them: a run's default cost is their
 product (:class:`~extrap_plugins.design.CostModel`), and the first of them is the process count of ``efficiency``
 and ``isoefficiency`` (:func:`~extrap_plugins.scaling.resource_parameter`)."""
+
 
 @dataclass(frozen=True)
 class Parameter:
@@ -575,4 +574,3 @@ def callpath_hint(patterns: Sequence[str], names: Sequence[str], shown: int = 5)
     if len(names) > shown:
         return f"; the call paths include {', '.join(map(format_callpath, names[:shown]))} ({len(names)} in all)"
     return f"; the call paths are {', '.join(map(format_callpath, names))}" if names else ""
-

@@ -638,20 +638,7 @@ def _record_requests(MPI) -> None:
 def _completion(original, region: str, on_class: bool = False) -> Callable:
     """A completion call timed as the child region ``region`` (a class method's first argument, the class, is
     dropped: ``original`` is bound to mpi4py's class already)."""
-    state = regions._state
-
-    def timed(*args, **kwargs):
-        if state.off:
-            return original(*args, **kwargs)
-        c, parent, node = _node(region)
-        c.node = node
-        node.start = start = perf_counter()
-        try:
-            return original(*args, **kwargs)
-        finally:
-            node.close(perf_counter() - start)
-            c.node = parent
-
+    timed = _timed(original, region)
     if on_class:
         return functools.wraps(original)(lambda cls, *args, **kwargs: timed(*args, **kwargs))
     return functools.wraps(original)(timed)
@@ -734,23 +721,33 @@ def _recorder(original, region: str, build: Callable | None, status_name: str | 
 
 def _deriver(original, region: str) -> Callable:
     """A method returning a new communicator: timed, and its result wrapped."""
-    state = regions._state
+    timed = _timed(original, region)
 
     @functools.wraps(original)
     def method(self, *args, **kwargs):
+        return _wrap_result(timed(self, *args, **kwargs))
+
+    return method
+
+
+def _timed(original, region: str) -> Callable:
+    """``original`` timed as the child region ``region`` of the current one (called as it is while recording is
+    off); no counts (those are :func:`_recorder`'s)."""
+    state = regions._state
+
+    def timed(*args, **kwargs):
         if state.off:
-            return _wrap_result(original(self, *args, **kwargs))
+            return original(*args, **kwargs)
         c, parent, node = _node(region)
         c.node = node
         node.start = start = perf_counter()
         try:
-            result = original(self, *args, **kwargs)
+            return original(*args, **kwargs)
         finally:
             node.close(perf_counter() - start)
             c.node = parent
-        return _wrap_result(result)
 
-    return method
+    return timed
 
 
 def _wrap_result(result):

@@ -530,11 +530,12 @@ def _environment(launch: Launch, names: Sequence[str], data: pathlib.Path, run_i
 def _launch(launcher, launch: Launch, program, names, folder: pathlib.Path, data: pathlib.Path,
             timeout: float | None, head: str = "") -> Outcome:
     run_id = f"{launch.slug}.{uuid.uuid4().hex[:8]}"
+    ours = _environment(launch, names, data, run_id)
     environment = {k: v for k, v in os.environ.items() if not k.startswith("EXTRAP_PARAM_")}
-    environment.update(_environment(launch, names, data, run_id))
+    environment.update(ours)
     log = folder / "logs" / f"{launch.slug}.log"
     command = _command(launcher, launch, program)
-    profile = scorep_folder(data, launch)
+    profile = pathlib.Path(ours["SCOREP_EXPERIMENT_DIRECTORY"]) if "SCOREP_EXPERIMENT_DIRECTORY" in ours else None
     _set_aside(profile, folder)  # what an earlier, failed launch left there
     start = time.monotonic()
     with open(log, "wb") as stream:
