@@ -482,7 +482,7 @@ def _saved(run: design.Run, parameters) -> dict:
 
 
 def _as_run(saved: Mapping) -> design.Run:
-    """A run of a saved round, to measure again."""
+    """A run of a saved round, to measure again (its ``serves`` stay in the saved round)."""
     return design.Run({n: float(v) for n, v in saved["point"].items()}, int(saved["repetitions"]),
                       float(saved["cost"]), saved.get("why", ""), int(saved.get("first_repetition", 0)))
 

@@ -123,6 +123,9 @@ class Run:
     first: int = 0
     """The repetition its first run is (the runs the point already has): a run of a measured point adds
     repetitions ``first`` … ``first + repetitions - 1``."""
+    serves: tuple[tuple[str, float, float], ...] = ()
+    """The kernels a run the selector planned narrows most, by their whole names: (kernel, relative half-width
+    at the target before, expected after); ``role`` says the same for people, with long names shortened."""
 
 
 @dataclass
@@ -172,7 +175,10 @@ def run_document(run: Run, parameters: Sequence[str], why: bool = False) -> dict
     with its reason (``suggest --export``, ``autotune.json``)."""
     document = {"point": {name: json_plain(run.point[name]) for name in parameters},
                 "repetitions": int(run.repetitions), "cost": float(run.cost)}
-    return document | ({"first_repetition": int(run.first)} if run.first else {}) | ({"why": run.role} if why else {})
+    serves = [{"kernel": name, "half_width": json_number(before), "expected_half_width": json_number(after)}
+              for name, before, after in run.serves]
+    return (document | ({"first_repetition": int(run.first)} if run.first else {})
+            | ({"why": run.role} if why else {}) | ({"serves": serves} if why and serves else {}))
 
 
 def write_plan(path: str | os.PathLike, plan: Plan, suggestion: Suggestion | None = None) -> None:
@@ -1145,9 +1151,10 @@ def _suggest_uncertainty(space, grid, costs, measured_runs, order, rank, effecti
     cost_of = np.where(excluded, np.inf, effective) * suggestion.repetitions
     point_costs = costs * suggestion.repetitions
 
-    def runs_of(indices, roles):
+    def runs_of(indices, roles, serves=None):
         return [Run({name: float(grid[i, param]) for param, name in enumerate(parameters)}, suggestion.repetitions,
-                    float(costs[i]), roles[i] if isinstance(roles, list) else roles) for i in indices]
+                    float(costs[i]), roles[i] if isinstance(roles, list) else roles,
+                    serves=tuple(serves.get(i, ())) if serves else ()) for i in indices]
 
     # Base: the longest lines (5, 4 or 3 values) through a corner that fit; once a cross of 3 is measured,
     # the selector decides (it may extend the lines when that narrows the intervals most).
@@ -1228,7 +1235,7 @@ def _suggest_uncertainty(space, grid, costs, measured_runs, order, rank, effecti
     else:
         roles = {int(candidates[r.index]): r.reason() for r in runs}
         suggestion.plan = Plan(parameters, runs_of([int(candidates[r.index]) for r in runs], list(
-            roles.get(i, "") for i in range(grid.shape[0]))))
+            roles.get(i, "") for i in range(grid.shape[0])), {int(candidates[r.index]): r.serves for r in runs}))
     _note_left_open(suggestion, tolerance, where,
                     _what_is_left(runs, candidates, available, runs_at, per_run, cap, costs, ~excluded, remaining))
     return suggestion
@@ -1382,7 +1389,8 @@ def _repetitions_plan(parameters, grid, costs, candidates, runs, runs_at, next_r
         i = int(candidates[r.index])
         first = int(next_repetition[i] + planned[i] - runs_at[i])
         plan.runs.append(Run({name: float(grid[i, param]) for param, name in enumerate(parameters)}, 1,
-                             float(costs[i]), f"repetition {planned[i] + 1}: {r.reason()}", first=first))
+                             float(costs[i]), f"repetition {planned[i] + 1}: {r.reason()}", first=first,
+                             serves=tuple(r.serves)))
         planned[i] += 1
     return plan
 

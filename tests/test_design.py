@@ -24,6 +24,7 @@ from extrap_plugins.design import (
 )
 from extrap_plugins.errors import InputError
 from extrap_plugins.experiment import Experiment
+from extrap_plugins.formatting import format_callpath, format_share
 
 P = [4, 8, 16, 32, 64, 128]
 N = [1000, 2000, 4000, 8000, 16000]
@@ -437,6 +438,26 @@ def test_the_exported_plan_carries_the_assessment_for_scripts_that_drive_the_loo
     assert main(["suggest", str(path), "--budget", "60%", "--tolerance", "30%", "--export", str(plan_path)]) == 0
     document = json.loads(plan_path.read_text(encoding="utf-8"))
     assert document["runs"] == [] and document["assessment"]["status"] == "done"
+
+
+def test_the_exported_plan_names_the_kernels_each_run_serves_whole(host, tmp_path, capsys):
+    # "why" is for people and shortens a call path longer than 100 characters; "serves" gives a script the whole
+    # names with the half-widths the reason prints
+    long = "main->" + "->".join(f"region_{i:02d}" for i in range(12))
+    path = tmp_path / "line.csv"
+    path.write_text("callpath,p,value\n" + "".join(f"{long},{p},{v}\n" for p, v in
+                                                    [(4, 18.1), (8, 25.8), (16, 42.3), (32, 73.6), (64, 138.9)]))
+    plan_path = tmp_path / "plan.json"
+    assert main(["suggest", str(path), "--budget", "60%", "--tolerance", "1%", "--export", str(plan_path)]) == 0
+    capsys.readouterr()
+    runs = json.loads(plan_path.read_text(encoding="utf-8"))["runs"]
+    assert runs and all(run["serves"][0]["kernel"] == long for run in runs)
+    first = runs[0]
+    assert first["why"] == (f"repetition 2: narrows {format_callpath(long)} "
+                            f"±{format_share(first['serves'][0]['half_width'])}"
+                            f"→±{format_share(first['serves'][0]['expected_half_width'])}")
+    assert "…" in first["why"] and 0 < first["serves"][0]["expected_half_width"] < first["serves"][0]["half_width"]
+    assert load_plan(plan_path).runs[0].point == {"p": runs[0]["point"]["p"]}  # the sweep runner ignores it
 
 
 def test_when_the_plan_barely_narrows_the_intervals_the_note_says_so_rather_than_blaming_the_budget(
