@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .formatting import format_callpath, format_count, format_point, format_share, format_value
+from .formatting import format_callpath, format_callpaths, format_count, format_point, format_share, format_value
 from .selector import COPY_OF, NOT_JUDGED
 
 if TYPE_CHECKING:
@@ -76,11 +76,11 @@ def format_widths(result: Suggestion) -> list[str]:
     where = format_point(result.target, brackets=True)
     lines = [f"interval at the target {where} (95 %, relative half-width):"]
     ranked = sorted(result.widths.items(), key=lambda kv: -kv[1])
-    for name, width in ranked[:10]:
+    for (name, width), shown in zip(ranked[:10], format_callpaths([name for name, _ in ranked[:10]])):
         after = ""
         if result.predicted and result.plan.runs:
             after = f" -> ±{format_share(result.predicted[name])} expected after the plan"
-        lines.append(f"  {format_callpath(name)}: ±{format_share(width)}{after}")
+        lines.append(f"  {shown}: ±{format_share(width)}{after}")
     if len(ranked) > 10:
         lines.append(f"  ... {len(ranked) - 10} more kernels")
     copies = [name for name, why in (result.not_judged or {}).items() if why.startswith(COPY_OF)]

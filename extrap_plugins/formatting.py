@@ -9,6 +9,7 @@
 :func:`format_percent`    a share the user gave (a tolerance): ``5%``, ``2.5%``, ``0.1%``
 :func:`format_warned`     one warning of many series: ``a [time] and 9 more series``
 :func:`format_callpath`   a long call path for people: ``main->…->solve->MPI_Wait [time]``
+:func:`format_callpaths`  many call paths for people, each told from the others
 :func:`json_number`       NaN and infinity become ``null`` (JSON has neither)
 :func:`json_plain`        whole numbers as JSON integers, others as floats
 ========================  ==========================================================
@@ -24,13 +25,17 @@ from fractions import Fraction
 from typing import Mapping, Sequence
 
 __all__ = ["format_number", "format_value", "format_share", "format_percent", "format_exponent", "format_point",
-           "format_count", "format_warned", "format_callpath", "json_number", "json_plain"]
+           "format_count", "format_warned", "format_callpath", "format_callpaths", "json_number", "json_plain"]
 
 CALLPATH_SEPARATOR = "->"
 """Between the regions of a call path written as text (``main->solve``)."""
 CALLPATH_WIDTH = 100
 """A call path (with its `` [metric]``) longer than this is shortened in what people read (:func:`format_callpath`):
 a C++ template's region names run to thousands of characters."""
+
+REGION_WIDTH = 40
+"""A region that :func:`format_callpaths` keeps to tell call paths apart is shortened to this, and their last region
+at most to this."""
 
 EXACT_INTEGERS = 2**53
 """Whole floats below this are exact integers; above, a float's text keeps its rounding visible."""
@@ -153,6 +158,50 @@ def format_callpath(name: str, width: int = CALLPATH_WIDTH) -> str:
     if len(tail) > room:  # the last region alone is too long: its beginning and its end
         tail = tail[: room // 2] + "…" + tail[len(tail) - (room - room // 2 - 1):]
     return head + tail
+
+
+def format_callpaths(names: Sequence[str], width: int = CALLPATH_WIDTH) -> list[str]:
+    """:func:`format_callpath` of every name, where different names shortened alike keep the region that tells most
+    of them apart (``root->…->AllocateElemPersistent->…->resize``), and any still alike are numbered (``… (2)``):
+    two call paths never read the same in one table.
+
+    >>> format_callpath("main->alpha->x->y->solve", 18), format_callpath("main->beta->x->y->solve", 18)
+    ('main->…->y->solve', 'main->…->y->solve')
+    >>> format_callpaths(["main->alpha->x->y->solve", "main->beta->x->y->solve"], 18)
+    ['main->alpha->…->solve', 'main->beta->…->solve']
+    """
+    unique = list(dict.fromkeys(names))
+    shown = {name: format_callpath(name, width) for name in unique}
+    for alike in _alike(shown):
+        regions = [name.split(CALLPATH_SEPARATOR) for name in alike]
+        depth = min(map(len, regions))
+        kinds = [len({r[k] for r in regions}) for k in range(1, depth - 1)]  # regions between root and last
+        if kinds and max(kinds) > 1:
+            differ = 1 + kinds.index(max(kinds))
+            shown.update((name, _with_region(r, differ, width)) for name, r in zip(alike, regions))
+    for alike in _alike(shown):
+        shown.update((name, f"{shown[name]} ({number})") for number, name in enumerate(alike, 1))
+    return [shown[name] for name in names]
+
+
+def _alike(shown: dict[str, str]) -> list[list[str]]:
+    """The groups of names shown the same (two or more each)."""
+    groups: dict[str, list[str]] = {}
+    for name, text in shown.items():
+        groups.setdefault(text, []).append(name)
+    return [group for group in groups.values() if len(group) > 1]
+
+
+def _with_region(regions: list[str], k: int, width: int) -> str:
+    """The root, region ``k`` and the last region of a call path in about ``width`` characters, ``…`` for what lies
+    between them."""
+    def fit(text: str, room: int) -> str:
+        return text if len(text) <= room else text[: room // 2] + "…" + text[len(text) - (room - room // 2 - 1):]
+
+    middle = fit(regions[k], REGION_WIDTH)
+    head = CALLPATH_SEPARATOR.join([regions[0], *(["…"] if k > 1 else []), middle,
+                                    *(["…"] if k < len(regions) - 2 else []), ""])
+    return head + fit(regions[-1], max(width - len(head), REGION_WIDTH))
 
 
 def json_number(value: float) -> float | None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 
-from extrap_plugins.formatting import (format_callpath, format_count, format_number, format_percent, format_share,
-                                      format_value, format_warned)
+from extrap_plugins.formatting import (format_callpath, format_callpaths, format_count, format_number, format_percent,
+                                      format_share, format_value, format_warned)
 
 
 def test_a_share_keeps_one_decimal_below_ten_thousand_percent():
@@ -59,3 +59,15 @@ def test_a_long_call_path_keeps_its_root_and_its_last_regions():
     assert short.endswith("int, long>::operator [visits]") and short.count("…") == 2
     # a root too long to keep is elided too
     assert format_callpath("r" * 80 + "->" + "leaf", 50) == "…->leaf"
+
+
+def test_call_paths_shortened_alike_keep_the_region_that_tells_most_of_them_apart():
+    # three callers of one routine deep below them, and the same call path twice (two metrics): its rows read alike
+    paths = [f"main->{caller}->" + "->".join(f"r{i:02d}" for i in range(30)) + "->leaf" for caller in "abc"]
+    assert len({format_callpath(path, 40) for path in paths}) == 1
+    assert format_callpaths(paths + paths[:1], 40) == ["main->a->…->leaf", "main->b->…->leaf", "main->c->…->leaf",
+                                                       "main->a->…->leaf"]
+    # names that differ only inside their shortened last region are numbered in the order given
+    twins = ["main->" + "x" * 50 + kind + "y" * 50 for kind in ("float", "double")]
+    assert [text[-4:] for text in format_callpaths(twins, 40)] == [" (1)", " (2)"]
+    assert format_callpaths(["main", "main->solve"]) == ["main", "main->solve"]

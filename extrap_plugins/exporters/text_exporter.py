@@ -8,7 +8,7 @@ from typing import IO
 from tabulate import tabulate
 
 from extrap_plugins.extrapolation import Extrapolation, Extrapolations, is_minimum
-from extrap_plugins.formatting import CALLPATH_WIDTH, format_callpath, format_point, format_warned
+from extrap_plugins.formatting import CALLPATH_WIDTH, format_callpaths, format_point, format_warned
 from extrap_plugins.hookspecs import hookimpl
 from extrap_plugins.models import ModelSet
 from extrap_plugins.quality import validation_line
@@ -39,8 +39,10 @@ def export_text(model_set: ModelSet, out: IO[str], options: dict[str, str]) -> N
     if extended:
         headers += _extrapolation_headers(ranked)
     rows = []
+    # one shortened name per call path, told apart from the others (in the table and the lists below it)
+    names = dict(zip((m.callpath for m in model_set.models), format_callpaths([m.callpath for m in model_set.models])))
     for m, x in ranked:
-        row = [format_callpath(m.callpath), m.metric, m.formula, _fixed(m.quality.ar2, 4),
+        row = [names[m.callpath], m.metric, m.formula, _fixed(m.quality.ar2, 4),
                _fixed(m.quality.smape, 2, "%")]
         if validated:
             row.append(_fixed(100 * m.validation, 1, "%"))
@@ -51,19 +53,20 @@ def export_text(model_set: ModelSet, out: IO[str], options: dict[str, str]) -> N
     out.write("\n")
     if any(len(m.callpath) > CALLPATH_WIDTH for m in model_set.models):
         out.write(f"\ncall paths longer than {CALLPATH_WIDTH} characters are shortened here (their root, …, their last "
-                  "regions); --format csv or json give them whole\n")
+                  "regions;\nwhere two would read the same, the region that tells them apart, or a number); --format "
+                  "csv or json give them whole\n")
     if validated:
         out.write("\n" + validation_line([m.validation for m in model_set.models]) + "\n")
     outgrown = [m for m, x in ranked if x.outgrows_parent]
     if outgrown:
         out.write("\ninconsistent extrapolation (a call path outgrows its parent at the target, share above 100 %):\n")
         for m in outgrown:
-            out.write(f"  {format_callpath(m.callpath)} [{m.metric}]\n")
+            out.write(f"  {names[m.callpath]} [{m.metric}]\n")
     crossed = [(m, x) for m, x in ranked if x.crosses and is_minimum(m.metric)]  # (each pair once)
     if crossed:
         out.write("\ninconsistent extrapolation (a minimum above its maximum at the target, each modelled apart):\n")
         for m, x in crossed:
-            out.write(f"  {format_callpath(m.callpath)}: {m.metric} above {x.crosses}\n")
+            out.write(f"  {names[m.callpath]}: {m.metric} above {x.crosses}\n")
     causes: dict[str, list[str]] = {}  # one line per cause, as at the end of ``model``
     for m, _ in ranked:
         for text in m.warnings:

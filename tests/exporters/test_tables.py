@@ -96,5 +96,26 @@ def test_text_export_shortens_long_call_paths_and_says_where_they_are_whole(host
     assert max(len(line) for line in text.splitlines()) < 160
     assert "main->…->" in text and long not in text
     assert text.endswith("call paths longer than 100 characters are shortened here (their root, …, their last "
-                         "regions); --format csv or json give them whole\n")
+                         "regions;\nwhere two would read the same, the region that tells them apart, or a number); "
+                         "--format csv or json give them whole\n")
     assert long in extrap_plugins.export(models, "csv")
+
+
+def test_call_paths_shortened_alike_are_told_apart_in_the_text_export(host):
+    # one routine called from two places under one long template region (5,588 of the 5,943 call paths of a Score-P
+    # CUDA LULESH profile read as another did), and two that differ only inside their shortened last region
+    template = "thrust::detail::vector_base<double, std::allocator<double> >::" * 3
+    paths = [f"main->NewDomain->{caller}->{template}resize" for caller in ("AllocateElemPersistent",
+                                                                            "AllocateNodalPersistent")]
+    paths += [f"main->solve->{'x' * 60}{kind}{'y' * 60}" for kind in ("float", "double")]
+    e = extrap_plugins.Experiment.from_columns(["p"], callpath=[c for c in paths for _ in range(5)], metric="time",
+                                               coordinates=[[p] for p in (2, 4, 8, 16, 32)] * 4,
+                                               value=[1, 2, 3, 4, 5] * 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        text = extrap_plugins.export(extrap_plugins.model(e), "text")
+    shown = [line.split("  ")[0] for line in text.splitlines()[2:6]]
+    assert shown == [
+        "main->…->AllocateElemPersistent->thrust::detail::vector_base<doubl… std::allocator<double> >::resize",
+        "main->…->AllocateNodalPersistent->thrust::detail::vector_base<doubl…std::allocator<double> >::resize",
+        f"main->…->{'x' * 45}…{'y' * 45} (1)", f"main->…->{'x' * 45}…{'y' * 45} (2)"]
