@@ -863,6 +863,26 @@ def run_random(case: Case, budget: float, seed: int = 0) -> np.ndarray:
     return counts
 
 
+def run_random_shape(case: Case, budget: float, seed: int = 0) -> np.ndarray:
+    """A random design of any shape, per kernel: every point gets a number of runs drawn from none to all its
+    repetitions, then runs are taken away at random (a point's last first) until the design fits the budget.
+    Where :func:`run_random` measures every point once before any twice, these designs also leave points out and
+    repeat others: what the choice of points can change at a budget, and what no choice of them decides (the
+    share of such designs with which a kernel lands, ``--per-kernel``)."""
+    K, P = case.values.shape[:2]
+    counts = np.zeros((K, P), dtype=np.int64)
+    for k in range(K):
+        rng = np.random.default_rng([seed, k])
+        counts[k] = rng.integers(0, case.available[k] + 1)
+        cost = np.cumsum(np.nan_to_num(case.cost[k]), axis=1)  # the cost of a point's first r runs: cost[:, r - 1]
+        while True:
+            spent = sum(cost[i, c - 1] for i, c in enumerate(counts[k]) if c)
+            if spent <= budget * case.total[k] * (1 + 1e-12):
+                break
+            counts[k, rng.choice(np.flatnonzero(counts[k]))] -= 1
+    return counts
+
+
 def protocol(case: Case, budgets, strategies, ours: Ours = Ours(), final: str | None = None, seeds=(0,),
              errors_out: dict | None = None, random_draws: int = RANDOM_DRAWS,
              promises: list | None = None) -> list[list[str]]:
@@ -874,8 +894,9 @@ def protocol(case: Case, budgets, strategies, ours: Ours = Ours(), final: str | 
     ``ours.modeler`` is the selector's; ``final`` (default: that one) models every strategy's points for the
     evaluation, the same for all strategies.  ``ours`` and ``gpr`` run once per seed of their randomness
     (``seeds``: ours' bootstrap signs, GPR's hyperparameter restarts); with more than one, the row gives the means
-    and the ±10 % column the range over the seeds.  ``random`` draws ``random_draws`` designs (:func:`run_random`)
-    and gives their means and range the same way.  ``promises``: as :func:`run_ours` fills it, over every run of
+    and the ±10 % column the range over the seeds.  ``random``, ``shared`` and ``shapes`` draw ``random_draws``
+    designs each (:func:`run_random`, :func:`run_random_shared`, :func:`run_random_shape`) and gives their means
+    and range the same way.  ``promises``: as :func:`run_ours` fills it, over every run of
     ours."""
     rows = []
     final = final or ours.modeler
@@ -887,10 +908,10 @@ def protocol(case: Case, budgets, strategies, ours: Ours = Ours(), final: str | 
         for name in strategies:
             label = {"ours": ours.label(), "gpr": "GPR re-implementation", "cpf": "cheapest first",
                      "random": "random design", "product": "product: one plan, default cost",
-                     "shared": "random design shared by all kernels"}[name]
+                     "shared": "random design shared by all kernels", "shapes": "random design of any shape"}[name]
             shares, costs, overs, stops, wrong = [], [], [], 0, 0
-            draws = (seeds if name in ("ours", "gpr") else range(random_draws) if name in ("random", "shared")
-                     else (None,))
+            draws = (seeds if name in ("ours", "gpr") else range(random_draws)
+                     if name in ("random", "shared", "shapes") else (None,))
             for seed in draws:
                 start = time.perf_counter()
                 held, shared = None, None
@@ -902,6 +923,8 @@ def protocol(case: Case, budgets, strategies, ours: Ours = Ours(), final: str | 
                     counts, held = run_ours(case, budget, ours, seed, promises)
                 elif name == "random":
                     counts = run_random(case, budget, seed)
+                elif name == "shapes":
+                    counts = run_random_shape(case, budget, seed)
                 else:
                     counts = run_gpr(case, budget, seed) if name == "gpr" else run_cheapest(case, budget)
                 errors = case.errors(counts, final)
@@ -922,7 +945,7 @@ def protocol(case: Case, budgets, strategies, ours: Ours = Ours(), final: str | 
             cells = [f"{v:.1%}" for v in mean]
             if len(shares) > 1:
                 cells[1] += f" ({min(s[1] for s in shares):.1%}–{max(s[1] for s in shares):.1%})"
-                label += f", mean of {len(shares)} {'draws' if name in ('random', 'shared') else 'seeds'}"
+                label += f", mean of {len(shares)} {'draws' if name in ('random', 'shared', 'shapes') else 'seeds'}"
             spent = [c for c in costs if np.isfinite(c)]
             rows.append([label, f"{budget:.0%}"] + cells + [f"{np.mean(spent):.1%}" if spent else "–",
                                                             f"{np.mean(overs):g}",
@@ -1125,9 +1148,10 @@ def main() -> None:
                              "--random-draws of them: what a design reaches by chance), product (design.suggest's "
                              "one plan for all kernels, its default cost model, driven as autotune drives it; its cost "
                              "used is the share of that cost), shared (random designs shared by all kernels, "
-                             "product's yardstick)")
+                             "product's yardstick), shapes (random designs of any shape per kernel: points left out, "
+                             "others repeated; with --per-kernel, how often each kernel lands by chance)")
     parser.add_argument("--random-draws", type=int, default=RANDOM_DRAWS,
-                        help="random: how many random designs per budget (default %(default)s)")
+                        help="random, shared, shapes: how many random designs per budget (default %(default)s)")
     parser.add_argument("--selector-seeds", default="0",
                         help="relearn/synthetic: seeds of the selectors' randomness, comma-separated (ours: its "
                              "bootstrap's signs; gpr: its hyperparameter restarts; each runs once per seed and the "

@@ -418,3 +418,20 @@ def test_random_designs_shared_by_all_kernels_take_every_run_that_fits(bench, tm
         assert (p[more] > left + 1e-9).all()  # nothing more fits
     rows = bench.protocol(case, [0.5], ["shared"], random_draws=3)
     assert rows[1][0] == "random design shared by all kernels, mean of 3 draws"
+
+
+def test_random_designs_of_any_shape_leave_points_out_and_repeat_others_within_the_budget(bench):
+    """``shapes``: per kernel, every point's runs drawn from none to all, trimmed at random to the budget; over
+    the draws some points are left out while others have both repetitions."""
+    case = bench.relearn_case()
+    left_out = repeated = 0
+    for seed in range(3):
+        counts = bench.run_random_shape(case, 0.5, seed)
+        assert (counts >= 0).all() and (counts <= case.available).all()
+        assert (case.spent(counts) <= 0.5 + 1e-9).all()
+        left_out += int(np.sum(counts == 0))
+        repeated += int(np.sum(counts == 2))
+    assert left_out > 0 and repeated > 0
+    assert (bench.run_random_shape(case, 1.0, 0) <= case.available).all()
+    rows = bench.protocol(case, [0.2], ["shapes"], random_draws=2)
+    assert rows[1][0] == "random design of any shape, mean of 2 draws"
