@@ -614,6 +614,14 @@ def _write_reports(result: AutotuneResult, final, host) -> None:
         stream.write(render_report(result, final))
 
 
+def _interval(width: float | None, why_not: str | None) -> str:
+    """The report's interval cell: the half-width, or why the kernel was not judged (too small to matter at the
+    target, say), or nothing when there is no assessment."""
+    if width is not None:
+        return "±" + format_share(width)
+    return html.escape(f"not judged: {why_not}") if why_not else ""
+
+
 def render_report(result: AutotuneResult, final) -> str:
     """A self-contained page: the verdict, the models at the target, and every run with its reason."""
     from .extrapolation import extrapolate
@@ -623,7 +631,8 @@ def render_report(result: AutotuneResult, final) -> str:
     target = result.target
     ranked = extrapolate(result.model_set, target, intervals=target is not None)
     widths = (final.widths or {}) if final is not None else {}
-    copy_of = {name: why[len(COPY_OF):].strip() for name, why in ((final.not_judged or {}) if final else {}).items()
+    not_judged = (final.not_judged or {}) if final is not None else {}
+    copy_of = {name: why[len(COPY_OF):].strip() for name, why in not_judged.items()
                if why.startswith(COPY_OF)}  # judged through another kernel with the same measurements
     model_rows = []
     for model, row in ranked:
@@ -633,7 +642,7 @@ def render_report(result: AutotuneResult, final) -> str:
             f"<tr><td title=\"{esc(model.callpath)}\">{esc(format_callpath(model.callpath))}</td>"
             f"<td>{esc(model.metric)}</td><td class=f>{esc(model.formula)}</td>"
             f"<td>{_num(row.value_target)}{_crossing(model.metric, row.crosses)}</td>"
-            f"<td>{'' if width is None else '±' + format_share(width)}</td></tr>")
+            f"<td>{_interval(width, not_judged.get(name))}</td></tr>")
     run_rows = [_run_row("before", run) for run in result.before]
     run_rows += [_run_row(str(r.number), run, result.unmeasured.get((r.number, place), 0))
                  for r in result.rounds for place, run in enumerate(r.runs)]

@@ -484,6 +484,22 @@ def test_the_report_gives_a_kernel_judged_through_another_that_one_s_interval(tm
     assert report.count("<td>±3.1%</td>") == 2  # the exclusive time of a leaf is its time, interval and all
 
 
+def test_the_report_says_why_a_kernel_has_no_interval(tmp_path):
+    # a kernel too small to matter at the target had an empty cell, as if something were missing
+    from extrap_plugins import Model, ModelSet, Quality
+
+    quality = Quality(rss=0.0, ar2=1.0, smape=0.0, re=0.0)
+    models = ModelSet(("p",), [Model(name, "time", ("p",), value, (), quality, points=5, modeler="default")
+                               for name, value in (("main", 100.0), ("main->tiny", 0.1))], modeler="default")
+    result = autotune.AutotuneResult(folder=tmp_path, status="done", rounds=[], model_set=models, target={"p": 64.0},
+                                     tolerance=0.05, share=0.1, cost=10.0, full_cost=100.0, budget_limit=20.0)
+    final = types.SimpleNamespace(widths={"main": 0.02},
+                                  not_judged={"main->tiny": "below 1% of the largest time at the target"})
+    report = autotune.render_report(result, final)
+    assert "<td>±2.0%</td>" in report
+    assert "<td>not judged: below 1% of the largest time at the target</td>" in report
+
+
 def test_the_report_says_where_a_minimum_s_model_lies_above_its_maximum_s_at_the_target(tmp_path):
     from extrap_plugins import Factor, Model, ModelSet, Quality, Term
 
