@@ -252,9 +252,12 @@ def _runs_from_mapping(mapping: pathlib.Path):
 
 
 def _number_runs(parameters: tuple[str, ...], found) -> list[RunSpec]:
-    """Leave out parameters with one value everywhere; number repetitions 0, 1, ... per point.
+    """Leave out parameters with one value everywhere; number the repetitions.
 
-    Repetitions follow the ``.r<N>`` (or mapping) numbers, then the paths.
+    When every run has a ``.r<N>`` (or mapping) number, distinct at its point, the runs keep them (Extra-P's folders
+    start at ``r1``, the sweep runner's at ``r0``): a repetition that failed leaves its gap, and the next repetition
+    planned (``suggest``, ``autotune``: one above the largest) is one whose folder is not there yet.  Otherwise they
+    are numbered 0, 1, ... per point, in the order of those numbers, then of the paths.
     """
     values = np.array([v for _, _, v, _ in found], dtype=np.float64).reshape(len(found), len(parameters))
     varying = np.array([np.unique(values[:, j]).size > 1 for j in range(len(parameters))], dtype=bool)
@@ -268,12 +271,14 @@ def _number_runs(parameters: tuple[str, ...], found) -> list[RunSpec]:
         values = values[:, varying]
     order = sorted(range(len(found)), key=lambda i: (tuple(values[i]), found[i][3] if found[i][3] is not None else -1,
                                                      str(found[i][0])))
+    numbers = [run[3] for run in found]
+    own = None not in numbers and len({(tuple(values[i]), n) for i, n in enumerate(numbers)}) == len(found)
     specs: list[RunSpec | None] = [None] * len(found)
     for _, group in itertools.groupby(order, key=lambda i: tuple(values[i])):
         for repetition, i in enumerate(group):
             profile, label, _, _ = found[i]
-            specs[i] = RunSpec(str(profile), label, parameters, tuple(float(v) for v in values[i]), repetition, notes,
-                               constants)
+            specs[i] = RunSpec(str(profile), label, parameters, tuple(float(v) for v in values[i]),
+                               numbers[i] if own else repetition, notes, constants)
     return specs  # type: ignore[return-value]
 
 

@@ -93,6 +93,28 @@ def test_autotune_drives_a_score_p_program_and_its_models_are_those_of_model(mpi
     assert (folder / "autotune.html").is_file()
 
 
+def test_a_repetition_that_failed_for_good_leaves_its_gap_and_the_loop_measures_the_next(
+        mpiexec, tmp_path, shared_data, no_extrap_environment, capsys):
+    # every point's first repetition (r0) gone, its second (r1) measured: the reader renumbered r1 to 0, the loop
+    # planned repetition 1 again and again, the sweep skipped it as measured, and 61 rounds measured nothing
+    folder = tmp_path / "runs"
+    command = [sys.executable, FAKE, _profile(shared_data)]
+    values = ["--param", "n=10,25,50,100,250"]
+    assert sweep.main(["--np", "1,2", *values, "--repetitions", "2", "-o", str(folder), "--", *command]) == 0
+    for first in folder.glob("fake_scorep.*.r0"):
+        for path in first.iterdir():
+            path.unlink()
+        first.rmdir()
+    experiment = extrap_plugins.read(folder)
+    assert sorted(set(experiment.repetition.tolist())) == [1]  # the folders' own numbers
+    capsys.readouterr()
+    result = autotune.autotune({"p": [1, 2], "n": [10, 25, 50, 100, 250]}, command, folder, budget="90%",
+                               tolerance="0.1%", metrics=["time"], progress=False)
+    assert len(result.rounds) <= 3, [r.status for r in result.rounds]
+    assert "repetition 2: ok" in capsys.readouterr().err
+    assert len(list(folder.glob("fake_scorep.*.r2"))) >= 1 and not list(folder.glob("fake_scorep.*.r0"))
+
+
 def test_the_files_run_and_autotune_write_beside_the_runs_are_those_readers_pass_by():
     assert {"logs", autotune.STATE, autotune.REPORT, autotune.MODELS} == RUN_FOLDER_EXTRAS
 

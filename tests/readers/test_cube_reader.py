@@ -222,7 +222,7 @@ def test_a_mapping_file(host, cube, tmp_path):
     by_x = dict(zip(x.ravel().tolist(), expected.tolist()))
     assert sorted(zip(coordinates.ravel().tolist(), values.tolist())) == sorted(
         [(4.0, by_x[1.0]), (8.0, by_x[10.0]), (8.0, by_x[25.0])])
-    assert sorted(e.repetition.tolist()) == [0] * 56 + [1] * 28  # p=8 twice: repetitions 1 and 2 become 0 and 1
+    assert sorted(e.repetition.tolist()) == [1] * 56 + [2] * 28  # the mapping's numbers: p=8 twice, 1 and 2
 
 
 def test_a_mapping_row_pointing_nowhere(host, tmp_path):
