@@ -189,11 +189,15 @@ def autotune(
         failed = _finish_round(rounds[-1], space, folder, host, runner, say)
         if failed:
             status, message = "failed", _failed(failed, folder)
+    launched: list[design.Run] = []  # the last round's runs, once the runner said they went well
     for _ in range(steps):
         if status == "failed":  # the unfinished round could not be finished
             break
         space, experiment = _aligned(space, _read(folder, host))
         number = len(rounds) + 1
+        if launched and _none_measured(launched, space, experiment):  # planned again, it would never end
+            status, message = "unmeasured", _unseen(launched, number - 1, folder)
+            break
         with (assessing or _quietly)(f"round {number}: assessing the models") as told:
             last = _suggest(space, experiment, rounds, told, settings)
         if not last.plan.runs:
@@ -214,6 +218,7 @@ def autotune(
         if not runner(runs, folder):
             status, message = "failed", _failed(_left_out(runs, space, _read(folder, host)) or runs, folder)
             break
+        launched = runs
         if alone:
             _note_unmatched(folder, host, runs[0], metrics, callpaths, say)
     else:
@@ -221,17 +226,18 @@ def autotune(
                    f"stopped after {steps} rounds, as many as the full factorial has runs, before the rule held or "
                    f"the budget was spent: the runs may not measure the points planned (see {folder / 'logs'})")
     experiment = _read(folder, host)
-    if experiment is None and status == "failed":
+    if experiment is None and status in ("failed", "unmeasured"):
         _save(folder, space, rounds, status)
-        raise RunsFailed(f"{folder}: every launch failed, nothing was measured (see {folder / 'logs'}); "
-                         f"fix it and start again")
+        raise RunsFailed(f"{folder}: " + (message if status == "unmeasured" else
+                                          f"every launch failed, nothing was measured (see {folder / 'logs'}); fix it "
+                                          f"and start again"))
     if experiment is None:
         raise InputError("no measurements were made", folder)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model_set = api.model(experiment, modeler, measure=measure, host=host, **dict(options or {}))
     space, designed = _aligned(space, experiment)  # ``experiment`` as read: the final models are ``model``'s
-    final = design.suggest(space, designed, **settings) if status in ("steps", "failed") else last
+    final = design.suggest(space, designed, **settings) if status in ("steps", "failed", "unmeasured") else last
     launches = designed.runs()
     before = _measured_before(launches, space.parameters, rounds, final.cost_model)
     _save(folder, space, rounds, status, before)
@@ -360,6 +366,22 @@ def _failed(runs: list[design.Run], folder: pathlib.Path) -> str:
     them = "the point" if len(runs) == 1 else "these points"
     return (f"a launch failed at {_points(runs)} (see {folder / 'logs'}); fix the program, or give --param values that "
             f"leave {them} out, and start again: measured runs are reused")
+
+
+def _none_measured(runs: list[design.Run], space: design.Space, experiment) -> bool:
+    """Whether the folder lacks every repetition of every one of ``runs``."""
+    if experiment is None:
+        return True
+    done = {tuple(row) for row in experiment.runs().tolist()}
+    return all(_missing(run, space.parameters, done) == run.repetitions for run in runs)
+
+
+def _unseen(runs: list[design.Run], number: int, folder: pathlib.Path) -> str:
+    """What the loop says when a round's launches went well and the folder shows none of its runs."""
+    return (f"round {number}'s runs at {_points(runs)} ended well, yet the measurements in {folder} hold none of "
+            f"them (as the readers number points and repetitions; see {folder / 'logs'}): does the program take its "
+            f"parameters from EXTRAP_PARAM_<NAME> or {{name}} in its arguments, and do earlier runs in the folder "
+            f"come from another sweep? Start again in a new folder")
 
 
 def _left_out(runs: list[design.Run], space: design.Space, experiment) -> list[design.Run]:
@@ -573,6 +595,7 @@ def _verdict(result: AutotuneResult) -> str:
             "budget": "stopped: the budget left buys no further run the selector would plan, before the rule holds",
             "exhausted": "stopped: every candidate point is measured before the rule holds",
             "failed": "stopped: a launch failed",
+            "unmeasured": "stopped: a round's runs went well and measured nothing the folder shows",
             "steps": "stopped: --max-steps reached"}.get(result.status, result.status)
     return f"{text} ({result.share:.1%} of the full factorial's cost)"
 

@@ -462,7 +462,7 @@ def _autotune_command(args: argparse.Namespace) -> ExitStatus:
         assessing=(lambda what: growing_bar(True, what, leave=False))
         if args.progress != "off" and sys.stderr.isatty() else None)
     sys.stdout.write(str(result))
-    if result.status == "failed":
+    if result.status in ("failed", "unmeasured"):
         return ExitStatus.RUNS_FAILED
     return ExitStatus.OK if result.status in ("done", "budget", "exhausted", "steps") else ExitStatus.ERROR
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import html
 import json
 import os
@@ -15,7 +16,7 @@ import pytest
 
 import extrap_plugins
 from extrap_plugins import autotune, cli
-from extrap_plugins.errors import InputError
+from extrap_plugins.errors import InputError, RunsFailed
 from shim_helpers import PROGRAMS, records
 
 JACOBI = pathlib.Path(__file__).resolve().parents[2] / "examples" / "jacobi" / "jacobi.py"
@@ -514,21 +515,51 @@ def test_the_report_says_where_a_minimum_s_model_lies_above_its_maximum_s_at_the
     assert "<td>5 (!) below visit_time_min there: one of the two is wrong</td>" in report
 
 
-def test_without_max_steps_the_loop_still_ends_when_its_runs_measure_nothing(tmp_path):
-    # a runner that says "done" but writes nothing: the same base round would be planned for ever; the loop has as
-    # many rounds as the full factorial has runs (2 x 2 points, at most 6 runs each for two parameters) plus one
+def test_the_loop_ends_when_a_round_s_runs_went_well_and_measured_nothing(tmp_path):
+    # a runner that says "done" but writes nothing: the same base round would be planned for ever (until session 49
+    # the loop ran as many rounds as the full factorial has runs, 25 here, and said "no measurements were made")
     calls = []
 
     def measure_runs(runs, folder):
         calls.append(len(runs))
         return True
 
-    assert autotune._most_rounds(autotune.design.Space.of({"p": [1, 2], "n": [1, 2]}), None) == 25
+    assert autotune._most_rounds(autotune.design.Space.of({"p": [1, 2], "n": [1, 2]}), None) == 25  # the bound
     assert autotune._most_rounds(autotune.design.Space.of({"p": [1, 2]}), 8) == 17
-    with pytest.raises(InputError, match="no measurements were made"):
-        autotune.autotune({"p": [1, 2], "n": [1, 2]}, [], tmp_path / "runs", budget="50%", measure_runs=measure_runs,
+    folder = tmp_path / "runs"
+    with pytest.raises(RunsFailed) as caught:
+        autotune.autotune({"p": [1, 2], "n": [1, 2]}, [], folder, budget="50%", measure_runs=measure_runs,
                           progress=False)
-    assert len(calls) == 25
+    assert len(calls) == 1
+    assert str(caught.value) == (
+        f"{folder}: round 1's runs at (p=1, n=1), (p=1, n=2), (p=2, n=1) ... ended well, yet the measurements in "
+        f"{folder} hold none of them (as the readers number points and repetitions; see {folder / 'logs'}): does "
+        f"the program take its parameters from EXTRAP_PARAM_<NAME> or {{name}} in its arguments, and do earlier "
+        f"runs in the folder come from another sweep? Start again in a new folder")
+
+
+def test_a_round_whose_runs_the_folder_does_not_show_ends_the_loop_with_the_reason(mpiexec, tmp_path, monkeypatch,
+                                                                                   no_extrap_environment, capsys):
+    # real launches whose measurements carry other repetition numbers than planned (as when another sweep's runs
+    # share the folder and the reader renumbers them): the loop planned the same runs again and again
+    sweep_runner = autotune._sweep_runner
+
+    def shifted_runner(*args):
+        runner = sweep_runner(*args)
+        return lambda runs, folder: runner([dataclasses.replace(run, first=run.first + 5) for run in runs], folder)
+
+    monkeypatch.setattr(autotune, "_sweep_runner", shifted_runner)
+    folder = tmp_path / "runs"
+    args = ["autotune", "--param", "p=1,2,3", "--param", "n=16,32,64", "--budget", "60%", "--repetitions", "1",
+            "--metric", "bytes_sent", "-o", str(folder), "--", *PROGRAM]
+    assert cli.main(args) == cli.ExitStatus.RUNS_FAILED
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("stopped: a round's runs went well and measured nothing the folder shows (")
+    assert out[1].startswith("measured: 1 point, 1 run with the repetitions, in 1 round; ")
+    assert out[2].startswith(f"round 1's runs at (p=1, n=16) ended well, yet the measurements in {folder} hold "
+                             "none of them")  # the base design's first run, alone
+    assert len(records(folder / "jacobi.extrap.jsonl")) == 1  # measured once, not again and again
+    assert json.loads((folder / "autotune.json").read_text())["status"] == "unmeasured"
 
 
 def test_the_note_on_a_cost_model_that_misses_the_time_is_said_once_in_the_round_it_is_found():
