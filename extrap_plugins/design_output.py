@@ -60,11 +60,14 @@ def format_suggestion(result: Suggestion) -> str:
             spent += run.cost * run.repetitions
             rows.append([k, *(format_value(run.point[n]) for n in names), run.repetitions, f"{run.cost:g}",
                          f"{spent / result.full_cost if result.full_cost else 0:.1%}", run.role])
-        table = tabulate(rows, headers=["#", *names, "repetitions", "cost", "share so far", "why"],
+        table = tabulate(rows, headers=["#", *names, "repetitions", "cost of a run", "share so far", "why"],
                          tablefmt="simple", disable_numparse=True)
         lines.extend(["", table, ""])
-        lines.append(f"planned: {format_count(len(result.plan.runs), 'run')}; with the measured ones "
-                     f"{result.share:.1%} of the full factorial's cost")
+        points = len({tuple(run.point[n] for n in names) for run in result.plan.runs})
+        runs = sum(run.repetitions for run in result.plan.runs)
+        planned = format_count(runs, "run") if runs == points else \
+            f"{format_count(points, 'point')}, {format_count(runs, 'run')} with the repetitions"
+        lines.append(f"planned: {planned}; with the measured ones {result.share:.1%} of the full factorial's cost")
     lines.extend(f"note: {note}" for note in result.notes)
     return "\n".join(lines) + "\n"
 

@@ -344,7 +344,8 @@ def test_suggest_prints_the_runs_and_exports_the_plan(host, tmp_path, capsys):
     assert rows[0] == ["1", "4", "1000", "4", "4", "0.3%", "corner"]
     assert rows[-2:] == [["9", "64", "1000", "4", "64", "11.1%", "line", "p"],
                          ["10", "8", "2000", "4", "8", "11.7%", "additional"]]
-    assert out[-1] == "planned: 10 runs; with the measured ones 11.7% of the full factorial's cost"
+    assert out[-1] == "planned: 10 points, 40 runs with the repetitions; with the measured ones 11.7% of the full " \
+                      "factorial's cost"
     plan = load_plan(target)
     assert [(r.point["p"], r.point["n"]) for r in plan.runs][:2] == [(4.0, 1000.0), (4.0, 2000.0)]
 
@@ -467,7 +468,8 @@ def test_when_the_plan_barely_narrows_the_intervals_the_note_says_so_rather_than
     path = shared_data / "extrap" / "text" / "mpa" / "relearn_data.txt"
     assert main(["suggest", str(path), "--budget", "60%"]) == ExitStatus.OK
     out = capsys.readouterr().out
-    assert "planned: 19 runs; with the measured ones 60.0% of the full factorial's cost\n" in out
+    assert "planned: 10 points, 19 runs with the repetitions; with the measured ones 60.0% of the full factorial's " \
+           "cost\n" in out
     assert out.endswith("note: after these runs the selector still expects 5 kernels above ±5% at (p=1024, n=10000) "
                         "(these runs barely narrow them: the widest, Find target neurons (w/ RMA), from ±101.0% only "
                         "to ±100.2%)\n")
@@ -586,7 +588,8 @@ def test_a_cross_through_the_middle_over_budget_says_nothing_is_left_rather_than
     assert "lines of 3" not in out and "planned:" not in out
     assert main(["suggest", str(path), "--budget", "60%"]) == ExitStatus.OK
     out = capsys.readouterr().out
-    assert "1    40   1    4              40      45.9%           off the lines (additive or multiplicative?)" in out
+    assert "1    40   1    4              40               45.9%           off the lines (additive or " \
+           "multiplicative?)" in out
 
 
 def test_a_repetition_is_planned_above_the_largest_measured_one_so_a_failed_run_leaves_no_collision():
