@@ -154,10 +154,12 @@ def format_callpath(name: str, width: int = CALLPATH_WIDTH) -> str:
         if len(head) + len(longer) > width:
             break
         tail = longer
-    room = width - len(head)
-    if len(tail) > room:  # the last region alone is too long: its beginning and its end
-        tail = tail[: room // 2] + "…" + tail[len(tail) - (room - room // 2 - 1):]
-    return head + tail
+    return head + _elided(tail, width - len(head))  # a last region alone too long: its beginning and its end
+
+
+def _elided(text: str, room: int) -> str:
+    """``text`` whole if it fits ``room`` characters, else its beginning, ``…`` and its end in ``room``."""
+    return text if len(text) <= room else text[: room // 2] + "…" + text[len(text) - (room - room // 2 - 1):]
 
 
 def format_callpaths(names: Sequence[str], width: int = CALLPATH_WIDTH) -> list[str]:
@@ -195,13 +197,9 @@ def _alike(shown: dict[str, str]) -> list[list[str]]:
 def _with_region(regions: list[str], k: int, width: int) -> str:
     """The root, region ``k`` and the last region of a call path in about ``width`` characters, ``…`` for what lies
     between them."""
-    def fit(text: str, room: int) -> str:
-        return text if len(text) <= room else text[: room // 2] + "…" + text[len(text) - (room - room // 2 - 1):]
-
-    middle = fit(regions[k], REGION_WIDTH)
-    head = CALLPATH_SEPARATOR.join([regions[0], *(["…"] if k > 1 else []), middle,
+    head = CALLPATH_SEPARATOR.join([regions[0], *(["…"] if k > 1 else []), _elided(regions[k], REGION_WIDTH),
                                     *(["…"] if k < len(regions) - 2 else []), ""])
-    return head + fit(regions[-1], max(width - len(head), REGION_WIDTH))
+    return head + _elided(regions[-1], max(width - len(head), REGION_WIDTH))
 
 
 def json_number(value: float) -> float | None:
