@@ -501,6 +501,21 @@ def test_the_report_says_why_a_kernel_has_no_interval(tmp_path):
     assert "<td>not judged: below 1% of the largest time at the target</td>" in report
 
 
+def test_the_report_tells_apart_call_paths_that_would_be_shortened_alike(tmp_path):
+    from extrap_plugins import Model, ModelSet, Quality
+
+    quality = Quality(rss=0.0, ar2=1.0, smape=0.0, re=0.0)
+    deep = "->".join(f"region_{i:02d}" for i in range(12))
+    names = [f"main->{caller}->{deep}->leaf" for caller in ("solve", "setup")]
+    models = ModelSet(("p",), [Model(name, "time", ("p",), 1.0, (), quality, points=5, modeler="default")
+                               for name in names], modeler="default")
+    result = autotune.AutotuneResult(folder=tmp_path, status="done", rounds=[], model_set=models, target={"p": 64.0},
+                                     tolerance=0.05, share=0.1, cost=10.0, full_cost=100.0, budget_limit=20.0)
+    report = autotune.render_report(result, types.SimpleNamespace(widths={}, not_judged={}))
+    for caller, name in zip(("solve", "setup"), names):
+        assert f'<td title="{html.escape(name)}">{html.escape(f"main->{caller}->…->leaf")}</td>' in report
+
+
 def test_the_report_says_where_a_minimum_s_model_lies_above_its_maximum_s_at_the_target(tmp_path):
     from extrap_plugins import Factor, Model, ModelSet, Quality, Term
 
