@@ -211,6 +211,7 @@ def autotune(
         share = spent / last.full_cost if last.full_cost else 0.0
         say(f"round {number}: {_describe_round(last, runs, share, alone)}")
         _say_notes(last, rounds, number, say)
+        _say_repetitions(last, runs, rounds, number, say)
         record = Round(number, last.status, share, [_saved(r, space.parameters) for r in runs],
                        dict(last.widths or {}), list(last.notes))
         rounds.append(record)
@@ -425,6 +426,18 @@ def _say_notes(last: design.Suggestion, rounds: list[Round], number: int, say) -
             said = last.status != "base" or any(note in r.notes for r in rounds if r.status == "base")
         if not said:
             say(f"round {number}: note: {note}")
+
+
+def _say_repetitions(last: design.Suggestion, runs: list[design.Run], rounds: list[Round], number: int,
+                     say) -> None:
+    """Why a round's new points get another number of repetitions than the last round's new points (the noise
+    measured so far, or what the budget leaves), when it changes."""
+    if last.status == "base" or not runs or runs[0].first:
+        return
+    before = next((r.runs[0]["repetitions"] for r in reversed(rounds)
+                   if r.runs and not r.runs[0].get("first_repetition")), None)
+    if before is not None and before != runs[0].repetitions:
+        say(f"round {number}: repetitions per run: {last.repetitions_reason}")
 
 
 def _this_round(last: design.Suggestion, experiment, metrics, callpaths) -> tuple[list[design.Run], bool]:

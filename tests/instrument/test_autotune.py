@@ -577,6 +577,24 @@ def test_a_round_whose_runs_the_folder_does_not_show_ends_the_loop_with_the_reas
     assert json.loads((folder / "autotune.json").read_text())["status"] == "unmeasured"
 
 
+def test_a_round_says_why_its_new_points_get_another_number_of_repetitions():
+    # a round line read "1 point × 4 repetitions", the next "× 3" with no word why (the noise measured so far, or
+    # what the budget leaves, sizes them each round); repetitions of measured points are one run each and say nothing
+    said, rounds = [], []
+    plans = [("base", 1, 0, "1: single runs"), ("add", 4, 0, "4 for 2 parameters (Ritter et al. 2020)"),
+             ("add", 4, 0, "4 for 2 parameters (Ritter et al. 2020)"),
+             ("add", 3, 0, "3: the base design with the advised 6 would cost 26.6% of the full factorial"),
+             ("add", 1, 3, "repeating")]
+    for number, (status, repetitions, first, reason) in enumerate(plans, 1):
+        runs = [autotune.design.Run({"p": 2.0}, repetitions, 2.0, "", first)]
+        last = types.SimpleNamespace(status=status, repetitions_reason=reason)
+        autotune._say_repetitions(last, runs, rounds, number, said.append)
+        rounds.append(autotune.Round(number, status, 0.1, [autotune._saved(r, ["p"]) for r in runs]))
+    assert said == ["round 2: repetitions per run: 4 for 2 parameters (Ritter et al. 2020)",
+                    "round 4: repetitions per run: 3: the base design with the advised 6 would cost 26.6% of the full "
+                    "factorial"]
+
+
 def test_the_note_on_a_cost_model_that_misses_the_time_is_said_once_in_the_round_it_is_found():
     unpriced = ("a run's measured time grows about like n^1.00 (×16 from n=1000 to n=16000), which the cost model "
                 "(p) does not count: the budget takes large n for cheap runs; --cost 'p*n' would count it, --cost 'p*time' "
