@@ -61,6 +61,11 @@ NAMES_SHOWN = 8
 """How many of the first run's call paths a note about an unmatched --callpath lists."""
 
 
+TIMED_COST = ("the cost counts a run's time as fitted to the runs measured so far, anew each round, so the shares of "
+              "the full factorial's cost said here move as the fit does")
+"""Said once a loop whose cost model has ``time`` in it has a fitted run time."""
+
+
 @dataclass
 class Round:
     """One round of the loop."""
@@ -190,6 +195,7 @@ def autotune(
         if failed:
             status, message = "failed", _failed(failed, folder)
     launched: list[design.Run] = []  # the last round's runs, once the runner said they went well
+    timed = False  # whether TIMED_COST was said
     for _ in range(steps):
         if status == "failed":  # the unfinished round could not be finished
             break
@@ -212,6 +218,7 @@ def autotune(
         say(f"round {number}: {_describe_round(last, runs, share, alone)}")
         _say_notes(last, rounds, number, say)
         _say_repetitions(last, runs, rounds, number, say)
+        timed = _say_timed_cost(last, timed, number, say)
         record = Round(number, last.status, share, [_saved(r, space.parameters) for r in runs],
                        dict(last.widths or {}), list(last.notes))
         rounds.append(record)
@@ -438,6 +445,14 @@ def _say_repetitions(last: design.Suggestion, runs: list[design.Run], rounds: li
                    if r.runs and not r.runs[0].get("first_repetition")), None)
     if before is not None and before != runs[0].repetitions:
         say(f"round {number}: repetitions per run: {last.repetitions_reason}")
+
+
+def _say_timed_cost(last: design.Suggestion, said: bool, number: int, say) -> bool:
+    """Say :data:`TIMED_COST` in the first round whose cost model has a fitted run time; whether it is said."""
+    if said or not getattr(last.cost_model, "time", 0) or last.cost_model.run_time is None:
+        return said
+    say(f"round {number}: note: {TIMED_COST}")
+    return True
 
 
 def _this_round(last: design.Suggestion, experiment, metrics, callpaths) -> tuple[list[design.Run], bool]:

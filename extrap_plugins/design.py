@@ -536,10 +536,13 @@ def advise_repetitions(n_params: int, noise: float | None = None, counters: bool
         return 1, "1: the metrics are exact counters"
     if counters or (noise is not None and noise < QUIET_NOISE):
         halved = max(1, base // 2)
-        why = "counters" if counters else f"measured noise ±{noise:.1%} is below 1 %"
+        # two decimals, rounded away from the threshold, so that the number said agrees with "below" (0.997 % is
+        # not "±1.0%"); the same for "exceeds"
+        why = "counters" if counters else f"measured noise ±{math.floor(noise * 1e4) / 1e4:.2%} is below 1 %"
         return halved, f"{halved}: {reason}, halved because {why}"
     if noise is not None and noise > 0.05:
-        return base + 2, f"{base + 2}: {reason}, plus 2 because measured noise ±{noise:.1%} exceeds 5 %"
+        return base + 2, (f"{base + 2}: {reason}, plus 2 because measured noise ±{math.ceil(noise * 1e4) / 1e4:.2%} "
+                          f"exceeds 5 %")
     if noise is not None:
         return base, f"{reason}; measured noise ±{noise:.1%}"
     return base, reason

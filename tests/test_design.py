@@ -268,6 +268,14 @@ def test_repetitions_follow_seed_002(n_params, noise, counters, repetitions):
     assert advise_repetitions(n_params, noise, counters)[0] == repetitions
 
 
+def test_the_noise_said_with_the_advice_agrees_with_below_and_exceeds():
+    # 0.997 % was said "±1.0% is below 1 %"
+    assert advise_repetitions(2, 0.00997)[1] == ("2: 4 for 2 parameters (Ritter et al. 2020), halved because measured "
+                                                 "noise ±0.99% is below 1 %")
+    assert advise_repetitions(2, 0.05001)[1] == ("6: 4 for 2 parameters (Ritter et al. 2020), plus 2 because measured "
+                                                 "noise ±5.01% exceeds 5 %")
+
+
 def test_noise_is_half_the_range_of_the_repetitions_relative_to_the_mean():
     experiment = Experiment.from_columns(["p"], callpath="main", metric="time",
                                          coordinates=[[1], [1], [2], [2], [3]], value=[99, 101, 196, 204, 7])

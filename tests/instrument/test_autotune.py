@@ -595,6 +595,20 @@ def test_a_round_says_why_its_new_points_get_another_number_of_repetitions():
                     "factorial"]
 
 
+def test_with_time_in_the_cost_the_loop_says_once_that_its_shares_move_with_the_fitted_time():
+    # "cost so far 8.0%" in one round, "4.7%" in the next: the run time behind the shares is fitted anew each round
+    said = []
+    unfitted = types.SimpleNamespace(cost_model=types.SimpleNamespace(time=1.0, run_time=None))
+    fitted = types.SimpleNamespace(cost_model=types.SimpleNamespace(time=1.0, run_time=object()))
+    by_p = types.SimpleNamespace(cost_model=types.SimpleNamespace(time=0.0, run_time=None))
+    assert autotune._say_timed_cost(by_p, False, 1, said.append) is False
+    assert autotune._say_timed_cost(unfitted, False, 1, said.append) is False
+    assert autotune._say_timed_cost(fitted, False, 2, said.append) is True
+    assert autotune._say_timed_cost(fitted, True, 3, said.append) is True
+    assert said == [f"round 2: note: {autotune.TIMED_COST}"]
+    assert autotune.TIMED_COST.startswith("the cost counts a run's time as fitted to the runs measured so far, anew")
+
+
 def test_the_note_on_a_cost_model_that_misses_the_time_is_said_once_in_the_round_it_is_found():
     unpriced = ("a run's measured time grows about like n^1.00 (×16 from n=1000 to n=16000), which the cost model "
                 "(p) does not count: the budget takes large n for cheap runs; --cost 'p*n' would count it, --cost 'p*time' "
