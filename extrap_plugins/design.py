@@ -624,7 +624,7 @@ class Suggestion:
         return format_suggestion(self)
 
     def __repr__(self) -> str:
-        runs = format_count(len(self.plan.runs), "run")
+        runs = format_count(sum(run.repetitions for run in self.plan.runs), "run")  # a point's repetitions each
         return f"<Suggestion {self.status}: {runs} planned, {self.share:.1%} of the full factorial's cost with them>"
 
     def _repr_html_(self) -> str:

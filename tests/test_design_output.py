@@ -33,6 +33,8 @@ def test_a_suggestion_s_repr_is_one_line_with_its_status_and_cost(host, tmp_path
                                         strategy="cheapest")
     # one run at each of 10 points: 148 of the full factorial's 4 × 620; the hold-out check passes
     assert repr(suggestion) == "<Suggestion done: 0 runs planned, 6.0% of the full factorial's cost with them>"
+    base = extrap_plugins.suggest(extrap_plugins.Space.of({"p": [4, 8, 16, 32, 64], "n": [1, 2, 4, 8, 16]}))
+    assert repr(base) == "<Suggestion base: 40 runs planned, 23.9% of the full factorial's cost with them>"  # 10 × 4
 
 
 
