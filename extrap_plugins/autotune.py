@@ -59,8 +59,6 @@ FORMAT = "extrap-plugins/autotune"
 VERSION = 1
 NAMES_SHOWN = 8
 """How many of the first run's call paths a note about an unmatched --callpath lists."""
-
-
 TIMED_COST = ("the cost counts a run's time as fitted to the runs measured so far, anew each round, so the shares of "
               "the full factorial's cost said here move as the fit does")
 """Said once a loop whose cost model has ``time`` in it has a fitted run time."""
