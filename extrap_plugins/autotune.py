@@ -530,9 +530,9 @@ def _saved(run: design.Run, parameters) -> dict:
 
 
 def _as_run(saved: Mapping) -> design.Run:
-    """A run of a saved round, to measure again (its ``serves`` stay in the saved round)."""
-    return design.Run({n: float(v) for n, v in saved["point"].items()}, int(saved["repetitions"]),
-                      float(saved["cost"]), saved.get("why", ""), int(saved.get("first_repetition", 0)))
+    """A run of a saved round (checked by :func:`_loaded_round`), to measure again (its ``serves`` stay in the
+    saved round)."""
+    return design.run_from_document(saved, list(saved["point"]), "a saved run", pathlib.Path(STATE))
 
 
 def _load_rounds(folder: pathlib.Path, parameters) -> tuple[list[Round], bool]:
@@ -546,13 +546,34 @@ def _load_rounds(folder: pathlib.Path, parameters) -> tuple[list[Round], bool]:
         raise InputError(f"cannot resume: {error}", path) from None
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise InputError(f"cannot resume: not an autotune state (\"format\": \"{FORMAT}\")", path)
-    if sorted(document.get("parameters", [])) != sorted(parameters):
-        raise InputError(f"cannot resume: the folder was tuned over {document.get('parameters')}, "
-                         f"now {list(parameters)}; use another -o folder", path)
-    rounds = [Round(r["round"], r["status"], r["share"], r.get("runs", []),
-                    {k: (math.nan if v is None else v) for k, v in r.get("widths", {}).items()}, r.get("notes", []))
-              for r in document.get("rounds", [])]
+    tuned = document.get("parameters")
+    if not isinstance(tuned, list) or sorted(map(str, tuned)) != sorted(parameters):
+        raise InputError(f"cannot resume: the folder was tuned over {tuned}, now {list(parameters)}; use another -o "
+                         f"folder", path)
+    saved = document.get("rounds", [])
+    if not isinstance(saved, list):
+        raise InputError("cannot resume: \"rounds\" must be a list", path)
+    rounds = [_loaded_round(r, number, parameters, path) for number, r in enumerate(saved, 1)]
     return rounds, document.get("status") in ("running", "failed")
+
+
+def _loaded_round(saved, number: int, parameters, path: pathlib.Path) -> Round:
+    """Round ``number`` of ``autotune.json`` (:meth:`Round.document`), every field checked: a state file edited by
+    hand or cut short ends the loop with one line, not an internal error."""
+    where = f"cannot resume: round {number}"
+    if not isinstance(saved, dict):
+        raise InputError(f"{where}: expected an object", path)
+    runs, widths, notes = saved.get("runs", []), saved.get("widths", {}), saved.get("notes", [])
+    if not (isinstance(saved.get("round"), int) and isinstance(saved.get("status"), str)
+            and design.is_number(saved.get("share"))):
+        raise InputError(f"{where}: expected \"round\" (a whole number), \"status\" and \"share\" (a number)", path)
+    if not (isinstance(runs, list) and isinstance(notes, list) and isinstance(widths, dict)
+            and all(v is None or design.is_number(v) for v in widths.values())):
+        raise InputError(f"{where}: \"runs\" and \"notes\" must be lists, \"widths\" numbers by kernel", path)
+    for place, run in enumerate(runs, 1):
+        design.run_from_document(run, parameters, f"{where}, run {place}", path)
+    return Round(saved["round"], saved["status"], float(saved["share"]), runs,
+                 {name: math.nan if v is None else float(v) for name, v in widths.items()}, [str(n) for n in notes])
 
 
 def _save(folder: pathlib.Path, space: design.Space, rounds: list[Round], status: str,

@@ -224,31 +224,36 @@ def load_plan(path: str | os.PathLike) -> Plan:
     if not isinstance(runs, list):
         raise InputError(f"\"runs\" must be a list, got {type(runs).__name__}", path)
     plan = Plan(tuple(parameters))
-    for index, entry in enumerate(runs):
-        where = f"run {index + 1}"
-        if not isinstance(entry, dict) or not isinstance(entry.get("point"), dict):
-            raise InputError(f"{where}: expected {{\"point\": {{...}}, \"repetitions\": N, \"cost\": X}}", path)
-        point = entry["point"]
-        if sorted(point) != sorted(parameters):
-            raise InputError(f"{where}: the point has {sorted(point)}, expected the parameters {parameters}", path)
-        if not all(_is_number(point[p]) for p in parameters):
-            raise InputError(f"{where}: every parameter value must be a number, got {point}", path)
-        repetitions = entry.get("repetitions")
-        if not isinstance(repetitions, int) or isinstance(repetitions, bool) or repetitions < 1:
-            raise InputError(f"{where}: repetitions must be a whole number >= 1, got {repetitions!r}", path)
-        cost = entry.get("cost")
-        if not _is_number(cost) or cost < 0:
-            raise InputError(f"{where}: cost must be a number >= 0, got {cost!r}", path)
-        first = entry.get("first_repetition", 0)
-        if not isinstance(first, int) or isinstance(first, bool) or first < 0:
-            raise InputError(f"{where}: first_repetition must be a whole number >= 0, got {first!r}", path)
-        why = entry.get("why", "")
-        plan.runs.append(Run({p: float(point[p]) for p in parameters}, repetitions, float(cost),
-                             why if isinstance(why, str) else "", first=first))
+    plan.runs = [run_from_document(entry, parameters, f"run {index + 1}", path) for index, entry in enumerate(runs)]
     return plan
 
 
-def _is_number(value) -> bool:
+def run_from_document(entry, parameters: Sequence[str], where: str, path: pathlib.Path) -> Run:
+    """One run of a plan file (or of ``autotune.json``) as :func:`run_document` writes it, every field checked;
+    ``where`` names it in the error (``run 3``).  Its ``serves`` are not read back (people's and scripts' to read)."""
+    if not isinstance(entry, dict) or not isinstance(entry.get("point"), dict):
+        raise InputError(f"{where}: expected {{\"point\": {{...}}, \"repetitions\": N, \"cost\": X}}", path)
+    point = entry["point"]
+    if sorted(point) != sorted(parameters):
+        raise InputError(f"{where}: the point has {sorted(point)}, expected the parameters {list(parameters)}", path)
+    if not all(is_number(point[p]) for p in parameters):
+        raise InputError(f"{where}: every parameter value must be a number, got {point}", path)
+    repetitions = entry.get("repetitions")
+    if not isinstance(repetitions, int) or isinstance(repetitions, bool) or repetitions < 1:
+        raise InputError(f"{where}: repetitions must be a whole number >= 1, got {repetitions!r}", path)
+    cost = entry.get("cost")
+    if not is_number(cost) or cost < 0:
+        raise InputError(f"{where}: cost must be a number >= 0, got {cost!r}", path)
+    first = entry.get("first_repetition", 0)
+    if not isinstance(first, int) or isinstance(first, bool) or first < 0:
+        raise InputError(f"{where}: first_repetition must be a whole number >= 0, got {first!r}", path)
+    why = entry.get("why", "")
+    return Run({p: float(point[p]) for p in parameters}, repetitions, float(cost), why if isinstance(why, str) else "",
+               first=first)
+
+
+def is_number(value) -> bool:
+    """A finite int or float (not a bool): what plan files and ``autotune.json`` hold as numbers."""
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 

@@ -181,6 +181,32 @@ def test_a_folder_tuned_over_other_parameters_is_not_resumed(tmp_path, capsys):
                                        f"was tuned over ['p', 'm'], now ['p', 'n']; use another -o folder\n")
 
 
+@pytest.mark.parametrize("rounds, message", [
+    ({}, '"rounds" must be a list'),
+    ([{"round": "x"}], 'round 1: expected "round" (a whole number), "status" and "share" (a number)'),
+    ([{"round": 1, "status": "base", "share": 0.1, "widths": {"main": "wide"}}],
+     'round 1: "runs" and "notes" must be lists, "widths" numbers by kernel'),
+    ([{"round": 1, "status": "base", "share": 0.1, "runs": [{"point": {"p": "a"}}]}],
+     "round 1, run 1: the point has ['p'], expected the parameters ['p', 'n']"),
+    ([{"round": 1, "status": "base", "share": 0.1, "runs": [{"point": {"p": 1, "n": 1}, "repetitions": 0,
+                                                              "cost": 1}]}],
+     "round 1, run 1: repetitions must be a whole number >= 1, got 0"),
+])
+def test_a_state_file_edited_by_hand_ends_the_loop_with_one_line(tmp_path, capsys, rounds, message):
+    # each of these was an internal error (KeyError, ValueError) with exit status 1
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / "autotune.json").write_text(json.dumps({"format": "extrap-plugins/autotune", "version": 1,
+                                                    "parameters": ["p", "n"], "status": "running",
+                                                    "rounds": rounds}))
+    program = tmp_path / "a.py"
+    program.write_text("")
+    assert cli.main(["autotune", "--param", "p=1,2", "--param", "n=1,2", "-o", str(runs), "--", "python",
+                     str(program)]) == cli.ExitStatus.BAD_INPUT
+    assert capsys.readouterr().err == (f"extrap-plugins: error: {runs / 'autotune.json'}: cannot resume: "
+                                       f"{message}\n")
+
+
 def test_an_interrupted_round_is_finished_first_when_the_loop_starts_again(mpiexec, tmp_path, no_extrap_environment,
                                                                            capsys):
     runs = tmp_path / "runs"
