@@ -201,14 +201,14 @@ def read_parts(info: ReaderInfo, path, options: dict, executor: str, jobs: int |
     if not parts:
         raise InputError(f"no runs found for the {info.name} reader", source)
     kind = executors.resolve(executor, len(parts))
-    experiments = []
+    experiments, skipped = [], []
     with executors.create_executor(kind, jobs) as pool:
         tasks = ((info.read_part, part, options, selection) for part in parts)
         results = executors.map_ordered(pool, read_one_part, tasks)
-        for experiment in report_parts(results, stacklevel=4):
+        for experiment in report_parts(results, stacklevel=4, skipped=skipped):
             experiments.append(experiment)
     if not experiments:
-        raise InputError(f"none of the {len(parts)} runs could be read", source)
+        raise none_read(len(parts), skipped, source)
     if selection is not None:
         check_selection(*selection, with_values={m.name for e in experiments for m in with_rows(e.metrics,
                                                                                            e.metric_index)},
@@ -277,8 +277,10 @@ def portable_warning(message: Warning) -> Warning:
     return ExtrapWarning(str(message))
 
 
-def report_parts(results: Iterable[tuple[Any, InputError | None, list[Warning]]], stacklevel: int = 3):
-    """Yield the parts that were read; warn (once per text) about the rest and about what workers reported."""
+def report_parts(results: Iterable[tuple[Any, InputError | None, list[Warning]]], stacklevel: int = 3,
+                 skipped: list[InputError] | None = None):
+    """Yield the parts that were read; warn (once per text) about the rest and about what workers reported;
+    ``skipped``, if given, receives why each part that was not read was not (for :func:`none_read`)."""
     seen: set[tuple[type, str]] = set()
     for result, error, caught in results:
         for message in caught:
@@ -288,8 +290,17 @@ def report_parts(results: Iterable[tuple[Any, InputError | None, list[Warning]]]
                 warnings.warn(message, stacklevel=stacklevel)
         if error is not None:
             warnings.warn(ExtrapWarning(f"skipped: {error}"), stacklevel=stacklevel)
+            if skipped is not None:
+                skipped.append(error)
         else:
             yield result
+
+
+def none_read(n_parts: int, skipped: list[InputError], source: str) -> InputError:
+    """The error when no run of an input could be read, with why the first was not: the warnings that say it may
+    not be shown (``autotune`` reads its folder quietly each round)."""
+    first = f"; the first: {skipped[0]}" if skipped else ""
+    return InputError(f"none of the {n_parts} runs could be read{first}", source)
 
 
 CHUNK_SERIES = 1024

@@ -477,11 +477,12 @@ def stream_models(
     with scratch_folder(scratch) as folder, executors.create_executor(kind, jobs) as pool:
         tasks = ((read, part, reader_options, os.path.join(folder, f"p{i:06d}"), selection)
                  for i, part in enumerate(parts))
-        catalogue = Catalogue()
-        for summary in engine.report_parts(executors.map_ordered(pool, spill_part, tasks), stacklevel=3):
+        catalogue, skipped = Catalogue(), []
+        for summary in engine.report_parts(executors.map_ordered(pool, spill_part, tasks), stacklevel=3,
+                                           skipped=skipped):
             catalogue.add(summary)
         if not catalogue.parts:
-            raise InputError(f"none of the {len(parts)} runs could be read", source)
+            raise engine.none_read(len(parts), skipped, source)
         check_selection(metrics, callpaths, with_values=[m.name for m in catalogue.metrics],
                             declared=list(dict.fromkeys(m for p in catalogue.parts for m in p.declared_metrics)),
                             any_callpath=bool(catalogue.callpaths), source=source)

@@ -576,7 +576,8 @@ def test_the_loop_ends_when_a_round_s_runs_went_well_and_measured_nothing(tmp_pa
         f"{folder}: round 1's runs at (p=1, n=1), (p=1, n=2), (p=2, n=1) ... ended well, yet the measurements in "
         f"{folder} hold none of them (as the readers number points and repetitions; see {folder / 'logs'}): does "
         f"the program take its parameters from EXTRAP_PARAM_<NAME> or {{name}} in its arguments, and do earlier "
-        f"runs in the folder come from another sweep? Start again in a new folder")
+        f"runs in the folder come from another sweep? (`extrap-plugins model {folder}` shows what the readers make "
+        f"of it, broken profiles too) Start again in a new folder")
 
 
 def test_a_round_whose_runs_the_folder_does_not_show_ends_the_loop_with_the_reason(mpiexec, tmp_path, monkeypatch,
