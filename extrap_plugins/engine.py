@@ -298,7 +298,10 @@ def report_parts(results: Iterable[tuple[Any, InputError | None, list[Warning]]]
 
 def none_read(n_parts: int, skipped: list[InputError], source: str) -> InputError:
     """The error when no run of an input could be read, with why the first was not: the warnings that say it may
-    not be shown (``autotune`` reads its folder quietly each round)."""
+    not be shown (``autotune`` reads its folder quietly each round).  One part that could not be read is its own
+    error (one run, or all runs in one part: a reader's ``parallel=off``)."""
+    if n_parts == 1 and skipped:
+        return skipped[0]
     first = f"; the first: {skipped[0]}" if skipped else ""
     return InputError(f"none of the {n_parts} runs could be read{first}", source)
 

@@ -313,16 +313,26 @@ def test_broken_runs_are_skipped_with_a_warning_each_and_the_rest_loads(host, cu
         assert e.points().ravel().tolist() == [1, 10, 25, 50]
 
 
-def test_nothing_readable(host, tmp_path):
-    (tmp_path / "app.x1").mkdir()
-    (tmp_path / "app.x1" / "profile.cubex").write_bytes(b"")
+@pytest.mark.parametrize("parallel", [True, False])
+def test_nothing_readable(host, tmp_path, parallel):
+    # why, in the error itself: autotune reads its folder quietly, and the warning that said it was not shown
+    for name in ("app.x1", "app.x2"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "profile.cubex").write_bytes(b"")
+    empty = "the file is empty; expected a CUBE archive (.cubex)"
     with pytest.warns(ExtrapWarning):
         with pytest.raises(InputError) as caught:
-            extrap_plugins.read(tmp_path)
-    # why, in the error itself: autotune reads its folder quietly, and the warning that said it was not shown
-    assert str(caught.value) == (f"{tmp_path}: none of the 1 runs could be read; the first: "
-                                 f"{tmp_path / 'app.x1' / 'profile.cubex'}: the file is empty; expected a CUBE archive "
-                                 f"(.cubex)")
+            extrap_plugins.read(tmp_path, parallel=parallel)
+    first = tmp_path / "app.x1" / "profile.cubex"
+    assert str(caught.value) == (f"{tmp_path}: none of the 2 runs could be read; the first: {first}: {empty}"
+                                 if parallel else f"none of the 2 runs could be read: {first}: {empty}")
+    (tmp_path / "app.x2" / "profile.cubex").unlink()
+    (tmp_path / "app.x2").rmdir()
+    with pytest.warns(ExtrapWarning):
+        with pytest.raises(InputError) as caught:
+            extrap_plugins.read(tmp_path, parallel=parallel)
+    assert str(caught.value) == (f"{first}: {empty}" if parallel else f"none of the 1 runs could be read: {first}: "
+                                                                        f"{empty}")
 
 
 def test_a_folder_without_profiles(host, tmp_path):
