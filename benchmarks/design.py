@@ -840,6 +840,8 @@ def run_random_shared(case: Case, budget: float, seed: int = 0) -> tuple[np.ndar
 
 RANDOM_DRAWS = 30
 """``--random-draws``: how many random designs the ``random`` strategy draws per budget."""
+RANDOM_STRATEGIES = ("random", "shared", "shapes")
+"""The strategies that draw ``--random-draws`` designs each."""
 
 
 def run_random(case: Case, budget: float, seed: int = 0) -> np.ndarray:
@@ -874,12 +876,11 @@ def run_random_shape(case: Case, budget: float, seed: int = 0) -> np.ndarray:
     for k in range(K):
         rng = np.random.default_rng([seed, k])
         counts[k] = rng.integers(0, case.available[k] + 1)
-        cost = np.cumsum(np.nan_to_num(case.cost[k]), axis=1)  # the cost of a point's first r runs: cost[:, r - 1]
-        while True:
-            spent = sum(cost[i, c - 1] for i, c in enumerate(counts[k]) if c)
-            if spent <= budget * case.total[k] * (1 + 1e-12):
-                break
-            counts[k, rng.choice(np.flatnonzero(counts[k]))] -= 1
+        spent = case.spent(counts)[k] * case.total[k]
+        while spent > budget * case.total[k] * (1 + 1e-12):
+            i = rng.choice(np.flatnonzero(counts[k]))
+            counts[k, i] -= 1
+            spent -= case.cost[k, i, counts[k, i]]  # its last run
     return counts
 
 
@@ -910,8 +911,8 @@ def protocol(case: Case, budgets, strategies, ours: Ours = Ours(), final: str | 
                      "random": "random design", "product": "product: one plan, default cost",
                      "shared": "random design shared by all kernels", "shapes": "random design of any shape"}[name]
             shares, costs, overs, stops, wrong = [], [], [], 0, 0
-            draws = (seeds if name in ("ours", "gpr") else range(random_draws)
-                     if name in ("random", "shared", "shapes") else (None,))
+            draws = (seeds if name in ("ours", "gpr") else range(random_draws) if name in RANDOM_STRATEGIES
+                     else (None,))
             for seed in draws:
                 start = time.perf_counter()
                 held, shared = None, None
@@ -945,7 +946,7 @@ def protocol(case: Case, budgets, strategies, ours: Ours = Ours(), final: str | 
             cells = [f"{v:.1%}" for v in mean]
             if len(shares) > 1:
                 cells[1] += f" ({min(s[1] for s in shares):.1%}–{max(s[1] for s in shares):.1%})"
-                label += f", mean of {len(shares)} {'draws' if name in ('random', 'shared', 'shapes') else 'seeds'}"
+                label += f", mean of {len(shares)} {'draws' if name in RANDOM_STRATEGIES else 'seeds'}"
             spent = [c for c in costs if np.isfinite(c)]
             rows.append([label, f"{budget:.0%}"] + cells + [f"{np.mean(spent):.1%}" if spent else "–",
                                                             f"{np.mean(overs):g}",

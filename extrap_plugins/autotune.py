@@ -49,7 +49,7 @@ import numpy as np
 from . import design
 from .errors import InputError, RunsFailed
 from .files import atomic_writer
-from .formatting import (format_callpath, format_callpaths, format_count, format_percent, format_point, format_share,
+from .formatting import (callpath_labels, format_callpath, format_count, format_percent, format_point, format_share,
                          json_number, json_plain)
 
 STATE = "autotune.json"
@@ -706,7 +706,7 @@ def render_report(result: AutotuneResult, final) -> str:
     copy_of = {name: why[len(COPY_OF):].strip() for name, why in not_judged.items()
                if why.startswith(COPY_OF)}  # judged through another kernel with the same measurements
     model_rows = []
-    shown = dict(zip((m.callpath for m, _ in ranked), format_callpaths([m.callpath for m, _ in ranked])))
+    shown = callpath_labels([m.callpath for m, _ in ranked])
     for model, row in ranked:
         name = model.callpath if model.metric == "time" else f"{model.callpath} [{model.metric}]"
         width = widths.get(name, widths.get(copy_of.get(name, "")))

@@ -10,6 +10,7 @@
 :func:`format_warned`     one warning of many series: ``a [time] and 9 more series``
 :func:`format_callpath`   a long call path for people: ``main->…->solve->MPI_Wait [time]``
 :func:`format_callpaths`  many call paths for people, each told from the others
+:func:`callpath_labels`   the same as a mapping: whole name -> what people read
 :func:`json_number`       NaN and infinity become ``null`` (JSON has neither)
 :func:`json_plain`        whole numbers as JSON integers, others as floats
 ========================  ==========================================================
@@ -25,7 +26,8 @@ from fractions import Fraction
 from typing import Mapping, Sequence
 
 __all__ = ["format_number", "format_value", "format_share", "format_percent", "format_exponent", "format_point",
-           "format_count", "format_warned", "format_callpath", "format_callpaths", "json_number", "json_plain"]
+           "format_count", "format_warned", "format_callpath", "format_callpaths", "callpath_labels", "json_number",
+           "json_plain"]
 
 CALLPATH_SEPARATOR = "->"
 """Between the regions of a call path written as text (``main->solve``)."""
@@ -184,6 +186,13 @@ def format_callpaths(names: Sequence[str], width: int = CALLPATH_WIDTH) -> list[
     for alike in _alike(shown):
         shown.update((name, f"{shown[name]} ({number})") for number, name in enumerate(alike, 1))
     return [shown[name] for name in names]
+
+
+def callpath_labels(names: Sequence[str], width: int = CALLPATH_WIDTH) -> dict[str, str]:
+    """:func:`format_callpaths` as a mapping from each whole name to what people read (a table's rows look their
+    call paths up in it)."""
+    names = list(names)
+    return dict(zip(names, format_callpaths(names, width)))
 
 
 def _alike(shown: dict[str, str]) -> list[list[str]]:

@@ -168,15 +168,21 @@ def test_a_folder_with_another_program_s_measurements_is_refused_before_anything
     assert not (runs / "logs").exists()
 
 
-def test_a_folder_tuned_over_other_parameters_is_not_resumed(tmp_path, capsys):
+def _resume_from(tmp_path, state: dict) -> tuple[pathlib.Path, int]:
+    """``autotune`` over p, n = 1, 2 of a program doing nothing, started on a folder whose state file is ``state``:
+    the folder and the exit status."""
     runs = tmp_path / "runs"
     runs.mkdir()
-    (runs / "autotune.json").write_text(json.dumps({"format": "extrap-plugins/autotune", "version": 1,
-                                                    "parameters": ["p", "m"], "rounds": []}))
+    (runs / "autotune.json").write_text(json.dumps({"format": "extrap-plugins/autotune", "version": 1, **state}))
     program = tmp_path / "a.py"
     program.write_text("")
-    assert cli.main(["autotune", "--param", "p=1,2", "--param", "n=1,2", "-o", str(runs), "--", "python",
-                     str(program)]) == cli.ExitStatus.BAD_INPUT
+    return runs, cli.main(["autotune", "--param", "p=1,2", "--param", "n=1,2", "-o", str(runs), "--", "python",
+                           str(program)])
+
+
+def test_a_folder_tuned_over_other_parameters_is_not_resumed(tmp_path, capsys):
+    runs, status = _resume_from(tmp_path, {"parameters": ["p", "m"], "rounds": []})
+    assert status == cli.ExitStatus.BAD_INPUT
     assert capsys.readouterr().err == (f"extrap-plugins: error: {runs / 'autotune.json'}: cannot resume: the folder "
                                        f"was tuned over ['p', 'm'], now ['p', 'n']; use another -o folder\n")
 
@@ -194,15 +200,8 @@ def test_a_folder_tuned_over_other_parameters_is_not_resumed(tmp_path, capsys):
 ])
 def test_a_state_file_edited_by_hand_ends_the_loop_with_one_line(tmp_path, capsys, rounds, message):
     # each of these was an internal error (KeyError, ValueError) with exit status 1
-    runs = tmp_path / "runs"
-    runs.mkdir()
-    (runs / "autotune.json").write_text(json.dumps({"format": "extrap-plugins/autotune", "version": 1,
-                                                    "parameters": ["p", "n"], "status": "running",
-                                                    "rounds": rounds}))
-    program = tmp_path / "a.py"
-    program.write_text("")
-    assert cli.main(["autotune", "--param", "p=1,2", "--param", "n=1,2", "-o", str(runs), "--", "python",
-                     str(program)]) == cli.ExitStatus.BAD_INPUT
+    runs, status = _resume_from(tmp_path, {"parameters": ["p", "n"], "status": "running", "rounds": rounds})
+    assert status == cli.ExitStatus.BAD_INPUT
     assert capsys.readouterr().err == (f"extrap-plugins: error: {runs / 'autotune.json'}: cannot resume: "
                                        f"{message}\n")
 
