@@ -510,10 +510,13 @@ def _unmatched_names(folder: pathlib.Path, host, run: design.Run, metrics, callp
 def _aligned(space: design.Space, experiment):
     """The space in the experiment's parameter order (the reader decides it), and the experiment with every
     parameter of the space: one the reader left out for having one value in every run comes back
-    (:meth:`~extrap_plugins.experiment.Experiment.with_parameters`; runs at p = 1 alone, say, before the loop)."""
+    (:meth:`~extrap_plugins.experiment.Experiment.with_parameters`; runs at p = 1 alone, say, before the loop),
+    and one that is no candidate but has one value in every run is left out (the process count 1 of a loop
+    without ``--param p``, which the reader keeps while every run is at one point)."""
     if experiment is None:
         return space, None
-    names = list(experiment.parameter_names)
+    names = [n for j, n in enumerate(experiment.parameter_names)
+             if n in space.parameters or np.unique(experiment.coordinates[:, j]).size > 1]
     restored = [n for n in space.parameters if n not in names and n in experiment.constants]
     if restored:  # the candidates' order, which the reader keeps once every parameter varies
         names = [n for n in space.parameters if n in names or n in restored]

@@ -435,19 +435,23 @@ class Experiment:
 
     def with_parameters(self, names: Sequence[str]) -> Experiment:
         """The same measurements with the parameters ``names``, in that order: a parameter the reader left out
-        for having one value in every run (:attr:`constants`) comes back as a column of that value.
+        for having one value in every run (:attr:`constants`) comes back as a column of that value, and one not
+        among ``names`` that has one value in every run becomes a constant (the reader keeps every parameter of
+        runs at one point: the process count 1 of a program run without ``p``, say).
 
         Raises
         ------
         InputError
-            A name that is neither a parameter nor a constant, or a parameter not among ``names``.
+            A name that is neither a parameter nor a constant, or a parameter not among ``names`` that varies.
         """
         have = list(self.parameter_names)
         if list(names) == have:
             return self
         unknown = [n for n in names if n not in have and n not in self.constants]
         dropped = [n for n in have if n not in names]
-        if unknown or dropped:
+        left_out = {n: self.coordinates[:, have.index(n)] for n in dropped}
+        single = {n: float(column[0]) for n, column in left_out.items() if column.size and np.all(column == column[0])}
+        if unknown or len(single) < len(dropped):
             wanted = ", ".join(names)
             raise InputError(f"the parameters are {', '.join(have) or 'none'}, expected {wanted}", self.source or None)
         columns = [self.coordinates[:, have.index(n)] if n in have else np.full(len(self.value), self.constants[n])
@@ -456,7 +460,7 @@ class Experiment:
         return replace(
             self, parameters=tuple(by_name.get(n, Parameter(n)) for n in names),
             coordinates=np.column_stack(columns) if columns else self.coordinates[:, :0], notes=list(self.notes),
-            constants={n: v for n, v in self.constants.items() if n not in names})
+            constants={**{n: v for n, v in self.constants.items() if n not in names}, **single})
 
     # --------------------------------------------------------------- private
     def _callpath_position(self, name: str) -> int:

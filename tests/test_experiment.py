@@ -152,6 +152,19 @@ def test_a_parameter_left_out_for_its_one_value_comes_back_as_a_column():
         e.with_parameters(["p"])
 
 
+def test_a_parameter_with_one_value_that_is_not_asked_for_becomes_a_constant():
+    # runs at one point keep every parameter (the reader cannot tell which to leave out); p = 1 of a program run
+    # without process counts is then no parameter of the design
+    e = Experiment.from_columns(["p", "n"], callpath="main", metric="time", coordinates=[[1, 10], [1, 10]],
+                                value=[1.0, 1.5])
+    n = e.with_parameters(["n"])
+    assert n.parameter_names == ["n"] and n.constants == {"p": 1.0} and n.coordinates.tolist() == [[10], [10]]
+    varying = Experiment.from_columns(["p", "n"], callpath="main", metric="time", coordinates=[[1, 10], [2, 10]],
+                                      value=[1.0, 1.5])
+    with pytest.raises(InputError, match=r"the parameters are p, n, expected n$"):
+        varying.with_parameters(["n"])
+
+
 def test_an_experiment_s_repr_says_what_was_measured_not_every_value(shared_data):
     # a notebook cell that ends with the experiment shows one line, not its columns
     import extrap_plugins

@@ -495,6 +495,23 @@ def test_a_folder_measured_at_one_process_count_is_resumed_with_more(mpiexec, tm
             "<tr><td>1</td><td>p=2, n=16</td>") in report
 
 
+def test_a_loop_without_process_counts_runs_one_process_and_models_the_other_parameters(mpiexec, tmp_path,
+                                                                                         no_extrap_environment, capsys):
+    # without --param p every launch has one process; the first round's one point kept p as a parameter of the
+    # measurements, and round 2 ended with "the measurements have the parameters ['p', 'n'], the candidates ['n']"
+    runs = tmp_path / "runs"
+    args = ["autotune", "--param", "n=16,32,64,128,256", "--budget", "60%", "--repetitions", "1",
+            "--metric", "bytes_sent", "--callpath", "main->halo_exchange", "-o", str(runs), "--", *PROGRAM]
+    assert cli.main(args) == cli.ExitStatus.OK
+    captured = capsys.readouterr()
+    assert captured.out.startswith("done: ")
+    assert {r["size"] for r in records(runs / "jacobi.extrap.jsonl")} == {1}
+    state = json.loads((runs / "autotune.json").read_text())
+    assert state["parameters"] == ["n"] and state["rounds"][1]["status"] == "base"
+    with pytest.warns(extrap_plugins.ExtrapWarning, match=r"parameter p = 1 in every run: not modeled"):
+        assert extrap_plugins.read(runs).parameter_names == ["n"]
+
+
 def test_the_report_gives_a_kernel_judged_through_another_that_one_s_interval(tmp_path):
 
     from extrap_plugins import Model, ModelSet, Quality
