@@ -181,7 +181,8 @@ def autotune(
         raise InputError("is not a folder", folder)
     folder.mkdir(parents=True, exist_ok=True)
     say = _say if progress else (lambda message: None)
-    rounds, interrupted = _load_rounds(folder, space.parameters)
+    rounds, saved_status = _load_rounds(folder, space.parameters)
+    interrupted = saved_status in ("running", "failed")
     if launching:
         say(launching)
     runner = measure_runs or _sweep_runner(command, mpiexec, mpiexec_args, timeout)
@@ -192,7 +193,9 @@ def autotune(
         failed = _finish_round(rounds[-1], space, folder, host, runner, say)
         if failed:
             status, message = "failed", _failed(failed, folder)
-    launched: list[design.Run] = []  # the last round's runs, once the runner said they went well
+    # the last round's runs, once the runner said they went well (a loop that stopped for not finding them in the
+    # folder looks for them again before it plans: the sweep would skip them as launched)
+    launched = [_as_run(r) for r in rounds[-1].runs] if saved_status == "unmeasured" and rounds else []
     timed = False  # whether TIMED_COST was said
     for _ in range(steps):
         if status == "failed":  # the unfinished round could not be finished
@@ -539,11 +542,12 @@ def _as_run(saved: Mapping) -> design.Run:
     return design.run_from_document(saved, list(saved["point"]), "a saved run", pathlib.Path(STATE))
 
 
-def _load_rounds(folder: pathlib.Path, parameters) -> tuple[list[Round], bool]:
-    """The rounds saved in the folder, and whether the last of them was interrupted or a launch of it failed."""
+def _load_rounds(folder: pathlib.Path, parameters) -> tuple[list[Round], str | None]:
+    """The rounds saved in the folder, and the status the loop saved with them (``running`` while a round was
+    interrupted; None without a state file)."""
     path = folder / STATE
     if not path.exists():
-        return [], False
+        return [], None
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as error:
@@ -558,7 +562,7 @@ def _load_rounds(folder: pathlib.Path, parameters) -> tuple[list[Round], bool]:
     if not isinstance(saved, list):
         raise InputError("cannot resume: \"rounds\" must be a list", path)
     rounds = [_loaded_round(r, number, parameters, path) for number, r in enumerate(saved, 1)]
-    return rounds, document.get("status") in ("running", "failed")
+    return rounds, document.get("status")
 
 
 def _loaded_round(saved, number: int, parameters, path: pathlib.Path) -> Round:

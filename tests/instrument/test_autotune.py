@@ -618,6 +618,13 @@ def test_a_round_whose_runs_the_folder_does_not_show_ends_the_loop_with_the_reas
                              "none of them")  # the base design's first run, alone
     assert len(records(folder / "jacobi.extrap.jsonl")) == 1  # measured once, not again and again
     assert json.loads((folder / "autotune.json").read_text())["status"] == "unmeasured"
+    # started again in the same folder, it stops at once: it planned the same runs once more, which the sweep
+    # skipped as launched
+    assert cli.main(args) == cli.ExitStatus.RUNS_FAILED
+    captured = capsys.readouterr()
+    assert captured.out.splitlines()[2].startswith("round 1's runs at (p=1, n=16) ended well, yet the measurements")
+    assert "extrap-plugins run:" not in captured.err and "round 2" not in captured.err
+    assert len(json.loads((folder / "autotune.json").read_text())["rounds"]) == 1
 
 
 def test_a_round_says_why_its_new_points_get_another_number_of_repetitions():
