@@ -8,14 +8,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .formatting import format_callpath, format_callpaths, format_count, format_point, format_share, format_value
-from .selector import COPY_OF, NOT_JUDGED
+from .formatting import (callpath_labels, format_callpath, format_callpaths, format_count, format_point, format_share,
+                         format_value)
+from .selector import COPY_OF, NARROWS, NOT_JUDGED, SERVES_SAID
 
 if TYPE_CHECKING:
     from .design import Suggestion
 
 NAMES_WIDTH = 160
 """Kernels judged through another are named up to three while their names fit this width, else the first alone."""
+
+WHY_WIDTH = 60
+"""The plan table's ``why`` names the kernels a run serves one a line, shortened to this width (a run's ``why`` in
+the exported plan keeps them on one line, its ``serves`` whole)."""
 
 
 def format_suggestion(result: Suggestion) -> str:
@@ -56,10 +61,12 @@ def format_suggestion(result: Suggestion) -> str:
     lines.extend(format_widths(result))
     if result.plan.runs:
         rows, spent = [], result.measured_cost
+        labels = callpath_labels([name for run in result.plan.runs for name, _, _ in run.serves[:SERVES_SAID]],
+                                 WHY_WIDTH)
         for k, run in enumerate(result.plan.runs, 1):
             spent += run.cost * run.repetitions
             rows.append([k, *(format_value(run.point[n]) for n in names), run.repetitions, f"{run.cost:g}",
-                         f"{spent / result.full_cost if result.full_cost else 0:.1%}", run.role])
+                         f"{spent / result.full_cost if result.full_cost else 0:.1%}", _why(run, labels)])
         table = tabulate(rows, headers=["#", *names, "repetitions", "cost of a run", "share so far", "why"],
                          tablefmt="simple", disable_numparse=True)
         lines.extend(["", table, ""])
@@ -70,6 +77,18 @@ def format_suggestion(result: Suggestion) -> str:
         lines.append(f"planned: {planned}; with the measured ones {result.share:.1%} of the full factorial's cost")
     lines.extend(f"note: {note}" for note in result.notes)
     return "\n".join(lines) + "\n"
+
+
+def _why(run, labels: dict[str, str]) -> str:
+    """A run's reason in the plan table: the kernels it serves one a line (``labels``: their names as shown)."""
+    if not run.serves or NARROWS not in run.role:
+        return run.role
+    head = run.role[: run.role.index(NARROWS) + len(NARROWS)]
+    lines = [f"{labels[name]} ±{format_share(before)}→±{format_share(after)}"
+             for name, before, after in run.serves[:SERVES_SAID]]
+    if len(run.serves) > SERVES_SAID:
+        lines.append(f"+{len(run.serves) - SERVES_SAID} more")
+    return head + ("\n" + " " * len(head)).join(lines)
 
 
 def format_widths(result: Suggestion) -> list[str]:

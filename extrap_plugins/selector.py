@@ -858,6 +858,13 @@ def _mark_judged(kernels: list[Kernel], min_share: float) -> None:
 
 
 # -------------------------------------------------------------------- plan
+NARROWS = "narrows "
+"""How a planned run's reason begins when it names the kernels it serves (:meth:`PlannedRun.reason`)."""
+
+SERVES_SAID = 3
+"""A run's reason names this many of the kernels it serves, then counts the rest."""
+
+
 @dataclass
 class PlannedRun:
     """One run of a plan: the candidate, its cost, and whom it serves."""
@@ -873,9 +880,9 @@ class PlannedRun:
         if not self.serves:
             return "cheapest remaining point (no kernel expects a gain)"
         parts = [f"{format_callpath(name)} ±{format_share(before)}→±{format_share(after)}"
-                 for name, before, after in self.serves[:3]]
-        more = f" +{len(self.serves) - 3} more" if len(self.serves) > 3 else ""
-        return "narrows " + ", ".join(parts) + more
+                 for name, before, after in self.serves[:SERVES_SAID]]
+        more = f" +{len(self.serves) - SERVES_SAID} more" if len(self.serves) > SERVES_SAID else ""
+        return NARROWS + ", ".join(parts) + more
 
 
 def plan_runs(

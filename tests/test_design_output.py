@@ -71,3 +71,21 @@ def test_points_are_printed_as_given_and_repetitions_only_for_runs_planned(host,
     assert main(["suggest", str(path), "--budget", "40%"]) == ExitStatus.OK
     printed = capsys.readouterr().out
     assert "no further runs" in printed and "repetitions per run" not in printed, printed
+
+
+def test_the_plan_table_names_the_kernels_a_run_serves_one_a_line(host, shared_data, capsys):
+    # five LULESH call paths of 60-90 characters with their metrics made one "why" cell of 350 characters
+    path = shared_data / "caliper" / "thicket" / "mpi_scaling_cali"
+    assert main(["suggest", str(path)]) == ExitStatus.OK
+    lines = capsys.readouterr().out.splitlines()
+    first = lines.index(next(line for line in lines if line.startswith("1    27 ")))
+    indent = " " * lines[first].index("repetition 2: narrows ") + " " * len("repetition 2: narrows ")
+    assert [line.rstrip() for line in lines[first:first + 5]] == [
+        "1    27         1              27               51.7%           repetition 2: narrows "
+        "main->…->LagrangeNodal->MPI_Waitall [Max time/rank] ±764.8%→±741.9%",
+        f"{indent}main->…->CalcQForElems->MPI_Waitall [Max time/rank] ±417.3%→±405.5%",
+        f"{indent}main->…->CalcForceForNodes->MPI_Waitall [Total time] ±293.4%→±277.1%",
+        f"{indent}+2 more",
+        "2    64         1              64               55.9%           repetition 2: narrows "
+        "main->…->LagrangeNodal->MPI_Waitall [Max time/rank] ±741.9%→±723.5%"]
+    assert max(len(line.rstrip()) for line in lines[first:lines.index("", first)]) <= 160
