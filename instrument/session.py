@@ -148,16 +148,27 @@ class Session:
         self.attach_mpi()
 
     def _watch_exit_calls(self) -> None:
-        """``sys.exit(status)`` with a failing status is recorded as this rank's failure (the run is not ok)."""
+        """``sys.exit(status)``, ``exit(status)`` and ``quit(status)`` with a failing status are recorded as this
+        rank's failure (the run is not ok).  (``raise SystemExit(status)`` cannot be seen: the sweep runner's
+        launch status catches it.)"""
         original = sys.exit
 
-        def exit_recorded(status=None):
+        def record(call: str, status) -> None:
             if status not in (None, 0) and self.failure is None:
-                self.failure = f"the program called sys.exit({status!r})"
+                self.failure = f"the program called {call}({status!r})"
+
+        def exit_recorded(status=None):
+            record("sys.exit", status)
             original(status)
 
         exit_recorded.__wrapped__ = original  # type: ignore[attr-defined]
         sys.exit = exit_recorded
+        import builtins
+
+        for name in ("exit", "quit"):  # the site module's, for scripts
+            quitter = getattr(builtins, name, None)
+            if quitter is not None and not isinstance(quitter, _WatchedQuitter):
+                setattr(builtins, name, _WatchedQuitter(name, quitter, record))
 
     def _watch_signals(self) -> None:
         """On SIGTERM (how batch schedulers and ``extrap-plugins run --timeout`` end a job), and on SIGHUP,
@@ -378,11 +389,13 @@ class Session:
                 except OSError as error:
                     return False, run, f"rank 0 could not write {self.output}: {error}"
             if failed:
-                note = "; ".join(f"rank {t.rank} failed: {t.error}" for t in failed)
+                by_error: dict[str, list[int]] = {}
+                for t in failed:
+                    by_error.setdefault(t.error, []).append(t.rank)
+                note = "; ".join(f"{_ranks(ranks)} failed: {error}" for error, ranks in by_error.items())
             else:
                 missing = sorted(set(range(size)) - {t.rank for t in received})
-                note = (f"rank{'s' if len(missing) > 1 else ''} {', '.join(map(str, missing))} did not reach the "
-                        f"end within {self.timeout:g} s (EXTRAP_EXIT_TIMEOUT)")
+                note = f"{_ranks(missing)} did not reach the end within {self.timeout:g} s (EXTRAP_EXIT_TIMEOUT)"
             return False, run, note
 
         try:
@@ -542,3 +555,27 @@ def _iso(moment: datetime.datetime) -> str:
 
 
 session = Session()
+
+
+def _ranks(ranks: list[int], shown: int = 10) -> str:
+    """``rank 3``, ``ranks 0, 1, 2`` or, for many, ``512 ranks (0, 1, …, 511)``."""
+    if len(ranks) == 1:
+        return f"rank {ranks[0]}"
+    if len(ranks) <= shown:
+        return f"ranks {', '.join(map(str, ranks))}"
+    return f"{len(ranks)} ranks ({', '.join(map(str, ranks[:shown - 1]))}, …, {ranks[-1]})"
+
+
+class _WatchedQuitter:
+    """The builtin ``exit`` or ``quit``, which records a failing status before it ends the program (and reads as
+    the original in an interactive session)."""
+
+    def __init__(self, name: str, quitter, record) -> None:
+        self.name, self.quitter, self.record = name, quitter, record
+
+    def __repr__(self) -> str:
+        return repr(self.quitter)
+
+    def __call__(self, code=None):
+        self.record(self.name, code)
+        return self.quitter(code)

@@ -107,7 +107,7 @@ def read(path: pathlib.Path, options: dict[str, str]) -> Experiment:
     for file in files:
         runs.extend(_read_file(file))
     runs = _drop_failed_launches(runs)
-    complete = _join(runs)
+    complete = _measured(_join(runs))
     if not complete:
         raise InputError("no complete run to read (see the warnings)", path)
     return _experiment(complete, aggregation, str(path))
@@ -220,6 +220,23 @@ def _drop_failed_launches(runs: list[_Run]) -> list[_Run]:
             warnings.warn(ExtrapWarning(f"run {r.record['run']} ({r.where}) skipped: {reason}"), stacklevel=4)
     return kept
 
+
+
+def _measured(runs: list[_Run]) -> list[_Run]:
+    """The runs that measured something: a program that ended before any region or wrapped MPI call ran (an
+    early ``exit``, which the shim cannot tell from a normal end) writes a run without call paths."""
+    empty = [r for r in runs if not r.record["callpaths"]]
+    if not empty:
+        return runs
+    where = ", ".join(f"{name}={r.record['parameters'][name]:g}" for r in empty[:1] for name in r.record["parameters"])
+    why = "the program ended before any instrumented region or wrapped MPI call ran (did it exit early?)"
+    if len(empty) == len(runs):
+        said = "the run measured nothing" if len(runs) == 1 else \
+            f"none of the {len(runs)} runs measured anything (the first: {where})"
+        raise InputError(f"{said}: {why}", empty[0].path, empty[0].line)
+    warnings.warn(ExtrapWarning(f"{empty[0].where}: {len(empty)} of the {len(runs)} runs measured nothing (the first: "
+                                f"{where}): {why}; skipped"), stacklevel=3)
+    return [r for r in runs if r.record["callpaths"]]
 
 
 def _join(runs: list[_Run]) -> list[_Run]:

@@ -103,6 +103,22 @@ def test_a_rank_that_raises_leaves_per_rank_files_and_a_clear_message(mpiexec, t
             extrap_plugins.read(tmp_path)
 
 
+def test_a_program_that_ends_with_the_builtin_exit_and_a_message_is_a_failed_run(mpiexec, tmp_path):
+    # exit("...") ends with status 1 without passing through sys.exit: every rank wrote an "ok" run of nothing,
+    # and the reader failed on it with an internal error
+    result = mpi_program(mpiexec, "exits", 3, tmp_path, EXTRAP_RUN_ID="exiting")
+    assert result.returncode != 0
+    assert ("ranks 0, 1, 2 failed: the program called exit('n = 7 is not supported'); each rank wrote its own "
+            "measurements") in result.stderr
+    assert not (tmp_path / "out.extrap.jsonl").exists()
+    lines = [records(f)[0] for f in sorted(tmp_path.glob("out.exiting.rank*.extrap.jsonl"))]
+    assert [line["status"] for line in lines] == ["failed"] * 3
+    with pytest.warns(ExtrapWarning, match=r"run exiting skipped: ranks 0, 1, 2 failed: the program called "
+                                           r"exit\('n = 7 is not supported'\)"):
+        with pytest.raises(extrap_plugins.InputError, match="no complete run"):
+            extrap_plugins.read(tmp_path)
+
+
 def test_a_program_that_calls_mpi_finalize_itself_still_gets_its_data(mpiexec, tmp_path):
     result = mpi_program(mpiexec, "finalize", 2, tmp_path)
     assert result.returncode == 0, result.stderr

@@ -117,6 +117,27 @@ def test_failed_and_incomplete_runs_are_skipped_with_a_warning(host, tmp_path):
     assert experiment.points().tolist() == [[1.0]]
 
 
+def test_runs_that_measured_nothing_are_skipped_and_named_when_nothing_else_is_there(host, tmp_path):
+    # a program that ended before any region ran (raise SystemExit, which the shim cannot see) writes a run
+    # without call paths; a file of only such runs gave "internal error: ValueError: need at least one array"
+    empty = make_line({"p": 4, "n": 10}, [{}] * 4, run="e")
+    path = write(tmp_path / "alone" / "app.extrap.jsonl", empty)
+    with pytest.raises(InputError) as raised:
+        extrap_plugins.read(path)
+    assert str(raised.value) == (f"{path}:1: the run measured nothing: the program ended before any instrumented "
+                                 f"region or wrapped MPI call ran (did it exit early?)")
+    two = write(tmp_path / "two" / "app.extrap.jsonl", empty, empty)
+    with pytest.raises(InputError, match=r":1: none of the 2 runs measured anything \(the first: p=4, n=10\): "):
+        extrap_plugins.read(two)
+    mixed = write(tmp_path / "mixed" / "app.extrap.jsonl", empty,
+                  *(make_line({"p": p, "n": 10}, [{"main": {"time": 1.0}}] * p, run=str(p)) for p in (1, 2)))
+    with pytest.warns(ExtrapWarning) as caught:
+        experiment = extrap_plugins.read(mixed)
+    assert f"{mixed}:1: 1 of the 3 runs measured nothing (the first: p=4, n=10): the program ended before any " \
+           f"instrumented region or wrapped MPI call ran (did it exit early?); skipped" in [str(w.message) for w in caught]
+    assert sorted(experiment.points()[:, 0].tolist()) == [1.0, 2.0]
+
+
 def test_a_parameter_with_one_value_everywhere_is_not_modeled(host, tmp_path):
     lines = [make_line({"p": p, "rows": 32}, [{"main": {"time": p}}] * p, run=str(p)) for p in (1, 2, 4)]
     write(tmp_path / "a.extrap.jsonl", *lines)
