@@ -136,6 +136,12 @@ class Plan:
     runs: list[Run] = field(default_factory=list)
 
 
+def _single_valued(experiment: Experiment) -> set[str]:
+    """The parameters measured at one value in every run."""
+    return {name for j, name in enumerate(experiment.parameter_names)
+            if np.unique(experiment.coordinates[:, j]).size == 1}
+
+
 def parse_tolerance(value: float | str) -> float:
     """The stopping rule's tolerance, a share given as ``0.05`` or ``"5%"``
     (:func:`~extrap_plugins.options.parse_share`)."""
@@ -440,9 +446,13 @@ class Space:
     def from_experiment(cls, experiment: Experiment, extra: Mapping[str, Iterable[float]] | None = None) -> Space:
         """The measured values of each parameter, joined with ``extra`` candidates; a parameter the reader left
         out for having one value in every run (``experiment.constants``) is one of them when ``extra`` gives it
-        values (the design's experiment is then ``experiment.with_parameters(space.parameters)``)."""
+        values, and one measured at one value that ``extra`` does not name is not (the reader keeps every
+        parameter of runs at one point: p = 1 of a program run without process counts); the design's experiment
+        is then ``experiment.with_parameters(space.parameters)``."""
         extra = dict(extra or {})
         names = experiment.parameter_names + [n for n in experiment.constants if n in extra]
+        if extra:
+            names = [n for n in names if n in extra or n not in _single_valued(experiment)]
         if len(names) > len(experiment.parameter_names):  # one comes back: the order --param gives, as autotune's
             names = [n for n in extra if n in names] + [n for n in names if n not in extra]
         unknown = [name for name in extra if name not in names]
@@ -819,7 +829,8 @@ def suggest(
     parameters = space.parameters
     if experiment is not None and list(experiment.parameter_names) != list(parameters):
         # in the design's order; a parameter the reader left out for its one value comes back (Experiment.constants)
-        have = set(experiment.parameter_names)
+        # and one of one value the design does not vary is left out
+        have = set(experiment.parameter_names) - (_single_valued(experiment) - set(parameters))
         if not have <= set(parameters) or not set(parameters) <= have | set(experiment.constants):
             raise InputError(f"the parameters are {experiment.parameter_names}, the design's {list(parameters)}",
                              experiment.source or None)

@@ -688,3 +688,20 @@ def test_suggest_takes_candidate_values_or_the_measurements_alone(host, tmp_path
     assert fresh.status == "base" and fresh.full_points == 5
     with pytest.raises(extrap_plugins.InputError, match=r"^suggest: the candidates are a list; expected a Space, "):
         extrap_plugins.suggest([1, 2, 4])
+
+
+def test_a_parameter_measured_at_one_value_that_param_does_not_name_is_no_parameter_of_the_design():
+    # one run of a program launched without process counts records p = 1; `suggest run/ --param n=...` planned
+    # over p as well ("p has fewer than 5 candidate values"), and design.suggest refused the experiment
+    experiment = Experiment.from_columns(["p", "n"], callpath="main", metric="time", coordinates=[[1, 10], [1, 10]],
+                                         value=[1.0, 1.1], repetition=[0, 1])
+    space = Space.from_experiment(experiment, {"n": [20, 40, 80, 160]})
+    assert space.parameters == ("n",) and space.values[0].tolist() == [10, 20, 40, 80, 160]
+    suggestion = suggest(space, experiment, budget="60%")
+    assert suggestion.status == "base" and [run.point for run in suggestion.plan.runs] == [
+        {"n": 20.0}, {"n": 40.0}, {"n": 80.0}, {"n": 160.0}]
+    assert Space.from_experiment(experiment).parameters == ("p", "n")  # nothing named: every parameter stays
+    varying = Experiment.from_columns(["p", "n"], callpath="main", metric="time", coordinates=[[1, 10], [2, 10]],
+                                      value=[1.0, 1.1])
+    with pytest.raises(InputError, match=r"the parameters are \['p', 'n'\], the design's \['n'\]"):
+        suggest(Space.of({"n": [10, 20, 40]}), varying)
