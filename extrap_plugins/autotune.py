@@ -518,8 +518,8 @@ def _aligned(space: design.Space, experiment):
     without ``--param p``, which the reader keeps while every run is at one point)."""
     if experiment is None:
         return space, None
-    names = [n for j, n in enumerate(experiment.parameter_names)
-             if n in space.parameters or np.unique(experiment.coordinates[:, j]).size > 1]
+    single = experiment.single_valued()
+    names = [n for n in experiment.parameter_names if n in space.parameters or n not in single]
     restored = [n for n in space.parameters if n not in names and n in experiment.constants]
     if restored:  # the candidates' order, which the reader keeps once every parameter varies
         names = [n for n in space.parameters if n in names or n in restored]

@@ -136,12 +136,6 @@ class Plan:
     runs: list[Run] = field(default_factory=list)
 
 
-def _single_valued(experiment: Experiment) -> set[str]:
-    """The parameters measured at one value in every run."""
-    return {name for j, name in enumerate(experiment.parameter_names)
-            if np.unique(experiment.coordinates[:, j]).size == 1}
-
-
 def parse_tolerance(value: float | str) -> float:
     """The stopping rule's tolerance, a share given as ``0.05`` or ``"5%"``
     (:func:`~extrap_plugins.options.parse_share`)."""
@@ -452,7 +446,7 @@ class Space:
         extra = dict(extra or {})
         names = experiment.parameter_names + [n for n in experiment.constants if n in extra]
         if extra:
-            names = [n for n in names if n in extra or n not in _single_valued(experiment)]
+            names = [n for n in names if n in extra or n not in experiment.single_valued()]
         if len(names) > len(experiment.parameter_names):  # one comes back: the order --param gives, as autotune's
             names = [n for n in extra if n in names] + [n for n in names if n not in extra]
         unknown = [name for name in extra if name not in names]
@@ -830,7 +824,7 @@ def suggest(
     if experiment is not None and list(experiment.parameter_names) != list(parameters):
         # in the design's order; a parameter the reader left out for its one value comes back (Experiment.constants)
         # and one of one value the design does not vary is left out
-        have = set(experiment.parameter_names) - (_single_valued(experiment) - set(parameters))
+        have = set(experiment.parameter_names) - (set(experiment.single_valued()) - set(parameters))
         if not have <= set(parameters) or not set(parameters) <= have | set(experiment.constants):
             raise InputError(f"the parameters are {experiment.parameter_names}, the design's {list(parameters)}",
                              experiment.source or None)

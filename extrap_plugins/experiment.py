@@ -311,6 +311,14 @@ class Experiment:
         """All distinct runs, shape (n_runs, n_params + 1): a point's coordinates, then the repetition; sorted."""
         return row_codes(np.column_stack([self.coordinates, self.repetition]))[0]
 
+    def single_valued(self) -> dict[str, float]:
+        """The parameters with one value in every measurement, and that value (the reader keeps them while every
+        run is at one point; :meth:`with_parameters` leaves them out when not asked for)."""
+        if not len(self.value):
+            return {}
+        return {name: float(self.coordinates[0, j]) for j, name in enumerate(self.parameter_names)
+                if np.all(self.coordinates[:, j] == self.coordinates[0, j])}
+
     def children(self, callpath: Callpath) -> list[Callpath]:
         """The call paths directly below ``callpath`` in the call tree."""
         return [c for c in self.callpaths if c.parent == callpath]
@@ -449,8 +457,7 @@ class Experiment:
             return self
         unknown = [n for n in names if n not in have and n not in self.constants]
         dropped = [n for n in have if n not in names]
-        left_out = {n: self.coordinates[:, have.index(n)] for n in dropped}
-        single = {n: float(column[0]) for n, column in left_out.items() if column.size and np.all(column == column[0])}
+        single = {n: v for n, v in self.single_valued().items() if n in dropped}
         if unknown or len(single) < len(dropped):
             wanted = ", ".join(names)
             raise InputError(f"the parameters are {', '.join(have) or 'none'}, expected {wanted}", self.source or None)

@@ -554,9 +554,6 @@ def _iso(moment: datetime.datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-session = Session()
-
-
 def _ranks(ranks: list[int], shown: int = 10) -> str:
     """``rank 3``, ``ranks 0, 1, 2`` or, for many, ``512 ranks (0, 1, …, 511)``."""
     if len(ranks) == 1:
@@ -579,3 +576,6 @@ class _WatchedQuitter:
     def __call__(self, code=None):
         self.record(self.name, code)
         return self.quitter(code)
+
+
+session = Session()

@@ -223,12 +223,12 @@ def _drop_failed_launches(runs: list[_Run]) -> list[_Run]:
 
 
 def _measured(runs: list[_Run]) -> list[_Run]:
-    """The runs that measured something: a program that ended before any region or wrapped MPI call ran (an
-    early ``exit``, which the shim cannot tell from a normal end) writes a run without call paths."""
+    """The runs that measured something: a program that ended before any region or wrapped MPI call ran (by
+    ``raise SystemExit``, which the shim cannot tell from a normal end) writes a run without call paths."""
     empty = [r for r in runs if not r.record["callpaths"]]
     if not empty:
         return runs
-    where = ", ".join(f"{name}={r.record['parameters'][name]:g}" for r in empty[:1] for name in r.record["parameters"])
+    where = ", ".join(f"{name}={value:g}" for name, value in empty[0].parameters.items())
     why = "the program ended before any instrumented region or wrapped MPI call ran (did it exit early?)"
     if len(empty) == len(runs):
         said = "the run measured nothing" if len(runs) == 1 else \

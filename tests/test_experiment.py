@@ -157,6 +157,7 @@ def test_a_parameter_with_one_value_that_is_not_asked_for_becomes_a_constant():
     # without process counts is then no parameter of the design
     e = Experiment.from_columns(["p", "n"], callpath="main", metric="time", coordinates=[[1, 10], [1, 10]],
                                 value=[1.0, 1.5])
+    assert e.single_valued() == {"p": 1.0, "n": 10.0}
     n = e.with_parameters(["n"])
     assert n.parameter_names == ["n"] and n.constants == {"p": 1.0} and n.coordinates.tolist() == [[10], [10]]
     varying = Experiment.from_columns(["p", "n"], callpath="main", metric="time", coordinates=[[1, 10], [2, 10]],
