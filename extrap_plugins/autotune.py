@@ -52,6 +52,9 @@ from .files import atomic_writer
 from .formatting import (callpath_labels, format_callpath, format_count, format_percent, format_point, format_share,
                          json_number, json_plain)
 
+LOCK = ".autotune.lock"
+"""Held while a loop runs on the folder (:func:`_tuning`)."""
+
 STATE = "autotune.json"
 REPORT = "autotune.html"
 MODELS = "models.html"
@@ -180,88 +183,123 @@ def autotune(
     if folder.exists() and not folder.is_dir():
         raise InputError("is not a folder", folder)
     folder.mkdir(parents=True, exist_ok=True)
-    say = _say if progress else (lambda message: None)
-    rounds, saved_status = _load_rounds(folder, space.parameters)
-    interrupted = saved_status in ("running", "failed")
-    if launching:
-        say(launching)
-    runner = measure_runs or _sweep_runner(command, mpiexec, mpiexec_args, timeout)
-    status, message, last = "steps", "", None
-    if rounds:
-        say(f"resuming after {format_count(len(rounds), 'round')}: measured runs are reused")
-    if interrupted and rounds:
-        failed = _finish_round(rounds[-1], space, folder, host, runner, say)
-        if failed:
-            status, message = "failed", _failed(failed, folder)
-    # the last round's runs, once the runner said they went well (a loop that stopped for not finding them in the
-    # folder looks for them again before it plans: the sweep would skip them as launched)
-    launched = [_as_run(r) for r in rounds[-1].runs] if saved_status == "unmeasured" and rounds else []
-    timed = False  # whether TIMED_COST was said
-    for _ in range(steps):
-        if status == "failed":  # the unfinished round could not be finished
-            break
-        space, experiment = _aligned(space, _read(folder, host))
-        number = len(rounds) + 1
-        if launched and _none_measured(launched, space, experiment):  # planned again, it would never end
-            status, message = "unmeasured", _unseen(launched, number - 1, folder)
-            break
-        with (assessing or _quietly)(f"round {number}: assessing the models") as told:
-            last = _suggest(space, experiment, rounds, told, settings)
-        if not last.plan.runs:
-            status = last.status
-            rounds.append(Round(number, last.status, last.share, [], dict(last.widths or {}), list(last.notes)))
+    with _tuning(folder):  # this loop's alone until it ends
+        say = _say if progress else (lambda message: None)
+        rounds, saved_status = _load_rounds(folder, space.parameters)
+        interrupted = saved_status in ("running", "failed")
+        if launching:
+            say(launching)
+        runner = measure_runs or _sweep_runner(command, mpiexec, mpiexec_args, timeout)
+        status, message, last = "steps", "", None
+        if rounds:
+            say(f"resuming after {format_count(len(rounds), 'round')}: measured runs are reused")
+        if interrupted and rounds:
+            failed = _finish_round(rounds[-1], space, folder, host, runner, say)
+            if failed:
+                status, message = "failed", _failed(failed, folder)
+        # the last round's runs, once the runner said they went well (a loop that stopped for not finding them in the
+        # folder looks for them again before it plans: the sweep would skip them as launched)
+        launched = [_as_run(r) for r in rounds[-1].runs] if saved_status == "unmeasured" and rounds else []
+        timed = False  # whether TIMED_COST was said
+        for _ in range(steps):
+            if status == "failed":  # the unfinished round could not be finished
+                break
+            space, experiment = _aligned(space, _read(folder, host))
+            number = len(rounds) + 1
+            if launched and _none_measured(launched, space, experiment):  # planned again, it would never end
+                status, message = "unmeasured", _unseen(launched, number - 1, folder)
+                break
+            with (assessing or _quietly)(f"round {number}: assessing the models") as told:
+                last = _suggest(space, experiment, rounds, told, settings)
+            if not last.plan.runs:
+                status = last.status
+                rounds.append(Round(number, last.status, last.share, [], dict(last.widths or {}), list(last.notes)))
+                _save(folder, space, rounds, status)
+                say(f"round {number}: {_describe_end(last, tolerance)}")
+                break
+            runs, alone = _this_round(last, experiment, metrics, callpaths)
+            spent = last.measured_cost + sum(r.cost * r.repetitions for r in runs)
+            share = spent / last.full_cost if last.full_cost else 0.0
+            say(f"round {number}: {_describe_round(last, runs, share, alone)}")
+            _say_notes(last, rounds, number, say)
+            _say_repetitions(last, runs, rounds, number, say)
+            timed = _say_timed_cost(last, timed, number, say)
+            record = Round(number, last.status, share, [_saved(r, space.parameters) for r in runs],
+                           dict(last.widths or {}), list(last.notes))
+            rounds.append(record)
+            _save(folder, space, rounds, "running")  # before running: an interrupted round keeps its reasons
+            if not runner(runs, folder):
+                status, message = "failed", _failed(_left_out(runs, space, _read(folder, host)) or runs, folder)
+                break
+            launched = runs
+            if alone:
+                _note_unmatched(folder, host, runs[0], metrics, callpaths, say)
+        else:
+            message = (f"stopped after --max-steps {max_steps} rounds; start again to go on"
+                       if max_steps is not None else
+                       f"stopped after {steps} rounds, as many as the full factorial has runs, before the rule held or "
+                       f"the budget was spent: the runs may not measure the points planned (see {folder / 'logs'})")
+        experiment = _read(folder, host)
+        if experiment is None and status in ("failed", "unmeasured"):
             _save(folder, space, rounds, status)
-            say(f"round {number}: {_describe_end(last, tolerance)}")
-            break
-        runs, alone = _this_round(last, experiment, metrics, callpaths)
-        spent = last.measured_cost + sum(r.cost * r.repetitions for r in runs)
-        share = spent / last.full_cost if last.full_cost else 0.0
-        say(f"round {number}: {_describe_round(last, runs, share, alone)}")
-        _say_notes(last, rounds, number, say)
-        _say_repetitions(last, runs, rounds, number, say)
-        timed = _say_timed_cost(last, timed, number, say)
-        record = Round(number, last.status, share, [_saved(r, space.parameters) for r in runs],
-                       dict(last.widths or {}), list(last.notes))
-        rounds.append(record)
-        _save(folder, space, rounds, "running")  # before running: an interrupted round keeps its reasons
-        if not runner(runs, folder):
-            status, message = "failed", _failed(_left_out(runs, space, _read(folder, host)) or runs, folder)
-            break
-        launched = runs
-        if alone:
-            _note_unmatched(folder, host, runs[0], metrics, callpaths, say)
-    else:
-        message = (f"stopped after --max-steps {max_steps} rounds; start again to go on" if max_steps is not None else
-                   f"stopped after {steps} rounds, as many as the full factorial has runs, before the rule held or "
-                   f"the budget was spent: the runs may not measure the points planned (see {folder / 'logs'})")
-    experiment = _read(folder, host)
-    if experiment is None and status in ("failed", "unmeasured"):
-        _save(folder, space, rounds, status)
-        raise RunsFailed(f"{folder}: " + (message if status == "unmeasured" else
-                                          f"every launch failed, nothing was measured (see {folder / 'logs'}); fix it "
-                                          f"and start again"))
-    if experiment is None:
-        raise InputError("no measurements were made", folder)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        model_set = api.model(experiment, modeler, measure=measure, host=host, **dict(options or {}))
-    space, designed = _aligned(space, experiment)  # ``experiment`` as read: the final models are ``model``'s
-    final = design.suggest(space, designed, **settings) if status in ("steps", "failed", "unmeasured") else last
-    launches = designed.runs()
-    before = _measured_before(launches, space.parameters, rounds, final.cost_model)
-    _save(folder, space, rounds, status, before)
-    # The share spent: after a failed launch or --max-steps, ``final`` is a fresh plan whose share counts its runs.
-    result = AutotuneResult(folder, status, rounds, model_set, final.target, tolerance, final.measured_share,
-                            final.measured_cost, final.full_cost, final.budget_limit, message,
-                            len(designed.points()), len(launches), before, _unmeasured(rounds, space, launches))
-    _write_reports(result, final, host)
-    say(f"{_verdict(result)}; report: {folder / REPORT}")
-    return result
+            raise RunsFailed(f"{folder}: " + (message if status == "unmeasured" else
+                                              f"every launch failed, nothing was measured (see {folder / 'logs'}); "
+                                              f"fix it and start again"))
+        if experiment is None:
+            raise InputError("no measurements were made", folder)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model_set = api.model(experiment, modeler, measure=measure, host=host, **dict(options or {}))
+        space, designed = _aligned(space, experiment)  # ``experiment`` as read: the final models are ``model``'s
+        final = design.suggest(space, designed, **settings) if status in ("steps", "failed", "unmeasured") else last
+        launches = designed.runs()
+        before = _measured_before(launches, space.parameters, rounds, final.cost_model)
+        _save(folder, space, rounds, status, before)
+        # The share spent: after a failed launch or --max-steps, ``final`` is a fresh plan whose share counts its runs.
+        result = AutotuneResult(folder, status, rounds, model_set, final.target, tolerance, final.measured_share,
+                                final.measured_cost, final.full_cost, final.budget_limit, message,
+                                len(designed.points()), len(launches), before, _unmeasured(rounds, space, launches))
+        _write_reports(result, final, host)
+        say(f"{_verdict(result)}; report: {folder / REPORT}")
+        return result
 
 
 @contextlib.contextmanager
 def _quietly(description: str) -> Iterator[None]:
     yield None
+
+
+@contextlib.contextmanager
+def _tuning(folder: pathlib.Path) -> Iterator[None]:
+    """The folder for one loop at a time: a second loop started on it while this one runs ends with one line
+    (both would plan and launch the same runs and write the same ``autotune.json``).  An advisory lock on
+    ``OUTPUT/.autotune.lock``, which the system releases when the process ends, however it ends; where there is
+    no ``fcntl`` (Windows), no lock."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    import os
+    import socket
+
+    path = folder / LOCK
+    with open(path, "a+", encoding="utf-8") as stream:
+        try:
+            fcntl.flock(stream, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            stream.seek(0)
+            holder = stream.read().strip()
+            raise InputError(f"another autotune is tuning this folder{f' ({holder})' if holder else ''}; wait for "
+                             f"it to end, or give another -o folder", folder) from None
+        stream.seek(0)
+        stream.truncate()
+        stream.write(f"process {os.getpid()} on {socket.gethostname()}\n")
+        stream.flush()
+        try:
+            yield
+        finally:
+            path.unlink(missing_ok=True)  # before the lock goes: a loop that starts now makes a file of its own
 
 
 # ------------------------------------------------------------------ running

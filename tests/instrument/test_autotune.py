@@ -8,6 +8,7 @@ import html
 import json
 import os
 import pathlib
+import socket
 import sys
 import types
 import warnings
@@ -343,6 +344,23 @@ def test_max_steps_ends_the_loop_as_asked(mpiexec, tmp_path, no_extrap_environme
     assert cli.main(args) == cli.ExitStatus.OK
     assert capsys.readouterr().out.startswith("stopped: --max-steps reached (")
     assert len(records(runs / "jacobi.extrap.jsonl")) == 1  # the base design's first run, alone
+    assert not (runs / autotune.LOCK).exists()  # held while the loop ran, gone with it
+
+
+def test_a_second_loop_on_a_folder_that_a_loop_is_tuning_ends_with_one_line(tmp_path, capsys):
+    # two loops on one folder planned and launched the same runs and overwrote each other's autotune.json
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    args = ["autotune", "--param", "p=1,2", "--param", "n=1,2", "-o", str(folder), "--", sys.executable,
+            str(PROGRAMS / "plain.py")]
+    with autotune._tuning(folder):  # the first loop, in this process: an advisory lock of the system
+        assert (folder / autotune.LOCK).read_text().startswith(f"process {os.getpid()} on ")
+        assert cli.main(args) == cli.ExitStatus.BAD_INPUT
+        err = capsys.readouterr().err
+        assert err == (f"extrap-plugins: error: {folder}: another autotune is tuning this folder (process "
+                       f"{os.getpid()} on {socket.gethostname()}); wait for it to end, or give another -o folder\n")
+        assert sorted(p.name for p in folder.iterdir()) == [autotune.LOCK]  # nothing ran, nothing written
+    assert not (folder / autotune.LOCK).exists()
 
 
 def test_the_progress_counts_points_and_their_repetitions():
