@@ -273,8 +273,9 @@ def _quietly(description: str) -> Iterator[None]:
 def _tuning(folder: pathlib.Path) -> Iterator[None]:
     """The folder for one loop at a time: a second loop started on it while this one runs ends with one line
     (both would plan and launch the same runs and write the same ``autotune.json``).  An advisory lock on
-    ``OUTPUT/.autotune.lock``, which the system releases when the process ends, however it ends; where there is
-    no ``fcntl`` (Windows), no lock."""
+    ``OUTPUT/.autotune.lock``, which the system releases when the process ends, however it ends.  No lock where
+    there is no ``fcntl`` (Windows), where the folder cannot be written (what writes next says so) or where the
+    file system has no locks (some NFS mounts): the loop runs as before."""
     try:
         import fcntl
     except ImportError:
@@ -284,14 +285,24 @@ def _tuning(folder: pathlib.Path) -> Iterator[None]:
     import socket
 
     path = folder / LOCK
-    with open(path, "a+", encoding="utf-8") as stream:
+    try:
+        stream = open(path, "a+", encoding="utf-8")
+    except OSError:
+        yield
+        return
+    with stream:
         try:
             fcntl.flock(stream, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
+        except BlockingIOError:
             stream.seek(0)
             holder = stream.read().strip()
             raise InputError(f"another autotune is tuning this folder{f' ({holder})' if holder else ''}; wait for "
                              f"it to end, or give another -o folder", folder) from None
+        except OSError:  # no locks here
+            stream.close()
+            path.unlink(missing_ok=True)
+            yield
+            return
         stream.seek(0)
         stream.truncate()
         stream.write(f"process {os.getpid()} on {socket.gethostname()}\n")

@@ -349,6 +349,7 @@ def test_max_steps_ends_the_loop_as_asked(mpiexec, tmp_path, no_extrap_environme
 
 def test_a_second_loop_on_a_folder_that_a_loop_is_tuning_ends_with_one_line(tmp_path, capsys):
     # two loops on one folder planned and launched the same runs and overwrote each other's autotune.json
+    pytest.importorskip("fcntl", reason="no fcntl here: autotune runs without the lock")
     folder = tmp_path / "runs"
     folder.mkdir()
     args = ["autotune", "--param", "p=1,2", "--param", "n=1,2", "-o", str(folder), "--", sys.executable,
@@ -361,6 +362,21 @@ def test_a_second_loop_on_a_folder_that_a_loop_is_tuning_ends_with_one_line(tmp_
                        f"{os.getpid()} on {socket.gethostname()}); wait for it to end, or give another -o folder\n")
         assert sorted(p.name for p in folder.iterdir()) == [autotune.LOCK]  # nothing ran, nothing written
     assert not (folder / autotune.LOCK).exists()
+
+
+
+def test_a_file_system_without_locks_leaves_the_loop_as_it_was(tmp_path, monkeypatch):
+    # flock on some NFS mounts fails with ENOLCK: that is no other loop, and the loop runs without the lock
+    import errno
+
+    fcntl = pytest.importorskip("fcntl", reason="no fcntl here: autotune runs without the lock")
+
+    def no_locks(stream, operation):
+        raise OSError(errno.ENOLCK, "No locks available")
+
+    monkeypatch.setattr(fcntl, "flock", no_locks)
+    with autotune._tuning(tmp_path):
+        assert not (tmp_path / autotune.LOCK).exists()
 
 
 def test_the_progress_counts_points_and_their_repetitions():
