@@ -38,7 +38,9 @@ import contextlib
 import html
 import json
 import math
+import os
 import pathlib
+import socket
 import sys
 import warnings
 from dataclasses import dataclass, field
@@ -281,9 +283,6 @@ def _tuning(folder: pathlib.Path) -> Iterator[None]:
     except ImportError:
         yield
         return
-    import os
-    import socket
-
     path = folder / LOCK
     try:
         stream = open(path, "a+", encoding="utf-8")
@@ -392,7 +391,7 @@ def _measured_before(launches: np.ndarray, names, rounds: list[Round], cost_mode
 
 def _unmeasured(rounds: list[Round], space: design.Space, launches: np.ndarray) -> dict[tuple[int, int], int]:
     """The repetitions each round's runs lack in the folder (``launches``: its runs, in the space's order)."""
-    done = {tuple(row) for row in launches.tolist()}
+    done = _done(launches)
     lacking = {(r.number, place): _missing(run, space.parameters, done)
                for r in rounds for place, run in enumerate(map(_as_run, r.runs))}
     return {key: missing for key, missing in lacking.items() if missing}
@@ -430,7 +429,7 @@ def _none_measured(runs: list[design.Run], space: design.Space, experiment) -> b
     """Whether the folder lacks every repetition of every one of ``runs``."""
     if experiment is None:
         return True
-    done = {tuple(row) for row in experiment.runs().tolist()}
+    done = _done(experiment.runs())
     return all(_missing(run, space.parameters, done) == run.repetitions for run in runs)
 
 
@@ -450,8 +449,13 @@ def _left_out(runs: list[design.Run], space: design.Space, experiment) -> list[d
         return runs
     space, experiment = _aligned(space, experiment)
     names = list(space.parameters)
-    done = {tuple(row) for row in experiment.runs().tolist()}
+    done = _done(experiment.runs())
     return [run for run in runs if _missing(run, names, done)]
+
+
+def _done(launches: np.ndarray) -> set[tuple]:
+    """The runs measured (``Experiment.runs()``: point and repetition per row) as a set to look runs up in."""
+    return {tuple(row) for row in launches.tolist()}
 
 
 def _missing(run: design.Run, names: Sequence[str], done: set[tuple]) -> int:

@@ -446,7 +446,8 @@ class Space:
         extra = dict(extra or {})
         names = experiment.parameter_names + [n for n in experiment.constants if n in extra]
         if extra:
-            names = [n for n in names if n in extra or n not in experiment.single_valued()]
+            single = experiment.single_valued()
+            names = [n for n in names if n in extra or n not in single]
         if len(names) > len(experiment.parameter_names):  # one comes back: the order --param gives, as autotune's
             names = [n for n in extra if n in names] + [n for n in names if n not in extra]
         unknown = [name for name in extra if name not in names]
