@@ -1008,6 +1008,8 @@ def gpr_protocol(args) -> None:
         for label, figure in PUBLISHED if args.case != "data" else ():
             print(f"{label}: {figure}")
         print_draws(errors)
+        if args.judged:
+            print_judged(case, errors)
         print_per_kernel(case, errors, budgets, args.per_kernel)
         print_promises(promises)
     generated = []  # (case, what its functions are)
@@ -1031,6 +1033,8 @@ def gpr_protocol(args) -> None:
         print(f"\n{case.label}: {what}, {REPETITIONS} repetitions available, evaluation at {where}")
         print(tabulate(rows, headers=headers, tablefmt="github"))
         print_draws(errors)
+        if args.judged:
+            print_judged(case, errors)
         print_per_kernel(case, errors, budgets, args.per_kernel)
         print_promises(promises)
 
@@ -1073,6 +1077,30 @@ def print_draws(errors: dict) -> None:
         spread = ", ".join(f"{share:.1%} in {n}" for share, n in zip(shares, times))
         print(f"{label.replace('design', 'designs')} at {budget:.0%}, within ±10 % per draw: {spread} "
               f"(of {len(runs)} draws)")
+
+
+def print_judged(case: Case, errors: dict) -> None:
+    """``--judged``: the table's ±10 % column counted over the kernels an application cares about only, those at
+    least ``selector.MIN_SHARE`` (1 %) of the largest true value at the evaluation point (GPR's filter, which
+    ``suggest`` applies to the models), beside the count over every kernel.  A plan shared by all kernels serves
+    these (``suggest`` judges no other); the protocol's tables count every kernel alike."""
+    from tabulate import tabulate
+
+    from extrap_plugins import selector
+
+    judged = np.abs(case.truth) >= selector.MIN_SHARE * np.max(np.abs(case.truth))
+    rows = []
+    for (label, budget), runs in errors.items():
+        within = np.array([e <= 0.10 for e in runs])  # (draws, kernels)
+        shares = within[:, judged].mean(axis=1)
+        spread = f" ({shares.min():.1%}–{shares.max():.1%})" if len(runs) > 1 else ""
+        rows.append([label, "100%" if budget is None else f"{budget:.0%}", f"{shares.mean():.1%}{spread}",
+                     f"{within.mean():.1%}"])
+    print(f"\nWithin ±10 % over the {judged.sum()} of {len(case.kernels)} kernels at least "
+          f"{selector.MIN_SHARE:.0%} of the largest true value at the evaluation point (mean over draws or seeds, "
+          f"range in brackets)")
+    print(tabulate(rows, headers=["strategy", "budget", "judged kernels", "all kernels"], tablefmt="github",
+                   disable_numparse=True))
 
 
 def print_per_kernel(case: Case, errors: dict, budgets, wanted: str | None) -> None:
@@ -1202,6 +1230,10 @@ def main() -> None:
     parser.add_argument("--per-kernel", choices=["all", "misses"], default=None,
                         help="relearn/data/synthetic: after each table, every kernel's error per strategy and "
                              "budget (all), or only the kernels some strategy missed at ±10 %% (misses)")
+    parser.add_argument("--judged", action="store_true",
+                        help="relearn/data/synthetic/realistic: also the ±10 %% share over the kernels at least 1 %% "
+                             "of the largest true value at the evaluation point (those suggest judges), per "
+                             "strategy and budget")
     parser.add_argument("--seed002-strategy", default="cheapest", choices=["cheapest", "uncertainty"],
                         help="seed002: the strategy of design.suggest (default: cheapest, issue 6's table)")
     args = parser.parse_args()

@@ -366,6 +366,25 @@ def test_random_designs_are_a_strategy_with_their_draws_counted(bench, tmp_path,
     assert f"{max(shares):.1%} in" in out
 
 
+def test_the_judged_table_counts_the_kernels_of_at_least_one_percent_beside_all(bench, capsys):
+    """``--judged``: the ±10 % share over the kernels at least 1 % of the largest true value at the evaluation
+    point (what suggest judges), per strategy and budget, with the draws' range; and over every kernel."""
+    values = np.ones((3, 2, 1))
+    case = bench.Case(["p"], [[2], [4]], ["main", "solve", "tiny"], values, [100.0, 50.0, 0.5], [8], "test")
+    errors = {("full factorial", None): [np.array([0.01, 0.2, 0.0])],
+              ("product: one plan, default cost", 0.2): [np.array([0.05, 0.3, 0.5])],
+              ("random design shared by all kernels", 0.2): [np.array([0.05, 0.05, 0.05]),
+                                                             np.array([0.2, 0.05, 0.0])]}
+    bench.print_judged(case, errors)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1] == ("Within ±10 % over the 2 of 3 kernels at least 1% of the largest true value at the "
+                        "evaluation point (mean over draws or seeds, range in brackets)")
+    rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in lines[4:]]
+    assert rows == [["full factorial", "100%", "50.0%", "66.7%"],
+                    ["product: one plan, default cost", "20%", "50.0%", "33.3%"],
+                    ["random design shared by all kernels", "20%", "75.0% (50.0%–100.0%)", "83.3%"]]
+
+
 def test_the_promised_widths_are_recorded_beside_the_measured_ones(bench, tmp_path, capsys):
     """``--plan-widths``: per run beyond the base, the half-width before, the promised one and the measured one."""
     case = bench.case_study(str(_incomplete_csv(tmp_path / "app.csv")))
