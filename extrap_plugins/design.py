@@ -1511,7 +1511,9 @@ def _repetitions(space, costs, given, noise, counters, strategy, budget, line, i
                 return fewer, (f"{fewer}: {too_dear}; with {fewer} it fits, and the repetitions still tell the "
                                f"noise of a run"), reference
             return 1, (f"1: {too_dear}; single runs keep its lines whole and leave the selector room to buy each "
-                       f"further run where it narrows the intervals most per unit of cost"), reference
+                       f"further run where it narrows the intervals most per unit of cost (until a point is measured "
+                       f"twice the noise is judged from the models' residuals, and on noisy data a model can take a "
+                       f"term from the noise)"), reference
     return repetitions, reason, reference
 
 

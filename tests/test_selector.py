@@ -422,7 +422,8 @@ def test_the_base_keeps_the_advised_repetitions_only_when_they_fit_the_budget():
     assert tight.repetitions_reason == (
         "1: the base design with the advised 4 would cost 23.9% of the full factorial, more than half the budget; "
         "single runs keep its lines whole and leave the selector room to buy each further run where it narrows the "
-        "intervals most per unit of cost")
+        "intervals most per unit of cost (until a point is measured twice the noise is judged from the models' "
+        "residuals, and on noisy data a model can take a term from the noise)")
     assert suggest(space, budget="15%", strategy="cheapest").repetitions == 4  # seed 002's heuristic as it was
     assert suggest(space, budget="15%", repetitions=2).repetitions == 2  # given: kept
 
