@@ -493,12 +493,17 @@ def _say_notes(last: design.Suggestion, rounds: list[Round], number: int, say) -
 def _say_repetitions(last: design.Suggestion, runs: list[design.Run], rounds: list[Round], number: int,
                      say) -> None:
     """Why a round's new points get another number of repetitions than the last round's new points (the noise
-    measured so far, or what the budget leaves), when it changes."""
-    if last.status == "base" or not runs or runs[0].first:
+    measured so far, or what the budget leaves), when it changes; and why the first new points get fewer than the
+    full factorial's (the budget, or exact counts), with what that means."""
+    if not runs or runs[0].first:
         return
     before = next((r.runs[0]["repetitions"] for r in reversed(rounds)
                    if r.runs and not r.runs[0].get("first_repetition")), None)
-    if before is not None and before != runs[0].repetitions:
+    if before is None:
+        before = last.reference_repetitions
+        if runs[0].repetitions >= before:  # as many as advised: nothing to explain
+            return
+    if before != runs[0].repetitions:
         say(f"round {number}: repetitions per run: {last.repetitions_reason}")
 
 

@@ -661,22 +661,37 @@ def test_a_round_whose_runs_the_folder_does_not_show_ends_the_loop_with_the_reas
     assert len(json.loads((folder / "autotune.json").read_text())["rounds"]) == 1
 
 
-def test_a_round_says_why_its_new_points_get_another_number_of_repetitions():
-    # a round line read "1 point × 4 repetitions", the next "× 3" with no word why (the noise measured so far, or
-    # what the budget leaves, sizes them each round); repetitions of measured points are one run each and say nothing
+def _said_repetitions(plans, advised=4):
     said, rounds = [], []
-    plans = [("base", 1, 0, "1: single runs"), ("add", 4, 0, "4 for 2 parameters (Ritter et al. 2020)"),
-             ("add", 4, 0, "4 for 2 parameters (Ritter et al. 2020)"),
-             ("add", 3, 0, "3: the base design with the advised 6 would cost 26.6% of the full factorial"),
-             ("add", 1, 3, "repeating")]
     for number, (status, repetitions, first, reason) in enumerate(plans, 1):
         runs = [autotune.design.Run({"p": 2.0}, repetitions, 2.0, "", first)]
-        last = types.SimpleNamespace(status=status, repetitions_reason=reason)
+        last = types.SimpleNamespace(status=status, repetitions_reason=reason, reference_repetitions=advised)
         autotune._say_repetitions(last, runs, rounds, number, said.append)
         rounds.append(autotune.Round(number, status, 0.1, [autotune._saved(r, ["p"]) for r in runs]))
-    assert said == ["round 2: repetitions per run: 4 for 2 parameters (Ritter et al. 2020)",
+    return said
+
+
+def test_a_round_says_why_its_new_points_get_another_number_of_repetitions():
+    # a round line read "1 point × 4 repetitions", the next "× 3" with no word why (the noise measured so far, or
+    # what the budget leaves, sizes them each round); repetitions of measured points are one run each and say nothing.
+    # The base design said nothing either when the budget gave it fewer than the advised repetitions: single runs,
+    # whose noise the models cannot tell, with no word why (suggest says it in its header)
+    single = ("1: the base design with the advised 4 would cost 23.9% of the full factorial, more than half the "
+              "budget; single runs keep its lines whole")
+    said = _said_repetitions([("base", 1, 0, single), ("add", 4, 0, "4 for 2 parameters (Ritter et al. 2020)"),
+                              ("add", 4, 0, "4 for 2 parameters (Ritter et al. 2020)"),
+                              ("add", 3, 0, "3: the base design with the advised 6 would cost 26.6% of the full "
+                                            "factorial"),
+                              ("add", 1, 3, "repeating")])
+    assert said == [f"round 1: repetitions per run: {single}",
+                    "round 2: repetitions per run: 4 for 2 parameters (Ritter et al. 2020)",
                     "round 4: repetitions per run: 3: the base design with the advised 6 would cost 26.6% of the full "
                     "factorial"]
+    # the base's first run alone and the rest of the base alike: said once; the advised number: nothing to say
+    assert _said_repetitions([("base", 1, 0, single), ("base", 1, 0, single), ("add", 1, 0, single)]) == [
+        f"round 1: repetitions per run: {single}"]
+    assert _said_repetitions([("base", 4, 0, "4 for 2 parameters (Ritter et al. 2020)"),
+                              ("add", 4, 0, "4 for 2 parameters (Ritter et al. 2020)")]) == []
 
 
 def test_with_time_in_the_cost_the_loop_says_once_that_its_shares_move_with_the_fitted_time():
