@@ -397,6 +397,13 @@ def test_a_budget_too_small_for_the_repetitions_buys_single_runs(mpiexec, tmp_pa
     assert captured.out.splitlines()[0] == ("done: the models are within tolerance at the target "
                                             "(13.9% of the full factorial's cost)")
     assert len(records(runs / "jacobi.extrap.jsonl")) == 6
+    # why one run a point, with what it means, while the loop runs (the first run, alone, is planned by the budget)
+    # and in the summary and the report (the base, planned once the first run showed exact counts)
+    assert ("extrap-plugins autotune: round 1: repetitions per run: 1: the base design with the advised 4 would cost "
+            "55.6% of the full factorial, more than half the budget; single runs keep its lines whole") in captured.err
+    assert "(until a point is measured twice the noise is judged from the models' residuals" in captured.err
+    assert "note: repetitions per run: 1: the metrics are exact counters" in captured.out.splitlines()
+    assert "<li>repetitions per run: 1: the metrics are exact counters</li>" in (runs / "autotune.html").read_text()
 
 
 def test_a_budget_in_core_seconds_counts_the_time_of_the_runs_measured(mpiexec, tmp_path, no_extrap_environment,
