@@ -227,7 +227,7 @@ def autotune(
             _say_repetitions(last, runs, rounds, number, say)
             timed = _say_timed_cost(last, timed, number, say)
             record = Round(number, last.status, share, [_saved(r, space.parameters) for r in runs],
-                           dict(last.widths or {}), _round_notes(last, runs, alone))
+                           dict(last.widths or {}), _round_notes(last, alone))
             rounds.append(record)
             _save(folder, space, rounds, "running")  # before running: an interrupted round keeps its reasons
             if not runner(runs, folder):
@@ -507,12 +507,13 @@ def _say_repetitions(last: design.Suggestion, runs: list[design.Run], rounds: li
         say(f"round {number}: repetitions per run: {last.repetitions_reason}")
 
 
-def _round_notes(last: design.Suggestion, runs: list[design.Run], alone: bool) -> list[str]:
+def _round_notes(last: design.Suggestion, alone: bool) -> list[str]:
     """A round's notes as saved (the summary and the report repeat the base design's): the plan's, and for the base
     with fewer than the advised repetitions, why (the first run alone is planned before the metrics' kind is
-    known, so its count is not the base's)."""
+    known, so its count is not the base's).  The plan's count, not a run's: a run that finishes an interrupted
+    point has only the repetitions it lacks."""
     notes = list(last.notes)
-    if last.status == "base" and not alone and runs[0].repetitions < last.reference_repetitions:
+    if last.status == "base" and not alone and last.repetitions < last.reference_repetitions:
         notes.append(f"repetitions per run: {last.repetitions_reason}")
     return notes
 
