@@ -999,6 +999,9 @@ def base_cost(space, point_cost: np.ndarray, line: int = LINE) -> float:
     return spent
 
 
+FORBIDDEN = 1e300
+"""The cost that marks a grid point no run may go to (the target, or a point excluded by the caller)."""
+
 EVEN_LINES = "even lines of 3 values exceed the budget: these runs are the minimum for a model"
 """The note of a base design that does not fit the budget even with the shortest lines."""
 
@@ -1025,24 +1028,43 @@ def base_design(space, effective: np.ndarray, limit: float, line: int = 5,
     -------
     (indices, values per line, notes)
     """
-    chosen = None
+    chosen, longest = None, None
     for length in range(line, 2, -1):
         indices = cheapest_cross(space, effective, length)
+        if np.any(effective[indices] >= FORBIDDEN):  # then the shorter lines, which may pass by the point
+            continue
+        longest = longest or length
         within = float(np.sum(effective[indices])) <= limit * (1 + 1e-9) and (fits is None or fits(indices))
         if within or length == 3:
             chosen = (indices, length, within)
             if within:
                 break
+    if chosen is None:
+        raise _no_lines_around(space, effective)
     indices, length, within = chosen
     notes = []
     if length < line and min(v.size for v in space.values) >= line:
         terms = "one term per parameter" if length >= 3 else "only constants"
-        notes.append(f"the budget allows lines of {length} values, not {line}: models get at most {terms} "
-                     f"along each line (fewer exponents are told apart), and the interval at the target says "
-                     f"how much that costs")
+        why = (f"the budget allows lines of {length} values, not {line}" if length < longest else
+               f"lines of {length} values, not {line} (longer lines would run through the target, or an "
+               f"excluded point, which is never measured)")
+        notes.append(f"{why}: models get at most {terms} along each line (fewer exponents are told apart), and the "
+                     f"interval at the target says how much that costs")
     if not within:
         notes.append(EVEN_LINES)
     return indices, length, notes
+
+
+def _no_lines_around(space, effective: np.ndarray) -> InputError:
+    """The error when every line of 3 values through a corner runs through a point no run may go to: a
+    parameter with 3 values or fewer, one of them the target's."""
+    grid = space.grid()
+    point = grid[int(np.argmax(effective >= FORBIDDEN))]
+    short = ", ".join(name for name, values in zip(space.parameters, space.values) if values.size <= 3)
+    return InputError(f"every line of 3 values the base design could measure runs through "
+                      f"{format_point(dict(zip(space.parameters, point)), brackets=True)}, which is the target (or "
+                      f"excluded) and never measured: give {short or 'the parameters'} more candidate values with "
+                      f"--param, or another --target")
 
 
 def base_points(space, cost_of: np.ndarray, remaining: float, line: int = LINE, *, measured: np.ndarray | None = None,
@@ -1059,7 +1081,7 @@ def base_points(space, cost_of: np.ndarray, remaining: float, line: int = LINE, 
     cost_of : ndarray, shape (n_points,)
         Cost of every grid point (:meth:`Space.grid` order), about 0 where measured.
     measured, allowed : ndarray of bool, optional
-        The grid points measured (none), and those a run may go to (every point of finite cost below 1e300).
+        The grid points measured (none), and those a run may go to (every point of cost below :data:`FORBIDDEN`).
     order : ndarray of int, optional
         The grid points cheapest first (as ``cost_of`` ranks them).
 
@@ -1069,7 +1091,7 @@ def base_points(space, cost_of: np.ndarray, remaining: float, line: int = LINE, 
     """
     grid = space.grid()
     measured = np.zeros(grid.shape[0], dtype=bool) if measured is None else measured
-    allowed = cost_of < 1e300 if allowed is None else allowed
+    allowed = cost_of < FORBIDDEN if allowed is None else allowed
     order = np.argsort(cost_of, kind="stable") if order is None else order
     several = len(space.parameters) > 1
 
@@ -1181,7 +1203,7 @@ def _suggest_uncertainty(space, grid, costs, measured_runs, order, rank, effecti
             break
     if complete is None or selected is None or len(selected) == 0:
         said = len(suggestion.notes)
-        missing, roles = _base_runs(space, grid, measured, np.where(excluded, 1e300, cost_of), remaining, line,
+        missing, roles = _base_runs(space, grid, measured, np.where(excluded, FORBIDDEN, cost_of), remaining, line,
                                     max_points, order, rank, effective, suggestion)
         if not missing and complete is None:  # lines measured (maybe through another point), nothing more fits
             _base_out_of_budget(suggestion, said, remaining)

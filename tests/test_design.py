@@ -552,6 +552,35 @@ def test_a_target_inside_the_candidate_values_gets_single_runs_and_one_beyond_th
     assert suggest(space, budget="60%", target="p=64,n=5000", strategy="cheapest").repetitions == 4
 
 
+def test_the_base_design_never_plans_the_target_even_without_a_budget(capsys):
+    # one parameter: the line of five values runs through the target n=4, which is never measured (it judges the
+    # models); without a budget it used to fit, was planned, and the next step failed on it measured
+    space = Space.of({"n": [1, 2, 4, 8, 16]})
+    step = suggest(space, target="n=4")
+    assert [run.point for run in step.plan.runs] == [{"n": 1.0}, {"n": 2.0}, {"n": 8.0}, {"n": 16.0}]
+    assert step.notes == [
+        "lines of 4 values, not 5 (longer lines would run through the target, or an excluded point, which is never "
+        "measured): models get at most one term per parameter along each line (fewer exponents are told apart), and "
+        "the interval at the target says how much that costs"]
+    assert [run.point for run in suggest(space, target="n=4", budget="50%").plan.runs] == [
+        {"n": 1.0}, {"n": 2.0}, {"n": 8.0}, {"n": 16.0}]
+    # two parameters: the corner moves off the target's lines
+    step = suggest(Space.of({"n": [1, 2, 4], "p": [1, 2]}), target="n=4,p=2")
+    assert {"n": 4.0, "p": 2.0} not in [run.point for run in step.plan.runs] and len(step.plan.runs) == 5
+    # no line of three values passes by it: said before anything is measured
+    message = ("every line of 3 values the base design could measure runs through (n=4), which is the target (or "
+               "excluded) and never measured: give n more candidate values with --param, or another --target")
+    with pytest.raises(InputError) as error:
+        suggest(Space.of({"n": [1, 2, 4]}), target="n=4")
+    assert str(error.value) == message
+    # one value: the default target is that value
+    assert main(["suggest", "--param", "n=5"]) == ExitStatus.BAD_INPUT
+    assert capsys.readouterr().err == (
+        "extrap-plugins: error: every line of 3 values the base design could measure runs through (n=5), which is "
+        "the target (or excluded) and never measured: give n more candidate values with --param, or another "
+        "--target\n")
+
+
 def test_measured_points_whose_repetitions_agree_exactly_are_not_repeated_again(host, tmp_path, capsys):
     # a step no PMNF fits, measured twice at every point with the same values (an exact count): a third run
     # cannot narrow the interval at the target, so nothing is planned although the budget would allow it

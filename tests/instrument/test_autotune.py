@@ -118,6 +118,16 @@ def test_a_program_that_cannot_start_is_one_line_before_anything_runs(tmp_path, 
     assert not (tmp_path / "runs").exists()
 
 
+def test_a_target_no_base_design_can_avoid_stops_the_loop_before_anything_runs(tmp_path, capsys):
+    assert cli.main(["autotune", "--param", "n=1,2,4", "--target", "n=4", "-o", str(tmp_path / "runs"), "--",
+                     "python", "a.py"]) == cli.ExitStatus.BAD_INPUT
+    assert capsys.readouterr().err == (
+        "extrap-plugins: error: every line of 3 values the base design could measure runs through (n=4), which is "
+        "the target (or excluded) and never measured: give n more candidate values with --param, or another "
+        "--target\n")
+    assert not (tmp_path / "runs").exists()
+
+
 def test_a_misspelt_modeler_option_stops_the_loop_before_anything_runs(tmp_path, capsys):
     launched = []
     assert cli.main(["autotune", "--param", "p=1,2,3,4,5", "--option", "max_term=2", "-o", str(tmp_path / "runs"),
