@@ -193,8 +193,7 @@ def autotune(
             say(launching)
         runner = measure_runs or _sweep_runner(command, mpiexec, mpiexec_args, timeout)
         status, message, last = "steps", "", None
-        if rounds:
-            say(f"resuming after {format_count(len(rounds), 'round')}: measured runs are reused")
+        _resume(rounds, saved_status, say)
         if interrupted and rounds:
             failed = _finish_round(rounds[-1], space, folder, host, runner, say)
             if failed:
@@ -539,6 +538,18 @@ def _note_unmatched(folder: pathlib.Path, host, run: design.Run, metrics, callpa
     unmatched = _unmatched_names(folder, host, run, metrics, callpaths)
     if unmatched:
         say(f"note: {unmatched}")
+
+
+def _resume(rounds: list[Round], saved_status: str | None, say) -> None:
+    """Say how the loop goes on from the rounds saved; a loop that had ended drops its verdict (its last round,
+    without runs), which the round assessed now replaces."""
+    if rounds and not rounds[-1].runs:
+        ended = f" ({saved_status})" if saved_status else ""
+        say(f"the loop ended after {format_count(len(rounds), 'round')}{ended}: its last round is assessed again "
+            f"with the settings given; measured runs are reused")
+        rounds.pop()
+    elif rounds:
+        say(f"resuming after {format_count(len(rounds), 'round')}: measured runs are reused")
 
 
 def _suggest(space: design.Space, experiment, rounds: list[Round], told, settings: dict) -> design.Suggestion:

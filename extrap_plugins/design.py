@@ -1181,6 +1181,9 @@ def _suggest_uncertainty(space, grid, costs, measured_runs, order, rank, effecti
         excluded |= np.all(np.isclose(grid, np.asarray(point, dtype=np.float64)[None, :]), axis=1)
     if (measured & excluded).any():
         bad = grid[np.flatnonzero(measured & excluded)[0]]
+        if np.allclose(bad, target_point):
+            raise InputError(f"the target {format_point(bad, parameters, brackets=True)} is measured: the models are "
+                             f"judged by their interval there, beyond the measurements; give another --target")
         raise InputError(f"the excluded point {format_point(bad, parameters, brackets=True)} is measured; "
                          f"it cannot judge the models")
     # What the base design and the selector weigh: a point with all its repetitions.

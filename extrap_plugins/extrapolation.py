@@ -90,6 +90,8 @@ def parse_target(target: str | Mapping[str, float] | None, parameters: Sequence[
         if name not in parameters:
             raise InputError(
                 f"target {target!r}: unknown parameter {name!r}; the parameters are {', '.join(parameters)}")
+        if name in result:
+            raise InputError(f"target {target!r}: {name} is given twice")
         try:
             number = float(value)
         except (TypeError, ValueError):

@@ -65,6 +65,7 @@ def test_target_accepts_a_mapping_and_checks_every_parameter():
     ("p=x,n=1", "target 'p=x,n=1': p='x' is not a number"),
     ("p=-4,n=1", "target 'p=-4,n=1': p must be a positive number, got -4"),
     ("p65536", "target 'p65536': expected NAME=VALUE pairs separated by commas, e.g. p=65536,n=1e6"),
+    ("p=128,n=10,p=3", "target 'p=128,n=10,p=3': p is given twice"),
 ])
 def test_bad_targets_say_what_is_wrong(text, message):
     with pytest.raises(InputError) as error:

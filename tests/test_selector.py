@@ -198,6 +198,10 @@ def test_the_target_must_not_be_measured():
     experiment = measured({"main": lambda p, n: p + n}, [(64, 50)])
     with pytest.raises(Exception) as error:
         suggest(space, experiment, target={"p": 64, "n": 50})
+    assert str(error.value) == ("the target (p=64, n=50) is measured: the models are judged by their interval there, "
+                                "beyond the measurements; give another --target")
+    with pytest.raises(Exception) as error:
+        suggest(space, experiment, target={"p": 128, "n": 50}, exclude=[(64, 50)])
     assert str(error.value) == "the excluded point (p=64, n=50) is measured; it cannot judge the models"
 
 

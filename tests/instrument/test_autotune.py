@@ -70,8 +70,10 @@ def test_the_loop_ends_by_itself_within_budget_and_resumes(mpiexec, tmp_path, no
                                metrics=["bytes_sent"], callpaths=["main->halo_exchange"], progress=False,
                                assessing=assessing)
     assert len(records(runs / "jacobi.extrap.jsonl")) == 6  # resumed: nothing measured twice
-    assert list(told) == ["round 4: assessing the models"]
-    calls = told["round 4: assessing the models"]
+    # the verdict of round 3 (no runs) is assessed again, not followed by a round 4 that measures nothing either
+    assert list(told) == ["round 3: assessing the models"]
+    assert [r["round"] for r in json.loads((runs / "autotune.json").read_text())["rounds"]] == [1, 2, 3]
+    calls = told["round 3: assessing the models"]
     assert sum(more for _, more in calls) == sum(fitted for fitted, _ in calls) > 0
     assert result.status == "done" and result.share <= 0.6
     with warnings.catch_warnings():
@@ -81,6 +83,12 @@ def test_the_loop_ends_by_itself_within_budget_and_resumes(mpiexec, tmp_path, no
         (m.callpath, m.metric, m.function) for m in again]
     halo = result.model_set.get("main->halo_exchange", "bytes_sent")
     assert halo.predict({"p": 5, "n": 128}) == pytest.approx(2 * 8 * 128 * 2)
+    capsys.readouterr()
+    assert cli.main(args) == cli.ExitStatus.OK  # and once more from the command line: still three rounds
+    captured = capsys.readouterr()
+    assert ("extrap-plugins autotune: the loop ended after 3 rounds (done): its last round is assessed again with the "
+            "settings given; measured runs are reused\n") in captured.err
+    assert captured.out.splitlines()[1].startswith("measured: 6 points, 6 runs with the repetitions, in 3 rounds; ")
 
 
 def test_a_rule_that_cannot_hold_ends_when_the_budget_is_spent(mpiexec, tmp_path, no_extrap_environment, capsys):
