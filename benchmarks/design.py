@@ -57,6 +57,8 @@ import warnings
 
 import numpy as np
 
+from extrap_plugins import selector
+
 VALUES = {"p": [4, 8, 16, 32, 64], "s": [10, 20, 30, 40, 50], "n": [1000, 2000, 3000, 4000, 5000]}
 NEXT = {"p": 128.0, "s": 60.0, "n": 6000.0}
 EXPONENTS = (0, 1, 2, 3)  # Ritter et al. 2020, Section III-B: I = {0, 1, 2, 3}, J = {0, 1, 2}
@@ -555,7 +557,7 @@ class Ours:
     calibrated: bool = True
     points: str = "auto"
     interaction: bool = False
-    floor: str = "own"
+    floor: str = selector.FLOOR
 
     @classmethod
     def from_args(cls, args) -> Ours:
@@ -570,7 +572,7 @@ class Ours:
         label += " + interaction members" if self.interaction else ""
         label += f", {self.replicates} replicates" if self.replicates else ""
         label += ", uncalibrated" if not self.calibrated else ""
-        label += f", floor in the {self.floor}" if self.calibrated and self.floor != "own" else ""
+        label += f", floor in the {self.floor}" if self.calibrated and self.floor != selector.FLOOR else ""
         label += ", lines only" if not self.off_line else ""
         return label + POINT_LABELS[self.points]
 
@@ -1039,6 +1041,75 @@ def gpr_protocol(args) -> None:
         print_promises(promises)
 
 
+FAR_VALUE = 256.0
+"""``--case far``: the value of p added beyond the measured grid (p = 4…64), and the target beyond it."""
+FAR_TARGET = (512.0, 60.0)
+
+
+def far_promises(functions: int, seed: int, floors: list[str]) -> None:
+    """``--case far``: what a run beyond the measured values is promised to do, and what it does.  Two-parameter
+    functions drawn as ``benchmarks/robustness.py`` draws them (noise 0–10 % per function), measured twice at
+    every point of p = 4…64 × s = 10…50; then p = 256 is a candidate too and the target is p = 512, s = 60 (a
+    user who adds larger values after a sweep).  Per floor rule of the selector (``selector.assess(floor=...)``):
+    its first planned run (two repetitions), the half-width the plan promised after it, the half-width the next
+    assessment gives once it is measured, and the error at the target after it."""
+    import robustness
+    from tabulate import tabulate
+
+    from extrap_plugins import model as fit
+    from extrap_plugins.experiment import Experiment
+
+    rng = np.random.default_rng([seed, 2026, 11, 29])
+    points = np.array([(p, q) for p in VALUES["p"] for q in VALUES["s"]], dtype=float)
+    candidates = np.array([(p, q) for p in VALUES["p"] + [FAR_VALUE] for q in VALUES["s"]], dtype=float)
+    target = np.array(FAR_TARGET)
+    drawn = []
+    for _ in range(functions):
+        kind = robustness.CLASSES[int(rng.integers(len(robustness.CLASSES)))]
+        noise = float(rng.choice([0.0, 0.02, 0.05, 0.1]))
+        drawn.append((robustness.make_function(rng, 2, kind, points.max(axis=0)), noise,
+                      int(rng.integers(2**31))))
+
+    def measured(f, noise, where, start, draws):
+        values = robustness.evaluate(f, where)[:, None] * (1 + draws.uniform(-noise, noise, (len(where), 2)))
+        return Experiment.from_columns(["p", "s"], callpath="f", metric="time", coordinates=np.repeat(where, 2, axis=0),
+                                       value=values.reshape(-1), repetition=np.tile([start, start + 1], len(where)))
+
+    rows = []
+    for floor in floors:
+        ratios, far, within, count = [], 0, 0, 0
+        for f, noise, salt in drawn:
+            draws = np.random.default_rng(salt)  # the same runs for every floor rule
+            experiment = measured(f, noise, points, 0, draws)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                assessment = selector.assess(experiment, target, candidates, min_share=0.0, floor=floor,
+                                             repetitions=2)
+                runs, _ = selector.plan_runs(assessment, 2 * candidates[:, 0], tolerance=0.05, max_runs=1)
+                if not runs or not runs[0].serves:
+                    continue
+                chosen = candidates[runs[0].index][None, :]
+                experiment = Experiment.concatenate([experiment, measured(f, noise, chosen, 2, draws)])
+                after = selector.assess(experiment, target, candidates, min_share=0.0, floor=floor,
+                                        repetitions=2).half_widths()["f"]
+                predicted = fit(experiment).get("f", "time").predict(dict(zip(("p", "s"), target)))
+            truth = float(robustness.evaluate(f, target[None, :])[0])
+            count += 1
+            ratios.append(runs[0].serves[0][2] / after)
+            far += bool(chosen[0, 0] == FAR_VALUE)
+            within += bool(abs(predicted - truth) <= 0.1 * abs(truth))
+        ratios = np.array(ratios)
+        rows.append([floor, count, f"{np.median(ratios):.2f}", f"{np.mean((ratios > 0.5) & (ratios < 2)):.0%}",
+                     f"{np.mean(ratios > 2):.0%}", f"{np.mean(ratios < 0.5):.0%}", f"{far / max(count, 1):.0%}",
+                     f"{within / max(count, 1):.0%}"])
+    print(f"\nfar candidates: {functions} functions as benchmarks/robustness.py draws them (noise 0–10 %), measured "
+          f"twice at p = 4…64 × s = 10…50, p = {FAR_VALUE:g} added, target p = {FAR_TARGET[0]:g}, s = "
+          f"{FAR_TARGET[1]:g}; the first planned run (two repetitions), measured")
+    print(tabulate(rows, headers=["floor", "functions", "promised / after (median)", "within ×2",
+                                  "promised wider ×2+", "promised narrower ×2+", "run at p = 256",
+                                  "within ±10 % after it"], tablefmt="github"))
+
+
 PROMISE_BANDS = (0.0, 0.1, 0.3, 1.0, np.inf)
 """``--plan-widths``: the bands of the half-width before a run (relative to the prediction at the target)."""
 
@@ -1137,10 +1208,12 @@ def format_next(names) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--case", choices=["seed002", "relearn", "data", "synthetic", "realistic", "all"],
+    parser.add_argument("--case", choices=["seed002", "relearn", "data", "synthetic", "realistic", "far", "all"],
                         default="all",
                         help="realistic: two-parameter functions as benchmarks/robustness.py draws them, noise "
-                             "0-40 %% per function (not part of all)")
+                             "0-40 %% per function (not part of all); far: what the selector promises a run "
+                             "beyond the measured values and what it does, per --floors (not part of all)")
+    parser.add_argument("--floors", default="own,ladder", help="far: the floor rules of the selector to compare")
     parser.add_argument("--functions", type=int, default=None,
                         help="synthetic functions per parameter count (default: 200 for seed002, 40 for synthetic)")
     parser.add_argument("--seed", type=int, default=1)
@@ -1201,10 +1274,11 @@ def main() -> None:
                         help="relearn/synthetic: ours without the calibrated floor of its ensembles (the model's "
                              "confidence interval at the evaluation point; selector.assess(calibrated=False)), "
                              "measured beside the default")
-    parser.add_argument("--selector-floor", choices=("own", "members"), default="own",
-                        help="relearn/synthetic: how the calibrated floor widens ours' ensembles (own: a member "
-                             "no run narrows, the default since session 43; members: the model-choice members "
-                             "scaled up to it, the default before; selector.assess(floor=...))")
+    parser.add_argument("--selector-floor", choices=selector.FLOORS, default=selector.FLOOR,
+                        help="relearn/synthetic: how the calibrated floor widens ours' ensembles (ladder: members "
+                             "that runs beyond the measured values towards the target narrow, the default since "
+                             "session 52; own: a member no run narrows, the default from session 43; members: the "
+                             "model-choice members scaled up to it, the default before; selector.assess(floor=...))")
     parser.add_argument("--selector-replicates", type=int, default=None,
                         help="relearn/synthetic: ours with this many wild-bootstrap refits per step (default: "
                              "selector.REPLICATES), measured beside the default")
@@ -1247,6 +1321,9 @@ def main() -> None:
     import sys
 
     sys.path.insert(0, __import__("os").path.dirname(__file__))
+    if args.case == "far":
+        far_promises(args.functions, args.seed, args.floors.split(","))
+        return
     gpr_protocol(args)
 
 

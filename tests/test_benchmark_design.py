@@ -327,11 +327,22 @@ def test_ours_with_single_runs_throughout_never_buys_a_whole_point(bench, tmp_pa
     assert case.spent(single)[0] <= 0.6 + 1e-12
 
 
+def test_the_far_case_compares_what_a_run_beyond_the_measured_values_is_promised_and_does(bench, capsys):
+    # three functions, the same runs for both floor rules: the ladder's promises agree with the outcome, the
+    # member no run narrows promised more than twice the width the run left
+    bench.far_promises(3, 1, ["own", "ladder"])
+    rows = [line.split("|")[1:-1] for line in capsys.readouterr().out.splitlines() if line.startswith("| ")]
+    assert [[cell.strip() for cell in row] for row in rows[1:]] == [
+        ["own", "3", "2.39", "33%", "67%", "0%", "100%", "67%"],
+        ["ladder", "3", "1.52", "100%", "0%", "0%", "100%", "67%"]]
+
+
 def test_ours_labels_name_what_differs_from_the_product(bench):
     assert bench.Ours().label() == "ours (selector)"
     assert bench.Ours(points="whole", misfit=True, replicates=8).label() == \
         "ours (selector) + misfit members, 8 replicates, whole points"
     assert bench.Ours(interaction=True).label() == "ours (selector) + interaction members"
+    assert bench.Ours(floor="own").label() == "ours (selector), floor in the own"
 
 
 def test_a_random_design_takes_every_run_that_fits_first_runs_before_repetitions(bench, tmp_path):

@@ -258,10 +258,11 @@ def test_the_interval_at_the_target_is_at_least_the_models_confidence_interval()
     assert calibrated.half_widths()["main"] == pytest.approx(confidence) == pytest.approx(1.2625, abs=1e-4)
     assert members.half_widths()["main"] == pytest.approx(confidence)
     assert raw.holds(0.8) and not calibrated.holds(0.8) and not members.holds(0.8)
-    # the floor's own member: 0 at every candidate, the rest of the ensemble untouched, so no run promises it away
+    # the floor's own members: 0 at every candidate (none lies beyond the measured values, so the ladder has
+    # nothing to narrow), the rest of the ensemble untouched, so no run promises it away
     own, plain = calibrated.kernels[0].deviations, raw.kernels[0].deviations
-    assert own.shape[1] == plain.shape[1] + 1 and not own[:-1, -1].any()
-    np.testing.assert_array_equal(own[:, :-1], plain)
+    assert own.shape[1] > plain.shape[1] and not own[:-1, plain.shape[1]:].any()
+    np.testing.assert_array_equal(own[:, :plain.shape[1]], plain)
     np.testing.assert_allclose(calibrated.kernels[0].reductions(), raw.kernels[0].reductions(), rtol=1e-12)
     # "members": at the measured points nothing changes (the model-choice members are 0 there, the noise members
     # untouched), elsewhere the scaled members promise reductions the refits alone do not
@@ -269,7 +270,7 @@ def test_the_interval_at_the_target_is_at_least_the_models_confidence_interval()
     np.testing.assert_array_equal(members.kernels[0].deviations[:-1][at], plain[:-1][at])
     assert np.any(members.kernels[0].deviations[:-1][~at] != plain[:-1][~at])
     assert members.kernels[0].reductions().max() > raw.kernels[0].reductions().max()
-    with pytest.raises(ValueError, match="floor 'all': expected one of own, members"):
+    with pytest.raises(ValueError, match="floor 'all': expected one of own, members, ladder"):
         selector.assess(experiment, [128, 60], grid, floor="all")
 
 
@@ -281,6 +282,53 @@ def test_the_floors_excess_is_one_member_that_deviates_at_the_target_alone():
     assert selector._floor_member(members, math.inf, 2) == []
     [alone] = selector._floor_member([], 4.0, 3)
     np.testing.assert_allclose(alone, [[0.0], [0.0], [2.0]])
+
+
+def test_the_floors_ladder_is_narrowed_by_runs_that_reach_towards_the_target():
+    # measured up to p = 64 (and n = 50), the target at p = 512 (three doublings on) and n = 50 (not beyond)
+    experiment = measured({"main": lambda p, n: 2.0 * p}, [(p, 50) for p in P], repetitions=1)
+    model = selector._fit(experiment, "default", "mean", None, None, {}).models[0]
+    rows = np.array([[32.0, 50.0], [128.0, 50.0], [256.0, 50.0], [256.0, 1.0], [512.0, 50.0]])
+    reach = np.array([64.0, 50.0])
+    members = [np.array([[0.0], [0.0], [0.0], [0.0], [3.0]])]  # at the target 9
+    ladder = np.hstack(selector._floor_ladder(members, 25.0, rows, reach, model))
+    assert ladder.shape == (5, selector.RUNGS) and np.sum(ladder[-1] ** 2) == pytest.approx(16.0)
+    # the share of the excess each candidate tells: none inside, from a third of the way 4 of 8 rungs, from
+    # two thirds 7 (about 1 - (1 - c)², the error of an extrapolation growing with its length in logs)
+    told = np.sum(ladder[:-1] ** 2, axis=1) / 16.0
+    np.testing.assert_allclose(told, [0.0, 4 / 8, 7 / 8, 7 / 8])
+    # a model whose value does not depend on the parameter at a candidate learns nothing there (x² · log2(n)
+    # at n = 1), and a target within the measured values keeps the one member no run narrows
+    product = measured({"main": lambda p, n: 1.0 + 0.2 * p**2 * np.log2(n)}, [(p, n) for p in P for n in N]
+                       + [(p, 1) for p in P], repetitions=1)
+    model = selector._fit(product, "default", "mean", None, None, {}).models[0]
+    ladder = np.hstack(selector._floor_ladder(members, 25.0, rows, reach, model))
+    assert np.sum(ladder[3] ** 2) == pytest.approx(0.0, abs=1e-6) and np.sum(ladder[2] ** 2) > 10.0
+    inside = selector._floor_ladder(members, 25.0, np.array([[32.0, 50.0], [64.0, 50.0]]), reach, model)
+    assert len(inside) == 1 and inside[0][:, 0].tolist() == [0.0, 4.0]
+
+
+def test_a_run_towards_a_far_target_is_expected_to_narrow_its_interval(shared_data):
+    # Extra-P's two-parameter file, measured up to x = 60, with x = 1000 added: the target is x = 1940.  A run at
+    # x = 1000 shortens the extrapolation from 32x to 2x; the plan said ±90.7 % -> ±90.0 % (the floor of the
+    # interval was a member no run narrowed), and after the run the interval was ±6.7 %
+    import extrap_plugins
+
+    experiment = extrap_plugins.read(shared_data / "extrap" / "text" / "two_parameter_1.txt")
+    space = Space.from_experiment(experiment, {"x": [1000]})
+    step = suggest(space, experiment, budget="60%")
+    first = step.plan.runs[0]
+    assert (first.point, first.repetitions) == ({"x": 1000.0, "y": 2.0}, 4)
+    (kernel, before, after), = first.serves
+    assert before == pytest.approx(0.907, abs=1e-3) and after == pytest.approx(0.228, abs=1e-3)
+    assert not any("barely" in note for note in step.notes)
+    # measured (the file's own model, ±1.3 % noise as the file has): the interval falls below the promise
+    rng = np.random.default_rng(0)
+    values = (0.9988 + 0.2002 * 1000.0**2 * 1.0) * (1 + 0.013 * rng.standard_normal(4))
+    run = Experiment.from_columns(["x", "y"], callpath="reg", metric="metr",
+                                  coordinates=np.tile([1000.0, 2.0], (4, 1)), value=values, repetition=np.arange(4) + 10)
+    again = suggest(space, Experiment.concatenate([experiment, run]), budget="60%")
+    assert again.widths["reg [metr]"] < after
 
 
 def test_the_floor_goes_to_the_model_choice_members_else_to_the_noise_members():
