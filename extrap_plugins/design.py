@@ -1039,8 +1039,8 @@ def base_design(space, effective: np.ndarray, limit: float, line: int = 5,
             chosen = (indices, length, within)
             if within:
                 break
-    if chosen is None:
-        raise _no_lines_around(space, effective)
+    if chosen is None:  # ``indices``: the lines of 3 values, through a point no run may go to
+        raise _no_lines_around(space, effective, indices)
     indices, length, within = chosen
     notes = []
     if length < line and min(v.size for v in space.values) >= line:
@@ -1055,11 +1055,10 @@ def base_design(space, effective: np.ndarray, limit: float, line: int = 5,
     return indices, length, notes
 
 
-def _no_lines_around(space, effective: np.ndarray) -> InputError:
-    """The error when every line of 3 values through a corner runs through a point no run may go to: a
-    parameter with 3 values or fewer, one of them the target's."""
-    grid = space.grid()
-    point = grid[int(np.argmax(effective >= FORBIDDEN))]
+def _no_lines_around(space, effective: np.ndarray, lines: np.ndarray) -> InputError:
+    """The error when every line of 3 values through a corner runs through a point no run may go to (``lines``:
+    the cheapest such lines): a parameter with 3 values or fewer, one of them the target's."""
+    point = space.grid()[int(lines[np.argmax(effective[lines] >= FORBIDDEN)])]
     short = ", ".join(name for name, values in zip(space.parameters, space.values) if values.size <= 3)
     return InputError(f"every line of 3 values the base design could measure runs through "
                       f"{format_point(dict(zip(space.parameters, point)), brackets=True)}, which is the target (or "

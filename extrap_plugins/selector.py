@@ -115,9 +115,9 @@ COMMITTEE = (("refining", {}), ("default", {"selection": "cv"}))
 """Other model-choice rules fitted to the same data (query by committee): where they disagree with the model
 beyond the measurements, the choice of terms is uncertain there."""
 FLOORS = ("own", "members", "ladder")
+"""How :func:`assess` widens an ensemble to the model's confidence interval (its ``floor`` argument)."""
 FLOOR = "ladder"
 """The default of :func:`assess`'s ``floor``."""
-"""How :func:`assess` widens an ensemble to the model's confidence interval (its ``floor`` argument)."""
 MIN_SHARE = 0.01
 """Kernels below this share of their metric's largest value at the target, or of their own largest measured value,
 are not judged (GPR's 1 % filter)."""
