@@ -273,7 +273,6 @@ class Case:
         """Relative error at the evaluation point per kernel; ``modeler`` "a,b" chooses per kernel
         (``selector.choose_models``: the modeler that best predicted the kernel's own largest values)."""
         import extrap_plugins
-        from extrap_plugins import selector
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -1106,7 +1105,7 @@ def far_promises(functions: int, seed: int, floors: list[str]) -> None:
           f"twice at p = 4…64 × s = 10…50, p = {FAR_VALUE:g} added, target p = {FAR_TARGET[0]:g}, s = "
           f"{FAR_TARGET[1]:g}; the first planned run (two repetitions), measured")
     print(tabulate(rows, headers=["floor", "functions", "promised / after (median)", "within ×2",
-                                  "promised wider ×2+", "promised narrower ×2+", "run at p = 256",
+                                  "promised wider ×2+", "promised narrower ×2+", f"run at p = {FAR_VALUE:g}",
                                   "within ±10 % after it"], tablefmt="github"))
 
 
@@ -1156,8 +1155,6 @@ def print_judged(case: Case, errors: dict) -> None:
     ``suggest`` applies to the models), beside the count over every kernel.  A plan shared by all kernels serves
     these (``suggest`` judges no other); the protocol's tables count every kernel alike."""
     from tabulate import tabulate
-
-    from extrap_plugins import selector
 
     judged = np.abs(case.truth) >= selector.MIN_SHARE * np.max(np.abs(case.truth))
     rows = []

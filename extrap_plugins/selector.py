@@ -690,14 +690,16 @@ def _floor_ladder(members: list[np.ndarray], floor: float, rows: np.ndarray, rea
     in proportion to how much the model's value there depends on the parameter (its elasticity, relative to the
     target's).  The rungs are spaced so that a run reaching a share ``c`` of the way (in logs) resolves the share
     ``1 - (1 - c)²`` of the parameter's excess: the error of an extrapolation grows about linearly with its length
-    in logs.  A target within the measured values keeps :func:`_floor_member`."""
+    in logs.  A target within the measured values, or candidates none of which reach beyond them towards it, keep
+    :func:`_floor_member` (the same variance, nothing to narrow)."""
     have = _variance_at_target(members)
     if not math.isfinite(floor) or floor <= have:
         return []
     target = rows[-1]
     with np.errstate(all="ignore"):
         span = np.where((reach > 0) & (target > reach), np.log(target / reach), 0.0)
-    if not np.any(span > 0):
+    beyond = (span > 0) & np.any(rows[:-1] > reach, axis=0)
+    if not beyond.any():  # no candidate reaches towards the target: no run narrows the excess
         return _floor_member(members, floor, rows.shape[0])
     excess = floor - have
     elastic = _elasticities(model, rows)
