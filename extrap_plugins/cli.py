@@ -245,8 +245,26 @@ def _export_command(args: argparse.Namespace, model_set, options: dict, show: bo
                           inputs=args.inputs, allow_read_only=args.overwrite_read_only, **options)
         bar.update(1)
     if text is not None:
-        sys.stdout.write(text)
+        _report(args, text)
     return ExitStatus.OK
+
+
+def _report(args: argparse.Namespace, text: str) -> None:
+    """Write a report to stdout; where stderr goes to the same place (a terminal, ``> file 2>&1``), the warnings
+    it lists are not repeated there at the end (:class:`WarningLines`)."""
+    sys.stdout.write(text)
+    shown = getattr(args, "warnings_shown", None)
+    if shown is not None and same_destination(sys.stdout, sys.stderr):
+        shown.update(line.strip() for line in text.splitlines())
+
+
+def same_destination(a, b) -> bool:
+    """Whether two streams write to the same file, pipe or terminal."""
+    try:
+        first, second = os.fstat(a.fileno()), os.fstat(b.fileno())
+    except (AttributeError, OSError, ValueError):  # no file behind a stream (captured output)
+        return False
+    return (first.st_dev, first.st_ino) == (second.st_dev, second.st_ino)
 
 
 def _stream_command(args: argparse.Namespace, options: dict) -> ExitStatus:
@@ -638,7 +656,7 @@ def analysis_command(args: argparse.Namespace) -> ExitStatus:
         report_options["title"] = args.title
     text = export_report(result, args.export, args.output, **report_options)
     if text is not None:
-        sys.stdout.write(text)
+        _report(args, text)
     return ExitStatus.OK
 
 
@@ -647,6 +665,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     collected = WarningLines()
+    args.warnings_shown = collected.shown
     try:
         with warnings.catch_warnings(), collected:
             warnings.simplefilter("default")
@@ -689,6 +708,7 @@ class WarningLines:
 
     def __init__(self) -> None:
         self.causes: dict[tuple[type, str], list[str]] = {}
+        self.shown: set[str] = set()  # lines a report wrote where stderr goes too: not repeated
 
     def add(self, message, category=None, filename=None, lineno=None, file=None, line=None) -> None:
         callpath, metric = getattr(message, "callpath", ""), getattr(message, "metric", "")
@@ -705,6 +725,7 @@ class WarningLines:
         from .formatting import format_warned
 
         lines = [format_warned(series, text) for (_, text), series in self.causes.items()]
+        lines = [line for line in lines if line not in self.shown]
         for line in lines[:MAX_WARNINGS_SHOWN]:
             sys.stderr.write(f"{PROG}: warning: {line}\n")
         if len(lines) > MAX_WARNINGS_SHOWN:

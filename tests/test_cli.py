@@ -134,6 +134,27 @@ def test_warnings_name_the_series_and_go_to_stderr(numbers_reader, host, capsys)
     assert capsys.readouterr().err == "extrap-plugins: warning: main [time]: only 5 points\n"
 
 
+FOUR_POINTS = "PARAMETER p\n\nPOINTS 1 2 4 8\n\nREGION main\nMETRIC time\n" + "".join(
+    f"DATA {p} {p + 0.1}\n" for p in (1.0, 2.0, 4.0, 8.0))
+FOUR_WARNING = "main [time]: parameter p has only 4 distinct values; at least 5 are needed for a trustworthy model"
+
+
+def test_a_warning_the_report_lists_is_not_repeated_where_stderr_goes_to_the_same_place(tmp_path):
+    """The text report ends with the warnings; on a terminal (or ``> file 2>&1``) stdout and stderr are one place,
+    and each warning is shown once there; apart, stderr still has it."""
+    path = tmp_path / "four.txt"
+    path.write_text(FOUR_POINTS)
+    environment = {**os.environ, "EXTRAP_PLUGINS_NO_AUTOLOAD": "1"}
+    together = subprocess.run([sys.executable, "-m", "extrap_plugins", "model", str(path)], stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True, cwd=ROOT, env=environment, timeout=120)
+    assert together.returncode == 0
+    assert together.stdout.endswith(f"\nwarnings:\n  {FOUR_WARNING}\n")
+    assert together.stdout.count(FOUR_WARNING) == 1
+    apart = run_cli("model", path)
+    assert apart.stdout.endswith(f"\nwarnings:\n  {FOUR_WARNING}\n")
+    assert apart.stderr == f"extrap-plugins: warning: {FOUR_WARNING}\n"
+
+
 def test_parse_options_converts_values():
     assert parse_options(["terms=2", "negative=true", "eps=0.5", "exponents=0,1/2,1", "max-terms=3"], "--option") == {
         "terms": 2, "negative": True, "eps": 0.5, "exponents": "0,1/2,1", "max_terms": 3}
