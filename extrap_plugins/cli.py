@@ -380,8 +380,30 @@ def _write_output(text: str, output: str | None) -> None:
         stream.write(text)
 
 
+def _check_outputs(outputs: dict[str, str | None], inputs: Sequence[str | None]) -> None:
+    """Before any work: no output (by its option) over an input or inside an input folder, nor two outputs on one
+    file (the second would replace the first); see :func:`extrap_plugins.files.check_destination`."""
+    from .files import check_destination
+
+    given = {option: path for option, path in outputs.items() if path}
+    sources = [path for path in inputs if path]
+    seen: dict[str, str] = {}
+    for option, path in given.items():
+        try:
+            check_destination(path, inputs=sources)
+        except InputError as error:
+            raise InputError(error.message.replace("the output (-o)", f"the output ({option})"), path) from None
+        where = os.path.realpath(path)
+        if where in seen:
+            raise InputError(f"{option} and {seen[where]} name the same file: the second would replace the first",
+                             path)
+        seen[where] = option
+
+
 def _requirements_command(args: argparse.Namespace) -> ExitStatus:
     from .codesign import requirements
+
+    _check_outputs({"-o": args.output}, [*args.inputs, args.system])
 
     result = requirements(
         args.inputs, args.system, args.upgrade, roles=args.role or None, processes=args.processes, size=args.size,
@@ -397,6 +419,7 @@ def _whatif_command(args: argparse.Namespace) -> ExitStatus:
 
     if args.machine is None and not args.calibrate:
         raise InputError("whatif needs a machine profile (--machine M.toml) or --calibrate")
+    _check_outputs({"-o": args.output, "--save-machine": args.save_machine}, [*args.inputs, args.machine])
     result = whatif(
         args.inputs if len(args.inputs) > 1 else args.inputs[0], args.machine, target=args.target,
         scale=args.scale or None, calibrate_rates=args.calibrate, sensitivity=args.sensitivity,
@@ -424,6 +447,7 @@ def _plugins_command() -> ExitStatus:
 def _suggest_command(args: argparse.Namespace) -> ExitStatus:
     from . import design
 
+    _check_outputs({"--export": args.export}, args.inputs)
     candidates = parse_params(args.param)
     experiment = None
     if args.inputs:
@@ -635,6 +659,8 @@ def analysis_command(args: argparse.Namespace) -> ExitStatus:
     from .efficiency_analysis import efficiency
     from .reports import export_report
 
+    inputs = args.inputs if args.command == "efficiency" else [args.a, args.b, args.map]
+    _check_outputs({"-o": args.output}, inputs)
     reader_options = parse_options(args.reader_option, "--reader-option", reserved=READ_FLAGS)
     options = parse_options(args.option, "--option", reserved=MODEL_FLAGS)
     common = dict(reader=args.reader, reader_options=reader_options, modeler=args.modeler, measure=args.measure)

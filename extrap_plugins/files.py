@@ -8,7 +8,11 @@ what the user had: a symbolic link stays a link (its target is written), and
 an existing file's permission bits (and owner, where allowed) carry over to
 the new one; a new file gets the permissions the umask allows.  A read-only
 file is not replaced unless the caller allows it, and every error names the
-file asked for, never the temporary one.
+file asked for, never the temporary one.  What is not a regular file (a
+device such as ``/dev/null``, a named pipe) or is this process's own standard
+output or error (``/dev/stdout``, also when the shell sent it to a file) is
+written in place: replacing it would put a regular file where the device was,
+or drop what the command printed there.
 
 :func:`check_destination` is the check a command makes before any work: the
 output is not one of the inputs (nor inside an input folder, nor a folder
@@ -47,6 +51,11 @@ def atomic_writer(path: str | os.PathLike, binary: bool = False, *, sync: bool =
     >>> target.read_text()
     'done\\n'
     """
+    stream_number = _in_place(path)
+    if stream_number is not None:
+        with _written_in_place(path, stream_number, binary) as stream:
+            yield stream
+        return
     target = os.path.realpath(os.fspath(path))  # a link stays a link: write where it points
     folder = os.path.dirname(target) or "."
     if not allow_read_only:
@@ -70,6 +79,46 @@ def atomic_writer(path: str | os.PathLike, binary: bool = False, *, sync: bool =
         if isinstance(error, OSError) and error.filename in (temporary, target, None):
             raise _named(error, path) from None
         raise
+
+
+def _in_place(path) -> int | None:
+    """-1 for a ``path`` that is no regular file (a device, a named pipe, a socket), 1 or 2 for this process's
+    standard output or error (the same file, whatever the name), else None: a regular file, or none yet."""
+    try:
+        status = os.stat(path)  # through links, /dev/stdout's included
+    except OSError:
+        return None
+    for number in (1, 2):
+        with contextlib.suppress(OSError):
+            standard = os.fstat(number)
+            if (standard.st_dev, standard.st_ino) == (status.st_dev, status.st_ino):
+                return number
+    return None if stat.S_ISREG(status.st_mode) or stat.S_ISDIR(status.st_mode) else -1
+
+
+@contextlib.contextmanager
+def _written_in_place(path, number: int, binary: bool) -> Iterator[IO]:
+    """The stream that writes to a device or pipe as it is, or to this process's standard output or error after
+    what it printed there (a copy of the descriptor shares its position)."""
+    import sys
+
+    mode = "wb" if binary else "w"
+    text = {} if binary else {"encoding": "utf-8", "newline": ""}
+    try:
+        if number == -1:
+            stream = open(path, mode, **text)
+        else:
+            for printed in (sys.stdout, sys.stderr):
+                with contextlib.suppress(AttributeError, OSError, ValueError):
+                    printed.flush()
+            stream = os.fdopen(os.dup(number), mode, **text)
+    except OSError as error:
+        raise _named(error, path) from None
+    try:
+        with stream:
+            yield stream
+    except OSError as error:
+        raise _named(error, path) from None
 
 
 def _named(error: OSError, path) -> OSError:
@@ -116,6 +165,8 @@ def check_destination(path: str | os.PathLike, *, inputs: Iterable[str | os.Path
         if folder and _inside(source, target):
             raise InputError(f"the output (-o) holds the input {os.fspath(given)}: writing figures there would "
                              "mix them with the measurements; choose another folder", path)
+    if not folder and _in_place(path) is not None:
+        return  # a device, a pipe or the standard output: written as it is (atomic_writer)
     if os.path.isdir(target):
         if not folder:
             raise InputError("is a folder; this exporter writes one file", path)

@@ -143,3 +143,60 @@ def test_concurrent_writers_of_one_file_never_collide(tmp_path):
     with ThreadPoolExecutor(6) as pool:
         list(pool.map(lambda i: write_atomically(target, bytes([i]) * 100_000, sync=False), range(6)))
     assert len(set(target.read_bytes())) == 1 and [p.name for p in tmp_path.iterdir()] == ["plot.pdf"]
+
+
+def test_a_named_pipe_is_written_in_place_not_replaced_by_a_file(measurements, tmp_path, capsys, host):
+    import threading
+
+    pipe = tmp_path / "models.pipe"
+    os.mkfifo(pipe)
+    received = []
+    reader = threading.Thread(target=lambda: received.append(pipe.read_text()), daemon=True)
+    reader.start()
+    assert run(capsys, measurements, "--export", "csv", "-o", pipe) == (0, "")
+    reader.join(timeout=30)
+    assert stat.S_ISFIFO(os.stat(pipe).st_mode)
+    assert received and received[0].startswith("callpath,metric,")
+    assert [path.name for path in tmp_path.iterdir()] == sorted(["in.jsonl", "models.pipe"])  # no temporary left
+
+
+def test_o_dev_stdout_sent_to_a_file_keeps_what_was_printed_before(measurements, tmp_path):
+    """``suggest --export /dev/stdout > out.txt``: the plan was written by renaming over out.txt, and the report
+    printed into the file the shell had opened was lost; now both reach the file."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "out.txt"
+    with open(out, "w") as stream:
+        done = subprocess.run([sys.executable, "-m", "extrap_plugins", "suggest", "--param", "p=2,4,8,16,32",
+                               "--export", "/dev/stdout"], stdout=stream, stderr=subprocess.PIPE, text=True,
+                              env={**os.environ, "EXTRAP_PLUGINS_NO_AUTOLOAD": "1"}, timeout=120)
+    assert (done.returncode, done.stderr) == (0, "")
+    text = out.read_text()
+    assert text.startswith('{\n "format": "extrap-plugins/plan",\n')
+    assert "\ndesign space: p (5 values) = 5 points; " in text
+
+
+@pytest.mark.parametrize("command", [
+    ["suggest", "{input}", "--export", "{input}"],
+    ["compare", "{input}", "{input}", "-o", "{input}"],
+    ["efficiency", "{input}", "-o", "{input}"],
+    ["whatif", "{input}", "--calibrate", "--target", "p=64", "--save-machine", "{input}"],
+    ["requirements", "{input}", "--system", "{input}", "-o", "{input}"],
+])
+def test_no_command_writes_over_its_input(measurements, capsys, host, command):
+    before = measurements.read_bytes()
+    option = command[-2]
+    assert cli.main([part.format(input=measurements) for part in command]) == 2
+    assert capsys.readouterr().err == (f"extrap-plugins: error: {measurements}: the output ({option}) is an input: "
+                                       "writing there would destroy the measurements; choose another file\n")
+    assert measurements.read_bytes() == before
+
+
+def test_two_outputs_on_one_file_are_refused(measurements, tmp_path, capsys, host):
+    out = tmp_path / "out.txt"
+    assert cli.main(["whatif", str(measurements), "--calibrate", "--target", "p=64", "-o", str(out),
+                     "--save-machine", str(out)]) == 2
+    assert capsys.readouterr().err == (f"extrap-plugins: error: {out}: --save-machine and -o name the same file: the "
+                                       "second would replace the first\n")
+    assert not out.exists()
