@@ -561,27 +561,32 @@ def advise_repetitions(n_params: int, noise: float | None = None, counters: bool
 def measured_noise(experiment: Experiment) -> float | None:
     """Median over series and points of half the range of the repetitions relative to their mean; over the
     series of metrics that are not exact counters where there are any (the byte and visit counts of the
-    instrument shim repeat exactly and would hide the noise of its times).
+    instrument shim repeat exactly and would hide the noise of its times), and over the series whose
+    repetitions differ somewhere where there are any (exact all the same: a Caliper profile's block size or
+    bytes per repetition, metadata of unknown kind); 0 when every series repeats exactly.
 
     ``None`` when no point was measured more than once.
     """
     timed = np.array([metric.kind != "count" for metric in experiment.metrics], dtype=bool)[experiment.metric_index]
     if timed.any() and not timed.all():
         experiment = experiment.take(timed)
-    spreads = []
+    spreads, exact = [], False
     for group in experiment.series_groups():
         values = group.values
-        counts = np.sum(~np.isnan(values), axis=2)
-        if values.shape[2] < 2 or not (counts >= 2).any():
+        repeated = np.sum(~np.isnan(values), axis=2) >= 2
+        if values.shape[2] < 2 or not repeated.any():
             continue
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             mean = np.nanmean(values, axis=2)
             half = (np.nanmax(values, axis=2) - np.nanmin(values, axis=2)) / 2
             relative = np.where(np.abs(mean) > 0, half / np.abs(mean), 0.0)
-        spreads.append(relative[counts >= 2])
+        varies = np.any(repeated & (relative > 0), axis=1)
+        exact = exact or not varies.all()
+        spreads.append(relative[varies][repeated[varies]])
+    spreads = [spread for spread in spreads if spread.size]
     if not spreads:
-        return None
+        return 0.0 if exact else None
     return float(np.median(np.concatenate(spreads)))
 
 
@@ -1232,9 +1237,12 @@ def _suggest_uncertainty(space, grid, costs, measured_runs, order, rank, effecti
         suggestion.status = "done"
         suggestion.notes.append(_holds_note(suggestion, assessment.level, where, tolerance))
         suggestion.notes.extend(_untested_near_target(space, grid, measured, excluded, costs, target_point))
-        extra, after = plan_runs(assessment, run_costs, tolerance=0.0, limit=remaining,
-                                 max_runs=_room(max_points, suggestion), available=available)
-        suggestion.notes.append(_would_buy(extra, after, suggestion.widths, remaining, budget, candidates.size))
+        extra, after = [], {}
+        if budget is not None:  # without one, nothing is planned (and repetitions without end would be)
+            extra, after = plan_runs(assessment, run_costs, tolerance=0.0, limit=remaining,
+                                     max_runs=_room(max_points, suggestion), available=available)
+        suggestion.notes.append(_would_buy(extra, after, suggestion.widths, remaining, budget, candidates.size,
+                                           per_run))
         return suggestion
     runs, predicted = plan_runs(assessment, run_costs, tolerance=tolerance, limit=remaining,
                                 max_runs=_room(max_points, suggestion), available=available)
@@ -1439,8 +1447,9 @@ def _room(max_points, suggestion) -> int | None:
     return max(max_points - suggestion.measured_points, 0)
 
 
-def _would_buy(runs, after, widths, remaining, budget, n_candidates) -> str:
-    """What the budget left would buy once the rule holds (``n_candidates``: points new or still to repeat)."""
+def _would_buy(runs, after, widths, remaining, budget, n_candidates, per_run: int = 1) -> str:
+    """What the budget left would buy once the rule holds (``n_candidates``: points new or still to repeat;
+    ``per_run``: the runs of each new point, its repetitions)."""
     if budget is None:
         return "without a budget, further runs are not planned"
     if remaining <= 0:
@@ -1450,12 +1459,15 @@ def _would_buy(runs, after, widths, remaining, budget, n_candidates) -> str:
     if not runs:
         return f"the remaining budget ({remaining:g} cost units) buys no further run"
     worst = max(widths, key=widths.get)
-    if widths[worst] - after[worst] < 0.0005:
+    if widths[worst] - after[worst] < 0.0005 or format_share(widths[worst]) == format_share(after[worst]):
         return (f"further runs would not narrow the intervals noticeably: the remaining budget ({remaining:g} cost "
                 f"units) is left")
     # The ensembles conditioned on the runs as if the models kept their form: a run that changes a model's terms
     # moves the interval more than that, either way (benchmarks/design-history.md, "the widths plans promise").
-    return (f"the remaining budget ({remaining:g} cost units) would buy {format_count(len(runs), 'more run')}, "
+    bought = format_count(len(runs), "more run")
+    if per_run > 1:
+        bought = f"{format_count(len(runs), 'more point')} ({len(runs) * per_run} runs with the repetitions)"
+    return (f"the remaining budget ({remaining:g} cost units) would buy {bought}, "
             f"which would narrow the widest interval ({format_callpath(worst)}) from "
             f"±{format_share(widths[worst])} to ±{format_share(after[worst])} if the models kept their form")
 
@@ -1505,6 +1517,10 @@ def run_design(space: Space, measure_runs: Callable[[list[Run]], Experiment], *,
 
 
 # ----------------------------------------------------------------- helpers
+MAX_REPETITIONS = 1000
+"""The most ``repetitions`` a plan takes: plans are made run by run, and more runs a point tell no more."""
+
+
 def _repetitions(space, costs, given, noise, counters, strategy, budget, line, inside=False) -> tuple[int, str, int]:
     """The repetitions per planned point with their reason, and the full factorial's a budget's share is of: the
     given ones, or those advised for the number of parameters (neither the measured noise nor the metrics' kind,
@@ -1516,6 +1532,8 @@ def _repetitions(space, costs, given, noise, counters, strategy, budget, line, i
     if given is not None:
         if int(given) != given or given < 1:
             raise InputError(f"--repetitions {given!r}: expected a whole number >= 1")
+        if given > MAX_REPETITIONS:
+            raise InputError(f"--repetitions {given!r}: at most {MAX_REPETITIONS} runs a point")
         return int(given), "given", int(given)
     reference = advise_repetitions(n)[0]
     repetitions, reason = advise_repetitions(n, noise, counters)

@@ -297,6 +297,24 @@ def test_exact_counters_beside_times_do_not_hide_the_times_noise():
     assert measured_noise(experiment.select(metrics=["bytes_sent"])) == 0.0  # counters alone: their own (none)
 
 
+def test_metadata_that_repeats_exactly_does_not_hide_the_times_noise(shared_data):
+    """RAJAPerf's Caliper profiles carry BlockSize, Bytes/Rep, Reps ... as metrics of unknown kind, the same in
+    every repetition: the noise was said "±0.00% is below 1 %" and the repetitions halved for times that vary by
+    ±2.7 %."""
+    from extrap_plugins.experiment import Metric
+
+    coordinates = [[p] for p in (1, 1, 2, 2, 4, 4)]
+    experiment = Experiment.from_columns(
+        ["p"], callpath=["main"] * 18, metric=["time"] * 6 + ["BlockSize"] * 6 + ["Bytes/Rep"] * 6,
+        coordinates=coordinates * 3, value=[0.9, 1.1, 1.8, 2.2, 3.6, 4.4] + [256.0] * 6 + [8, 8, 16, 16, 32, 32],
+        metrics=[Metric("time", "sec", "time"), Metric("BlockSize", "", ""), Metric("Bytes/Rep", "", "")])
+    assert measured_noise(experiment) == pytest.approx(0.1)
+    assert measured_noise(experiment.select(metrics=["BlockSize", "Bytes/Rep"])) == 0.0  # exact alone: no noise
+    rajaperf = extrap_plugins.read(shared_data / "caliper" / "thicket" / "rajaperf")
+    times = rajaperf.select(metrics=["Min time/rank", "Max time/rank", "Avg time/rank", "Total time"])
+    assert measured_noise(rajaperf) == pytest.approx(measured_noise(times)) and measured_noise(times) > 0.02
+
+
 # -------------------------------------------------------------- plan files
 def test_a_plan_file_round_trips_exactly(tmp_path):
     plan = Plan(("p", "n"), [Run({"p": 4.0, "n": 1000.0}, 4, 4.0, "corner"), Run({"p": 8.0, "n": 0.5}, 2, 8.0)])
@@ -734,3 +752,21 @@ def test_a_parameter_measured_at_one_value_that_param_does_not_name_is_no_parame
                                       value=[1.0, 1.1])
     with pytest.raises(InputError, match=r"the parameters are \['p', 'n'\], the design's \['n'\]"):
         suggest(Space.of({"n": [10, 20, 40]}), varying)
+
+
+def test_repetitions_beyond_the_bound_are_refused_and_without_a_budget_nothing_is_planned(shared_data, capsys,
+                                                                                          monkeypatch):
+    """``--repetitions 1000000`` took minutes: the rule held, and the runs a budget would buy were planned one by one
+    though there was no budget (each point a million times over)."""
+    from extrap_plugins import selector
+
+    planned = []
+    monkeypatch.setattr(selector, "plan_runs", lambda *args, **kwargs: planned.append(kwargs) or ([], {}))
+    two = shared_data / "extrap" / "text" / "two_parameter_1.txt"
+    assert main(["suggest", str(two), "--repetitions", "1001"]) == 2
+    assert capsys.readouterr().err == "extrap-plugins: error: --repetitions 1001: at most 1000 runs a point\n"
+    result = suggest(Space.of({"x": [20, 30, 40, 50, 60], "y": [1, 2, 3, 4, 5]}),
+                     extrap_plugins.read(two), repetitions=1000, target={"x": 70, "y": 6})
+    assert result.status == "done" and not result.plan.runs
+    assert result.notes[-1] == "without a budget, further runs are not planned"
+    assert planned == []

@@ -135,8 +135,11 @@ def test_what_the_remaining_budget_would_buy_is_said_with_its_assumption():
     experiment = measured({"main": lambda p, n: 3 + 0.5 * p**1.5 * n}, base_points(suggest(space)), noise=0.05)
     result = suggest(space, experiment, budget="50%", target={"p": 128, "n": 60}, tolerance="50%")
     assert result.status == "done" and not result.plan.runs
-    assert result.notes[1] == ("the remaining budget (648 cost units) would buy 7 more runs, which would narrow the "
-                               "widest interval (main) from ±25.2% to ±22.8% if the models kept their form")
+    assert result.repetitions == 4  # each new point measured four times: the note counts points and runs
+    assert result.notes[1] == ("the remaining budget (648 cost units) would buy 7 more points (28 runs with the "
+                               "repetitions), which would narrow the widest interval (main) from ±25.2% to ±22.8% if "
+                               "the models kept their form")
+
 
 def test_when_the_measured_runs_cost_more_than_the_budget_the_note_says_so():
     space = Space.of({"p": P, "n": N})
