@@ -158,8 +158,7 @@ def create_executor(kind: str = "serial", jobs: int | None = None, preload: Iter
 
         # "spawn" would re-import plugins in each worker; "fork" is the cheap, usual choice on Linux.
         context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
-        return cf.ProcessPoolExecutor(max_workers=jobs or available_cores(), mp_context=context,
-                                      initializer=single_threaded)
+        return _ProcessPool(max_workers=jobs or available_cores(), mp_context=context, initializer=_process_worker)
     if kind == "mpi":
         return _mpi_executor(jobs)
     raise InputError(f"unknown executor {kind!r}; expected one of {', '.join(EXECUTORS[1:])}")
@@ -193,6 +192,35 @@ def _mpi_executor(jobs: int | None) -> cf.Executor:
     pool = WatchedMPIPool(max_workers=jobs, initializer=single_threaded, **options)
     pool.stall_timeout = stall_timeout()
     return pool
+
+
+class _ProcessPool(cf.ProcessPoolExecutor):
+    """A process pool that an interrupt (Ctrl-C, SIGTERM as one) ends at once: its workers are stopped rather than
+    waited for.  Waiting, the standard pool could hang for good when the interrupt came while it handed out work
+    (the workers waiting for work, the command for them: ``model --export html`` writing its figures)."""
+
+    def __exit__(self, exc_type, exc, traceback):
+        if exc_type is None or issubclass(exc_type, Exception):
+            return super().__exit__(exc_type, exc, traceback)
+        workers = list((getattr(self, "_processes", None) or {}).values())
+        self.shutdown(wait=False, cancel_futures=True)
+        for worker in workers:
+            worker.terminate()
+        for worker in workers:
+            worker.join(timeout=5)
+        return False
+
+
+def _process_worker() -> None:
+    """A process pool's worker: :func:`single_threaded`, Ctrl-C left to the command (a terminal sends it to every
+    process of the job; the command stops the workers, :class:`_ProcessPool`), and SIGTERM ending it as it ends
+    any process (not by a handler the command had when the worker was forked from it)."""
+    import signal
+
+    with contextlib.suppress(ValueError):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    single_threaded()
 
 
 def single_threaded() -> None:

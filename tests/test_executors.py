@@ -92,6 +92,32 @@ def test_a_dead_worker_process_ends_the_work_with_a_clear_message():
     assert not lost.value.mpi
 
 
+def test_an_interrupt_stops_the_process_pools_workers_instead_of_waiting_for_them():
+    """Ctrl-C while ``model --export html`` rendered its figures left the command hanging for good (the pool
+    waited for workers that waited for work); now the workers are stopped, and they ignore SIGINT themselves (a
+    terminal sends it to every process of the job; the command ends them)."""
+    import signal
+
+    if not pathlib.Path("/proc/self").exists():
+        pytest.skip("no /proc here to see the workers end")
+
+    def running(pid: int) -> bool:  # (Process.is_alive misreads a worker the pool's own thread has reaped)
+        try:
+            return pathlib.Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] != "Z"
+        except (OSError, IndexError):
+            return False
+
+    start = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        with executors.create_executor("process", 2) as pool:
+            assert pool.submit(signal.getsignal, signal.SIGINT).result() == signal.SIG_IGN
+            pool.submit(time.sleep, 60)
+            pids = [worker.pid for worker in pool._processes.values()]
+            raise KeyboardInterrupt
+    assert time.monotonic() - start < 30  # not the minute the work would take
+    assert len(pids) == 2 and not any(running(pid) for pid in pids)
+
+
 class SilentExecutor(cf.Executor):
     """Accepts work and never finishes it, like a pool whose worker died without its launcher noticing."""
 
