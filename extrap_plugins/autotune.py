@@ -110,6 +110,8 @@ class AutotuneResult:
     unmeasured: dict[tuple[int, int], int] = field(default_factory=dict)
     """Repetitions a round planned that the folder lacks (a failed launch, a point no candidate any more), by
     (round number, the run's place in the round)."""
+    budget_points: int | None = None
+    """A budget of points: at most this many (``budget_limit`` is then infinite)."""
 
     def __str__(self) -> str:
         """What ``extrap-plugins autotune`` prints at the end."""
@@ -184,6 +186,7 @@ def autotune(
     folder = pathlib.Path(output)
     if folder.exists() and not folder.is_dir():
         raise InputError("is not a folder", folder)
+    _check_own_files(folder)
     folder.mkdir(parents=True, exist_ok=True)
     with _tuning(folder):  # this loop's alone until it ends
         say = _say if progress else (lambda message: None)
@@ -230,7 +233,7 @@ def autotune(
             rounds.append(record)
             _save(folder, space, rounds, "running")  # before running: an interrupted round keeps its reasons
             if not runner(runs, folder):
-                status, message = "failed", _failed(_left_out(runs, space, _read(folder, host)) or runs, folder)
+                status, message = "failed", _failed(_left_out(runs, space, _read(folder, host, True)) or runs, folder)
                 break
             launched = runs
             if alone:
@@ -240,7 +243,7 @@ def autotune(
                        if max_steps is not None else
                        f"stopped after {steps} rounds, as many as the full factorial has runs, before the rule held or "
                        f"the budget was spent: the runs may not measure the points planned (see {folder / 'logs'})")
-        experiment = _read(folder, host)
+        experiment = _read(folder, host, status in ("failed", "unmeasured"))
         if experiment is None and status in ("failed", "unmeasured"):
             _save(folder, space, rounds, status)
             raise RunsFailed(f"{folder}: " + (message if status == "unmeasured" else
@@ -259,7 +262,8 @@ def autotune(
         # The share spent: after a failed launch or --max-steps, ``final`` is a fresh plan whose share counts its runs.
         result = AutotuneResult(folder, status, rounds, model_set, final.target, tolerance, final.measured_share,
                                 final.measured_cost, final.full_cost, final.budget_limit, message,
-                                len(designed.points()), len(launches), before, _unmeasured(rounds, space, launches))
+                                len(designed.points()), len(launches), before, _unmeasured(rounds, space, launches),
+                                budget_points=final.budget_points)
         _write_reports(result, final, host)
         say(f"{_verdict(result)}; report: {folder / REPORT}")
         return result
@@ -335,6 +339,14 @@ def _check_launch(candidates, command, output, mpiexec, mpiexec_args, timeout) -
     notes = [note for note in (crowded, sweep.scorep_replaced(data, names)) if note]
     return (f"runs with {sweep.describe_launcher(launcher)}; measurements to {sweep.destinations(data, names)}"
             + "".join(f"; note: {note}" for note in notes))
+
+
+def _check_own_files(folder: pathlib.Path) -> None:
+    """The loop replaces its state file every round and its reports at the end: a read-only one stops it before
+    anything runs (the write would, after the first round)."""
+    for own in (folder / STATE, folder / REPORT, folder / MODELS):
+        if own.is_file() and not own.stat().st_mode & 0o222:
+            raise InputError("is read-only; the loop keeps its state and reports here: make it writable", own)
 
 
 def _check_only_this_program(folder: pathlib.Path, data: pathlib.Path) -> None:
@@ -464,8 +476,9 @@ def _missing(run: design.Run, names: Sequence[str], done: set[tuple]) -> int:
     return sum((*point, float(k)) not in done for k in range(run.first, run.first + run.repetitions))
 
 
-def _read(folder: pathlib.Path, host):
-    """The measurements in ``folder`` so far (None before the first run)."""
+def _read(folder: pathlib.Path, host, failed: bool = False):
+    """The measurements in ``folder`` so far (None before the first run, and after failed launches when the
+    readers find no run whole: every launch failed, also after writing its measurements)."""
     from . import api
     from .instrument import sweep
 
@@ -473,7 +486,12 @@ def _read(folder: pathlib.Path, host):
         return None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return api.read(folder, host=host)
+        try:
+            return api.read(folder, host=host)
+        except InputError:
+            if failed:
+                return None
+            raise
 
 
 def _say_notes(last: design.Suggestion, rounds: list[Round], number: int, say) -> None:
@@ -810,6 +828,8 @@ def render_report(result: AutotuneResult, final) -> str:
     priced = f"; cost of a run: {final.cost_model.describe()}" if getattr(final, "cost_model", None) else ""
     budget = "none" if not math.isfinite(result.budget_limit) else f"{result.budget_limit:g} cost units " \
         f"({result.budget_limit / result.full_cost:.1%} of the full factorial)"
+    if result.budget_points is not None:
+        budget = f"at most {format_count(result.budget_points, 'point')}"
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>extrap-plugins autotune: {esc(str(result.folder))}</title>
 <style>body{{font-family:system-ui,sans-serif;margin:2em;max-width:75em}}table{{border-collapse:collapse;margin:1em 0}}

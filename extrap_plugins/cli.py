@@ -21,7 +21,7 @@ from .executors import EXECUTORS, MPI_LAUNCH, WorkerLost, end_mpi_job
 from .experiment import MEASURES
 from .exporters.json_exporter import JSON_VERSION, JSON_VERSIONS
 from .extrapolation import SORT_KEYS
-from .options import guess_type, parse_share
+from .options import Parser, guess_type, parse_share
 from .plugins import get_host
 
 PLOT_STYLES = ("lines", "heatmap")
@@ -45,7 +45,7 @@ def add_reading_and_modelling(parser: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     from . import __version__
 
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog=PROG,
         description="Empirical performance modeling: learn a PMNF model per call path and metric.",
     )

@@ -353,6 +353,8 @@ class CostModel:
         [400.0]
         """
         parameters = tuple(parameters)
+        if text is not None and not isinstance(text, str):
+            raise InputError(f"--cost {text!r}: expected text such as 'p*n', 'p^2' or 'p*time', or 'uniform'")
         if text is None or not text.strip():
             chosen = [p for p in parameters if p.lower() in RESOURCE_NAMES] or list(parameters)
             return cls(parameters, tuple(1.0 if p in chosen else 0.0 for p in parameters), 1.0, "*".join(chosen))
@@ -427,7 +429,13 @@ class Space:
     def of(cls, candidates: Mapping[str, Iterable[float]]) -> Space:
         names, values = [], []
         for name, given in candidates.items():
-            array = np.unique(np.asarray(list(given), dtype=np.float64))
+            try:  # a string is no list of values (its characters would be), nor is a number alone
+                if isinstance(given, (str, bytes)):
+                    raise TypeError
+                array = np.unique(np.asarray(list(given), dtype=np.float64))
+            except (TypeError, ValueError):
+                raise InputError(f"parameter {name}: expected a list of numbers as candidate values, got "
+                                 f"{given!r}") from None
             if array.size == 0 or not np.all(np.isfinite(array)):
                 raise InputError(f"parameter {name}: expected finite candidate values, got {list(given)}")
             names.append(str(name))
@@ -628,6 +636,8 @@ class Suggestion:
     not_judged: dict[str, str] | None = None
     """Kernels left out of the stopping rule, with the reason."""
     budget_limit: float = math.inf
+    budget_points: int | None = None
+    """A budget of points: at most this many (``budget_limit`` is then infinite)."""
     """The cost the budget allows (infinite without a cost budget)."""
     space: Space | None = field(default=None, repr=False, compare=False)
     """The candidate values the plan was made from."""
@@ -1146,8 +1156,30 @@ def _base_out_of_budget(suggestion, said: int, remaining: float) -> None:
     the budget allows for the lines, said from ``said`` on, no longer apply; whether a point off them fits does."""
     suggestion.status = "budget"
     suggestion.notes[said:] = [note for note in suggestion.notes[said:] if note == NO_OFF_POINT]
+    if suggestion.budget_points is not None:
+        suggestion.notes.append(f"no further point of the base design fits the budget (at most "
+                                f"{format_count(suggestion.budget_points, 'point')}, "
+                                f"{suggestion.measured_points} measured)")
+        return
     suggestion.notes.append(f"{_spent(suggestion)}: nothing is left to spend" if remaining <= 0 else
                             f"no further run of the base design fits the budget ({remaining:g} cost units left)")
+
+
+def _check_single_values(space: Space, target: Mapping[str, float], experiment) -> None:
+    """A parameter of one candidate value is not varied, so the models cannot say how the values change with it:
+    the target must lie at that value (a constant left out of the models, the default target keeps it), and some
+    parameter must have more values (one point alone was "done", its interval the noise of its repetitions)."""
+    single = [(name, float(values[0])) for name, values in zip(space.parameters, space.values) if values.size == 1]
+    source = experiment.source if experiment is not None and experiment.source else None
+    if single and len(single) == len(space.parameters):
+        point = format_point(dict(single), brackets=True)
+        raise InputError(f"every parameter has one candidate value, {point}: there is nothing to design; give more "
+                         f"values with --param, such as --param {single[0][0]}=...", source)
+    for name, value in single:
+        if not math.isclose(target[name], value, rel_tol=1e-9):
+            raise InputError(f"{name} has one candidate value ({value:g}) and the target lies at {name}="
+                             f"{target[name]:g}: the models cannot tell how the values change with {name}; give "
+                             f"more values with --param {name}=..., or a target at {name}={value:g}", source)
 
 
 def _spent(suggestion) -> str:
@@ -1174,12 +1206,13 @@ def _suggest_uncertainty(space, grid, costs, measured_runs, order, rank, effecti
     full_cost = suggestion.full_cost
     limit = budget.limit(full_cost) if budget is not None else math.inf
     max_points = budget.points if budget is not None and budget.points is not None else None
-    suggestion.budget_limit = limit
+    suggestion.budget_limit, suggestion.budget_points = limit, max_points
     spent = suggestion.measured_cost
     remaining = limit - spent
     chosen_target = parse_target(target, parameters) if target is not None else default_target(space)
     suggestion.target = chosen_target
     target_point = np.array([chosen_target[p] for p in parameters])
+    _check_single_values(space, chosen_target, selected)
     excluded = np.zeros(grid.shape[0], dtype=bool)
     for point in list(exclude) + [target_point]:
         excluded |= np.all(np.isclose(grid, np.asarray(point, dtype=np.float64)[None, :]), axis=1)

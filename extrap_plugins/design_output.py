@@ -31,9 +31,9 @@ def format_suggestion(result: Suggestion) -> str:
     names = result.plan.parameters
     sizes = " × ".join(names)
     if result.space is not None:
-        sizes = " × ".join(f"{n} ({v.size} values)" for n, v in zip(names, result.space.values))
+        sizes = " × ".join(f"{n} ({format_count(v.size, 'value')})" for n, v in zip(names, result.space.values))
     lines = [
-        f"design space: {sizes} = {result.full_points} points; cost of a run: "
+        f"design space: {sizes} = {format_count(result.full_points, 'point')}; cost of a run: "
         f"{result.cost_model.describe()} (full factorial, every point "
         f"{format_count(result.reference_repetitions, 'time')}: {result.full_cost:g})",
         f"measured so far: {format_count(result.measured_points, 'point')}, "

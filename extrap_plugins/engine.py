@@ -50,15 +50,19 @@ def input_paths(path: str | os.PathLike | Sequence[str | os.PathLike]) -> list[p
     Raises
     ------
     InputError
-        No input, or one that does not exist.
+        No input, one that does not exist, or one given twice (by any name).
     """
     paths = [pathlib.Path(path)] if isinstance(path, (str, os.PathLike)) else [pathlib.Path(p) for p in path]
     if not paths:
         raise InputError("no input given")
+    seen: dict[str, pathlib.Path] = {}
     for p in paths:
         if not p.exists():
             raise InputError("no such file or folder", p)
         check_input_file(p)
+        first = seen.setdefault(os.path.realpath(p), p)
+        if first is not p:  # its runs would count twice, as repetitions the program never ran
+            raise InputError(f"given twice (also as {first}): its measurements would count twice", p)
     return paths
 
 

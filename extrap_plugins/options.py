@@ -7,6 +7,7 @@
 :func:`parse_fraction`  a number in [0, 1)
 :func:`parse_share`     a share in (0, 1), as ``5%`` or ``0.05``
 :func:`guess_type`      ``--option KEY=VALUE`` text to bool, int, float or str
+:class:`Parser`         the command line's parser: a mistake is one line
 ======================  ====================================================
 
 Errors are :class:`ValueError` whose text names the option, what was expected
@@ -15,11 +16,12 @@ and what was given; callers turn them into :class:`~extrap_plugins.errors.InputE
 
 from __future__ import annotations
 
+import argparse
 import os
 from numbers import Integral
 
 __all__ = ["TRUE", "FALSE", "parse_bool", "env_flag", "parse_int", "parse_fraction", "parse_share",
-           "guess_type"]
+           "guess_type", "Parser"]
 
 TRUE = ("1", "true", "yes", "on")
 FALSE = ("0", "false", "no", "off")
@@ -111,3 +113,14 @@ def guess_type(text: str) -> object:
         except ValueError:
             pass
     return text
+
+
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose mistakes are one line and exit status 2 (argparse prints its whole usage, a dozen
+    lines, before the line that says what is wrong); ``--help`` still shows the usage."""
+
+    def error(self, message: str):
+        if message.startswith("argument ") and message.endswith(": expected one argument"):
+            option = message[len("argument "):].split(":")[0].split("/")[0]
+            message += f" (a value that starts with '-' is written {option}=VALUE)"
+        self.exit(2, f"{self.prog}: error: {message}; see {self.prog} --help\n")

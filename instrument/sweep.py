@@ -156,6 +156,17 @@ def check_launchable(candidates: Mapping[str, Sequence[float]]) -> None:
         elif not name.isidentifier():
             raise InputError(f"--param {name!r}: the program receives it as EXTRAP_PARAM_<NAME>: expected an "
                              f"identifier such as n")
+    _one_variable_each([name for name in candidates if name != "p"])
+
+
+def _one_variable_each(names: Sequence[str]) -> None:
+    """Names that differ only in case (N and n) would reach the program as one variable, EXTRAP_PARAM_N."""
+    seen: dict[str, str] = {}
+    for name in names:
+        other = seen.setdefault(name.upper(), name)
+        if other != name:
+            raise InputError(f"--param {other} and --param {name} reach the program as one variable, "
+                             f"EXTRAP_PARAM_{name.upper()}: rename one")
 
 
 def parse_parameters(pairs: Sequence[str]) -> list[tuple[str, list[str]]]:
@@ -183,6 +194,7 @@ def parse_parameters(pairs: Sequence[str]) -> list[tuple[str, list[str]]]:
         if len(set(map(float, values))) != len(values):
             raise InputError(f"--param {pair!r}: a value appears twice")
         parsed.append((name, values))
+    _one_variable_each([name for name, _ in parsed])
     return parsed
 
 
@@ -557,6 +569,8 @@ def _launch(launcher, launch: Launch, program, names, folder: pathlib.Path, data
                            log)
         except KeyboardInterrupt:
             _stop(process)
+            if _has_run(folder, data, run_id) and not _whole(data, run_id):  # cut short: kept, not for models
+                _append_verdict(data, run_id, "interrupted (Ctrl-C or SIGTERM to extrap-plugins)")
             _set_aside(profile, folder)
             raise
     seconds = time.monotonic() - start
@@ -697,6 +711,23 @@ def _stop(process: subprocess.Popen) -> None:
             continue
 
 
+def _whole(data: pathlib.Path, run_id: str) -> bool:
+    """Whether the run's merged record says it ended on its own (status ok): an interrupt that came as the
+    program was leaving took nothing from it."""
+    marker = f'"run":"{run_id}"'
+    try:
+        with open(data, encoding="utf-8", errors="replace") as stream:
+            for line in stream:
+                if marker in line:
+                    with contextlib.suppress(ValueError, AttributeError):
+                        record = json.loads(line)
+                        if record.get("status") == "ok" and record.get("rank") is None:
+                            return True
+    except FileNotFoundError:
+        pass
+    return False
+
+
 def _has_run(folder: pathlib.Path, data: pathlib.Path, run_id: str) -> bool:
     """Whether the run wrote its line, or its per-rank files."""
     marker = f'"run":"{run_id}"'.encode()
@@ -741,7 +772,9 @@ def _say(message: str) -> None:
 # ------------------------------------------------------------------- main
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m extrap_plugins.instrument.sweep ...``: the same as ``extrap-plugins run``."""
-    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
+    from extrap_plugins.options import Parser
+
+    parser = Parser(prog=PROG, description=__doc__.split("\n\n")[0])
     add_arguments(parser)
     args = parser.parse_args(argv)
     try:

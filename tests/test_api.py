@@ -70,6 +70,18 @@ def test_read_several_inputs_joins_them(host, tmp_path):
     assert len(experiment) == 4 and experiment.repetition.tolist() == [0, 0, 0, 0]
 
 
+def test_one_input_given_twice_is_refused_by_any_name(host, tmp_path):
+    # its runs counted twice (as repetitions never run): the models and intervals moved, with no word
+    register(host, reader("dat", ("*.dat",)))
+    (tmp_path / "a.dat").write_text("")
+    (tmp_path / "link.dat").symlink_to(tmp_path / "a.dat")
+    for again in (tmp_path / "a.dat", tmp_path / "." / "a.dat", tmp_path / "link.dat"):
+        with pytest.raises(InputError) as refused:
+            extrap_plugins.read([tmp_path / "a.dat", again])
+        assert str(refused.value) == (f"{again}: given twice (also as {tmp_path / 'a.dat'}): its measurements "
+                                      "would count twice")
+
+
 def test_model_orders_models_as_the_experiment(host):
     p = np.array([1.0, 2, 4, 8, 16])
     e = extrap_plugins.Experiment.from_columns(

@@ -155,6 +155,23 @@ def test_a_warning_the_report_lists_is_not_repeated_where_stderr_goes_to_the_sam
     assert apart.stderr == f"extrap-plugins: warning: {FOUR_WARNING}\n"
 
 
+@pytest.mark.parametrize("argv, line", [
+    (["suggest", "--strategy", "foo"], "extrap-plugins suggest: error: argument --strategy: invalid choice: 'foo' "
+                                       "(choose from 'uncertainty', 'cheapest'); see extrap-plugins suggest --help"),
+    (["suggest", "--budget", "-5u"], "extrap-plugins suggest: error: argument --budget: expected one argument (a "
+                                     "value that starts with '-' is written --budget=VALUE); see extrap-plugins "
+                                     "suggest --help"),
+    (["model"], "extrap-plugins model: error: the following arguments are required: INPUT; see extrap-plugins model "
+                "--help"),
+])
+def test_a_mistake_on_the_command_line_is_one_line_without_the_usage(argv, line, capsys):
+    # argparse printed its usage, a dozen lines, before the line that says what is wrong
+    with pytest.raises(SystemExit) as ended:
+        main(argv)
+    assert ended.value.code == 2
+    assert capsys.readouterr().err == line + "\n"
+
+
 def test_parse_options_converts_values():
     assert parse_options(["terms=2", "negative=true", "eps=0.5", "exponents=0,1/2,1", "max-terms=3"], "--option") == {
         "terms": 2, "negative": True, "eps": 0.5, "exponents": "0,1/2,1", "max_terms": 3}

@@ -591,12 +591,11 @@ def test_the_base_design_never_plans_the_target_even_without_a_budget(capsys):
     with pytest.raises(InputError) as error:
         suggest(Space.of({"n": [1, 2, 4]}), target="n=4")
     assert str(error.value) == message
-    # one value: the default target is that value
+    # one value: nothing to design (the default target is that value)
     assert main(["suggest", "--param", "n=5"]) == ExitStatus.BAD_INPUT
     assert capsys.readouterr().err == (
-        "extrap-plugins: error: every line of 3 values the base design could measure runs through (n=5), which is "
-        "the target (or excluded) and never measured: give n more candidate values with --param, or another "
-        "--target\n")
+        "extrap-plugins: error: every parameter has one candidate value, (n=5): there is nothing to design; give "
+        "more values with --param, such as --param n=...\n")
 
 
 def test_measured_points_whose_repetitions_agree_exactly_are_not_repeated_again(host, tmp_path, capsys):
@@ -770,3 +769,34 @@ def test_repetitions_beyond_the_bound_are_refused_and_without_a_budget_nothing_i
     assert result.status == "done" and not result.plan.runs
     assert result.notes[-1] == "without a budget, further runs are not planned"
     assert planned == []
+
+
+def test_a_parameter_of_one_value_is_not_extrapolated_along(tmp_path, capsys):
+    """One measured point (x=20, three repetitions) with --target x=40 was "done" with ±0.4%: the interval of a
+    constant, though nothing says how the values change with x."""
+    path = tmp_path / "one.txt"
+    path.write_text("PARAMETER x\n\nPOINTS ( 20 )\n\nREGION compute\nMETRIC time\nDATA 82.0 81.4 81.9\n")
+    assert main(["suggest", str(path), "--target", "x=40"]) == ExitStatus.BAD_INPUT
+    assert capsys.readouterr().err == (f"extrap-plugins: error: {path}: every parameter has one candidate value, "
+                                       "(x=20): there is nothing to design; give more values with --param, such as "
+                                       "--param x=...\n")
+    with pytest.raises(InputError, match=r"^x has one candidate value \(20\) and the target lies at x=40: the models "
+                                         r"cannot tell how the values change with x; give more values with --param "
+                                         r"x=\.\.\., or a target at x=20$"):
+        suggest(Space.of({"x": [20], "y": [1, 2, 3, 4, 5]}), target={"x": 40, "y": 6})
+    kept = suggest(Space.of({"x": [20], "y": [1, 2, 3, 4, 5]}))  # the default target keeps x=20: y is designed
+    assert kept.target == {"x": 20.0, "y": 6.0} and kept.plan.runs
+    assert str(kept).startswith("design space: x (1 value) × y (5 values) = 5 points; ")
+
+
+@pytest.mark.parametrize("candidates, cost, message", [
+    ({"x": 5}, None, "parameter x: expected a list of numbers as candidate values, got 5"),
+    ({"x": "20,30"}, None, "parameter x: expected a list of numbers as candidate values, got '20,30'"),
+    ({"x": ["a"]}, None, "parameter x: expected a list of numbers as candidate values, got ['a']"),
+    ({"x": [1, 2, 4]}, 2.0, "--cost 2.0: expected text such as 'p*n', 'p^2' or 'p*time', or 'uniform'"),
+])
+def test_the_api_says_what_is_wrong_with_values_of_the_wrong_type(candidates, cost, message):
+    # TypeError, ValueError and "'function' object has no attribute 'strip'" reached a notebook's user
+    with pytest.raises(InputError) as refused:
+        suggest(candidates, cost=cost)
+    assert str(refused.value) == message

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import html
+import math
 import json
 import os
 import pathlib
@@ -18,6 +19,7 @@ import pytest
 import extrap_plugins
 from extrap_plugins import autotune, cli
 from extrap_plugins.errors import InputError, RunsFailed
+from extrap_plugins.experiment import Experiment
 from shim_helpers import PROGRAMS, records
 
 JACOBI = pathlib.Path(__file__).resolve().parents[2] / "examples" / "jacobi" / "jacobi.py"
@@ -161,6 +163,8 @@ def test_a_misspelt_modeler_option_stops_the_loop_before_anything_runs(tmp_path,
     (["p=1,2", "--cost", "z"], "--cost 'z': 'z' is neither a parameter (p), time nor a number; expected a product "
                                "such as 'p*n', 'p^2' or 'p*time', or 'uniform'"),
     (["p=1,2", "--repetitions", "0"], "--repetitions 0: expected a whole number >= 1"),
+    (["N=1,2,3", "--param", "n=10,20,30"],  # both reached the program as N: points run twice, then a crash
+     "--param N and --param n reach the program as one variable, EXTRAP_PARAM_N: rename one"),
     (["p=1,2", "--timeout", "0"], "--timeout must be positive, got 0.0"),
     (["p=1,2", "--mpiexec", "/no/such/mpiexec"], "--mpiexec '/no/such/mpiexec': no such executable"),
 ])
@@ -341,11 +345,21 @@ def test_a_launch_ended_by_the_timeout_is_measured_again_when_the_loop_resumes(m
     assert sorted(set(experiment.repetition[at & (experiment.coordinates[:, 0] == 1)].tolist())) == [0]
 
 
+FAILS_AFTER_MEASURING = ("from mpi4py import MPI\nfrom extrap_plugins import instrument\n"
+                         "comm = instrument.mpi.wrap(MPI.COMM_WORLD)\n"
+                         "with instrument.region('main'):\n    comm.allreduce(1.0)\nraise SystemExit(3)\n")
+
+
+@pytest.mark.parametrize("source", ["print('hello')", FAILS_AFTER_MEASURING], ids=["silent", "fails-after-measuring"])
 def test_a_program_that_never_measures_stops_the_loop_with_one_line_and_the_status_of_failed_runs(
-        mpiexec, tmp_path, no_extrap_environment, capsys):
+        mpiexec, tmp_path, no_extrap_environment, capsys, source):
+    # a program that wrote its measurements and then failed, every time, ended with exit status 2 and "no complete
+    # run to read (see the warnings)", the warnings not shown, and the state file said the loop was running
     runs = tmp_path / "runs"
+    program = tmp_path / "program.py"
+    program.write_text(source)
     args = ["autotune", "--param", "p=1,2", "--param", "n=1,2,3", "--budget", "60%", "--repetitions", "1",
-            "-o", str(runs), "--", sys.executable, "-c", "print('hello')"]
+            "-o", str(runs), "--", sys.executable, str(program)]
     assert cli.main(args) == cli.ExitStatus.RUNS_FAILED
     err = capsys.readouterr().err
     assert err.splitlines()[-1] == (f"extrap-plugins: error: {runs}: every launch failed, nothing was measured "
@@ -744,3 +758,41 @@ def test_the_note_on_a_cost_model_that_misses_the_time_is_said_once_in_the_round
         autotune._say_notes(types.SimpleNamespace(status=status, notes=notes), rounds, number, said.append)
         rounds.append(autotune.Round(number, status, 0.1, [], {}, notes))
     assert said == ["round 1: note: lines of 4 values", f"round 3: note: {unpriced}"]
+
+
+def test_a_budget_of_points_is_said_as_points(tmp_path):
+    # the report said "budget: none" and the last note "(inf cost units left)" for --budget 2
+    from extrap_plugins import Model, ModelSet, Quality
+
+    quality = Quality(rss=0.0, ar2=1.0, smape=0.0, re=0.0)
+    models = ModelSet(("p",), [Model("main", "time", ("p",), 1.0, (), quality, points=5)])
+    result = autotune.AutotuneResult(folder=tmp_path, status="budget", rounds=[], model_set=models,
+                                     target={"p": 64.0}, tolerance=0.05, share=0.1, cost=10.0, full_cost=100.0,
+                                     budget_limit=math.inf, budget_points=2)
+    report = autotune.render_report(result, types.SimpleNamespace(widths={}, not_judged={}))
+    assert "<li>budget: at most 2 points; spent: 10 cost units</li>" in report
+    space = autotune.design.Space.of({"p": [1, 2], "n": [100, 200, 400, 800, 1600]})
+    base = autotune.design.suggest(space, budget="2")  # the minimum for a model, beyond the budget
+    assert [tuple(run.point.values()) for run in base.plan.runs] == [(1, 100), (1, 200), (1, 400), (2, 100)]
+    measured = Experiment.from_columns(["p", "n"], callpath="main", metric="time",
+                                       coordinates=[list(run.point.values()) for run in base.plan.runs] * 2,
+                                       value=[1.0, 1.1, 1.2, 1.3, 1.01, 1.11, 1.21, 1.31])
+    step = autotune.design.suggest(space, measured, budget="2")
+    assert step.status == "budget" and not step.plan.runs
+    assert step.notes[-1] == "no further point of the base design fits the budget (at most 2 points, 4 measured)"
+
+
+def test_a_read_only_file_of_the_loop_is_named_before_anything_runs(tmp_path, capsys):
+    # it ended the first round with "is read-only; ... (make it writable, or --overwrite-read-only)", an option
+    # autotune does not have
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    report = folder / autotune.REPORT
+    report.write_text("<p>an earlier report</p>\n")
+    report.chmod(0o444)
+    args = ["autotune", "--param", "p=1,2", "--param", "n=1,2", "-o", str(folder), "--", sys.executable,
+            str(PROGRAMS / "plain.py")]
+    assert cli.main(args) == cli.ExitStatus.BAD_INPUT
+    assert capsys.readouterr().err == (f"extrap-plugins: error: {report}: is read-only; the loop keeps its state and "
+                                       "reports here: make it writable\n")
+    assert sorted(path.name for path in folder.iterdir()) == [autotune.REPORT]

@@ -119,3 +119,10 @@ def test_sigterm_to_the_sweep_ends_the_launch_group(mpiexec, tmp_path, no_extrap
     leftover = subprocess.run(["pgrep", "-f", str(tmp_path / "ready")], capture_output=True, text=True).stdout
     assert leftover.strip() == ""  # no mpiexec, no rank left running
     assert len(sorted(tmp_path.glob("long.*.rank*.extrap.jsonl"))) == 2
+    # the launch was cut short: its measurements stay, but models skip them and `run` or `autotune` started again
+    # runs it again (autotune's models took the cut-short times, and the loop never ran the point again)
+    with pytest.warns(ExtrapWarning, match=r"run p2\.r0\.\w+ \(\S+rank0\.extrap\.jsonl:1\) skipped: interrupted "
+                                            r"\(Ctrl-C or SIGTERM to extrap-plugins\)"):
+        with pytest.raises(extrap_plugins.InputError):  # nothing else was measured
+            extrap_plugins.read(tmp_path)
+    assert sweep.measured_launches(tmp_path / "long.extrap.jsonl", []) == set()

@@ -164,6 +164,8 @@ def test_a_program_that_writes_no_measurements_is_a_failed_run(tmp_path, no_extr
      "--param 'n': expected NAME=V1,V2,... with NAME an identifier such as n"),
     (["--np", "1", "--param", "n=1", "--param", "n=2", "--", "app"],
      "--param n is given twice; list all its values in one --param n=V1,V2"),
+    (["--np", "1", "--param", "N=1,2", "--param", "n=3,4", "--", "app"],  # both reached the program as N
+     "--param N and --param n reach the program as one variable, EXTRAP_PARAM_N: rename one"),
     (["--np", "1", "--repetitions", "0", "--", "app"], "--repetitions must be at least 1, got 0"),
     (["--np", "1"], "no program to run: give it after --, for example: -- python app.py"),
     (["--np", "2", "--mpiexec", "/no/such/mpiexec", "--", "app"], "--mpiexec '/no/such/mpiexec': no such executable"),
