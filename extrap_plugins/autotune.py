@@ -159,6 +159,8 @@ def autotune(
     assessing : callable, optional
         ``(description) -> context manager`` yielding the progress callback of each round's assessment
         (:func:`extrap_plugins.selector.assess`); the CLI passes a progress bar when stderr is a terminal.
+    progress : bool
+        A line per round and per launch on stderr; without, failed launches only (``--progress off``).
 
     Raises
     ------
@@ -194,7 +196,7 @@ def autotune(
         interrupted = saved_status in ("running", "failed")
         if launching:
             say(launching)
-        runner = measure_runs or _sweep_runner(command, mpiexec, mpiexec_args, timeout)
+        runner = measure_runs or _sweep_runner(command, mpiexec, mpiexec_args, timeout, not progress)
         status, message, last = "steps", "", None
         _resume(rounds, saved_status, say)
         if interrupted and rounds:
@@ -368,7 +370,7 @@ def _check_only_this_program(folder: pathlib.Path, data: pathlib.Path) -> None:
                          f"{data.name}'s; give a new -o folder", folder)
 
 
-def _sweep_runner(command, mpiexec, mpiexec_args, timeout):
+def _sweep_runner(command, mpiexec, mpiexec_args, timeout, quiet=False):
     def run(runs: list[design.Run], folder: pathlib.Path) -> bool:
         from .instrument import sweep
 
@@ -377,7 +379,7 @@ def _sweep_runner(command, mpiexec, mpiexec_args, timeout):
         design.write_plan(plan_path, plan)
         args = argparse.Namespace(plan=str(plan_path), np=None, param=[], repetitions=None, output=str(folder),
                                   mpiexec=mpiexec, mpiexec_arg=list(mpiexec_args), timeout=timeout, dry_run=False,
-                                  program=list(command), loop=True)
+                                  program=list(command), loop=True, quiet=quiet)
         return sweep.run(args) == 0
 
     return run
@@ -772,6 +774,8 @@ def final_notes(rounds: list[Round]) -> list[str]:
         return []
     last = list(rounds[-1].notes)
     base = [n for r in rounds[:-1] if r.status == "base" for n in r.notes if n not in last]
+    if any(n.startswith(design.UNPRICED) for n in last):  # the growth the cost leaves out, as fitted last only
+        base = [n for n in base if not n.startswith(design.UNPRICED)]
     return list(dict.fromkeys(base)) + last
 
 

@@ -133,8 +133,8 @@ def build_parser() -> argparse.ArgumentParser:
                           help="at most N rounds of suggest and run (default: as many as the full factorial has "
                                "runs, so that the rule or the budget ends the loop)")
     autotune.add_argument("--progress", choices=["auto", "on", "off"], default="on",
-                          help="one line per round on stderr, and a bar of each round's modeling when stderr is a "
-                               "terminal (default: on)")
+                          help="one line per round and per launch on stderr, and a bar of each round's modeling "
+                               "when stderr is a terminal (default: on; off: failed launches only)")
     autotune.add_argument("program", nargs=argparse.REMAINDER, metavar="-- PROGRAM [ARGS]",
                           help="the instrumented program, after --; {n} in its arguments becomes the value of "
                                "parameter n, {p} the process count; a program without the shim: python -m "

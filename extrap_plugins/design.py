@@ -239,8 +239,9 @@ def run_from_document(entry, parameters: Sequence[str], where: str, path: pathli
     if not all(is_number(point[p]) for p in parameters):
         raise InputError(f"{where}: every parameter value must be a number, got {point}", path)
     repetitions = entry.get("repetitions")
-    if not isinstance(repetitions, int) or isinstance(repetitions, bool) or repetitions < 1:
-        raise InputError(f"{where}: repetitions must be a whole number >= 1, got {repetitions!r}", path)
+    if not isinstance(repetitions, int) or isinstance(repetitions, bool) or not 1 <= repetitions <= MAX_REPETITIONS:
+        raise InputError(f"{where}: repetitions must be a whole number from 1 to {MAX_REPETITIONS}, got "
+                         f"{repetitions!r}", path)
     cost = entry.get("cost")
     if not is_number(cost) or cost < 0:
         raise InputError(f"{where}: cost must be a number >= 0, got {cost!r}", path)
@@ -853,7 +854,10 @@ def suggest(
     grid = space.grid()
     costs = cost_model(grid)
     if not np.all(np.isfinite(costs)) or np.any(costs < 0):
-        raise InputError(f"the cost model {cost_model.describe()} gives negative or infinite costs on this space")
+        bad = grid[np.flatnonzero(~np.isfinite(costs) | (costs < 0))[0]]
+        raise InputError(f"the cost model {cost_model.describe()} gives negative or infinite costs on this space, "
+                         f"at {format_point(bad, parameters, brackets=True)} first (--cost uniform counts every run "
+                         f"as 1)", experiment.source if experiment is not None and experiment.source else None)
     order = cost_model.order(grid)
     rank = np.empty_like(order)
     rank[order] = np.arange(order.size)
@@ -943,6 +947,9 @@ def _suggest_cheapest(grid, costs, measured, base, order, rank, roles, suggestio
     ]
     if not suggestion.plan.runs and suggestion.status != "done":
         suggestion.status = "budget"
+        if budget is not None and suggestion.measured_cost >= budget.limit(suggestion.full_cost):
+            suggestion.budget_limit = budget.limit(suggestion.full_cost)
+            suggestion.notes.append(f"{_spent(suggestion)}: nothing is left to spend")
     return suggestion
 
 
@@ -1461,14 +1468,15 @@ def _with_gain(runs: list) -> list:
 
 
 def _repetitions_plan(parameters, grid, costs, candidates, runs, runs_at, next_repetition) -> Plan:
-    """The planned runs as single runs that repeat measured points, each from the next free repetition on."""
+    """The planned runs as single runs that repeat measured points, each from the next free repetition on (its
+    reason names it by that number, counted from 0 as the sweep runner, its log and the readers count)."""
     plan = Plan(parameters)
     planned = runs_at.copy()  # a point planned twice: its second run is the next repetition
     for r in runs:
         i = int(candidates[r.index])
         first = int(next_repetition[i] + planned[i] - runs_at[i])
         plan.runs.append(Run({name: float(grid[i, param]) for param, name in enumerate(parameters)}, 1,
-                             float(costs[i]), f"repetition {planned[i] + 1}: {r.reason()}", first=first,
+                             float(costs[i]), f"repetition {first}: {r.reason()}", first=first,
                              serves=tuple(r.serves)))
         planned[i] += 1
     return plan

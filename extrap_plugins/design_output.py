@@ -43,8 +43,8 @@ def format_suggestion(result: Suggestion) -> str:
         reason = result.repetitions_reason if result.repetitions_reason != "given" else result.repetitions
         lines.append(f"repetitions per run: {reason}")
     heading = {
-        "base": "next: the base design (a line of values per parameter through a common corner, and one point "
-                "off the lines)",
+        "base": ("next: the base design (a line of values per parameter through a common corner, and one point "
+                 "off the lines)" if len(names) > 1 else "next: the base design (a line of values)"),
         "add": ("next: the runs that narrow the intervals at the target most per unit of cost; measure them "
                 "(the first at least), then run suggest again with all measurements"
                 if result.strategy == "uncertainty" else

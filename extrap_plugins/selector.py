@@ -121,8 +121,8 @@ FLOOR = "ladder"
 MIN_SHARE = 0.01
 """Kernels below this share of their metric's largest value at the target, or of their own largest measured value,
 are not judged (GPR's 1 % filter)."""
-NOT_JUDGED = (f"zero at the target, or below {MIN_SHARE:.0%} of their metric's largest there or of their own "
-              f"largest measured value")
+NOT_JUDGED = (f"zero (or not finite) at the target, or below {MIN_SHARE:.0%} of their metric's largest there or of "
+              f"their own largest measured value")
 """Why kernels are not judged, for the messages of ``suggest``."""
 COPY_OF = "the same measurements as"
 """Why a kernel whose measurements equal a judged one's is not judged (it is, through that one)."""
@@ -231,6 +231,7 @@ class Assessment:
 
 
 # ------------------------------------------------------------------ assess
+@np.errstate(over="ignore", invalid="ignore")  # a far target overflows a model: said per kernel, not by numpy
 def assess(
     experiment: Experiment,
     target: Sequence[float],
@@ -919,7 +920,9 @@ def _mark_judged(kernels: list[Kernel], min_share: float) -> None:
         if math.isfinite(k.value):
             largest[k.metric] = max(largest.get(k.metric, 0.0), abs(k.value))
     for k in kernels:
-        if not math.isfinite(k.value) or k.value == 0:
+        if not math.isfinite(k.value):
+            k.judged, k.why_not = False, "no finite value at the target (the model overflows there)"
+        elif k.value == 0:
             k.judged, k.why_not = False, "predicted 0 at the target"
         elif abs(k.value) < min_share * largest.get(k.metric, 0.0):
             k.judged, k.why_not = False, f"below {min_share:.0%} of the largest {k.metric} at the target"

@@ -424,7 +424,8 @@ def run(args: argparse.Namespace) -> int:
     """Run the sweep described by ``args``; 0 if every launch succeeded, else 4 (``ExitStatus.RUNS_FAILED``).
 
     ``args.loop`` (optional, set by ``autotune`` for each round) leaves out the first line, the oversubscription
-    note and the closing advice, which the loop says once; every launch still gets its line, failures their report.
+    note and the closing advice, which the loop says once; every launch still gets its line, failures their report
+    (``args.quiet``, autotune's ``--progress off``: failed launches only).
 
     Raises
     ------
@@ -468,15 +469,7 @@ def run(args: argparse.Namespace) -> int:
         _say(f"note: {replaced}")
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "logs").mkdir(exist_ok=True)
-    outcomes: list[Outcome] = []
-    width = len(str(len(plan)))
-    with _terminate_as_interrupt():  # SIGTERM to the sweep ends the current launch's whole group, as Ctrl-C
-        for number, launch in enumerate(plan, start=1):
-            head = f"[{number:>{width}}/{len(plan)}] {launch.label}"
-            outcome = _launch(launcher, launch, command, names, folder, data, args.timeout, head)
-            outcomes.append(outcome)
-            result = f"ok ({outcome.seconds:.1f} s)" if outcome.ok else f"FAILED: {outcome.problem}"
-            _say(f"{head}: {result}")
+    outcomes = _launch_all(plan, launcher, command, names, folder, data, args.timeout, getattr(args, "quiet", False))
     failed = [o for o in outcomes if not o.ok]
     status = ExitStatus.RUNS_FAILED if failed else ExitStatus.OK
     if failed:
@@ -491,6 +484,21 @@ def run(args: argparse.Namespace) -> int:
     else:
         _say("nothing was measured: fix the failures above and start again")
     return status
+
+
+def _launch_all(plan: list[Launch], launcher, command, names, folder: pathlib.Path, data: pathlib.Path,
+                timeout: float | None, quiet: bool) -> list[Outcome]:
+    """Launch the plan's runs one after another, each with its line (``quiet``: failed launches only)."""
+    outcomes: list[Outcome] = []
+    width = len(str(len(plan)))
+    with _terminate_as_interrupt():  # SIGTERM to the sweep ends the current launch's whole group, as Ctrl-C
+        for number, launch in enumerate(plan, start=1):
+            head = f"[{number:>{width}}/{len(plan)}] {launch.label}"
+            outcome = _launch(launcher, launch, command, names, folder, data, timeout, head)
+            outcomes.append(outcome)
+            if not outcome.ok or not quiet:
+                _say(f"{head}: " + (f"ok ({outcome.seconds:.1f} s)" if outcome.ok else f"FAILED: {outcome.problem}"))
+    return outcomes
 
 
 @contextlib.contextmanager

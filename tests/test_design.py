@@ -338,7 +338,7 @@ def test_a_plan_file_round_trips_exactly(tmp_path):
     ('{"format": "extrap-plugins/plan", "version": 1, "parameters": ["p"], "runs": [{"point": {"q": 1}, '
      '"repetitions": 1, "cost": 1}]}', "run 1: the point has ['q'], expected the parameters ['p']"),
     ('{"format": "extrap-plugins/plan", "version": 1, "parameters": ["p"], "runs": [{"point": {"p": 1}, '
-     '"repetitions": 0, "cost": 1}]}', "run 1: repetitions must be a whole number >= 1, got 0"),
+     '"repetitions": 0, "cost": 1}]}', "run 1: repetitions must be a whole number from 1 to 1000, got 0"),
     ('{"format": "extrap-plugins/plan", "version": 1, "parameters": ["p"], "runs": [{"point": {"p": 1}, '
      '"repetitions": 1, "cost": 1, "first_repetition": -1}]}',
      "run 1: first_repetition must be a whole number >= 0, got -1"),
@@ -420,7 +420,7 @@ def test_when_every_candidate_is_measured_the_uncertainty_strategy_repeats_point
     assert [run.point["p"] for run in plan.runs] == [8, 16, 32, 4]  # p = 64 (25.8 % more) does not fit
     assert all(run.repetitions == 1 and run.first == 1 for run in plan.runs)
     assert sum(run.cost for run in plan.runs) + 124 <= 0.8 * 248
-    assert "repetition 2: narrows <root>" in out
+    assert "repetition 1: narrows <root>" in out
     assert json.loads(plan_path.read_text())["runs"][0]["first_repetition"] == 1
     # the sweep runner launches the second repetition, not the measured first
     assert main(["run", "--plan", str(plan_path), "--dry-run", "-o", str(tmp_path / "runs"), "--", "app"]) == 0
@@ -458,7 +458,7 @@ def test_the_exported_plan_carries_the_assessment_for_scripts_that_drive_the_loo
     assert assessment["widths"]["<root>"] == pytest.approx(0.154, abs=0.0005)
     assert assessment["expected_widths"]["<root>"] <= assessment["widths"]["<root>"]
     assert assessment["notes"][-1].startswith("after these runs the selector still expects 1 kernel above ±1%")
-    assert [run["why"].split(":")[0] for run in document["runs"]] == ["repetition 2"] * len(document["runs"])
+    assert [run["why"].split(":")[0] for run in document["runs"]] == ["repetition 1"] * len(document["runs"])
     plan = load_plan(plan_path)
     assert [run.role for run in plan.runs] == [run["why"] for run in document["runs"]]
     # once the rule holds, the plan is empty and says so
@@ -480,7 +480,7 @@ def test_the_exported_plan_names_the_kernels_each_run_serves_whole(host, tmp_pat
     runs = json.loads(plan_path.read_text(encoding="utf-8"))["runs"]
     assert runs and all(run["serves"][0]["kernel"] == long for run in runs)
     first = runs[0]
-    assert first["why"] == (f"repetition 2: narrows {format_callpath(long)} "
+    assert first["why"] == (f"repetition 1: narrows {format_callpath(long)} "
                             f"±{format_share(first['serves'][0]['half_width'])}"
                             f"→±{format_share(first['serves'][0]['expected_half_width'])}")
     assert "…" in first["why"] and 0 < first["serves"][0]["expected_half_width"] < first["serves"][0]["half_width"]
@@ -800,3 +800,21 @@ def test_the_api_says_what_is_wrong_with_values_of_the_wrong_type(candidates, co
     with pytest.raises(InputError) as refused:
         suggest(candidates, cost=cost)
     assert str(refused.value) == message
+
+
+def test_the_cheapest_strategy_says_when_the_measured_runs_cost_the_budget_already(shared_data, capsys):
+    # it said only "the budget left buys none the selector would plan", as if the plan had found nothing worth it
+    path = shared_data / "extrap" / "jsonlines" / "sparse_matrix_2p.jsonl"
+    assert main(["suggest", str(path), "--strategy", "cheapest", "--budget", "60%"]) == ExitStatus.OK
+    assert capsys.readouterr().out.endswith(
+        "note: the measured runs already cost 77.2% of the full factorial's, the budget 60.0%: nothing is left to "
+        "spend\n")
+
+
+def test_a_cost_model_negative_on_the_space_names_the_point_and_the_file(tmp_path, capsys):
+    path = tmp_path / "negative.txt"
+    path.write_text("PARAMETER x\n\nPOINTS ( -1 ) ( 1 ) ( 2 ) ( 4 ) ( 8 )\n\nREGION compute\nMETRIC time\n"
+                    "DATA 1.0\nDATA 2.0\nDATA 3.0\nDATA 5.0\nDATA 9.0\n")
+    assert main(["suggest", str(path)]) == ExitStatus.BAD_INPUT
+    assert capsys.readouterr().err == (f"extrap-plugins: error: {path}: the cost model x gives negative or infinite "
+                                       "costs on this space, at (x=-1) first (--cost uniform counts every run as 1)\n")

@@ -79,13 +79,22 @@ def test_the_plan_table_names_the_kernels_a_run_serves_one_a_line(host, shared_d
     assert main(["suggest", str(path)]) == ExitStatus.OK
     lines = capsys.readouterr().out.splitlines()
     first = lines.index(next(line for line in lines if line.startswith("1    27 ")))
-    indent = " " * lines[first].index("repetition 2: narrows ") + " " * len("repetition 2: narrows ")
+    indent = " " * lines[first].index("repetition 1: narrows ") + " " * len("repetition 1: narrows ")
     assert [line.rstrip() for line in lines[first:first + 5]] == [
-        "1    27         1              27               51.7%           repetition 2: narrows "
+        "1    27         1              27               51.7%           repetition 1: narrows "
         "main->…->LagrangeNodal->MPI_Waitall [Max time/rank] ±764.8%→±741.9%",
         f"{indent}main->…->CalcQForElems->MPI_Waitall [Max time/rank] ±417.3%→±405.5%",
         f"{indent}main->…->CalcForceForNodes->MPI_Waitall [Total time] ±293.4%→±277.1%",
         f"{indent}+2 more",
-        "2    64         1              64               55.9%           repetition 2: narrows "
+        "2    64         1              64               55.9%           repetition 1: narrows "
         "main->…->LagrangeNodal->MPI_Waitall [Max time/rank] ±741.9%→±723.5%"]
     assert max(len(line.rstrip()) for line in lines[first:lines.index("", first)]) <= 160
+
+
+def test_a_one_parameter_base_design_is_a_line_without_a_point_off_it():
+    # "a line of values per parameter through a common corner, and one point off the lines" for one parameter
+    from extrap_plugins.design import Space, suggest
+
+    assert "\nnext: the base design (a line of values)\n" in str(suggest(Space.of({"x": [1, 2, 4, 8, 16]})))
+    assert ("\nnext: the base design (a line of values per parameter through a common corner, and one point off the "
+            "lines)\n") in str(suggest(Space.of({"x": [1, 2, 4, 8, 16], "y": [1, 2, 3, 4, 5]})))

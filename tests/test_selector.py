@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 
+import extrap_plugins
 from extrap_plugins import selector
 from extrap_plugins.cli import ExitStatus, main
 from extrap_plugins.design import Budget, Space, suggest
@@ -553,8 +554,8 @@ def test_suggest_on_a_mostly_zero_counter_judges_nothing_and_says_so(host, share
     assert main(["suggest", str(folder), "--budget", "30%", "--metric", "PAPI_L3_TCM", "--progress", "off"]) \
         == ExitStatus.OK
     out = capsys.readouterr().out
-    assert "note: no kernel is judged at (x=40, y=40, z=40): all 4 are zero at the target, or below 1% of their " \
-           "metric's largest there or of their own largest measured value\n" in out
+    assert "note: no kernel is judged at (x=40, y=40, z=40): all 4 are zero (or not finite) at the target, or " \
+           "below 1% of their metric's largest there or of their own largest measured value\n" in out
     assert "the rule holds" not in out and "±" not in out
 
 
@@ -583,3 +584,11 @@ def test_series_with_the_same_measurements_are_judged_once(capsys):
     assert result.not_judged == {"a [time_exclusive]": "the same measurements as a"}
     assert ("  judged through another: 1 kernel with the same measurements as a judged one (a [time_exclusive])"
             in str(result).splitlines())
+
+
+def test_a_target_where_the_model_overflows_is_said_per_kernel_without_numpy_warnings(shared_data, recwarn):
+    # numpy's "overflow encountered in power" reached the user unnamed, and the kernel was "predicted 0 there"
+    experiment = extrap_plugins.read(shared_data / "extrap" / "text" / "two_parameter_1.txt")
+    result = suggest(Space.from_experiment(experiment), experiment, target={"x": 1e200, "y": 1e100})
+    assert result.not_judged == {"reg [metr]": "no finite value at the target (the model overflows there)"}
+    assert [str(w.message) for w in recwarn if issubclass(w.category, RuntimeWarning)] == []

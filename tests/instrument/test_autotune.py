@@ -219,7 +219,10 @@ def test_a_folder_tuned_over_other_parameters_is_not_resumed(tmp_path, capsys):
      "round 1, run 1: the point has ['p'], expected the parameters ['p', 'n']"),
     ([{"round": 1, "status": "base", "share": 0.1, "runs": [{"point": {"p": 1, "n": 1}, "repetitions": 0,
                                                               "cost": 1}]}],
-     "round 1, run 1: repetitions must be a whole number >= 1, got 0"),
+     "round 1, run 1: repetitions must be a whole number from 1 to 1000, got 0"),
+    ([{"round": 1, "status": "base", "share": 0.1, "runs": [{"point": {"p": 1, "n": 1}, "repetitions": 10**9,
+                                                              "cost": 1}]}],  # it filled the memory
+     "round 1, run 1: repetitions must be a whole number from 1 to 1000, got 1000000000"),
 ])
 def test_a_state_file_edited_by_hand_ends_the_loop_with_one_line(tmp_path, capsys, rounds, message):
     # each of these was an internal error (KeyError, ValueError) with exit status 1
@@ -493,7 +496,7 @@ def test_once_every_point_is_measured_the_loop_repeats_points_within_the_budget(
     planned = [run for r in state["rounds"] for run in r["runs"]]
     assert len(planned) > 6 and sum(run["cost"] for run in planned) <= 0.4 * 48
     repeats = planned[6:]
-    assert all(run["first_repetition"] >= 1 and run["why"].startswith(f"repetition {run['first_repetition'] + 1}: ")
+    assert all(run["first_repetition"] >= 1 and run["why"].startswith(f"repetition {run['first_repetition']}: ")
                for run in repeats)
     launched = [(r["size"], r["parameters"]["n"], r["repetition"]) for r in records(runs / "jacobi.extrap.jsonl")]
     by_point = {}
@@ -796,3 +799,25 @@ def test_a_read_only_file_of_the_loop_is_named_before_anything_runs(tmp_path, ca
     assert capsys.readouterr().err == (f"extrap-plugins: error: {report}: is read-only; the loop keeps its state and "
                                        "reports here: make it writable\n")
     assert sorted(path.name for path in folder.iterdir()) == [autotune.REPORT]
+
+
+def test_the_summary_says_the_growth_the_cost_leaves_out_once_as_fitted_last():
+    # the base round's note (n^0.99) and the last round's (n^1.01) were both printed at the end
+    def note(exponent):
+        return (f"a run's measured time grows about like n^{exponent} (×16 from n=100 to n=1600), which the cost "
+                f"model (p) does not count")
+
+    rounds = [autotune.Round(1, "base", 0.1, [], {}, [note("0.99"), "lines of 3 values"]),
+              autotune.Round(2, "add", 0.2, [], {}, [note("1.01")])]
+    assert autotune.final_notes(rounds) == ["lines of 3 values", note("1.01")]
+
+
+def test_progress_off_leaves_out_the_launches_lines_too(mpiexec, tmp_path, no_extrap_environment, capsys):
+    # the round lines went, each launch's "[1/1] p=1 n=16 repetition 0: ok" stayed
+    runs = tmp_path / "runs"
+    args = ["autotune", "--param", "p=1,2,3", "--param", "n=16,32,64", "--budget", "70%", "--repetitions", "1",
+            "--metric", "time", "--callpath", "main", "--max-steps", "1", "--progress", "off", "-o", str(runs), "--",
+            *PROGRAM]
+    assert cli.main(args) == cli.ExitStatus.OK
+    assert capsys.readouterr().err == ""
+    assert len(records(runs / "jacobi.extrap.jsonl")) == 1

@@ -109,7 +109,7 @@ def test_a_repetition_that_failed_for_good_leaves_its_gap_and_the_loop_measures_
     assert sorted(set(experiment.repetition.tolist())) == [1]  # the folders' own numbers
     capsys.readouterr()
     result = autotune.autotune({"p": [1, 2], "n": [10, 25, 50, 100, 250]}, command, folder, budget="90%",
-                               tolerance="0.1%", metrics=["time"], progress=False)
+                               tolerance="0.1%", metrics=["time"])
     assert len(result.rounds) <= 3, [r.status for r in result.rounds]
     assert "repetition 2: ok" in capsys.readouterr().err
     assert len(list(folder.glob("fake_scorep.*.r2"))) >= 1 and not list(folder.glob("fake_scorep.*.r0"))
