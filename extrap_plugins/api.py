@@ -12,6 +12,7 @@ import io
 import math
 import os
 import pathlib
+import warnings
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -160,8 +161,10 @@ def model(
     if validate:
         held = held_out_points(selected)
         if held.any() and not held.all():
-            refitted = model(selected.take(~held), modeler, measure=measure, executor=executor, jobs=jobs,
-                             host=host, **options)
+            with warnings.catch_warnings():  # about the refit's fewer points, not the user's data
+                warnings.simplefilter("ignore")
+                refitted = model(selected.take(~held), modeler, measure=measure, executor=executor, jobs=jobs,
+                                 host=host, **options)
             errors = validation_errors(refitted.models, selected, held, measure)
             models = [dataclasses.replace(m, validation=errors.get((m.callpath, m.metric), math.nan))
                       for m in models]

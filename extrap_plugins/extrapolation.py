@@ -31,7 +31,8 @@ hypotheses the data cannot tell apart disagree beyond the measurements
 (``Model.choice_spread``, a log-scale standard deviation at 2, 4, 10 and 100
 times the largest measured point); at a target ``x`` it is interpolated and
 added in quadrature: ``z · |f(x)| · spread(x)``.  An interval of a quantity whose every measured value
-is 0 or more (a time, a count) is cut at 0 (:attr:`Uncertainty.floor`).
+is 0 or more (a time, a count) is cut at 0 (:attr:`Uncertainty.floor`), and so is its value at the target (a
+target below the measured range can take a model below 0).
 """
 
 from __future__ import annotations
@@ -562,6 +563,10 @@ def extrapolate(
     prediction = confidence = np.full((n, 2), np.nan)
     if target_point is not None:
         point = np.array([[target_point[p] for p in parameters]])
+        # a quantity never below 0 is not predicted below it (a target under the measured range can take a
+        # model there): the value is cut as its interval is
+        floors = np.array([u.floor if u is not None else -math.inf for u in uncertainty])
+        later = np.where(np.isnan(later), later, np.maximum(later, floors))
         prediction, confidence = _intervals(uncertainty, later, point, level)
     growth = _growth_table(models)
     crossed = crossings(models, later) if target_point is not None else {}

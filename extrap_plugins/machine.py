@@ -177,7 +177,7 @@ class Machine:
         lines = ["[machine]", f"name = {_toml_string(self.name or 'calibrated')}", "", "[rates]"]
         for r in self.resources:
             if r.kind == "rate":
-                value = "" if r.value is None or not math.isfinite(r.value) else f", rate = {float(r.value)!r}"
+                value = "" if r.value is None or math.isnan(r.value) else f", rate = {float(r.value)!r}"  # inf: TOML's
                 lines.append(f"{_toml_key(r.name)} = {{ metric = {_toml_string('+'.join(r.metrics or ()))}{value} }}")
         lines += ["", "[latencies]"]
         for r in self.resources:
@@ -236,8 +236,9 @@ def load_machine(path: str | os.PathLike) -> Machine:
             else:
                 value = entry
             if value is not None:
-                if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-                        or value <= 0:
+                free = key == "rate" and value == math.inf  # a resource calibration found costs no time
+                if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0 \
+                        or not (math.isfinite(value) or free):
                     raise InputError(f"[{table}] {name}: {key} must be a positive number, got {value!r}", where)
                 value = float(value)
             if any(r.name == name for r in resources):
@@ -535,8 +536,10 @@ def whatif(
     machine = machine.resolved(metrics, getattr(experiment, "source", "") or "")
     missing = [r.name for r in machine.resources if r.value is None]
     if missing:
-        raise InputError(f"machine resource {', '.join(map(repr, missing))} has no value; give it in the machine "
-                         f"file or use --calibrate", machine.source)
+        which = (f"machine resource {missing[0]!r} has no value" if len(missing) == 1 else
+                 f"machine resources {', '.join(map(repr, missing))} have no value")
+        raise InputError(f"{which}; give {'it' if len(missing) == 1 else 'them'} in the machine file or use "
+                         f"--calibrate", machine.source)
     factors = parse_scale(scale)
     changed = machine.scaled(factors)
     wanted = sorted({m for r in machine.resources for m in r.metrics} | ({time_metric} & set(metrics)))

@@ -140,9 +140,17 @@ class Model:
     # ---------------------------------------------------------------- text
     @property
     def function(self) -> str:
-        """The machine-readable formula: ``3.1 + 2.0 * p^1 * log2(p)^1``."""
+        """The machine-readable formula: ``3.1 + 2.0 * p^1 * log2(p)^1``; a segmented model's segments each with
+        its range, ``1.0 * p^2 for 1.0 <= p <= 6.0; 30.0 + 1.0 * p^1 for 6.0 <= p <= 10.0``."""
         if self.function_text is not None:
             return self.function_text
+        if self.segments:
+            return "; ".join(
+                format_function(s.constant, s.terms, machine=True)
+                + " for "
+                + ", ".join(f"{float(lo)!r} <= {name} <= {float(hi)!r}" for name, (lo, hi) in s.range.items())
+                for s in self.segments
+            )
         return format_function(self.constant, self.terms, machine=True)
 
     @property

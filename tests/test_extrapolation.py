@@ -398,3 +398,17 @@ def test_subtree_totals_skip_call_paths_without_a_model():
     of_parent, of_root = shares(models, value, {"t": "exclusive", "v": "inclusive"})
     assert of_root.tolist() == [1.0, 6 / 15, 4 / 15, 8 / 15, 1.0]  # main's subtree: 1 + 2 + 4 + 8
     assert np.isnan(of_parent[[0, 1, 4]]).all() and of_parent[2] == 4 / 6 and of_parent[3] == 8 / 15
+
+
+def test_a_target_below_the_measured_range_never_gives_a_positive_quantity_a_negative_value():
+    # 1, 2, 3, 4, 5 at p = 4 ... 64 is -1 + log2(p); at p = 1 it said -1 with the interval 0 ... 0 beside it
+    from extrap_plugins.extrapolation import extrapolate
+
+    experiment = Experiment.from_columns(["p"], callpath="main", metric="time", coordinates=[[4], [8], [16], [32], [64]],
+                                         value=[1.0, 2.0, 3.0, 4.0, 5.0])
+    models = extrap_plugins.model(experiment)
+    assert models.models[0].predict({"p": 1.0}) == pytest.approx(-1.0)
+    [row] = extrapolate(models, target={"p": 1}).rows
+    assert row.value_target == 0.0 and row.interval[0] == 0.0 and row.interval[1] >= 0.0
+    [row] = extrapolate(models, target={"p": 128}).rows  # above it, the model's value as it is
+    assert row.value_target == pytest.approx(6.0)

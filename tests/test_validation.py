@@ -157,3 +157,13 @@ def test_the_bounds_of_a_metric_are_paired_by_the_words_min_and_max():
     models = [Model("main", name, ("p",), 1.0) for name in names]
     assert [(names[i], names[j]) for i, j in bound_pairs(models)] == [
         ("visit_time_min", "visit_time_max"), ("Min time/rank", "Max time/rank"), ("minimum", "maximum")]
+
+
+def test_the_held_out_refit_s_warnings_do_not_reach_the_user(recwarn):
+    # "parameter p has only 4 distinct values" was said of data with 5: the refit without the largest values
+    import pathlib
+
+    example = pathlib.Path(__file__).resolve().parents[1] / "examples" / "stencil.jsonl"
+    models = extrap_plugins.model(extrap_plugins.read(example), validate=True)
+    assert all(math.isfinite(m.validation) for m in models.models)
+    assert [str(w.message) for w in recwarn if "distinct values" in str(w.message)] == []

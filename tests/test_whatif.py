@@ -172,3 +172,39 @@ def test_bad_machine_file(tmp_path):
     with pytest.raises(InputError) as caught:
         load_machine(path)
     assert str(caught.value) == f"{path}: [rates] processor: rate must be a positive number, got -1"
+
+
+def test_a_saved_profile_with_a_free_resource_is_read_back(tmp_path):
+    # calibration gives a resource that explains none of the time an infinite rate; --save-machine wrote no rate
+    # for it, and the saved profile was refused ("has no value")
+    from extrap_plugins.machine import Machine, Resource
+
+    machine = Machine((Resource("processor", "rate", ("flop",), 2e9), Resource("bandwidth", "rate", ("bytes",), math.inf),
+                       Resource("network", "latency", ("messages",), 1e-6)), name="calibrated")
+    path = tmp_path / "saved.toml"
+    path.write_text(machine.toml())
+    assert 'bandwidth = { metric = "bytes", rate = inf }' in machine.toml()
+    loaded = load_machine(path)
+    assert [(r.name, r.kind, r.metrics, r.value) for r in loaded.resources] == [
+        ("processor", "rate", ("flop",), 2e9), ("bandwidth", "rate", ("bytes",), math.inf),
+        ("network", "latency", ("messages",), 1e-6)]
+    path.write_text('[rates]\nprocessor = { metric = "flop", rate = 2e9 }\n[latencies]\nnetwork = { metric = "m", '
+                    'seconds = inf }\n')
+    with pytest.raises(InputError, match=r"\[latencies\] network: seconds must be a positive number, got inf"):
+        load_machine(path)
+
+
+def test_resources_without_a_value_are_named_in_number(tmp_path):
+    experiment = Experiment.from_columns(["p"], callpath=["main"] * 10, metric=["time"] * 5 + ["flop"] * 5,
+                                         coordinates=[[p] for p in (1, 2, 4, 8, 16)] * 2,
+                                         value=[1.0, 2.0, 4.0, 8.0, 16.0, 1e9, 2e9, 4e9, 8e9, 16e9])
+    for rates, said in (('processor = { metric = "flop" }\n',
+                         "machine resource 'processor' has no value; give it in the machine file or use --calibrate"),
+                        ('processor = { metric = "flop" }\nmemory = { metric = "flop" }\n',
+                         "machine resources 'processor', 'memory' have no value; give them in the machine file or "
+                         "use --calibrate")):
+        path = tmp_path / "m.toml"
+        path.write_text("[rates]\n" + rates)
+        with pytest.raises(InputError) as refused:
+            whatif(experiment, path, target="p=64")
+        assert str(refused.value) == f"{path}: {said}"

@@ -53,7 +53,7 @@ def export_text(model_set: ModelSet, out: IO[str], options: dict[str, str]) -> N
     out.write("\n")
     if any(len(m.callpath) > CALLPATH_WIDTH for m in model_set.models):
         out.write(f"\ncall paths longer than {CALLPATH_WIDTH} characters are shortened here (their root, …, their last "
-                  "regions;\nwhere two would read the same, the region that tells them apart, or a number); --format "
+                  "regions;\nwhere two would read the same, the region that tells them apart, or a number); --export "
                   "csv or json give them whole\n")
     if validated:
         out.write("\n" + validation_line([m.validation for m in model_set.models]) + "\n")

@@ -24,8 +24,9 @@ def extrap_modelers():
         ModelerInfo(
             name="default",
             factory=DefaultModeler,
-            description="PMNF models chosen by leave-one-out cross-validation; hierarchical search "
-            "for several parameters (full factorial or sparse lines)",
+            description="PMNF models chosen by their evidence (an information criterion against the noise; "
+            "--option selection=cv: leave-one-out cross-validation); hierarchical search for several parameters "
+            "(full factorial or sparse lines)",
             options=dict(OPTIONS),
         ),
         ModelerInfo(

@@ -6,7 +6,7 @@ from .base import PMNFModeler
 
 
 class DefaultModeler(PMNFModeler):
-    """PMNF models by least squares, chosen by leave-one-out cross-validation.
+    """PMNF models by least squares, chosen by their evidence (or leave-one-out cross-validation, ``selection``).
 
     One parameter: every hypothesis of up to ``max_terms`` terms from I x J
     is fitted (one QR per hypothesis for the whole group of series) and the

@@ -97,7 +97,7 @@ def test_text_export_shortens_long_call_paths_and_says_where_they_are_whole(host
     assert "main->…->" in text and long not in text
     assert text.endswith("call paths longer than 100 characters are shortened here (their root, …, their last "
                          "regions;\nwhere two would read the same, the region that tells them apart, or a number); "
-                         "--format csv or json give them whole\n")
+                         "--export csv or json give them whole\n")
     assert long in extrap_plugins.export(models, "csv")
 
 
@@ -119,3 +119,17 @@ def test_call_paths_shortened_alike_are_told_apart_in_the_text_export(host):
         "main->…->AllocateElemPersistent->thrust::detail::vector_base<doubl… std::allocator<double> >::resize",
         "main->…->AllocateNodalPersistent->thrust::detail::vector_base<doubl…std::allocator<double> >::resize",
         f"main->…->{'x' * 45}…{'y' * 45} (1)", f"main->…->{'x' * 45}…{'y' * 45} (2)"]
+
+
+def test_the_csv_of_a_segmented_model_holds_every_segment(shared_data, host):
+    # the machine-readable function held the last segment alone: 30 + p, for p from 1 to 10
+    import extrap_plugins
+
+    models = extrap_plugins.model(extrap_plugins.read(shared_data / "extrap" / "text" / "one_parameter_segmented_1.txt"),
+                                  "segmented")
+    [model] = models.models
+    assert model.formula == "1 · p^2 for 1 ≤ p ≤ 6; 30 + 1 · p for 6 ≤ p ≤ 10"
+    parts = model.function.split("; ")
+    assert len(parts) == 2 and parts[0].endswith(" * p^2 for 1.0 <= p <= 6.0")
+    assert parts[1].endswith(" * p^1 for 6.0 <= p <= 10.0")
+    assert f",{model.function}," in extrap_plugins.export(models, "csv")
