@@ -553,20 +553,21 @@ def extrapolate(
     n = len(models)
     now = _values_at(models, largest)
     later = _values_at(models, target_point)
+    if intervals is None:
+        intervals = target_point is not None
+    uncertainty = uncertainties(model_set) if intervals else [None] * n
+    if target_point is not None:
+        # a quantity never below 0 is not predicted below it (a target under the measured range can take a
+        # model there): the value is cut as its interval is, before its shares are taken
+        floors = np.array([u.floor if u is not None else -math.inf for u in uncertainty])
+        later = np.where(np.isnan(later), later, np.maximum(later, floors))
     kinds = _value_kinds(models, now, values)
     links = tree_links(models)
     share_parent_now, share_root_now = shares(models, now, kinds, links)
     share_parent_later, share_root_later = shares(models, later, kinds, links)
-    if intervals is None:
-        intervals = target_point is not None
-    uncertainty = uncertainties(model_set) if intervals else [None] * n
     prediction = confidence = np.full((n, 2), np.nan)
     if target_point is not None:
         point = np.array([[target_point[p] for p in parameters]])
-        # a quantity never below 0 is not predicted below it (a target under the measured range can take a
-        # model there): the value is cut as its interval is
-        floors = np.array([u.floor if u is not None else -math.inf for u in uncertainty])
-        later = np.where(np.isnan(later), later, np.maximum(later, floors))
         prediction, confidence = _intervals(uncertainty, later, point, level)
     growth = _growth_table(models)
     crossed = crossings(models, later) if target_point is not None else {}

@@ -177,7 +177,7 @@ class Machine:
         lines = ["[machine]", f"name = {_toml_string(self.name or 'calibrated')}", "", "[rates]"]
         for r in self.resources:
             if r.kind == "rate":
-                value = "" if r.value is None or math.isnan(r.value) else f", rate = {float(r.value)!r}"  # inf: TOML's
+                value = "" if r.value is None or math.isnan(r.value) else f", rate = {float(r.value)!r}"  # inf: free
                 lines.append(f"{_toml_key(r.name)} = {{ metric = {_toml_string('+'.join(r.metrics or ()))}{value} }}")
         lines += ["", "[latencies]"]
         for r in self.resources:
