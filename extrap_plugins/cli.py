@@ -223,6 +223,10 @@ def _model_command(args: argparse.Namespace) -> ExitStatus:
                             metrics=args.metric, callpaths=args.callpath, executor=args.executor, jobs=args.jobs,
                             **parse_options(args.reader_option, "--reader-option", reserved=READ_FLAGS))
         bar.update(len(args.inputs))
+    if options.get("target") is not None:  # a target that names no parameter is said before the modelling
+        from .extrapolation import parse_target
+
+        parse_target(options["target"], selected.parameter_names)
     series = selected.callpath_index.astype("int64") * max(len(selected.metrics), 1) + selected.metric_index
     total = int(np.count_nonzero(np.bincount(series))) if len(series) else 0
     with tqdm(total=total, disable=not show, file=sys.stderr, unit="series", desc="modeling") as bar:

@@ -225,3 +225,11 @@ def test_an_option_that_names_an_api_argument_is_bad_input(numbers_reader, capsy
 def test_options_that_name_a_flag_are_bad_input_in_every_path(numbers_reader, capsys, flags, message):
     assert main(["model", str(numbers_reader), *flags]) == ExitStatus.BAD_INPUT
     assert capsys.readouterr().err == f"extrap-plugins: error: {message}\n"
+
+
+def test_a_target_naming_no_parameter_is_said_before_the_modelling_and_its_warnings(shared_data, capsys):
+    # the modelling's warnings came first, then the error: more than one line for one mistake
+    folder = shared_data / "caliper" / "thicket" / "mpi_scaling_cali"
+    assert main(["model", str(folder), "--target", "q=5"]) == ExitStatus.BAD_INPUT
+    assert capsys.readouterr().err == ("extrap-plugins: error: target 'q=5': unknown parameter 'q'; the parameters are "
+                                       "jobsize\n")
