@@ -947,8 +947,9 @@ def _suggest_cheapest(grid, costs, measured, base, order, rank, roles, suggestio
     ]
     if not suggestion.plan.runs and suggestion.status != "done":
         suggestion.status = "budget"
-        if budget is not None and suggestion.measured_cost >= budget.limit(suggestion.full_cost):
-            suggestion.budget_limit = budget.limit(suggestion.full_cost)
+        limit = budget.limit(suggestion.full_cost) if budget is not None else math.inf
+        if suggestion.measured_cost >= limit:
+            suggestion.budget_limit = limit
             suggestion.notes.append(f"{_spent(suggestion)}: nothing is left to spend")
     return suggestion
 

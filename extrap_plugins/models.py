@@ -142,30 +142,25 @@ class Model:
     def function(self) -> str:
         """The machine-readable formula: ``3.1 + 2.0 * p^1 * log2(p)^1``; a segmented model's segments each with
         its range, ``1.0 * p^2 for 1.0 <= p <= 6.0; 30.0 + 1.0 * p^1 for 6.0 <= p <= 10.0``."""
-        if self.function_text is not None:
-            return self.function_text
-        if self.segments:
-            return "; ".join(
-                format_function(s.constant, s.terms, machine=True)
-                + " for "
-                + ", ".join(f"{float(lo)!r} <= {name} <= {float(hi)!r}" for name, (lo, hi) in s.range.items())
-                for s in self.segments
-            )
-        return format_function(self.constant, self.terms, machine=True)
+        return self._text(machine=True)
 
     @property
     def formula(self) -> str:
         """The human-readable formula: ``3.1 + 2.0 · p · log2(p)``."""
+        return self._text(machine=False)
+
+    def _text(self, machine: bool) -> str:
+        """The formula for :attr:`function` (``machine``) or :attr:`formula`, segments each with its range."""
         if self.function_text is not None:
             return self.function_text
-        if self.segments:
-            return "; ".join(
-                format_function(s.constant, s.terms, machine=False)
-                + " for "
-                + ", ".join(f"{format_value(lo)} ≤ {name} ≤ {format_value(hi)}" for name, (lo, hi) in s.range.items())
-                for s in self.segments
-            )
-        return format_function(self.constant, self.terms, machine=False)
+        if not self.segments:
+            return format_function(self.constant, self.terms, machine=machine)
+        at_most = " <= " if machine else " ≤ "
+        bound = (lambda x: repr(float(x))) if machine else format_value
+        return "; ".join(
+            format_function(s.constant, s.terms, machine=machine) + " for "
+            + ", ".join(f"{bound(lo)}{at_most}{name}{at_most}{bound(hi)}" for name, (lo, hi) in s.range.items())
+            for s in self.segments)
 
     def _repr_html_(self) -> str:
         """A notebook shows the formula, the quality and, for one parameter, the curve."""
