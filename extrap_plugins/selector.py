@@ -118,6 +118,9 @@ FLOORS = ("own", "members", "ladder")
 """How :func:`assess` widens an ensemble to the model's confidence interval (its ``floor`` argument)."""
 FLOOR = "ladder"
 """The default of :func:`assess`'s ``floor``."""
+NEGLIGIBLE = 1e-9
+"""A run's expected reduction of a kernel's variance at the target below this share of it counts as none (the
+half-width would shrink by a few parts in 10^10: rounding, not information)."""
 MIN_SHARE = 0.01
 """Kernels below this share of their metric's largest value at the target, or of their own largest measured value,
 are not judged (GPR's 1 % filter)."""
@@ -174,12 +177,16 @@ class Kernel:
         return float(np.sum(self.deviations[-1] ** 2))
 
     def reductions(self) -> np.ndarray:
-        """Expected reduction of the relative variance at the target per candidate, shape (n_candidates,)."""
+        """Expected reduction of the relative variance at the target per candidate, shape (n_candidates,).
+
+        A reduction below :data:`NEGLIGIBLE` of the variance is 0: on exact data the noise members are rounding,
+        and whether a repetition "narrows" by 1e-30 must not depend on the machine's arithmetic."""
         D = self.deviations
         cross = D[:-1] @ D[-1]
         own = np.sum(D[:-1] ** 2, axis=1) + self.noise
         with np.errstate(all="ignore"):
-            return np.where(own > 0, cross**2 / own, 0.0)
+            reduction = np.where(own > 0, cross**2 / own, 0.0)
+        return np.where(reduction > NEGLIGIBLE * self.variance(), reduction, 0.0)
 
     def observe(self, index: int) -> None:
         """Update the ensemble as if candidate ``index`` had been measured once more."""

@@ -176,6 +176,17 @@ def test_observing_a_point_removes_the_expected_reduction():
     assert kernel.variance() == pytest.approx(before - expected)
 
 
+def test_a_reduction_of_rounding_size_is_none():
+    """Members that deviate at a candidate by rounding (exact data) narrow nothing, on any machine: the plan must
+    not buy a repetition because 1e-30 > 0 there and 0 elsewhere."""
+    D = np.zeros((3, 2))
+    D[-1] = [0.3, 0.0]  # the target's variance: 0.09
+    D[0] = [1e-14, 0.0]  # a candidate whose members deviate by rounding: (3e-15)² / 0.01, about 1e-27
+    D[1] = [0.3, 0.0]  # one that tells almost everything
+    kernel = selector.Kernel("k", "time", 1.0, D, np.array([0.01, 0.01]))
+    reductions = kernel.reductions()
+    assert reductions[0] == 0.0 and reductions[1] == pytest.approx(0.09**2 / 0.1)
+
 def test_a_kernel_knows_the_noise_of_one_run_from_repetitions_or_else_from_the_residuals():
     # uniform noise of ±5 % has a relative standard deviation of 5 % / √3 = 2.9 %; a linear function without
     # noise has none: from four repetitions per point and, for single runs, from the residuals of the model

@@ -301,10 +301,9 @@ class PMNFModeler:
                     f"parameter {name} has values below 1 (smallest {values.min():g}): "
                     f"no logarithmic terms for it"
                 )
-            if values.min() <= 0 and (config.blocks[:, 0] != np.round(config.blocks[:, 0])).any():
-                notes.append(
-                    f"parameter {name} has values of zero or below: only whole-number powers are tried for it"
-                )
+            lost = _powers_lost(values, config.blocks)
+            if lost:
+                notes.append(f"parameter {name} has {lost}")
             usable.append(mask)
         for a, b in confounded(X, active):
             active.remove(b)
@@ -684,3 +683,20 @@ def _from_multi(fit: MultiFit, active: list[int], n_params: int) -> Result:
     terms = np.full((n_series, slots, n_params), -1, dtype=np.int64)
     terms[:, :, active] = fit.terms
     return Result(terms, fit.coefficients, fit.n_terms, fit.spread)
+
+
+def _powers_lost(values: np.ndarray, blocks: np.ndarray) -> str:
+    """What values of zero or below take from a parameter's powers, as the end of a note ('' if nothing).
+
+    Zero leaves out the negative powers (1/0); a negative value the fractional ones ((-1)^(1/2)); logarithms
+    have their own note (values below 1)."""
+    exponents = blocks[:, 0]
+    fractional = (exponents != np.round(exponents)).any()
+    negative = (exponents < 0).any()
+    smallest = format_value(values.min())
+    if values.min() < 0 and fractional:
+        also = ", nor negative ones" if negative and (values == 0).any() else ""
+        return f"negative values (smallest {smallest}): no fractional powers are tried for it{also}"
+    if (values == 0).any() and negative:
+        return "the value 0: no negative powers are tried for it"
+    return ""

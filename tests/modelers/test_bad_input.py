@@ -49,10 +49,21 @@ def test_zero_and_negative_parameter_values_allow_no_logarithms():
     (model,), caught = model_with_warnings(e)
     assert [m for _, _, m in caught] == [
         "parameter t has values below 1 (smallest -2): no logarithmic terms for it",
-        "parameter t has values of zero or below: only whole-number powers are tried for it",
+        "parameter t has negative values (smallest -2): no fractional powers are tried for it, nor negative ones",
     ]
     assert factors(model) == {frozenset({("t", 2.0, 0.0)})}
     assert model.predict([10.0]) == pytest.approx(205.0)
+
+
+def test_a_parameter_measured_at_zero_keeps_its_fractional_powers_and_the_note_says_so():
+    """0^(1/2) is 0: only negative powers are lost (the note said 'only whole-number powers' beside p^(1/2))."""
+    e = experiment(["p"], [0, 1, 2, 4, 8, 16], {"main": lambda p: 2 + 3 * np.sqrt(p)})
+    (model,), caught = model_with_warnings(e)
+    assert [m for _, _, m in caught] == [
+        "parameter p has values below 1 (smallest 0): no logarithmic terms for it",
+        "parameter p has the value 0: no negative powers are tried for it",
+    ]
+    assert factors(model) == {frozenset({("p", 0.5, 0.0)})}
 
 
 def test_values_between_zero_and_one_use_powers_only():
