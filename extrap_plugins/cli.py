@@ -154,9 +154,10 @@ class Names(argparse.Action):
     ``--metric visits --metric bytes_sent`` (as ``--np 1,2,4`` names three process counts)."""
 
     def __call__(self, parser, namespace, values, option_string=None) -> None:
-        names = list(getattr(namespace, self.dest) or [])
-        names.extend(name.strip() for name in values.split(",") if name.strip())
-        setattr(namespace, self.dest, names)
+        given = [name.strip() for name in values.split(",") if name.strip()]
+        if not given:
+            parser.error(f"{option_string} {values!r}: expected a name (or several, comma-separated)")
+        setattr(namespace, self.dest, list(getattr(namespace, self.dest) or []) + given)
 
 
 def add_design_arguments(parser: argparse.ArgumentParser) -> None:

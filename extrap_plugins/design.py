@@ -694,10 +694,12 @@ class Budget:
         (Budget(share=0.15, points=None, cost=None), Budget(share=None, points=20, cost=None), \
 Budget(share=None, points=None, cost=400.0))
         """
-        if text is None or text == "":
+        if text is None:
             return None
         raw = str(text).strip()
         try:
+            if not raw:
+                raise ValueError
             if raw.endswith("%"):
                 share = float(raw[:-1]) / 100
             elif raw.lower().endswith("u"):

@@ -219,7 +219,7 @@ class Uncertainty:
         ``(A_sᵀ A_s)⁻¹`` of the scaled design matrix ``A_s = A / scale``
         (a pseudo-inverse when the columns are dependent).
     residual_variance : float
-        ``s² = RSS / dof`` at the fitted points.
+        ``s² = RSS / dof`` at the fitted points, in units of ``unit²``.
     dof : int
         Residual degrees of freedom, ``n_points - n_columns`` (> 0).
     """
@@ -239,6 +239,9 @@ class Uncertainty:
     floor: float = -math.inf
     """The smallest value the quantity can take: 0 where every measured value is 0 or more (a time, a
     count), so that no interval of such a model reaches below zero."""
+    unit: float = 1.0
+    """The power of two :attr:`residual_variance` is counted in (:func:`~extrap_plugins.modelers.base.binary_scale`
+    of the measured values: 1 unless they lie beyond 1e30 or below 1e-30, whose squares may leave the numbers)."""
 
     def choice(self, X: np.ndarray) -> np.ndarray:
         """The model-choice spread (log scale) at points ``X``, shape (n, n_params) -> (n,).
@@ -272,14 +275,14 @@ class Uncertainty:
             raise ValueError(f"unknown interval kind {kind!r}; expected prediction or confidence")
         quantile = stdtrit(self.dof, 0.5 + level / 2.0)
         X = np.atleast_2d(np.asarray(X, dtype=np.float64))
-        fit = quantile * np.sqrt(self.residual_variance * np.maximum(h, 0.0))
+        fit = quantile * np.sqrt(self.residual_variance * np.maximum(h, 0.0))  # in units of self.unit
         if not self.coefficients:
-            return fit
+            return fit * self.unit
         from scipy.special import ndtri
 
         value = design_matrix(self.columns, self.parameters, X) @ np.asarray(self.coefficients)
-        choice = ndtri(0.5 + level / 2.0) * np.abs(value) * self.choice(X)
-        return np.sqrt(fit * fit + choice * choice)
+        choice = ndtri(0.5 + level / 2.0) * np.abs(value) * self.choice(X) / self.unit
+        return np.sqrt(fit * fit + choice * choice) * self.unit
 
     def bounds(self, value: np.ndarray, half_width: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The interval ``value ± half_width``, cut at :attr:`floor` (shapes as ``value``)."""
@@ -422,17 +425,21 @@ def _shape_uncertainties(points, Y, members, columns, parameters, models):
     coefficients = np.array([
         [models[i].constant] + [t.coefficient for t in models[i].terms] for _, i in members
     ], dtype=np.float64)
+    from .modelers.base import binary_scale
+
     predicted = coefficients @ A.T  # (n_members, n_points)
-    residual = Y[rows][:, finite] - predicted
+    units = binary_scale(Y[rows][:, finite])  # squares of values near 1e160 or 1e-200 leave the numbers
+    residual = (Y[rows][:, finite] - predicted) / units[:, None]
     variance = np.sum(residual**2, axis=1) / dof
     out = []
     largest = tuple(float(v) for v in np.max(points, axis=0))
     nonnegative = np.all(Y[rows][:, finite] >= 0, axis=1)
-    for (_, index), s2, c, zero_or_more in zip(members, variance, coefficients.tolist(), nonnegative):
+    for (_, index), s2, c, zero_or_more, unit in zip(members, variance, coefficients.tolist(), nonnegative, units):
         if np.isfinite(s2):
             spread = tuple(models[index].choice_spread)
             out.append((index, Uncertainty(parameters, columns, scale, gram_inverse, float(s2), dof,
-                                           tuple(c), spread, largest, 0.0 if zero_or_more else -math.inf)))
+                                           tuple(c), spread, largest, 0.0 if zero_or_more else -math.inf,
+                                           float(unit))))
     return out
 
 
@@ -668,6 +675,7 @@ def _intervals(uncertainty: Sequence[Uncertainty | None], value: np.ndarray, poi
         h = float(first.leverage(point)[0])
         quantile = stdtrit(first.dof, 0.5 + level / 2.0)
         s2 = np.array([uncertainty[i].residual_variance for i in members])
+        units = np.array([uncertainty[i].unit for i in members])
         floor = np.array([uncertainty[i].floor for i in members])
         center = value[members]
         choice = np.zeros(len(members))
@@ -675,7 +683,8 @@ def _intervals(uncertainty: Sequence[Uncertainty | None], value: np.ndarray, poi
             spreads = np.array([_spread_row(uncertainty[i]) for i in members])
             choice = z * np.abs(center) * choice_spread_at(spreads, first.largest, point)[:, 0]
         for out, factor in ((prediction, 1.0 + h), (confidence, h)):
-            half = np.sqrt(quantile * quantile * s2 * max(factor, 0.0) + choice * choice)
+            in_units = choice / units  # squares in the unit of s² (values of 1e160 or 1e-200 square out of range)
+            half = np.sqrt(quantile * quantile * s2 * max(factor, 0.0) + in_units * in_units) * units
             out[members, 0] = np.maximum(center - half, floor)
             out[members, 1] = np.maximum(center + half, floor)
     return prediction, confidence

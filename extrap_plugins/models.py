@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
@@ -136,6 +136,15 @@ class Model:
         else:
             result = evaluate(self.constant, self.terms, self.parameters, X)
         return float(result[0]) if single else result
+
+    def scaled(self, factor: float) -> Model:
+        """The same model of values ``factor`` times larger (a PMNF model: its constant, coefficients and RSS)."""
+        return replace(
+            self,
+            constant=self.constant * factor,
+            terms=tuple(replace(term, coefficient=term.coefficient * factor) for term in self.terms),
+            quality=replace(self.quality, rss=self.quality.rss * factor * factor),
+        )
 
     # ---------------------------------------------------------------- text
     @property

@@ -101,6 +101,7 @@ from .experiment import Experiment
 from .extrapolation import design_matrix, uncertainties
 from .formatting import format_callpath, format_share
 from .models import evaluate
+from .modelers.base import binary_scale
 
 __all__ = ["Kernel", "Assessment", "assess", "plan_runs", "PlannedRun", "default_target", "z_of", "choose_models"]
 
@@ -336,13 +337,16 @@ def assess(
         # measuring it again cannot tell them apart (deviation 0 there).  The noise members (wild bootstrap,
         # coefficients) may deviate at a measured point by no more than the noise of the mean of its
         # ``n`` repetitions, σ²/n: one more repetition narrows that, and only that.
-        choice = [p.copy() for p in (spread.get(index), others.get(index), interactions.get(index))
+        # Members in units of a power of two near the value (exact: the same digits), so that their squares
+        # neither overflow nor vanish for values of 1e160 or 1e-200.
+        unit = math.ldexp(1.0, round(math.log2(scale))) if scale > 0 else 1.0
+        choice = [p / unit for p in (spread.get(index), others.get(index), interactions.get(index))
                   if p is not None and p.size]
-        noisy = [p.copy() for p in (shaken.get(index), least_squares[index]) if p is not None and p.size]
+        noisy = [p / unit for p in (shaken.get(index), least_squares[index]) if p is not None and p.size]
         excess = []
         if calibrated and intervals[index] is not None:
             # the model's own confidence interval at the target, as a standard deviation
-            sd = float(intervals[index].half_width(target, level, kind="confidence")[0]) / z
+            sd = float(intervals[index].half_width(target, level, kind="confidence")[0]) / z / unit
             if floor == "members":
                 choice, noisy = _inflated(choice, noisy, sd * sd)
             elif floor == "ladder":
@@ -355,17 +359,17 @@ def assess(
             for p in choice:
                 p[:-1][at] = 0.0
             if noisy and scale > 0:
-                allowed = (at_rows[:-1][at] ** 2) * noise.get(index, 0.0) / times[at]
+                allowed = ((at_rows[:-1][at] / unit) ** 2) * noise.get(index, 0.0) / times[at]
                 norm = sum(np.sum(p[:-1][at] ** 2, axis=1) for p in noisy)
                 with np.errstate(all="ignore"):
                     shrink = np.where(norm > allowed, np.sqrt(allowed / norm), 1.0)
                 shrink = np.where(np.isfinite(shrink), shrink, 1.0)
                 for p in noisy:
                     p[:-1][at] *= shrink[:, None]
-        parts = choice + noisy + excess + ([misfits[index]] if index in misfits else [])
+        parts = choice + noisy + excess + ([misfits[index] / unit] if index in misfits else [])
         D = np.hstack(parts) if parts else np.zeros((rows.shape[0], 0))
         if scale > 0:
-            D = D / scale
+            D = D / (scale / unit)
             relative = (at_rows[:-1] / scale) ** 2 * noise.get(index, 0.0) / max(repetitions, 1)
         else:
             D = np.zeros_like(D)
@@ -751,7 +755,7 @@ def _coefficient_members(intervals, rows) -> list[np.ndarray | None]:
         values, vectors = np.linalg.eigh(u.residual_variance * (u.gram_inverse + u.gram_inverse.T) / 2)
         values = np.maximum(values, 0.0)
         a = design_matrix(u.columns, u.parameters, rows) / u.scale
-        result.append(a @ (vectors * np.sqrt(values)[None, :]))
+        result.append(a @ (vectors * (np.sqrt(values) * u.unit)[None, :]))
     return result
 
 
@@ -900,8 +904,11 @@ def _relative_noise(experiment: Experiment, full, measure: str) -> dict[int, flo
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             mean = np.nanmean(values, axis=2)
-            variance = np.nanvar(values, axis=2, ddof=1) if values.shape[2] > 1 else np.full(mean.shape, np.nan)
-            relative = variance / mean**2
+            # in a power-of-two unit near the values (exact), whose squares stay numbers for values of 1e160
+            unit = binary_scale(mean)[:, None]
+            variance = (np.nanvar(values / unit[:, :, None], axis=2, ddof=1) if values.shape[2] > 1
+                        else np.full(mean.shape, np.nan))
+            relative = variance / (mean / unit) ** 2
         for row, index in series:
             model = full.models[index]
             finite = relative[row][np.isfinite(relative[row])]

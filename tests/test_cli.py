@@ -71,6 +71,16 @@ def test_metric_takes_names_comma_separated_or_repeated(host, capsys):
     assert [line.split()[1] for line in listed.splitlines()[2:4]] == ["time", "bytes_sent"]
 
 
+@pytest.mark.parametrize("value", ["", " , "])
+def test_a_metric_option_that_names_nothing_is_refused(host, capsys, value):
+    """It was ignored, and every metric modelled."""
+    with pytest.raises(SystemExit) as ended:
+        main(["model", str(EXAMPLE), "--metric", value])
+    assert ended.value.code == ExitStatus.BAD_INPUT
+    assert capsys.readouterr().err == (f"extrap-plugins model: error: --metric {value!r}: expected a name (or several, "
+                                       f"comma-separated); see extrap-plugins model --help\n")
+
+
 def test_model_writes_json_to_a_file(numbers_reader, tmp_path, capsys):
     target = tmp_path / "out.json"
     assert main(["model", str(numbers_reader), "--export", "json", "-o", str(target)]) == ExitStatus.OK

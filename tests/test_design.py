@@ -131,6 +131,7 @@ def test_budgets_are_shares_or_point_counts(text, budget):
     ("2.5", "--budget '2.5': expected a share of the full factorial cost (15% or 0.15), a cost in the cost model's units (400u) or a number of points (20)"),
     ("cheap", "--budget 'cheap': expected a share of the full factorial cost (15% or 0.15), a cost in the cost model's units (400u) or a number of points (20)"),
     ("0%", "--budget '0%': a share must be above 0 % and at most 100 %"),
+    ("", "--budget '': expected a share of the full factorial cost (15% or 0.15), a cost in the cost model's units (400u) or a number of points (20)"),
 ])
 def test_bad_budgets_are_rejected(text, message):
     with pytest.raises(InputError) as error:

@@ -5,6 +5,7 @@ import dataclasses
 import io
 import json
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -412,3 +413,21 @@ def test_a_target_below_the_measured_range_never_gives_a_positive_quantity_a_neg
     assert row.value_target == 0.0 and row.interval[0] == 0.0 and row.interval[1] >= 0.0
     [row] = extrapolate(models, target={"p": 128}).rows  # above it, the model's value as it is
     assert row.value_target == pytest.approx(6.0)
+
+
+@pytest.mark.parametrize("scale", [1e170, 1e150, 1e-100, 1e-200])
+def test_the_interval_of_a_model_of_any_magnitude_is_the_unit_models_times_it(scale):
+    """The residuals' squares are taken in a power-of-two unit near the values and the interval's parts are added
+    without squaring overflow: models of 1e160 gave '0 … n/a' and numpy's overflow warning naming no series, of
+    1e-200 an interval of zero width.  The relative width does not depend on the unit."""
+    points = [1, 2, 4, 8, 16, 32]
+    rows = []
+    for factor in (1.0, scale):
+        e = measured({"main": lambda X, factor=factor: factor * (3 + 2 * X[:, 0]) * (1 + 0.02 * np.cos(7 * X[:, 0]))}, points)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            (row,) = extrapolate(extrap_plugins.model(e, executor="serial"), {"p": 64}).rows
+        rows.append(row)
+    (low, high), (scaled_low, scaled_high) = rows[0].interval, rows[1].interval
+    assert low < rows[0].value_target < high
+    assert scaled_low / scale == pytest.approx(low, rel=1e-9) and scaled_high / scale == pytest.approx(high, rel=1e-9)

@@ -603,3 +603,14 @@ def test_a_target_where_the_model_overflows_is_said_per_kernel_without_numpy_war
     result = suggest(Space.from_experiment(experiment), experiment, target={"x": 1e200, "y": 1e100})
     assert result.not_judged == {"reg [metr]": "no finite value at the target (the model overflows there)"}
     assert [str(w.message) for w in recwarn if issubclass(w.category, RuntimeWarning)] == []
+
+
+def test_a_kernels_relative_interval_does_not_depend_on_its_unit():
+    """Values of 1e160: the squares of the residuals and of the members overflowed, and the interval at the target
+    came out at ±0.67 % for data whose interval is ±7.1 % in any other unit."""
+    points = [(p, n) for p in P for n in N]
+    widths = []
+    for unit in (1.0, 1e160, 1e-200):
+        e = measured({"k": lambda p, n, unit=unit: unit * (3 + 2 * p + 0.5 * n)}, points, repetitions=2, noise=0.01)
+        widths.append(selector.assess(e, (128, 60), points, seed=0).half_widths()["k"])
+    assert widths[1:] == pytest.approx([widths[0]] * 2, rel=1e-9) and widths[0] > 0.05

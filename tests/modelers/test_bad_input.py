@@ -133,3 +133,19 @@ def test_warnings_for_a_group_name_every_series():
     e = experiment(["p"], [2, 4, 8, 16], {"a": lambda p: p, "b": lambda p: 2 * p})
     _, caught = model_with_warnings(e)
     assert sorted(c[0] for c in caught) == ["a", "b"]
+
+
+@pytest.mark.parametrize("scale", [1e160, 1e100, 1e-40, 1e-200])
+def test_values_of_any_magnitude_get_the_model_of_their_shape(scale):
+    """Least squares squares the values: 1e100 gave a model with SMAPE 133 %, 1e160 '0 · p'.  Such series are fitted
+    scaled by a power of two, so the model is the unit series' model times the scale."""
+    p = [1, 2, 4, 8, 16, 32]
+    e = experiment(["p"], p, {"main": lambda p: (3 + 2 * p) * scale}, repetitions=2, noise=0.01)
+    unit = experiment(["p"], p, {"main": lambda p: 3 + 2 * p}, repetitions=2, noise=0.01)
+    (model,), caught = model_with_warnings(e)
+    (reference,), _ = model_with_warnings(unit)
+    assert caught == []
+    assert factors(model) == factors(reference) == {frozenset({("p", 1.0, 0.0)})}
+    assert model.constant == pytest.approx(reference.constant * scale, rel=1e-12)
+    assert model.terms[0].coefficient == pytest.approx(reference.terms[0].coefficient * scale, rel=1e-12)
+    assert model.quality.smape == pytest.approx(reference.quality.smape, rel=1e-9)
