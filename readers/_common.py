@@ -83,6 +83,23 @@ def read_text(path: pathlib.Path) -> str:
                          path, line) from None
 
 
+#: The message for a file with nothing in it, the same from every reader.
+EMPTY_FILE = "the file is empty"
+
+
+def is_blank(path: pathlib.Path, limit: int = 1 << 16) -> bool:
+    """Whether a file holds nothing but white space (for sniffers: an empty file of a reader's own pattern is
+    that reader's to reject, with :data:`EMPTY_FILE`, rather than no reader's).  False when it cannot be read."""
+    path = pathlib.Path(path)
+    try:
+        if not path.is_file() or path.stat().st_size > limit:
+            return False
+    except OSError:
+        return False
+    data = head(path, limit)
+    return not data.lstrip(b"\xef\xbb\xbf").strip()
+
+
 def head(path: pathlib.Path, size: int = 4096) -> bytes:
     """The first ``size`` bytes of a file, or b"" when it cannot be read (for sniffers)."""
     try:
@@ -107,7 +124,8 @@ def line_at(text: str, index: int) -> int:
 
 
 # ---------------------------------------------------------------- conversion
-def to_float(column: Sequence, path, line_of: LineOf, what: str) -> np.ndarray:
+def to_float(column: Sequence, path, line_of: LineOf, what: str,
+             label_of: Callable[[int], str] | None = None) -> np.ndarray:
     """Convert a column of parsed values to float64, every value finite.
 
     Parameters
@@ -119,6 +137,9 @@ def to_float(column: Sequence, path, line_of: LineOf, what: str) -> np.ndarray:
     what : str
         How to name the column in a message ("value", "parameter 'p'",
         "column 'p':"; a trailing colon is dropped before "is empty").
+    label_of : callable(int) -> str, optional
+        Where the i-th entry is, in words, for inputs without lines (a zip
+        member's JSON): put before ``what`` in the message.
 
     Returns
     -------
@@ -139,6 +160,8 @@ def to_float(column: Sequence, path, line_of: LineOf, what: str) -> np.ndarray:
         problem = _number_problem(entry)
         if problem:
             prefix = what.rstrip(":") if problem == "is empty" else what
+            if label_of is not None:
+                prefix = f"{label_of(i)}: {prefix}"
             raise InputError(f"{prefix} {problem}", path, line_of(i))
     raise InputError(f"{what}: expected numbers", path)  # pragma: no cover - unreachable
 

@@ -29,20 +29,21 @@ Options (``--reader-option KEY=VALUE``):
 ``metrics``, ``callpaths``  names and globs (the host passes ``--metric`` and
                 ``--callpath`` here)
 
-A file that is not Caliper's format, is truncated or lacks a named key is an
-error naming it; when several runs are read, that run is skipped with a
-warning and the others are read.
+A file that is not Caliper's format, is truncated, holds a damaged record or
+a metric value that is not a finite number, or lacks a named key is an error
+naming it and, where there is one, the line; when several runs are read, that
+run is skipped with a warning and the others are read.
 """
 
 from __future__ import annotations
 
 import ast
 import fnmatch
-import io
 import math
+import os
 import pathlib
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
@@ -52,7 +53,7 @@ from extrap_plugins.experiment import CALLPATH_SEPARATOR, Experiment, Metric
 from extrap_plugins.hookspecs import hookimpl
 from extrap_plugins.registration import ReaderInfo
 
-from ._common import head
+from ._common import EMPTY_FILE, head
 
 NAME = "caliper"
 OPTIONS = {
@@ -175,6 +176,7 @@ class Run:
     metrics: dict[str, Metric]  # attribute name -> Metric named by its alias
     types: dict[str, str]  # global name -> Caliper type
     adiak_types: dict[str, str]
+    lines: list[int] = field(default_factory=list)  # the line of each record
 
 
 def _require_caliper_reader(path):
@@ -189,15 +191,53 @@ def _require_caliper_reader(path):
 
 
 def load(path: str) -> Run:
-    """Parse one file with caliper-reader.
+    """Parse one file with caliper-reader, every line checked first (:class:`RecordCheck`).
 
     Raises
     ------
     InputError
         caliper-reader is missing, the file is not Caliper's format (naming
-        the first line that is not a record), truncated, or has no records.
+        the first line that is not a record), a record is malformed or refers
+        to a node or attribute that is not defined (naming its line), the
+        file is truncated, or has no records.
     """
     caliperreader = _require_caliper_reader(path)
+    lines = _lines(path)
+    check = RecordCheck(path)
+    records: list[dict] = []
+    record_lines: list[int] = []
+
+    def checked():
+        for check.line, line in enumerate(lines[:-1], 1):
+            if line.strip():
+                check.record(line)
+                yield line
+
+    def add(record: dict) -> None:
+        records.append(record)
+        record_lines.append(check.line)
+
+    reader = caliperreader.CaliperStreamReader()
+    try:
+        reader.read(checked(), add)
+    except InputError:
+        raise
+    except Exception as error:  # noqa: BLE001 - whatever caliper-reader fails on, the line is the user's
+        raise InputError(f"caliper-reader cannot parse this record ({type(error).__name__}: {error})",
+                         path, check.line) from None
+    if not reader.globals:
+        raise InputError("no run metadata (globals) in this file; it is truncated or not a complete profile", path)
+    return Run(path, dict(reader.globals), records, *_attributes(reader), record_lines)
+
+
+def _lines(path: str) -> list[str]:
+    """The file's lines (the last one empty), each a Caliper record or blank.
+
+    Raises
+    ------
+    InputError
+        Not UTF-8, a line that is not a record, no records, or a last line without its end.
+    """
     try:
         data = pathlib.Path(path).read_bytes()
     except OSError as error:
@@ -213,21 +253,20 @@ def load(path: str) -> Run:
             raise InputError("not a Caliper .cali record (lines start with __rec=); is this the right reader?",
                              path, number)
     if not text.strip():
-        raise InputError("empty file: no Caliper records", path)
+        raise InputError(EMPTY_FILE, path)
     if not text.endswith("\n"):
         raise InputError("truncated: the last line is incomplete", path, len(lines))
-    reader = caliperreader.CaliperReader()
-    try:
-        reader.read(io.StringIO(text))
-    except Exception as error:  # caliper-reader raises ReaderError, KeyError, ValueError... on damaged input
-        raise InputError(f"caliper-reader cannot parse this file: {type(error).__name__}: {error}", path) from None
-    if not reader.globals:
-        raise InputError("no run metadata (globals) in this file; it is truncated or not a complete profile", path)
+    return lines
+
+
+def _attributes(reader) -> tuple[dict[str, Metric], dict[str, str], dict[str, str]]:
+    """The metrics (numeric value attributes), and the Caliper and Adiak types of the globals, of a file read."""
     metrics: dict[str, Metric] = {}
     types: dict[str, str] = {}
     adiak_types: dict[str, str] = {}
-    for name in reader.attributes():
-        attribute = reader.attribute(name)
+    for name, attribute in reader.db.attributes.items():
+        if attribute.is_hidden():
+            continue
         kind = str(attribute.attribute_type())
         if attribute.is_global():
             types[name] = kind
@@ -239,7 +278,156 @@ def load(path: str) -> Run:
                                    "time" if "time" in name else "")
     for name in reader.globals:
         types.setdefault(name, "string")
-    return Run(path, dict(reader.globals), reader.records, metrics, types, adiak_types)
+    return metrics, types, adiak_types
+
+
+class RecordCheck:
+    """Checks each line of a ``.cali`` file before caliper-reader sees it, so that damage is an error naming
+    the line rather than a ``TypeError`` later.
+
+    caliper-reader trusts its input: a record naming a node that is not
+    defined, a node whose parent is missing, an attribute without a type or
+    a count of attribute ids and values that differ passes it silently or
+    fails far from its cause.  The check holds what the lines so far define
+    (node ids, which of them are attributes, which have a Caliper type) and
+    refuses a line that uses anything else.  It splits a record the way
+    caliper-reader does (``key=v1=v2,...``, ``\\`` escapes the next
+    character); the values themselves are still read by caliper-reader.
+    """
+
+    #: Caliper's bootstrap nodes (caliper-reader's ``MetadataDB``): types 0-7 and 11, attributes 8-10.
+    _TYPES = frozenset({0, 1, 2, 3, 4, 5, 6, 7, 11})
+    _ATTRIBUTES = frozenset({8, 9, 10})
+    _NAME, _TYPE, _PROPERTIES = 8, 9, 10
+    _NO_PARENT = 0xFFFFFFFFFFFFFFFF
+
+    def __init__(self, path):
+        self.path = path
+        self.line = 0
+        self.defined: dict[int, int] = {}  # node id -> line
+        self.parent: dict[int, int | None] = {8: 3, 9: 7, 10: 1}
+        self.attribute_of: dict[int, int] = {}  # node id -> the attribute its data belong to
+        self.attributes = set(self._ATTRIBUTES)
+
+    def fail(self, message: str) -> InputError:
+        return InputError(message, self.path, self.line)
+
+    def record(self, line: str) -> None:
+        fields = _split_record(line.strip())
+        if fields is None:
+            raise self.fail("the record ends in a lone escape character (\\)")
+        kind = fields.get("__rec", [""])[0] if fields.get("__rec") else ""
+        if kind == "node":
+            self._node(fields)
+        elif kind in ("ctx", "globals"):
+            self._snapshot(kind, fields)
+        else:
+            raise self.fail(f"unknown record kind {kind[:40]!r} (Caliper writes node, ctx and globals records)")
+
+    def _ids(self, fields: dict, key: str, kind: str) -> list[int]:
+        ids = []
+        for text in fields.get(key, []):
+            try:
+                ids.append(int(text))
+            except ValueError:
+                raise self.fail(f"{kind} record: {key} {text[:40]!r} is not a node number") from None
+        return ids
+
+    def _one(self, fields: dict, key: str) -> int | None:
+        if key not in fields:
+            return None
+        ids = self._ids(fields, key, "node")
+        if len(ids) != 1:
+            raise self.fail(f"node record: {key} must be one node number, got {len(ids)}")
+        return ids[0]
+
+    def _node(self, fields: dict) -> None:
+        node, attribute, parent = self._one(fields, "id"), self._one(fields, "attr"), self._one(fields, "parent")
+        if node is None or attribute is None:
+            raise self.fail(f"node record without {'id' if node is None else 'attr'}")
+        if node in self.defined or node in self._TYPES or node in self._ATTRIBUTES:
+            first = f" (first on line {self.defined[node]})" if node in self.defined else " (a Caliper built-in)"
+            raise self.fail(f"node {node} is defined twice{first}")
+        if attribute not in self.attributes:
+            raise self.fail(f"node {node} refers to attribute {attribute}, which is "
+                            f"{'not an attribute' if attribute in self.defined else 'not defined'}")
+        if attribute == self._TYPE:
+            raise self.fail(f"node {node} defines a Caliper type (attribute {self._TYPE}); the types are built in")
+        if "data" in fields and not fields["data"]:
+            raise self.fail(f"node {node}: data without a value")
+        if parent == self._NO_PARENT:
+            parent = None
+        if parent is not None and parent not in self.defined and parent not in self._TYPES \
+                and parent not in self._ATTRIBUTES:
+            raise self.fail(f"node {node} refers to parent node {parent}, which is not defined")
+        data = fields.get("data", [""])[0] if fields.get("data") else ""
+        if attribute == self._PROPERTIES:
+            try:
+                int(data)
+            except ValueError:
+                raise self.fail(f"node {node}: attribute properties {data[:40]!r} are not a number") from None
+        self.defined[node] = self.line
+        self.parent[node] = parent
+        self.attribute_of[node] = attribute
+        if attribute == self._NAME:
+            if not self._typed(parent):
+                raise self.fail(f"attribute {data[:40]!r} (node {node}) has no Caliper type: no node above it "
+                                f"names one")
+            self.attributes.add(node)
+
+    def _typed(self, node: int | None) -> bool:
+        """Whether a Caliper type is among ``node`` and the nodes above it."""
+        seen = 0
+        while node is not None and seen <= len(self.defined) + 1:
+            if node in self._TYPES:
+                return True
+            node, seen = self.parent.get(node), seen + 1
+        return False
+
+    def _snapshot(self, kind: str, fields: dict) -> None:
+        for node in self._ids(fields, "ref", kind):
+            if node not in self.defined and node not in self._TYPES and node not in self._ATTRIBUTES:
+                raise self.fail(f"{kind} record refers to node {node}, which is not defined")
+        attributes = self._ids(fields, "attr", kind)
+        for attribute in attributes:
+            if attribute not in self.attributes:
+                raise self.fail(f"{kind} record refers to attribute {attribute}, which is "
+                                f"{'not an attribute' if attribute in self.defined else 'not defined'}")
+        values = fields.get("data", [])
+        if len(attributes) != len(values):
+            raise self.fail(f"{kind} record has {len(attributes)} attribute ids but {len(values)} values")
+
+
+def _split_record(line: str) -> dict[str, list[str]] | None:
+    """``"__rec=ctx,ref=42,attr=1=2,data=a=b"`` as ``{"__rec": ["ctx"], "ref": ["42"], ...}``, split as
+    caliper-reader splits it; None when the line ends in an escape character."""
+    if "\\" not in line:
+        result = {}
+        for entry in line.split(","):
+            key, *values = entry.split("=")
+            result[key] = values
+        return result
+    result, entry, text = {}, [], ""
+    characters = iter(line)
+    for c in characters:
+        if c == "\\":
+            c = next(characters, None)
+            if c is None:
+                return None
+            text += "\n" if c == "n" else c
+        elif c == ",":
+            entry.append(text)
+            result[entry[0]] = entry[1:]
+            text, entry = "", []
+        elif c == "=":
+            entry.append(text)
+            text = ""
+        else:
+            text += c
+    if text:
+        entry.append(text)
+        result[entry[0]] = entry[1:]
+    return result
 
 
 def callpath_of(record: dict) -> str | None:
@@ -303,7 +491,7 @@ def read_part(part, options: dict) -> Experiment:
     values: list[float] = []
     outside = 0
     wanted_metrics = {n: m for n, m in run.metrics.items() if _selected(m.name, settings.metrics)}
-    for index, record in enumerate(run.records, 1):
+    for index, record in enumerate(run.records):
         callpath = callpath_of(record)
         if callpath is None:
             outside += 1
@@ -317,8 +505,12 @@ def read_part(part, options: dict) -> Experiment:
             try:
                 number = float(raw)
             except (TypeError, ValueError):
-                raise InputError(f"record {index}, call path {callpath!r}: metric {metric.name!r} "
-                                 f"value {raw!r} is not a number", part) from None
+                number = None
+            if number is None or not math.isfinite(number):  # as every reader: measurements are finite numbers
+                shown = repr(raw) if isinstance(raw, str) else repr(raw)[:60]
+                raise InputError(f"call path {callpath!r}: metric {metric.name!r} value {shown[:60]} is not a "
+                                 f"{'number' if number is None else 'finite number'}", part,
+                                 run.lines[index] if index < len(run.lines) else None)
             callpaths.append(callpath)
             metric_names.append(metric.name)
             values.append(number)
@@ -412,6 +604,12 @@ def join(experiments: list[Experiment], path, options: dict) -> Experiment:
             if len(experiments) == 1:
                 raise InputError("one run: nothing varies to model; give several runs (files or a folder)",
                                  experiments[0].source)
+            sets = _metadata_sets(experiments, infos)
+            if len(sets) > 1:
+                raise InputError(f"no numeric metadata key varies across all {len(experiments)} runs: they fall "
+                                 f"into {len(sets)} sets with different metadata keys, as runs of different "
+                                 f"programs do: {'; '.join(sets)}; read each set on its own, or name the "
+                                 f"parameters with --reader-option parameters=KEY[,KEY]", source)
             raise InputError(f"no numeric metadata key varies across the {len(experiments)} runs; "
                              f"name the parameters with --reader-option parameters=KEY[,KEY]", source)
         notes.append(f"parameters from run metadata: {', '.join(taken)} (keys that vary across the "
@@ -435,6 +633,33 @@ def join(experiments: list[Experiment], path, options: dict) -> Experiment:
         joined.notes.append(f"{outside} record(s) outside any region (Caliper's root totals) left out, "
                             f"as Hatchet and Thicket do")
     return joined
+
+
+def _metadata_sets(experiments: list[Experiment], infos: list[dict], shown: int = 4) -> list[str]:
+    """The runs grouped by their numeric metadata keys, each set described by where its files are, how many
+    runs it has and what varies within it: ``mpi_scaling_cali (5 runs): jobsize varies``."""
+    groups: dict[frozenset, list[int]] = {}
+    for i, info in enumerate(infos):
+        groups.setdefault(frozenset(info["metadata"]), []).append(i)
+    files = [pathlib.Path(e.source) for e in experiments]
+    base = pathlib.Path(os.path.commonpath([str(f.parent) for f in files]))
+    described = []
+    for members in list(groups.values())[:shown]:
+        folder = pathlib.Path(os.path.commonpath([str(files[i].parent) for i in members]))
+        if folder != base:
+            where = str(folder.relative_to(base))
+        else:
+            names = [files[i].name for i in members]
+            where = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+        if len(members) == 1:
+            described.append(f"{where} (1 run)")
+            continue
+        taken, _ = choose_parameters([infos[i]["metadata"] for i in members])
+        varies = f"{', '.join(taken)} {'varies' if len(taken) == 1 else 'vary'}" if taken else "no key varies"
+        described.append(f"{where} ({len(members)} runs): {varies}")
+    if len(groups) > shown:
+        described.append(f"and {len(groups) - shown} more sets")
+    return described
 
 
 def _concatenate(parts: list[Experiment], source: str) -> Experiment:

@@ -50,7 +50,7 @@ from extrap_plugins.hookspecs import hookimpl
 from extrap_plugins.registration import ReaderInfo
 
 from ._common import (
-    DEFAULT_CALLPATH, DEFAULT_METRIC, build, check_options, head, read_text, to_float,
+    DEFAULT_CALLPATH, DEFAULT_METRIC, EMPTY_FILE, build, check_options, head, read_text, to_float,
 )
 
 NAME = "csv"
@@ -95,7 +95,9 @@ def read(path: pathlib.Path, options: dict[str, str]) -> Experiment:
     text = read_text(path)
     header_text, _, body = text.partition("\n")
     if not header_text.strip():
-        raise InputError("the file is empty" if not text.strip() else "the first line (the header) is empty", path, 1)
+        if not text.strip():
+            raise InputError(EMPTY_FILE, path)
+        raise InputError("the first line (the header) is empty", path, 1)
     delimiter = _delimiter(settings, header_text, path)
     header = _header(header_text, delimiter, path)
     roles = _roles(header, settings, path)

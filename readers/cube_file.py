@@ -22,6 +22,7 @@ import numpy as np
 from extrap_plugins.errors import InputError
 from extrap_plugins.experiment import CALLPATH_SEPARATOR, Metric
 
+from ._common import EMPTY_FILE
 from .cube_tree import MAXIMUM, MINIMUM, SUM, CallTree, LocationAccumulator, merge_duplicates
 
 INSTALL_HINT = "reading CUBE files needs pycubexr: pip install 'extrap-plugins[cube]'"
@@ -237,7 +238,7 @@ def open_profile(path: str | os.PathLike) -> CubeProfile:
     except OSError as error:
         raise InputError(f"cannot read the file: {error.strerror or error}", path) from None
     if size == 0:
-        raise InputError("the file is empty; expected a CUBE archive (.cubex)", path)
+        raise InputError(EMPTY_FILE, path)
     parser = CubexParser(str(path))
     problem = None
     with warnings.catch_warnings():

@@ -59,8 +59,9 @@ class RunName:
     repetition: int | None
 
 
-def parse_run_name(name: str, pattern: str | None = None, where: str | None = None) -> RunName:
-    """Read parameters and repetition from a run folder's name.
+def parse_run_name(name: str, pattern: str | None = None, where: str | None = None,
+                   what: str = "folder name") -> RunName:
+    """Read parameters and repetition from a run folder's name (or a profile's file name without ``.cubex``).
 
     Parameters
     ----------
@@ -72,6 +73,9 @@ def parse_run_name(name: str, pattern: str | None = None, where: str | None = No
         dot after it is skipped.
     where : str, optional
         The path to name in error messages (default: ``name``).
+    what : str, optional
+        What ``name`` is, for error messages: ``"folder name"`` (default) or
+        ``"file name"`` (a ``.cubex`` file named after its run).
 
     Raises
     ------
@@ -93,7 +97,7 @@ def parse_run_name(name: str, pattern: str | None = None, where: str | None = No
         repetition = int(found.group(1))
         body = body[: found.start()]
     if pattern is not None:
-        candidates = [_strip_pattern(body, pattern, where)]
+        candidates = [_strip_pattern(body, pattern, where, what)]
     elif "." in body:
         candidates = [body.split(".", 1)[1], body]
     else:
@@ -108,7 +112,7 @@ def parse_run_name(name: str, pattern: str | None = None, where: str | None = No
         return RunName(parameters, values, repetition)
     note = f" (the trailing .r{repetition} is read as the repetition)" if repetition is not None else ""
     raise InputError(
-        f"cannot read parameters from the folder name {name!r}: {first_error}{note}; expected {CONVENTION} "
+        f"cannot read parameters from the {what} {name!r}: {first_error}{note}; expected {CONVENTION} "
         f"(give --reader-option pattern=PREFIX when the prefix contains dots, or mapping=FILE.csv)",
         where,
     )
@@ -146,7 +150,7 @@ def parse_pairs(text: str) -> tuple[tuple[str, ...], tuple[float, ...]]:
     return tuple(names), tuple(values)
 
 
-def _strip_pattern(body: str, pattern: str, where: str) -> str:
+def _strip_pattern(body: str, pattern: str, where: str, what: str = "folder name") -> str:
     if body.startswith(pattern):
         rest = body[len(pattern):]
     else:
@@ -156,7 +160,7 @@ def _strip_pattern(body: str, pattern: str, where: str) -> str:
             raise InputError(f"the pattern '{pattern}' is neither a prefix of {body!r} "
                              f"nor a valid regular expression ({error})", where) from None
         if match is None:
-            raise InputError(f"the folder name {body!r} does not start with the pattern '{pattern}'", where)
+            raise InputError(f"the {what} {body!r} does not start with the pattern '{pattern}'", where)
         rest = body[match.end():]
     return rest[1:] if rest[:1] in (".", "_", "-") else rest
 

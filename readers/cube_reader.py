@@ -42,7 +42,7 @@ from extrap_plugins.options import parse_bool
 from extrap_plugins.registration import ReaderInfo
 from extrap_plugins.joining import coverage_findings, omitted_zeros
 
-from ._common import RUN_FOLDER_EXTRAS
+from ._common import EMPTY_FILE, RUN_FOLDER_EXTRAS
 from .cube_names import CONVENTION, RunName, parse_run_name, read_mapping
 from .cube_tree import AGGREGATIONS
 
@@ -85,6 +85,14 @@ class RunSpec:
     notes: tuple[str, ...] = ()
     constants: tuple[tuple[str, float], ...] = ()
     """Parameters left out for having one value in every run, with that value (``Experiment.constants``)."""
+
+
+@dataclass
+class ReadRun:
+    """The one run of an input, read already by :func:`parts` (its error is the input's, see there)."""
+
+    path: str
+    experiment: Experiment
 
 
 # ------------------------------------------------------------------ options
@@ -159,6 +167,8 @@ def find_runs(path: pathlib.Path | Sequence[pathlib.Path], settings: Settings) -
         if one.is_file():
             if one.suffix.lower() != ".cubex":
                 raise InputError("not a .cubex file", one)
+            if one.stat().st_size == 0:  # before its name is read: what is wrong is the file
+                raise InputError(EMPTY_FILE, one)
             named.append((one, _file_run_name(one, settings.pattern)))
         elif one.is_dir():
             named.extend(_scan_folder(one, settings.pattern))
@@ -199,7 +209,8 @@ def _scan_folder(folder: pathlib.Path, pattern: str | None) -> list[tuple[pathli
             if folder_run is not None:
                 runs.append((profile, (folder.name, folder_run)))
             else:
-                runs.append((profile, (profile.stem, parse_run_name(profile.stem, pattern, str(profile)))))
+                runs.append((profile, (profile.stem, parse_run_name(profile.stem, pattern, str(profile),
+                                                                    what="file name"))))
     if not runs:
         raise InputError(f"no CUBE profiles here: expected run folders holding .cubex files "
                          f"({CONVENTION}/profile.cubex) or .cubex files", folder)
@@ -213,7 +224,7 @@ def _file_run_name(path: pathlib.Path, pattern: str | None) -> tuple[str, RunNam
         return folder.name, parse_run_name(folder.name, pattern, str(folder))
     except InputError as folder_error:
         try:
-            return path.stem, parse_run_name(path.stem, pattern, str(path))
+            return path.stem, parse_run_name(path.stem, pattern, str(path), what="file name")
         except InputError:
             raise folder_error from None
 
@@ -463,11 +474,14 @@ def _unique(notes: Iterable[str]) -> list[str]:
 def parts(path: pathlib.Path | Sequence[pathlib.Path], options: dict) -> list:
     """The runs to read: one part per profile, or one part with all of them when ``parallel=off``.
 
-    ``path`` may be a list of folders and files, read as one set.
+    ``path`` may be a list of folders and files, read as one set.  A single run is read here: a broken one is
+    then the error of the input, one line, not a run skipped with a warning and an error repeating it.
     """
     settings = parse_options(options)
     runs = find_runs(path, settings)
     _require_pycubexr(path)  # once, naming the fix, rather than one skipped run per profile
+    if len(runs) == 1:
+        return [ReadRun(runs[0].path, read_run(runs[0], settings))]
     return runs if settings.parallel else [tuple(runs)]
 
 
@@ -482,6 +496,8 @@ def _require_pycubexr(path) -> None:
 
 def read_part(part, options: dict) -> Experiment:
     """Read one run (or, with ``parallel=off``, all runs in turn; a broken one is skipped with a warning)."""
+    if isinstance(part, ReadRun):
+        return part.experiment
     settings = parse_options(options)
     if isinstance(part, RunSpec):
         return read_run(part, settings)
@@ -508,10 +524,13 @@ def read(path: pathlib.Path | Sequence[pathlib.Path], options: dict) -> Experime
     experiments = []
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        for spec in find_runs(path, settings):
+        specs = find_runs(path, settings)
+        for spec in specs:
             try:
                 experiments.append(read_run(spec, settings))
             except InputError as error:
+                if len(specs) == 1:  # the one run's error is the input's
+                    raise
                 warnings.warn(ExtrapWarning(f"skipped: {error}"), stacklevel=2)
     for message in _unique_warnings(w.message for w in caught):
         warnings.warn(message, stacklevel=2)

@@ -27,6 +27,7 @@ from __future__ import annotations
 import io
 import json
 import pathlib
+import re
 import struct
 import zipfile
 from dataclasses import dataclass, field
@@ -38,7 +39,9 @@ from extrap_plugins.experiment import Experiment, Metric
 from extrap_plugins.hookspecs import hookimpl
 from extrap_plugins.registration import ReaderInfo
 
-from ._common import build, check_options, choice, factorize, head, inflate_limit_error, max_inflated, to_float
+from ._common import (
+    EMPTY_FILE, build, check_options, choice, factorize, head, inflate_limit_error, max_inflated, to_float,
+)
 
 STATISTICS = ("mean", "median", "minimum", "maximum")
 OPTIONS = {
@@ -96,6 +99,8 @@ def read_archive(path: pathlib.Path, options: dict[str, str]) -> Experiment:
     """Read an Extra-P 4 experiment archive (``*.extra-p``)."""
     statistic = _statistic(options, ARCHIVE)
     try:
+        if pathlib.Path(path).stat().st_size == 0:
+            raise InputError(EMPTY_FILE, path)
         with zipfile.ZipFile(path) as archive:
             members = _Members(archive, path)
             document = members.read("experiment.json", "no experiment.json in this zip archive; is it an "
@@ -179,18 +184,35 @@ def _archive_experiment(document: bytes, values: _ValueStore, path, statistic: s
                          f"has coordinate {json.dumps(coordinates[i])}, expected {len(parameters)} values", path)
     stored = [e.get("values") for e in entries]
     no_line = lambda i: None  # noqa: E731 - positions inside a zip member are not lines of the file
+
+    def measurement(i: int) -> str:
+        """Entry i by its call path, metric and point (and its place in the JSON, to find it there)."""
+        point = ", ".join(f"{n}={json.dumps(v)}" for n, v in zip(parameters, coordinates[i]))
+        index = sum(1 for j in range(i) if (callpaths[j], metrics[j]) == (callpaths[i], metrics[i]))
+        return (f"call path {callpaths[i]!r}, metric {metrics[i]!r}, point ({point}) "
+                f"(measurements[{json.dumps(callpaths[i])}][{json.dumps(metrics[i])}][{index}])")
+
     if any(s is not None for s in stored):
         arrays = [values.read(s, where) if s is not None else np.asarray([e.get(statistic)], dtype=object)
                   for s, e in zip(stored, entries)]
         counts = np.fromiter((a.size for a in arrays), dtype=np.int64, count=len(arrays))
-        value = to_float(np.concatenate([np.ravel(a) for a in arrays]).tolist(), where, no_line, "value")
+        row_of = np.repeat(np.arange(len(entries)), counts)
+        first = np.concatenate([[0], np.cumsum(counts)])
+
+        def label(i: int) -> str:
+            row = int(row_of[i])
+            if stored[row] is None:
+                return f"{measurement(row)}, its {statistic}"
+            return f"{measurement(row)}, saved repetition {i - int(first[row]) + 1} of {int(counts[row])}"
+
+        value = to_float(np.concatenate([np.ravel(a) for a in arrays]).tolist(), where, no_line, "value", label)
         notes = [] if all(s is not None for s in stored) else [_summary_note(statistic, "part of the experiment")]
     else:
         counts = np.ones(len(entries), dtype=np.int64)
-        value = to_float([e.get(statistic) for e in entries], where, no_line, statistic)
+        row_of = np.arange(len(entries))
+        value = to_float([e.get(statistic) for e in entries], where, no_line, statistic, measurement)
         notes = [_summary_note(statistic, "the experiment")]
-    row_of = np.repeat(np.arange(len(entries)), counts)
-    point = np.column_stack([to_float(column, where, no_line, f"coordinate of {name!r}")
+    point = np.column_stack([to_float(column, where, no_line, f"coordinate of {name!r}", measurement)
                              for column, name in zip(zip(*coordinates), parameters)])
     callpath_names, callpath_codes = factorize(callpaths)
     metric_names, metric_codes = factorize(metrics)
@@ -272,10 +294,21 @@ _POINT = "qqdddddddddqq"
 _STAT_FIELD = {"mean": 2, "median": 6, "minimum": 9, "maximum": 10}
 _SINGLE_STRATEGIES = ("FIRST_POINTS_FOUND", "MAX_NUMBER_POINTS", "CHEAPEST_POINTS")
 _MULTI_STRATEGIES = ("INCREASING_COST", "DECREASING_COST")
+#: A string at least this long, or a list of at least this many items, that the file cannot hold is corrupt (a
+#: swapped or overwritten byte in its length makes it 256 times larger), not cut short by the end of the file.
+_SHORT_STRING, _SHORT_LIST = 4096, 256
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\ufffd]")
 
 
-class _Truncated(Exception):
-    pass
+class _Damaged(Exception):
+    """What the bytes cannot be: ``truncated`` when the file ends inside a field of fixed size, inside a string
+    (a short one, and what is left of it is text) or a short list; otherwise the record is corrupt (a length or
+    count no file holds: bytes swapped or overwritten, not a file cut short), or holds a value no record has."""
+
+    def __init__(self, detail: str, truncated: bool = False):
+        super().__init__(detail)
+        self.detail = detail
+        self.truncated = truncated
 
 
 @dataclass
@@ -289,13 +322,25 @@ class _Binary:
     def unpack(self, pattern: str) -> tuple:
         fmt = struct.Struct(self.order + pattern)
         if self.position + fmt.size > len(self.data):
-            raise _Truncated()
+            raise _Damaged(f"a {fmt.size}-byte field at byte {self.position} runs past the end of the file",
+                           truncated=True)
         result = fmt.unpack_from(self.data, self.position)
         self.position += fmt.size
         return result
 
     def int(self) -> int:
         return self.unpack("q")[0]
+
+    def count(self, item_size: int) -> int:
+        """A number of items that follow, each at least ``item_size`` bytes: what the rest of the file can hold."""
+        at = self.position
+        n = self.int()
+        left = len(self.data) - self.position
+        if n < 0 or n * item_size > left:
+            raise _Damaged(f"the count at byte {at} is {n:,}, " + ("a negative number" if n < 0 else
+                           f"more items than the {left:,} bytes after it can hold"),
+                           truncated=0 <= n < _SHORT_LIST)
+        return n
 
     def double(self) -> float:
         return self.unpack("d")[0]
@@ -304,9 +349,13 @@ class _Binary:
         """A length-prefixed UTF-8 string; None at the end of the data."""
         if self.position == len(self.data):
             return None
+        at = self.position
         (size,) = self.unpack("I")
-        if self.position + size > len(self.data):
-            raise _Truncated()
+        left = len(self.data) - self.position
+        if size > left:
+            rest = self.data[self.position:].decode("utf-8", errors="replace")
+            raise _Damaged(f"the string at byte {at} declares {size:,} bytes, but only {left:,} follow",
+                           truncated=size < _SHORT_STRING and not _CONTROL.search(rest))
         text = self.data[self.position:self.position + size].decode("utf-8", errors="replace")
         self.position += size
         return text
@@ -333,26 +382,44 @@ def read_extrap3(path: pathlib.Path, options: dict[str, str]) -> Experiment:
         data = pathlib.Path(path).read_bytes()
     except OSError as error:
         raise InputError(f"cannot read: {error.strerror or error}", path) from None
-    if len(data) < 2:
-        raise InputError("not an Extra-P 3 experiment (the file is empty)", path)
-    stream = _Binary(data, "<" if struct.unpack_from("<h", data)[0] == 1 else ">", 2)
+    if not data:
+        raise InputError(EMPTY_FILE, path)
+    if data[2:6 + len(_MAGIC3)] not in (struct.pack(o + "I", len(_MAGIC3)) + _MAGIC3 for o in "<>"):
+        raise InputError("not an Extra-P 3 experiment (it does not start with EXTRAP_EXPERIMENT)", path)
+    order = "<" if data[:2] == b"\x01\x00" else ">" if data[:2] == b"\x00\x01" else None
+    if order is None or struct.unpack_from(order + "I", data, 2)[0] != len(_MAGIC3):
+        actual = "little" if struct.unpack_from("<I", data, 2)[0] == len(_MAGIC3) else "big"
+        said = {"<": "says little-endian", ">": "says big-endian", None: "is neither 01 00 nor 00 01"}[order]
+        raise InputError(f"corrupt Extra-P 3 header: the byte-order mark at byte 0 ({data[:2].hex(' ')}) {said}, "
+                         f"but the header after it is {actual}-endian", path)
+    stream = _Binary(data, order, 2 + 4 + len(_MAGIC3))
+    what, start = "the header", 0
+    content = _Extrap3()
     try:
-        qualifier = stream.string()
-        if qualifier != "EXTRAP_EXPERIMENT":
-            raise InputError("not an Extra-P 3 experiment (it does not start with EXTRAP_EXPERIMENT)", path)
         stream.string()  # version
-        content = _Extrap3()
-        while (tag := stream.string()) is not None:
-            start = stream.position
+        while True:
+            start, what = stream.position, "a record"
+            tag = stream.string()
+            if tag is None:
+                break
+            what = f"the {_shown(tag)} record"
             handler = _HANDLERS.get(tag)
             if handler is None:
-                raise InputError(f"unknown record {tag[:40]!r} at byte {start}; cannot read this Extra-P 3 experiment",
-                                 path)
+                raise InputError(f"corrupt Extra-P 3 experiment: unknown record {_shown(tag)} at byte {start}", path)
             handler(stream, content, path)
-    except _Truncated:
-        raise InputError(f"truncated Extra-P 3 experiment: the last record is cut off at byte {len(data)}",
-                         path) from None
+    except _Damaged as damage:
+        if damage.truncated:
+            message = (f"truncated Extra-P 3 experiment: {what} at byte {start} is cut off by the end of the file "
+                       f"at byte {len(data)}")
+        else:
+            message = f"corrupt Extra-P 3 experiment: {what} at byte {start}: {damage.detail}"
+        raise InputError(message, path) from None
     return _extrap3_experiment(content, path, statistic)
+
+
+def _shown(text: str) -> str:
+    """A name read from the file, quoted and cut to 40 characters (a corrupt one can be any bytes)."""
+    return repr(text[:40] + ("..." if len(text) > 40 else ""))
 
 
 def _extrap3_experiment(content: _Extrap3, path, statistic: str) -> Experiment:
@@ -404,18 +471,18 @@ def _region(stream: _Binary, content: _Extrap3, path) -> None:
 def _callpath(stream: _Binary, content: _Extrap3, path) -> None:
     identifier, region, parent = stream.unpack("qqq")
     if region not in content.regions or (parent != -1 and parent not in content.callpaths):
-        raise InputError(f"call path {identifier} refers to an undeclared region or parent", path)
+        raise _Damaged(f"call path {identifier} refers to an undeclared region or parent")
     name = content.regions[region]
     content.callpaths[identifier] = name if parent == -1 else content.callpaths[parent] + "->" + name
 
 
 def _coordinate(stream: _Binary, content: _Extrap3, path) -> None:
-    identifier, length = stream.unpack("qq")
+    identifier = stream.int()
     values = [0.0] * len(content.parameters)
-    for _ in range(length):
+    for _ in range(stream.count(4 + 8)):
         name, value = stream.string(), stream.double()
         if name not in content.parameters:
-            raise InputError(f"coordinate {identifier} names the undeclared parameter {name!r}", path)
+            raise _Damaged(f"coordinate {identifier} names the undeclared parameter {_shown(str(name))}")
         values[content.parameters.index(name)] = value
     content.coordinates[identifier] = values
 
@@ -437,7 +504,7 @@ def _strategies(stream: _Binary, content: _Extrap3) -> None:
         single = stream.string()
         stream.unpack("qq")
         multi = stream.string()
-    except _Truncated:
+    except _Damaged:
         single = multi = None
     if single in _SINGLE_STRATEGIES and multi in _MULTI_STRATEGIES:
         content.sparse = True
@@ -455,7 +522,7 @@ def _single_generator(stream: _Binary, content: _Extrap3, path) -> None:
 
 def _single_simple_generator(stream: _Binary, content: _Extrap3, path) -> None:
     _single_generator(stream, content, path)
-    for _ in range(stream.int()):
+    for _ in range(stream.count(4)):
         _expect(stream, "CompoundTerm", path)
         _compound_term(stream, path)
     stream.int()  # maximum term count
@@ -474,11 +541,11 @@ def _model(stream: _Binary, content: _Extrap3, path) -> None:
         _function(stream, path)
         _function(stream, path)
     stream.unpack("dddd" if content.sparse else "ddd")  # RSS, adjusted R^2, SMAPE[, RE]
-    for _ in range(stream.int()):
+    for _ in range(stream.count(8)):
         stream.int()  # comment id
-    for _ in range(stream.int()):
+    for _ in range(stream.count(4)):
         stream.string()
-        for _ in range(stream.int()):
+        for _ in range(stream.count(16)):
             stream.unpack("dd")
 
 
@@ -486,14 +553,14 @@ def _function(stream: _Binary, path) -> None:
     kind = stream.string()
     if kind == "SingleParameterFunction":
         stream.double()
-        for _ in range(stream.int()):
+        for _ in range(stream.count(4)):
             _expect(stream, "CompoundTerm", path)
             _compound_term(stream, path)
     elif kind == "MultiParameterFunction":
         stream.double()
-        for _ in range(stream.int()):
+        for _ in range(stream.count(8)):
             stream.double()
-            for _ in range(stream.int()):
+            for _ in range(stream.count(4)):
                 stream.string()
                 _expect(stream, "CompoundTerm", path)
                 _compound_term(stream, path)
@@ -503,21 +570,22 @@ def _function(stream: _Binary, path) -> None:
     elif kind == "CompoundTerm":
         _compound_term(stream, path)
     elif kind != "Function":
-        raise InputError(f"unknown function type {str(kind)[:40]!r} in a saved model", path)
+        raise _Damaged(f"unknown function type {_shown(str(kind))} in a saved model")
 
 
 def _compound_term(stream: _Binary, path) -> None:
     stream.double()
-    for _ in range(stream.int()):
+    for _ in range(stream.count(4)):
         _expect(stream, "SimpleTerm", path)
         stream.string()
         stream.double()
 
 
 def _expect(stream: _Binary, tag: str, path) -> None:
+    at = stream.position
     found = stream.string()
     if found != tag:
-        raise InputError(f"expected {tag} in a saved model, found {str(found)[:40]!r}", path)
+        raise _Damaged(f"expected {tag} at byte {at} in a saved model, found {_shown(str(found))}")
 
 
 _HANDLERS = {

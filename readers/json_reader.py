@@ -42,13 +42,13 @@ from typing import Callable, Iterator, Sequence
 import numpy as np
 
 from extrap_plugins.errors import InputError
-from extrap_plugins.experiment import Experiment
+from extrap_plugins.experiment import CALLPATH_SEPARATOR, Experiment
 from extrap_plugins.hookspecs import hookimpl
 from extrap_plugins.registration import ReaderInfo
 
 from ._common import (
-    DEFAULT_CALLPATH, DEFAULT_METRIC, INCOMPLETE_OPTION, LineOf, build, check_complete, check_options, choice,
-    factorize, first_content_line, head, json_error, json_with_lines, read_text, to_float,
+    DEFAULT_CALLPATH, DEFAULT_METRIC, EMPTY_FILE, INCOMPLETE_OPTION, LineOf, build, check_complete, check_options,
+    choice, factorize, first_content_line, head, is_blank, json_error, json_with_lines, read_text, to_float,
 )
 
 NAME = "json"
@@ -61,6 +61,7 @@ _NOT_BLANK = re.compile(r"\S")
 _MISSING = object()
 _UNHASHABLE = object()
 _ID_TYPES = (int, float, str)
+_NUMBER_TYPES = frozenset({int, float})  # JSON numbers as json.loads gives them (bool is neither)
 
 
 @hookimpl
@@ -79,7 +80,10 @@ def extrap_readers() -> list[ReaderInfo]:
 
 
 def sniff(path: pathlib.Path) -> bool:
-    """JSON whose start shows Extra-P's keys (not Talpas' ``;`` records, not the shim's runs)."""
+    """JSON whose start shows Extra-P's keys (not Talpas' ``;`` records, not the shim's runs); or an empty
+    ``*.json``/``*.jsonl`` (this reader says it is empty, rather than no reader recognising it)."""
+    if pathlib.Path(path).suffix.lower() in (".json", ".jsonl") and is_blank(path):
+        return True
     data = head(path, 8192)
     first = first_content_line(data)
     if not first.startswith((b"{", b"[")):
@@ -104,7 +108,7 @@ def _is_json_lines(text: str, path) -> bool:
     """Whether the first non-blank line is a complete JSON Lines row."""
     stripped = text.lstrip()
     if not stripped:
-        raise InputError("the file is empty", path)
+        raise InputError(EMPTY_FILE, path)
     if not stripped.startswith("{"):
         return False
     end = stripped.find("\n")
@@ -253,6 +257,10 @@ class RowColumns:
             i = next(i for i, p in enumerate(params) if set(p) != set(names))
             raise InputError(f"parameters {_names(params[i])} differ from {_names(names)} of the first line",
                              path, line_of(i))
+        for column, name in zip(columns, names):
+            if bool in set(map(type, column)):
+                i = next(i for i, v in enumerate(column) if type(v) is bool)
+                raise InputError(f"parameter {name!r}: {json.dumps(column[i])} is not a number", path, line_of(i))
         coordinates = np.column_stack([to_float(c, path, line_of, f"parameter {name!r}:")
                                        for c, name in zip(columns, names)])
 
@@ -265,12 +273,16 @@ class RowColumns:
             local = np.repeat(np.arange(len(values)), counts)
             values = [x for v in values for x in (v if type(v) is list else (v,))]
             value_line: LineOf = lambda i: line_of(int(local[i]))  # noqa: E731
+            kinds = set(map(type, values))
         else:
             local = None
             value_line = line_of
         if object in kinds:  # the type of _MISSING
             i = next(i for i, v in enumerate(values) if v is _MISSING)
             raise InputError("no 'value'", path, value_line(i))
+        if not kinds <= _NUMBER_TYPES:  # "1", true, null: JSON, but not numbers
+            i = next(i for i, v in enumerate(values) if type(v) not in _NUMBER_TYPES)
+            raise InputError(_not_a_number("value", values[i]), path, value_line(i))
         value = to_float(values, path, value_line, "value")
 
         callpath = self._names(rows, "callpath", DEFAULT_CALLPATH, line_of)
@@ -294,6 +306,12 @@ class RowColumns:
                 raise InputError(f"no {key!r}", self.path, line_of(i))
             got = "an empty string" if column[i] == "" else _kind(column[i])
             raise InputError(f"{key!r} must be a non-empty string, got {got}", self.path, line_of(i))
+        if key == "callpath":
+            broken = [name for name in distinct if "" in name.split(CALLPATH_SEPARATOR)]
+            if broken:
+                i = min(column.index(name) for name in broken)
+                raise InputError(f"'callpath' {column[i]!r} has an empty region name (a call path is region names "
+                                 f"joined with {CALLPATH_SEPARATOR!r}, each non-empty)", self.path, line_of(i))
         index = self.codes[key]
         for name in distinct:
             index.setdefault(name, len(index))
@@ -337,6 +355,21 @@ def finish(columns: dict, path, allow_incomplete: bool, line_of: LineOf, declare
 def _single(column: tuple[list[str], np.ndarray]):
     """One name for every row as a plain str (cheaper to build), else (names, codes)."""
     return column[0][0] if len(column[0]) == 1 else column
+
+
+def _not_a_number(key: str, value) -> str:
+    """Why a JSON value is not a measured number: ``value '1' is a string, not a number (write it without
+    quotes)``, ``value true is not a number``."""
+    if isinstance(value, (dict, list)):
+        return f"{key} is {_kind(value)}, not a number"
+    if not isinstance(value, str):
+        return f"{key} {json.dumps(value)} is not a number"
+    shown = repr(value[:40]) + ("..." if len(value) > 40 else "")
+    try:
+        float(value)
+    except ValueError:
+        return f"{key} {shown} is not a number"
+    return f"{key} {shown} is a string, not a number (write it without quotes)"
 
 
 def _kind(value) -> str:

@@ -22,7 +22,7 @@ from extrap_plugins.experiment import Experiment
 from extrap_plugins.hookspecs import hookimpl
 from extrap_plugins.registration import ReaderInfo
 
-from ._common import INCOMPLETE_OPTION, check_options, choice, first_content_line, head, read_text
+from ._common import EMPTY_FILE, INCOMPLETE_OPTION, check_options, choice, first_content_line, head, read_text
 from .json_reader import JsonLines, finish, read_json_lines
 
 NAME = "talpas"
@@ -56,7 +56,7 @@ def read(path: pathlib.Path, options: dict[str, str]) -> Experiment:
     allow_incomplete = choice(settings, "incomplete", ("error", "allow"), "error") == "allow"
     text = read_text(path)
     if not text.strip():
-        raise InputError("the file is empty", path)
+        raise InputError(EMPTY_FILE, path)
     lines = JsonLines(text, path, separator=";")
     columns = read_json_lines(lines, path, params_key="parameters", require_names=True)
     return finish(columns, path, allow_incomplete, lines.line_of, reader=NAME)

@@ -36,8 +36,8 @@ from extrap_plugins.hookspecs import hookimpl
 from extrap_plugins.registration import ReaderInfo
 
 from ._common import (
-    DEFAULT_CALLPATH, DEFAULT_METRIC, build, check_options, factorize, first_content_line, head,
-    read_text, to_float,
+    DEFAULT_CALLPATH, DEFAULT_METRIC, EMPTY_FILE, build, check_options, factorize, first_content_line, head,
+    is_blank, read_text, to_float,
 )
 
 NAME = "text"
@@ -63,7 +63,10 @@ def extrap_readers() -> list[ReaderInfo]:
 
 
 def sniff(path: pathlib.Path) -> bool:
-    """The first line that is neither blank nor a comment starts with one of the keywords."""
+    """The first line that is neither blank nor a comment starts with one of the keywords; or an empty ``*.txt``
+    (this reader says it is empty, rather than no reader recognising it)."""
+    if pathlib.Path(path).suffix.lower() == ".txt" and is_blank(path):
+        return True
     return bool(_SNIFF.match(first_content_line(head(path), comment=b"#")))
 
 
@@ -71,7 +74,10 @@ def read(path: pathlib.Path, options: dict[str, str]) -> Experiment:
     """Read an Extra-P text file."""
     check_options(options, OPTIONS, NAME)
     parser = _Parser(path)
-    for number, line in enumerate(read_text(path).split("\n"), start=1):
+    text = read_text(path)
+    if not text.strip():
+        raise InputError(EMPTY_FILE, path)
+    for number, line in enumerate(text.split("\n"), start=1):
         parser.feed(number, line)
     return parser.experiment()
 

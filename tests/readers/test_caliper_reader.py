@@ -174,7 +174,7 @@ def test_non_numeric_parameter_skips_that_run(host, lulesh, tmp_path):
 
 @pytest.mark.parametrize("content, message", [
     ("p,value\n1,2\n", r"foreign.cali:1: not a Caliper .cali record"),
-    ("", "foreign.cali: empty file"),
+    ("", "foreign.cali: the file is empty$"),
     ("__rec=node,id=12,attr=10,data=64,parent=3\n__rec=nod", "foreign.cali:2: truncated: the last line"),
 ])
 def test_foreign_or_truncated_file(host, tmp_path, content, message):
@@ -227,3 +227,108 @@ def test_choose_parameters_rules():
     runs[1]["problem"] = 3.0
     assert "problem" not in caliper_reader.choose_parameters(runs)[0]
     assert not math.isnan(runs[0]["jobsize"])
+
+
+# ------------------------------------------------------- damaged records
+def run_cli(capsys, *args) -> tuple[int, list[str]]:
+    status = cli.main(["model", *map(str, args)])
+    return status, capsys.readouterr().err.splitlines()
+
+
+def without_line(path, number: int, target):
+    lines = path.read_text().split("\n")
+    target.write_text("\n".join(lines[:number - 1] + lines[number:]))
+    return target
+
+
+@pytest.mark.parametrize("number, message", [
+    (4, "node 84 refers to parent node 83, which is not defined"),
+    (5, "node 85 refers to parent node 84, which is not defined"),
+    (1, "node 13 refers to parent node 12, which is not defined"),
+    (22, "ctx record refers to node 101, which is not defined"),
+])
+def test_a_deleted_line_is_exit_2_naming_the_line_and_the_missing_node(host, lulesh, tmp_path, capsys, number,
+                                                                       message):
+    path = without_line(lulesh[0], number, tmp_path / "27.cali")
+    assert run_cli(capsys, path) == (2, [f"extrap-plugins: error: {path}:{number}: {message}"])
+
+
+def test_a_damaged_run_in_a_folder_is_skipped_naming_its_line(host, lulesh, tmp_path):
+    for f in lulesh:
+        shutil.copy(f, tmp_path)
+    without_line(lulesh[0], 4, tmp_path / "27_cores.cali")
+    with pytest.warns(ExtrapWarning) as caught:
+        experiment = extrap_plugins.read(tmp_path)
+    assert f"skipped: {tmp_path / '27_cores.cali'}:4: node 84 refers to parent node 83, which is not defined" in [
+        str(w.message) for w in caught]
+    assert sorted({p for _, _, p in series(experiment)}) == [(64.0,), (125.0,), (216.0,), (343.0,)]
+
+
+@pytest.mark.parametrize("old, new, message", [
+    ("__rec=node,id=84,", "__rec=nodf,id=84,", "unknown record kind 'nodf' (Caliper writes node, ctx and globals "
+                                               "records)"),
+    ("__rec=node,id=84,", "__rec=node,id=8x4,", "node record: id '8x4' is not a node number"),
+    ("__rec=node,id=84,attr=13,", "__rec=node,id=84,attr=12,", "node 84 refers to attribute 12, which is not an "
+                                                               "attribute"),
+    ("__rec=node,id=85,attr=10,data=65,", "__rec=node,id=85,attr=10,data=6x5,",
+     "node 85: attribute properties '6x5' are not a number"),
+    ("__rec=node,id=84,", "__rec=node,id=83,", "node 83 is defined twice (first on line 4)"),
+    ("attr=86=89=92=96=94=99,data=0.000218=", "attr=86=89=92=96=94,data=0.000218=",
+     "ctx record has 5 attribute ids but 6 values"),
+])
+def test_malformed_records_name_their_line(host, lulesh, tmp_path, old, new, message):
+    text = lulesh[0].read_text()
+    assert text.count(old) == 1
+    path = tmp_path / "bad.cali"
+    path.write_text(text.replace(old, new))
+    line = text[:text.index(old)].count("\n") + 1
+    with pytest.raises(InputError) as caught:
+        extrap_plugins.read(path)
+    assert str(caught.value) == f"{path}:{line}: {message}"
+
+
+def test_deleted_and_swapped_characters_are_bad_input_never_a_crash(lulesh, tmp_path):
+    """Delete each of the first 40 lines, swap neighbouring characters and overwrite one at 150 places: every
+    result reads or is an InputError (exit 2), never another exception (exit 1)."""
+    text = lulesh[0].read_text()
+    lines = text.split("\n")
+    variants = ["\n".join(lines[:i] + lines[i + 1:]) for i in range(40)]
+    rng = np.random.default_rng(7)
+    for p in rng.choice(len(text) - 1, 150, replace=False).tolist():
+        swapped = list(text)
+        swapped[p], swapped[p + 1] = swapped[p + 1], swapped[p]
+        variants.append("".join(swapped))
+        variants.append(text[:p] + "=,\\x9 "[p % 6] + text[p + 1:])
+    path = tmp_path / "fuzz.cali"
+    errors = 0
+    for variant in variants:
+        path.write_text(variant)
+        try:
+            caliper_reader.read(path, {"parameters": "jobsize"})
+        except InputError:
+            errors += 1
+    assert errors > 50
+
+
+@pytest.mark.parametrize("value, message", [
+    ("abc2", "value 'abc2' is not a number"),
+    ("1e999", "value '1e999' is not a finite number"),
+    ("nan", "value 'nan' is not a finite number"),
+])
+def test_a_bad_value_names_its_line(host, lulesh, tmp_path, capsys, value, message):
+    text = lulesh[0].read_text()
+    record = "__rec=ctx,ref=37=101,attr=86=89=92=96=94=99,data=0.000054=0.000515=0.000484="
+    assert text.count(record) == 1
+    path = tmp_path / "27.cali"
+    path.write_text(text.replace(record, record.replace("=0.000484=", f"={value}=")))
+    line = text[:text.index(record)].count("\n") + 1
+    assert run_cli(capsys, path) == (
+        2, [f"extrap-plugins: error: {path}:{line}: call path 'MPI_Bcast': metric 'Avg time/rank' {message}"])
+
+
+def test_runs_of_different_programs_name_the_sets(host, thicket_data, capsys):
+    assert run_cli(capsys, thicket_data) == (2, [
+        f"extrap-plugins: error: {thicket_data}: no numeric metadata key varies across all 10 runs: they fall into "
+        "2 sets with different metadata keys, as runs of different programs do: mpi_scaling_cali (5 runs): jobsize "
+        "varies; rajaperf/quartz (5 runs): ProblemSizeRunParam varies; read each set on its own, or name the "
+        "parameters with --reader-option parameters=KEY[,KEY]"])

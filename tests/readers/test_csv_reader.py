@@ -162,7 +162,7 @@ BAD = [
     ("h.csv", "p,value,repetition\n1,1,0.5\n",
      "2: column 'repetition': '0.5' is not a repetition number (0, 1, 2, ...)"),
     ("i.csv", "p,value\n", " no rows below the header"),
-    ("j.csv", "", "1: the file is empty"),
+    ("j.csv", "", " the file is empty"),
     ("k.csv", 'p,value\n1,"1\n2,2\n', "2: column 'value': '1\\n2,2\\n' is not a number"),
     ("l.csv", "p,value\n1,inf\n", "2: column 'value': 'inf' is not a finite number"),
     ("m.csv", 'p,value\n1,2\n"2",3,4\n', "3: 3 fields, expected 2 (p, value)"),

@@ -64,6 +64,14 @@ def test_a_pattern_that_does_not_match_names_the_folder():
                                  "regular expression (missing ), unterminated subpattern at position 2)")
 
 
+def test_a_file_name_is_called_a_file_name():
+    with pytest.raises(InputError) as caught:
+        parse_run_name("other.p8", r"my\.app", where="/runs/other.p8.cubex", what="file name")
+    assert str(caught.value) == r"/runs/other.p8.cubex: the file name 'other.p8' does not start with the pattern 'my\.app'"
+    with pytest.raises(InputError, match="^/runs/L2_DCM.cubex: cannot read parameters from the file name 'L2_DCM': "):
+        parse_run_name("L2_DCM", where="/runs/L2_DCM.cubex", what="file name")
+
+
 @pytest.mark.parametrize("name, reason", [
     ("hw_counter", "'hw_counter' is not a <name><number> pair"),
     ("app.p", "'p' is not a <name><number> pair"),

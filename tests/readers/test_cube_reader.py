@@ -308,7 +308,7 @@ def test_broken_runs_are_skipped_with_a_warning_each_and_the_rest_loads(host, cu
             "(damaged archive: unexpected end of data); is it truncated or corrupt?",
             f"skipped: {tmp_path / 'app.x250' / 'profile.cubex'}: not a readable CUBE file (not a tar archive); "
             "is it truncated or corrupt?",
-            f"skipped: {tmp_path / 'app.x500' / 'profile.cubex'}: the file is empty; expected a CUBE archive (.cubex)",
+            f"skipped: {tmp_path / 'app.x500' / 'profile.cubex'}: the file is empty",
         ]
         assert e.points().ravel().tolist() == [1, 10, 25, 50]
 
@@ -319,7 +319,7 @@ def test_nothing_readable(host, tmp_path, parallel):
     for name in ("app.x1", "app.x2"):
         (tmp_path / name).mkdir()
         (tmp_path / name / "profile.cubex").write_bytes(b"")
-    empty = "the file is empty; expected a CUBE archive (.cubex)"
+    empty = "the file is empty"
     with pytest.warns(ExtrapWarning):
         with pytest.raises(InputError) as caught:
             extrap_plugins.read(tmp_path, parallel=parallel)
@@ -328,11 +328,11 @@ def test_nothing_readable(host, tmp_path, parallel):
                                  if parallel else f"none of the 2 runs could be read: {first}: {empty}")
     (tmp_path / "app.x2" / "profile.cubex").unlink()
     (tmp_path / "app.x2").rmdir()
-    with pytest.warns(ExtrapWarning):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # one run: its error alone, no "skipped" warning repeating it
         with pytest.raises(InputError) as caught:
             extrap_plugins.read(tmp_path, parallel=parallel)
-    assert str(caught.value) == (f"{first}: {empty}" if parallel else f"none of the 1 runs could be read: {first}: "
-                                                                        f"{empty}")
+    assert str(caught.value) == f"{first}: {empty}"
 
 
 def test_a_folder_without_profiles(host, tmp_path):
@@ -424,3 +424,31 @@ def test_command_line(host, cube, capsys):
     assert err == (f"extrap-plugins: error: {cube / 'negative_example' / 'x10y1z1'}: the runs name different "
                    "parameters: x10y1z1 has (x, y, z) but mm.x1y1wrong1 has (x, y, wrong); every run must name the "
                    "same parameters in the same order\n")
+
+
+def test_a_single_broken_profile_is_one_error_line(host, cube, tmp_path, capsys):
+    run = tmp_path / "mm.x1y1z1.r1"
+    run.mkdir()
+    data = (cube / "single_parameter" / "mm.x1y1z1.r1" / "profile.cubex").read_bytes()
+    (run / "profile.cubex").write_bytes(data[: len(data) // 2])
+    message = (f"extrap-plugins: error: {run / 'profile.cubex'}: not a readable CUBE file (damaged archive: "
+               "unexpected end of data); is it truncated or corrupt?")
+    for given in (run / "profile.cubex", run, tmp_path):
+        assert cli.main(["model", str(given)]) == 2
+        assert capsys.readouterr().err.splitlines() == [message]
+    for parallel in ("on", "off"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with pytest.raises(InputError) as caught:
+                extrap_plugins.read(run / "profile.cubex", parallel=parallel)
+        assert f"extrap-plugins: error: {caught.value}" == message
+
+
+def test_a_run_named_by_its_file_says_file_name(host, shared_data, capsys):
+    folder = shared_data / "cube" / "pycubexr" / "hw_counter"
+    assert cli.main(["model", str(folder)]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"extrap-plugins: error: {folder / 'L2_DCM_negative.cubex'}: cannot read parameters from the file name "
+        "'L2_DCM_negative': 'DCM_negative' is not a <name><number> pair; expected <prefix>.<name><value>..."
+        "[.r<repetition>], e.g. app.p64.size25.r1 (give --reader-option pattern=PREFIX when the prefix contains "
+        "dots, or mapping=FILE.csv)"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import pathlib
 import zipfile
 
@@ -9,6 +10,7 @@ import numpy as np
 import pytest
 
 import extrap_plugins
+from extrap_plugins import cli
 from extrap_plugins.errors import InputError
 from extrap_plugins.readers import extrap_experiment_reader as reader
 from extrap_plugins.readers import text_reader
@@ -88,7 +90,8 @@ def test_bad_extrap3_files(tmp_path):
     truncated.write_bytes(b"\x01\x00\x11\x00\x00\x00EXTRAP_EXPERIMENT\x03\x00\x00\x001.0\x09\x00\x00\x00Parameter\x00")
     with pytest.raises(InputError) as error:
         reader.read_extrap3(truncated, {})
-    assert str(error.value) == f"{truncated}: truncated Extra-P 3 experiment: the last record is cut off at byte 44"
+    assert str(error.value) == (f"{truncated}: truncated Extra-P 3 experiment: the 'Parameter' record at byte 30 is "
+                                "cut off by the end of the file at byte 44")
     assert reader.sniff_extrap3(truncated)
     other = tmp_path / "other"
     other.write_bytes(b"\x01\x00\x05\x00\x00\x00HELLO")
@@ -106,3 +109,88 @@ def test_options(shared_data):
     with pytest.raises(InputError) as error:
         reader.read_extrap3(path, {"measure": "mean"})
     assert str(error.value) == "the extrap3 reader has no option 'measure'; its options are: value"
+
+
+@pytest.mark.parametrize("offset, message", [
+    (0, "corrupt Extra-P 3 header: the byte-order mark at byte 0 (00 01) says big-endian, but the header after it "
+        "is little-endian"),
+    (3335, "corrupt Extra-P 3 experiment: a record at byte 3335: the string at byte 3335 declares 9,472 bytes, but "
+           "only 6,761 follow"),
+    (4523, "corrupt Extra-P 3 experiment: the 'Model' record at byte 4490: the string at byte 4523 declares 5,888 "
+           "bytes, but only 5,573 follow"),
+    (4565, "corrupt Extra-P 3 experiment: the 'Model' record at byte 4490: the count at byte 4558 is "
+           "864,691,128,455,135,233, more items than the 5,534 bytes after it can hold"),
+    (603, "corrupt Extra-P 3 experiment: the 'Coordinate' record at byte 581: coordinate 0 names the undeclared "
+          "parameter 'Coordinate'"),
+])
+def test_extrap3_swapped_bytes_are_a_corrupt_record_not_a_truncated_file(shared_data, host, tmp_path, capsys,
+                                                                         offset, message):
+    data = bytearray((shared_data / "extrap" / "input" / "experiment_3").read_bytes())
+    data[offset], data[offset + 1] = data[offset + 1], data[offset]
+    path = tmp_path / "experiment_3"
+    path.write_bytes(bytes(data))
+    assert cli.main(["model", str(path)]) == 2
+    assert capsys.readouterr().err.splitlines() == [f"extrap-plugins: error: {path}: {message}"]
+
+
+def test_extrap3_swapped_pairs_across_the_file_are_bad_input_and_none_says_truncated(shared_data, tmp_path):
+    data = (shared_data / "extrap" / "input" / "experiment_3").read_bytes()
+    path = tmp_path / "experiment_3"
+    for offset in range(0, len(data) - 1, 9):  # every 9th offset keeps it quick; all were checked once
+        swapped = bytearray(data)
+        swapped[offset], swapped[offset + 1] = swapped[offset + 1], swapped[offset]
+        path.write_bytes(bytes(swapped))
+        try:
+            reader.read_extrap3(path, {})
+        except InputError as error:
+            assert "truncated" not in error.message, (offset, error.message)
+
+
+@pytest.mark.parametrize("size, message", [
+    (0, "the file is empty"),
+    (9000, "truncated Extra-P 3 experiment: a record at byte 8993 is cut off by the end of the file at byte 9000"),
+    (10099, "truncated Extra-P 3 experiment: the 'ExperimentPoint' record at byte 9977 is cut off by the end of the "
+            "file at byte 10099"),
+])
+def test_extrap3_cut_short_is_truncated(shared_data, tmp_path, size, message):
+    path = tmp_path / "experiment_3"
+    path.write_bytes((shared_data / "extrap" / "input" / "experiment_3").read_bytes()[:size])
+    with pytest.raises(InputError) as error:
+        reader.read_extrap3(path, {})
+    assert str(error.value) == f"{path}: {message}"
+
+
+def archive_with(tmp_path, source, change) -> pathlib.Path:
+    with zipfile.ZipFile(source) as archive:
+        members = {name: archive.read(name) for name in archive.namelist()}
+    document = json.loads(members["experiment.json"])
+    change(document)
+    members["experiment.json"] = json.dumps(document).encode()
+    path = tmp_path / "bad.extra-p"
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, content in members.items():
+            archive.writestr(name, content)
+    return path
+
+
+def test_archive_bad_values_name_the_measurement(shared_data, host, tmp_path, capsys):
+    source = shared_data / "extrap" / "experiments" / "two_parameter3.txt.extra-p"
+
+    def bad_mean(document):
+        document["measurements"]["merge"]["time"][1]["mean"] = "abc"
+
+    path = archive_with(tmp_path, source, bad_mean)
+    assert cli.main(["model", str(path)]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"extrap-plugins: error: {path}: experiment.json: call path 'merge', metric 'time', point (x=20.0, y=2.0) "
+        "(measurements[\"merge\"][\"time\"][1]): mean 'abc' is not a number"]
+
+    def bad_coordinate(document):
+        document["measurements"]["sort"]["flops"][3]["coordinate"][1] = "y?"
+
+    path = archive_with(tmp_path, source, bad_coordinate)
+    with pytest.raises(InputError) as error:
+        reader.read_archive(path, {})
+    assert str(error.value) == (
+        f"{path}: experiment.json: call path 'sort', metric 'flops', point (x=20.0, y=\"y?\") "
+        "(measurements[\"sort\"][\"flops\"][3]): coordinate of 'y' 'y?' is not a number")

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import extrap_plugins
+from extrap_plugins import cli
 from extrap_plugins.errors import InputError
 from extrap_plugins.readers import json_reader
 from reader_helpers import cells, reading
@@ -211,3 +212,27 @@ def test_read_through_the_api_chooses_this_reader(shared_data, host):
     experiment = extrap_plugins.read(shared_data / "extrap" / "json" / "input_1.JSON")
     assert experiment.reader == "json"
     assert np.array_equal(experiment.points()[:, 0], [4.0, 8.0, 16.0, 32.0, 64.0])
+
+
+ROW = '{"params": {"p": 1}, "callpath": "a", "value": 1}\n'
+
+
+@pytest.mark.parametrize("row, message", [
+    ('{"params": {"p": 2}, "value": true}', "value true is not a number"),
+    ('{"params": {"p": 2}, "value": "1"}', "value '1' is a string, not a number (write it without quotes)"),
+    ('{"params": {"p": 2}, "value": [1.5, "2"]}', "value '2' is a string, not a number (write it without quotes)"),
+    ('{"params": {"p": 2}, "value": null}', "value null is not a number"),
+    ('{"params": {"p": 2}, "value": [1, [2]]}', "value is a list, not a number"),
+    ('{"params": {"p": false}, "value": 1}', "parameter 'p': false is not a number"),
+    ('{"params": {"p": 2}, "callpath": "a->->b", "value": 1}',
+     "'callpath' 'a->->b' has an empty region name (a call path is region names joined with '->', each non-empty)"),
+    ('{"params": {"p": 2}, "callpath": "->a", "value": 1}',
+     "'callpath' '->a' has an empty region name (a call path is region names joined with '->', each non-empty)"),
+    ('{"params": {"p": 2}, "callpath": "a->", "value": 1}',
+     "'callpath' 'a->' has an empty region name (a call path is region names joined with '->', each non-empty)"),
+])
+def test_json_lines_values_are_json_numbers_and_regions_have_names(host, tmp_path, capsys, row, message):
+    path = tmp_path / "bad.jsonl"
+    path.write_text(ROW + "\n" + row + "\n")
+    assert cli.main(["model", str(path)]) == 2
+    assert capsys.readouterr().err.splitlines() == [f"extrap-plugins: error: {path}:3: {message}"]

@@ -40,6 +40,10 @@ def test_records_with_blank_lines_and_repetitions(tmp_path):
     (RECORD.format(x=1, m="time", c="f", v=1) + '{"parameters":{"x":2};"metric":"time" "callpath":"f";"value":1}\n',
      "2: not valid JSON: Expecting ';' delimiter (column 39)"),
     ('{"parameters":{"x":1};"metric":"time";"callpath":"f";"value":"fast"}\n', "1: value 'fast' is not a number"),
+    ('{"parameters":{"x":1};"metric":"time";"callpath":"f";"value":"1.5"}\n',
+     "1: value '1.5' is a string, not a number (write it without quotes)"),
+    ('{"parameters":{"x":1};"metric":"time";"callpath":"f->";"value":1.5}\n',
+     "1: 'callpath' 'f->' has an empty region name (a call path is region names joined with '->', each non-empty)"),
     ('{"params":{"x":1};"metric":"time";"callpath":"f";"value":1}\n',
      "1: no 'parameters'; expected 'parameters': {parameter: value, ...}"),
 ])
