@@ -71,24 +71,57 @@ def call_reader(info: ReaderInfo, function: Callable, path, *args, host: PluginH
 
     Bad data is an :class:`InputError` naming the file (see
     :func:`extrap_plugins.readers._common.guarded_read`); any other failure of a
-    third-party reader is a :class:`PluginError` naming the reader, its plugin
-    and its distribution (exit 3); a built-in reader's failure is a bug and
-    propagates as it is (exit 1).
+    third-party reader, ``sys.exit()`` included, and a ``read`` or ``join`` that
+    returns something other than an :class:`~extrap_plugins.experiment.Experiment`
+    (or ``parts`` something other than a list), is a :class:`PluginError` naming
+    the reader, its plugin and its distribution (exit 3); a built-in reader's
+    failure is a bug and propagates as it is (exit 1).
     """
+    inputs = describe_inputs(path)
     try:
-        return guarded_read(function, path, *args, reader=info.name)
+        result = guarded_read(function, path, *args, reader=info.name)
     except (InputError, PluginError):
         raise
-    except Exception as error:
-        failure = plugin_failure(host, "reader", info.name, error, f" on {describe_inputs(path)}")
+    except (Exception, SystemExit) as error:
+        failure = plugin_failure(host, "reader", info.name, error, f" on {inputs}")
         if failure is None:
             raise
         raise failure from error
+    if function is info.parts:
+        what, wanted, expected = "parts returned", (list, tuple), "a list of runs"
+    else:
+        what = "join returned" if function is info.join else "returned"
+        wanted, expected = Experiment, "an extrap_plugins.Experiment"
+    if not isinstance(result, wanted):
+        fault = PluginFault(f"{what} {_a(result)} for {inputs}, expected {expected}")
+        raise plugin_failure(host, "reader", info.name, fault) or fault
+    return result
+
+
+@contextlib.contextmanager
+def reader_guard(host: PluginHost | None, name: str) -> Iterator[None]:
+    """A :class:`PluginFault` a worker reported for the reader ``name`` (see :func:`read_one_part`) is a
+    :class:`PluginError` naming it."""
+    try:
+        yield
+    except PluginFault as fault:
+        failure = plugin_failure(host, "reader", name, fault)
+        if failure is None:
+            raise
+        raise failure from fault
+
+
+def _a(value) -> str:
+    """``None``, or ``a str``: what a plugin returned, for messages."""
+    return "None" if value is None else f"a {type(value).__name__}"
 
 
 def plugin_failure(host: PluginHost | None, kind: str, name: str, error: BaseException,
                    where: str = "") -> PluginError | None:
-    """The :class:`PluginError` for a third-party plugin's failure, or None for a built-in one (a bug of ours)."""
+    """The :class:`PluginError` for a third-party plugin's failure, or None for a built-in one (a bug of ours).
+
+    A :class:`SystemExit` (the plugin called ``sys.exit()``) is named with the exit it attempted.
+    """
     from .plugins import BUILTIN_DISTRIBUTION, get_host
 
     host = host or get_host()
@@ -98,11 +131,18 @@ def plugin_failure(host: PluginHost | None, kind: str, name: str, error: BaseExc
         return None
     plugin, distribution = ((registered.plugin, registered.distribution) if registered is not None
                             else ("?", "unknown distribution"))
+    who = f"{kind} {name!r} (plugin {plugin} from distribution {distribution!r})"
+    if isinstance(error, SystemExit):
+        return PluginError(f"{who}: {exit_text(error)}{where}")
     text = str(error).splitlines()[0] if str(error) else ""
     if isinstance(error, PluginFault):
-        return PluginError(f"{kind} {name!r} (plugin {plugin} from distribution {distribution!r}): {text}")
-    return PluginError(f"{kind} {name!r} (plugin {plugin} from distribution {distribution!r}) failed{where}: "
-                       f"{type(error).__name__}{': ' + text if text else ''}")
+        return PluginError(f"{who}: {text}")
+    return PluginError(f"{who} failed{where}: {type(error).__name__}{': ' + text if text else ''}")
+
+
+def exit_text(error: SystemExit) -> str:
+    """``called sys.exit(3)``: what a plugin that raised SystemExit attempted (one line: the code's repr)."""
+    return f"called sys.exit({error.code!r})"
 
 
 class PluginFault(RuntimeError):
@@ -110,12 +150,13 @@ class PluginFault(RuntimeError):
 
 
 def call_exporter(host: PluginHost | None, info, model_set, out, options: dict) -> None:
-    """Run an exporter; a third-party exporter's failure is a :class:`PluginError` naming it (exit 3)."""
+    """Run an exporter; a third-party exporter's failure (``sys.exit()`` too) is a :class:`PluginError` naming it
+    (exit 3)."""
     try:
         info.export(model_set, out, options)
     except (InputError, PluginError, OSError):
         raise
-    except Exception as error:
+    except (Exception, SystemExit) as error:
         failure = plugin_failure(host, "exporter", info.name, error)
         if failure is None:
             raise
@@ -127,7 +168,10 @@ def check_models(fitted: Sequence, group: SeriesGroup, name: str) -> None:
 
     One :class:`~extrap_plugins.models.Model` per series, in order, each for
     its own call path and metric, over the experiment's parameters only, with
-    a finite constant and coefficients wherever the series has values.
+    a finite constant and coefficients wherever the series has values.  A
+    model with its own ``predictor`` is evaluated at the group's points: it
+    must not raise, must return one value per point, and a finite one at
+    every point where the series has a value.
 
     Raises
     ------
@@ -153,7 +197,8 @@ def check_models(fitted: Sequence, group: SeriesGroup, name: str) -> None:
             if unknown:
                 raise PluginFault(f"{series}: a term uses {', '.join(map(repr, unknown))}, which is not a parameter "
                                   f"(the parameters are {', '.join(sorted(known)) or 'none'})")
-        has_values = bool(np.isfinite(group.values[i]).any())
+        measured = np.isfinite(group.values[i]).any(axis=-1)
+        has_values = bool(measured.any())
         numbers = [m.constant, *(t.coefficient for t in terms), *(s.constant for s in m.segments or ())]
         try:
             finite = all(np.isfinite(float(x)) for x in numbers)
@@ -162,6 +207,36 @@ def check_models(fitted: Sequence, group: SeriesGroup, name: str) -> None:
         if has_values and not finite:
             raise PluginFault(f"{series}: the model's constant or a coefficient is not a finite number "
                               f"({m.constant!r}{' + ...' if terms else ''})")
+        if has_values and m.predictor is not None:
+            try:
+                predicted = np.asarray(m.predictor(np.array(group.points, dtype=np.float64)), dtype=np.float64)
+            except Exception as error:  # the predictor is the plugin's code: its failure is the plugin's fault
+                raise PluginFault(f"{series}: predict failed: {type(error).__name__}: {error}") from error
+            check_predictions(series, predicted, measured)
+
+
+def check_predictions(series: str, predicted: np.ndarray, measured: np.ndarray) -> None:
+    """Check a modeler's predictions at the measured points of one series.
+
+    Parameters
+    ----------
+    series : str
+        ``callpath [metric]``, for messages.
+    predicted : ndarray
+        What ``predict`` returned for the points.
+    measured : ndarray of bool, shape (n_points,)
+        Where the series has a value: the prediction must be finite there.
+
+    Raises
+    ------
+    PluginFault
+        The shape is not ``(n_points,)``, or a prediction is NaN or infinite where the series has a value.
+    """
+    n = measured.size
+    if predicted.shape != (n,):
+        raise PluginFault(f"{series}: predict returned shape {predicted.shape} for {n} points, expected ({n},)")
+    if not np.isfinite(predicted[measured]).all():
+        raise PluginFault(f"{series}: predict returned values that are not finite (NaN or infinity)")
 
 
 def select_reader(path: pathlib.Path, host: PluginHost) -> ReaderInfo:
@@ -174,7 +249,7 @@ def select_reader(path: pathlib.Path, host: PluginHost) -> ReaderInfo:
     if len(by_name) == 1:
         return by_name[0]
     candidates = by_name or readers
-    by_content = [r for r in candidates if r.sniff is not None and _safe_sniff(r, path)]
+    by_content = [r for r in candidates if r.sniff is not None and _safe_sniff(r, path, host)]
     if len(by_content) == 1:
         return by_content[0]
     if not by_content:
@@ -184,11 +259,18 @@ def select_reader(path: pathlib.Path, host: PluginHost) -> ReaderInfo:
     raise InputError(f"several readers can read this input ({names}); choose one with --reader", path)
 
 
-def _safe_sniff(reader: ReaderInfo, path: pathlib.Path) -> bool:
+def _safe_sniff(reader: ReaderInfo, path: pathlib.Path, host: PluginHost | None = None) -> bool:
+    """Whether ``reader`` recognises ``path``: a sniff that raises does not; one that calls ``sys.exit()`` is a
+    broken plugin (:func:`plugin_failure`)."""
     try:
         return bool(reader.sniff(path))
     except Exception:
         return False
+    except SystemExit as error:
+        failure = plugin_failure(host, "reader", reader.name, error, f" on {path}")
+        if failure is None:
+            raise
+        raise failure from error
 
 
 def read_parts(info: ReaderInfo, path, options: dict, executor: str, jobs: int | None,
@@ -206,7 +288,7 @@ def read_parts(info: ReaderInfo, path, options: dict, executor: str, jobs: int |
         raise InputError(f"no runs found for the {info.name} reader", source)
     kind = executors.resolve(executor, len(parts))
     experiments, skipped = [], []
-    with executors.create_executor(kind, jobs) as pool:
+    with executors.create_executor(kind, jobs) as pool, reader_guard(host, info.name):
         tasks = ((info.read_part, part, options, selection) for part in parts)
         results = executors.map_ordered(pool, read_one_part, tasks)
         for experiment in report_parts(results, stacklevel=4, skipped=skipped):
@@ -228,7 +310,7 @@ def describe_inputs(path) -> str:
     return ", ".join(map(str, path)) if isinstance(path, (list, tuple)) else str(path)
 
 
-def read_one_part(task) -> tuple[Any, InputError | None, list[Warning]]:
+def read_one_part(task) -> tuple[Any, InputError | PluginFault | None, list[Warning]]:
     """Read one part in a worker: ``(result, error, warnings)``, never an exception.
 
     ``task`` is ``(read_part, part, options)`` or ``(read_part, part,
@@ -236,7 +318,9 @@ def read_one_part(task) -> tuple[Any, InputError | None, list[Warning]]:
     None) applied here for readers that do not select themselves.  A bad run
     comes back as an :class:`InputError` naming it (a reader bug too, with
     its type, so one odd file cannot end a long sweep); warnings come back to
-    be shown once each.
+    be shown once each.  A reader that calls ``sys.exit()`` or returns
+    something other than an Experiment comes back as a :class:`PluginFault`,
+    which :func:`report_parts` raises (:func:`reader_guard` names the reader).
     """
     read_part, part, options = task[:3]
     selection = task[3] if len(task) > 3 else None
@@ -249,6 +333,11 @@ def read_one_part(task) -> tuple[Any, InputError | None, list[Warning]]:
             result, error = None, problem
         except Exception as problem:  # noqa: BLE001 - reported by path, the sweep goes on
             result, error = None, InputError(f"reading failed ({type(problem).__name__}: {problem})", where)
+        except SystemExit as problem:  # not an end of this worker, nor of the command: the plugin's fault
+            result, error = None, PluginFault(f"{exit_text(problem)} on {where}")
+    if error is None and not isinstance(result, Experiment):
+        result, error = None, PluginFault(f"returned {_a(result)} for {where}, expected an "
+                                          "extrap_plugins.Experiment")
     if result is not None and selection is not None:
         result = select_leniently(result, *selection)
     return result, error, [portable_warning(w.message) for w in caught]
@@ -281,10 +370,16 @@ def portable_warning(message: Warning) -> Warning:
     return ExtrapWarning(str(message))
 
 
-def report_parts(results: Iterable[tuple[Any, InputError | None, list[Warning]]], stacklevel: int = 3,
-                 skipped: list[InputError] | None = None):
+def report_parts(results: Iterable[tuple[Any, InputError | PluginFault | None, list[Warning]]],
+                 stacklevel: int = 3, skipped: list[InputError] | None = None):
     """Yield the parts that were read; warn (once per text) about the rest and about what workers reported;
-    ``skipped``, if given, receives why each part that was not read was not (for :func:`none_read`)."""
+    ``skipped``, if given, receives why each part that was not read was not (for :func:`none_read`).
+
+    Raises
+    ------
+    PluginFault
+        A worker reported a broken reader (:func:`read_one_part`).
+    """
     seen: set[tuple[type, str]] = set()
     for result, error, caught in results:
         for message in caught:
@@ -292,6 +387,8 @@ def report_parts(results: Iterable[tuple[Any, InputError | None, list[Warning]]]
             if key not in seen:
                 seen.add(key)
                 warnings.warn(message, stacklevel=stacklevel)
+        if isinstance(error, PluginFault):
+            raise error
         if error is not None:
             warnings.warn(ExtrapWarning(f"skipped: {error}"), stacklevel=stacklevel)
             if skipped is not None:
@@ -405,12 +502,13 @@ def fit_blocks(blocks: Iterable, n_blocks: int, instance, measure: str, name: st
 
 @contextlib.contextmanager
 def modeler_guard(host: PluginHost | None, name: str) -> Iterator[None]:
-    """A third-party modeler that raises, or returns what :func:`check_models` refuses, is a PluginError naming it."""
+    """A third-party modeler that raises, calls ``sys.exit()`` (in this process or, coming back through the
+    executor, in a worker), or returns what :func:`check_models` refuses, is a PluginError naming it."""
     try:
         yield
     except (InputError, PluginError, executors.WorkerLost):
         raise
-    except Exception as error:
+    except (Exception, SystemExit) as error:
         failure = plugin_failure(host, "modeler", name, error)
         if failure is None:
             raise
@@ -492,12 +590,7 @@ def fit_per_series(estimator, group: SeriesGroup, measure: str, name: str) -> li
             warnings.simplefilter("always")
             fitted.fit(X[valid], y[valid])
             y_hat = np.asarray(fitted.predict(X[valid]), dtype=np.float64)
-        if y_hat.shape != (int(valid.sum()),):
-            raise PluginFault(f"{callpath.name} [{metric.name}]: predict returned shape {y_hat.shape} for "
-                              f"{int(valid.sum())} points, expected ({int(valid.sum())},)")
-        if valid.any() and not np.isfinite(y_hat).all():
-            raise PluginFault(f"{callpath.name} [{metric.name}]: predict returned values that are not finite "
-                              "(NaN or infinity)")
+        check_predictions(f"{callpath.name} [{metric.name}]", y_hat, np.ones(int(valid.sum()), dtype=bool))
         for w in caught:
             warnings.warn(ExtrapWarning(str(w.message), callpath.name, metric.name), stacklevel=2)
         terms = tuple(getattr(fitted, "terms_", ()) or ())

@@ -11,6 +11,14 @@ Hooks are called with keyword arguments only.  Each returns a list of
 registration objects (:mod:`extrap_plugins.registration`); the host joins the
 lists of every plugin, and two plugins registering the same name is an error
 naming both.
+
+The host checks every registration before using any (a
+:class:`~extrap_plugins.errors.PluginError` naming the plugin and its
+distribution, exit status 3): a hook that raises or calls ``sys.exit()``, one
+that returns anything but a list or tuple (``None`` counts as empty) of the
+hook's registration objects, and an object whose name is empty or has spaces
+around it, whose functions are not callable, whose ``patterns`` are not a
+tuple of globs or whose exporter ``kind`` is neither ``"text"`` nor ``"path"``.
 """
 
 from __future__ import annotations

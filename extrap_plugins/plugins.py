@@ -75,7 +75,7 @@ class PluginHost:
 
     >>> host = PluginHost(autoload=False)   # built-ins only
     >>> sorted(host.exporters)
-    ['csv', 'html', 'json', 'plot', 'text']
+    ['csv', 'extrap-jsonl', 'html', 'json', 'plot', 'text']
     """
 
     def __init__(self, autoload: bool | None = None):
@@ -187,13 +187,14 @@ class PluginHost:
             raise InputError(f"modeler {info.name!r}: {error}") from error
         except (InputError, PluginError):
             raise
-        except Exception as error:
+        except (Exception, SystemExit) as error:  # sys.exit() in a factory is the plugin's fault too
             registered = self.modelers[name]
             if registered.distribution == BUILTIN_DISTRIBUTION:
                 raise
+            what = (f"called sys.exit({error.code!r})" if isinstance(error, SystemExit)
+                    else f"{type(error).__name__}: {error}")
             raise PluginError(f"modeler {name!r} (plugin {registered.plugin} from distribution "
-                              f"{registered.distribution!r}) failed to start: "
-                              f"{type(error).__name__}: {error}") from error
+                              f"{registered.distribution!r}) failed to start: {what}") from error
 
     def _table(self, hook_name: str, kind: type) -> dict[str, Registered]:
         if self._tables is None:
@@ -209,18 +210,26 @@ class PluginHost:
             plugin_name = self.manager.get_name(impl.plugin) or repr(impl.plugin)
             distribution = self.distributions.get(plugin_name, "unknown distribution")
             try:
-                returned = list(impl.function() or [])
+                returned = impl.function()
             except KeyboardInterrupt:
                 raise
             except BaseException as error:  # a hook that raises (or exits) is the plugin's fault: name it
                 raise PluginError(f"plugin {plugin_name} ({distribution}): {hook_name} failed: "
                                   f"{type(error).__name__}: {error}") from error
+            if returned is None:  # nothing to register
+                returned = []
+            if not isinstance(returned, (list, tuple)):  # a dict would register its keys
+                raise PluginError(f"plugin {plugin_name} ({distribution}): {hook_name} must return a list of "
+                                  f"{kind.__name__} objects, got {type(returned).__name__}")
             for info in returned:
                 if not isinstance(info, kind):
                     raise PluginError(
                         f"plugin {plugin_name} ({distribution}): {hook_name} must return "
                         f"{kind.__name__} objects, got {type(info).__name__}"
                     )
+                problem = registration_problem(info)
+                if problem:
+                    raise PluginError(f"plugin {plugin_name} ({distribution}): {hook_name} returned {problem}")
                 if info.name in found:
                     other = found[info.name]
                     what = kind.__name__.removesuffix("Info").lower()
@@ -230,6 +239,50 @@ class PluginHost:
                     )
                 found[info.name] = Registered(info, plugin_name, distribution)
         return found
+
+
+_CALLABLES: dict[type, tuple[tuple[str, bool], ...]] = {
+    ReaderInfo: (("read", True), ("sniff", False), ("parts", False), ("read_part", False), ("join", False)),
+    ModelerInfo: (("factory", True),),
+    ExporterInfo: (("export", True),),
+}
+"""The fields of each registration object that hold functions, and whether each is required."""
+_EXPORTER_KINDS = ("text", "path")
+
+
+def registration_problem(info: ReaderInfo | ModelerInfo | ExporterInfo) -> str | None:
+    """What is wrong with a registration object, as the end of a sentence (None if nothing is).
+
+    The name must be non-empty text without spaces around it (what users type after ``--reader``,
+    ``--modeler``, ``--export``); the functions must be callable (a reader's ``read`` may be None when it
+    has ``parts`` and ``read_part``); a reader's ``patterns`` a tuple of
+    globs (a bare string would match by its characters); an exporter's ``kind`` ``text`` or ``path``.
+
+    >>> registration_problem(ModelerInfo("mine", 42))
+    "the modeler 'mine' with a factory that is not callable (got int)"
+    """
+    what = type(info).__name__.removesuffix("Info").lower()
+    if not isinstance(info.name, str) or not info.name.strip() or info.name != info.name.strip():
+        return (f"{_article(what)} {what} with the name {info.name!r}: a name must be non-empty text without "
+                "spaces around it")
+    runs = isinstance(info, ReaderInfo) and callable(info.parts) and callable(info.read_part)
+    for field, required in _CALLABLES[type(info)]:
+        value = getattr(info, field)
+        required = required and not (runs and field == "read")  # a reader of runs may read only through them
+        if not callable(value) and (required or value is not None):
+            return (f"the {what} {info.name!r} with {_article(field)} {field} that is not callable "
+                    f"(got {type(value).__name__})")
+    if isinstance(info, ReaderInfo) and (not isinstance(info.patterns, (tuple, list))
+                                         or not all(isinstance(p, str) for p in info.patterns)):
+        return (f"the reader {info.name!r} with patterns {info.patterns!r}: expected a tuple of file-name "
+                "globs such as ('*.csv',)")
+    if isinstance(info, ExporterInfo) and info.kind not in _EXPORTER_KINDS:
+        return f"the exporter {info.name!r} of kind {info.kind!r}: expected 'text' or 'path'"
+    return None
+
+
+def _article(word: str) -> str:
+    return "an" if word[:1] in "aeiou" else "a"
 
 
 def _lookup(table: dict[str, Registered], name: str, kind: str) -> Registered:

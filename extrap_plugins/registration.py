@@ -23,12 +23,16 @@ class ReaderInfo:
     Attributes
     ----------
     name : str
-        What users pass to ``--reader``.
+        What users pass to ``--reader``: non-empty, no spaces around it.
     read : callable ``(path: pathlib.Path, options: dict[str, str]) -> Experiment``
         Reads one input.  Raises :class:`~extrap_plugins.errors.InputError`
         naming the file and line (or row) for bad input.  ``options`` holds
         the ``--reader-option KEY=VALUE`` pairs; a reader rejects keys it
         does not know with an ``InputError`` listing the ones it does.
+        Returning anything but an Experiment (``None``, a str), raising any
+        other exception or calling ``sys.exit()`` is a broken plugin (exit 3);
+        the same holds for ``read_part`` and ``join``.  May be None for a
+        reader with ``parts`` and ``read_part``.
     patterns : tuple of str
         File-name globs (``"*.jsonl"``) this reader claims; matched against
         the base name, case-insensitively.
@@ -93,7 +97,7 @@ class ModelerInfo:
     Attributes
     ----------
     name : str
-        What users pass to ``--modeler``.
+        What users pass to ``--modeler``: non-empty, no spaces around it.
     factory : callable ``(**options) -> modeler``
         Builds a modeler from keyword options (``--option KEY=VALUE``; values
         arrive as int, float, bool or str).  A factory with a ``parameters``
@@ -110,6 +114,13 @@ class ModelerInfo:
           :class:`~extrap_plugins.models.Term`) for a PMNF formula, or
           ``formula_`` (text).  The host adapts it: it loops over the
           series, computes quality figures and builds the models.
+
+        What the modeler returns is checked before anything is shown
+        (:func:`extrap_plugins.engine.check_models`): a model with its own
+        ``predictor`` is evaluated at the measured points there, and must
+        return one value per point, finite wherever the series has a value.
+        A modeler (or factory) that raises, calls ``sys.exit()`` (also in a
+        worker process) or fails these checks is a broken plugin (exit 3).
     options : mapping of option name to help text
     """
 
@@ -126,12 +137,15 @@ class ExporterInfo:
     Attributes
     ----------
     name : str
-        What users pass to ``--export``.
+        What users pass to ``--export``: non-empty, no spaces around it.
     export : callable ``(model_set: ModelSet, out, options: dict[str, str]) -> None``
         With ``kind="text"``, ``out`` is a text stream (stdout or a file the
         host opens and replaces atomically); with ``kind="path"``, ``out`` is
         the ``pathlib.Path`` given with ``-o`` (a file or folder the exporter
-        writes itself), and ``-o`` is required.
+        writes itself), and ``-o`` is required.  An exporter that raises or
+        calls ``sys.exit()`` is a broken plugin (exit 3).
+    kind : {"text", "path"}
+        What ``out`` is (see ``export``); any other kind is refused at registration.
     extension : str
         The usual file extension, for messages and defaults (``".json"``).
     """

@@ -474,7 +474,8 @@ def stream_models(
     if not parts:
         raise InputError(f"no runs found for the {info.name} reader", source)
     kind = executors.resolve(executor, len(parts))
-    with scratch_folder(scratch) as folder, executors.create_executor(kind, jobs) as pool:
+    with scratch_folder(scratch) as folder, executors.create_executor(kind, jobs) as pool, \
+            engine.reader_guard(host, info.name):
         tasks = ((read, part, reader_options, os.path.join(folder, f"p{i:06d}"), selection)
                  for i, part in enumerate(parts))
         catalogue, skipped = Catalogue(), []

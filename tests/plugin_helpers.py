@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 
@@ -14,3 +16,20 @@ class Mean:
 
     def predict(self, X):
         return np.full(len(X), self.constant_)
+
+
+class Exits:
+    """A batched modeler whose ``fit_group`` calls ``sys.exit(code)`` (picklable: it goes to process workers)."""
+
+    def __init__(self, code):
+        self.code = code
+
+    def fit_group(self, group, *, measure):
+        sys.exit(self.code)
+
+
+class Interrupted:
+    """A batched modeler whose ``fit_group`` is interrupted (Ctrl-C)."""
+
+    def fit_group(self, group, *, measure):
+        raise KeyboardInterrupt

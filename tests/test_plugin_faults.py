@@ -8,13 +8,17 @@ from __future__ import annotations
 
 import math
 import pathlib
+import sys
 
 import numpy as np
 import pytest
 
-from extrap_plugins import ExporterInfo, Model, ModelerInfo, ReaderInfo, Term, cli, hookimpl
+import extrap_plugins
+from extrap_plugins import Experiment, ExporterInfo, Model, ModelerInfo, ReaderInfo, Term, cli, hookimpl
+from extrap_plugins.errors import PluginError
 from extrap_plugins.models import Factor
 from extrap_plugins.plugins import PluginHost, set_host
+from plugin_helpers import Exits, Interrupted
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "stencil.jsonl"
@@ -31,9 +35,10 @@ class Batched:
         return self.make(group)
 
 
-def models(group, constant=1.0, terms=(), callpath=None):
+def models(group, constant=1.0, terms=(), callpath=None, predictor=None):
     return [Model(callpath=callpath or c.name, metric=m.name, parameters=tuple(p.name for p in group.parameters),
-                  constant=constant, terms=terms) for c, m in group.keys]
+                  constant=constant, terms=terms, function_text=None if predictor is None else "own",
+                  predictor=predictor) for c, m in group.keys]
 
 
 class Raises:
@@ -63,6 +68,34 @@ def _exporter_that_raises(model_set, out, options):
     raise KeyError("column")
 
 
+def _exporter_that_exits(model_set, out, options):
+    sys.exit(4)
+
+
+def _read_exits(path, options):
+    sys.exit(5)
+
+
+def _sniff_exits(path):
+    sys.exit("sniffed")
+
+
+def _parts(path, options):
+    """Two runs per input, each ``PATH:WHAT`` with WHAT the file's text (``none``, ``exit``)."""
+    what = pathlib.Path(path).read_text().strip()
+    return [f"{path}:{what}", f"{path}:{what}"]
+
+
+def _read_part(part, options):
+    what = part.rsplit(":", 1)[1]
+    if what == "exit":
+        sys.exit(7)
+    if what == "none":
+        return None
+    return Experiment.from_columns(["p"], callpath="main", metric="time", coordinates=[[1], [2], [4], [8], [16]],
+                                   value=[1, 2, 4, 8, 16], source=part)
+
+
 MODELERS = {
     "raises": (lambda: Raises(), "failed: RuntimeError: the fit fell over"),
     "too-few": (lambda: Batched(lambda g: models(g)[:-1]), "returned 6 models for 7 series"),
@@ -77,6 +110,17 @@ MODELERS = {
     "wrong-shape": (lambda: WrongShape(), "main [time]: predict returned shape (25, 2) for 25 points, expected (25,)"),
     "all-nan": (lambda: AllNaN(), "main [time]: predict returned values that are not finite (NaN or infinity)"),
     "factory-raises": (boom, "failed to start: RuntimeError: boom"),
+    "factory-exits": (lambda: sys.exit(2), "failed to start: called sys.exit(2)"),
+    "predictor-raises": (lambda: Batched(lambda g: models(g, predictor=boom)),
+                         "main [time]: predict failed: RuntimeError: boom"),
+    "predictor-shape": (lambda: Batched(lambda g: models(g, predictor=lambda X: np.ones(3))),
+                        "main [time]: predict returned shape (3,) for 25 points, expected (25,)"),
+    "predictor-nan": (lambda: Batched(lambda g: models(g, predictor=lambda X: np.full(len(X), math.nan))),
+                      "main [time]: predict returned values that are not finite (NaN or infinity)"),
+    "exit-0": (lambda: Exits(0), "called sys.exit(0)"),
+    "exit-3": (lambda: Exits(3), "called sys.exit(3)"),
+    "exit-str": (lambda: Exits("bye from plugin"), "called sys.exit('bye from plugin')"),
+    "exit-none": (lambda: Exits(None), "called sys.exit(None)"),
 }
 
 
@@ -87,11 +131,15 @@ class Plugin:
 
     @hookimpl
     def extrap_exporters(self):
-        return [ExporterInfo("raises", _exporter_that_raises)]
+        return [ExporterInfo("raises", _exporter_that_raises), ExporterInfo("exits", _exporter_that_exits)]
 
     @hookimpl
     def extrap_readers(self):
-        return [ReaderInfo("raises", boom, patterns=("*.broken",))]
+        return [ReaderInfo("raises", boom, patterns=("*.broken",)),
+                ReaderInfo("none", lambda path, options: None, patterns=("*.none",)),
+                ReaderInfo("str", lambda path, options: "not an experiment", patterns=("*.str",)),
+                ReaderInfo("exits", _read_exits, patterns=("*.exits",)),
+                ReaderInfo("runs", boom, patterns=("*.runs",), parts=_parts, read_part=_read_part)]
 
 
 class HookRaises:
@@ -110,10 +158,14 @@ def broken(monkeypatch):
     set_host(None)
 
 
-def run(capsys, *argv) -> tuple[int, str]:
-    status = cli.main(["model", *map(str, argv), "--executor", "serial", "--progress", "off"])
+def run(capsys, *argv, executor="serial") -> tuple[int, str]:
+    status = cli.main(["model", *map(str, argv), "--executor", executor, "--progress", "off"])
     captured = capsys.readouterr()
     return status, captured.err
+
+
+def who(kind, name):
+    return f"{kind} {name!r} (plugin broken_plugin from distribution {DIST!r})"
 
 
 @pytest.mark.parametrize("name", sorted(MODELERS))
@@ -169,3 +221,154 @@ def test_sys_exit_at_import_is_a_load_warning_not_the_end_of_the_tool(tmp_path, 
                                     "to load: SystemExit: 4\n")
     finally:
         set_host(None)
+
+
+@pytest.mark.parametrize("suffix, returned", [("none", "None"), ("str", "a str")])
+def test_a_reader_returning_something_other_than_an_experiment_is_exit_3_naming_it(broken, capsys, tmp_path,
+                                                                                   suffix, returned):
+    path = tmp_path / f"in.{suffix}"
+    path.write_text("anything")
+    assert run(capsys, path) == (
+        3, f"extrap-plugins: error: {who('reader', suffix)}: returned {returned} for {path}, expected an "
+           "extrap_plugins.Experiment\n")
+
+
+@pytest.mark.parametrize("executor", ["serial", "process"])
+def test_a_run_reader_returning_none_is_exit_3_naming_it_whatever_the_executor(broken, capsys, tmp_path, executor):
+    path = tmp_path / "in.runs"
+    path.write_text("none")
+    assert run(capsys, path, executor=executor) == (
+        3, f"extrap-plugins: error: {who('reader', 'runs')}: returned None for {path}:none, expected an "
+           "extrap_plugins.Experiment\n")
+
+
+def test_a_run_reader_returning_none_is_exit_3_naming_it_when_streamed(broken, capsys, tmp_path):
+    """--stream reads the runs in its own loop: it was exit 1, 'internal error: PluginFault: ...'."""
+    path = tmp_path / "in.runs"
+    path.write_text("none")
+    assert run(capsys, path, "--stream", "on") == (
+        3, f"extrap-plugins: error: {who('reader', 'runs')}: returned None for {path}:none, expected an "
+           "extrap_plugins.Experiment\n")
+
+
+# ---------------------------------------------------------------- sys.exit() in a plugin
+@pytest.mark.parametrize("executor", ["serial", "process"])
+@pytest.mark.parametrize("code, shown", [(0, "0"), ("bye from plugin", "'bye from plugin'")])
+def test_a_modeler_calling_sys_exit_is_exit_3_naming_it_whatever_the_executor(broken, capsys, executor, code, shown):
+    broken.register(ExitingModeler(code), name="exiting_plugin", distribution=DIST)
+    assert run(capsys, EXAMPLE, "--modeler", "exiting", "--jobs", "2", executor=executor) == (
+        3, f"extrap-plugins: error: modeler 'exiting' (plugin exiting_plugin from distribution {DIST!r}): "
+           f"called sys.exit({shown})\n")
+
+
+class ExitingModeler:
+    def __init__(self, code):
+        self.code = code
+
+    @hookimpl
+    def extrap_modelers(self):
+        return [ModelerInfo("exiting", lambda: Exits(self.code))]
+
+
+def test_a_reader_calling_sys_exit_is_exit_3_naming_it(broken, capsys, tmp_path):
+    path = tmp_path / "in.exits"
+    path.write_text("anything")
+    assert run(capsys, path) == (3, f"extrap-plugins: error: {who('reader', 'exits')}: called sys.exit(5) on {path}\n")
+
+
+@pytest.mark.parametrize("executor", ["serial", "process"])
+def test_a_run_reader_calling_sys_exit_is_exit_3_naming_it_whatever_the_executor(broken, capsys, tmp_path, executor):
+    path = tmp_path / "in.runs"
+    path.write_text("exit")
+    assert run(capsys, path, executor=executor) == (
+        3, f"extrap-plugins: error: {who('reader', 'runs')}: called sys.exit(7) on {path}:exit\n")
+
+
+class SniffExits:
+    @hookimpl
+    def extrap_readers(self):
+        return [ReaderInfo("sniff-exits", boom, sniff=_sniff_exits)]
+
+
+def test_a_sniff_calling_sys_exit_is_exit_3_naming_its_reader(broken, capsys, tmp_path):
+    broken.register(SniffExits(), name="sniffing_plugin", distribution=DIST)
+    path = tmp_path / "in.unclaimed"
+    path.write_text("anything")
+    assert run(capsys, path) == (
+        3, f"extrap-plugins: error: reader 'sniff-exits' (plugin sniffing_plugin from distribution {DIST!r}): "
+           f"called sys.exit('sniffed') on {path}\n")
+
+
+def test_an_exporter_calling_sys_exit_is_exit_3_naming_it(broken, capsys):
+    assert run(capsys, EXAMPLE, "--export", "exits") == (
+        3, f"extrap-plugins: error: {who('exporter', 'exits')}: called sys.exit(4)\n")
+
+
+class InterruptedModeler:
+    @hookimpl
+    def extrap_modelers(self):
+        return [ModelerInfo("interrupted", Interrupted)]
+
+
+def test_an_interrupt_in_a_plugin_stays_an_interrupt(broken, capsys):
+    broken.register(InterruptedModeler(), name="interrupted_plugin", distribution=DIST)
+    assert run(capsys, EXAMPLE, "--modeler", "interrupted") == (130, "extrap-plugins: interrupted\n")
+
+
+def test_a_predictor_may_say_nan_only_where_the_series_has_no_value(broken):
+    """Only measured points are checked: NaN where a value is missing is the modeler's right, not where one is."""
+    broken.register(OwnPredictor(lambda X: np.where(X[:, 0] == 4, math.nan, X[:, 0])), name="predicting_plugin",
+                    distribution=DIST)
+    e = Experiment.from_columns(["p"], callpath=["gap"] * 5 + ["full"] * 5, metric="time",
+                                coordinates=[[1], [2], [4], [8], [16]] * 2,
+                                value=[1, 2, math.nan, 8, 16, 1, 2, 4, 8, 16])
+    (m,) = extrap_plugins.model(e, "predicting", callpaths=["gap"], host=broken, executor="serial")
+    assert m.function == "own"
+    with pytest.raises(PluginError) as error:
+        extrap_plugins.model(e, "predicting", host=broken, executor="serial")
+    assert str(error.value) == (f"modeler 'predicting' (plugin predicting_plugin from distribution {DIST!r}): "
+                                "full [time]: predict returned values that are not finite (NaN or infinity)")
+
+
+class OwnPredictor:
+    def __init__(self, predictor):
+        self.predictor = predictor
+
+    @hookimpl
+    def extrap_modelers(self):
+        return [ModelerInfo("predicting", lambda: Batched(lambda g: models(g, predictor=self.predictor)))]
+
+
+# ---------------------------------------------------------------- bad registrations
+class BadRegistrations:
+    @hookimpl
+    def extrap_modelers(self):
+        return [ModelerInfo("uncallable", 42)]
+
+
+class EmptyName:
+    @hookimpl
+    def extrap_readers(self):
+        return [ReaderInfo("", boom)]
+
+
+class ReturnsDict:
+    @hookimpl
+    def extrap_readers(self):
+        return {"x": 1}
+
+
+@pytest.mark.parametrize("plugin, line", [
+    (BadRegistrations(), "extrap_modelers returned the modeler 'uncallable' with a factory that is not callable "
+                         "(got int)"),
+    (EmptyName(), "extrap_readers returned a reader with the name '': a name must be non-empty text without spaces "
+                  "around it"),
+    (ReturnsDict(), "extrap_readers must return a list of ReaderInfo objects, got dict"),
+], ids=["factory-not-callable", "empty-name", "dict"])
+@pytest.mark.parametrize("command", [["plugins"], ["model", str(EXAMPLE), "--progress", "off"]])
+def test_a_bad_registration_is_exit_3_naming_the_plugin_and_its_distribution(broken, capsys, plugin, line, command):
+    broken.register(plugin, name="bad_plugin", distribution=DIST)
+    status = cli.main(command)
+    captured = capsys.readouterr()
+    assert (status, captured.err) == (3, f"extrap-plugins: error: plugin bad_plugin ({DIST}): {line}\n")
+    assert captured.out == ""

@@ -96,6 +96,64 @@ def test_a_hook_returning_the_wrong_type_is_an_error():
         _ = host.modelers
 
 
+def read_nothing(path, options):
+    raise NotImplementedError
+
+
+@pytest.mark.parametrize("hook, info, problem", [
+    ("extrap_readers", ReaderInfo("", read_nothing),
+     "returned a reader with the name '': a name must be non-empty text without spaces around it"),
+    ("extrap_readers", ReaderInfo("  ", read_nothing),
+     "returned a reader with the name '  ': a name must be non-empty text without spaces around it"),
+    ("extrap_exporters", ExporterInfo(" text", lambda *a: None),
+     "returned an exporter with the name ' text': a name must be non-empty text without spaces around it"),
+    ("extrap_modelers", ModelerInfo(None, Mean),
+     "returned a modeler with the name None: a name must be non-empty text without spaces around it"),
+    ("extrap_modelers", ModelerInfo("forty-two", 42),
+     "returned the modeler 'forty-two' with a factory that is not callable (got int)"),
+    ("extrap_readers", ReaderInfo("r", None), "returned the reader 'r' with a read that is not callable (got NoneType)"),
+    ("extrap_readers", ReaderInfo("r", read_nothing, sniff="*.r"),
+     "returned the reader 'r' with a sniff that is not callable (got str)"),
+    ("extrap_readers", ReaderInfo("r", read_nothing, patterns="*.r"),
+     "returned the reader 'r' with patterns '*.r': expected a tuple of file-name globs such as ('*.csv',)"),
+    ("extrap_exporters", ExporterInfo("e", "export"),
+     "returned the exporter 'e' with an export that is not callable (got str)"),
+    ("extrap_exporters", ExporterInfo("e", lambda *a: None, kind="file"),
+     "returned the exporter 'e' of kind 'file': expected 'text' or 'path'"),
+], ids=["empty", "blank", "spaces", "not-text", "factory", "read", "sniff", "patterns", "export", "kind"])
+def test_a_bad_registration_is_refused_naming_the_plugin(hook, info, problem):
+    host = PluginHost(autoload=False)
+    host.register(plugin_module("bad", **{hook: [info]}), "bad", "bad-dist")
+    table = {"extrap_readers": "readers", "extrap_modelers": "modelers", "extrap_exporters": "exporters"}[hook]
+    with pytest.raises(PluginError) as error:
+        getattr(host, table)
+    assert str(error.value) == f"plugin bad (bad-dist): {hook} {problem}"
+
+
+@pytest.mark.parametrize("returned, got", [({"mean": ModelerInfo("mean", Mean)}, "dict"), ("mean", "str"),
+                                           (ModelerInfo("mean", Mean), "ModelerInfo")])
+def test_a_hook_returning_something_other_than_a_list_is_an_error_naming_what(returned, got):
+    host = PluginHost(autoload=False)
+    host.register(plugin_module("bad", extrap_modelers=returned), "bad", "bad-dist")
+    with pytest.raises(PluginError) as error:
+        _ = host.modelers
+    assert str(error.value) == f"plugin bad (bad-dist): extrap_modelers must return a list of ModelerInfo objects, got {got}"
+
+
+def test_a_reader_of_runs_needs_no_read():
+    host = PluginHost(autoload=False)
+    runs = ReaderInfo("runs", None, parts=lambda path, options: [path], read_part=read_nothing)
+    host.register(plugin_module("runs", extrap_readers=[runs]), "runs", "runs-dist")
+    assert host.readers["runs"].info is runs
+
+
+def test_a_hook_returning_none_or_a_tuple_registers_what_it_holds():
+    host = PluginHost(autoload=False)
+    host.register(plugin_module("none", extrap_modelers=None), "none", "none-dist")
+    host.register(plugin_module("tuple", extrap_modelers=(ModelerInfo("mean", Mean),)), "tuple", "tuple-dist")
+    assert host.modelers["mean"].distribution == "tuple-dist"
+
+
 def test_entry_point_plugins_are_discovered(tmp_path, monkeypatch):
     fake_distribution(tmp_path, monkeypatch, "good-plugin", {"good": "good_plugin"}, {"good_plugin": """
         from extrap_plugins import ExporterInfo, hookimpl
