@@ -146,6 +146,9 @@ def build_parser() -> argparse.ArgumentParser:
                                           "values (extrap_plugins.instrument), ready to model")
     sweep.add_arguments(run)
     add_analysis_commands(commands)
+    for command in commands.choices.values():  # also after the command: the internal error's hint says so
+        command.add_argument("--traceback", action="store_true", default=argparse.SUPPRESS,
+                             help="show the full traceback on errors")
     return parser
 
 
@@ -205,6 +208,7 @@ def program(args: argparse.Namespace) -> ExitStatus:
     if args.command == "run":
         from .instrument import sweep
 
+        _refuse_empty("-o", args.output, "a folder name")
         return ExitStatus(sweep.run(args))
     raise AssertionError(f"unhandled command {args.command}")
 
@@ -238,14 +242,36 @@ def _model_command(args: argparse.Namespace) -> ExitStatus:
 
 
 def _check_output(args: argparse.Namespace) -> None:
+    """``api.check_output``, with messages that name the exporter and the flags of ``model``."""
+    from .files import check_destination
+
     if args.output is not None:
-        api.check_output(get_host(), args.export, args.output, args.inputs, args.overwrite_read_only)
+        info = get_host().exporter(args.export)
+        with _read_only_flag():
+            check_destination(args.output, inputs=args.inputs, folder=info.kind == "path",
+                              allow_read_only=args.overwrite_read_only, writes=f"the {info.name} exporter's files")
+
+
+@contextlib.contextmanager
+def _read_only_flag() -> Iterator[None]:
+    """A read-only output refused by a command that has ``--overwrite-read-only``: the advice names the flag."""
+    from .files import ReadOnlyOutput
+
+    try:
+        yield
+    except ReadOnlyOutput as error:
+        raise ReadOnlyOutput(error.path, "--overwrite-read-only") from None
+
+
+def _refuse_empty(option: str, value: str | None, expected: str) -> None:
+    if value == "":
+        raise InputError(f"{option} '': expected {expected}")
 
 
 def _export_command(args: argparse.Namespace, model_set, options: dict, show: bool) -> ExitStatus:
     from tqdm import tqdm
 
-    with tqdm(total=1, disable=not show, file=sys.stderr, unit="export", desc="exporting") as bar:
+    with tqdm(total=1, disable=not show, file=sys.stderr, unit="export", desc="exporting") as bar, _read_only_flag():
         text = api.export(model_set, args.export, args.output, executor=args.executor, jobs=args.jobs,
                           inputs=args.inputs, allow_read_only=args.overwrite_read_only, **options)
         bar.update(1)
@@ -390,14 +416,11 @@ def _check_outputs(outputs: dict[str, str | None], inputs: Sequence[str | None])
     file (the second would replace the first); see :func:`extrap_plugins.files.check_destination`."""
     from .files import check_destination
 
-    given = {option: path for option, path in outputs.items() if path}
+    given = {option: path for option, path in outputs.items() if path is not None}
     sources = [path for path in inputs if path]
     seen: dict[str, str] = {}
     for option, path in given.items():
-        try:
-            check_destination(path, inputs=sources)
-        except InputError as error:
-            raise InputError(error.message.replace("the output (-o)", f"the output ({option})"), path) from None
+        check_destination(path, inputs=sources, option=option)
         where = os.path.realpath(path)
         if where in seen:
             raise InputError(f"{option} and {seen[where]} name the same file: the second would replace the first",
@@ -496,6 +519,7 @@ def growing_bar(show: bool, description: str, leave: bool = True) -> Iterator[Ca
 def _autotune_command(args: argparse.Namespace) -> ExitStatus:
     from . import autotune
 
+    _refuse_empty("-o", args.output, "a folder name")
     command = list(args.program)
     if command and command[0] == "--":
         command = command[1:]

@@ -127,6 +127,48 @@ def test_a_crashing_modeler_is_an_internal_error_without_traceback(numbers_reade
     assert err == "extrap-plugins: error: internal error: RuntimeError: boom (run with --traceback for details)\n"
 
 
+@pytest.mark.parametrize("where", ["before the command", "after the command"])
+def test_traceback_is_taken_before_or_after_the_command(numbers_reader, host, capsys, where):
+    # the hint said 'run with --traceback', and 'model FILE --traceback' was 'unrecognized arguments'
+    class Crash:
+        def fit_group(self, group, measure="mean"):
+            raise RuntimeError("boom")
+
+    plugin = types.ModuleType("crash")
+    plugin.extrap_modelers = hookimpl(lambda: [ModelerInfo("crash", Crash)])
+    host.register(plugin, "crash")
+    command = ["model", str(numbers_reader), "--modeler", "crash"]
+    assert main(["--traceback", *command] if where == "before the command" else [*command, "--traceback"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("Traceback (most recent call last):\n") and 'raise RuntimeError("boom")' in err
+    assert err.endswith("extrap-plugins: error: internal error: RuntimeError: boom (run with --traceback for "
+                        "details)\n")
+
+
+@pytest.mark.parametrize("command", ["model", "plugins", "suggest", "autotune", "requirements", "whatif", "run",
+                                     "efficiency", "compare"])
+def test_every_command_takes_traceback_after_it(capsys, command):
+    with pytest.raises(SystemExit) as ended:
+        main([command, "--help"])
+    assert ended.value.code == 0 and "  --traceback " in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv, line", [
+    (["model", "{nums}", "-o", ""], "-o '': expected a file name"),
+    (["model", "{nums}", "--export", "plot", "-o", ""], "-o '': expected a file or folder name"),
+    (["efficiency", "{nums}", "-o", ""], "-o '': expected a file name"),
+    (["suggest", "--param", "p=2,4,8,16,32", "--export", ""], "--export '': expected a file name"),
+    (["autotune", "--param", "p=2,4", "-o", "", "--", "true"], "-o '': expected a folder name"),
+    (["run", "--np", "1", "-o", "", "--", "true"], "-o '': expected a folder name"),
+])
+def test_an_empty_output_is_refused_in_one_line(numbers_reader, capsys, argv, line, tmp_path, monkeypatch):
+    # model said ': is a folder; this exporter writes one file'; suggest wrote no plan, autotune wrote into .
+    monkeypatch.chdir(tmp_path)
+    assert main([part.replace("{nums}", str(numbers_reader)) for part in argv]) == ExitStatus.BAD_INPUT
+    assert capsys.readouterr().err == f"extrap-plugins: error: {line}\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["linear.nums"]
+
+
 def test_warnings_name_the_series_and_go_to_stderr(numbers_reader, host, capsys):
     class Warn:
         def fit(self, X, y):

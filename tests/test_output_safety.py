@@ -1,4 +1,5 @@
-"""``-o`` never destroys what the user has: inputs, permissions, owners, links, read-only files, old figures."""
+"""``-o`` never destroys what the user has: inputs, permissions, owners, links, read-only files, the files
+beside a folder of figures, old figures."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ import stat
 import pytest
 
 from extrap_plugins import cli
-from extrap_plugins.files import atomic_folder, atomic_writer
+from extrap_plugins.errors import InputError
+from extrap_plugins.files import FolderOutput, atomic_writer
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "stencil.jsonl"
@@ -108,30 +110,219 @@ def test_write_errors_name_the_o_path_not_the_temporary_file(tmp_path):
         folder.chmod(0o700)
 
 
-def test_an_interrupted_folder_export_leaves_the_old_figures(tmp_path):
-    figures = tmp_path / "figures"
-    figures.mkdir()
-    (figures / "old.png").write_bytes(b"old")
-    with pytest.raises(KeyboardInterrupt), atomic_folder(figures) as staging:
-        (pathlib.Path(staging) / "new.png").write_bytes(b"new")
-        raise KeyboardInterrupt
-    assert sorted(p.name for p in figures.iterdir()) == ["old.png"]
-    assert [p.name for p in tmp_path.iterdir()] == ["figures"]  # no staging folder left behind
-    with atomic_folder(figures) as staging:
-        (pathlib.Path(staging) / "new.png").write_bytes(b"new")
-    assert sorted(p.name for p in figures.iterdir()) == ["new.png"]
+def plot(capsys, *argv) -> tuple[int, str]:
+    """``model stencil --export plot --metric time`` with more arguments: (exit status, stderr)."""
+    pytest.importorskip("matplotlib", reason="the plot exporter needs the 'plot' extra (matplotlib)")
+    return run(capsys, EXAMPLE, "--export", "plot", "--metric", "time", *argv)
 
 
-def test_a_folder_with_other_files_is_not_replaced_by_figures(tmp_path):
-    from extrap_plugins.errors import InputError
+def users_files(folder: pathlib.Path) -> dict[str, bytes]:
+    folder.mkdir(exist_ok=True)
+    mine = {"holiday_photo.png": b"\x89PNG my holiday", "logo.svg": b"<svg>my logo</svg>"}
+    for name, content in mine.items():
+        (folder / name).write_bytes(content)
+    return mine
 
-    folder = tmp_path / "mine"
+
+FIVE = ["main-allreduce.time.png", "main-compute.time.png", "main-halo_exchange.time.png", "main-setup.time.png",
+        "main.time.png"]
+
+
+def test_a_plot_folder_keeps_the_users_own_images(tmp_path, capsys, host):
+    # every .png/.svg/.pdf counted as an earlier figure: the folder was replaced whole and both files were gone
+    folder = tmp_path / "pics"
+    mine = users_files(folder)
+    assert plot(capsys, "--callpath", "main", "-o", f"{folder}/") == (0, "")
+    assert {name: (folder / name).read_bytes() for name in mine} == mine
+    assert sorted(p.name for p in folder.iterdir()) == [".extrap-plugins-files.json", *mine, "main.time.png"]
+
+
+def test_the_api_keeps_the_users_own_images_in_a_plot_folder(tmp_path, host, monkeypatch):
+    pytest.importorskip("matplotlib", reason="the plot exporter needs the 'plot' extra (matplotlib)")
+    import extrap_plugins
+
+    monkeypatch.chdir(tmp_path)
+    mine = users_files(tmp_path / "apipics")
+    models = extrap_plugins.model(extrap_plugins.read(EXAMPLE), callpaths=["main"], metrics=["time"])
+    extrap_plugins.export(models, "plot", "apipics")
+    assert {name: (tmp_path / "apipics" / name).read_bytes() for name in mine} == mine
+    assert (tmp_path / "apipics" / "main.time.png").read_bytes().startswith(b"\x89PNG\r\n")
+
+
+def test_o_dot_writes_the_figures_beside_the_other_files_of_the_current_folder(tmp_path, capsys, host,
+                                                                                monkeypatch):
+    # the current folder itself was swapped for a new one (a thesis.pdf in it deleted)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "thesis.pdf").write_bytes(b"%PDF- my thesis")
+    inode = tmp_path.stat().st_ino
+    assert plot(capsys, "-o", ".") == (0, "")
+    assert (tmp_path / "thesis.pdf").read_bytes() == b"%PDF- my thesis"
+    assert tmp_path.stat().st_ino == inode and pathlib.Path.cwd().samefile(tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".extrap-plugins-files.json", *FIVE, "thesis.pdf"]
+
+
+def test_exporting_again_replaces_our_earlier_figures_and_removes_those_not_drawn_again(tmp_path, capsys, host):
+    folder = tmp_path / "pics"
+    mine = users_files(folder)
+    record = [".extrap-plugins-files.json"]
+    assert plot(capsys, "-o", folder) == (0, "")
+    assert sorted(p.name for p in folder.iterdir()) == sorted([*record, *mine, *FIVE])
+    (folder / "main.time.png").chmod(0o640)
+    first = (folder / "main.time.png").read_bytes()
+    assert plot(capsys, "--callpath", "main", "--target", "p=4096,n=16384", "-o", folder) == (0, "")
+    assert sorted(p.name for p in folder.iterdir()) == sorted([*record, *mine, "main.time.png"])
+    assert (folder / "main.time.png").read_bytes() != first  # replaced: now with the target
+    assert stat.S_IMODE((folder / "main.time.png").stat().st_mode) == 0o640
+    assert plot(capsys, "--callpath", "main", "-o", folder, "--export-option", "format=svg") == (0, "")
+    assert sorted(p.name for p in folder.iterdir()) == sorted([*record, *mine, "main.time.svg"])
+    assert {name: (folder / name).read_bytes() for name in mine} == mine
+
+
+@pytest.mark.parametrize("changed", ["a file of the user's", "a figure of ours the user changed"])
+def test_a_users_file_with_the_name_of_a_figure_is_refused(tmp_path, capsys, host, changed):
+    folder = tmp_path / "pics"
+    mine = users_files(folder)
+    if changed == "a figure of ours the user changed":
+        assert plot(capsys, "-o", folder) == (0, "")
+    (folder / "main.time.png").write_bytes(b"my own main.time.png")
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    assert plot(capsys, "-o", folder) == (
+        2, f"extrap-plugins: error: {folder}/main.time.png: is not a figure an earlier export wrote here; it is not "
+           "replaced (move it away, or give another folder)\n")
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+    assert {name: before[name] for name in mine} == mine
+
+
+def test_a_figure_of_ours_the_user_changed_is_theirs_and_kept(tmp_path, capsys, host):
+    folder = tmp_path / "pics"
+    assert plot(capsys, "-o", folder) == (0, "")
+    (folder / "main-setup.time.png").write_bytes(b"annotated by hand")
+    assert plot(capsys, "--callpath", "main", "-o", folder) == (0, "")
+    assert (folder / "main-setup.time.png").read_bytes() == b"annotated by hand"  # not drawn again, not removed
+    assert sorted(p.name for p in folder.iterdir()) == [".extrap-plugins-files.json", "main-setup.time.png",
+                                                        "main.time.png"]
+
+
+def test_a_record_we_did_not_write_is_refused(tmp_path, capsys, host):
+    folder = tmp_path / "pics"
     folder.mkdir()
-    (folder / "notes.txt").write_text("mine")
-    with pytest.raises(InputError, match=r"holds files that are not figures \(notes.txt\)"):
-        with atomic_folder(folder):
-            pass
-    assert (folder / "notes.txt").read_text() == "mine"
+    (folder / ".extrap-plugins-files.json").write_text('{"files": {"thesis.pdf": []}}')
+    assert plot(capsys, "-o", folder) == (
+        2, f"extrap-plugins: error: {folder}/.extrap-plugins-files.json: is not the record of an earlier export; it "
+           "is not replaced (move it away, or give another folder)\n")
+    assert [p.name for p in folder.iterdir()] == [".extrap-plugins-files.json"]
+
+
+@pytest.mark.parametrize("when", ["staging the second figure", "staging the record"])
+def test_an_interrupted_folder_export_leaves_the_old_figures(tmp_path, monkeypatch, when):
+    folder = tmp_path / "figures"
+    mine = users_files(folder)
+    FolderOutput(folder, ["a.png", "b.png"]).write([b"old a", b"old b"])
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    real = FolderOutput._stage
+    calls = []
+
+    def stage(self, name, content, **kwargs):
+        calls.append(name)
+        if (when == "staging the second figure" and name == "b.png") or (when == "staging the record"
+                                                                         and name.startswith(".extrap")):
+            raise KeyboardInterrupt
+        return real(self, name, content, **kwargs)
+
+    monkeypatch.setattr(FolderOutput, "_stage", stage)
+    with pytest.raises(KeyboardInterrupt):
+        FolderOutput(folder, ["a.png", "b.png", "c.png"]).write([b"new a", b"new b", b"new c"])
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before  # no temporary file left either
+    assert {name: before[name] for name in mine} == mine
+    monkeypatch.setattr(FolderOutput, "_stage", real)
+    FolderOutput(folder, ["a.png"]).write([b"new a"])
+    assert sorted(p.name for p in folder.iterdir()) == [".extrap-plugins-files.json", "a.png", *mine]
+    assert [p.name for p in tmp_path.iterdir()] == ["figures"]
+
+
+def test_an_interrupt_among_the_renames_waits_until_they_are_done(tmp_path, monkeypatch):
+    import signal
+
+    folder = tmp_path / "figures"
+    FolderOutput(folder, ["a.png", "b.png"]).write([b"old a", b"old b"])
+    real = os.replace
+    renamed = []
+
+    def replace(source, target):
+        if not renamed:
+            signal.raise_signal(signal.SIGINT)  # Ctrl-C after the first rename
+        renamed.append(os.path.basename(target))
+        real(source, target)
+
+    monkeypatch.setattr(os, "replace", replace)
+    with pytest.raises(KeyboardInterrupt):
+        FolderOutput(folder, ["a.png", "b.png"]).write([b"new a", b"new b"])
+    assert renamed == [".extrap-plugins-files.json", "a.png", "b.png", ".extrap-plugins-files.json"]
+    assert [(folder / n).read_bytes() for n in ("a.png", "b.png")] == [b"new a", b"new b"]
+
+
+def test_a_new_folder_is_made_and_left_out_when_the_export_fails(tmp_path, monkeypatch):
+    def stage(self, name, content, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(FolderOutput, "_stage", stage)
+    with pytest.raises(OSError) as caught:
+        FolderOutput(tmp_path / "new", ["a.png"]).write([b"a"])
+    assert caught.value.filename == str(tmp_path / "new") and list(tmp_path.iterdir()) == []
+
+
+def test_a_file_where_a_folder_of_figures_goes_is_refused(tmp_path):
+    (tmp_path / "results").write_text("mine")
+    with pytest.raises(InputError) as caught:
+        FolderOutput(tmp_path / "results", ["a.png"], what="figure")
+    assert str(caught.value) == (f"{tmp_path}/results: is not a folder; it is not replaced by a folder of figures "
+                                 "(give a folder, or a file name with an extension)")
+    assert (tmp_path / "results").read_text() == "mine"
+
+
+def test_a_read_only_single_figure_is_replaced_with_the_flag(tmp_path, capsys, host):
+    # the flag was checked, then the exporter refused the file all the same, advising the flag that was given
+    out = tmp_path / "main.png"
+    out.write_bytes(b"old")
+    out.chmod(0o444)
+    assert plot(capsys, "--callpath", "main", "-o", out) == (
+        2, f"extrap-plugins: error: {out}: is read-only; it is not replaced (make it writable, or "
+           "--overwrite-read-only)\n")
+    assert plot(capsys, "--callpath", "main", "-o", out, "--overwrite-read-only") == (0, "")
+    assert out.read_bytes().startswith(b"\x89PNG") and stat.S_IMODE(out.stat().st_mode) == 0o444
+
+
+@pytest.mark.parametrize("command", [
+    ["efficiency", str(ROOT / "examples" / "isoefficiency.csv"), "--size", "n", "-o", "{out}"],
+    ["compare", str(EXAMPLE), str(EXAMPLE), "-o", "{out}"],
+    ["suggest", "--param", "p=2,4,8,16,32", "--export", "{out}"],
+])
+def test_the_read_only_advice_names_only_options_the_command_has(tmp_path, capsys, host, command):
+    # it said '(make it writable, or --overwrite-read-only)', a flag these commands do not have
+    out = tmp_path / "ro.txt"
+    out.write_text("keep me")
+    out.chmod(0o444)
+    assert cli.main([part.format(out=out) for part in command]) == 2
+    assert capsys.readouterr().err == (f"extrap-plugins: error: {out}: is read-only; it is not replaced (make it "
+                                       "writable)\n")
+    assert out.read_text() == "keep me"
+
+
+def test_a_path_exporter_onto_its_input_folder_names_what_it_writes(tmp_path, capsys, host):
+    # it said 'writing figures there' for an exporter that writes no figures
+    import types
+
+    from extrap_plugins import ExporterInfo, hookimpl
+
+    plugin = types.ModuleType("tables")
+    plugin.extrap_exporters = hookimpl(lambda: [ExporterInfo("tables", lambda m, p, o: None, kind="path")])
+    host.register(plugin, "tables")
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    shutil.copy(EXAMPLE, folder / "stencil.jsonl")
+    assert run(capsys, folder / "stencil.jsonl", "--export", "tables", "-o", folder) == (
+        2, f"extrap-plugins: error: {folder}: the output (-o) holds the input {folder / 'stencil.jsonl'}: writing the "
+           "tables exporter's files there would mix them with the measurements; choose another folder\n")
 
 
 def test_concurrent_writers_of_one_file_never_collide(tmp_path):

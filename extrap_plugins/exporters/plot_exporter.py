@@ -12,7 +12,11 @@ heat map of the model over the first two (``plot_style=heatmap``).
 The output format follows the extension of ``-o`` (``.png``, ``.svg``,
 ``.pdf``; several models in one ``.pdf`` become one page each).  A folder
 (an existing one, or a path without extension) gets one file per call path
-and metric, with safe file names, in ``format`` (default ``png``).
+and metric, with safe file names, in ``format`` (default ``png``), through
+:class:`extrap_plugins.files.FolderOutput`: the user's own files there are
+left alone (one with the name of a figure to write is refused), and the
+figures of an earlier export into the folder are replaced, or removed when
+this export does not draw them again.
 
 matplotlib is imported only inside the functions that draw, and only
 through its object-oriented API with the Agg canvas: no pyplot, no global
@@ -34,7 +38,7 @@ import numpy as np
 
 from extrap_plugins.errors import InputError
 from extrap_plugins.extrapolation import Extrapolations, Uncertainty
-from extrap_plugins.files import atomic_folder, atomic_writer, write_atomically
+from extrap_plugins.files import FolderOutput, atomic_writer, write_atomically
 from extrap_plugins.formatting import format_point
 from extrap_plugins.hookspecs import hookimpl
 from extrap_plugins.models import Model, ModelSet
@@ -407,11 +411,9 @@ def export_plot(model_set: ModelSet, path: pathlib.Path, options: dict[str, str]
             raise InputError(f"unknown plot format {fmt!r}; expected one of {', '.join(FORMATS)}")
         if not path.is_dir() and not path.parent.is_dir():
             raise InputError("the folder for the output does not exist", path)
-        names = safe_names([(d.model.callpath, d.model.metric) for d in items])
-        contents = render_all(items, style, fmt)
-        with atomic_folder(path) as staging:  # all new figures, or the old folder as it was
-            for name, content in zip(names, contents):
-                write_atomically(pathlib.Path(staging) / f"{name}.{fmt}", content, sync=False)
+        names = [f"{name}.{fmt}" for name in safe_names([(d.model.callpath, d.model.metric) for d in items])]
+        folder = FolderOutput(path, names, what="figure")  # a file of the user's in the way: said before drawing
+        folder.write(render_all(items, style, fmt))  # all new figures, or the folder as it was
         return
     if suffix not in FORMATS:
         raise InputError(f"unknown plot format '.{suffix}'; expected .png, .svg or .pdf, or a folder", path)
@@ -419,6 +421,8 @@ def export_plot(model_set: ModelSet, path: pathlib.Path, options: dict[str, str]
         raise InputError(f"format={own['format']} contradicts the file extension .{suffix}", path)
     if not path.parent.is_dir():
         raise InputError("the folder for the output does not exist", path)
+    # Read-only files were refused before any work (files.check_destination), unless --overwrite-read-only:
+    # the exporter is not told, so it does not ask again.
     if suffix == "pdf":
         _write_pdf(path, items, style)
         return
@@ -426,13 +430,14 @@ def export_plot(model_set: ModelSet, path: pathlib.Path, options: dict[str, str]
         raise InputError(
             f"{len(items)} models to plot but one .{suffix} file: select one with --callpath and --metric, "
             "or give a folder (one file each) or a .pdf (one page each)", path)
-    write_atomically(path, render(items[0], style, suffix))
+    write_atomically(path, render(items[0], style, suffix), allow_read_only=True)
 
 
 def _write_pdf(path: pathlib.Path, items: Sequence[PlotData], style: str) -> None:
     from matplotlib.backends.backend_pdf import PdfPages
 
-    with atomic_writer(path, binary=True) as stream, PdfPages(stream, metadata=_metadata("pdf")) as pages:
+    with atomic_writer(path, binary=True, allow_read_only=True) as stream, \
+            PdfPages(stream, metadata=_metadata("pdf")) as pages:
         for data in items:
             pages.savefig(figure(data, style))
 
