@@ -24,12 +24,60 @@ from .errors import InputError
 from .experiment import MEASURES, Experiment
 from .files import atomic_writer, check_destination
 from .formatting import format_value
-from .models import ModelSet
+from .models import ModelSet, described, expect_model_set
 from .plugins import PluginHost, get_host
 from .registration import ReaderInfo
 
 __all__ = ["read", "model", "export", "input_paths", "select_reader"]
 
+PATHS = "a path (str or os.PathLike) or a list of paths"
+"""What :func:`read` takes, for messages."""
+
+
+# ------------------------------------------------------- checked arguments
+def names_argument(value: str | Iterable[str] | None, argument: str) -> tuple[str, ...]:
+    """Names given as one ``str`` or as an iterable of them (``metrics="time"`` is one metric, not four).
+
+    >>> names_argument("time", "metrics"), names_argument(["time", "bytes"], "metrics")
+    (('time',), ('time', 'bytes'))
+
+    Raises
+    ------
+    InputError
+        ``value`` is neither, or holds something other than a str.
+    """
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, (bytes, Mapping)) or not isinstance(value, Iterable):
+        raise InputError(f"{argument}: expected a name or a list of names, got {described(value)}")
+    names = tuple(value)
+    wrong = [name for name in names if not isinstance(name, str)]
+    if wrong:
+        raise InputError(f"{argument}: expected names (str), got {described(wrong[0])} among them")
+    return names
+
+
+def paths_argument(value: Any, function: str, expected: str = PATHS) -> str | os.PathLike | list:
+    """``value`` as :func:`read` takes it: a path, or a list of them (from any iterable of paths).
+
+    Raises
+    ------
+    InputError
+        ``value`` is something else; the message names ``function`` and says what it ``expected``.
+    """
+    if isinstance(value, (str, os.PathLike)):
+        return value
+    ours = type(value).__module__.startswith("extrap_plugins.")  # an Experiment given where paths are read
+    if isinstance(value, Iterable) and not isinstance(value, (bytes, Mapping)) and not ours:
+        paths = list(value)
+        wrong = [p for p in paths if not isinstance(p, (str, os.PathLike))]
+        if not wrong:
+            return paths
+        raise InputError(f"{function}: expected {expected}, got a {type(value).__name__} holding "
+                         f"{described(wrong[0])}")
+    raise InputError(f"{function}: expected {expected}, got {described(value)}")
 
 
 # ---------------------------------------------------------------------- read
@@ -54,15 +102,18 @@ def read(
     warning naming it.  ``options`` go to the reader (for example
     ``aggregation="max"`` for CUBE).
 
+    ``metrics`` and ``callpaths`` may each be one name (``metrics="time"``).
+
     Raises
     ------
     InputError
-        The file is missing or unreadable, no reader or several readers fit,
-        or the reader found bad content (the message names file and line).
+        ``path`` is not a path or a list of paths, the file is missing or
+        unreadable, no reader or several readers fit, or the reader found bad
+        content (the message names file and line).
     """
     host = host or get_host()
-    paths = input_paths(path)
-    metrics, callpaths = tuple(metrics), tuple(callpaths)
+    paths = input_paths(paths_argument(path, "read"))
+    metrics, callpaths = names_argument(metrics, "metrics"), names_argument(callpaths, "callpaths")
     str_options = {key: str(value) for key, value in options.items()}
     infos = [host.reader(reader) if reader else select_reader(p, host) for p in paths]
     experiments = []
@@ -118,12 +169,15 @@ def model(
     Parameters
     ----------
     experiment : Experiment
+        What :func:`read` returns.  A path is refused rather than read: the
+        ``**options`` here are the modeler's, so a reader's could not be given.
     modeler : str
         A registered modeler name (``extrap-plugins plugins`` lists them).
     measure : {"mean", "median", "minimum", "maximum"}
         How the repetitions of a point are reduced before fitting.
-    metrics, callpaths : iterables of str
-        Only these metrics, and call paths matching these globs (empty: all).
+    metrics, callpaths : str or iterables of str
+        Only these metrics, and call paths matching these globs (empty: all);
+        one str is one name.
     progress : callable(int), optional
         Called with the number of series finished after each chunk.
     executor : {"auto", "serial", "process", "mpi"}
@@ -145,11 +199,12 @@ def model(
         Models in the experiment's call path order, then metric order.
     """
     host = host or get_host()
+    _check_experiment(experiment)
     if measure not in MEASURES:
         raise InputError(f"unknown measure {measure!r}; expected one of {', '.join(MEASURES)}")
     info = host.modeler(modeler)
     instance = host.build_modeler(modeler, options, tuple(experiment.parameter_names))
-    metrics, callpaths = tuple(metrics), tuple(callpaths)
+    metrics, callpaths = names_argument(metrics, "metrics"), names_argument(callpaths, "callpaths")
     selected = experiment.select(metrics=metrics, callpaths=callpaths) if metrics or callpaths else experiment
     _warn_constant_parameters(selected)
     plan = BlockPlan.of(selected)
@@ -177,6 +232,19 @@ def model(
         source=experiment.source,
         experiment=selected,
     )
+
+
+def _check_experiment(experiment: Any) -> None:
+    """What :func:`model` is given must be an Experiment: say how to get one from what it is."""
+    if isinstance(experiment, Experiment):
+        return
+    if isinstance(experiment, (str, os.PathLike)):
+        fix = f": read it first, extrap_plugins.model(extrap_plugins.read({os.fspath(experiment)!r}))"
+    elif isinstance(experiment, ModelSet):
+        fix = ", which is modelled already (its measurements are ModelSet.experiment)"
+    else:
+        fix = ""
+    raise InputError(f"model: expected an Experiment (from extrap_plugins.read), got {described(experiment)}{fix}")
 
 
 def _warn_constant_parameters(experiment: Experiment) -> None:
@@ -231,6 +299,7 @@ def export(
     inside an input folder, and a read-only file only with ``allow_read_only``.
     """
     host = host or get_host()
+    expect_model_set(model_set, "export")
     if path is not None:
         check_output(host, exporter, path, model_inputs(model_set) if inputs is None else inputs, allow_read_only)
     with executors.chosen(executor, jobs):
@@ -262,7 +331,8 @@ def _export(host: PluginHost, model_set: ModelSet, exporter: str, path, options:
     str_options = {key: _option_text(value) for key, value in options.items()}
     if info.kind == "path":
         if path is None:
-            raise InputError(f"exporter {info.name!r} writes files: give an output path with -o")
+            raise InputError(f"exporter {info.name!r} writes files: give it an output path (path; -o on the "
+                             f"command line)")
         call_exporter(host, info, model_set, pathlib.Path(path), str_options)
         return None
     if path is None:

@@ -34,14 +34,15 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .api import model
+from .api import model, names_argument
 from .errors import InputError
 from .extrapolation import extrapolate, largest_point, parse_target
-from .formatting import format_value
-from .models import Model, ModelSet
+from .formatting import format_point, format_value
+from .models import Model, ModelSet, described
 from .experiment import Experiment
 from .plugins import PluginHost, get_host
-from .scaling import crossings, experiment_of, resource_parameter
+from .scaling import (argument, crossings, experiment_of, refuse_reading_options, report_text, resource_parameter,
+                      selected_models, share_argument)
 
 LEVEL = 0.95
 
@@ -191,6 +192,15 @@ class Comparison:
     model_sets: tuple[ModelSet, ModelSet] = field(repr=False)
     rules: list[Rule] = field(default_factory=list)
 
+    def __str__(self) -> str:
+        """The text report (``extrap-plugins compare``'s output)."""
+        return report_text(self)
+
+    def __repr__(self) -> str:
+        significant = sum(pair.significant is True for pair in self.pairs)
+        return (f"<Comparison {self.labels[0]} vs {self.labels[1]}: {len(self.pairs)} matched, {significant} "
+                f"significantly different at {format_point(self.target)}, {len(self.unmatched)} unmatched>")
+
     def curve_points(self, x: np.ndarray) -> np.ndarray:
         """Points with ``along`` from ``x`` and the other parameters at the target's values."""
         x = np.asarray(x, dtype=np.float64).reshape(-1)
@@ -254,7 +264,7 @@ def check_parameters(a: Sequence[str], b: Sequence[str], labels: tuple[str, str]
 
 
 def _along(parameters: Sequence[str], given: str | None) -> str:
-    return resource_parameter(list(parameters), given, "--along") or parameters[0]
+    return resource_parameter(list(parameters), given, "along") or parameters[0]
 
 
 def compare_models(
@@ -270,7 +280,8 @@ def compare_models(
     """Compare the models of ``a`` and ``b`` (see the module docstring)."""
     labels = (str(labels[0]), str(labels[1]))
     if labels[0] == labels[1]:
-        raise InputError(f"the two labels are both {labels[0]!r}: give each side its own (--label A=... --label B=...)")
+        raise InputError(f"the two labels are both {labels[0]!r}: give each side its own (labels=('v1', 'v2'); "
+                         f"--label A=... --label B=...)")
     check_parameters(a.parameters, b.parameters, labels)
     parameters = tuple(a.parameters)
     if not parameters:
@@ -285,9 +296,11 @@ def compare_models(
         units = next((u for u in unmatched if u.reason.startswith("units differ")), None)
         if units is not None:
             raise InputError(f"no call path and metric match in name and unit: {units.callpath} [{units.metric}]: "
-                             f"{units.reason}; convert one side, or compare other metrics (--metric)")
+                             f"{units.reason}; convert one side, or compare other metrics, "
+                             f"{argument('metrics', flag='metric')}")
         raise InputError(f"no call path of {labels[0]} ({names_a}, ...) matches one of {labels[1]} ({names_b}, ...): "
-                         f"map them with --map FILE or --map-rule 'A_CALLPATH=B_CALLPATH' ('*' for any text)")
+                         f"map them with mapping=FILE or rules=['A_CALLPATH=B_CALLPATH'] (--map, --map-rule; '*' "
+                         f"for any text)")
     largest_a, largest_b = largest_point(a.experiment), largest_point(b.experiment)
     if largest_a is None or largest_b is None:
         raise InputError("comparing needs the measurements of both experiments (ModelSet.experiment)")
@@ -355,20 +368,20 @@ def compare(
     *,
     labels: Sequence[str] = ("A", "B"),
     mapping: str | os.PathLike | None = None,
-    rules: Sequence[str] = (),
+    rules: str | Sequence[str] = (),
     target: str | Mapping[str, float] | None = None,
     along: str | None = None,
-    level: float = 0.95,
-    metrics: Iterable[str] = (),
-    callpaths_a: Iterable[str] = (),
-    callpaths_b: Iterable[str] = (),
+    level: float | str = 0.95,
+    metrics: str | Iterable[str] = (),
+    callpaths_a: str | Iterable[str] = (),
+    callpaths_b: str | Iterable[str] = (),
     reader: str | None = None,
     reader_options: Mapping[str, Any] | None = None,
     modeler: str = "default",
     measure: str = "mean",
     host: PluginHost | None = None,
     **options: Any,
-):
+) -> Comparison:
     """Compare two experiments call path by call path.
 
     ``a`` and ``b`` are what :func:`read` reads, Experiments, or ModelSets
@@ -376,20 +389,38 @@ def compare(
     name, or through ``mapping`` (a CSV file of ``A,B`` call paths, ``*``
     standing for any text) and ``rules`` (``"IntelMPI->*=OpenMPI->*"``);
     ``callpaths_a``/``callpaths_b`` select call paths (globs) of each side
-    first.  Returns a :class:`Comparison`.
+    first.  ``rules``, ``metrics`` and the call path selections may each be
+    one str; ``labels`` are two names; ``level`` is a share, ``0.95`` or
+    ``"95%"``.  Returns a :class:`Comparison` (printed, its text report).
     """
     host = host or get_host()
+    labels = _labels(labels)
+    level = share_argument(level, "level", "95%")
+    rules = names_argument(rules, "rules")
+    metrics = names_argument(metrics, "metrics")
+    if all(isinstance(data, (ModelSet, Experiment)) for data in (a, b)):
+        refuse_reading_options("compare", reader=reader, reader_options=reader_options)
     sides = []
-    for data, selection in ((a, tuple(callpaths_a)), (b, tuple(callpaths_b))):
+    for side, data, selection in (("a", a, callpaths_a), ("b", b, callpaths_b)):
+        selection = names_argument(selection, f"callpaths_{side}")
         if isinstance(data, ModelSet):
-            sides.append(data)
+            sides.append(selected_models(data, f"compare: {side}", metrics, selection))
         else:
-            sides.append(experiment_of(data, reader, reader_options, tuple(metrics), selection, host))
+            sides.append(experiment_of(data, reader, reader_options, metrics, selection, host, f"compare: {side}"))
     names = [list(s.parameters) if isinstance(s, ModelSet) else s.parameter_names for s in sides]
-    check_parameters(names[0], names[1], tuple(str(label) for label in labels))  # before the modelling
+    check_parameters(names[0], names[1], labels)  # before the modelling
     sets = [side if isinstance(side, ModelSet) else
             model(side, modeler, measure=measure, executor="serial", host=host, **options) for side in sides]
     mapping_rules = read_mapping(mapping) if mapping is not None else []
     mapping_rules += [parse_rule(rule) for rule in rules]
-    return compare_models(sets[0], sets[1], labels=tuple(labels), rules=mapping_rules, target=target,
-                              along=along, level=level)
+    return compare_models(sets[0], sets[1], labels=labels, rules=mapping_rules, target=target, along=along,
+                          level=level)
+
+
+def _labels(labels: Any) -> tuple[str, str]:
+    """The two sides' names, given as a pair (a str would be its characters)."""
+    if isinstance(labels, str) or not isinstance(labels, Sequence) or len(labels) != 2:
+        count = f" ({len(labels)} given)" if isinstance(labels, Sequence) and not isinstance(labels, str) else ""
+        raise InputError(f"{argument('labels', flag='label')}: expected two names, A's and B's, such as "
+                         f"('v1', 'v2'); got {described(labels)}{count}")
+    return str(labels[0]), str(labels[1])

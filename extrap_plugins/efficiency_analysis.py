@@ -40,14 +40,15 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .api import model
+from .api import model, names_argument
 from .errors import InputError
 from .experiment import Experiment
 from .extrapolation import extrapolate, growth_class, growth_degree, largest_point, parse_target, tree_links
 from .formatting import format_value
-from .models import Model, ModelSet, Term
+from .models import Model, ModelSet, Term, described
 from .plugins import PluginHost, get_host
-from .scaling import (at_value, combine, crossings, experiment_of, pmnf_part, processes_name, sum_predict,
+from .scaling import (argument, at_value, combine, crossings, experiment_of, pmnf_part, processes_name,
+                      refuse_reading_options, report_text, selected_models, share_argument, sum_predict,
                       total_models, with_factor)
 
 SCALINGS = ("strong", "weak")
@@ -146,6 +147,17 @@ class Efficiency:
     callpaths: list[CallpathOverhead]
     model_set: ModelSet = field(repr=False)
     notes: list[str] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        """The text report (``extrap-plugins efficiency``'s output)."""
+        return report_text(self)
+
+    def __repr__(self) -> str:
+        formula = self.isoefficiency.formula if self.isoefficiency is not None else None
+        iso = f"{self.size} = {formula}" if formula else "none"
+        limiter = self.limiter.callpath if self.limiter is not None else "none"
+        return (f"<Efficiency of {self.metric} over {self.processes}, {self.scaling} scaling: iso-efficiency {iso}; "
+                f"limiter {limiter}>")
 
     @property
     def p0(self) -> float:
@@ -304,6 +316,8 @@ def analyse(
     if experiment is None or len(experiment) == 0:
         raise InputError("efficiency needs the measurements the models were learned from")
     parameters = tuple(model_set.parameters)
+    level = share_argument(level, "level", "80%")
+    total = names_argument(total, "total")
     target_point = check(experiment, processes=processes, size=size, scaling=scaling, level=level, target=target)
     low = experiment.coordinates.min(axis=0)
     high = experiment.coordinates.max(axis=0)
@@ -325,8 +339,8 @@ def analyse(
         known = {m.callpath: m for m in models}
         missing = [name for name in total if name not in known]
         if missing:
-            raise InputError(f"--total {', '.join(missing)}: no model of {metric} for this call path; the call "
-                             f"paths are {', '.join(list(known)[:8])}{', ...' if len(known) > 8 else ''}")
+            raise InputError(f"{argument('total')}: no model of {metric} for {', '.join(map(repr, missing))}; the "
+                             f"call paths are {', '.join(list(known)[:8])}{', ...' if len(known) > 8 else ''}")
         total_set = [known[name] for name in dict.fromkeys(total)]
     else:
         total_set = total_models(models, kind)
@@ -340,14 +354,14 @@ def analyse(
     result.rows = _rows(result, experiment)
     result.largest_p_at_level, result.largest_p_note = _largest_p(result)
     if size is None:
-        result.isoefficiency_note = ("no problem-size parameter (--size): the iso-efficiency function needs "
-                                     "measurements at several problem sizes")
+        result.isoefficiency_note = (f"no problem-size parameter, {argument('size')}: the iso-efficiency function "
+                                     "needs measurements at several problem sizes")
     else:
         result.isoefficiency, result.isoefficiency_note = _isoefficiency(result, low, high, fit)
     result.callpaths = _callpaths(result, models, kind)
     short = [c.callpath for c in result.callpaths if c.own_overhead_share_target < -INCONSISTENT]
     if short:
-        hint = "" if total else "; --total names the call paths to trust for the total"
+        hint = "" if total else f"; {argument('total')} names the call paths to trust for the total"
         result.notes.append(f"the modelled children of {', '.join(short)} have more overhead than it has at the "
                             f"target: the models disagree there (the parent's model may miss a term its children "
                             f"have){hint}")
@@ -364,15 +378,17 @@ def check(experiment: Experiment, *, processes: str, size: str | None, scaling: 
     """
     if scaling not in SCALINGS:
         raise InputError(f"unknown scaling {scaling!r}; expected strong or weak")
-    if not 0 < level < 1:
-        raise InputError(f"the efficiency level must lie between 0 and 1 (exclusive), got {level}")
+    level = share_argument(level, "level", "80%")
     parameters = tuple(experiment.parameter_names)
+    if size is not None and not isinstance(size, str):
+        raise InputError(f"{argument('size')}: expected a parameter name (one of {', '.join(parameters)}), got "
+                         f"{described(size)}")
     if size is not None and size not in parameters:
-        raise InputError(f"--size {size}: no such parameter; the parameters are {', '.join(parameters)}")
+        raise InputError(f"{argument('size', size)}: no such parameter; the parameters are {', '.join(parameters)}")
     if size == processes:
-        raise InputError(f"--size {size} is the process count too: name the problem-size parameter")
+        raise InputError(f"{argument('size', size)} is the process count too: name the problem-size parameter")
     if size is None and scaling == "weak":
-        raise InputError("weak scaling needs the problem size per process: give --size NAME")
+        raise InputError("weak scaling needs the problem size per process: give size=NAME (--size NAME)")
     if len(experiment) == 0:
         raise InputError("no measurements to analyse")
     low = experiment.coordinates.min(axis=0)
@@ -380,8 +396,8 @@ def check(experiment: Experiment, *, processes: str, size: str | None, scaling: 
     others = [name for name in parameters if name not in (processes, size)]
     varying = [name for name in others if low[parameters.index(name)] != high[parameters.index(name)]]
     if varying:
-        raise InputError(f"parameter {', '.join(varying)} varies but is neither --processes nor --size: "
-                         f"name it with --size, or select runs where it is fixed")
+        raise InputError(f"parameter {', '.join(varying)} varies but is neither the processes nor the size "
+                         f"(--processes, --size): name it as the size, or select runs where it is fixed")
     k = parameters.index(processes)
     p0 = float(low[k])
     if p0 <= 0:
@@ -571,46 +587,65 @@ def _callpaths(result: Efficiency, models: Sequence[Model], kind: str) -> list[C
 
 
 def efficiency(
-    data: str | os.PathLike | Sequence[str | os.PathLike] | Experiment,
+    data: str | os.PathLike | Sequence[str | os.PathLike] | Experiment | ModelSet,
     *,
     processes: str | None = None,
     size: str | None = None,
     scaling: str = "strong",
-    level: float = 0.8,
+    level: float | str = 0.8,
     target: str | Mapping[str, float] | float | None = None,
     metric: str | None = None,
     values: str = "auto",
-    total: Sequence[str] = (),
-    callpaths: Iterable[str] = (),
+    total: str | Sequence[str] = (),
+    callpaths: str | Iterable[str] = (),
     reader: str | None = None,
     reader_options: Mapping[str, Any] | None = None,
     modeler: str = "default",
     measure: str = "mean",
     host: PluginHost | None = None,
     **options: Any,
-):
-    """Speedup, efficiency and iso-efficiency per call path .
+) -> Efficiency:
+    """Speedup, efficiency and iso-efficiency per call path.
 
-    ``data`` is what :func:`read` reads, or an Experiment of times.  The
-    resource consumption ``C = p · T`` of every call path is modelled with
-    ``modeler`` (``options`` go to it, as in :func:`model`); ``size`` names the
-    problem-size parameter (total for ``scaling="strong"``, per process for
-    ``"weak"``); ``total`` names the call paths whose sum is the program (default:
-    the roots of the call tree, or every call path for exclusive values).  Returns an
-    :class:`Efficiency`;
-    :func:`extrap_plugins.reports.export_report` writes it as text, CSV, JSON or HTML.
+    ``data`` is what :func:`read` reads, an Experiment of times, or a ModelSet of
+    times (as :func:`compare` takes; with its measurements, ``ModelSet.experiment``).
+    From measurements the resource consumption ``C = p · T`` of every call path is
+    modelled with ``modeler`` (``options`` go to it, as in :func:`model`); a
+    ModelSet's models of ``T`` are taken as they are, times ``p`` term by term,
+    and ``modeler`` and ``options`` only model the iso-efficiency function.
+    ``size`` names the problem-size parameter (total for ``scaling="strong"``,
+    per process for ``"weak"``); ``level`` is a share, ``0.8`` or ``"80%"``;
+    ``total`` names the call paths whose sum is the program (default: the roots of
+    the call tree, or every call path for exclusive values).  ``total`` and
+    ``callpaths`` may each be one name.  Returns an :class:`Efficiency` (printed, its
+    text report); :func:`extrap_plugins.reports.export_report` writes it as text,
+    CSV, JSON or HTML.
     """
     host = host or get_host()
+    if metric is not None and not isinstance(metric, str):
+        raise InputError(f"{argument('metric')}: expected one metric name, got {described(metric)}")
+    level = share_argument(level, "level", "80%")
+    total = names_argument(total, "total")
+    callpaths = names_argument(callpaths, "callpaths")
     metrics = (metric,) if metric else ()
-    experiment = experiment_of(data, reader, reader_options, metrics, tuple(callpaths), host)
+    if isinstance(data, (ModelSet, Experiment)):
+        refuse_reading_options("efficiency", reader=reader, reader_options=reader_options)
+    given = None
+    if isinstance(data, ModelSet):
+        given = selected_models(data, "efficiency", metrics, callpaths)
+        experiment = given.experiment
+    else:
+        experiment = experiment_of(data, reader, reader_options, metrics, callpaths, host, "efficiency")
     if not metric and len(experiment.metrics) > 1:  # model only the metric analysed
         names = [m.name for m in experiment.metrics]
         experiment = experiment.select(metrics=["time" if "time" in names else names[0]])
     name = processes_name(experiment.parameter_names, processes)
     check(experiment, processes=name, size=size, scaling=scaling, level=level, target=target)  # fail fast
-    if scaling == "weak":  # T is nearly flat and its terms add up: model T, then multiply by p
+    if given is not None:  # the models of T as they are: C = p·T term by term
+        model_set = resource_models(given, name)
+    elif scaling == "weak":  # T is nearly flat and its terms add up: model T, then multiply by p
         model_set = resource_models(model(experiment, modeler, measure=measure, executor="serial", host=host,
-                                              **options), name)
+                                          **options), name)
     else:  # n/p in T is n in C = p·T: model C, in positive exponents
         model_set = model(resource_experiment(experiment, name), modeler, measure=measure, executor="serial",
                           host=host, **options)
@@ -624,4 +659,5 @@ def efficiency(
         return fitted
 
     return analyse(model_set, processes=name, size=size, scaling=scaling, level=level, target=target,
-                       metric=metric, values=values, total=tuple(total), fit=fit)
+                   metric=metric, values=values, total=total, fit=fit)
+

@@ -243,9 +243,9 @@ class Experiment:
         names = [p.name for p in parameters]
         if len(set(names)) != len(names):
             raise InputError(f"parameter names must be unique, got {names}")
-        value = np.asarray(value, dtype=np.float64).reshape(-1)
+        value = _numbers(value, "value").reshape(-1)
         n_rows = value.shape[0]
-        coordinates = np.asarray(coordinates, dtype=np.float64)
+        coordinates = _numbers(coordinates, "coordinates")
         if coordinates.ndim == 1 and len(parameters) == 1:
             coordinates = coordinates.reshape(-1, 1)
         if coordinates.shape != (n_rows, len(parameters)):
@@ -354,7 +354,7 @@ class Experiment:
             missing = [m for m in metrics if m not in known]
             if missing:
                 raise InputError(
-                    f"{self.source}: no metric {', '.join(map(repr, missing))}; "
+                    f"{self._where()}no metric {', '.join(map(repr, missing))}; "
                     f"the metrics are {', '.join(known)}"
                 )
             wanted = np.array([m.name in metrics for m in self.metrics], dtype=bool)
@@ -365,10 +365,14 @@ class Experiment:
                 dtype=bool,
             )
             if not wanted.any():
-                raise InputError(f"{self.source}: no call path matches {', '.join(map(repr, callpaths))}"
+                raise InputError(f"{self._where()}no call path matches {', '.join(map(repr, callpaths))}"
                                  f"{callpath_hint(callpaths, [c.name for c in self.callpaths])}")
             keep &= wanted[self.callpath_index]
         return self.take(keep)
+
+    def _where(self) -> str:
+        """``SOURCE: `` to begin a message about this experiment, or nothing when it has no source."""
+        return f"{self.source}: " if self.source else ""
 
     def series_groups(self) -> Iterator[SeriesGroup]:
         """Group all (call path, metric) series by their set of measurement points.
@@ -590,3 +594,21 @@ def callpath_hint(patterns: Sequence[str], names: Sequence[str], shown: int = 5)
     if len(names) > shown:
         return f"; the call paths include {', '.join(map(format_callpath, names[:shown]))} ({len(names)} in all)"
     return f"; the call paths are {', '.join(map(format_callpath, names))}" if names else ""
+
+
+def _numbers(values, name: str) -> np.ndarray:
+    """``values`` as floats, or an InputError naming the first row that is not a number."""
+    try:
+        return np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        try:
+            items = np.asarray(values, dtype=object)
+        except ValueError:  # ragged rows
+            raise InputError(f"{name}: expected numbers, one per row (rows of one length)") from None
+        per_row = int(np.prod(items.shape[1:])) if items.ndim > 1 else 1
+        for position, item in enumerate(items.reshape(-1)):
+            try:
+                float(item)
+            except (TypeError, ValueError):
+                raise InputError(f"{name}: row {position // per_row} is {item!r}, not a number") from None
+        raise InputError(f"{name}: expected numbers, one per row") from None

@@ -46,8 +46,8 @@ import numpy as np
 
 from .errors import InputError
 from .experiment import CALLPATH_SEPARATOR, Experiment
-from .formatting import format_exponent
-from .models import Factor, Model, ModelSet, Term
+from .formatting import format_exponent, format_point
+from .models import Factor, Model, ModelSet, Term, expect_model_set
 
 LEVEL = 0.95
 CHOICE_AT = (2.0, 4.0, 10.0, 100.0)
@@ -502,6 +502,21 @@ class Extrapolations:
                 return row
         raise KeyError(f"model {model.callpath} [{model.metric}] is not in this set")
 
+    def __repr__(self) -> str:
+        at = f" at {format_point(self.target)}" if self.target else ""
+        return f"<Extrapolations of {len(self.rows)} models{at}>"
+
+    def __str__(self) -> str:
+        """The table ``extrap-plugins model --target ... --sort ...`` prints."""
+        from .models import _notebook
+
+        options = {"level": repr(self.level)}
+        if self.target:
+            options["target"] = ",".join(f"{name}={value!r}" for name, value in self.target.items())
+        if self.sort:
+            options["sort"] = self.sort
+        return _notebook().model_set_text(self.model_set, options)
+
 
 def extrapolate(
     model_set: ModelSet,
@@ -543,6 +558,7 @@ def extrapolate(
     -------
     Extrapolations
     """
+    model_set = expect_model_set(model_set, "extrapolate")
     if sort is not None and sort not in SORT_KEYS:
         raise InputError(f"unknown sort {sort!r}; expected one of {', '.join(SORT_KEYS)}")
     if values not in VALUE_KINDS:
@@ -743,6 +759,16 @@ def is_minimum(metric: str) -> bool:
     return words == ["min"]
 
 
+def maximum_of(metric: str) -> str | None:
+    """The name of the maximum that goes with a minimum's name (``visit_time_min`` -> ``visit_time_max``, ``Min
+    time/rank`` -> ``Max time/rank``); None for a name that is not a minimum's."""
+    if not is_minimum(metric):
+        return None
+    word = next(_EXTREME.finditer(metric))
+    other = "MAX" if word.group(1).isupper() else "Max" if word.group(1)[0].isupper() else "max"
+    return metric[: word.start()] + other + metric[word.end():]
+
+
 def bound_pairs(models: Sequence[Model]) -> list[tuple[int, int]]:
     """(minimum, maximum): the positions of the models of one call path whose metrics' names differ only in
     ``min`` and ``max`` (``visit_time_min``/``visit_time_max``, ``min_time``/``max_time``, ``Min time/rank``/``Max
@@ -750,14 +776,18 @@ def bound_pairs(models: Sequence[Model]) -> list[tuple[int, int]]:
     index = {(m.callpath, m.metric): i for i, m in enumerate(models)}
     pairs = []
     for i, m in enumerate(models):
-        if not is_minimum(m.metric):
-            continue
-        word = next(_EXTREME.finditer(m.metric))
-        other = "MAX" if word.group(1).isupper() else "Max" if word.group(1)[0].isupper() else "max"
-        j = index.get((m.callpath, m.metric[: word.start()] + other + m.metric[word.end():]))
+        j = index.get((m.callpath, maximum_of(m.metric)))
         if j is not None:
             pairs.append((i, j))
     return pairs
+
+
+def bound_metrics(names: Sequence[str]) -> list[str]:
+    """The metrics of ``names`` that come as a minimum and its maximum (``visit_time_min`` and ``visit_time_max``),
+    both, in the order given."""
+    present = set(names)
+    bounds = {n for n in names if maximum_of(n) in present} | {maximum_of(n) for n in names if maximum_of(n) in present}
+    return [n for n in names if n in bounds]
 
 
 def crossings(models: Sequence[Model], value: np.ndarray) -> dict[int, str]:

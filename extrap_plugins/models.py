@@ -11,14 +11,19 @@ quality figures, and :class:`ModelSet` every model of one modeling run.
 
 from __future__ import annotations
 
+import dataclasses
+import difflib
 import functools
 import math
+import os
+import warnings
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from .formatting import format_exponent, format_number, format_value
+from .errors import ExtrapWarning, InputError
+from .formatting import format_count, format_exponent, format_number, format_value
 
 if TYPE_CHECKING:
     from .experiment import Experiment
@@ -117,25 +122,103 @@ class Model:
     def predict(self, point):
         """Evaluate the model.
 
-        ``point`` is a mapping ``{"p": 64, "n": 1e6}``, one point as a
-        sequence of length n_params (float returned), or an array of shape
-        (n_points, n_params) (array of shape (n_points,) returned).
+        Parameters
+        ----------
+        point : mapping, sequence or ndarray
+            ``{"p": 64, "n": 1e6}``: one point, a float returned;
+            ``{"p": [64, 128], "n": [1e6, 1e6]}``: one column per parameter (a single value stands for every
+            point), an array of shape (n_points,) returned; one point as a sequence of n_params numbers
+            (in the order of ``parameters``), a float returned; or an array of shape (n_points, n_params),
+            an array of shape (n_points,) returned.
+
+        The value is NaN (or infinite) where the model is undefined: ``log2`` of a value at or below 0, a
+        fractional power of a negative value, a negative power of 0.  A mapping point where that happens
+        gets an :class:`~extrap_plugins.errors.ExtrapWarning` saying which parameter is out of range.
+
+        Raises
+        ------
+        InputError
+            A mapping that leaves out a parameter or names one the model does not have, a value that is not
+            a number, or a sequence or array whose length or shape does not fit the model's parameters.
+
+        >>> m = Model("main", "time", ("p",), 1.0, (Term(2.0, {"p": Factor(1, 0)}),))
+        >>> m.predict({"p": 4}), m.predict([[1], [2]]).tolist()
+        (9.0, [3.0, 5.0])
         """
-        if isinstance(point, Mapping):
-            missing = [p for p in self.parameters if p not in point]
-            if missing:
-                raise ValueError(f"predict needs a value for {', '.join(missing)}; got {dict(point)}")
-            point = [float(point[p]) for p in self.parameters]
-        X = np.asarray(point, dtype=np.float64)
-        single = X.ndim <= 1
-        X = np.atleast_2d(X).reshape(-1, len(self.parameters)) if len(self.parameters) else X.reshape(-1, 0)
+        X, single = self._points(point)
         if self.predictor is not None:
             result = np.asarray(self.predictor(X), dtype=np.float64)
         elif self.segments:
             result = _evaluate_segments(self.segments, self.parameters, X)
         else:
             result = evaluate(self.constant, self.terms, self.parameters, X)
-        return float(result[0]) if single else result
+        if single:
+            value = float(result[0])
+            if isinstance(point, Mapping) and not math.isfinite(value):
+                self._warn_undefined(X[0])
+            return value
+        return result
+
+    def _points(self, point) -> tuple[np.ndarray, bool]:
+        """``point`` as an array of shape (n_points, n_params), and whether it was one point."""
+        names = self.parameters
+        if (isinstance(point, np.ndarray) and point.ndim == 2 and point.shape[1] == len(names)
+                and point.dtype.kind in "fiu"):
+            return np.asarray(point, dtype=np.float64), False  # the fast path of the analyses' grids
+        shape = f"({', '.join(names)})" if names else "(no parameter)"
+        if isinstance(point, Mapping):
+            missing = [name for name in names if name not in point]
+            unknown = [key for key in point if key not in names]
+            if missing or unknown:
+                problem = " and ".join(
+                    ([f"has no value for {', '.join(missing)}"] if missing else [])
+                    + ([f"names {', '.join(map(repr, unknown))}, which {'is' if len(unknown) == 1 else 'are'} "
+                        "not among them"] if unknown else []))
+                raise InputError(f"predict: the model of {self.callpath} [{self.metric}] has the parameters "
+                                 f"{shape}; the point {_cut(dict(point))} {problem}: give a value for each "
+                                 f"parameter and no other, such as {_example(names)}")
+            columns = [_numbers(point[name], f"the value of {name}") for name in names]
+            if any(column.ndim > 1 for column in columns):
+                raise InputError(f"predict: expected one number or a list of numbers per parameter, got "
+                                 f"{_cut(dict(point))}")
+            try:
+                columns = np.broadcast_arrays(*columns) if columns else []
+            except ValueError:
+                lengths = ", ".join(f"{name} has {np.size(point[name])}" for name in names)
+                raise InputError(f"predict: the parameters' lists of values differ in length ({lengths}): give "
+                                 f"one value per point for every parameter") from None
+            single = all(np.ndim(point[name]) == 0 for name in names)
+            X = np.stack([np.reshape(c, -1) for c in columns], axis=1) if columns else np.zeros((1, 0))
+            return X, single
+        if point is None or isinstance(point, (str, bytes, bool)):
+            raise InputError(f"predict: expected a point such as {_example(names)}, a sequence of {len(names)} "
+                             f"numbers {shape} or an array of shape (n_points, {len(names)}); got {described(point)}")
+        X = _numbers(point, "the point")
+        if X.ndim <= 1:
+            if X.size != len(names):
+                raise InputError(f"predict: the model of {self.callpath} [{self.metric}] has {len(names)} "
+                                 f"parameter{'s' if len(names) != 1 else ''} {shape}; got {X.size} "
+                                 f"value{'s' if X.size != 1 else ''}, {described(point)}: give one per parameter, "
+                                 f"or a mapping such as {_example(names)}")
+            return X.reshape(1, len(names)), True
+        if X.ndim != 2 or X.shape[1] != len(names):
+            raise InputError(f"predict: expected an array of shape (n_points, {len(names)}), one column per "
+                             f"parameter {shape}; got shape {X.shape}")
+        return X, False
+
+    def _warn_undefined(self, x: np.ndarray) -> None:
+        """Say why the model has no finite value at the one point ``x``."""
+        where = ", ".join(f"{name}={format_value(float(v))}" for name, v in zip(self.parameters, x))
+        if self.predictor is None and self.function_text is None:  # which parameters the formula takes
+            terms = [t for segment in self.segments or () for t in segment.terms] + list(self.terms)
+            used = {name for t in terms for name in t.factors}
+        else:
+            used = set(self.parameters)
+        low = [name for name, v in zip(self.parameters, x) if v <= 0 and name in used]
+        why = (f": {', '.join(low)} {'is' if len(low) == 1 else 'are'} not positive, and the model takes a "
+               "logarithm or a power of it" if low else "")
+        warnings.warn(ExtrapWarning(f"the model is not finite at {where}{why}", self.callpath, self.metric),
+                      stacklevel=3)
 
     def scaled(self, factor: float) -> Model:
         """The same model of values ``factor`` times larger (a PMNF model: its constant, coefficients and RSS)."""
@@ -171,6 +254,9 @@ class Model:
             + ", ".join(f"{bound(lo)}{at_most}{name}{at_most}{bound(hi)}" for name, (lo, hi) in s.range.items())
             for s in self.segments)
 
+    def __repr__(self) -> str:
+        return f"<Model {self.callpath} [{self.metric}]: {self.formula}>"
+
     def _repr_html_(self) -> str:
         """A notebook shows the formula, the quality and, for one parameter, the curve."""
         return _notebook().model_html(self)
@@ -198,11 +284,59 @@ class ModelSet:
     def __len__(self) -> int:
         return len(self.models)
 
+    def __getitem__(self, key):
+        """``models[0]`` (a Model, by position), ``models[1:3]`` (a ModelSet of those) or
+        ``models["main", "time"]`` (as :meth:`get`)."""
+        if isinstance(key, tuple) and len(key) == 2 and all(isinstance(k, str) for k in key):
+            return self.get(*key)
+        if isinstance(key, slice):
+            return dataclasses.replace(self, models=self.models[key])
+        if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
+            if not -len(self.models) <= key < len(self.models):
+                raise InputError(f"model {key} is out of range: the set has {format_count(len(self.models), 'model')}"
+                                 + (f" (0 to {len(self.models) - 1}, or -1 for the last)" if self.models else ""))
+            return self.models[key]
+        if isinstance(key, str):
+            metrics = [m.metric for m in self.models if m.callpath == key]
+            hint = (f"{key} has models of {', '.join(metrics)}: models[{key!r}, {metrics[0]!r}]" if metrics else
+                    f"models[0], or models[CALLPATH, METRIC] such as models[{key!r}, 'time']")
+            raise InputError(f"models[{key!r}]: a call path alone does not name one model; give the metric too "
+                             f"({hint})")
+        raise InputError(f"a ModelSet is indexed by position (models[0]) or by call path and metric "
+                         f"(models['main', 'time']); got {described(key)}")
+
     def get(self, callpath: str, metric: str) -> Model:
+        """The model of ``callpath`` and ``metric``.
+
+        Raises
+        ------
+        InputError
+            There is none (the message lists the call paths or metrics meant, or those there are).
+        """
         for m in self.models:
             if m.callpath == callpath and m.metric == metric:
                 return m
-        raise KeyError(f"no model for call path {callpath!r} and metric {metric!r}")
+        metrics = [m.metric for m in self.models if m.callpath == callpath]
+        if metrics:
+            close = difflib.get_close_matches(str(metric), metrics, n=3)
+            hint = (f"did you mean {', '.join(map(repr, close))}?" if close
+                    else f"its metrics are {', '.join(metrics)}")
+            raise InputError(f"no model of metric {metric!r} for call path {callpath!r}; {hint}")
+        from .experiment import callpath_hint
+
+        names = list(dict.fromkeys(m.callpath for m in self.models))
+        hint = callpath_hint([str(callpath)], names) if names else "; the set has no models"
+        raise InputError(f"no model for call path {callpath!r} (metric {metric!r}){hint}")
+
+    def __repr__(self) -> str:
+        parameters = ", ".join(self.parameters) or "no parameter"
+        by = f" by {self.modeler}" if self.modeler else ""
+        source = f" from {self.source}" if self.source else ""
+        return f"<ModelSet: {format_count(len(self.models), 'model')} of {parameters}{by}{source}>"
+
+    def __str__(self) -> str:
+        """The table ``extrap-plugins model`` prints (the text exporter's)."""
+        return _notebook().model_set_text(self)
 
     def to_dataframe(self, target=None):
         """A pandas DataFrame, one row per call path and metric (see :func:`extrap_plugins.notebook.to_dataframe`).
@@ -227,6 +361,54 @@ def _notebook():
     import importlib
 
     return importlib.import_module("extrap_plugins.notebook")
+
+
+def described(value, width: int = 60) -> str:
+    """``value`` as a message names it: ``None``, ``an Experiment``, ``the int 42``, ``the str 'p=4'`` (cut when
+    long)."""
+    if value is None:
+        return "None"
+    name = type(value).__name__
+    if type(value).__module__.startswith("extrap_plugins."):  # our objects by their kind, not their dump
+        return f"{'an' if name[0] in 'AEIOU' else 'a'} {name}"
+    return f"the {name} {_cut(value, width)}"
+
+
+def _cut(value, width: int = 60) -> str:
+    """``repr(value)``, cut to ``width`` characters."""
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def expect_model_set(value, function: str) -> ModelSet:
+    """``value`` if it is a ModelSet, else an InputError saying what ``function`` got and how to make one."""
+    if isinstance(value, ModelSet):
+        return value
+    from .experiment import Experiment
+
+    if isinstance(value, Experiment):
+        fix = ": model it first, extrap_plugins.model(experiment)"
+    elif isinstance(value, (str, os.PathLike)):
+        fix = ": read and model it first, extrap_plugins.model(extrap_plugins.read(path))"
+    else:
+        fix = ""
+    raise InputError(f"{function}: expected a ModelSet (from extrap_plugins.model), got {described(value)}{fix}")
+
+
+def _example(names: Sequence[str]) -> str:
+    """A point such as ``{'p': 64, 'n': 64}`` over ``names``, for messages."""
+    return "{" + ", ".join(f"{name!r}: 64" for name in names) + "}"
+
+
+def _numbers(value, what: str) -> np.ndarray:
+    """``value`` as float64 numbers; an InputError for text, truth values and anything else that is not one."""
+    try:
+        raw = np.asarray(value)
+        if raw.dtype.kind in "USb":
+            raise ValueError
+        return raw.astype(np.float64)
+    except (TypeError, ValueError):
+        raise InputError(f"predict: {what} must be a number (or a list of numbers), got {described(value)}") from None
 
 
 # ----------------------------------------------------------------------------

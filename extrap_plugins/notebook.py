@@ -1,4 +1,5 @@
-"""Models in pandas and Jupyter: :meth:`ModelSet.to_dataframe` and the ``_repr_html_`` of models.
+"""Models in pandas, Jupyter and ``print``: :meth:`ModelSet.to_dataframe`, the ``_repr_html_`` of models and
+``str(ModelSet)``.
 
 pandas is imported only by :func:`to_dataframe`; the HTML needs nothing but
 the standard library (the curve of a one-parameter model is inline SVG), so
@@ -70,6 +71,19 @@ def to_dataframe(model_set: ModelSet, target: str | Mapping[str, float] | None =
     frame.attrs.update(parameters=list(model_set.parameters), largest_point=result.largest,
                        target_point=result.target, source=model_set.source)
     return frame
+
+
+# ---------------------------------------------------------------------- text
+def model_set_text(model_set: ModelSet, options: dict[str, str] | None = None) -> str:
+    """What ``print(models)`` shows: the table of the ``text`` exporter (``extrap-plugins model``'s output);
+    ``options`` as the exporter's (``target``, ``sort``, ``level``: what ``print(extrapolate(...))`` shows)."""
+    import io
+
+    from .exporters.text_exporter import export_text
+
+    out = io.StringIO()
+    export_text(model_set, out, dict(options or {}))
+    return out.getvalue()
 
 
 # ---------------------------------------------------------------------- HTML

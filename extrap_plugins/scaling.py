@@ -15,27 +15,59 @@ and :mod:`extrap_plugins.comparison` build on it.
 
 from __future__ import annotations
 
+import dataclasses
+import fnmatch
 import math
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .api import read
+from .api import names_argument, paths_argument, read
 from .errors import InputError
 from .experiment import CALLPATH_SEPARATOR, RESOURCE_NAMES, Experiment
-from .models import Factor, Model, Term
+from .models import Factor, Model, ModelSet, Term, described
+from .options import parse_share
 
 
 GRID = 1024
 """Points of the log grid on which sign changes are looked for before Brent's method refines them."""
+DATA = "a path (str or os.PathLike), a list of paths, an Experiment or a ModelSet"
+"""What ``efficiency`` and ``compare`` analyse, for messages."""
 
 
-def resource_parameter(parameters: Sequence[str], given: str | None, flag: str) -> str | None:
-    """``given`` (checked against ``parameters``, an error naming ``flag``), else the first parameter named like
-    a resource count (:data:`RESOURCE_NAMES`), else None."""
+# Messages of efficiency and compare reach users of the Python API and of the command line (which calls the
+# same functions), so they name an argument by both: ``size (--size)``.
+def argument(name: str, value: Any = None, flag: str | None = None) -> str:
+    """An argument of both the API and the CLI as a message names it: ``size 'zz' (--size)``, ``total (--total)``.
+
+    ``flag`` is the option's name when it is not ``name`` (``metrics``: ``metric``).
+
+    >>> argument("size", "zz"), argument("total"), argument("metrics", flag="metric")
+    ("size 'zz' (--size)", 'total (--total)', 'metrics (--metric)')
+    """
+    given = "" if value is None else f" {value!r}"
+    return f"{name}{given} (--{(flag or name).replace('_', '-')})"
+
+
+def share_argument(value: Any, name: str, example: str) -> float:
+    """A level strictly between 0 and 1, given as a number (``0.8``) or, as on the command line, a percentage
+    (``"80%"``)."""
+    try:
+        return parse_share(value, argument(name), example)
+    except ValueError as error:
+        raise InputError(str(error)) from None
+
+
+def resource_parameter(parameters: Sequence[str], given: str | None, name: str) -> str | None:
+    """``given`` (checked against ``parameters``, an error naming the argument ``name``), else the first
+    parameter named like a resource count (:data:`RESOURCE_NAMES`), else None."""
+    if given is not None and not isinstance(given, str):
+        raise InputError(f"{argument(name)}: expected a parameter name (one of {', '.join(parameters)}), got "
+                         f"{described(given)}")
     if given:
         if given not in parameters:
-            raise InputError(f"{flag} {given}: no such parameter; the parameters are {', '.join(parameters)}")
+            raise InputError(f"{argument(name, given)}: no such parameter; the parameters are "
+                             f"{', '.join(parameters)}")
         return given
     return next((name for name in parameters if name.lower() in RESOURCE_NAMES), None)
 
@@ -47,12 +79,13 @@ def processes_name(parameters: Sequence[str], given: str | None) -> str:
     'Ranks'
     """
     parameters = list(parameters)
-    found = resource_parameter(parameters, given, "--processes")
+    found = resource_parameter(parameters, given, "processes")
     if found is not None:
         return found
     if len(parameters) == 1:
         return parameters[0]
-    raise InputError(f"which parameter counts the processes? give --processes NAME (one of {', '.join(parameters)})")
+    raise InputError(f"which parameter counts the processes? give processes=NAME (--processes NAME), one of "
+                     f"{', '.join(parameters)}")
 
 
 def total_models(models: Sequence[Model], kind: str) -> list[Model]:
@@ -183,10 +216,52 @@ def point_text(point: Mapping[str, float]) -> str:
     return format_point({k: float(f"{v:.6g}") for k, v in point.items()})
 
 
-def experiment_of(data, reader, reader_options, metrics, callpaths, host) -> Experiment:
-    """``data`` as an Experiment: read (serially) unless it is one, then the selected metrics and call paths."""
+def experiment_of(data, reader, reader_options, metrics, callpaths, host, where: str = "read") -> Experiment:
+    """``data`` as an Experiment: read (serially) unless it is one, then the selected metrics and call paths.
+
+    ``where`` (``"compare: a"``) begins the message when ``data`` is none of :data:`DATA`.
+    """
+    metrics, callpaths = names_argument(metrics, "metrics"), names_argument(callpaths, "callpaths")
     if isinstance(data, Experiment):
         selected = data.select(metrics=metrics, callpaths=callpaths) if metrics or callpaths else data
         return selected
-    return read(data, reader, metrics=metrics, callpaths=callpaths, executor="serial", host=host,
-                **dict(reader_options or {}))
+    if reader_options is not None and not isinstance(reader_options, Mapping):
+        raise InputError(f"reader_options: expected a mapping such as {{'value': 'median'}}, got "
+                         f"{described(reader_options)}")
+    return read(paths_argument(data, where, DATA), reader, metrics=metrics, callpaths=callpaths, executor="serial",
+                host=host, **dict(reader_options or {}))
+
+
+def selected_models(data: ModelSet, where: str, metrics: Sequence[str] = (), callpaths: Sequence[str] = ()) -> ModelSet:
+    """A ModelSet to analyse as it is, with its measurements: only the models of ``metrics`` and of the call paths
+    matching the globs ``callpaths`` (as :meth:`Experiment.select` keeps them; empty: all)."""
+    if data.experiment is None or len(data.experiment) == 0:
+        raise InputError(f"{where}: the ModelSet holds no measurements (ModelSet.experiment; streamed models have "
+                         f"none): give the measurements, a path or an Experiment, instead")
+    if not metrics and not callpaths:
+        return data
+    experiment = data.experiment.select(metrics=metrics, callpaths=callpaths)  # the errors name what there is
+    models = [m for m in data.models if (not metrics or m.metric in metrics)
+              and (not callpaths or any(fnmatch.fnmatchcase(m.callpath, pattern) for pattern in callpaths))]
+    return dataclasses.replace(data, models=models, experiment=experiment)
+
+
+def refuse_reading_options(where: str, **given: Any) -> None:
+    """Arguments that say how to read (``reader``, ``reader_options``) given where nothing is read."""
+    named = [name for name, value in given.items() if value]
+    if named:
+        raise InputError(f"{where}: {' and '.join(named)} say{'s' if len(named) == 1 else ''} how to read "
+                         f"measurements, but nothing is read (ModelSets and Experiments are given): leave "
+                         f"{'it' if len(named) == 1 else 'them'} out")
+
+
+def report_text(result: Any) -> str:
+    """``str()`` of an :class:`~extrap_plugins.efficiency_analysis.Efficiency` or a
+    :class:`~extrap_plugins.comparison.Comparison`: its text report, as the command prints it.
+
+    :mod:`extrap_plugins.reports` renders these results and imports their modules, so it is looked up by name
+    when a result is printed, as :func:`extrap_plugins.models._notebook` is for models.
+    """
+    import importlib
+
+    return importlib.import_module("extrap_plugins.reports").render(result, "text")

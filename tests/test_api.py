@@ -157,3 +157,63 @@ def test_a_run_is_read_with_the_garbage_collector_paused_and_it_resumes_after_er
     result, error, caught = engine.read_one_part((read_part, "runs/r1/profile.cubex", {}))
     assert seen == [False] and gc.isenabled()
     assert result is None and str(error) == "runs/r1/profile.cubex: truncated file" and caught == []
+
+
+# ------------------------------------------------- the user's mistakes, each one sentence
+def raised(call) -> str:
+    """The message of the InputError ``call`` raises (exactly that type, not a raw builtin error)."""
+    with pytest.raises(InputError) as error:
+        call()
+    assert type(error.value) is InputError
+    return str(error.value)
+
+
+def two_series():
+    p = np.array([1.0, 2, 4, 8, 16])
+    return extrap_plugins.Experiment.from_columns(
+        ["p"], callpath=["main"] * 10, metric=["time"] * 5 + ["bytes"] * 5, coordinates=np.r_[p, p][:, None],
+        value=np.r_[p, 8 * p], source="two")
+
+
+@pytest.mark.parametrize("path, got", [(42, "the int 42"), (None, "None"), (["a.csv", 3], "a list holding the int 3"),
+                                       (b"a.csv", "the bytes b'a.csv'")])
+def test_read_says_what_it_takes(host, path, got):
+    assert raised(lambda: extrap_plugins.read(path)) == (
+        f"read: expected a path (str or os.PathLike) or a list of paths, got {got}")
+
+
+def test_model_takes_an_experiment_and_says_to_read_a_path_first(host):
+    assert raised(lambda: extrap_plugins.model("examples/stencil.jsonl")) == (
+        "model: expected an Experiment (from extrap_plugins.read), got the str 'examples/stencil.jsonl': read it "
+        "first, extrap_plugins.model(extrap_plugins.read('examples/stencil.jsonl'))")
+    assert raised(lambda: extrap_plugins.model(None)) == "model: expected an Experiment (from extrap_plugins.read), " \
+                                                         "got None"
+    models = extrap_plugins.model(two_series())
+    assert raised(lambda: extrap_plugins.model(models)) == (
+        "model: expected an Experiment (from extrap_plugins.read), got a ModelSet, which is modelled already (its "
+        "measurements are ModelSet.experiment)")
+
+
+def test_one_str_is_one_name(host, tmp_path):
+    experiment = two_series()
+    assert [m.metric for m in extrap_plugins.model(experiment, metrics="time")] == ["time"]
+    assert len(extrap_plugins.model(experiment, callpaths="main")) == 2
+    path = tmp_path / "two.csv"
+    path.write_text("callpath,metric,p,value\n" + "".join(f"main,{m},{p},{p}\n" for m in ("time", "bytes")
+                                                          for p in (1, 2, 4)))
+    read = extrap_plugins.read(path, metrics="time")
+    assert {read.metrics[i].name for i in read.metric_index} == {"time"} and len(read) == 3
+    assert raised(lambda: extrap_plugins.model(experiment, metrics=["time", 3])) == (
+        "metrics: expected names (str), got the int 3 among them")
+    assert raised(lambda: extrap_plugins.model(experiment, callpaths=5)) == (
+        "callpaths: expected a name or a list of names, got the int 5")
+
+
+def test_export_takes_a_model_set(host, tmp_path):
+    experiment = two_series()
+    assert raised(lambda: extrap_plugins.export(experiment, "text")) == (
+        "export: expected a ModelSet (from extrap_plugins.model), got an Experiment: model it first, "
+        "extrap_plugins.model(experiment)")
+    models = extrap_plugins.model(experiment)
+    assert raised(lambda: extrap_plugins.export(models, "plot")) == (
+        "exporter 'plot' writes files: give it an output path (path; -o on the command line)")

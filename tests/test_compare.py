@@ -4,6 +4,7 @@ bad input, and Intel MPI against Open MPI from mpi_data.csv."""
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 
@@ -158,10 +159,63 @@ def test_different_parameters_no_common_call_path_and_a_low_target_are_errors():
     with pytest.raises(InputError, match=r"A has parameters \(p\) but B has \(p, n\): compare experiments over the "
                                          r"same parameters"):
         extrap_plugins.compare(a, two)
-    with pytest.raises(InputError, match="no call path of A .* matches one of B .*: map them with --map FILE"):
+    with pytest.raises(InputError, match=r"no call path of A .* matches one of B .*: map them with mapping=FILE or "
+                                         r"rules=\['A_CALLPATH=B_CALLPATH'\] \(--map, --map-rule"):
         extrap_plugins.compare(a, experiment({"other": lambda p: p}))
     with pytest.raises(InputError, match=r"the target is below the measured range \(both measured up to p=64\)"):
         extrap_plugins.compare(a, experiment({"main": lambda p: p}), target="p=32")
+
+
+def raised(call) -> str:
+    """The message of the InputError ``call`` raises (exactly that type, not a raw builtin error)."""
+    with pytest.raises(InputError) as error:
+        call()
+    assert type(error.value) is InputError
+    return str(error.value)
+
+
+@pytest.mark.parametrize("labels, got", [(("only",), "the tuple ('only',) (1 given)"), ("AB", "the str 'AB'"),
+                                         (None, "None")])
+def test_labels_are_two_names(labels, got):
+    a = experiment({"main": lambda p: p})
+    assert raised(lambda: extrap_plugins.compare(a, a, labels=labels)) == (
+        f"labels (--label): expected two names, A's and B's, such as ('v1', 'v2'); got {got}")
+
+
+def test_what_cannot_be_compared_is_named():
+    a = experiment({"main": lambda p: p})
+    assert raised(lambda: extrap_plugins.compare(1, 2)) == (
+        "compare: a: expected a path (str or os.PathLike), a list of paths, an Experiment or a ModelSet, got the int 1")
+    assert raised(lambda: extrap_plugins.compare(a, [a])) == (
+        "compare: b: expected a path (str or os.PathLike), a list of paths, an Experiment or a ModelSet, got a list "
+        "holding an Experiment")
+    models = extrap_plugins.model(a)
+    assert raised(lambda: extrap_plugins.compare(models, a, reader="csv", reader_options={"value": "median"})) == (
+        "compare: reader and reader_options say how to read measurements, but nothing is read (ModelSets and "
+        "Experiments are given): leave them out")
+    named = extrap_plugins.model(dataclasses.replace(a, source="a.csv"))
+    assert raised(lambda: extrap_plugins.compare(named, a, callpaths_a="zz")) == (
+        "a.csv: no call path matches 'zz'; the call paths are main")
+    assert raised(lambda: extrap_plugins.compare(a, a, along="q")) == (
+        "along 'q' (--along): no such parameter; the parameters are p")
+
+
+def test_one_str_is_one_rule_and_the_level_may_be_a_percentage():
+    a = experiment({"cpu->stencil": lambda p: 2 * p})
+    b = experiment({"gpu->stencil": lambda p: p})
+    result = extrap_plugins.compare(a, b, rules="cpu->*=gpu->*", level="90%", callpaths_a="cpu->*", metrics="time")
+    assert [(pair.callpath_a, pair.callpath_b) for pair in result.pairs] == [("cpu->stencil", "gpu->stencil")]
+    assert result.level == 0.9
+    models = extrap_plugins.compare(extrap_plugins.model(a), b, rules="cpu->*=gpu->*", callpaths_a="cpu->*",
+                                    metrics="time")  # selections apply to a ModelSet's models as to measurements
+    assert [(pair.callpath_a, pair.callpath_b) for pair in models.pairs] == [("cpu->stencil", "gpu->stencil")]
+    assert raised(lambda: extrap_plugins.compare(a, b, level=95)) == (
+        "level (--level): expected a share between 0 and 1 (exclusive), such as 95% or 0.95, got 95")
+
+
+def test_the_result_prints_as_its_report_and_has_a_short_repr(known):
+    assert str(known) == extrap_plugins.export_report(known, "text")
+    assert repr(known) == "<Comparison v1 vs v2: 2 matched, 2 significantly different at p=1024, 2 unmatched>"
 
 
 def write(path, functions, ps=P):
@@ -176,11 +230,12 @@ def write(path, functions, ps=P):
 
 @pytest.mark.parametrize("b_functions, arguments, message", [
     ({"other": lambda p: p}, [], "no call path of A (main, ...) matches one of B (other, ...): map them with "
-                                 "--map FILE or --map-rule 'A_CALLPATH=B_CALLPATH' ('*' for any text)"),
+                                 "mapping=FILE or rules=['A_CALLPATH=B_CALLPATH'] (--map, --map-rule; '*' for any "
+                                 "text)"),
     ({"main": lambda p: p}, ["--target", "p=8"], "the target is below the measured range (both measured up to "
                                                  "p=64): give a target of at least the largest common point"),
     ({"main": lambda p: p}, ["--label", "A=x", "--label", "B=x"],
-     "the two labels are both 'x': give each side its own (--label A=... --label B=...)"),
+     "the two labels are both 'x': give each side its own (labels=('v1', 'v2'); --label A=... --label B=...)"),
     ({"main": lambda p: p}, ["--map-rule", "nothing"],
      "mapping rule 'nothing': expected A_CALLPATH=B_CALLPATH, such as 'IntelMPI->*=OpenMPI->*'"),
     ({"main": lambda p: p}, ["--level", "100%"],

@@ -231,17 +231,17 @@ def test_cli_writes_every_format(tmp_path, capsys):
 @pytest.mark.parametrize("arguments, message", [
     (["--size", "n", "--target", "p=8"], "target p=8 is below the measured range (up to p=16): give a target of at "
                                          "least 16"),
-    (["--size", "m"], "--size m: no such parameter; the parameters are p, n"),
-    (["--scaling", "weak"], "weak scaling needs the problem size per process: give --size NAME"),
+    (["--size", "m"], "size 'm' (--size): no such parameter; the parameters are p, n"),
+    (["--scaling", "weak"], "weak scaling needs the problem size per process: give size=NAME (--size NAME)"),
     (["--size", "n", "--level", "1.5"], "--level: expected a share between 0 and 1 (exclusive), such as 80% or 0.8, "
                                         "got 1.5"),
     (["--size", "n", "--level", "high"], "--level: expected a share between 0 and 1 (exclusive), such as 80% or 0.8, "
                                          "got 'high'"),
-    (["--processes", "q"], "--processes q: no such parameter; the parameters are p, n"),
-    ([], "parameter n varies but is neither --processes nor --size: name it with --size, or select runs where it "
-         "is fixed"),
-    (["--size", "n", "--total", "nothing"], "--total nothing: no model of time for this call path; the call paths "
-                                            "are main"),
+    (["--processes", "q"], "processes 'q' (--processes): no such parameter; the parameters are p, n"),
+    ([], "parameter n varies but is neither the processes nor the size (--processes, --size): name it as the size, "
+         "or select runs where it is fixed"),
+    (["--size", "n", "--total", "nothing"], "total (--total): no model of time for 'nothing'; the call paths are "
+                                            "main"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, arguments, message):
     data = write_csv(tmp_path / "iso.csv", {"main": lambda p, n: n / p + np.log2(p)}, [1, 2, 4, 8, 16])
@@ -254,6 +254,57 @@ def test_the_api_raises_input_error():
     data = experiment({"main": lambda p, n: n / p}, [1, 2, 4, 8, 16])
     with pytest.raises(InputError, match="below the measured range"):
         extrap_plugins.efficiency(data, size="n", target=4)
+
+
+def raised(call) -> str:
+    """The message of the InputError ``call`` raises (exactly that type, not a raw builtin error)."""
+    with pytest.raises(InputError) as error:
+        call()
+    assert type(error.value) is InputError
+    return str(error.value)
+
+
+def test_the_api_takes_a_level_as_the_cli_does_and_one_str_as_one_total(known):
+    data = experiment({"main": lambda p, n: n / p + np.log2(p)}, [1, 2, 4, 8, 16, 32])
+    result = extrap_plugins.efficiency(data, size="n", level="80%", target=256, total="main")
+    assert result.level == 0.8 and [m.callpath for m in result.total] == ["main"]
+    assert result.isoefficiency.formula == known.isoefficiency.formula
+    assert raised(lambda: extrap_plugins.efficiency(data, size="n", level=80)) == (
+        "level (--level): expected a share between 0 and 1 (exclusive), such as 80% or 0.8, got 80")
+    assert raised(lambda: extrap_plugins.efficiency(data, size="n", total="nosuch")) == (
+        "total (--total): no model of time for 'nosuch'; the call paths are main")
+    assert raised(lambda: extrap_plugins.efficiency(data, size=["n"])) == (
+        "size (--size): expected a parameter name (one of p, n), got the list ['n']")
+
+
+def test_a_model_set_is_analysed_as_compare_takes_it(known):
+    data = experiment({"main": lambda p, n: n / p + np.log2(p)}, [1, 2, 4, 8, 16, 32])
+    models = extrap_plugins.model(data)
+    result = extrap_plugins.efficiency(models, size="n", level=LEVEL, target=256)
+    assert result.isoefficiency.growth == known.isoefficiency.growth == "O(p·log p)"
+    assert result.largest_p_at_level == pytest.approx(known.largest_p_at_level, rel=1e-9)
+    assert extrap_plugins.efficiency(models, size="n", target=256, callpaths="main").callpaths[0].callpath == "main"
+    assert raised(lambda: extrap_plugins.efficiency(models, size="n", callpaths="zz")) == (
+        "synthetic: no call path matches 'zz'; the call paths are main")
+    assert raised(lambda: extrap_plugins.efficiency(models, size="n", reader="csv")) == (
+        "efficiency: reader says how to read measurements, but nothing is read (ModelSets and Experiments are "
+        "given): leave it out")
+    streamed = extrap_plugins.ModelSet(models.parameters, models.models)
+    assert raised(lambda: extrap_plugins.efficiency(streamed, size="n")) == (
+        "efficiency: the ModelSet holds no measurements (ModelSet.experiment; streamed models have none): give the "
+        "measurements, a path or an Experiment, instead")
+
+
+@pytest.mark.parametrize("data, got", [(5, "the int 5"), (None, "None"), ({"p": 1}, "the dict {'p': 1}")])
+def test_what_cannot_be_analysed_is_named(data, got):
+    assert raised(lambda: extrap_plugins.efficiency(data)) == (
+        f"efficiency: expected a path (str or os.PathLike), a list of paths, an Experiment or a ModelSet, got {got}")
+
+
+def test_the_result_prints_as_its_report_and_has_a_short_repr(known):
+    assert str(known) == extrap_plugins.export_report(known, "text")
+    assert repr(known) == ("<Efficiency of time over p, strong scaling: iso-efficiency n = "
+                           f"{known.isoefficiency.formula}; limiter main>")
 
 
 def test_the_package_names_stay_functions_after_the_modules_load():
@@ -292,7 +343,7 @@ def test_one_parameter_has_no_isoefficiency_but_every_output(tmp_path):
                                    + [2 * p for p in (1, 2, 4, 8, 16)])
     result = extrap_plugins.efficiency(data)
     assert result.processes == "p" and result.size is None and result.target == {"p": 128.0}  # 8 × the largest
-    assert result.isoefficiency is None and "no problem-size parameter (--size)" in result.isoefficiency_note
+    assert result.isoefficiency is None and "no problem-size parameter, size (--size)" in result.isoefficiency_note
     assert result.limiter.callpath == "main->comm" and result.limiter.overhead_growth == "O(p^2)"
     document = json.loads(extrap_plugins.export_report(result, "json"))
     assert document["isoefficiency"] is None and document["size"] is None

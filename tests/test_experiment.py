@@ -61,7 +61,7 @@ def test_select_by_metric_and_glob():
         e.select(metrics=["bytes"])
     with pytest.raises(InputError) as error:
         e.select(callpaths=["solve"])
-    assert str(error.value) == ": no call path matches 'solve'; the call paths are main, main->a"
+    assert str(error.value) == "no call path matches 'solve'; the call paths are main, main->a"
 
 
 def test_a_call_path_that_matches_nothing_names_the_ones_meant():
@@ -174,3 +174,21 @@ def test_an_experiment_s_repr_says_what_was_measured_not_every_value(shared_data
     e = extrap_plugins.read(path)
     assert repr(e) == (f"<Experiment p, n: 25 points, 50 runs; 14 call paths; 1 metric (time); 700 values "
                        f"from {e.source}>")
+
+
+@pytest.mark.parametrize("coordinates, value, message", [
+    ([[1], [2]], [1, "a"], "value: row 1 is 'a', not a number"),
+    ([[1, 2], [3, "x"]], [1, 2], "coordinates: row 1 is 'x', not a number"),
+])
+def test_from_columns_names_the_row_that_is_not_a_number(coordinates, value, message):
+    parameters = ["p", "n"][: len(coordinates[0])]
+    with pytest.raises(InputError) as error:
+        Experiment.from_columns(parameters, callpath="main", metric="time", coordinates=coordinates, value=value)
+    assert str(error.value) == message
+
+
+def test_an_experiment_without_a_source_begins_no_message_with_a_colon():
+    e = Experiment.from_columns(["p"], callpath="main", metric="time", coordinates=[[1], [2]], value=[1, 2])
+    with pytest.raises(InputError) as error:
+        e.select(metrics=["bytes"])
+    assert str(error.value) == "no metric 'bytes'; the metrics are time"

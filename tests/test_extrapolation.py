@@ -431,3 +431,18 @@ def test_the_interval_of_a_model_of_any_magnitude_is_the_unit_models_times_it(sc
     (low, high), (scaled_low, scaled_high) = rows[0].interval, rows[1].interval
     assert low < rows[0].value_target < high
     assert scaled_low / scale == pytest.approx(low, rel=1e-9) and scaled_high / scale == pytest.approx(high, rel=1e-9)
+
+
+def test_extrapolate_says_it_takes_a_model_set_and_prints_as_the_table():
+    e = measured({"main": lambda X: 3 + 2 * X[:, 0]}, P[:, None], repetitions=2, noise=0.01)
+    with pytest.raises(InputError) as error:
+        extrapolate(e, "p=128")
+    assert str(error.value) == ("extrapolate: expected a ModelSet (from extrap_plugins.model), got an Experiment: "
+                                "model it first, extrap_plugins.model(experiment)")
+    models = extrap_plugins.model(e, executor="serial")
+    result = extrapolate(models, "p=128", sort="growth")
+    assert repr(result) == "<Extrapolations of 1 models at p=128>"
+    out = io.StringIO()
+    from extrap_plugins.exporters.text_exporter import export_text
+    export_text(models, out, {"target": "p=128", "sort": "growth"})
+    assert str(result) == out.getvalue()

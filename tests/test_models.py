@@ -3,7 +3,7 @@ import math
 import numpy as np
 import pytest
 
-from extrap_plugins import Factor, Model, Segment, Term
+from extrap_plugins import Experiment, ExtrapWarning, Factor, InputError, Model, ModelSet, Segment, Term
 
 
 def p_log_p():
@@ -24,8 +24,110 @@ def test_predict_accepts_mapping_point_and_matrix():
     assert m.predict({"p": 8}) == pytest.approx(3.1 + 2 * 8 * 3)
     assert m.predict([16]) == pytest.approx(3.1 + 2 * 16 * 4)
     np.testing.assert_allclose(m.predict(np.array([[2.0], [4.0]])), [3.1 + 4, 3.1 + 16])
-    with pytest.raises(ValueError, match="predict needs a value for p"):
-        m.predict({"n": 3})
+    np.testing.assert_allclose(m.predict({"p": [2, 4]}), [3.1 + 4, 3.1 + 16])  # one column per parameter
+
+
+def two_parameters():
+    return Model("main", "time", ("p", "n"), 1.0, (Term(2.0, {"p": Factor(0.5, 0), "n": Factor(1, 1)}),))
+
+
+def raised(call) -> str:
+    """The message of the InputError ``call`` raises (exactly that type, not a raw numpy or builtin error)."""
+    with pytest.raises(InputError) as error:
+        call()
+    assert type(error.value) is InputError
+    return str(error.value)
+
+
+EXPECTED_POINT = ("predict: expected a point such as {'p': 64, 'n': 64}, a sequence of 2 numbers (p, n) or an "
+                  "array of shape (n_points, 2); got ")
+
+
+@pytest.mark.parametrize("point, message", [
+    ({"p": 4}, "predict: the model of main [time] has the parameters (p, n); the point {'p': 4} has no value for n: "
+               "give a value for each parameter and no other, such as {'p': 64, 'n': 64}"),
+    ({"p": 4, "n": 10, "q": 1}, "predict: the model of main [time] has the parameters (p, n); the point {'p': 4, "
+                                "'n': 10, 'q': 1} names 'q', which is not among them: give a value for each "
+                                "parameter and no other, such as {'p': 64, 'n': 64}"),
+    ({"p": "four", "n": 10}, "predict: the value of p must be a number (or a list of numbers), got the str 'four'"),
+    ({"p": [4, 8], "n": [1, 2, 3]}, "predict: the parameters' lists of values differ in length (p has 2, n has 3): "
+                                    "give one value per point for every parameter"),
+    (4, "predict: the model of main [time] has 2 parameters (p, n); got 1 value, the int 4: give one per parameter, "
+        "or a mapping such as {'p': 64, 'n': 64}"),
+    (None, EXPECTED_POINT + "None"),
+    ("p=4,n=10", EXPECTED_POINT + "the str 'p=4,n=10'"),
+    ([[1, 2, 3]], "predict: expected an array of shape (n_points, 2), one column per parameter (p, n); got shape "
+                  "(1, 3)"),
+])
+def test_predict_refuses_a_point_that_does_not_fit_the_model_in_one_sentence(point, message):
+    assert raised(lambda: two_parameters().predict(point)) == message
+
+
+def test_predict_takes_columns_and_says_why_a_value_is_not_finite():
+    m = two_parameters()
+    np.testing.assert_allclose(m.predict({"p": [4, 16], "n": 2}), [1 + 2 * 2 * 2, 1 + 2 * 4 * 2])  # n for both
+    with pytest.warns(ExtrapWarning) as caught:
+        assert math.isnan(m.predict({"p": -4, "n": 2}))
+    assert [str(w.message) for w in caught] == [
+        "main [time]: the model is not finite at p=-4, n=2: p is not positive, and the model takes a logarithm or a "
+        "power of it"]
+
+
+# ------------------------------------------------------------ sets: look-up, indexing, printing
+def stencil_models():
+    return ModelSet(("p", "n"), [two_parameters(), Model("main", "bytes", ("p", "n"), 8.0),
+                                 Model("main->solve", "time", ("p", "n"), 3.0)], modeler="default", source="s.jsonl")
+
+
+def test_get_names_what_is_there_when_nothing_matches():
+    models = stencil_models()
+    assert models.get("main->solve", "time") is models.models[2]
+    assert raised(lambda: models.get("mian", "time")) == "no model for call path 'mian' (metric 'time'); did you " \
+                                                         "mean 'main'?"
+    assert raised(lambda: models.get("zzz", "time")) == ("no model for call path 'zzz' (metric 'time'); the call "
+                                                         "paths are main, main->solve")
+    assert raised(lambda: models.get("main", "tme")) == "no model of metric 'tme' for call path 'main'; did you " \
+                                                        "mean 'time'?"
+    assert raised(lambda: models.get("main->solve", "bytes")) == ("no model of metric 'bytes' for call path "
+                                                                  "'main->solve'; its metrics are time")
+
+
+def test_a_model_set_is_a_sequence_of_models():
+    models = stencil_models()
+    assert models[0] is models.models[0] and models[-1] is models.models[2]
+    assert models["main", "bytes"] is models.models[1]
+    assert [m.metric for m in models[1:]] == ["bytes", "time"] and isinstance(models[1:], ModelSet)
+    assert raised(lambda: models[3]) == "model 3 is out of range: the set has 3 models (0 to 2, or -1 for the last)"
+    assert raised(lambda: models["main"]) == ("models['main']: a call path alone does not name one model; give the "
+                                              "metric too (main has models of time, bytes: models['main', 'time'])")
+    assert raised(lambda: models[1.5]) == ("a ModelSet is indexed by position (models[0]) or by call path and metric "
+                                           "(models['main', 'time']); got the float 1.5")
+
+
+def test_reprs_are_short_and_str_is_the_text_table():
+    models = stencil_models()
+    assert repr(models[2]) == "<Model main->solve [time]: 3>"
+    assert repr(models) == "<ModelSet: 3 models of p, n by default from s.jsonl>"
+    import io
+
+    from extrap_plugins.exporters.text_exporter import export_text
+
+    table = io.StringIO()
+    export_text(models, table, {})
+    assert str(models) == table.getvalue() and str(models).startswith("call path")
+    assert "main->solve" in str(models) and "ModelSet(" not in str(models)
+
+
+def test_expect_model_set_says_how_to_get_one():
+    from extrap_plugins.models import expect_model_set
+
+    experiment = Experiment.from_columns(["p"], callpath="main", metric="time", coordinates=[[1], [2]], value=[1, 2])
+    assert raised(lambda: expect_model_set(experiment, "extrapolate")) == (
+        "extrapolate: expected a ModelSet (from extrap_plugins.model), got an Experiment: model it first, "
+        "extrap_plugins.model(experiment)")
+    assert raised(lambda: expect_model_set("x.jsonl", "export")) == (
+        "export: expected a ModelSet (from extrap_plugins.model), got the str 'x.jsonl': read and model it first, "
+        "extrap_plugins.model(extrap_plugins.read(path))")
 
 
 def test_segmented_model_predicts_with_the_right_segment():

@@ -41,7 +41,9 @@ def render(result: Any, format: str = "text", **options: Any) -> str:
     elif isinstance(result, Comparison):
         from . import compare_report as module
     else:
-        raise TypeError(f"render expects an Efficiency or a Comparison, got {type(result).__name__}")
+        hint = "; models are written with extrap_plugins.export" if type(result).__name__ == "ModelSet" else ""
+        raise InputError(f"a report is of an Efficiency (extrap_plugins.efficiency) or a Comparison "
+                         f"(extrap_plugins.compare), got a {type(result).__name__}{hint}")
     known = {"title", "plot_top"}
     unknown = sorted(set(options) - known)
     if unknown:
