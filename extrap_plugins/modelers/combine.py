@@ -298,7 +298,8 @@ def combine(
                 point = top.copy()
                 point[param] *= d
                 rows.append(point)
-        reference = np.asarray(rows)
+        # then the points between the measured ones (checked for sign only)
+        reference = np.concatenate([np.asarray(rows), evidence.interior_points(X)])
         fit.spread = np.full((n_series, len(evidence.REFERENCE)), np.nan)
         fit.mixed = np.zeros(n_series, dtype=bool)
     unique_shapes, shape_of = np.unique(shapes, axis=0, return_inverse=True)

@@ -211,7 +211,9 @@ def evidence_search(
     misfit_dof = np.zeros(n_series)
     runner_up = np.full(n_series, -1, dtype=np.int64)
     chosen_coefficients = np.zeros((n_series, max_terms + 1))
-    columns_ref = evaluate_blocks(np.max(x) * np.asarray(evidence.REFERENCE), blocks)
+    # the multiples beyond the data (direction, consensus, sign), then the values between the measured ones (sign)
+    columns_ref = evaluate_blocks(np.concatenate([np.max(x) * np.asarray(evidence.REFERENCE), evidence.interior(x)]),
+                                  blocks)
     penalty = evidence.PENALTY_SCALE * evidence.penalty(n_coef, n_points)
     without_constant = np.concatenate([np.full(h.shape[0], not c) for h, c, _, _ in stacks])
     plain = exponent_complexity(np.abs(blocks))
@@ -367,8 +369,9 @@ def evidence_or_cv(
     every = np.arange(odd.size)
     after_ref = _predict(other, every, columns_ref)
     # Step 1 holds for the fallback too: positive data never get a model that predicts zero or less.
+    inside = evaluate_blocks(np.concatenate([x, evidence.interior(x)]), blocks)
     plausible = ~np.all(Y[odd] > 0, axis=1) | (np.all(after_ref > 0, axis=1)
-                                               & np.all(_predict(other, every, evaluate_blocks(x, blocks)) > 0, axis=1))
+                                               & np.all(_predict(other, every, inside) > 0, axis=1))
     odd, other_rows, after_ref = odd[plausible], every[plausible], after_ref[plausible]
     with np.errstate(all="ignore"):
         before = np.log(np.abs(_predict(fit, odd, columns_ref)))

@@ -50,6 +50,25 @@ def test_falling_series_with_noise_never_predict_negative_values_up_to_100x():
         assert np.all(model.predict(far) > 0), model.formula
 
 
+def test_a_model_of_positive_data_stays_positive_between_the_measured_values(shared_data):
+    """Caliper's LULESH MPI_Isend times step from 2e-4 to 1e-2 between 64 and 125 ranks: two falling terms of
+    opposite sign fitted every point and went through -0.011 at 36 ranks."""
+    e = extrap_plugins.read(shared_data / "caliper/thicket/mpi_scaling_cali")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", QualityWarning)
+        models = extrap_plugins.model(e, metrics=["Avg time/rank", "Max time/rank", "Total time"])
+    dense = np.geomspace(27, 343, 400)[:, None]
+    assert len(models.models) == 135
+    assert all((m.predict(dense) > 0).all() for m in models.models)
+
+
+def test_the_values_between_measured_ones_where_a_model_must_stay_positive():
+    np.testing.assert_allclose(evidence.interior(np.array([27.0, 64.0])), 27 * (64 / 27) ** np.array([0.25, 0.5, 0.75]))
+    np.testing.assert_allclose(evidence.interior(np.array([0.0, 4.0])), [1.0, 2.0, 3.0])  # linear from zero
+    X = grid([2, 8], [10, 40])
+    np.testing.assert_allclose(evidence.interior_points(X), [[2, 20], [4, 10], [4, 40], [8, 20]])
+
+
 def test_off_the_space_exponents_from_the_issue_are_found():
     # The issue's misses: 25.1 + 0.0011 p^1.75 and 56.3 + 0.221 p^(1/3) log2(p)^2 (noise-free here).
     e = experiment(["p"], P7, {"a": lambda p: 25.1 + 0.0011 * p**1.75,
