@@ -190,7 +190,10 @@ def autotune(
         raise InputError("is not a folder", folder)
     _check_own_files(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    with _tuning(folder):  # this loop's alone until it ends
+    from .instrument.sweep import terminate_as_interrupt
+
+    # this loop's alone until it ends; SIGTERM (a batch scheduler's limit) ends it as Ctrl-C does
+    with _tuning(folder), terminate_as_interrupt():
         say = _say if progress else (lambda message: None)
         rounds, saved_status = _load_rounds(folder, space.parameters)
         interrupted = saved_status in ("running", "failed")
@@ -228,7 +231,7 @@ def autotune(
             share = spent / last.full_cost if last.full_cost else 0.0
             say(f"round {number}: {_describe_round(last, runs, share, alone)}")
             _say_notes(last, rounds, number, say)
-            _say_repetitions(last, runs, rounds, number, say)
+            _say_repetitions(last, runs, rounds, number, say, alone)
             timed = _say_timed_cost(last, timed, number, say)
             record = Round(number, last.status, share, [_saved(r, space.parameters) for r in runs],
                            dict(last.widths or {}), _round_notes(last, alone))
@@ -380,7 +383,10 @@ def _sweep_runner(command, mpiexec, mpiexec_args, timeout, quiet=False):
         args = argparse.Namespace(plan=str(plan_path), np=None, param=[], repetitions=None, output=str(folder),
                                   mpiexec=mpiexec, mpiexec_arg=list(mpiexec_args), timeout=timeout, dry_run=False,
                                   program=list(command), loop=True, quiet=quiet)
-        return sweep.run(args) == 0
+        try:
+            return sweep.run(args) == 0
+        finally:
+            plan_path.unlink(missing_ok=True)  # the round's plan is in autotune.json; this copy was the sweep's
 
     return run
 
@@ -510,11 +516,17 @@ def _say_notes(last: design.Suggestion, rounds: list[Round], number: int, say) -
 
 
 def _say_repetitions(last: design.Suggestion, runs: list[design.Run], rounds: list[Round], number: int,
-                     say) -> None:
-    """Why a round's new points get another number of repetitions than the last round's new points (the noise
-    measured so far, or what the budget leaves), when it changes; and why the first new points get fewer than the
-    full factorial's (the budget, or exact counts), with what that means."""
-    if not runs or runs[0].first:
+                     say, alone: bool = False) -> None:
+    """Why the base design's points get fewer repetitions than the full factorial's (the budget, or exact counts),
+    with what that means, and why a later round's new points get another number than the last round's (the noise
+    measured so far, or what the budget leaves), when it changes.  Not for the base's first run alone: its count
+    is planned before the noise is known, and the rest of the base says the reason the summary repeats (it said
+    'the advised 4' there, and the summary 'the advised 6')."""
+    if not runs or runs[0].first or alone:
+        return
+    if last.status == "base":
+        if last.repetitions < last.reference_repetitions:
+            say(f"round {number}: repetitions per run: {last.repetitions_reason}")
         return
     before = next((r.runs[0]["repetitions"] for r in reversed(rounds)
                    if r.runs and not r.runs[0].get("first_repetition")), None)
@@ -757,9 +769,10 @@ def _verdict(result: AutotuneResult) -> str:
 
 def summary(result: AutotuneResult) -> str:
     """The final state as text for stdout."""
+    measuring = sum(1 for r in result.rounds if r.runs)  # not the last assessment, which measured nothing
     lines = [_verdict(result), f"measured: {format_count(result.points, 'point')}, "
                                f"{format_count(result.runs, 'run')} with the repetitions, in "
-                               f"{format_count(len(result.rounds), 'round')}; "
+                               f"{format_count(measuring, 'round')}; "
                                f"models: {len(result.model_set)}; report: {result.folder / REPORT}"]
     if result.message:
         lines.append(result.message)

@@ -38,6 +38,7 @@ key is left out when it is 0).  ``suggest --export`` also writes each run's reas
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -50,6 +51,7 @@ from typing import Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from .errors import InputError
+from .extrapolation import bound_metrics
 from .experiment import RESOURCE_NAMES, Experiment, row_codes
 from .formatting import (format_callpath, format_count, format_percent, format_point, format_share, format_value,
                          json_number, json_plain)
@@ -674,6 +676,12 @@ class Suggestion:
         return (self.measured_cost + self.planned_cost) / self.full_cost if self.full_cost > 0 else 0.0
 
 
+EXTREMES_NOTE = ("not judged unless named with --metric: {metrics} (minima and maxima over visits or ranks, the "
+                 "noisiest statistics a profile holds: a loop judging them never stopped on an mpi4py stencil, its "
+                 "widest interval always a visit_time_min)")
+"""The note for the metrics :func:`suggest` leaves out of its judgement by default."""
+
+
 @dataclass(frozen=True)
 class Budget:
     """A limit on the whole design: a share of the full factorial's cost, a cost in the cost model's units,
@@ -824,7 +832,10 @@ def suggest(
     tolerance : float
         Quality goal: relative error of the hold-out prediction.
     modeler, measure, metrics, callpaths, host, **options
-        How the quality check models the measurements (as :func:`extrap_plugins.model`).
+        How the quality check models the measurements (as :func:`extrap_plugins.model`).  Without ``metrics``
+        every metric is judged but those that come as a minimum and its maximum (``visit_time_min`` and
+        ``visit_time_max``, ``Min time/rank`` and ``Max time/rank``: :data:`EXTREMES_NOTE`), which are judged when
+        named.
     target : mapping or "p=...,n=...", optional
         Uncertainty strategy: where the models must be accurate (default: one step beyond the
         largest candidate of every parameter).
@@ -865,9 +876,16 @@ def suggest(
     rank[order] = np.arange(order.size)
     runs_at, next_repetition = _measured_runs(grid, experiment)
     measured = runs_at > 0
-    selected = None
+    selected, extremes = None, []
     if experiment is not None:
         selected = experiment.select(metrics=metrics, callpaths=callpaths)
+        if not metrics:
+            names = [m.name for m in selected.metrics]
+            extremes = bound_metrics(names)
+            if extremes and len(extremes) < len(names):
+                selected = selected.select(metrics=[n for n in names if n not in extremes])
+            else:
+                extremes = []
     noise = measured_noise(selected) if selected is not None and len(selected) else None
     counters = selected is not None and len(selected) > 0 and all(
         selected.metrics[int(i)].kind == "count" for i in np.unique(selected.metric_index))
@@ -881,7 +899,7 @@ def suggest(
     base = np.zeros(grid.shape[0], dtype=bool)
     base[cheapest_cross(space, effective, line)] = True
     roles = _roles(grid, base, space, effective)
-    notes = []
+    notes = [EXTREMES_NOTE.format(metrics=", ".join(extremes))] if extremes else []
     short = [name for name, values in zip(parameters, space.values) if values.size < line]
     if short:
         notes.append(f"{', '.join(short)} {'has' if len(short) == 1 else 'have'} fewer than {line} candidate values; "
@@ -957,7 +975,15 @@ def _suggest_cheapest(grid, costs, measured, base, order, rank, roles, suggestio
 
 
 def _as_space(space, experiment: Experiment | None) -> tuple[Space, Experiment | None]:
-    """The candidates ``suggest`` was given as a Space, a mapping of candidate values or an Experiment."""
+    """The candidates ``suggest`` was given as a Space, a mapping of candidate values or an Experiment; either
+    experiment may be a path (or several), read as :func:`extrap_plugins.read` reads it."""
+    from .api import read
+
+    if isinstance(space, (str, os.PathLike)) or (isinstance(space, (list, tuple)) and space
+                                                  and all(isinstance(s, (str, os.PathLike)) for s in space)):
+        space = read(space)
+    if isinstance(experiment, (str, os.PathLike, list, tuple)):
+        experiment = read(experiment)
     if isinstance(space, Experiment) and experiment is None:
         return Space.from_experiment(space), space
     if isinstance(space, Mapping):
@@ -1292,6 +1318,12 @@ def _suggest_uncertainty(space, grid, costs, measured_runs, order, rank, effecti
     fitting = bool(runs)
     if repeating:  # a repetition expected to narrow nothing (an exact counter's value is known) is not planned
         runs = _with_gain(runs)
+    assessed = functools.partial(assess, selected, target_point, grid[candidates], modeler=modeler, measure=measure,
+                                 host=host, progress=progress, **options)
+    runs, predicted, per_run = _with_fewer_repetitions(suggestion, bool(runs) | repeating, assessed, costs[candidates],
+                                                       tolerance, remaining, _room(max_points, suggestion), predicted,
+                                                       runs, per_run)
+    fitting |= bool(runs)
     noisy_repetitions, noisy, paid = False, [], False
     repeatable = measured & ~excluded & (runs_at < cap)
     repetition_fits = bool((costs[repeatable] <= remaining).any())
@@ -1328,6 +1360,42 @@ def _suggest_uncertainty(space, grid, costs, measured_runs, order, rank, effecti
     _note_left_open(suggestion, tolerance, where,
                     _what_is_left(runs, candidates, available, runs_at, per_run, cap, costs, ~excluded, remaining))
     return suggestion
+
+
+FEWER_AT_THE_END = ("{fewer}: the budget left pays for no new point with {per_run}, and for one with {fewer}: new "
+                    "points tell more than repetitions of measured ones")
+"""The reason for fewer repetitions at new points when the budget is nearly spent."""
+
+
+def _with_fewer_repetitions(suggestion, planned, assessed, costs, tolerance, remaining, room, predicted, runs,
+                            per_run):
+    """Where nothing is ``planned`` (no run, nor repetitions of measured points), no new point fits with ``per_run``
+    repetitions and one would with fewer: the new points planned with those (the suggestion's repetitions and their
+    reason changed), the widths expected after them and the repetitions; else ``runs``, ``predicted`` and
+    ``per_run`` as they were.  The budget left goes to new points: a single run at p = 4 tells more about a target
+    at p = 4 than repetitions at p = 1, which an mpi4py program's loop bought instead while 3 % of its budget stayed
+    unspent."""
+    from .selector import plan_runs
+
+    fewer = 0 if planned else _fewer_repetitions(costs, per_run, remaining)
+    if not fewer:
+        return runs, predicted, per_run
+    new, after = plan_runs(assessed(repetitions=fewer), costs * fewer, tolerance=tolerance, limit=remaining,
+                           max_runs=room)
+    if not new:
+        return runs, predicted, per_run
+    suggestion.repetitions_reason = FEWER_AT_THE_END.format(fewer=fewer, per_run=per_run)
+    suggestion.repetitions = fewer
+    return new, after, fewer
+
+
+def _fewer_repetitions(costs: np.ndarray, per_run: int, remaining: float) -> int:
+    """The most repetitions below ``per_run`` with which some new point (one run costing ``costs``) fits the budget
+    left, where none fits with ``per_run``; 0 where one fits with ``per_run`` or none with a single run."""
+    if per_run <= 1 or costs.size == 0 or (costs * per_run <= remaining).any():
+        return 0
+    cheapest = float(costs.min())
+    return next((r for r in range(per_run - 1, 0, -1) if cheapest * r <= remaining * (1 + 1e-12)), 0)
 
 
 def _holds_note(suggestion, level: float, where: str, tolerance: float) -> str:

@@ -491,7 +491,7 @@ def _launch_all(plan: list[Launch], launcher, command, names, folder: pathlib.Pa
     """Launch the plan's runs one after another, each with its line (``quiet``: failed launches only)."""
     outcomes: list[Outcome] = []
     width = len(str(len(plan)))
-    with _terminate_as_interrupt():  # SIGTERM to the sweep ends the current launch's whole group, as Ctrl-C
+    with terminate_as_interrupt():  # SIGTERM to the sweep ends the current launch's whole group, as Ctrl-C
         for number, launch in enumerate(plan, start=1):
             head = f"[{number:>{width}}/{len(plan)}] {launch.label}"
             outcome = _launch(launcher, launch, command, names, folder, data, timeout, head)
@@ -502,9 +502,10 @@ def _launch_all(plan: list[Launch], launcher, command, names, folder: pathlib.Pa
 
 
 @contextlib.contextmanager
-def _terminate_as_interrupt():
-    """While the sweep runs, SIGTERM raises KeyboardInterrupt: the launch in progress is stopped (its ranks
-    get SIGTERM and write what they measured) and the sweep ends with status 130."""
+def terminate_as_interrupt():
+    """While the sweep (or an autotune loop) runs, SIGTERM raises KeyboardInterrupt: the launch in progress is
+    stopped (its ranks get SIGTERM and write what they measured), the loop's files and lock are left as after
+    Ctrl-C, and the command ends with status 130."""
     def interrupt(number, frame):
         raise KeyboardInterrupt
 

@@ -819,3 +819,49 @@ def test_a_cost_model_negative_on_the_space_names_the_point_and_the_file(tmp_pat
     assert main(["suggest", str(path)]) == ExitStatus.BAD_INPUT
     assert capsys.readouterr().err == (f"extrap-plugins: error: {path}: the cost model x gives negative or infinite "
                                        "costs on this space, at (x=-1) first (--cost uniform counts every run as 1)\n")
+
+
+def test_suggest_reads_a_path_as_compare_and_efficiency_do():
+    path = "examples/stencil.jsonl"
+    import pathlib
+    example = pathlib.Path(__file__).resolve().parents[1] / path
+    from_path = design.suggest({"p": [4, 8, 16, 32, 64, 128]}, str(example), budget="30%")
+    read = design.suggest({"p": [4, 8, 16, 32, 64, 128]}, extrap_plugins.read(example), budget="30%")
+    assert [r.point for r in from_path.plan.runs] == [r.point for r in read.plan.runs]
+    assert from_path.share == read.share
+
+
+def test_the_budget_left_buys_new_points_with_fewer_repetitions_before_repeating_measured_ones():
+    """An mpi4py program's loop left (4, 1000), (4, 2000), (4, 4000) unmeasured next to its target at p = 4 and 3 % of
+    its budget unspent: a new point with its 3 repetitions cost 12 units, the 6 left paid for one run."""
+    from test_selector import measured  # the tests' folder is on the path (rootdir, no package)
+
+    P, N = [1, 2, 3, 4], [250, 500, 1000, 2000, 4000]
+    points = [(p, n) for p in P for n in N if not (p == 4 and n >= 1000)]
+    e = measured({"compute": lambda p, n: 0.01 + 2e-4 * n / p, "reduce": lambda p, n: 0.001 * np.log2(p + 1) + 1e-6 * n},
+                 points, repetitions=3, noise=0.05)
+    result = design.suggest({"p": P, "n": N}, e, budget="60%", target="p=4,n=8000")
+    assert result.status == "add" and result.repetitions == 1
+    assert result.repetitions_reason == ("1: the budget left pays for no new point with 3, and for one with 1: new "
+                                         "points tell more than repetitions of measured ones")
+    assert [(r.point["p"], r.repetitions) for r in result.plan.runs] == [(4.0, 1)]
+    assert result.share <= 0.6
+
+
+def test_minima_and_maxima_are_judged_only_when_named():
+    """An mpi4py loop judged the shim's visit_time_min and visit_time_max of tiny regions by default: its widest
+    interval was always one of them and the rule never held."""
+    from test_selector import measured
+
+    points = [(p, n) for p in (4, 8, 16, 32, 64) for n in (10, 20, 30, 40, 50)]
+    base = measured({"solve": lambda p, n: 1 + 0.01 * p * n}, points, repetitions=2, noise=0.02)
+    parts = [Experiment.from_columns(["p", "n"], callpath="solve", metric=name, coordinates=base.coordinates,
+                                     value=base.value * factor) for name, factor in
+             (("time", 1.0), ("visit_time_min", 0.3), ("visit_time_max", 3.0))]
+    e = Experiment.concatenate(parts)
+    space = {"p": [4, 8, 16, 32, 64, 128], "n": [10, 20, 30, 40, 50]}
+    by_default = design.suggest(space, e, budget="60%")
+    assert set(by_default.widths) == {"solve"}
+    assert by_default.notes[0].startswith("not judged unless named with --metric: visit_time_min, visit_time_max (")
+    named = design.suggest(space, e, budget="60%", metrics=["visit_time_min", "time"])
+    assert set(named.widths) == {"solve", "solve [visit_time_min]"}

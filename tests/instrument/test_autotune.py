@@ -48,7 +48,7 @@ def test_the_loop_ends_by_itself_within_budget_and_resumes(mpiexec, tmp_path, no
             in captured.err)
     assert "extrap-plugins autotune: round 2: the base design: 5 points × 1 repetition" in captured.err
     assert captured.err.count("note: p, n have fewer than 5 candidate values") == 1  # said once for both rounds
-    assert captured.out.splitlines()[1].startswith("measured: 6 points, 6 runs with the repetitions, in 3 rounds; ")
+    assert captured.out.splitlines()[1].startswith("measured: 6 points, 6 runs with the repetitions, in 2 rounds; ")
     assert len(records(runs / "jacobi.extrap.jsonl")) == 6
     state = json.loads((runs / "autotune.json").read_text())
     assert state["status"] == "done" and "measured_before" not in state
@@ -59,6 +59,7 @@ def test_the_loop_ends_by_itself_within_budget_and_resumes(mpiexec, tmp_path, no
     assert "Points measured, and why" in report and "off the lines (additive or multiplicative?)" in report
     assert "<td>before</td>" not in report  # every run in the folder was planned by a round
     assert (runs / "models.html").exists()
+    assert not (runs / ".autotune-plan.json").exists()  # the sweep's copy of the last round's plan was left behind
 
     # The final models are those of `model` on the same runs.
     told = {}
@@ -90,7 +91,7 @@ def test_the_loop_ends_by_itself_within_budget_and_resumes(mpiexec, tmp_path, no
     captured = capsys.readouterr()
     assert ("extrap-plugins autotune: the loop ended after 3 rounds (done): its last round is assessed again with the "
             "settings given; measured runs are reused\n") in captured.err
-    assert captured.out.splitlines()[1].startswith("measured: 6 points, 6 runs with the repetitions, in 3 rounds; ")
+    assert captured.out.splitlines()[1].startswith("measured: 6 points, 6 runs with the repetitions, in 2 rounds; ")
 
 
 def test_a_rule_that_cannot_hold_ends_when_the_budget_is_spent(mpiexec, tmp_path, no_extrap_environment, capsys):
@@ -261,7 +262,7 @@ def test_an_interrupted_round_is_finished_first_when_the_loop_starts_again(mpiex
     assert "already measured" not in err  # the runner's resume line is the loop's to say
     assert result.status == "done" and (result.points, result.runs) == (6, 12)
     assert len(records(runs / "jacobi.extrap.jsonl")) == 12  # each base run twice, none three times
-    assert str(result).splitlines()[1].startswith("measured: 6 points, 12 runs with the repetitions, in 3 rounds; ")
+    assert str(result).splitlines()[1].startswith("measured: 6 points, 12 runs with the repetitions, in 2 rounds; ")
     assert repr(result) == ("<AutotuneResult done: done: the models are within tolerance at the target "
                             f"({result.share:.1%} of the full factorial's cost); 6 points in {runs}>")
 
@@ -432,11 +433,10 @@ def test_a_budget_too_small_for_the_repetitions_buys_single_runs(mpiexec, tmp_pa
     assert captured.out.splitlines()[0] == ("done: the models are within tolerance at the target "
                                             "(13.9% of the full factorial's cost)")
     assert len(records(runs / "jacobi.extrap.jsonl")) == 6
-    # why one run a point, with what it means, while the loop runs (the first run, alone, is planned by the budget)
-    # and in the summary and the report (the base, planned once the first run showed exact counts)
-    assert ("extrap-plugins autotune: round 1: repetitions per run: 1: the base design with the advised 4 would cost "
-            "55.6% of the full factorial, more than half the budget; single runs keep its lines whole") in captured.err
-    assert "(until a point is measured twice the noise is judged from the models' residuals" in captured.err
+    # why one run a point while the loop runs, in the round of the base planned once the first run (alone, planned
+    # by the budget, which said so and contradicted the summary) showed exact counts, and in the summary and report
+    assert "round 1: repetitions per run" not in captured.err
+    assert "extrap-plugins autotune: round 2: repetitions per run: 1: the metrics are exact counters" in captured.err
     assert "note: repetitions per run: 1: the metrics are exact counters" in captured.out.splitlines()
     assert "<li>repetitions per run: 1: the metrics are exact counters</li>" in (runs / "autotune.html").read_text()
 
@@ -705,10 +705,11 @@ def test_a_round_whose_runs_the_folder_does_not_show_ends_the_loop_with_the_reas
 
 def _said_repetitions(plans, advised=4):
     said, rounds = [], []
-    for number, (status, repetitions, first, reason) in enumerate(plans, 1):
+    for number, (status, repetitions, first, reason, *alone) in enumerate(plans, 1):
         runs = [autotune.design.Run({"p": 2.0}, repetitions, 2.0, "", first)]
-        last = types.SimpleNamespace(status=status, repetitions_reason=reason, reference_repetitions=advised)
-        autotune._say_repetitions(last, runs, rounds, number, said.append)
+        last = types.SimpleNamespace(status=status, repetitions=repetitions, repetitions_reason=reason,
+                                     reference_repetitions=advised)
+        autotune._say_repetitions(last, runs, rounds, number, said.append, bool(alone))
         rounds.append(autotune.Round(number, status, 0.1, [autotune._saved(r, ["p"]) for r in runs]))
     return said
 
@@ -729,9 +730,11 @@ def test_a_round_says_why_its_new_points_get_another_number_of_repetitions():
                     "round 2: repetitions per run: 4 for 2 parameters (Ritter et al. 2020)",
                     "round 4: repetitions per run: 3: the base design with the advised 6 would cost 26.6% of the full "
                     "factorial"]
-    # the base's first run alone and the rest of the base alike: said once; the advised number: nothing to say
-    assert _said_repetitions([("base", 1, 0, single), ("base", 1, 0, single), ("add", 1, 0, single)]) == [
-        f"round 1: repetitions per run: {single}"]
+    # the base's first run alone says nothing (planned before the noise or the metrics' kind is known: it said 'the
+    # advised 4' there and the summary 'the advised 6'), the rest of the base says the reason the summary repeats;
+    # the advised number: nothing to say
+    assert _said_repetitions([("base", 1, 0, "planned blind", True), ("base", 1, 0, single), ("add", 1, 0, single)]) == [
+        f"round 2: repetitions per run: {single}"]
     assert _said_repetitions([("base", 4, 0, "4 for 2 parameters (Ritter et al. 2020)"),
                               ("add", 4, 0, "4 for 2 parameters (Ritter et al. 2020)")]) == []
 
@@ -821,3 +824,32 @@ def test_progress_off_leaves_out_the_launches_lines_too(mpiexec, tmp_path, no_ex
     assert cli.main(args) == cli.ExitStatus.OK
     assert capsys.readouterr().err == ""
     assert len(records(runs / "jacobi.extrap.jsonl")) == 1
+
+
+def test_sigterm_ends_the_loop_as_ctrl_c_does_wherever_it_comes(tmp_path):
+    """SIGTERM (a batch scheduler's limit) while the loop assessed or wrote: exit 143 with no word, no report, and
+    the lock file left behind; now it is an interrupt wherever it comes, and the loop's files stay resumable."""
+    import os
+    import signal
+
+    class Killed(Exception):
+        pass
+
+    def killed(number, frame):  # what SIGTERM does without the loop's handler: here an error, not pytest's end
+        raise Killed
+
+    def measure_runs(runs, folder):
+        os.kill(os.getpid(), signal.SIGTERM)
+        return True
+
+    folder = tmp_path / "runs"
+    previous = signal.signal(signal.SIGTERM, killed)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            autotune.autotune({"p": [1, 2, 3], "n": [1, 2, 3]}, [], folder, budget="50%", measure_runs=measure_runs,
+                              progress=False)
+        assert signal.getsignal(signal.SIGTERM) is killed  # given back when the loop ends
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert json.loads((folder / "autotune.json").read_text())["status"] == "running"
+    assert not (folder / autotune.LOCK).exists()
