@@ -181,6 +181,7 @@ def evidence_search(
     max_terms: int,
     noise: regression.Noise | None = None,
     no_constant: bool = True,
+    interior: bool = True,
 ) -> SingleFit:
     """Every hypothesis of up to ``max_terms`` usable blocks, judged by :mod:`.evidence`.
 
@@ -211,9 +212,10 @@ def evidence_search(
     misfit_dof = np.zeros(n_series)
     runner_up = np.full(n_series, -1, dtype=np.int64)
     chosen_coefficients = np.zeros((n_series, max_terms + 1))
-    # the multiples beyond the data (direction, consensus, sign), then the values between the measured ones (sign)
-    columns_ref = evaluate_blocks(np.concatenate([np.max(x) * np.asarray(evidence.REFERENCE), evidence.interior(x)]),
-                                  blocks)
+    # the multiples beyond the data (direction, consensus, sign), then (``interior``: a model, not a line of a
+    # multi-parameter one, whose terms the combination refits and checks again) the values between the measured ones
+    between = evidence.interior(x) if interior else np.zeros(0)
+    columns_ref = evaluate_blocks(np.concatenate([np.max(x) * np.asarray(evidence.REFERENCE), between]), blocks)
     penalty = evidence.PENALTY_SCALE * evidence.penalty(n_coef, n_points)
     without_constant = np.concatenate([np.full(h.shape[0], not c) for h, c, _, _ in stacks])
     plain = exponent_complexity(np.abs(blocks))
@@ -345,6 +347,7 @@ def evidence_or_cv(
     criterion: str,
     improvement: float,
     noise: regression.Noise | None = None,
+    interior: bool = True,
 ) -> SingleFit:
     """:func:`evidence_search`, and :func:`full_search` for the series that are not PMNF plus noise.
 
@@ -357,7 +360,7 @@ def evidence_or_cv(
     series grows by the distance between the two choices' predictions.
     Parameters as :func:`full_search`.
     """
-    fit = evidence_search(x, Y, blocks, usable, max_terms, noise)
+    fit = evidence_search(x, Y, blocks, usable, max_terms, noise, interior=interior)
     if noise is None or fit.misfit is None:
         return fit
     odd = np.flatnonzero(evidence.misfitting(fit.misfit, fit.misfit_dof, noise.dof))
@@ -369,7 +372,7 @@ def evidence_or_cv(
     every = np.arange(odd.size)
     after_ref = _predict(other, every, columns_ref)
     # Step 1 holds for the fallback too: positive data never get a model that predicts zero or less.
-    inside = evaluate_blocks(np.concatenate([x, evidence.interior(x)]), blocks)
+    inside = evaluate_blocks(np.concatenate([x, evidence.interior(x) if interior else np.zeros(0)]), blocks)
     plausible = ~np.all(Y[odd] > 0, axis=1) | (np.all(after_ref > 0, axis=1)
                                                & np.all(_predict(other, every, inside) > 0, axis=1))
     odd, other_rows, after_ref = odd[plausible], every[plausible], after_ref[plausible]
