@@ -131,8 +131,8 @@ half-width would shrink by a few parts in 10^10: rounding, not information)."""
 MIN_SHARE = 0.01
 """Kernels below this share of their metric's largest value at the target, or of their own largest measured value,
 are not judged (GPR's 1 % filter)."""
-NOT_JUDGED = (f"zero (or not finite) at the target, or below {MIN_SHARE:.0%} of their metric's largest there or of "
-              f"their own largest measured value")
+NOT_JUDGED = (f"zero (or not finite) at the target, or below {MIN_SHARE:.0%} of their metric's largest there and in "
+              f"the measurements, or of their own largest measured value")
 """Why kernels are not judged, for the messages of ``suggest``."""
 COPY_OF = "the same measurements as"
 """Why a kernel whose measurements equal a judged one's is not judged (it is, through that one)."""
@@ -976,19 +976,27 @@ def _relative_noise(experiment: Experiment, full, measure: str) -> dict[int, flo
 
 
 def _mark_judged(kernels: list[Kernel], min_share: float) -> None:
-    """Kernels of value zero, below ``min_share`` of their metric's largest at the target, or below ``min_share``
+    """Kernels of value zero, below ``min_share`` of their metric's largest at the target (and in the measurements:
+    a kernel that matters where measured is judged, whatever its model says of the target), or below ``min_share``
     of their own largest measured value (a model that falls to nothing there: a relative interval around almost
-    zero means nothing, and a counter that is mostly zero gets such a model) are not judged."""
+    zero means nothing, and a counter that is mostly zero gets such a model) are not judged.
+
+    (By the target alone, an mpi4py sample sort's ``samples`` region, 7 % of the program's time measured at the
+    target, escaped: its model said 0.4 %.)"""
     largest: dict[str, float] = {}
+    measured: dict[str, float] = {}
     for k in kernels:
         if math.isfinite(k.value):
             largest[k.metric] = max(largest.get(k.metric, 0.0), abs(k.value))
+        if math.isfinite(k.largest_measured):
+            measured[k.metric] = max(measured.get(k.metric, 0.0), k.largest_measured)
     for k in kernels:
+        small_here = not k.largest_measured >= min_share * measured.get(k.metric, 0.0)
         if not math.isfinite(k.value):
             k.judged, k.why_not = False, "no finite value at the target (the model overflows there)"
         elif k.value == 0:
             k.judged, k.why_not = False, "predicted 0 at the target"
-        elif abs(k.value) < min_share * largest.get(k.metric, 0.0):
+        elif abs(k.value) < min_share * largest.get(k.metric, 0.0) and small_here:
             k.judged, k.why_not = False, f"below {min_share:.0%} of the largest {k.metric} at the target"
         elif abs(k.value) < min_share * k.largest_measured:
             k.judged, k.why_not = False, f"below {min_share:.0%} of its largest measured value at the target"

@@ -80,11 +80,12 @@ def test_the_plan_table_names_the_kernels_a_run_serves_one_a_line(host, shared_d
     lines = capsys.readouterr().out.splitlines()
     first = lines.index(next(line for line in lines if line.startswith("1    27 ")))
     indent = " " * lines[first].index("repetition 1: narrows ") + " " * len("repetition 1: narrows ")
-    assert [line.rstrip() for line in lines[first:first + 4]] == [
+    assert [line.rstrip() for line in lines[first:first + 5]] == [
         "1    27         1              27               51.7%           repetition 1: narrows "
         "main->…->CalcForceForNodes->MPI_Waitall [Avg time/rank] ±321.4%→±301.2%",
         f"{indent}main->…->LagrangeNodal->MPI_Waitall [Total time] ±164.3%→±152.0%",
         f"{indent}main->…->CalcQForElems->MPI_Wait [Total time] ±293.9%→±288.3%",
+        f"{indent}+2 more",
         "2    125        1              125              59.8%           repetition 1: narrows "
         "main->…->CalcForceForNodes->MPI_Waitall [Avg time/rank] ±301.2%→±249.0%"]
     assert max(len(line.rstrip()) for line in lines[first:lines.index("", first)]) <= 160
