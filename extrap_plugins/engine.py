@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 import numpy as np
 
 from . import executors
-from .errors import ExtrapWarning, InputError, PluginError
+from .errors import ExtrapWarning, InputError, PluginError, exit_text
 from .experiment import Experiment, SeriesGroup
 from .joining import check_selection, join_parts, select_leniently, with_rows
 from .models import Model, Quality, Term
@@ -138,11 +138,6 @@ def plugin_failure(host: PluginHost | None, kind: str, name: str, error: BaseExc
     if isinstance(error, PluginFault):
         return PluginError(f"{who}: {text}")
     return PluginError(f"{who} failed{where}: {type(error).__name__}{': ' + text if text else ''}")
-
-
-def exit_text(error: SystemExit) -> str:
-    """``called sys.exit(3)``: what a plugin that raised SystemExit attempted (one line: the code's repr)."""
-    return f"called sys.exit({error.code!r})"
 
 
 class PluginFault(RuntimeError):

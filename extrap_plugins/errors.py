@@ -77,3 +77,8 @@ class ExtrapWarning(UserWarning):
 
 class QualityWarning(ExtrapWarning):
     """The data do not support a trustworthy model (too few points, noise...)."""
+
+
+def exit_text(error: SystemExit) -> str:
+    """``called sys.exit(3)``: what a plugin that raised SystemExit attempted (one line: the code's repr)."""
+    return f"called sys.exit({error.code!r})"

@@ -129,11 +129,6 @@ class SeriesGroup:
         -------
         ndarray, shape (n_series, n_points)
         """
-        return self.reduce_values(self.values, measure)
-
-    @staticmethod
-    def reduce_values(values: np.ndarray, measure: str = "mean") -> np.ndarray:
-        """:meth:`reduce` of any values of shape (n_series, n_points, n_reps), NaN-padded."""
         functions = {
             "mean": np.nanmean,
             "median": np.nanmedian,
@@ -145,7 +140,7 @@ class SeriesGroup:
                 f"unknown measure {measure!r}: expected one of {', '.join(MEASURES)}"
             )
         with np.errstate(all="ignore"):
-            return functions[measure](values, axis=2)
+            return functions[measure](self.values, axis=2)
 
     def repetitions(self) -> np.ndarray:
         """Number of non-missing repetitions, shape (n_series, n_points)."""

@@ -785,8 +785,11 @@ def bound_pairs(models: Sequence[Model]) -> list[tuple[int, int]]:
 def bound_metrics(names: Sequence[str]) -> list[str]:
     """The metrics of ``names`` that come as a minimum and its maximum (``visit_time_min`` and ``visit_time_max``),
     both, in the order given."""
-    present = set(names)
-    bounds = {n for n in names if maximum_of(n) in present} | {maximum_of(n) for n in names if maximum_of(n) in present}
+    present, bounds = set(names), set()
+    for name in names:
+        maximum = maximum_of(name)
+        if maximum in present:
+            bounds |= {name, maximum}
     return [n for n in names if n in bounds]
 
 

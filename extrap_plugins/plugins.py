@@ -24,7 +24,7 @@ from typing import Any, Generic, Mapping, TypeVar
 import pluggy
 
 from . import hookspecs
-from .errors import InputError, PluginError
+from .errors import InputError, PluginError, exit_text
 from .options import env_flag
 from .registration import ExporterInfo, ModelerInfo, ReaderInfo
 
@@ -191,8 +191,7 @@ class PluginHost:
             registered = self.modelers[name]
             if registered.distribution == BUILTIN_DISTRIBUTION:
                 raise
-            what = (f"called sys.exit({error.code!r})" if isinstance(error, SystemExit)
-                    else f"{type(error).__name__}: {error}")
+            what = exit_text(error) if isinstance(error, SystemExit) else f"{type(error).__name__}: {error}"
             raise PluginError(f"modeler {name!r} (plugin {registered.plugin} from distribution "
                               f"{registered.distribution!r}) failed to start: {what}") from error
 

@@ -346,7 +346,7 @@ def assess(
         # ``n`` repetitions, σ²/n: one more repetition narrows that, and only that.
         # Members in units of a power of two near the value (exact: the same digits), so that their squares
         # neither overflow nor vanish for values of 1e160 or 1e-200.
-        unit = math.ldexp(1.0, round(math.log2(scale))) if scale > 0 else 1.0
+        unit = float(binary_scale(np.array([[scale]]))[0])
         choice = [p / unit for p in (spread.get(index), others.get(index), interactions.get(index))
                   if p is not None and p.size]
         noisy = [p / unit for p in (shaken.get(index), least_squares[index]) if p is not None and p.size]
@@ -491,7 +491,7 @@ def _refits(experiment, full, rows, modeler, measure, host, members, options, pr
         if index is None:
             continue
         factor_of[index] = factors[int(tag.split(".")[0])]
-        if index in (exact or {}) and not _reproduces(m, *exact[index]):
+        if _refuted(m, exact, index):
             continue
         found.setdefault(index, []).append(m.predict(rows) - center[index])
     return {i: factor_of[i] * np.stack(v, axis=1) for i, v in found.items()}
@@ -517,6 +517,12 @@ def _exact_series(experiment: Experiment, full) -> dict[int, tuple[np.ndarray, n
             if agree and _reproduces(model, points, values):
                 out[index] = (points, values)
     return out
+
+
+def _refuted(member, exact: dict | None, index: int) -> bool:
+    """Whether ``member`` (a refit, a replicate or another rule's model of kernel ``index``) misses the measurements
+    of an exact kernel (``exact``, :func:`_exact_series`)."""
+    return exact is not None and index in exact and not _reproduces(member, *exact[index])
 
 
 def _reproduces(model, points: np.ndarray, values: np.ndarray) -> bool:
@@ -559,7 +565,7 @@ def _committee(experiment, full, rows, measure, host, committee, options, progre
             continue
         for m in others.models:
             index = position.get((m.callpath, m.metric))
-            if index is not None and (index not in (exact or {}) or _reproduces(m, *exact[index])):
+            if index is not None and not _refuted(m, exact, index):
                 found.setdefault(index, []).append(m.predict(rows) - center[index])
     return {i: np.stack(v, axis=1) / math.sqrt(len(v)) for i, v in found.items()}
 
@@ -631,7 +637,7 @@ def _bootstrap(experiment, full, rows, modeler, measure, host, replicates, seed,
     for m in refits.models:
         _, _, callpath = m.callpath.partition("\x1f")
         index = position.get((callpath, m.metric))
-        if index is not None and (index not in (exact or {}) or _reproduces(m, *exact[index])):
+        if index is not None and not _refuted(m, exact, index):
             found.setdefault(index, []).append(m.predict(rows) - center[index])
     return {i: np.stack(v, axis=1) / math.sqrt(len(v)) for i, v in found.items()}
 

@@ -243,9 +243,11 @@ class PMNFModeler:
         X = np.asarray(group.points, dtype=np.float64).reshape(-1, len(names))
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            scale = binary_scale(group.reduce(measure))
-            values = group.values / scale[:, None, None]
-            Y = SeriesGroup.reduce_values(values, measure)
+            Y = group.reduce(measure)
+            scale = binary_scale(Y)
+            values = group.values
+            if (scale != 1.0).any():  # exact: a power of two scales the values and their statistic alike
+                values, Y = values / scale[:, None, None], Y / scale[:, None]
             V = repetition_variance(values)
             counts = group.repetitions()
         keys = [(c.name, m.name) for c, m in group.keys]
