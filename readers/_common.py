@@ -61,8 +61,10 @@ def choice(options: Mapping[str, str], key: str, allowed: Sequence[str], default
 
 
 # --------------------------------------------------------------------- files
-def read_text(path: pathlib.Path) -> str:
+def read_text(path: pathlib.Path, hint: str = "is this the right reader?") -> str:
     """The whole file as text (UTF-8, a byte-order mark dropped).
+
+    ``hint`` ends the message for a file that is not UTF-8 (a mapping file is not read by a reader).
 
     Raises
     ------
@@ -79,8 +81,7 @@ def read_text(path: pathlib.Path) -> str:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         line = data.count(b"\n", 0, error.start) + 1
-        raise InputError(f"not UTF-8 text (byte 0x{data[error.start]:02x}); is this the right reader?",
-                         path, line) from None
+        raise InputError(f"not UTF-8 text (byte 0x{data[error.start]:02x}); {hint}", path, line) from None
 
 
 #: The message for a file with nothing in it, the same from every reader.
@@ -121,6 +122,59 @@ def first_content_line(data: bytes, comment: bytes | None = None) -> bytes:
 def line_at(text: str, index: int) -> int:
     """The 1-based line number of character ``index`` in ``text``."""
     return text.count("\n", 0, index) + 1
+
+
+def check_line_ends(text: str, path, noun: str = "file") -> None:
+    """Lines end with ``\\n`` or ``\\r\\n``: a carriage return inside the first line means the file ends its lines
+    with ``\\r`` alone (old Mac editors), which would read as one long line.
+
+    Raises
+    ------
+    InputError
+        At line 1, saying how to save the file (``noun``: "table", "file").
+    """
+    end = text.find("\n")
+    first = text if end < 0 else text[:end]
+    if "\r" in first.rstrip("\r"):
+        raise InputError(f"the lines end with a carriage return only (\\r); save the {noun} with \\n or \\r\\n "
+                         "line ends", path, 1)
+
+
+#: The message for two names of one file among the files of an input (a symbolic or hard link).
+SAME_FILE = "the same file as {}: its measurements would count twice"
+
+
+def same_file(files: Sequence) -> tuple[int, int] | None:
+    """The first two of ``files`` that are one file on disk (a symbolic or hard link to another, or one named
+    twice), as (index of the name to blame, index of the other), or None.  The name to blame is the one reached
+    through a link, else the later one.  Files that cannot be read are left to the reader to name."""
+    import os
+
+    seen: dict[tuple[int, int], int] = {}
+    for j, name in enumerate(files):
+        try:
+            status = os.stat(name)
+        except OSError:
+            continue
+        i = seen.setdefault((status.st_dev, status.st_ino), j)
+        if i != j:
+            linked = [os.path.realpath(files[k]) != os.path.abspath(files[k]) for k in (i, j)]
+            return (i, j) if linked == [True, False] else (j, i)
+    return None
+
+
+def check_distinct_files(files: Sequence) -> None:
+    """The files listed in the folders of an input are distinct files: a link to a sibling would read one run twice,
+    as repetitions the program never ran.
+
+    Raises
+    ------
+    InputError
+        Naming both names (:data:`SAME_FILE`).
+    """
+    pair = same_file(files)
+    if pair is not None:
+        raise InputError(SAME_FILE.format(files[pair[1]]), files[pair[0]])
 
 
 # ---------------------------------------------------------------- conversion
@@ -164,6 +218,41 @@ def to_float(column: Sequence, path, line_of: LineOf, what: str,
                 prefix = f"{label_of(i)}: {prefix}"
             raise InputError(f"{prefix} {problem}", path, line_of(i))
     raise InputError(f"{what}: expected numbers", path)  # pragma: no cover - unreachable
+
+
+def json_to_float(column: Sequence, path, line_of: LineOf, what: str,
+                  label_of: Callable[[int], str] | None = None) -> np.ndarray:
+    """:func:`to_float` for parsed JSON, where a number is a JSON number: a string is refused even when it reads as
+    one (``"81"``: "'81' is a string, not a number (write it without quotes)"), as are lists, objects, booleans
+    and null.
+
+    Returns
+    -------
+    ndarray of float64, shape (n,)
+    """
+    if not set(map(type, column)) <= _JSON_NUMBER_TYPES:
+        i = next(i for i, entry in enumerate(column) if type(entry) not in _JSON_NUMBER_TYPES)
+        prefix = f"{label_of(i)}: {what}" if label_of is not None else what
+        raise InputError(f"{prefix} {json_number_problem(column[i])}", path, line_of(i))
+    return to_float(column, path, line_of, what, label_of)
+
+
+_JSON_NUMBER_TYPES = frozenset({int, float})  # as json.loads gives numbers (bool is neither)
+
+
+def json_number_problem(entry) -> str:
+    """What is wrong with a parsed JSON value as a measured number: ``is a list, not a number``, ``'1' is a
+    string, not a number (write it without quotes)``, ``null is not a number``; "" when nothing is."""
+    if isinstance(entry, (dict, list)):
+        return f"is {'an object' if isinstance(entry, dict) else 'a list'}, not a number"
+    if isinstance(entry, str):
+        shown = repr(entry[:40]) + ("..." if len(entry) > 40 else "")
+        try:
+            float(entry)
+        except ValueError:
+            return f"{shown} is not a number"
+        return f"{shown} is a string, not a number (write it without quotes)"
+    return _number_problem(entry)
 
 
 def _number_problem(entry) -> str:
@@ -267,8 +356,89 @@ def check_complete(
     )
 
 
+# ------------------------------------------------------------------- names
+def check_parameter_names(parameters: Sequence[str], path, line: int | None = None) -> None:
+    """Each parameter is named once.
+
+    Raises
+    ------
+    InputError
+        ``parameter 'x' is declared twice``.
+    """
+    if len(set(parameters)) != len(parameters):
+        duplicated = sorted({p for p in parameters if list(parameters).count(p) > 1})
+        raise InputError(f"parameter {', '.join(map(repr, duplicated))} is declared twice", path, line)
 
 
+def check_callpaths(names, path, line_of_name: Callable[[str], int | None], what: str = "'callpath'") -> None:
+    """Every region name of every call path is non-empty (``main->->solve`` is not a call path).
+
+    Parameters
+    ----------
+    names : iterable of str
+        The distinct call paths (a few names, not one per row).
+    line_of_name : callable(str) -> int or None
+        The line where a call path first occurs.
+    what : str
+        How the input names a call path: ``'callpath'`` (a key or column), ``REGION``.
+
+    Raises
+    ------
+    InputError
+        For the first broken name in file order (the smallest line).
+    """
+    from extrap_plugins.experiment import CALLPATH_SEPARATOR
+
+    broken = [name for name in names if "" in name.split(CALLPATH_SEPARATOR)]
+    if broken:
+        lines = [line_of_name(name) for name in broken]
+        name, line = min(zip(broken, lines), key=lambda pair: (pair[1] is None, pair[1] or 0))
+        raise InputError(f"{what} {name!r} has an empty region name (a call path is region names joined with "
+                         f"{CALLPATH_SEPARATOR!r}, each non-empty)", path, line)
+
+
+def check_points_once(
+    parameters: Sequence[str],
+    callpath: tuple[list[str], np.ndarray],
+    metric: tuple[list[str], np.ndarray],
+    coordinates: np.ndarray,
+    path,
+    line_of: LineOf,
+    place_of: Callable[[int], str] | None = None,
+) -> None:
+    """Each series lists a point once, in formats where one entry holds all the repetitions of its point (Extra-P's
+    JSON documents and experiments): a second entry is damage, not more repetitions.
+
+    Parameters
+    ----------
+    callpath, metric : (names, codes)
+        Codes of shape (n_entries,).
+    coordinates : ndarray, shape (n_entries, n_params)
+    line_of : callable(int) -> int or None
+        The line of entry i.
+    place_of : callable(int) -> str, optional
+        Where entry i is, in words, for inputs without lines (a zip member's JSON).
+
+    Raises
+    ------
+    InputError
+        At the second entry of the first point listed twice, naming the first.
+    """
+    if coordinates.shape[0] < 2:
+        return
+    keys = np.column_stack([callpath[1], metric[1], coordinates.reshape(coordinates.shape[0], -1)])
+    _, cell = row_codes(keys.astype(np.float64))
+    _, first_of_cell = np.unique(cell, return_index=True)
+    repeated = np.flatnonzero(first_of_cell[cell] != np.arange(cell.shape[0]))
+    if repeated.shape[0] == 0:
+        return
+    second = int(repeated[0])
+    first = int(first_of_cell[cell[second]])
+    where = (f"at {place_of(first)} and {place_of(second)}" if place_of is not None
+             else f"first on line {line_of(first)}" if line_of(first) is not None else "")
+    raise InputError(f"call path {callpath[0][callpath[1][second]]!r}, metric {metric[0][metric[1][second]]!r}: point "
+                     f"{format_point(coordinates[second], parameters, brackets=True)} is listed twice"
+                     + (f" ({where})" if where else ""), path, line_of(second))
 
 
 # ------------------------------------------------------------------- build
@@ -297,9 +467,7 @@ def build(
         Default: rows with the same call path, metric and point are
         repetitions 0, 1, 2, ... in file order.
     """
-    if len(set(parameters)) != len(parameters):
-        duplicated = sorted({p for p in parameters if list(parameters).count(p) > 1})
-        raise InputError(f"parameter {', '.join(map(repr, duplicated))} is declared twice", path)
+    check_parameter_names(parameters, path)
     if value.shape[0] == 0:
         raise InputError("no measurements in this file", path)
     experiment = Experiment.from_columns(

@@ -29,15 +29,19 @@ Options (``--reader-option KEY=VALUE``):
 ``metrics``, ``callpaths``  names and globs (the host passes ``--metric`` and
                 ``--callpath`` here)
 
-A file that is not Caliper's format, is truncated, holds a damaged record or
-a metric value that is not a finite number, or lacks a named key is an error
-naming it and, where there is one, the line; when several runs are read, that
-run is skipped with a warning and the others are read.
+A file that is not Caliper's format, is truncated, holds a damaged record, a
+metric value that is not a finite number or a metadata value that is not of
+the number type Caliper gives it (``jobsize=sixtyfour`` typed ``uint``), or
+lacks a named key is an error naming it and, where there is one, the line;
+when several runs are read, that run is skipped with a warning and the others
+are read.  A folder holding one file under two names (a link to a sibling) is
+refused: that run would count twice.  A UTF-8 byte-order mark is dropped.
 """
 
 from __future__ import annotations
 
 import ast
+import datetime
 import fnmatch
 import math
 import os
@@ -53,7 +57,7 @@ from extrap_plugins.experiment import CALLPATH_SEPARATOR, Experiment, Metric
 from extrap_plugins.hookspecs import hookimpl
 from extrap_plugins.registration import ReaderInfo
 
-from ._common import EMPTY_FILE, head
+from ._common import EMPTY_FILE, check_distinct_files, first_content_line, head, read_text
 
 NAME = "caliper"
 OPTIONS = {
@@ -63,6 +67,8 @@ OPTIONS = {
     "callpaths": "only call paths matching these globs (comma-separated)",
 }
 _NUMERIC_TYPES = {"int", "uint", "double", "float", "long", "u64", "i64"}
+_INTEGER_TYPES = {"int", "uint", "long", "u64", "i64"}
+_UNSIGNED_TYPES = {"uint", "u64"}
 #: Metadata that describes when a run happened, never what it computed.
 _TIME_WORDS = ("date", "day", "time", "timestamp")
 _RUN_NOTE = "caliper-run: "  # carries a run's metadata from read_part to join
@@ -94,7 +100,7 @@ def sniff(path: pathlib.Path) -> bool:
     path = pathlib.Path(path)
     if path.is_dir():
         return next(iter(path.rglob("*.cali")), None) is not None
-    return head(path, 64).lstrip().startswith(b"__rec=")
+    return first_content_line(head(path, 64)).startswith(b"__rec=")
 
 
 # ---------------------------------------------------------------- options
@@ -141,6 +147,7 @@ def parts(path, options: dict) -> list[str]:
             files.append(str(one))
         else:
             raise InputError("no such file or folder", one)
+    check_distinct_files(files)
     if len(files) == 1:
         # One run: its error is the error of the input, not a skipped run among good ones.
         read_part(files[0], options)
@@ -231,22 +238,15 @@ def load(path: str) -> Run:
 
 
 def _lines(path: str) -> list[str]:
-    """The file's lines (the last one empty), each a Caliper record or blank.
+    """The file's lines (the last one empty), each a Caliper record or blank; a byte-order mark is dropped, as by
+    every reader.
 
     Raises
     ------
     InputError
         Not UTF-8, a line that is not a record, no records, or a last line without its end.
     """
-    try:
-        data = pathlib.Path(path).read_bytes()
-    except OSError as error:
-        raise InputError(f"cannot read: {error.strerror or error}", path) from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        line = data.count(b"\n", 0, error.start) + 1
-        raise InputError("not a Caliper .cali file (binary content); is this the right reader?", path, line) from None
+    text = read_text(path)
     lines = text.split("\n")
     for number, line in enumerate(lines, 1):
         if line.strip() and not line.startswith("__rec="):
@@ -441,11 +441,23 @@ def callpath_of(record: dict) -> str | None:
 
 
 def numeric_metadata(run: Run) -> dict[str, float]:
-    """The run's metadata values that are numbers (numeric types and numeric text), dates left out."""
+    """The run's metadata values that are numbers (numeric types and numeric text), dates left out.
+
+    Raises
+    ------
+    InputError
+        A value that is not of the number type Caliper gives it (``jobsize=sixtyfour`` or ``1e999`` typed ``uint``):
+        the file is damaged, and the key must not silently drop out of this run (another key would become the
+        parameter, and the run would still be read).
+    """
     values = {}
     for key, raw in run.globals.items():
         if isinstance(raw, (list, tuple)):
             continue
+        problem = _typed_problem(run.types.get(key, ""), raw)
+        if problem:
+            raise InputError(f"metadata {key}={str(raw)[:60]!r} {problem}, though the file types it {run.types[key]}",
+                             run.path, _metadata_line(run.path, key))
         if run.adiak_types.get(key) == "date":
             continue
         try:
@@ -457,6 +469,57 @@ def numeric_metadata(run: Run) -> dict[str, float]:
     return values
 
 
+def _typed_problem(kind: str, raw) -> str:
+    """What is wrong with a metadata value of the Caliper type ``kind`` (a number type), or ""."""
+    if kind not in _NUMERIC_TYPES:
+        return ""
+    try:
+        number = float(raw)
+    except (TypeError, ValueError):
+        return "is not a number"
+    if kind in _INTEGER_TYPES and not (math.isfinite(number) and number == int(number)):
+        return "is not a whole number"
+    if kind in _UNSIGNED_TYPES and number < 0:
+        return "is negative"
+    return ""
+
+
+def _not_a_parameter(run: Run, key: str) -> str:
+    """Why the metadata ``key``, named as a parameter, has no numeric value in this run."""
+    raw = run.globals[key]
+    if isinstance(raw, (list, tuple)):
+        return (f"metadata {key} has {len(raw)} conflicting values in this run ({', '.join(map(str, raw))}); "
+                f"a parameter needs one")
+    if run.adiak_types.get(key) == "date":
+        try:
+            when = datetime.datetime.fromtimestamp(float(raw), datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+        except (TypeError, ValueError, OverflowError, OSError):
+            when = str(raw)
+        return f"metadata {key}={str(raw)!r} is a date (Adiak type date: {when}), not a parameter"
+    try:
+        number = float(raw)
+    except (TypeError, ValueError):
+        return f"metadata {key}={str(raw)[:60]!r} is not a number; a parameter needs a numeric value"
+    return f"metadata {key}={str(raw)!r} is {number}, not a finite number; a parameter needs a finite value"
+
+
+def _metadata_line(path: str, key: str) -> int | None:
+    """The line of the record that holds the value of the metadata ``key`` (for messages; None when not found)."""
+    try:
+        lines = read_text(path).split("\n")
+    except InputError:
+        return None
+    attribute = None
+    for number, line in enumerate(lines, 1):
+        fields = _split_record(line.strip()) or {}
+        kind, attr = (fields.get("__rec") or [""])[0], fields.get("attr") or []
+        if kind == "node" and attr == [str(RecordCheck._NAME)] and (fields.get("data") or [""])[0] == key:
+            attribute = (fields.get("id") or [None])[0]
+        elif attribute is not None and attribute in attr and kind in ("node", "globals"):
+            return number
+    return None
+
+
 def read_part(part, options: dict) -> Experiment:
     """Read one run; its parameters are provisional (every numeric metadata key) until :func:`join`.
 
@@ -464,7 +527,8 @@ def read_part(part, options: dict) -> Experiment:
     ------
     InputError
         Bad file (see :func:`load`), a named parameter key missing from the
-        run's metadata or not a number, a non-numeric metric value.
+        run's metadata or not a number (or a date), a metadata value that
+        Caliper types as a number but is not one, a non-numeric metric value.
     """
     settings = parse_options(options)
     run = load(str(part))
@@ -476,12 +540,8 @@ def read_part(part, options: dict) -> Experiment:
             raise InputError(f"no metadata key {', '.join(map(repr, missing))} in this run "
                              f"(its numeric keys: {known})", part)
         bad = [k for k in settings.parameters if k not in metadata]
-        if bad and isinstance(run.globals[bad[0]], (list, tuple)):
-            raise InputError(f"metadata {bad[0]} has {len(run.globals[bad[0]])} conflicting values in this run "
-                             f"({', '.join(map(str, run.globals[bad[0]]))}); a parameter needs one", part)
         if bad:
-            raise InputError(f"metadata {bad[0]}={run.globals[bad[0]]!r} is not a number; "
-                             f"a parameter needs a numeric value", part)
+            raise InputError(_not_a_parameter(run, bad[0]), part, _metadata_line(str(part), bad[0]))
         keys = list(settings.parameters)
     else:
         keys = sorted(metadata)

@@ -50,7 +50,8 @@ from extrap_plugins.hookspecs import hookimpl
 from extrap_plugins.registration import ReaderInfo
 
 from ._common import (
-    DEFAULT_CALLPATH, DEFAULT_METRIC, EMPTY_FILE, build, check_options, head, read_text, to_float,
+    DEFAULT_CALLPATH, DEFAULT_METRIC, EMPTY_FILE, build, check_callpaths, check_line_ends, check_options, head,
+    read_text, to_float,
 )
 
 NAME = "csv"
@@ -122,9 +123,7 @@ def _delimiter(settings: dict[str, str], header: str, path) -> str:
 
 
 def _header(line: str, delimiter: str, path) -> list[str]:
-    if "\r" in line.rstrip("\r"):
-        raise InputError("the lines end with a carriage return only (\\r); save the table with \\n or \\r\\n line ends",
-                         path, 1)
+    check_line_ends(line, path, "table")
     try:
         names = [name.strip() for name in next(csv.reader([line], delimiter=delimiter))]
     except csv.Error as error:
@@ -334,7 +333,11 @@ class _Columns:
             if "" in part:
                 raise InputError(f"column {c!r} is empty", self.path, block.line_of(part.index("")))
         joined = parts[0] if len(parts) == 1 else ["->".join(names) for names in zip(*parts)]
-        for name in dict.fromkeys(joined):
+        new = [name for name in dict.fromkeys(joined) if name not in index]
+        if index is self.callpaths:
+            what = repr(columns[0]) if len(columns) == 1 else "call path"
+            check_callpaths(new, self.path, lambda name: block.line_of(joined.index(name)), what)
+        for name in new:
             index.setdefault(name, len(index))
         return np.fromiter(map(index.__getitem__, joined), dtype=np.int32, count=n)
 

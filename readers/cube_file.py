@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import os
 import pathlib
+import struct
 import warnings
+import zlib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -186,7 +188,8 @@ class CubeProfile:
             raise UnsupportedMetricType(f"metric {metric.name!r} holds {metric.data_type} values, not plain numbers",
                                         self.path) from None
         except Exception as error:  # pycubexr raises assorted errors for damaged archives
-            raise InputError(f"cannot read the data of metric {metric.name!r}: {_describe(error)}", self.path) from None
+            problem = self._damaged_member(metric, error) or _describe(error)
+            raise InputError(f"cannot read the data of metric {metric.name!r}: {problem}", self.path) from None
         raw = getattr(metric_values, "values", None)
         raw = getattr(raw, "_values", raw)  # MinValues/MaxValues wrap a plain array
         if not isinstance(raw, np.ndarray) or raw.dtype.fields is not None or raw.ndim != 1 \
@@ -206,6 +209,33 @@ class CubeProfile:
         present = np.zeros(self.tree.n_nodes, dtype=bool)
         present[positions] = True
         return raw.reshape(cnode_ids.size, n_locations), positions, present
+
+    def _damaged_member(self, metric: CubeMetric, error: Exception) -> str:
+        """What is wrong with the metric's index and data members of the archive, after pycubexr failed on them
+        (a bare ``AssertionError`` for a missing header, a ``struct.error`` for a member cut short); "" when
+        nothing shows."""
+        archive = getattr(self._parser, "_cubex_file", None)
+        identifier = getattr(metric.handle, "id", None)
+        if archive is None or identifier is None:
+            return ""
+        for kind, headers in (("index", (b"CUBEX.INDEX",)), ("data", (b"CUBEX.DATA", b"ZCUBEX.DATA"))):
+            name = f"{identifier}.{kind}"
+            try:
+                member = archive.getmember(name)
+                stream = archive.extractfile(member)
+                start = stream.read(16) if stream is not None else b""
+            except KeyError:
+                return f"the archive has no {name}"
+            except Exception:  # noqa: BLE001 - only explaining an error already found
+                return ""
+            if member.size == 0:
+                return f"its {kind} file {name} in the archive is empty (cut short or damaged)"
+            if not start.startswith(headers):
+                return f"its {kind} file {name} in the archive does not start with {headers[0].decode()} (damaged)"
+        if isinstance(error, (struct.error, EOFError, zlib.error)):
+            return (f"its files {identifier}.index and {identifier}.data in the archive hold fewer bytes than they "
+                    f"declare (cut short or damaged: {_describe(error)})")
+        return ""
 
     def close(self) -> None:
         if self._parser is not None:

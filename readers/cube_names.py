@@ -36,6 +36,8 @@ from dataclasses import dataclass
 
 from extrap_plugins.errors import InputError
 
+from ._common import read_text
+
 CONVENTION = "<prefix>.<name><value>...[.r<repetition>], e.g. app.p64.size25.r1"
 _REPETITION = re.compile(r"\.r(\d+)$")
 _NUMBER = r"[+-]?(?:\d+(?:[.,]\d+)?|[.,]\d+)(?:[eE][+-]?\d+)?"
@@ -198,13 +200,11 @@ def read_mapping(mapping: pathlib.Path) -> tuple[tuple[str, ...], list[MappedRun
     Raises
     ------
     InputError
-        Naming the mapping file and line: a missing ``path`` column, a value
-        that is not a number, a row with the wrong number of fields.
+        Naming the mapping file and line: a file that cannot be read or is not
+        UTF-8, a missing ``path`` column, a value that is not a number, a row
+        with the wrong number of fields.
     """
-    try:
-        text = mapping.read_text(encoding="utf-8-sig")
-    except OSError as error:
-        raise InputError(f"cannot read the mapping file: {error.strerror or error}", mapping) from None
+    text = read_text(mapping, hint="save the mapping file as UTF-8")
     rows = [(number, row) for number, row in enumerate(csv.reader(text.splitlines()), start=1)
             if row and any(cell.strip() for cell in row) and not row[0].lstrip().startswith("#")]
     if not rows:

@@ -42,7 +42,7 @@ from extrap_plugins.options import parse_bool
 from extrap_plugins.registration import ReaderInfo
 from extrap_plugins.joining import coverage_findings, omitted_zeros
 
-from ._common import EMPTY_FILE, RUN_FOLDER_EXTRAS
+from ._common import EMPTY_FILE, RUN_FOLDER_EXTRAS, SAME_FILE, check_distinct_files, same_file
 from .cube_names import CONVENTION, RunName, parse_run_name, read_mapping
 from .cube_tree import AGGREGATIONS
 
@@ -155,8 +155,9 @@ def find_runs(path: pathlib.Path | Sequence[pathlib.Path], settings: Settings) -
     Raises
     ------
     InputError
-        No profiles, a folder name that cannot be parsed, or runs that name
-        different parameters (naming the folders).
+        No profiles, a folder name that cannot be parsed, runs that name
+        different parameters (naming the folders), or one profile reached
+        by two names (a link to a sibling run: it would count twice).
     """
     if settings.mapping is not None:
         parameters, found = _runs_from_mapping(settings.mapping)
@@ -176,6 +177,7 @@ def find_runs(path: pathlib.Path | Sequence[pathlib.Path], settings: Settings) -
             raise InputError("no such file or folder", one)
     if not named:
         raise InputError("no input given")
+    check_distinct_files([profile for profile, _ in named])
     parameters, found = _runs_from_names(named)
     return _number_runs(parameters, found)
 
@@ -258,8 +260,12 @@ def _runs_from_mapping(mapping: pathlib.Path):
             profiles = [row.path]
         else:
             raise InputError(f"no such file or folder: {row.path}", mapping, row.line)
-        found.extend((profile, row.path.name, row.values, row.repetition) for profile in profiles)
-    return parameters, found
+        found.extend((profile, row.path.name, row.values, row.repetition, row.line) for profile in profiles)
+    pair = same_file([run[0] for run in found])
+    if pair is not None:
+        blamed, other = found[pair[0]], found[pair[1]]
+        raise InputError(f"{blamed[0]}: {SAME_FILE.format(other[0])} (also on line {other[4]})", mapping, blamed[4])
+    return parameters, [run[:4] for run in found]
 
 
 def _number_runs(parameters: tuple[str, ...], found) -> list[RunSpec]:

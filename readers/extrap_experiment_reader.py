@@ -40,7 +40,8 @@ from extrap_plugins.hookspecs import hookimpl
 from extrap_plugins.registration import ReaderInfo
 
 from ._common import (
-    EMPTY_FILE, build, check_options, choice, factorize, head, inflate_limit_error, max_inflated, to_float,
+    EMPTY_FILE, build, check_options, check_parameter_names, check_points_once, choice, factorize, head,
+    inflate_limit_error, json_to_float, max_inflated,
 )
 
 STATISTICS = ("mean", "median", "minimum", "maximum")
@@ -153,7 +154,7 @@ class _Members:
 
 
 def _archive_experiment(document: bytes, values: _ValueStore, path, statistic: str) -> Experiment:
-    where = f"{path}: experiment.json"
+    where = "experiment.json"  # what messages name inside the archive: its lines are not lines of the file
     try:
         data = json.loads(document.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
@@ -164,6 +165,10 @@ def _archive_experiment(document: bytes, values: _ValueStore, path, statistic: s
     parameters = data.get("parameters")
     if not isinstance(parameters, list) or not parameters or not all(isinstance(p, str) for p in parameters):
         raise InputError("experiment.json: 'parameters' must be a non-empty list of names", path)
+    try:
+        check_parameter_names(parameters, path)
+    except InputError as error:
+        raise InputError(f"experiment.json: {error.message}", path) from None
     entries, callpaths, metrics = [], [], []
     for callpath, by_metric in data["measurements"].items():
         if not isinstance(by_metric, dict):
@@ -185,12 +190,15 @@ def _archive_experiment(document: bytes, values: _ValueStore, path, statistic: s
     stored = [e.get("values") for e in entries]
     no_line = lambda i: None  # noqa: E731 - positions inside a zip member are not lines of the file
 
+    def place(i: int) -> str:
+        """Where entry i is in experiment.json: ``measurements["merge"]["time"][3]``."""
+        index = sum(1 for j in range(i) if (callpaths[j], metrics[j]) == (callpaths[i], metrics[i]))
+        return f"measurements[{json.dumps(callpaths[i])}][{json.dumps(metrics[i])}][{index}]"
+
     def measurement(i: int) -> str:
         """Entry i by its call path, metric and point (and its place in the JSON, to find it there)."""
         point = ", ".join(f"{n}={json.dumps(v)}" for n, v in zip(parameters, coordinates[i]))
-        index = sum(1 for j in range(i) if (callpaths[j], metrics[j]) == (callpaths[i], metrics[i]))
-        return (f"call path {callpaths[i]!r}, metric {metrics[i]!r}, point ({point}) "
-                f"(measurements[{json.dumps(callpaths[i])}][{json.dumps(metrics[i])}][{index}])")
+        return f"{where}: call path {callpaths[i]!r}, metric {metrics[i]!r}, point ({point}) ({place(i)})"
 
     if any(s is not None for s in stored):
         arrays = [values.read(s, where) if s is not None else np.asarray([e.get(statistic)], dtype=object)
@@ -205,17 +213,22 @@ def _archive_experiment(document: bytes, values: _ValueStore, path, statistic: s
                 return f"{measurement(row)}, its {statistic}"
             return f"{measurement(row)}, saved repetition {i - int(first[row]) + 1} of {int(counts[row])}"
 
-        value = to_float(np.concatenate([np.ravel(a) for a in arrays]).tolist(), where, no_line, "value", label)
+        value = json_to_float(np.concatenate([np.ravel(a) for a in arrays]).tolist(), path, no_line, "value", label)
         notes = [] if all(s is not None for s in stored) else [_summary_note(statistic, "part of the experiment")]
     else:
         counts = np.ones(len(entries), dtype=np.int64)
         row_of = np.arange(len(entries))
-        value = to_float([e.get(statistic) for e in entries], where, no_line, statistic, measurement)
+        value = json_to_float([e.get(statistic) for e in entries], path, no_line, statistic, measurement)
         notes = [_summary_note(statistic, "the experiment")]
-    point = np.column_stack([to_float(column, where, no_line, f"coordinate of {name!r}", measurement)
+    point = np.column_stack([json_to_float(column, path, no_line, f"coordinate of {name!r}", measurement)
                              for column, name in zip(zip(*coordinates), parameters)])
     callpath_names, callpath_codes = factorize(callpaths)
     metric_names, metric_codes = factorize(metrics)
+    try:
+        check_points_once(parameters, (callpath_names, callpath_codes), (metric_names, metric_codes), point, path,
+                          no_line, place)
+    except InputError as error:  # one entry holds all the repetitions of its point: a second one is damage
+        raise InputError(f"{where}: {error.message}", path) from None
     return build(parameters, (callpath_names, callpath_codes[row_of]), (metric_names, metric_codes[row_of]),
                  point[row_of], value, path, ARCHIVE, notes=notes)
 

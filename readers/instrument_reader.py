@@ -31,6 +31,8 @@ from extrap_plugins.instrument.output import (FORMAT, METRIC_INFO, STATISTICS, S
 from extrap_plugins.instrument.regions import METRICS
 from extrap_plugins.registration import ReaderInfo
 
+from ._common import check_distinct_files, read_text
+
 NAME = "instrument"
 OPTIONS = {"aggregation": "the statistic over ranks: mean (default), sum, min or max"}
 _SNIFF = re.compile(rb'"format"\s*:\s*"' + re.escape(FORMAT.encode()) + rb'"')
@@ -90,7 +92,8 @@ def read(path: pathlib.Path, options: dict[str, str]) -> Experiment:
     ------
     InputError
         An unknown option; a line that is not a shim record (file and line
-        named); runs with different parameter names; no usable run.
+        named); runs with different parameter names; no usable run; a file of
+        the folder reached by two names (a link: its runs would count twice).
     """
     path = pathlib.Path(path)
     unknown = sorted(set(options) - set(OPTIONS))
@@ -103,6 +106,7 @@ def read(path: pathlib.Path, options: dict[str, str]) -> Experiment:
     files = sorted(_files(path)) if path.is_dir() else [path]
     if not files:
         raise InputError(f"no *{SUFFIX} files (or other JSON Lines files of the instrument shim) in this folder", path)
+    check_distinct_files(files)
     runs: list[_Run] = []
     for file in files:
         runs.extend(_read_file(file))
@@ -124,10 +128,7 @@ def _files(folder: pathlib.Path):
 
 # ---------------------------------------------------------------------- lines
 def _read_file(path: pathlib.Path) -> list[_Run]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as error:
-        raise InputError(f"not a UTF-8 text file ({error.reason})", path) from error
+    text = read_text(path)
     lines = text.split("\n")
     runs = []
     for number, line in enumerate(lines, start=1):

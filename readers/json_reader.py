@@ -25,7 +25,10 @@ and the older schema with ids (``json/input_*.JSON``)::
      "measurements": [{"callpath_id": 1, "coordinate_id": 1, "metric_id": 1, "value": 3.5}]}
 
 As in Extra-P, every call path and metric must be measured at every point
-(``--reader-option incomplete=allow`` relaxes that).
+(``--reader-option incomplete=allow`` relaxes that).  Numbers are JSON numbers
+(``"81"`` is refused, as ``null`` is); in the newer schema ``point`` and
+``values`` are lists, and a series lists each point once (its ``values`` hold
+the repetitions).
 """
 
 from __future__ import annotations
@@ -42,13 +45,14 @@ from typing import Callable, Iterator, Sequence
 import numpy as np
 
 from extrap_plugins.errors import InputError
-from extrap_plugins.experiment import CALLPATH_SEPARATOR, Experiment
+from extrap_plugins.experiment import Experiment
 from extrap_plugins.hookspecs import hookimpl
 from extrap_plugins.registration import ReaderInfo
 
 from ._common import (
-    DEFAULT_CALLPATH, DEFAULT_METRIC, EMPTY_FILE, INCOMPLETE_OPTION, LineOf, build, check_complete, check_options,
-    choice, factorize, first_content_line, head, is_blank, json_error, json_with_lines, read_text, to_float,
+    DEFAULT_CALLPATH, DEFAULT_METRIC, EMPTY_FILE, INCOMPLETE_OPTION, LineOf, build, check_callpaths, check_complete,
+    check_options, check_parameter_names, check_points_once, choice, factorize, first_content_line, head, is_blank,
+    json_error, json_to_float, json_with_lines, read_text,
 )
 
 NAME = "json"
@@ -61,7 +65,6 @@ _NOT_BLANK = re.compile(r"\S")
 _MISSING = object()
 _UNHASHABLE = object()
 _ID_TYPES = (int, float, str)
-_NUMBER_TYPES = frozenset({int, float})  # JSON numbers as json.loads gives them (bool is neither)
 
 
 @hookimpl
@@ -257,11 +260,7 @@ class RowColumns:
             i = next(i for i, p in enumerate(params) if set(p) != set(names))
             raise InputError(f"parameters {_names(params[i])} differ from {_names(names)} of the first line",
                              path, line_of(i))
-        for column, name in zip(columns, names):
-            if bool in set(map(type, column)):
-                i = next(i for i, v in enumerate(column) if type(v) is bool)
-                raise InputError(f"parameter {name!r}: {json.dumps(column[i])} is not a number", path, line_of(i))
-        coordinates = np.column_stack([to_float(c, path, line_of, f"parameter {name!r}:")
+        coordinates = np.column_stack([json_to_float(c, path, line_of, f"parameter {name!r}:")
                                        for c, name in zip(columns, names)])
 
         values = list(map(operator.methodcaller("get", "value", _MISSING), rows))
@@ -270,6 +269,8 @@ class RowColumns:
         if list in kinds:
             counts = np.fromiter((len(v) if type(v) is list else 1 for v in values), dtype=np.int64,
                                  count=len(values))
+            if not counts.all():  # a row of no value: not a measurement, and not to be dropped without a word
+                raise InputError("'value' is empty", path, line_of(int(np.argmin(counts))))
             local = np.repeat(np.arange(len(values)), counts)
             values = [x for v in values for x in (v if type(v) is list else (v,))]
             value_line: LineOf = lambda i: line_of(int(local[i]))  # noqa: E731
@@ -280,10 +281,7 @@ class RowColumns:
         if object in kinds:  # the type of _MISSING
             i = next(i for i, v in enumerate(values) if v is _MISSING)
             raise InputError("no 'value'", path, value_line(i))
-        if not kinds <= _NUMBER_TYPES:  # "1", true, null: JSON, but not numbers
-            i = next(i for i, v in enumerate(values) if type(v) not in _NUMBER_TYPES)
-            raise InputError(_not_a_number("value", values[i]), path, value_line(i))
-        value = to_float(values, path, value_line, "value")
+        value = json_to_float(values, path, value_line, "value")  # "1", true, null: JSON, but not numbers
 
         callpath = self._names(rows, "callpath", DEFAULT_CALLPATH, line_of)
         metric = self._names(rows, "metric", DEFAULT_METRIC, line_of)
@@ -307,11 +305,7 @@ class RowColumns:
             got = "an empty string" if column[i] == "" else _kind(column[i])
             raise InputError(f"{key!r} must be a non-empty string, got {got}", self.path, line_of(i))
         if key == "callpath":
-            broken = [name for name in distinct if "" in name.split(CALLPATH_SEPARATOR)]
-            if broken:
-                i = min(column.index(name) for name in broken)
-                raise InputError(f"'callpath' {column[i]!r} has an empty region name (a call path is region names "
-                                 f"joined with {CALLPATH_SEPARATOR!r}, each non-empty)", self.path, line_of(i))
+            check_callpaths(distinct, self.path, lambda name: line_of(column.index(name)))
         index = self.codes[key]
         for name in distinct:
             index.setdefault(name, len(index))
@@ -357,21 +351,6 @@ def _single(column: tuple[list[str], np.ndarray]):
     return column[0][0] if len(column[0]) == 1 else column
 
 
-def _not_a_number(key: str, value) -> str:
-    """Why a JSON value is not a measured number: ``value '1' is a string, not a number (write it without
-    quotes)``, ``value true is not a number``."""
-    if isinstance(value, (dict, list)):
-        return f"{key} is {_kind(value)}, not a number"
-    if not isinstance(value, str):
-        return f"{key} {json.dumps(value)} is not a number"
-    shown = repr(value[:40]) + ("..." if len(value) > 40 else "")
-    try:
-        float(value)
-    except ValueError:
-        return f"{key} {shown} is not a number"
-    return f"{key} {shown} is a string, not a number (write it without quotes)"
-
-
 def _kind(value) -> str:
     if value is None:
         return "null"
@@ -406,6 +385,11 @@ def _read_document(text: str, path, allow_incomplete: bool) -> Experiment:
 
 def _document(data, path, allow_incomplete: bool, line_of_object: Callable[[object], int | None]) -> Experiment:
     if isinstance(data, list):
+        if not all(isinstance(row, dict) for row in data):
+            i = next(i for i, row in enumerate(data) if not isinstance(row, dict))
+            raise InputError(f"the file is a JSON list, not an Extra-P experiment object ('parameters' and "
+                             f"'measurements'); a list must hold JSON Lines rows ({{\"params\": {{...}}, "
+                             f"\"value\": ...}}), but item {i + 1} is {_kind(data[i])}", path, line_of_object(data))
         columns = columns_from_rows(data, path, lambda i: line_of_object(data[i]), params_key="params")
         return finish(columns, path, allow_incomplete, lambda i: line_of_object(data[i]))
     if not isinstance(data, dict):
@@ -430,6 +414,7 @@ def _new_columns(data: dict, path, line_of: Callable[[object], int | None]):
     parameters = data["parameters"]
     if not isinstance(parameters, list) or not parameters or not all(isinstance(p, str) and p for p in parameters):
         raise InputError("'parameters' must be a non-empty list of parameter names", path, line_of(parameters))
+    check_parameter_names(parameters, path, line_of(parameters))
     measurements = data["measurements"]
     if not isinstance(measurements, dict):
         raise InputError("'measurements' must be an object {call path: {metric: [...]}}, "
@@ -454,14 +439,17 @@ def _new_columns(data: dict, path, line_of: Callable[[object], int | None]):
         if not isinstance(entry, dict) or "point" not in entry or "values" not in entry:
             raise InputError("expected {\"point\": [...], \"values\": [...]} for every measurement", path,
                              line_of(entry) if isinstance(entry, (dict, list)) else line_of(measurements))
-    points = [e["point"] if isinstance(e["point"], list) else [e["point"]] for e in entries]
+        for key, what in (("point", "one number per parameter"), ("values", "numbers, one per repetition")):
+            if not isinstance(entry[key], list):
+                raise InputError(f"{key!r} must be a list of {what}, got {_kind(entry[key])}", path, line_of(entry))
+    points = [e["point"] for e in entries]
     n_params = len(parameters)
     if not all(len(p) == n_params for p in points):
         i = next(i for i, p in enumerate(points) if len(p) != n_params)
         raise InputError(f"point {json.dumps(entries[i]['point'])} has {_count(len(points[i]), 'value')}, "
                          f"expected {n_params} "
                          f"({', '.join(parameters)})", path, line_of(entries[i]))
-    values = [e["values"] if isinstance(e["values"], list) else [e["values"]] for e in entries]
+    values = [e["values"] for e in entries]
     counts = np.fromiter(map(len, values), dtype=np.int64, count=len(values))
     if (counts == 0).any():
         i = int(np.argmin(counts))
@@ -469,14 +457,16 @@ def _new_columns(data: dict, path, line_of: Callable[[object], int | None]):
     row_of = np.repeat(np.arange(len(entries)), counts)
     flat = [v for vs in values for v in vs]
     entry_line: LineOf = lambda i: line_of(entries[int(row_of[i])])  # noqa: E731
-    value = to_float(flat, path, entry_line, "value")
+    value = json_to_float(flat, path, entry_line, "value")
     point_columns = list(zip(*points))
-    coordinates = np.column_stack([
-        to_float(column, path, lambda i: line_of(entries[i]), f"parameter {name!r}:")
+    points = np.column_stack([
+        json_to_float(column, path, lambda i: line_of(entries[i]), f"parameter {name!r}:")
         for column, name in zip(point_columns, parameters)
-    ])[row_of]
+    ])
     callpath = factorize(callpaths)
     metric = factorize(metrics)
+    check_points_once(parameters, callpath, metric, points, path, lambda i: line_of(entries[i]))
+    coordinates = points[row_of]
     columns = dict(parameters=parameters, callpath=(callpath[0], callpath[1][row_of]),
                    metric=(metric[0], metric[1][row_of]), coordinates=coordinates, value=value,
                    row_of=np.arange(value.shape[0]))
@@ -511,7 +501,7 @@ def _legacy_columns(data: dict, path, line_of: Callable[[object], int | None]):
     if not coordinate_rows:
         raise InputError("no coordinates in this file", path, line_of(coordinate_list))
     declared = np.column_stack([
-        to_float(column, path, lambda i: line_of(coordinate_list[i]), f"parameter {name!r}:")
+        json_to_float(column, path, lambda i: line_of(coordinate_list[i]), f"parameter {name!r}:")
         for column, name in zip(zip(*coordinate_rows), parameters)
     ])
     measurements = _list(data, "measurements", path, line_of)
@@ -525,7 +515,7 @@ def _legacy_columns(data: dict, path, line_of: Callable[[object], int | None]):
     if any(v is _MISSING for v in values):
         i = next(i for i, v in enumerate(values) if v is _MISSING)
         raise InputError("a measurement needs a 'value'", path, row_line(i))
-    value = to_float(values, path, row_line, "value")
+    value = json_to_float(values, path, row_line, "value")
     columns = dict(parameters=parameters, callpath=_used(callpath_names, callpath),
                    metric=_used(metric_names, metric), coordinates=declared[coordinate], value=value,
                    row_of=np.arange(len(measurements)))

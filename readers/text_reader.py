@@ -36,8 +36,8 @@ from extrap_plugins.hookspecs import hookimpl
 from extrap_plugins.registration import ReaderInfo
 
 from ._common import (
-    DEFAULT_CALLPATH, DEFAULT_METRIC, EMPTY_FILE, build, check_options, factorize, first_content_line, head,
-    is_blank, read_text, to_float,
+    DEFAULT_CALLPATH, DEFAULT_METRIC, EMPTY_FILE, build, check_callpaths, check_line_ends, check_options, factorize,
+    first_content_line, head, is_blank, read_text, to_float,
 )
 
 NAME = "text"
@@ -77,6 +77,7 @@ def read(path: pathlib.Path, options: dict[str, str]) -> Experiment:
     text = read_text(path)
     if not text.strip():
         raise InputError(EMPTY_FILE, path)
+    check_line_ends(text, path)
     for number, line in enumerate(text.split("\n"), start=1):
         parser.feed(number, line)
     return parser.experiment()
@@ -179,6 +180,7 @@ class _Parser:
 
     def _region(self, number: int, rest: str) -> None:
         self.region = self._name("REGION", number, rest)
+        check_callpaths([self.region], self.path, lambda name: number, what="REGION")
         self._close()
 
     def _metric(self, number: int, rest: str) -> None:

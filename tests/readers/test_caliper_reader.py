@@ -166,8 +166,9 @@ def test_missing_key_skips_that_run_naming_it(host, lulesh, tmp_path):
 def test_non_numeric_parameter_skips_that_run(host, lulesh, tmp_path):
     runs = [shutil.copy(f, tmp_path) for f in lulesh]
     broken = tmp_path / "125_cores.cali"
-    broken.write_text(broken.read_text().replace("data=125,", "data=many,"))
-    with pytest.warns(ExtrapWarning, match=r"skipped: .*125_cores.cali: metadata jobsize='many' is not a number"):
+    broken.write_text(broken.read_text().replace("data=125,", "data=many,"))  # mpi.world.size (int) and jobsize
+    with pytest.warns(ExtrapWarning, match=r"skipped: .*125_cores.cali:133: metadata mpi\.world\.size='many' is not "
+                                           r"a number, though the file types it int$"):
         experiment = extrap_plugins.read(runs, parameters="jobsize")
     assert sorted({p for _, _, p in series(experiment)}) == [(27.0,), (64.0,), (216.0,), (343.0,)]
 
@@ -332,3 +333,65 @@ def test_runs_of_different_programs_name_the_sets(host, thicket_data, capsys):
         "2 sets with different metadata keys, as runs of different programs do: mpi_scaling_cali (5 runs): jobsize "
         "varies; rajaperf/quartz (5 runs): ProblemSizeRunParam varies; read each set on its own, or name the "
         "parameters with --reader-option parameters=KEY[,KEY]"])
+
+
+# ------------------------------------------- folders, metadata, byte-order mark
+def test_a_link_to_a_sibling_in_a_folder_is_refused_naming_both(host, lulesh, tmp_path, capsys):
+    # link.cali -> 27_cores.cali was read as a sixth run, a repetition of 27 ranks never run
+    for f in lulesh:
+        shutil.copy(f, tmp_path)
+    (tmp_path / "link.cali").symlink_to("27_cores.cali")
+    assert run_cli(capsys, tmp_path) == (2, [
+        f"extrap-plugins: error: {tmp_path / 'link.cali'}: the same file as {tmp_path / '27_cores.cali'}: "
+        "its measurements would count twice"])
+
+
+def test_a_date_named_as_parameter_is_called_a_date(host, lulesh, tmp_path):
+    # launchdate=1616614379 is a number; it was refused as "not a number"
+    path = shutil.copy(lulesh[0], tmp_path / "27.cali")
+    line = next(i for i, text in enumerate(lulesh[0].read_text().split("\n"), 1) if "attr=160," in text)
+    with pytest.raises(InputError) as caught:
+        caliper_reader.read_part(path, {"parameters": "launchdate"})
+    assert str(caught.value) == (f"{path}:{line}: metadata launchdate='1616614379' is a date "
+                                 "(Adiak type date: 2021-03-24 19:32:59 UTC), not a parameter")
+
+
+def test_a_text_value_named_as_parameter_is_not_a_number(host, lulesh, tmp_path):
+    path = shutil.copy(lulesh[0], tmp_path / "27.cali")
+    with pytest.raises(InputError, match=r"27\.cali:\d+: metadata cluster='opal' is not a number; a parameter needs "
+                                         r"a numeric value$"):
+        caliper_reader.read_part(path, {"parameters": "cluster"})
+
+
+@pytest.mark.parametrize("value, problem", [
+    ("sixtyfour", "is not a number"), ("1e999", "is not a whole number"), ("-64", "is negative")])
+def test_a_typed_parameter_value_that_is_not_its_type_skips_the_run(host, lulesh, tmp_path, value, problem):
+    # jobsize=sixtyfour in one run: jobsize silently dropped out of that run and numhosts became the parameter
+    for f in lulesh:
+        shutil.copy(f, tmp_path)
+    broken = tmp_path / "64_cores.cali"
+    text = broken.read_text()
+    old = "__rec=node,id=171,attr=146,data=64,parent=170"  # jobsize (uint) of this run
+    assert text.count(old) == 1
+    broken.write_text(text.replace(old, old.replace("data=64,", f"data={value},")))
+    line = text[:text.index(old)].count("\n") + 1
+    with pytest.warns(ExtrapWarning) as caught:
+        experiment = extrap_plugins.read(tmp_path)
+    assert f"skipped: {broken}:{line}: metadata jobsize={value!r} {problem}, though the file types it uint" in [
+        str(w.message) for w in caught]
+    assert experiment.parameter_names == ["jobsize"]
+    assert sorted({p for _, _, p in series(experiment)}) == [(27.0,), (125.0,), (216.0,), (343.0,)]
+
+
+def test_a_byte_order_mark_is_accepted(host, lulesh, tmp_path):
+    # the run was skipped as "not a Caliper .cali record"
+    for f in lulesh:
+        shutil.copy(f, tmp_path)
+    marked = tmp_path / "64_cores.cali"
+    marked.write_bytes(b"\xef\xbb\xbf" + marked.read_bytes())
+    assert caliper_reader.sniff(marked)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ExtrapWarning)
+        experiment = extrap_plugins.read(tmp_path)
+    assert sorted({p for _, _, p in series(experiment)}) == [(27.0,), (64.0,), (125.0,), (216.0,), (343.0,)]
+    assert series(experiment) == series(extrap_plugins.read(lulesh))

@@ -149,6 +149,7 @@ def test_mpi_data_models_from_the_command_line(shared_data, host, capsys):
 
 
 # ------------------------------------------------------------ bad input
+EMPTY = "has an empty region name (a call path is region names joined with '->', each non-empty)"
 BAD = [
     ("a.csv", "p,value\n1,1\n2,abc\n", "3: column 'value': 'abc' is not a number"),
     ("b.csv", "p,value\n1,1\n2,3,4\n", "3: 3 fields, expected 2 (p, value)"),
@@ -167,6 +168,9 @@ BAD = [
     ("l.csv", "p,value\n1,inf\n", "2: column 'value': 'inf' is not a finite number"),
     ("m.csv", 'p,value\n1,2\n"2",3,4\n', "3: 3 fields, expected 2 (p, value)"),
     ("n.csv", "p,,value\n1,2,3\n", "1: column 2 has no name in the header"),
+    # accepted before, as the JSON Lines and Talpas readers refuse it
+    ("o.csv", "p,callpath,value\n1,main,1\n2,main->->solve,2\n3,main->->solve,3\n",
+     f"3: 'callpath' 'main->->solve' {EMPTY}"),
 ]
 
 
@@ -176,6 +180,13 @@ def test_bad_input_names_file_line_and_problem(tmp_path, name, content, message)
     with pytest.raises(InputError) as error:
         read(path)
     assert str(error.value) == f"{path}:{message}"
+
+
+def test_an_empty_region_name_in_joined_call_path_columns(tmp_path):
+    path = write(tmp_path, "j.csv", "mpi,variable,p,value\nIntelMPI,Barrier,1,2\nIntelMPI->,Barrier,2,3\n")
+    with pytest.raises(InputError) as error:
+        read(path, callpath="mpi,variable")
+    assert str(error.value) == f"{path}:3: call path 'IntelMPI->->Barrier' {EMPTY}"
 
 
 @pytest.mark.parametrize("options, message", [

@@ -6,6 +6,7 @@ import csv
 import gzip
 import hashlib
 import pathlib
+import shutil
 import warnings
 
 import numpy as np
@@ -367,8 +368,9 @@ def test_metrics_and_call_paths_of_only_some_runs_are_kept_with_warnings(host, c
 def test_metrics_without_plain_numbers_are_skipped_with_one_warning_each_even_from_workers(
         host, shared_data, tmp_path, executor):
     profile = shared_data / "cube" / "pycubexr" / "test_only_files" / "cube-values_example.cubex"
-    for x in range(1, 6):
-        link_run(tmp_path, f"app.x{x}", profile)
+    for x in range(1, 6):  # copies: links to one file would be one run read five times, which is refused
+        (tmp_path / f"app.x{x}").mkdir()
+        shutil.copyfile(profile, tmp_path / f"app.x{x}" / "profile.cubex")
     with pytest.warns(ExtrapWarning) as caught:
         e = extrap_plugins.read(tmp_path, executor=executor, jobs=2)
     assert [str(w.message) for w in caught] == [
@@ -452,3 +454,62 @@ def test_a_run_named_by_its_file_says_file_name(host, shared_data, capsys):
         "'L2_DCM_negative': 'DCM_negative' is not a <name><number> pair; expected <prefix>.<name><value>..."
         "[.r<repetition>], e.g. app.p64.size25.r1 (give --reader-option pattern=PREFIX when the prefix contains "
         "dots, or mapping=FILE.csv)"]
+
+
+# ------------------------------------------------ mapping, links, damaged members
+def test_a_mapping_file_not_utf8_is_exit_2_naming_its_line(host, tmp_path, capsys):
+    # it was an internal error (exit 1): UnicodeDecodeError
+    mapping = tmp_path / "map.csv"
+    mapping.write_bytes(b"path,x\nmm.x1y1z1.r1/profile.cubex,\xe9\n")
+    assert cli.main(["model", str(tmp_path), "--reader", "cube", "--reader-option", f"mapping={mapping}"]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"extrap-plugins: error: {mapping}:2: not UTF-8 text (byte 0xe9); save the mapping file as UTF-8"]
+
+
+def test_a_run_folder_linked_to_a_sibling_is_refused(host, cube, tmp_path):
+    # mm.x1y1z1.r2 -> mm.x1y1z1.r1 read one run as two repetitions
+    for x in (1, 10, 25, 50, 100):
+        shutil.copytree(cube / "single_parameter" / f"mm.x{x}y1z1.r1", tmp_path / f"mm.x{x}y1z1.r1")
+    (tmp_path / "mm.x1y1z1.r2").symlink_to("mm.x1y1z1.r1")
+    with pytest.raises(InputError) as caught:
+        extrap_plugins.read(tmp_path)
+    assert str(caught.value) == (f"{tmp_path / 'mm.x1y1z1.r2' / 'profile.cubex'}: the same file as "
+                                 f"{tmp_path / 'mm.x1y1z1.r1' / 'profile.cubex'}: its measurements would count twice")
+
+
+def test_a_mapping_naming_one_profile_twice_is_refused(host, cube, tmp_path):
+    run = cube / "single_parameter" / "mm.x1y1z1.r1"
+    mapping = tmp_path / "runs.csv"
+    mapping.write_text(f"path,p\n{run},4\n{run / 'profile.cubex'},8\n")
+    with pytest.raises(InputError) as caught:
+        extrap_plugins.read(tmp_path, reader="cube", mapping=str(mapping))
+    profile = run / "profile.cubex"
+    assert str(caught.value) == (f"{mapping}:3: {profile}: the same file as {profile}: its measurements would count "
+                                 "twice (also on line 2)")
+
+
+@pytest.mark.parametrize("cut, problem", [
+    (lambda data: b"", "its data file 1.data in the archive is empty (cut short or damaged)"),
+    (lambda data: b"CUBEX.DAT", "its data file 1.data in the archive does not start with CUBEX.DATA (damaged)"),
+    (lambda data: data[: len(data) // 2], "its files 1.index and 1.data in the archive hold fewer bytes than they "
+                                          "declare (cut short or damaged: error: unpack requires a buffer of 96 "
+                                          "bytes)"),
+])
+def test_a_damaged_data_member_says_what_is_wrong(host, cube, tmp_path, cut, problem):
+    # an empty 1.data said "cannot read the data of metric 'time': AssertionError"
+    import io
+    import tarfile
+
+    source = cube / "single_parameter" / "mm.x1y1z1.r1" / "profile.cubex"
+    run = tmp_path / "mm.x1y1z1.r1"
+    run.mkdir()
+    with tarfile.open(source) as original, tarfile.open(run / "profile.cubex", "w") as damaged:
+        for member in original.getmembers():
+            data = original.extractfile(member).read()
+            if member.name == "1.data":
+                data = cut(data)
+            member.size = len(data)
+            damaged.addfile(member, io.BytesIO(data))
+    with pytest.raises(InputError) as caught:
+        extrap_plugins.read(run / "profile.cubex")
+    assert str(caught.value) == f"{run / 'profile.cubex'}: cannot read the data of metric 'time': {problem}"

@@ -194,3 +194,46 @@ def test_archive_bad_values_name_the_measurement(shared_data, host, tmp_path, ca
     assert str(error.value) == (
         f"{path}: experiment.json: call path 'sort', metric 'flops', point (x=20.0, y=\"y?\") "
         "(measurements[\"sort\"][\"flops\"][3]): coordinate of 'y' 'y?' is not a number")
+
+
+def small_archive(tmp_path, entries: list[dict], parameters=("x",)) -> pathlib.Path:
+    """An Extra-P 4 archive of one series, ``merge [time]``, made of ``entries`` (defaults filled in)."""
+    measurements = [{"coordinate": [float(x)], "mean": float(x), "median": float(x), "minimum": float(x),
+                     "maximum": float(x), "std": 0.0, "repetitions": 1, "values": None, **entry}
+                    for x, entry in zip((1, 2, 4, 8, 16), entries)]
+    document = {"Extra-P": "4.2.0", "parameters": list(parameters), "measurements": {"merge": {"time": measurements}}}
+    path = tmp_path / "small.extra-p"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("experiment.json", json.dumps(document))
+    return path
+
+
+def test_small_archive_reads(tmp_path):
+    experiment = reader.read_archive(small_archive(tmp_path, [{}] * 5), {})
+    assert experiment.points().ravel().tolist() == [1, 2, 4, 8, 16]
+
+
+@pytest.mark.parametrize("entry, message", [
+    # a second measurement at a coordinate became a repetition, and a point disappeared
+    ({"coordinate": [1.0]}, 'call path \'merge\', metric \'time\': point (x=1) is listed twice (at '
+                            'measurements["merge"]["time"][0] and measurements["merge"]["time"][1])'),
+    # read as the number 81 before
+    ({"mean": "81"}, 'call path \'merge\', metric \'time\', point (x=2.0) (measurements["merge"]["time"][1]): '
+                     "mean '81' is a string, not a number (write it without quotes)"),
+    ({"coordinate": ["2"]}, 'call path \'merge\', metric \'time\', point (x="2") (measurements["merge"]["time"][1]): '
+                            "coordinate of 'x' '2' is a string, not a number (write it without quotes)"),
+    ({"mean": None}, 'call path \'merge\', metric \'time\', point (x=2.0) (measurements["merge"]["time"][1]): '
+                     "mean null is not a number"),
+    # the file was named twice: "small.extra-p: small.extra-p: experiment.json: ..."
+    ({"values": [1, "a"]}, "'values' must be [chunk, index], got [1, \"a\"]"),
+])
+def test_archive_damage_is_named_once_with_the_measurement(tmp_path, host, capsys, entry, message):
+    path = small_archive(tmp_path, [{}, entry, {}, {}, {}])
+    assert cli.main(["model", str(path)]) == 2
+    assert capsys.readouterr().err.splitlines() == [f"extrap-plugins: error: {path}: experiment.json: {message}"]
+
+
+def test_archive_parameter_declared_twice(tmp_path):
+    with pytest.raises(InputError) as error:
+        reader.read_archive(small_archive(tmp_path, [{"coordinate": [1.0, 1.0]}] * 5, parameters=("x", "x")), {})
+    assert str(error.value) == f"{tmp_path / 'small.extra-p'}: experiment.json: parameter 'x' is declared twice"

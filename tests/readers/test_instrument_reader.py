@@ -208,3 +208,24 @@ def test_the_reader_is_chosen_by_name_and_by_content(host, tmp_path):
     from extrap_plugins.readers.instrument_reader import sniff
 
     assert not sniff(extrap_lines) and not sniff(tmp_path / "z")
+
+
+def test_a_link_to_a_sibling_file_is_refused_naming_both(host, tmp_path):
+    # the linked file's runs were read twice, as repetitions never run
+    for p in (1, 2):
+        write(tmp_path / f"app{p}.extrap.jsonl", make_line({"p": p}, [{"main": {"time": 1.0}}], run=f"p{p}"))
+    (tmp_path / "copy.extrap.jsonl").symlink_to("app1.extrap.jsonl")
+    with pytest.raises(InputError) as error:
+        extrap_plugins.read(tmp_path)
+    assert str(error.value) == (f"{tmp_path / 'copy.extrap.jsonl'}: the same file as {tmp_path / 'app1.extrap.jsonl'}: "
+                                "its measurements would count twice")
+
+
+def test_a_byte_order_mark_is_accepted_and_latin1_named(host, tmp_path):
+    path = tmp_path / "a.extrap.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + HAND_WRITTEN.encode())
+    assert values(extrap_plugins.read(path), "main", "time") == [([2.0, 10.0], 1.5)]
+    path.write_bytes(HAND_WRITTEN.encode() + HAND_WRITTEN.replace('"h"', '"h\xe9"').encode("latin-1"))
+    with pytest.raises(InputError) as error:
+        extrap_plugins.read(path)
+    assert str(error.value) == f"{path}:2: not UTF-8 text (byte 0xe9); is this the right reader?"

@@ -150,6 +150,12 @@ BAD = [
                '{"callpath_id": 1, "coordinate_id": 1, "metric_id": 1, "value": 1},\n'
                '{"callpath_id": 9, "coordinate_id": 1, "metric_id": 1, "value": 1}]}',
      "5: callpath_id 9 names no call path"),
+    ("w.json", '{"callpaths": [{"id": 1, "name": "a"}], "metrics": [{"id": 1, "name": "t"}], '
+               '"parameters": [{"id": 1, "name": "x"}],\n"coordinates": [{"id": 1, "parameter_value_pairs": '
+               '[{"parameter_id": 1, "parameter_value": 4}]}],\n"measurements": [\n'
+               '{"callpath_id": 1, "coordinate_id": 1, "metric_id": 1, "value": 1},\n'
+               '{"callpath_id": 1, "coordinate_id": 1, "metric_id": 1, "value": "2"}]}',
+     "5: value '2' is a string, not a number (write it without quotes)"),
     ("v.json", '{"callpaths": [{"id": 1, "name": "a"}], "metrics": [{"id": 1, "name": "t"}],\n'
                '"parameters": [{"id": 1, "name": "x"}],\n"coordinates": [\n{"id": [1], "parameter_value_pairs": '
                '[{"parameter_id": 1, "parameter_value": 4}]}],\n"measurements": []}',
@@ -230,9 +236,61 @@ ROW = '{"params": {"p": 1}, "callpath": "a", "value": 1}\n'
      "'callpath' '->a' has an empty region name (a call path is region names joined with '->', each non-empty)"),
     ('{"params": {"p": 2}, "callpath": "a->", "value": 1}',
      "'callpath' 'a->' has an empty region name (a call path is region names joined with '->', each non-empty)"),
+    # silently dropped before
+    ('{"params": {"p": 2}, "value": []}', "'value' is empty"),
+    # read as the number 2 before, where "2" as a value was refused
+    ('{"params": {"p": "2"}, "value": 1}', "parameter 'p': '2' is a string, not a number (write it without quotes)"),
 ])
 def test_json_lines_values_are_json_numbers_and_regions_have_names(host, tmp_path, capsys, row, message):
     path = tmp_path / "bad.jsonl"
     path.write_text(ROW + "\n" + row + "\n")
     assert cli.main(["model", str(path)]) == 2
     assert capsys.readouterr().err.splitlines() == [f"extrap-plugins: error: {path}:3: {message}"]
+
+
+# ------------------------------------------------------ Extra-P's JSON document
+def document(entries: str, parameters: str = '["x"]') -> str:
+    """A newer-schema document, one entry per line: line 3 holds the first entry."""
+    return f'{{"parameters": {parameters},\n"measurements": {{"sweep": {{"time": [\n' + ",\n".join(entries) + "]}}}"
+
+
+GOOD = ['{"point": [4], "values": [3.5]}', '{"point": [16], "values": [9.5]}']
+
+
+@pytest.mark.parametrize("entry, message", [
+    # read as the numbers 5 and 8 before
+    ('{"point": [8], "values": ["5"]}', "value '5' is a string, not a number (write it without quotes)"),
+    ('{"point": ["8"], "values": [5]}', "parameter 'x': '8' is a string, not a number (write it without quotes)"),
+    ('{"point": "8", "values": [5]}', "'point' must be a list of one number per parameter, got the string '8'"),
+    ('{"point": [8], "values": 5}', "'values' must be a list of numbers, one per repetition, got the number 5"),
+    ('{"point": [8], "values": [null]}', "value null is not a number"),
+    # a second entry at a point became its repetitions, and a point disappeared
+    ('{"point": [4], "values": [5.5]}', "call path 'sweep', metric 'time': point (x=4) is listed twice "
+                                        "(first on line 3)"),
+])
+def test_document_entries_hold_json_numbers_at_distinct_points(tmp_path, entry, message):
+    path = tmp_path / "doc.json"
+    path.write_text(document([GOOD[0], entry, GOOD[1]]))
+    with pytest.raises(InputError) as error:
+        read(path)
+    assert str(error.value) == f"{path}:4: {message}"
+
+
+def test_a_parameter_declared_twice_is_named(tmp_path):
+    # said "point [4] has 1 value, expected 2 (x, x)"
+    path = tmp_path / "doc.json"
+    path.write_text(document(GOOD, parameters='["x", "x"]'))
+    with pytest.raises(InputError) as error:
+        read(path)
+    assert str(error.value) == f"{path}:1: parameter 'x' is declared twice"
+
+
+def test_a_json_list_of_numbers_is_called_a_list(tmp_path, host, capsys):
+    # said "expected a JSON object per line, got the number 1", the JSON Lines message
+    path = tmp_path / "list.json"
+    path.write_text("[1, 2, 3]\n")
+    assert cli.main(["model", str(path)]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"extrap-plugins: error: {path}:1: the file is a JSON list, not an Extra-P experiment object ('parameters' "
+        "and 'measurements'); a list must hold JSON Lines rows ({\"params\": {...}, \"value\": ...}), but item 1 "
+        "is the number 1"]

@@ -107,6 +107,13 @@ BAD = [
     ("q.txt", "PARAMETER p\nPOINTS ( 1 ) ( x )\n", "2: POINTS value 'x' is not a number"),
     ("j.txt", "# nothing\n", "no PARAMETER line; is this an Extra-P text file?"),
     ("k.txt", "PARAMETER p\nPOINTS 1 2\n", "no DATA lines"),
+    # accepted before, as the JSON Lines and Talpas readers refuse it
+    ("r.txt", "PARAMETER p\nPOINTS 1 2\nREGION main->->solve\nDATA 1\nDATA 2\n",
+     "3: REGION 'main->->solve' has an empty region name (a call path is region names joined with '->', each "
+     "non-empty)"),
+    # said "parameter 'POINTS' is declared twice (first on line 1)": the CSV reader's explanation
+    ("s.txt", "PARAMETER p\rPOINTS 1 2\rREGION a\rDATA 1\rDATA 2\r",
+     "1: the lines end with a carriage return only (\\r); save the file with \\n or \\r\\n line ends"),
 ]
 
 
