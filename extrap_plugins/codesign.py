@@ -259,14 +259,16 @@ def _read_toml(path: str | os.PathLike) -> dict:
         import tomllib
     except ModuleNotFoundError:  # Python 3.10
         import tomli as tomllib
+    from .readers._common import read_text  # UTF-8, a byte-order mark dropped: the readers' rule
+
     path = pathlib.Path(path)
+    if not path.exists():
+        raise InputError("no such file", path)
+    if path.is_dir():
+        raise InputError("is a folder; expected a TOML file", path)
+    text = read_text(path, hint="TOML files are UTF-8: save it as UTF-8")
     try:
-        with open(path, "rb") as stream:
-            return tomllib.load(stream)
-    except FileNotFoundError:
-        raise InputError("no such file", path) from None
-    except IsADirectoryError:
-        raise InputError("is a folder; expected a TOML file", path) from None
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise InputError(f"not valid TOML: {error}", path) from None
 

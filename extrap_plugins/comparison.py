@@ -26,6 +26,7 @@ The summary ranks the pairs by how much they changed: ``|log2(B/A)|`` at the tar
 from __future__ import annotations
 
 import csv
+import io
 import math
 import os
 import re
@@ -83,13 +84,16 @@ def parse_rule(text: str) -> Rule:
 
 
 def read_mapping(path: str | os.PathLike) -> list[Rule]:
-    """Rules from a CSV file: two columns, A's call path and B's (``*`` allowed); ``#`` lines and a header
-    ``a,b`` (or any header naming the two sides) are skipped."""
-    try:
-        with open(path, newline="", encoding="utf-8") as stream:
-            rows = list(csv.reader(stream))
-    except FileNotFoundError:
-        raise InputError("no such mapping file: give a CSV of 'A call path,B call path' lines", path) from None
+    """Rules from a CSV file (UTF-8, a byte-order mark dropped): two columns, A's call path and B's (``*`` allowed);
+    ``#`` lines and a header ``a,b`` (or any header naming the two sides) are skipped."""
+    from .readers._common import read_text  # UTF-8, a byte-order mark dropped: the readers' rule
+
+    if not os.path.exists(path):
+        raise InputError("no such mapping file: give a CSV of 'A call path,B call path' lines", path)
+    if os.path.isdir(path):
+        raise InputError("is a folder; expected a CSV file of 'A call path,B call path' lines", path)
+    text = read_text(path, hint="save the mapping file as UTF-8 (a CSV of 'A call path,B call path' lines)")
+    rows = list(csv.reader(io.StringIO(text, newline="")))
     rules = []
     for number, row in enumerate(rows, 1):
         cells = [cell.strip() for cell in row]

@@ -652,23 +652,27 @@ def _values_at(models: Sequence[Model], point: Mapping[str, float] | None) -> np
     if point is None:
         return value
     by_shape: dict[tuple, list[int]] = {}
-    for i, model in enumerate(models):
-        key = _shape_key(model)
-        if key is None:
-            value[i] = model.predict(point)
-        else:
-            by_shape.setdefault((model.parameters, key), []).append(i)
-    for (parameters, _), members in by_shape.items():
-        first = models[members[0]]
-        X = np.array([[float(point[p]) for p in parameters]])
-        columns = design_matrix([t.factors for t in first.terms], parameters, X)[0]
-        result = np.array([models[i].constant for i in members], dtype=np.float64)
-        for k, column in enumerate(columns):
-            result = result + np.array([models[i].terms[k].coefficient for i in members]) * column
-        value[members] = result
+    with np.errstate(over="ignore", invalid="ignore"):  # a far point overflows a model: said per series, below
+        for i, model in enumerate(models):
+            key = _shape_key(model)
+            if key is None:
+                value[i] = model.predict(point)
+            else:
+                by_shape.setdefault((model.parameters, key), []).append(i)
+        for (parameters, _), members in by_shape.items():
+            first = models[members[0]]
+            X = np.array([[float(point[p]) for p in parameters]])
+            columns = design_matrix([t.factors for t in first.terms], parameters, X)[0]
+            result = np.array([models[i].constant for i in members], dtype=np.float64)
+            for k, column in enumerate(columns):
+                result = result + np.array([models[i].terms[k].coefficient for i in members]) * column
+            value[members] = result
+            for i in np.array(members)[~np.isfinite(result)]:
+                value[i] = models[i].predict(point)  # the same value, with Model.predict's warning naming the series
     return value
 
 
+@np.errstate(over="ignore", invalid="ignore")  # a far target overflows a model: said per series (_values_at)
 def _intervals(uncertainty: Sequence[Uncertainty | None], value: np.ndarray, point: np.ndarray,
                level: float) -> tuple[np.ndarray, np.ndarray]:
     """Prediction and confidence intervals at one point, each shape (n_models, 2); NaN where unknown.

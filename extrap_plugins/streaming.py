@@ -466,7 +466,8 @@ def stream_models(
         reader_options.update(metrics=metrics, callpaths=callpaths)
     selection = None if info.filters else (metrics, callpaths)
     target = paths[0] if len(paths) == 1 else paths
-    if info.parts is not None and info.read_part is not None:
+    runs = info.parts is not None and info.read_part is not None
+    if runs:
         parts, read = engine.call_reader(info, info.parts, target, target, reader_options, host=host), info.read_part
     else:
         parts, read = list(paths), info.read
@@ -479,8 +480,10 @@ def stream_models(
         tasks = ((read, part, reader_options, os.path.join(folder, f"p{i:06d}"), selection)
                  for i, part in enumerate(parts))
         catalogue, skipped = Catalogue(), []
-        for summary in engine.report_parts(executors.map_ordered(pool, spill_part, tasks), stacklevel=3,
-                                           skipped=skipped):
+        results = executors.map_ordered(pool, spill_part, tasks)
+        if not runs:  # each part is an input the user named: a broken one is an error, as in memory
+            results = _refused(results)
+        for summary in engine.report_parts(results, stacklevel=3, skipped=skipped):
             catalogue.add(summary)
         if not catalogue.parts:
             raise engine.none_read(len(parts), skipped, source)
@@ -510,6 +513,18 @@ def stream_models(
         experiment=None,
         measured_points=catalogue.measured_points(),
     )
+
+
+def _refused(results: Iterable[tuple[Any, Any, list[Warning]]]) -> Iterator[tuple[Any, Any, list[Warning]]]:
+    """The results of reading whole inputs, raising the first :class:`InputError` (after the warnings its input
+    gave) rather than letting :func:`~extrap_plugins.engine.report_parts` skip the input with a warning."""
+    for result in results:
+        _, error, caught = result
+        if isinstance(error, InputError):
+            for message in caught:
+                warnings.warn(message, stacklevel=3)
+            raise error
+        yield result
 
 
 def _fit_in_pool(pool, blocks: Iterator[BlockTask], progress) -> list[Model]:
@@ -553,6 +568,9 @@ def scratch_folder(scratch: str | os.PathLike | None = None) -> Iterator[str]:
     """A fresh folder for the runs' columns inside ``scratch``, removed afterwards."""
     parent = pathlib.Path(scratch or os.environ.get(SCRATCH_VARIABLE) or tempfile.gettempdir())
     if not parent.is_dir():
+        if parent.exists():
+            raise InputError(f"is {'a file' if parent.is_file() else 'not a folder'}; the scratch folder must be a "
+                             "folder", parent)
         raise InputError("the scratch folder does not exist", parent)
     try:
         folder = tempfile.mkdtemp(prefix=SCRATCH_PREFIX, dir=parent)

@@ -335,3 +335,27 @@ def test_cli_with_a_mapping_file_and_csv(tmp_path, capsys):
     assert float(port["crossovers"].split(":")[0]) == pytest.approx(40 / 4.5) and port["crossovers"].endswith(":GPU")
     assert main(["compare", a, b, "--map", str(tmp_path / "nothing.csv")]) == 2
     assert "no such mapping file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("content, line, byte", [
+    (b"a,b\nmain->s\xe9lve,main->solve\n", 2, "0xe9"),  # Latin-1
+    (b"tAu\xc5p\xa3\xacp\xef\n\x00\x87", 1, "0xc5"),  # random bytes
+])
+def test_a_mapping_file_not_in_utf8_is_one_line_exit_2_naming_its_line(tmp_path, capsys, content, line, byte):
+    # both ended in UnicodeDecodeError in read_mapping (exit 1)
+    a = write(tmp_path / "a.csv", {"main": lambda p: 10 + p})
+    b = write(tmp_path / "b.csv", {"main": lambda p: 10 + p})
+    mapping = tmp_path / "map.csv"
+    mapping.write_bytes(content)
+    assert main(["compare", a, b, "--map", str(mapping)]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == (f"extrap-plugins: error: {mapping}:{line}: not UTF-8 text (byte {byte}); save the mapping "
+                    "file as UTF-8 (a CSV of 'A call path,B call path' lines)\n")
+
+
+def test_a_mapping_file_with_a_byte_order_mark_maps_its_first_call_path(tmp_path):
+    # the mark stayed at the start of the first rule, which then matched no call path
+    mapping = tmp_path / "map.csv"
+    mapping.write_bytes(b"\xef\xbb\xbfmain->cpu_*,main->gpu_*\r\n")
+    assert read_mapping(mapping) == [Rule("main->cpu_*", "main->gpu_*")]

@@ -354,6 +354,15 @@ def test_cli_bad_extrapolation_options(host, numbers, capsys, args, message):
     assert capsys.readouterr().err == f"extrap-plugins: error: {message}\n"
 
 
+def test_a_target_a_model_overflows_at_is_one_warning_naming_the_series(host, numbers, capsys):
+    # numpy's own "overflow encountered in multiply" was the warning, naming no series
+    assert main(["model", str(numbers), "--target", "p=1e308", "--export", "csv"]) == ExitStatus.OK
+    out, err = capsys.readouterr()
+    assert err == "extrap-plugins: warning: main [time]: the model is not finite at p=1e+308\n"
+    assert [(r["callpath"], r["value_target"]) for r in csv.DictReader(io.StringIO(out))] == [("main", ""),
+                                                                                            ("main->x", "5.0")]
+
+
 def test_rows_are_ranked_within_each_metric():
     models = [Model("main", "time", ("p",), 1.0), Model("main", "bytes", ("p",), 1e6),
               Model("main->a", "time", ("p",), 5.0), Model("main->a", "bytes", ("p",), 10.0)]

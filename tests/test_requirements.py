@@ -226,6 +226,24 @@ def test_bad_system_files(tmp_path, text, message):
     assert "\n" not in str(caught.value)
 
 
+def test_a_system_file_not_in_utf8_is_one_line_exit_2_naming_its_line(tmp_path, system_file, capsys):
+    # a Latin-1 comment on line 2 ended in UnicodeDecodeError inside tomllib (exit 1)
+    app = measured_application(tmp_path)
+    latin1 = tmp_path / "latin1.toml"
+    latin1.write_bytes(b"[system]\n# caf\xe9\nprocesses = 65536\nmemory_per_process = 1024000000\n")
+    status, out, err = run_cli(["requirements", app, "--system", str(latin1)], capsys)
+    assert (status, out) == (2, "")
+    assert err == (f"extrap-plugins: error: {latin1}:2: not UTF-8 text (byte 0xe9); TOML files are UTF-8: "
+                    "save it as UTF-8\n")
+
+
+def test_a_system_file_with_a_byte_order_mark_is_read(tmp_path):
+    path = tmp_path / "bom.toml"
+    path.write_bytes(b"\xef\xbb\xbf" + SYSTEM_TOML.encode())
+    system, upgrades = load_system(path)
+    assert system.processes == 65536 and [u.name for u in upgrades] == list(HAND)
+
+
 def test_text_csv_and_html_outputs(system_file):
     result = extrap_plugins.requirements({"seed004": seed004_models()}, system_file, roles=SEED004_ROLES)
     text = result.render("text")

@@ -263,6 +263,26 @@ def test_a_broken_run_is_skipped_by_path(sweep, tmp_path):
     assert models.get("main->k0", "time").points == len(P)
 
 
+def tidy_csv(path, rows=None) -> str:
+    lines = ["p,callpath,metric,value"] + [f"{p:g},main,time,{1 + 0.5 * p}" for p in P]
+    path.write_text("\n".join(lines if rows is None else lines[:rows]) + "\n")
+    return str(path)
+
+
+def test_a_broken_input_file_is_one_error_as_in_memory(tmp_path, capsys):
+    # a truncated CSV streamed was warned about ("skipped: ...") and then the error said it again; beside a good
+    # file it was skipped (exit 0) where in memory it is an error
+    good, broken = tidy_csv(tmp_path / "good.csv"), tmp_path / "broken.csv"
+    broken.write_text(pathlib.Path(good).read_text() + "64\n")
+    expected = f"extrap-plugins: error: {broken}:7: 1 fields, expected 4 (p, callpath, metric, value)\n"
+    for inputs in ([str(broken)], [good, str(broken)]):
+        for stream in ("on", "off"):
+            assert cli.main(["model", *inputs, "--stream", stream, "--scratch", str(tmp_path),
+                             "--executor", "serial"]) == 2
+            out, err = capsys.readouterr()
+            assert (out, err) == ("", expected), (inputs, stream)
+
+
 def test_command_line_streams_to_the_same_output(sweep, tmp_path, capsys):
     assert cli.main(["model", str(sweep), "--executor", "serial", "--stream", "off", "--export", "csv"]) == 0
     in_memory = capsys.readouterr().out
@@ -271,6 +291,15 @@ def test_command_line_streams_to_the_same_output(sweep, tmp_path, capsys):
     assert capsys.readouterr().out == in_memory
     assert cli.main(["model", str(sweep), "--stream", "on", "--scratch", str(tmp_path / "x")]) == 2
     assert capsys.readouterr().err == f"extrap-plugins: error: {tmp_path / 'x'}: the scratch folder does not exist\n"
+
+
+def test_a_scratch_that_is_a_file_is_said_to_be_a_file(tmp_path, capsys):
+    # it was said not to exist
+    data, scratch = tidy_csv(tmp_path / "runs.csv"), tmp_path / "scratch.txt"
+    scratch.write_text("")
+    assert cli.main(["model", data, "--stream", "on", "--scratch", str(scratch)]) == 2
+    assert capsys.readouterr() == ("", f"extrap-plugins: error: {scratch}: is a file; the scratch folder must be a "
+                                       "folder\n")
 
 
 def test_streamed_exports_show_values_at_the_largest_point_but_no_intervals(sweep, tmp_path, capsys):

@@ -166,6 +166,18 @@ def test_cli_bad_input_is_one_line_exit_2(tmp_path, machine_file, capsys, argv, 
     assert err.endswith(f"{message}\n") and err.startswith("extrap-plugins: error: ") and err.count("\n") == 1
 
 
+def test_a_machine_file_not_in_utf8_is_one_line_exit_2_naming_its_line(tmp_path, capsys):
+    # a Latin-1 comment ended in UnicodeDecodeError inside tomllib (exit 1)
+    data = write_jsonl(synthetic(), tmp_path / "runs.jsonl")
+    latin1 = tmp_path / "latin1.toml"
+    latin1.write_bytes(MACHINE_TOML.encode().replace(b"[rates]\n", b"[rates]\n# d\xe9bit\n"))
+    status = main(["whatif", data, "--machine", str(latin1), "--calibrate", "--target", "p=256,n=1.6e5"])
+    out, err = capsys.readouterr()
+    assert (status, out) == (2, "")
+    assert err == (f"extrap-plugins: error: {latin1}:4: not UTF-8 text (byte 0xe9); TOML files are UTF-8: "
+                    "save it as UTF-8\n")
+
+
 def test_bad_machine_file(tmp_path):
     path = tmp_path / "m.toml"
     path.write_text('[rates]\nprocessor = { metric = "flop", rate = -1 }\n')
