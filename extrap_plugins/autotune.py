@@ -19,6 +19,9 @@ when the stopping rule holds (``done``), when no further run fits the budget
 (``budget``), when every candidate point is measured with its advised
 repetitions (``exhausted``), when a launch fails
 (``failed``; exit status 4) or after ``max_steps`` rounds if given (``steps``).
+Runs that differ only in a parameter the program never reads (the shim's
+records say so and the counts are the same) end it with an
+:class:`~extrap_plugins.errors.InputError` (exit status 2) naming it.
 
 Everything lives in the output folder: the measurements
 (``<program>.extrap.jsonl``, as ``run`` writes them), the logs,
@@ -165,7 +168,8 @@ def autotune(
     Raises
     ------
     InputError
-        No candidates, no program, bad settings, or measurements in the folder outside the candidates.
+        No candidates, no program, bad settings, measurements in the folder outside the candidates, or runs that
+        show a parameter the program never reads (:func:`extrap_plugins.instrument.sweep.never_read`).
     """
     from . import api
 
@@ -215,6 +219,10 @@ def autotune(
                 break
             space, experiment = _aligned(space, _read(folder, host))
             number = len(rounds) + 1
+            unread = _never_read(folder, command, space)
+            if unread:  # every further run would measure the same program again
+                _save(folder, space, rounds, "unread")
+                raise InputError(unread)
             if launched and _none_measured(launched, space, experiment):  # planned again, it would never end
                 status, message = "unmeasured", _unseen(launched, number - 1, folder)
                 break
@@ -341,8 +349,9 @@ def _check_launch(candidates, command, output, mpiexec, mpiexec_args, timeout) -
     _check_only_this_program(pathlib.Path(output), data)
     sweep.check_program(command)
     names = [name for name in candidates if name != "p"]
-    notes = [note for note in (crowded, sweep.scorep_replaced(data, names)) if note]
-    return (f"runs with {sweep.describe_launcher(launcher)}; measurements to {sweep.destinations(data, names)}"
+    notes = [note for note in (crowded, sweep.scorep_replaced(data, names, command)) if note]
+    return (f"runs with {sweep.describe_launcher(launcher)}; measurements to "
+            f"{sweep.destinations(data, names, command)}"
             + "".join(f"; note: {note}" for note in notes))
 
 
@@ -442,6 +451,19 @@ def _failed(runs: list[design.Run], folder: pathlib.Path) -> str:
     them = "the point" if len(runs) == 1 else "these points"
     return (f"a launch failed at {_points(runs)} (see {folder / 'logs'}); fix the program, or give --param values that "
             f"leave {them} out, and start again: measured runs are reused")
+
+
+def _never_read(folder: pathlib.Path, command: Sequence[str], space: design.Space) -> str | None:
+    """What stops the loop when the runs so far show a parameter the program never reads
+    (:func:`extrap_plugins.instrument.sweep.never_read`: runs alike but in its value, measured alike, and the
+    shim saying the program did not read it); None while none does."""
+    if not command:
+        return None
+    from .instrument import sweep
+
+    names = [name for name in space.parameters if name != "p"]
+    said = sweep.never_read(sweep.data_file(folder, command), names, command)
+    return "; ".join(said) + "; start again in a new -o folder" if said else None
 
 
 def _none_measured(runs: list[design.Run], space: design.Space, experiment) -> bool:

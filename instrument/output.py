@@ -5,12 +5,17 @@ Every run appends one line (one JSON object) to the output file::
     {"format": "extrap-plugins/instrument", "version": 1,
      "run": "3f9c0a1b2c4d", "status": "ok", "errors": [],
      "program": "jacobi", "host": "node17", "started": "2025-01-31T10:00:00Z", "duration": 1.92,
-     "parameters": {"p": 4, "n": 256}, "repetition": 0,
+     "parameters": {"p": 4, "n": 256}, "unread": [], "repetition": 0,
      "size": 4, "rank": null, "ranks": 4,
      "metrics": {"time": {"unit": "sec", "kind": "time"}, ...},
      "statistics": ["sum", "mean", "min", "max"],
      "callpaths": ["main", "main->solve", "main->solve->MPI_Allreduce"],
      "values": {"time": {"sum": [...], "mean": [...], "min": [...], "max": [...]}, ...}}
+
+``unread`` (only in a run that got parameters from ``EXTRAP_PARAM_<NAME>``)
+lists those the program never read: neither through
+:func:`~extrap_plugins.instrument.parameter` or ``parameters`` nor from
+``os.environ`` after the shim was loaded (on every rank).
 
 ``values[metric][statistic][i]`` is the statistic over the ranks of
 ``metric`` at ``callpaths[i]`` (``null`` where the metric does not apply,
@@ -95,6 +100,8 @@ class RankTable:
     """User counters (:func:`extrap_plugins.instrument.count`, ``peak``): ``{callpath: {name: value}}``."""
     counter_info: dict[str, tuple[str, str]] = field(default_factory=dict)
     """``{name: (kind, unit)}`` of the counters, kind ``count`` or ``peak``."""
+    unread: list[str] | None = None
+    """The parameters the sweep gave this rank that the program did not read (None: the sweep gave none)."""
 
 
 # -------------------------------------------------------------------- aggregate
@@ -221,6 +228,7 @@ def make_record(
     duration: float = 0.0,
     counters: dict[str, dict[str, np.ndarray]] | None = None,
     counter_info: dict[str, tuple[str, str]] | None = None,
+    unread: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """The JSON object of one run (``rank=None``) or one rank's fragment.
 
@@ -228,6 +236,8 @@ def make_record(
     :func:`encode` writes them as JSON numbers and ``null``.  User counters
     (:func:`aggregate_counters`) follow the built-in metrics, with the unit
     given and the kind ``count`` (``peak`` counters too: exact values).
+    ``unread`` (the parameters from ``EXTRAP_PARAM_<NAME>`` the program never
+    read) becomes ``"unread"`` after ``"parameters"``; None leaves it out.
     """
     import numpy as np  # here, not at the top: the shim imports this module on every rank
 
@@ -243,7 +253,7 @@ def make_record(
         values[name] = {s: np.asarray(columns[s], dtype=np.float64) for s in STATISTICS}
         kind, unit = (counter_info or {}).get(name, ("count", ""))
         units[name] = {"unit": unit, "kind": "count", "counter": kind}
-    return {
+    record = {
         "format": FORMAT,
         "version": VERSION,
         "run": run,
@@ -254,6 +264,11 @@ def make_record(
         "started": started,
         "duration": round(float(duration), 6),
         "parameters": {name: json_plain(v) for name, v in parameters.items()},
+    }
+    if unread is not None:
+        record["unread"] = list(unread)
+    return {
+        **record,
         "repetition": repetition,
         "size": int(size),
         "rank": rank,

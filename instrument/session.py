@@ -107,6 +107,11 @@ class Session:
         self.program = _program_name()
         self.environment_parameters, self.parameter_problems = _environment_parameters()
         self.program_parameters: dict[str, float] = {}
+        # names the program asked for (instrument.parameter, parameters) or read from os.environ as
+        # EXTRAP_PARAM_<NAME> once the shim was loaded: a sweep's --param the program never reads is told by them
+        self.read_parameters: set[str] = set()
+        if self.environment_parameters:
+            _watch_environment(self)
         repetition = os.environ.get("EXTRAP_REPETITION", "").strip()
         self.repetition: int | None = int(repetition) if repetition.isdigit() else None
         self.run_id: str | None = os.environ.get("EXTRAP_RUN_ID") or None  # else one per launch, see _launch_id
@@ -329,7 +334,22 @@ class Session:
                 _note(f"parameter {name} = {value} from the program overrides {from_environment:g} "
                       f"from EXTRAP_PARAM_{name.upper()}")
             self.program_parameters[name] = float(value)
+            self.read_parameters.add(name)
         return self.current_parameters()
+
+    def environment_read(self, key: str) -> None:
+        """The program read ``os.environ[key]``: ``EXTRAP_PARAM_<NAME>`` counts as reading parameter NAME."""
+        upper = key[len("EXTRAP_PARAM_"):]
+        for name in self.environment_parameters:
+            if name.upper() == upper:
+                self.read_parameters.add(name)
+
+    def unread_parameters(self) -> list[str] | None:
+        """The parameters the sweep gave (``EXTRAP_PARAM_<NAME>``) that the program has not read (None: it gave
+        none); the sweep runner tells a ``--param`` the program never reads by them."""
+        if not self.environment_parameters:
+            return None
+        return [name for name in self.environment_parameters if name not in self.read_parameters]
 
     def current_parameters(self, size: int | None = None) -> dict[str, float]:
         """``p`` first, then the environment's parameters, then the program's."""
@@ -366,7 +386,7 @@ class Session:
             comm = _world(MPI)
         rank, size = self.world if self.world else (_rank_from_launcher(), _size_from_launcher())
         table = output.RankTable(rank, callpaths, rows, self.current_parameters(size), self.failure,
-                                 now - self.started, counters, dict(regions._counters))
+                                 now - self.started, counters, dict(regions._counters), self.unread_parameters())
         if comm is None or comm.Get_size() == 1:
             if size > 1:  # MPI is gone (or was never initialised here): no gather possible
                 return self._write_fragment(table, size, self.run_id or _launch_id(),
@@ -422,11 +442,14 @@ class Session:
         for t in tables[1:]:
             if t.parameters != parameters:
                 errors.append(f"rank {t.rank} has parameters {t.parameters}, rank 0 has {parameters}")
+        unread = tables[0].unread  # a parameter one rank read is read
+        if unread is not None:
+            unread = [name for name in unread if all(name in (t.unread or ()) for t in tables[1:])]
         return output.make_record(
             run=run, callpaths=callpaths, stats=stats, parameters=parameters, repetition=self.repetition,
             size=size, rank=None, ranks=size, status="ok", errors=errors, program=self.program,
             host=socket.gethostname(), started=_iso(self.started_wall), duration=max(t.duration for t in tables),
-            counters=counters, counter_info=info,
+            counters=counters, counter_info=info, unread=unread,
         )
 
     def _write_single(self, table) -> str | None:
@@ -454,7 +477,7 @@ class Session:
             run=run, callpaths=callpaths, stats=stats, parameters=table.parameters, repetition=self.repetition,
             size=size, rank=table.rank, ranks=1, status=status, errors=[reason] if reason else [],
             program=self.program, host=socket.gethostname(), started=_iso(self.started_wall),
-            duration=table.duration, counters=counters, counter_info=table.counter_info,
+            duration=table.duration, counters=counters, counter_info=table.counter_info, unread=table.unread,
         )
         path = output.fragment_path(self.output, run, table.rank)
         try:
@@ -497,6 +520,26 @@ def _float_env(name: str, default: float) -> float:
         warnings.warn(f"{name}={text!r} is not a number; using {default:g}", RuntimeWarning, stacklevel=2)
         return default
     return value if value > 0 else default
+
+
+def _watch_environment(session: Session) -> None:
+    """Tell ``session`` when the program reads an ``EXTRAP_PARAM_<NAME>`` from ``os.environ`` (``os.environ[...]``,
+    ``os.getenv``, ``in``, a copy): a parameter read that way is read, not one the program never takes.  The class of
+    ``os.environ`` becomes a subclass of its own whose item lookup notes those keys; nothing else changes."""
+    environ = os.environ
+    base = type(environ)
+
+    class _Environ(base):  # type: ignore[valid-type, misc]
+        def __getitem__(self, key):
+            if isinstance(key, str) and key.startswith("EXTRAP_PARAM_"):
+                session.environment_read(key)
+            return base.__getitem__(self, key)
+
+    _Environ.__qualname__ = base.__qualname__
+    try:
+        environ.__class__ = _Environ
+    except TypeError:  # another os.environ (replaced by some library): reads through it are not seen
+        pass
 
 
 def _world(MPI):

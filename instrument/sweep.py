@@ -41,7 +41,7 @@ import subprocess
 import sys
 import time
 import uuid
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from extrap_plugins.errors import ExitStatus, InputError
 from extrap_plugins.formatting import format_count
@@ -309,21 +309,49 @@ def scorep_prefix(data: pathlib.Path) -> str:
     return re.sub(r"[^A-Za-z0-9_]", "_", data.name[: -len(".extrap.jsonl")])
 
 
-def destinations(data: pathlib.Path, names: Sequence[str]) -> str:
-    """Where the measurements go, for a sweep's first line: the shim's file, and a Score-P program's profiles."""
-    if not _conventional(names):
+def destinations(data: pathlib.Path, names: Sequence[str], command: Sequence[str] = ()) -> str:
+    """Where the measurements go, for a sweep's first line: the shim's file, and a Score-P program's profiles
+    unless ``command`` runs a Python program that uses the shim (:func:`uses_shim`)."""
+    if not _conventional(names) or uses_shim(command):
         return str(data)
     pattern = ".".join([scorep_prefix(data), "p<p>", *(f"{name}<{name}>" for name in names), "r<repetition>"])
     return f"{data} (a Score-P program's profiles: {data.parent / pattern}/)"
 
 
-def scorep_replaced(data: pathlib.Path, names: Sequence[str]) -> str | None:
-    """What a sweep says when ``SCOREP_EXPERIMENT_DIRECTORY`` is set outside and each launch gets its own."""
+def scorep_replaced(data: pathlib.Path, names: Sequence[str], command: Sequence[str] = ()) -> str | None:
+    """What a sweep says when ``SCOREP_EXPERIMENT_DIRECTORY`` is set outside and each launch gets its own (not for a
+    program that uses the shim: it writes no profile)."""
     given = os.environ.get("SCOREP_EXPERIMENT_DIRECTORY")
-    if not given or not _conventional(names):
+    if not given or not _conventional(names) or uses_shim(command):
         return None
     return (f"SCOREP_EXPERIMENT_DIRECTORY={given} is replaced per launch (each run's profile needs its own folder, "
             f"named by its parameters)")
+
+
+_PYTHON = re.compile(r"python[0-9.]*")
+_IMPORTS_SHIM = re.compile(r"^\s*(?:from|import)\s+extrap_plugins\b", re.MULTILINE)
+
+
+def uses_shim(command: Sequence[str]) -> bool:
+    """Whether ``command`` runs a Python program that measures itself with the shim: ``python -m
+    extrap_plugins.instrument ...``, or ``python app.py`` whose script imports ``extrap_plugins`` (not under
+    Score-P's Python bindings, ``python -m scorep``).  Its measurements are the shim's records alone; of any
+    other program the sweep learns only after a launch which it wrote (the shim's records, or a Score-P
+    ``profile.cubex`` in the ``SCOREP_EXPERIMENT_DIRECTORY`` each launch gets)."""
+    if not command or not (_PYTHON.fullmatch(pathlib.Path(command[0]).name) or command[0] == sys.executable):
+        return False
+    words = list(command[1:])
+    if any(a == "-m" and b == "scorep" for a, b in zip(words, words[1:])):
+        return False
+    if words[:2] == ["-m", "extrap_plugins.instrument"]:
+        return True
+    script = next((word for word in words if not word.startswith("-")), "")
+    if not script.endswith(".py") or "{" in script:
+        return False
+    try:
+        return bool(_IMPORTS_SHIM.search(pathlib.Path(script).read_text(encoding="utf-8", errors="replace")))
+    except OSError:
+        return False
 
 
 def has_measurements(folder: pathlib.Path) -> bool:
@@ -448,7 +476,8 @@ def run(args: argparse.Namespace) -> int:
     how = describe_launcher(launcher)
     loop = getattr(args, "loop", False)  # a round of autotune's loop: it says what the rounds run and why
     if not loop:
-        _say(f"{format_count(len(plan), 'run')} ({shape}) with {how}, measurements to {destinations(data, names)}")
+        _say(f"{format_count(len(plan), 'run')} ({shape}) with {how}, measurements to "
+             f"{destinations(data, names, command)}")
     plan = _not_measured(plan, data, names, quiet=loop)
     if not plan:
         if not loop:
@@ -464,12 +493,15 @@ def run(args: argparse.Namespace) -> int:
     crowded = oversubscribed(counts)
     if crowded and not loop:
         _say(f"note: {crowded}")
-    replaced = scorep_replaced(data, names)
+    replaced = scorep_replaced(data, names, command)
     if replaced and not loop:
         _say(f"note: {replaced}")
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "logs").mkdir(exist_ok=True)
-    outcomes = _launch_all(plan, launcher, command, names, folder, data, args.timeout, getattr(args, "quiet", False))
+    # a round of autotune ends at the first runs that show a parameter the program never reads (the loop says it)
+    until = (lambda: bool(never_read(data, names, command))) if loop else None
+    outcomes = _launch_all(plan, launcher, command, names, folder, data, args.timeout, getattr(args, "quiet", False),
+                           until)
     failed = [o for o in outcomes if not o.ok]
     status = ExitStatus.RUNS_FAILED if failed else ExitStatus.OK
     if failed:
@@ -479,6 +511,8 @@ def run(args: argparse.Namespace) -> int:
         return status
     if not failed:
         _say(f"all {len(plan)} runs succeeded" if len(plan) > 1 else "the run succeeded")
+    for unread in never_read(data, names, command):
+        _say(f"warning: {unread}")
     if has_measurements(folder):
         _say(f"model them with: extrap-plugins model {folder}")
     else:
@@ -487,8 +521,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _launch_all(plan: list[Launch], launcher, command, names, folder: pathlib.Path, data: pathlib.Path,
-                timeout: float | None, quiet: bool) -> list[Outcome]:
-    """Launch the plan's runs one after another, each with its line (``quiet``: failed launches only)."""
+                timeout: float | None, quiet: bool, until: Callable[[], bool] | None = None) -> list[Outcome]:
+    """Launch the plan's runs one after another, each with its line (``quiet``: failed launches only); ``until``,
+    asked after each launch that went well, ends the sweep there when it says so."""
     outcomes: list[Outcome] = []
     width = len(str(len(plan)))
     with terminate_as_interrupt():  # SIGTERM to the sweep ends the current launch's whole group, as Ctrl-C
@@ -498,6 +533,8 @@ def _launch_all(plan: list[Launch], launcher, command, names, folder: pathlib.Pa
             outcomes.append(outcome)
             if not outcome.ok or not quiet:
                 _say(f"{head}: " + (f"ok ({outcome.seconds:.1f} s)" if outcome.ok else f"FAILED: {outcome.problem}"))
+            if outcome.ok and until is not None and until():
+                break
     return outcomes
 
 
@@ -681,6 +718,67 @@ def measured_launches(data: pathlib.Path, names: Sequence[str]) -> set[tuple]:
     return {key for run, key in complete.items() if run not in failed} | profiles
 
 
+def never_read(data: pathlib.Path, names: Sequence[str], command: Sequence[str]) -> list[str]:
+    """What to say of each parameter of ``names`` that the program never reads, as the shim's records in ``data``
+    show it (empty when there is none): ``--param size: the program never read it (its runs record n=1000
+    whatever size is); is it named n?``.
+
+    The shim records every ``EXTRAP_PARAM_<NAME>`` it was given, read or not, and beside them, as ``unread``, those
+    the program did not read (neither through ``instrument.parameter`` nor from ``os.environ``).  A parameter is
+    never read when runs at two or more of its values, alike in everything else (p and every other parameter
+    recorded), all say so and measured the same counts (the exact metrics at the same call paths): a program that
+    reads it another way (before loading the shim) shows it in its counts.  A parameter that reaches the program as
+    ``{name}`` in its arguments is read; records without ``unread`` (an older shim, a Score-P profile) tell nothing.
+    """
+    watched = [name for name in names if not any(f"{{{name}}}" in word for word in command)]
+    if not watched or not data.is_file():
+        return []
+    unread, failed = [], set()
+    with open(data, encoding="utf-8", errors="replace") as stream:
+        for line in stream:
+            if '"verdict"' not in line and '"unread":["' not in line:
+                continue
+            try:
+                record = json.loads(line)
+                if record.get("verdict") == "failed":
+                    failed.add(record["run"])
+                elif record.get("status") == "ok" and record.get("rank") is None and record["unread"]:
+                    unread.append(record)
+            except (ValueError, KeyError, TypeError, AttributeError):
+                continue
+    said = []
+    for name in watched:
+        alike: dict[tuple, list[dict]] = {}
+        for record in unread:
+            parameters = record.get("parameters")
+            if record.get("run") in failed or name not in record["unread"] or not isinstance(parameters, dict):
+                continue
+            others = tuple(sorted((k, v) for k, v in parameters.items() if k != name))
+            alike.setdefault((record.get("size"), others), []).append(record)
+        for (_, others), group in alike.items():
+            if len({json.dumps(r["parameters"].get(name)) for r in group}) < 2 or len({_counts(r) for r in group}) > 1:
+                continue
+            own = [(k, v) for k, v in others if k != "p" and k not in names]  # what the program recorded itself
+            if own:
+                recorded = ", ".join(f"{k}={_plain(v)}" for k, v in own)
+                said.append(f"--param {name}: the program never read it (its runs record {recorded} whatever {name} "
+                            f"is); is it named {' or '.join(k for k, _ in own)}?")
+            else:
+                said.append(f"--param {name}: the program never read it (its runs measured the same counts whatever "
+                            f"{name} is); does it read EXTRAP_PARAM_{name.upper()} or take {{{name}}} in its "
+                            f"arguments?")
+            break
+    return said
+
+
+def _counts(record: dict) -> str:
+    """A record's exact metrics (kind ``count``) at its call paths, as text to compare records by."""
+    metrics = record.get("metrics") or {}
+    exact = {m: v.get("sum") for m, v in (record.get("values") or {}).items()
+             if isinstance(v, dict) and (metrics.get(m) or {}).get("kind") == "count"}
+    return json.dumps([record.get("callpaths"), exact], sort_keys=True)
+
+
 def _scorep_launches(data: pathlib.Path, names: Sequence[str]) -> set[tuple]:
     """The launches whose Score-P profile is in the folder (its experiment folder named as
     :func:`scorep_folder` names it, with exactly the parameters p and ``names``)."""
@@ -759,18 +857,46 @@ def _report_failures(failed: list[Outcome], folder: pathlib.Path) -> None:
             _say(f"  {outcome.launch.label}: {problem}; log: {outcome.log}")
         if len(group) > FAILURES_SHOWN:
             _say(f"  ... and {len(group) - FAILURES_SHOWN} more with the same problem (logs in {folder / 'logs'})")
-        for line in _tail(group[0].log):
+        lines = _log_lines(group[0].log)
+        error = _program_error(lines)
+        if error:
+            _say(f"    the program's error (the first traceback in {group[0].log}):")
+        for line in error or [line for line in lines if line.strip()][-TAIL_LINES:]:
             _say(f"    | {line}")
 
 
-def _tail(log: pathlib.Path | None) -> list[str]:
+def _log_lines(log: pathlib.Path | None) -> list[str]:
+    """A launch's log without its first line (the command)."""
     if log is None:
         return []
     try:
-        lines = log.read_text(errors="replace").splitlines()
+        return log.read_text(errors="replace").splitlines()[1:]
     except OSError:
         return []
-    return [line for line in lines[1:] if line.strip()][-TAIL_LINES:]
+
+
+_TRACEBACK = "Traceback (most recent call last):"
+_CARETS = re.compile(r"\s*[~^]+\s*")
+
+
+def _program_error(lines: Sequence[str]) -> list[str]:
+    """The end of the first Python traceback in a log: its innermost frame and the exception
+    (``ZeroDivisionError: division by zero``); empty without one.  Quoted instead of the log's last lines, which
+    after a rank raised are often the launcher's (MPICH's "YOUR APPLICATION TERMINATED ..." banner)."""
+    try:
+        start = next(k for k, line in enumerate(lines) if line.strip() == _TRACEBACK)
+    except StopIteration:
+        return []
+    frames: list[str] = []
+    for line in lines[start + 1:]:
+        if not line.strip() or _CARETS.fullmatch(line):
+            continue
+        if line[:1].isspace():
+            frames.append(line)
+            continue
+        last = max((k for k, frame in enumerate(frames) if frame.lstrip().startswith('File "')), default=len(frames))
+        return [*frames[last:], line]
+    return []
 
 
 def _say(message: str) -> None:

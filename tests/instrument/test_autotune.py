@@ -853,3 +853,32 @@ def test_sigterm_ends_the_loop_as_ctrl_c_does_wherever_it_comes(tmp_path):
         signal.signal(signal.SIGTERM, previous)
     assert json.loads((folder / "autotune.json").read_text())["status"] == "running"
     assert not (folder / autotune.LOCK).exists()
+
+
+def test_a_parameter_the_program_never_reads_ends_the_loop_at_the_first_runs_that_differ_in_it(
+        tmp_path, no_extrap_environment, capsys):
+    # the program reads n, the loop gives size: before, it spent the whole budget on one program, every record
+    # saying n=1000 while size varied, and nothing was said
+    from extrap_plugins.instrument import sweep
+
+    program = tmp_path / "typo.py"
+    program.write_text('from extrap_plugins import instrument\n\nn = instrument.parameter("n", 1000)\n'
+                       'with instrument.region("work"):\n    instrument.count("cells", 3 * n)\n')
+    runs = tmp_path / "runs"
+    args = ["autotune", "--param", "size=1,2,3,4,5", "--budget", "100%", "-o", str(runs), "--", sys.executable,
+            str(program)]
+    assert cli.main(args) == cli.ExitStatus.BAD_INPUT
+    err = capsys.readouterr().err
+    # a program that uses the shim writes no Score-P profile: the first line does not promise one
+    assert err.splitlines()[0] == (f"extrap-plugins autotune: runs with {sweep.describe_launcher(sweep.find_launcher())}"
+                                   f"; measurements to {runs / 'typo.extrap.jsonl'}")
+    message = ("extrap-plugins: error: --param size: the program never read it (its runs record n=1000 whatever size "
+               "is); is it named n?; start again in a new -o folder\n")
+    assert err.endswith(message)
+    assert [r["parameters"] for r in records(runs / "typo.extrap.jsonl")] == [  # the first two runs, then the stop
+        {"p": 1, "size": 1, "n": 1000}, {"p": 1, "size": 2, "n": 1000}]
+    assert json.loads((runs / "autotune.json").read_text())["status"] == "unread"
+    # started again in the folder, it stops at once
+    assert cli.main(args) == cli.ExitStatus.BAD_INPUT
+    assert capsys.readouterr().err.endswith(message)
+    assert len(records(runs / "typo.extrap.jsonl")) == 2

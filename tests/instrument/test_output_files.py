@@ -163,3 +163,21 @@ def test_snapshot_helper_shows_this_process(clean):
         pass
     assert instrument.snapshot()["look"]["visits"] == 1
     assert np.isnan(regions.snapshot()[1][0][regions.METRICS.index("bytes_sent")])
+
+
+def test_the_record_names_the_parameters_given_that_the_program_never_read(tmp_path):
+    # the shim records every EXTRAP_PARAM_<NAME> it was given, read or not; "unread" tells them apart, so that a
+    # sweep can say which --param the program never takes (read through instrument.parameter or os.environ is read)
+    program = tmp_path / "reads.py"
+    program.write_text("import os\n\nfrom extrap_plugins import instrument\n\nn = instrument.parameter('n', 1)\n"
+                       "m = os.environ.get('EXTRAP_PARAM_M')\nwith instrument.region('work'):\n    pass\n")
+    result = run_program([sys.executable, str(program)], tmp_path, EXTRAP_PARAM_N="3", EXTRAP_PARAM_M="4",
+                         EXTRAP_PARAM_SIZE="5", EXTRAP_PARAM_NAMES="size,m,n")
+    assert result.returncode == 0, result.stderr
+    [record] = records(tmp_path / "out.extrap.jsonl")
+    assert record["parameters"] == {"p": 1, "size": 5, "m": 4, "n": 3}
+    assert record["unread"] == ["size"]
+    (tmp_path / "out.extrap.jsonl").unlink()
+    assert run_program([sys.executable, str(program)], tmp_path).returncode == 0
+    [record] = records(tmp_path / "out.extrap.jsonl")
+    assert record["parameters"] == {"p": 1, "n": 1} and "unread" not in record  # no sweep, nothing to tell

@@ -12,7 +12,7 @@ import extrap_plugins
 from extrap_plugins import cli
 from extrap_plugins.errors import ExitStatus, ExtrapWarning
 from extrap_plugins.instrument import sweep
-from shim_helpers import PROGRAMS, line_of, records
+from shim_helpers import PROGRAMS, line_of, records, run_program
 
 JACOBI = pathlib.Path(__file__).resolve().parents[2] / "examples" / "jacobi" / "jacobi.py"
 ITERATIONS, CHECK = 20, 5
@@ -260,3 +260,140 @@ def test_a_plan_excludes_np_and_np_is_needed_without_a_plan(tmp_path, capsys):
     assert sweep.main(["--", "python", "a.py"]) == 2
     assert capsys.readouterr().err.endswith(
         "give the process counts with --np (for example --np 1,2,4) or a plan with --plan\n")
+
+
+NEVER_READS_SIZE = """\
+from extrap_plugins import instrument
+
+n = instrument.parameter("n", 1000)
+with instrument.region("work"):
+    instrument.count("cells", 3 * n)
+"""
+
+
+def test_a_sweep_warns_at_its_end_of_a_parameter_the_program_never_reads(tmp_path, no_extrap_environment, capsys):
+    program = tmp_path / "typo.py"
+    program.write_text(NEVER_READS_SIZE)  # it reads n; the sweep gives size
+    runs = tmp_path / "runs"
+    assert sweep.main(["--np", "1", "--param", "size=1,2", "-o", str(runs), "--", sys.executable, str(program)]) == 0
+    assert capsys.readouterr().err.splitlines()[-3:] == [
+        f"{sweep.PROG}: all 2 runs succeeded",
+        f"{sweep.PROG}: warning: --param size: the program never read it (its runs record n=1000 whatever size is); "
+        "is it named n?",
+        f"{sweep.PROG}: model them with: extrap-plugins model {runs}"]
+    # a parameter the program takes as {size} in its arguments is read
+    assert sweep.never_read(runs / "typo.extrap.jsonl", ["size"], [sys.executable, str(program), "{size}"]) == []
+
+
+def test_a_parameter_is_never_read_only_when_the_runs_also_measure_the_same_counts(tmp_path):
+    # a program that reads EXTRAP_PARAM_SIZE before it loads the shim is not seen reading it, but its counts tell
+    reads_early = tmp_path / "early.py"
+    reads_early.write_text("import os\n\nsize = int(os.environ['EXTRAP_PARAM_SIZE'])\n\n"
+                           "from extrap_plugins import instrument  # noqa: E402\n\n"
+                           "with instrument.region('work'):\n    instrument.count('cells', size)\n")
+    ignores = tmp_path / "ignores.py"
+    ignores.write_text("from extrap_plugins import instrument\n\nwith instrument.region('work'):\n"
+                       "    instrument.count('cells', 7)\n")
+    for program in (reads_early, ignores):
+        for size in ("1", "2"):
+            data = tmp_path / f"{program.stem}.extrap.jsonl"
+            result = run_program([sys.executable, str(program)], tmp_path, EXTRAP_OUTPUT=str(data),
+                                 EXTRAP_PARAM_SIZE=size, EXTRAP_PARAM_NAMES="size")
+            assert result.returncode == 0, result.stderr
+            assert records(data)[-1]["unread"] == ["size"]
+    command = [sys.executable, "app.py"]
+    assert sweep.never_read(tmp_path / "early.extrap.jsonl", ["size"], command) == []
+    assert sweep.never_read(tmp_path / "ignores.extrap.jsonl", ["size"], command) == [
+        "--param size: the program never read it (its runs measured the same counts whatever size is); does it read "
+        "EXTRAP_PARAM_SIZE or take {size} in its arguments?"]
+
+
+CRASHES_ON_RANK_1 = """\
+from mpi4py import MPI
+
+from extrap_plugins import instrument
+
+comm = instrument.mpi.wrap(MPI.COMM_WORLD)
+with instrument.region("main"):
+    if comm.Get_rank() == 1:
+        1 / 0
+    comm.Barrier()
+"""
+
+
+def test_a_failed_run_s_summary_quotes_the_program_s_error_not_the_launcher_s_banner(
+        mpiexec, tmp_path, no_extrap_environment, capsys):
+    # rank 1 raises, rank 0 waits in the barrier until --timeout ends the launch; after the traceback the log has
+    # the shim's note of the cut-short run, and MPICH's "YOUR APPLICATION TERMINATED ..." banner when the launcher
+    # outlives a rank (not always)
+    program = tmp_path / "crash.py"
+    program.write_text(CRASHES_ON_RANK_1)
+    runs = tmp_path / "runs"
+    status = sweep.main(["--np", "2", "--timeout", "3", "-o", str(runs), "--", sys.executable, str(program)])
+    assert status == ExitStatus.RUNS_FAILED
+    err = capsys.readouterr().err
+    log = runs / "logs" / "p2.r0.log"
+    assert err[err.index("1 of 1 runs failed:"):].splitlines()[1:6] == [
+        f"{sweep.PROG}:   p=2 repetition 0: still running after 3 s (--timeout); log: {log}",
+        f"{sweep.PROG}:     the program's error (the first traceback in {log}):",
+        f'{sweep.PROG}:     |   File "{program}", line 8, in <module>',
+        f"{sweep.PROG}:     |     1 / 0",
+        f"{sweep.PROG}:     | ZeroDivisionError: division by zero"]
+
+
+MPICH_LOG = """\
+$ mpiexec -n 3 python crash_rank.py
+Traceback (most recent call last):
+  File "/tmp/apps/crash_rank.py", line 15, in <module>
+    main()
+  File "/work/main/instrument/regions.py", line 382, in timed
+    return function(*args, **kwargs)
+           ^^^^^^^^^^^^^^^^^^^^^^^^^
+  File "/tmp/apps/crash_rank.py", line 13, in main
+    1 / 0
+    ~~^~~
+ZeroDivisionError: division by zero
+
+===================================================================================
+=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES
+=   PID 13247 RUNNING AT vm
+=   EXIT CODE: 9
+=   CLEANING UP REMAINING PROCESSES
+=   YOU CAN IGNORE THE BELOW CLEANUP MESSAGES
+===================================================================================
+YOUR APPLICATION TERMINATED WITH THE EXIT STRING: Killed (signal 9)
+This typically refers to a problem with your application.
+Please see the FAQ page for debugging suggestions"""
+
+
+def test_the_summary_quotes_the_first_traceback_of_a_log_that_ends_with_mpich_s_banner(tmp_path, capsys):
+    log = tmp_path / "p3.r0.log"
+    log.write_text(MPICH_LOG)  # a rank raised; MPICH's cleanup banner came after, as it does when it kills the rest
+    launch = sweep.Launch(3, (), 0)
+    sweep._report_failures([sweep.Outcome(launch, False, 60.0, "still running after 60 s (--timeout)", log)], tmp_path)
+    assert capsys.readouterr().err.splitlines() == [
+        f"{sweep.PROG}:   p=3 repetition 0: still running after 60 s (--timeout); log: {log}",
+        f"{sweep.PROG}:     the program's error (the first traceback in {log}):",
+        f'{sweep.PROG}:     |   File "/tmp/apps/crash_rank.py", line 13, in main',
+        f"{sweep.PROG}:     |     1 / 0",
+        f"{sweep.PROG}:     | ZeroDivisionError: division by zero"]
+    log.write_text("$ app\nstarting\nout of memory\n")  # no traceback: the log's last lines, as before
+    sweep._report_failures([sweep.Outcome(launch, False, 1.0, "exit status 1", log)], tmp_path)
+    assert capsys.readouterr().err.splitlines()[1:] == [f"{sweep.PROG}:     | starting", f"{sweep.PROG}:     | out of memory"]
+
+
+def test_the_first_line_names_score_p_profiles_only_for_a_program_that_may_write_them(tmp_path, capsys):
+    runs = tmp_path / "r"
+    assert sweep.main(["--np", "1", "--param", "n=8", "--dry-run", "-o", str(runs), "--", sys.executable,
+                       str(PROGRAMS / "sweepable.py")]) == 0
+    launcher = sweep.describe_launcher(sweep.find_launcher())
+    assert capsys.readouterr().err.splitlines()[0] == (
+        f"{sweep.PROG}: 1 run (1 process count × 1 value of n × 1 repetition) with {launcher}, measurements to "
+        f"{runs / 'sweepable.extrap.jsonl'}")
+    script = tmp_path / "app.py"
+    script.write_text("print('no shim here')\n")
+    assert sweep.uses_shim(["python", "-m", "extrap_plugins.instrument", str(script), "--size", "{n}"])
+    assert sweep.uses_shim([sys.executable, "-u", str(PROGRAMS / "sweepable.py")])
+    assert not sweep.uses_shim(["python3", str(script)])  # (the stand-in of test_scorep_runs.py is such a one)
+    assert not sweep.uses_shim(["python", "-m", "scorep", str(PROGRAMS / "sweepable.py")])  # Score-P's Python
+    assert not sweep.uses_shim(["./lulesh2.0", "-s", "{n}"])
