@@ -63,6 +63,10 @@ def input_paths(path: str | os.PathLike | Sequence[str | os.PathLike]) -> list[p
         first = seen.setdefault(os.path.realpath(p), p)
         if first is not p:  # its runs would count twice, as repetitions the program never ran
             raise InputError(f"given twice (also as {first}): its measurements would count twice", p)
+    for real, p in seen.items():  # a run inside a folder also given: the folder's reader reads it too
+        folder = next((f for r, f in seen.items() if real.startswith(r.rstrip(os.sep) + os.sep) and f.is_dir()), None)
+        if folder is not None:
+            raise InputError(f"inside {folder}, also given: its measurements would count twice", p)
     return paths
 
 
@@ -248,6 +252,8 @@ def select_reader(path: pathlib.Path, host: PluginHost) -> ReaderInfo:
     if len(by_content) == 1:
         return by_content[0]
     if not by_content:
+        if path.is_dir() and not any(path.iterdir()):
+            raise InputError("the folder is empty: no measurements to read", path)
         names = ", ".join(sorted(r.name for r in readers)) or "none"
         raise InputError(f"no reader recognises this input; choose one with --reader (readers: {names})", path)
     names = ", ".join(sorted(r.name for r in by_content))

@@ -82,6 +82,24 @@ def test_one_input_given_twice_is_refused_by_any_name(host, tmp_path):
                                       "would count twice")
 
 
+def test_a_run_inside_a_folder_also_given_is_refused(host, tmp_path):
+    # a CUBE folder of runs and one of its runs, or a Caliper folder and one of its files: read twice
+    register(host, reader("runs", sniff=lambda p: True, directories=True))
+    run = tmp_path / "runs" / "p4.r1"
+    run.mkdir(parents=True)
+    for inputs in ([tmp_path / "runs", run], [run, tmp_path / "runs"]):
+        with pytest.raises(InputError) as refused:
+            extrap_plugins.read(inputs)
+        assert str(refused.value) == f"{run}: inside {tmp_path / 'runs'}, also given: its measurements would count twice"
+
+
+def test_an_empty_folder_is_said_to_be_empty(host, tmp_path):
+    register(host, reader("runs", sniff=lambda p: False, directories=True))
+    with pytest.raises(InputError) as refused:
+        extrap_plugins.read(tmp_path)
+    assert str(refused.value) == f"{tmp_path}: the folder is empty: no measurements to read"
+
+
 def test_model_orders_models_as_the_experiment(host):
     p = np.array([1.0, 2, 4, 8, 16])
     e = extrap_plugins.Experiment.from_columns(

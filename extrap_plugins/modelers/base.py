@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from extrap_plugins.modelers import evidence, regression
+from extrap_plugins.modelers import eq3, evidence, regression
 from extrap_plugins.errors import QualityWarning
 from extrap_plugins.experiment import MEASURES, SeriesGroup
 from extrap_plugins.formatting import format_value
@@ -152,6 +152,8 @@ class PMNFModeler:
     name = "pmnf"
     second_opinion = True
     """Exact data get the refined one-term fit as a second opinion on the spread (:meth:`_second_opinion`)."""
+    whole_search = True
+    """Whether a poor two-parameter model that leaves a parameter out gets the whole search (:meth:`_whole_search`)."""
 
     def __init__(
         self,
@@ -334,6 +336,9 @@ class PMNFModeler:
         else:
             result = self._multi(X, Y, (V, counts), active, usable, config, notes, names)
         constant, predicted = self._finish(result, X, Y, config)
+        if self.whole_search and len(active) == 2 and result.terms.shape[1] >= 2:
+            constant, predicted = self._whole_search(result, X, Y, V, counts, active, usable, config, constant,
+                                                     predicted)
         worse = _worse_than_the_mean(Y, predicted, result.n_terms)
         if worse.any():
             for s in np.flatnonzero(worse):
@@ -357,6 +362,46 @@ class PMNFModeler:
         return self._build(keys, names, result, constant, figures, n_points, config, notes, per_series)
 
     # (the spread of the hypotheses' predictions travels with each model: Model.choice_spread)
+
+    def _whole_search(self, result: Result, X, Y, V, counts, active, usable, config: Config, constant,
+                      predicted):
+        """Where a two-parameter model leaves a parameter out and explains less than :data:`WHOLE_SEARCH_R2` of
+        the measured variation (adjusted R²), the whole search space of Eq. 3 on every point
+        (:func:`~extrap_plugins.modelers.eq3.search`, the ``exhaustive`` modeler's).  The hierarchical search sees
+        each parameter on its line only, and a term that vanishes there is lost: ``n·log2(p)`` or ``8·n − 8·n/p``
+        (the bytes a broadcast receives) whose line of ``n`` lies at p = 1 became a constant or the mean, 36x too
+        low at p = 32.
+
+        Its model replaces the hierarchical one where it explains at least :data:`WHOLE_SEARCH_R2` and leaves at
+        most :data:`WHOLE_SEARCH_GAIN` of what that one left unexplained, and is not below 0 at the points of
+        data never below 0.  Returns the constants and the predictions at the points."""
+        a, b = active
+        if int(usable[a].sum()) * int(usable[b].sum()) > WHOLE_SEARCH_PAIRS or X.shape[0] > WHOLE_SEARCH_POINTS:
+            return constant, predicted  # refining's thousands of exponents, or a search too large to hold
+        ar2 = quality_figures(Y, predicted, result.n_terms)["ar2"]
+        slot_used = np.arange(result.terms.shape[1])[None, :] < result.n_terms[:, None]
+        takes_both = np.all(np.any((result.terms[:, :, active] >= 0) & slot_used[:, :, None], axis=1), axis=1)
+        who = np.flatnonzero(np.isfinite(ar2) & (ar2 < WHOLE_SEARCH_R2) & ~takes_both)
+        if who.size == 0:
+            return constant, predicted
+        noise = regression.Noise.estimate(Y[who], V[who], counts[who])
+        slots = result.terms.shape[1]
+        terms, coefficients, n_terms = eq3.search(X, Y[who], noise, active, usable, config.blocks, slots,
+                                                  config.criterion, config.improvement)
+        found = Result(terms[:, :slots], coefficients[:, : slots + 1], n_terms)
+        values = multi_values(found, X, config.blocks)
+        theirs = quality_figures(Y[who], values, n_terms)["ar2"]
+        sign = np.all(values > 0, axis=1) | ~np.all(Y[who] > 0, axis=1)
+        least = -1e-9 * np.max(np.abs(Y[who]), axis=1)
+        sign &= np.all(values >= least[:, None], axis=1) | ~np.all(Y[who] >= 0, axis=1)
+        good = (theirs >= WHOLE_SEARCH_R2) & (1.0 - theirs <= WHOLE_SEARCH_GAIN * (1.0 - ar2[who])) & sign
+        if not good.any():
+            return constant, predicted
+        taken = who[good]
+        result.terms[taken] = found.terms[good]
+        result.coefficients[taken] = found.coefficients[good]
+        result.n_terms[taken] = found.n_terms[good]
+        return self._finish(result, X, Y, config)
 
     def _build(self, keys, names, result: Result, constant, figures, n_points, config, notes,
                per_series) -> list[Model]:
@@ -557,6 +602,23 @@ class PMNFModeler:
             warnings=tuple(notes),
         )
 
+
+WHOLE_SEARCH_R2 = 0.9
+"""The adjusted R² below which a two-parameter model that leaves a parameter out gets the whole search space
+(:meth:`PMNFModeler._whole_search`), and which that search's model must reach to replace it: values that jump or
+scatter (what the mean is for) are fitted by some of its 40,000 hypotheses too, but loosely."""
+
+WHOLE_SEARCH_PAIRS = 10_000
+"""The most pairs of building blocks (one per parameter) the whole search takes: the default modeler's 83 × 83
+(some 40,000 hypotheses); refining's continuous exponents would be millions."""
+
+WHOLE_SEARCH_POINTS = 200
+"""The most measured points the whole search takes: its designs hold some 27,000 two-term hypotheses × points × 3
+numbers, with their factorizations some 300 MB at 200 points (a 5 × 5 grid has 25)."""
+
+WHOLE_SEARCH_GAIN = 0.25
+"""The share of the hierarchical model's unexplained variation (1 − adjusted R²) the whole search's model may leave
+at most to replace it: a clear gain, not a closer fit of the noise."""
 
 WORSE_THAN_THE_MEAN = ("no hypothesis describes the measurements better than their mean (they jump or scatter, "
                        "as a step does): the model is the mean")

@@ -402,11 +402,27 @@ def trend_of(x: np.ndarray, Y: np.ndarray, noise_variance: np.ndarray) -> np.nda
 
     "Clearly": the change exceeds three standard deviations of the noise of
     the two values (and :data:`TREND`).  Only series with all values positive.
+    Values that have already turned are no trend: the values at the two largest
+    ``x`` clearly below the largest value and falling (of rising values), or
+    clearly above the smallest and rising (of falling ones), as ``1 + 2·log2(p)/p``
+    from p = 1 to 16 rises, peaks and falls, so that a model falling on beyond the
+    data does not turn.
     """
-    lo, hi = int(np.argmin(x)), int(np.argmax(x))
+    order = np.argsort(x, kind="stable")
+    lo, hi, before = int(order[0]), int(order[-1]), int(order[-2]) if x.size > 2 else int(order[0])
     positive = np.all(Y > 0, axis=1)
     with np.errstate(all="ignore"):
-        change = np.log(np.where(positive, Y[:, hi], 1.0)) - np.log(np.where(positive, Y[:, lo], 1.0))
+        logs = np.log(np.where(positive[:, None], Y, 1.0))
+        change = logs[:, hi] - logs[:, lo]
         threshold = np.fmax(3.0 * np.sqrt(2.0 * noise_variance), TREND)
-    trend = np.where(change > threshold, 1, np.where(change < -threshold, -1, 0))
+        end = logs[:, [before, hi]]
+        turned_down = np.all(end < np.nanmax(logs, axis=1, keepdims=True) - threshold[:, None], axis=1) & (
+            end[:, 1] < end[:, 0])
+        turned_up = np.all(end > np.nanmin(logs, axis=1, keepdims=True) + threshold[:, None], axis=1) & (
+            end[:, 1] > end[:, 0])
+        three = x.size > 2 and x[lo] < x[before] < x[hi]  # three distinct values, the two largest last
+        turned_down &= three
+        turned_up &= three
+    trend = np.where((change > threshold) & ~turned_down, 1,
+                     np.where((change < -threshold) & ~turned_up, -1, 0))
     return np.where(positive, trend, 0)

@@ -200,3 +200,30 @@ def test_a_parameter_flat_on_its_lines_enters_only_if_the_other_points_pay_for_i
     (model,) = model_quietly(e)
     assert {name for term in factors(model) for name, _, _ in term} == {"p"}, str(model)
     assert model.predict([512.0, 9000.0]) < 0.015  # 0.00905 measured; 0.0214 before
+
+
+# Lines through p = 1 (where suggest and autotune put them), and points off the lines.
+THROUGH_ONE = [(p, 1000) for p in (1, 2, 4, 8, 16)] + [(1, n) for n in (2000, 4000, 8000, 16000)] + [
+    (2, 4000), (4, 16000), (8, 2000), (16, 8000)]
+
+
+@pytest.mark.parametrize("truth, expected, constant", [
+    # communication that vanishes at p = 1, as log2(1) = 0: the mean (SMAPE 122 %), 36x too low at p = 32
+    (lambda p, n: 0.001 + 1e-5 * n * np.log2(p), {frozenset({("p", 0.0, 1.0), ("n", 1.0, 0.0)})}, 0.001),
+    # the bytes a broadcast receives, 0 at p = 1: the mean of the counts
+    (lambda p, n: 8 * n - 8 * n / p, {frozenset({("n", 1.0, 0.0)}), frozenset({("p", -1.0, 0.0), ("n", 1.0, 0.0)})},
+     0.0),
+])
+def test_a_term_that_vanishes_on_the_lines_is_found_by_the_whole_search(truth, expected, constant):
+    (model,) = model_quietly(experiment(["p", "n"], THROUGH_ONE, {"comm": truth}))
+    assert factors(model) == expected
+    assert model.constant == pytest.approx(constant, abs=1e-9)
+    assert model.predict({"p": 32, "n": 32000}) == pytest.approx(truth(32, 32000), rel=1e-6)
+
+
+def test_the_whole_search_does_not_replace_the_mean_of_values_that_scatter():
+    # noise about a constant: no hypothesis of the whole space explains nine tenths of it
+    rng = np.random.default_rng(3)
+    values = 2.0 * (1 + rng.uniform(-0.4, 0.4, len(THROUGH_ONE)))
+    (model,) = model_quietly(experiment(["p", "n"], THROUGH_ONE, {"noise": values}))
+    assert model.terms == ()

@@ -81,6 +81,20 @@ def test_values_that_jump_get_their_mean_when_no_hypothesis_fits_better():
                             "as a step does): the model is the mean") in caught
 
 
+def test_values_that_rise_peak_and_fall_within_the_data_may_fall_beyond_them():
+    # 1 + 2·log2(p)/p at p = 1 ... 16, exact: it became 1.774 - 0.7629·p^-3 (adjusted R² 0.55), since the values rise
+    # from p = 1 to 16 and a model falling beyond the data counted as turning
+    p = [1, 2, 4, 8, 16]
+    (model,) = model_quietly(experiment(["p"], p, {"comm": lambda p: 1 + 2 * np.log2(p) / p}))
+    assert factors(model) == {frozenset({("p", -1.0, 1.0)})}
+    assert model.constant == pytest.approx(1.0) and model.terms[0].coefficient == pytest.approx(2.0)
+
+
+def test_a_rising_series_whose_last_value_alone_drops_keeps_its_trend():
+    assert evidence.trend_of(np.array([27.0, 64, 125, 216, 343]), np.array([[0.018, 3.01, 4.66, 1.42, 2.20]]),
+                             np.array([np.nan])).tolist() == [1]
+
+
 def test_no_model_of_real_data_fits_worse_than_the_mean(shared_data):
     e = extrap_plugins.read(shared_data / "caliper/thicket/mpi_scaling_cali")
     with warnings.catch_warnings():
