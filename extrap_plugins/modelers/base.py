@@ -385,12 +385,10 @@ class PMNFModeler:
         if who.size == 0:
             return constant, predicted
         noise = regression.Noise.estimate(Y[who], V[who], counts[who])
-        slots = result.terms.shape[1]
-        terms, coefficients, n_terms = eq3.search(X, Y[who], noise, active, usable, config.blocks, slots,
-                                                  config.criterion, config.improvement)
-        found = Result(terms[:, :slots], coefficients[:, : slots + 1], n_terms)
+        found = Result(*eq3.search(X, Y[who], noise, active, usable, config.blocks, result.terms.shape[1],
+                                   config.criterion, config.improvement))  # as many slots: the caller has 2 or more
         values = multi_values(found, X, config.blocks)
-        theirs = quality_figures(Y[who], values, n_terms)["ar2"]
+        theirs = quality_figures(Y[who], values, found.n_terms)["ar2"]
         sign = np.all(values > 0, axis=1) | ~np.all(Y[who] > 0, axis=1)
         least = -1e-9 * np.max(np.abs(Y[who]), axis=1)
         sign &= np.all(values >= least[:, None], axis=1) | ~np.all(Y[who] >= 0, axis=1)

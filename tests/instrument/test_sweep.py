@@ -346,7 +346,7 @@ $ mpiexec -n 3 python crash_rank.py
 Traceback (most recent call last):
   File "/tmp/apps/crash_rank.py", line 15, in <module>
     main()
-  File "/work/main/instrument/regions.py", line 382, in timed
+  File "/opt/venv/lib/python3.11/site-packages/extrap_plugins/instrument/regions.py", line 382, in timed
     return function(*args, **kwargs)
            ^^^^^^^^^^^^^^^^^^^^^^^^^
   File "/tmp/apps/crash_rank.py", line 13, in main
