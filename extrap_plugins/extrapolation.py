@@ -32,21 +32,23 @@ hypotheses the data cannot tell apart disagree beyond the measurements
 times the largest measured point); at a target ``x`` it is interpolated and
 added in quadrature: ``z · |f(x)| · spread(x)``.  An interval of a quantity whose every measured value
 is 0 or more (a time, a count) is cut at 0 (:attr:`Uncertainty.floor`), and so is its value at the target (a
-target below the measured range can take a model below 0).
+target below the measured range can take a model below 0), with an :class:`~extrap_plugins.errors.ExtrapWarning`
+naming the series and the model's own value there.
 """
 
 from __future__ import annotations
 
 import math
 import re
+import warnings
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 import numpy as np
 
-from .errors import InputError
+from .errors import ExtrapWarning, InputError
 from .experiment import CALLPATH_SEPARATOR, Experiment
-from .formatting import format_exponent, format_point
+from .formatting import format_exponent, format_number, format_point
 from .models import Factor, Model, ModelSet, Term, expect_model_set
 
 LEVEL = 0.95
@@ -61,6 +63,9 @@ OUTGROWN = 1e-6
 
 AUTO_TOLERANCE = 0.01
 """``values="auto"``: a parent smaller than its children's sum by more than this is exclusive."""
+
+_BELOW_FLOOR = " though every measured value is "
+"""In the warning about a model below its floor at the target (:func:`extrapolate`)."""
 
 
 # ---------------------------------------------------------------------- target
@@ -515,7 +520,10 @@ class Extrapolations:
             options["target"] = ",".join(f"{name}={value!r}" for name, value in self.target.items())
         if self.sort:
             options["sort"] = self.sort
-        return _notebook().model_set_text(self.model_set, options)
+        with warnings.catch_warnings():
+            if any(u is not None for u in self.uncertainty):  # values below their floors were said when made
+                warnings.filterwarnings("ignore", ".*" + re.escape(_BELOW_FLOOR), ExtrapWarning)
+            return _notebook().model_set_text(self.model_set, options)
 
 
 def extrapolate(
@@ -557,6 +565,12 @@ def extrapolate(
     Returns
     -------
     Extrapolations
+
+    Warns
+    -----
+    ExtrapWarning
+        Once per series whose model lies below 0 at the target though every measured value is 0 or more: its
+        ``value_target`` is 0, and the warning gives the model's own value there.
     """
     model_set = expect_model_set(model_set, "extrapolate")
     if sort is not None and sort not in SORT_KEYS:
@@ -581,8 +595,9 @@ def extrapolate(
     uncertainty = uncertainties(model_set) if intervals else [None] * n
     if target_point is not None:
         # a quantity never below 0 is not predicted below it (a target under the measured range can take a
-        # model there): the value is cut as its interval is, before its shares are taken
+        # model there): the value is cut as its interval is, before its shares are taken, and the cut is said
         floors = np.array([u.floor if u is not None else -math.inf for u in uncertainty])
+        _warn_below_floor(models, later, floors, target_point)
         later = np.where(np.isnan(later), later, np.maximum(later, floors))
     kinds = _value_kinds(models, now, values)
     links = tree_links(models)
@@ -610,6 +625,26 @@ def extrapolate(
     result = Extrapolations(model_set, rows, target_point, largest, level, sort, kinds, uncertainty, list(range(n)))
     result.order = rank(result, sort)
     return result
+
+
+def _warn_below_floor(models: Sequence[Model], value: np.ndarray, floors: np.ndarray,
+                      target: Mapping[str, float]) -> None:
+    """Say of each model whose value at ``target`` lies below its floor (:attr:`Uncertainty.floor`: 0 where every
+    measured value is 0 or more) that the value given there is the floor, not the model's: one warning per series,
+    none where the value is NaN or not below the floor."""
+    with np.errstate(invalid="ignore"):
+        below = np.flatnonzero(value < floors)
+    for i in below:
+        model = models[i]
+        plain = _shape_key(model) is not None  # one formula everywhere (a segmented model's may not be this one)
+        coefficients = (model.constant, *(t.coefficient for t in model.terms)) if plain else ()
+        mixed = any(c > 0 for c in coefficients) and any(c < 0 for c in coefficients)
+        why = "of its terms of opposite sign, the negative ones win there; " if mixed else ""
+        floor = format_number(floors[i], False)
+        warnings.warn(ExtrapWarning(
+            f"the model is {format_number(value[i], False)} at {format_point(target)}, below {floor}{_BELOW_FLOOR}"
+            f"{floor} or more: the value given is {floor} ({why}do not trust the model there)",
+            model.callpath, model.metric), stacklevel=3)
 
 
 def rank(extrapolations: Extrapolations, sort: str | None) -> list[int]:

@@ -13,6 +13,7 @@ import pytest
 import extrap_plugins
 from extrap_plugins import Experiment, Factor, InputError, Model, ModelSet, Segment, Term
 from extrap_plugins.cli import ExitStatus, main
+from extrap_plugins.errors import ExtrapWarning
 from extrap_plugins.exporters.json_exporter import json_document
 from extrap_plugins.extrapolation import extrapolate, growth_class, parse_target
 
@@ -418,7 +419,11 @@ def test_a_target_below_the_measured_range_never_gives_a_positive_quantity_a_neg
                                          value=[1.0, 2.0, 3.0, 4.0, 5.0])
     models = extrap_plugins.model(experiment)
     assert models.models[0].predict({"p": 1.0}) == pytest.approx(-1.0)
-    [row] = extrapolate(models, target={"p": 1}).rows
+    with pytest.warns(ExtrapWarning) as record:
+        [row] = extrapolate(models, target={"p": 1}).rows
+    assert [str(w.message) for w in record] == [
+        "main [time]: the model is -1 at p=1, below 0 though every measured value is 0 or more: the value given is 0 "
+        "(of its terms of opposite sign, the negative ones win there; do not trust the model there)"]
     assert row.value_target == 0.0 and row.interval[0] == 0.0 and row.interval[1] >= 0.0
     [row] = extrapolate(models, target={"p": 128}).rows  # above it, the model's value as it is
     assert row.value_target == pytest.approx(6.0)
@@ -455,3 +460,71 @@ def test_extrapolate_says_it_takes_a_model_set_and_prints_as_the_table():
     from extrap_plugins.exporters.text_exporter import export_text
     export_text(models, out, {"target": "p=128", "sort": "growth"})
     assert str(result) == out.getvalue()
+
+
+# ------------------------------------------------------- below the floor
+def below_floor_warnings(record):
+    return [w.message for w in record if "though every measured value is" in str(w.message)]
+
+
+def test_a_model_below_the_floor_at_the_target_is_said_once_per_series_with_its_own_value():
+    """100 + 10·p - 0.1·p^2 is 330 at p = 64 and -258 at p = 128: the 0 given there was said nowhere."""
+    falls = Model("main", "time", ("p",), 100.0, (term(10.0, p=1), term(-0.1, p=2)))
+    grows = Model("main->a", "time", ("p",), 1.0, (term(2.0, p=1),))
+    logs = Model("main->b", "time", ("p",), 0.0, (term(2.0, p=(0, 1)),))  # 2·log2(p): one sign, below 0 at p < 1
+    signed = Model("main->c", "time", ("p",), 100.0, (term(10.0, p=1), term(-0.1, p=2)))
+    experiment = measured({"main": falls.predict, "main->a": grows.predict, "main->b": logs.predict,
+                           "main->c": lambda X: falls.predict(X) - 200.0}, P[:, None])  # main->c: -61.6 at p = 4
+    model_set = model_set_of([falls, grows, logs, signed], experiment)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        result = extrapolate(model_set, "p=128")
+        text = str(result)  # the table repeats nothing said when the result was made
+    rows = result.rows
+    assert rows[0].value_target == 0.0 and rows[1].value_target == 257.0
+    assert rows[3].value_target == pytest.approx(-258.4)  # measured below 0 too: not cut, nothing to say
+    assert [(w.callpath, w.metric, str(w)) for w in below_floor_warnings(record)] == [
+        ("main", "time", "main [time]: the model is -258.4 at p=128, below 0 though every measured value is 0 or "
+                         "more: the value given is 0 (of its terms of opposite sign, the negative ones win there; "
+                         "do not trust the model there)")]
+    assert all(isinstance(w.message, ExtrapWarning) for w in record)
+    assert "-258.4" not in text.splitlines()[2]
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        (_, _, low, _) = extrapolate(model_set, "p=0.5").rows
+    assert low.value_target == 0.0
+    assert [str(w) for w in below_floor_warnings(record)] == [
+        "main->b [time]: the model is -2 at p=0.5, below 0 though every measured value is 0 or more: the value "
+        "given is 0 (do not trust the model there)"]
+    with warnings.catch_warnings(record=True) as record:  # 100 + inf - inf: NaN, said as not finite, not as below
+        warnings.simplefilter("always")
+        row = extrapolate(model_set, "p=1e308").rows[0]
+    assert math.isnan(row.value_target) and below_floor_warnings(record) == []
+    assert "main [time]: the model is not finite at p=1e+308" in [str(w.message) for w in record]
+
+
+
+def test_the_talpas_model_below_zero_at_the_target_is_one_warning_on_stderr_and_json_stays_clean(
+        host, shared_data, capsys):
+    """Extra-P's talpas_3.txt: the model of compute [time] is -2031 at x=4, y=10, z=1000, where 0 was printed
+    and nothing said."""
+    path = shared_data / "extrap" / "talpas" / "talpas_3.txt"
+    if not path.is_file():
+        pytest.skip(f"{path} is missing")
+    said = ("compute [time]: the model is -2031 at x=4, y=10, z=1000, below 0 though every measured value is 0 or "
+            "more: the value given is 0 (of its terms of opposite sign, the negative ones win there; do not trust "
+            "the model there)")
+    for export in ("json", "csv", "text"):
+        assert main(["model", str(path), "--target", "x=4,y=10,z=1000", "--export", export]) == ExitStatus.OK
+        out, err = capsys.readouterr()
+        assert err.count(f"extrap-plugins: warning: {said}\n") == 1, err
+        assert err.count("below 0") == 1 and "-2031" not in out
+        if export == "json":
+            assert json.loads(out)["models"][0]["target"]["value"] == 0.0
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        models = extrap_plugins.model(extrap_plugins.read(path))
+        (row,) = extrapolate(models, {"x": 4, "y": 10, "z": 1000}).rows
+    assert row.value_target == 0.0 and models.models[0].predict({"x": 4, "y": 10, "z": 1000}) < -2000
+    [warning] = below_floor_warnings(record)
+    assert (warning.callpath, warning.metric, str(warning)) == ("compute", "time", said)
