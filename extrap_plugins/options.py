@@ -17,8 +17,12 @@ and what was given; callers turn them into :class:`~extrap_plugins.errors.InputE
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
+import re
+import sys
 from numbers import Integral
+from typing import Sequence
 
 __all__ = ["TRUE", "FALSE", "parse_bool", "env_flag", "parse_int", "parse_fraction", "parse_share",
            "guess_type", "Parser"]
@@ -117,10 +121,74 @@ def guess_type(text: str) -> object:
 
 class Parser(argparse.ArgumentParser):
     """An argument parser whose mistakes are one line and exit status 2 (argparse prints its whole usage, a dozen
-    lines, before the line that says what is wrong); ``--help`` still shows the usage."""
+    lines, before the line that says what is wrong); ``--help`` still shows the usage.
+
+    In a command whose last positional takes the rest of the line (``run``, ``autotune`` and the sweep's own
+    ``-- PROGRAM [ARGS]``), an option it does not know before the program is one line naming it, with the known
+    option it is closest to: argparse took the option's value for the program's first word, and the program
+    swallowed the options after it (``autotune --parm p=1,2 -o runs -- app`` said that -o was missing).  The
+    program begins at ``--`` or at the first word that is neither an option nor an option's value; from there on
+    every word is the program's, as before."""
 
     def error(self, message: str):
         if message.startswith("argument ") and message.endswith(": expected one argument"):
             option = message[len("argument "):].split(":")[0].split("/")[0]
             message += f" (a value that starts with '-' is written {option}=VALUE)"
         self.exit(2, f"{self.prog}: error: {message}; see {self.prog} --help\n")
+
+    def parse_known_args(self, args=None, namespace=None):
+        words = sys.argv[1:] if args is None else list(args)
+        if any(action.nargs == argparse.REMAINDER for action in self._actions if not action.option_strings):
+            unknown = unknown_option_before_program(self, words)
+            if unknown is not None:
+                close = difflib.get_close_matches(unknown, list(self._option_string_actions), n=1, cutoff=0.75)
+                where = "before '--'" if "--" in words else "before the program"
+                hint = f"; did you mean {close[0]}?" if close else ""
+                self.error(f"unrecognized option '{unknown}' ({where}){hint}")
+        return super().parse_known_args(words, namespace)
+
+
+
+NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
+"""A word argparse takes for a value, not an option (as its ``_negative_number_matcher``)."""
+
+
+def unknown_option_before_program(parser: argparse.ArgumentParser, words: Sequence[str]) -> str | None:
+    """The name of the first option ``parser`` does not know among ``words`` before the program (``--``, or the first
+    word that is neither an option nor an option's value), or None.
+
+    Known options are matched as argparse does (``--param=V``, ``-oDIR``, ``--par`` for ``--param``) and their value
+    is skipped. A word this cannot be sure of (an ambiguous abbreviation, a cluster of short flags, an option with a
+    variable number of values) ends the look: argparse decides it, as before.
+
+    >>> parser = argparse.ArgumentParser(); _ = parser.add_argument("-o"); _ = parser.add_argument("rest", nargs="...")
+    >>> unknown_option_before_program(parser, ["--parm", "p=1", "-o", "runs", "--", "app", "--x"])
+    '--parm'
+    >>> unknown_option_before_program(parser, ["-o", "runs", "app", "--parm"]) is None
+    True
+    """
+    known = parser._option_string_actions
+    position = 0
+    while position < len(words):
+        word = words[position]
+        if word == "--" or not word.startswith("-") or word == "-" or NEGATIVE_NUMBER.match(word):
+            return None  # the program begins
+        position += 1
+        name, equals, _ = word.partition("=")
+        action, attached = known.get(name), bool(equals)
+        if action is None and name.startswith("--") and parser.allow_abbrev:
+            matches = [option for option in known if option.startswith(name)]
+            if len(matches) > 1:
+                return None  # ambiguous: argparse says so
+            action = known[matches[0]] if matches else None
+        if action is None and not name.startswith("--") and word[:2] in known:
+            action, attached = known[word[:2]], True  # -oDIR
+            if action.nargs == 0:
+                return None  # a cluster of short flags
+        if action is None:
+            return None if " " in word else name  # argparse takes a word with a space for a value
+        if action.nargs is None and not attached:
+            position += 1  # its value
+        elif action.nargs not in (0, None):
+            return None
+    return None

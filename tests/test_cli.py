@@ -13,7 +13,7 @@ import pytest
 
 import extrap_plugins
 from extrap_plugins import ModelerInfo, ReaderInfo, hookimpl
-from extrap_plugins.cli import ExitStatus, main, parse_options
+from extrap_plugins.cli import ExitStatus, build_parser, main, parse_options
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "stencil.jsonl"
@@ -222,6 +222,48 @@ def test_a_mistake_on_the_command_line_is_one_line_without_the_usage(argv, line,
         main(argv)
     assert ended.value.code == 2
     assert capsys.readouterr().err == line + "\n"
+
+
+@pytest.mark.parametrize("argv, line", [
+    (["autotune", "--parm", "p=1,2", "-o", "runs", "--", "python", "app.py"],
+     "extrap-plugins autotune: error: unrecognized option '--parm' (before '--'); did you mean --param?; see "
+     "extrap-plugins autotune --help"),
+    (["autotune", "--param", "p=1,2", "-o", "runs", "--parm=n=3", "--", "python", "app.py"],
+     "extrap-plugins autotune: error: unrecognized option '--parm' (before '--'); did you mean --param?; see "
+     "extrap-plugins autotune --help"),
+    (["autotune", "--param", "p=1,2", "--frobnicate", "-o", "runs", "--", "python", "app.py"],
+     "extrap-plugins autotune: error: unrecognized option '--frobnicate' (before '--'); see extrap-plugins autotune "
+     "--help"),
+    (["run", "--np", "1,2", "--parm", "n=1,2", "-o", "runs", "--", "python", "app.py"],
+     "extrap-plugins run: error: unrecognized option '--parm' (before '--'); did you mean --param?; see "
+     "extrap-plugins run --help"),
+    (["run", "--np", "1,2", "--dryrun", "python", "app.py"],
+     "extrap-plugins run: error: unrecognized option '--dryrun' (before the program); did you mean --dry-run?; see "
+     "extrap-plugins run --help"),
+])
+def test_an_unknown_option_before_the_program_is_named(argv, line, capsys):
+    # its value was taken for the program's first word, and the program swallowed the options after it:
+    # autotune said '-o/--output' was missing though it was given; run said 'unrecognized arguments: --parm' only
+    with pytest.raises(SystemExit) as ended:
+        main(argv)
+    assert ended.value.code == 2
+    assert capsys.readouterr().err == line + "\n"
+
+
+@pytest.mark.parametrize("argv, program", [
+    (["autotune", "--param", "p=1", "-o", "runs", "--", "python", "app.py", "--parm", "x"],
+     ["--", "python", "app.py", "--parm", "x"]),
+    (["run", "--np", "1", "--", "python", "app.py", "--dryrun", "--", "-x"],
+     ["--", "python", "app.py", "--dryrun", "--", "-x"]),
+    # a program without '--' begins at the first word that is no option nor an option's value, as it did
+    (["autotune", "--param", "p=1", "-o", "runs", "python", "app.py", "--parm", "x"],
+     ["python", "app.py", "--parm", "x"]),
+    (["run", "-oruns", "--rep", "2", "--dry-run", "python", "app.py", "--np", "4"],
+     ["python", "app.py", "--np", "4"]),
+])
+def test_what_follows_the_program_is_the_programs(argv, program):
+    args = build_parser().parse_args(argv)
+    assert args.program == program and args.output == "runs"
 
 
 def test_parse_options_converts_values():

@@ -18,3 +18,14 @@ def test_anything_else_names_the_option_what_it_expects_and_what_it_got(text, gi
     with pytest.raises(ValueError) as error:
         parse_share(text, "--level", example="80%")
     assert str(error.value) == f"--level: expected a share between 0 and 1 (exclusive), such as 80% or 0.8, got {given}"
+
+
+def test_the_sweeps_own_parser_names_an_unknown_option_before_the_program(capsys):
+    # the rule lives in options.Parser, so the sweep run as a module says it as 'extrap-plugins run' does
+    from extrap_plugins.instrument import sweep
+
+    with pytest.raises(SystemExit) as ended:
+        sweep.main(["--np", "1", "--parm", "n=1", "-o", "runs", "--", "python", "app.py"])
+    assert ended.value.code == 2
+    assert capsys.readouterr().err == ("extrap-plugins run: error: unrecognized option '--parm' (before '--'); did "
+                                       "you mean --param?; see extrap-plugins run --help\n")
