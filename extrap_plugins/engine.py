@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 import numpy as np
 
 from . import executors
-from .errors import ExtrapWarning, InputError, PluginError, exit_text
+from .errors import ExtrapWarning, InputError, PluginError, exit_text, none_read, skip_warnings
 from .experiment import Experiment, SeriesGroup
 from .joining import check_selection, join_parts, select_leniently, with_rows
 from .models import Model, Quality, Term
@@ -373,8 +373,12 @@ def portable_warning(message: Warning) -> Warning:
 
 def report_parts(results: Iterable[tuple[Any, InputError | PluginFault | None, list[Warning]]],
                  stacklevel: int = 3, skipped: list[InputError] | None = None):
-    """Yield the parts that were read; warn (once per text) about the rest and about what workers reported;
-    ``skipped``, if given, receives why each part that was not read was not (for :func:`none_read`).
+    """Yield the parts that were read; warn (once per text) about what workers reported and, once every part is
+    in, about the parts that were not read: once per cause (:func:`~.errors.skip_warnings`).
+
+    ``skipped``, if given, receives why each part that was not read was not, and the caller then reports the
+    case where no part was read (:func:`~.errors.none_read`, which names the first cause and the count): no "skipped"
+    warning is given then, so the error is the one line about it.
 
     Raises
     ------
@@ -382,7 +386,10 @@ def report_parts(results: Iterable[tuple[Any, InputError | PluginFault | None, l
         A worker reported a broken reader (:func:`read_one_part`).
     """
     seen: set[tuple[type, str]] = set()
+    errors: list[InputError] = []
+    n_parts = 0
     for result, error, caught in results:
+        n_parts += 1
         for message in caught:
             key = (type(message), str(message))
             if key not in seen:
@@ -391,21 +398,14 @@ def report_parts(results: Iterable[tuple[Any, InputError | PluginFault | None, l
         if isinstance(error, PluginFault):
             raise error
         if error is not None:
-            warnings.warn(ExtrapWarning(f"skipped: {error}"), stacklevel=stacklevel)
+            errors.append(error)
             if skipped is not None:
                 skipped.append(error)
         else:
             yield result
-
-
-def none_read(n_parts: int, skipped: list[InputError], source: str) -> InputError:
-    """The error when no run of an input could be read, with why the first was not: the warnings that say it may
-    not be shown (``autotune`` reads its folder quietly each round).  One part that could not be read is its own
-    error (one run, or all runs in one part: a reader's ``parallel=off``)."""
-    if n_parts == 1 and skipped:
-        return skipped[0]
-    first = f"; the first: {skipped[0]}" if skipped else ""
-    return InputError(f"none of the {n_parts} runs could be read{first}", source)
+    if skipped is None or len(errors) < n_parts:
+        for message in skip_warnings(errors, n_parts):
+            warnings.warn(message, stacklevel=stacklevel)
 
 
 CHUNK_SERIES = 1024

@@ -4,12 +4,18 @@ Everything the user did wrong is an :class:`InputError`: the CLI prints it as
 one line (``extrap-plugins: error: FILE:LINE: what is wrong``) and exits 2.
 Everything the user should know about a result is an :class:`ExtrapWarning`
 naming the call path and metric it concerns.
+
+Runs of an input that could not be read are said alike by the engine and by
+the readers that read a folder themselves: once per cause when some run was
+read (:func:`skip_warnings`), else by one error naming the count and the first
+cause (:func:`none_read`).
 """
 
 from __future__ import annotations
 
 import enum
 import os
+from typing import Sequence
 
 
 class ExitStatus(enum.IntEnum):
@@ -77,6 +83,44 @@ class ExtrapWarning(UserWarning):
 
 class QualityWarning(ExtrapWarning):
     """The data do not support a trustworthy model (too few points, noise...)."""
+
+
+def skip_warnings(errors: Sequence[InputError], n_parts: int) -> list[ExtrapWarning]:
+    """One warning per cause of the runs that were skipped, in the order first seen.
+
+    Errors of one cause say the same apart from where (file and line).  A cause of one run is
+    ``skipped: <its error>``; one of several runs is ``skipped 3 of the 5 runs for the same reason; the first:
+    <its first error>``.
+    """
+    causes: dict[str, list[InputError]] = {}
+    for error in errors:
+        causes.setdefault(_cause(error), []).append(error)
+    said = []
+    for group in causes.values():
+        if len(group) == 1:
+            said.append(ExtrapWarning(f"skipped: {group[0]}"))
+        else:
+            said.append(ExtrapWarning(f"skipped {len(group)} of the {n_parts} runs for the same reason; the first: "
+                                      f"{group[0]}"))
+    return said
+
+
+def _cause(error: InputError) -> str:
+    """What ``error`` says apart from where: its file and line, also where the message repeats the file name."""
+    if error.path is None:
+        return str(error)
+    return error.message.replace(error.path, "<file>")
+
+
+def none_read(n_parts: int, skipped: Sequence[InputError], source: str) -> InputError:
+    """The error when no run of an input could be read, with why the first was not: the warnings that say it may
+    not be shown (``autotune`` reads its folder quietly each round), and none is given then (:func:`skip_warnings`
+    is for inputs of which some run was read).  One part that could not be read is its own error (one run, or all
+    runs in one part: a reader's ``parallel=off``)."""
+    if n_parts == 1 and skipped:
+        return skipped[0]
+    first = f"; the first: {skipped[0]}" if skipped else ""
+    return InputError(f"none of the {n_parts} runs could be read{first}", source)
 
 
 def exit_text(error: SystemExit) -> str:

@@ -33,8 +33,9 @@ A file that is not Caliper's format, is truncated, holds a damaged record, a
 metric value that is not a finite number or a metadata value that is not of
 the number type Caliper gives it (``jobsize=sixtyfour`` typed ``uint``), or
 lacks a named key is an error naming it and, where there is one, the line;
-when several runs are read, that run is skipped with a warning and the others
-are read.  A folder holding one file under two names (a link to a sibling) is
+when several runs are read, that run is skipped (one warning per cause) and
+the others are read, or, when none can be, one error names the count and the
+first.  A folder holding one file under two names (a link to a sibling) is
 refused: that run would count twice.  A UTF-8 byte-order mark is dropped.
 """
 
@@ -52,7 +53,7 @@ from typing import Sequence
 
 import numpy as np
 
-from extrap_plugins.errors import ExtrapWarning, InputError
+from extrap_plugins.errors import InputError, none_read, skip_warnings
 from extrap_plugins.experiment import CALLPATH_SEPARATOR, Experiment, Metric
 from extrap_plugins.hookspecs import hookimpl
 from extrap_plugins.registration import ReaderInfo
@@ -162,14 +163,12 @@ def read(path: pathlib.Path, options: dict) -> Experiment:
         try:
             experiments.append(read_part(file, options))
         except InputError as error:
-            if len(files) == 1:
-                raise
             errors.append(error)
-    if not experiments:
-        raise errors[0]
-    if errors:
-        for error in errors:
-            warnings.warn(ExtrapWarning(f"skipped: {error}"), stacklevel=2)
+    if not experiments:  # one error, as the host's: the count and the first cause, no warning repeating it
+        raise none_read(len(files), errors,
+                        str(path) if isinstance(path, (str, pathlib.PurePath)) else ", ".join(map(str, path)))
+    for message in skip_warnings(errors, len(files)):
+        warnings.warn(message, stacklevel=2)
     return join(experiments, path, options)
 
 

@@ -8,9 +8,10 @@ folder is named that way, or a folder of ``.cubex`` files named that way.
 Every metric with data is read (time, visits, bytes, PAPI counters,
 min_time/max_time, ...), exclusive by default, and its values over the
 locations (ranks, threads, GPU streams) of a run are aggregated to one value
-per call path.  Runs are the parts the host reads in parallel; a broken run
-is skipped with a warning naming its file; :func:`join` puts the runs
-together and reports call paths and metrics found in only some runs.
+per call path.  Runs are the parts the host reads in parallel; broken runs
+are skipped with a warning per cause naming the first file, and when no run
+can be read the error names the count and the first; :func:`join` puts the
+runs together and reports call paths and metrics found in only some runs.
 
 Options (``--reader-option KEY=VALUE``):
 
@@ -35,7 +36,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from extrap_plugins.errors import ExtrapWarning, InputError
+from extrap_plugins.errors import ExtrapWarning, InputError, none_read, skip_warnings
 from extrap_plugins.experiment import Experiment, Metric
 from extrap_plugins.hookspecs import hookimpl
 from extrap_plugins.options import parse_bool
@@ -93,6 +94,14 @@ class ReadRun:
 
     path: str
     experiment: Experiment
+
+
+@dataclass(frozen=True)
+class RunSet:
+    """All runs of an input as one part (``parallel=off``); ``path`` is the input, as errors name it."""
+
+    path: str
+    runs: tuple[RunSpec, ...]
 
 
 # ------------------------------------------------------------------ options
@@ -488,7 +497,12 @@ def parts(path: pathlib.Path | Sequence[pathlib.Path], options: dict) -> list:
     _require_pycubexr(path)  # once, naming the fix, rather than one skipped run per profile
     if len(runs) == 1:
         return [ReadRun(runs[0].path, read_run(runs[0], settings))]
-    return runs if settings.parallel else [tuple(runs)]
+    return runs if settings.parallel else [RunSet(_source(path), tuple(runs))]
+
+
+def _source(path) -> str:
+    """The input as messages name it: ``a, b`` for a list (as the host does)."""
+    return str(path) if isinstance(path, (str, pathlib.PurePath)) else ", ".join(map(str, path))
 
 
 def _require_pycubexr(path) -> None:
@@ -501,22 +515,35 @@ def _require_pycubexr(path) -> None:
 
 
 def read_part(part, options: dict) -> Experiment:
-    """Read one run (or, with ``parallel=off``, all runs in turn; a broken one is skipped with a warning)."""
+    """Read one run (or, with ``parallel=off``, all runs in turn: see :func:`read_runs`)."""
     if isinstance(part, ReadRun):
         return part.experiment
     settings = parse_options(options)
     if isinstance(part, RunSpec):
         return read_run(part, settings)
+    return emit_warnings(join_runs(read_runs(part.runs, settings, part.path), part.path))
+
+
+def read_runs(specs: Sequence[RunSpec], settings: Settings, source: str) -> list[Experiment]:
+    """Read the runs in turn in this process, skipping broken ones with a warning per cause (as the host does).
+
+    Raises
+    ------
+    InputError
+        No run could be read: the one run's error, or one naming the count and the first broken run (no
+        warning repeats it).
+    """
     experiments, problems = [], []
-    for spec in part:
+    for spec in specs:
         try:
             experiments.append(read_run(spec, settings))
         except InputError as error:
             problems.append(error)
-            warnings.warn(ExtrapWarning(f"skipped: {error}"), stacklevel=2)
     if not experiments:
-        raise InputError(f"none of the {len(part)} runs could be read: {problems[0]}")
-    return emit_warnings(join_runs(experiments, source=str(pathlib.Path(part[0].path).parent.parent)))
+        raise none_read(len(specs), problems, source)
+    for message in skip_warnings(problems, len(specs)):
+        warnings.warn(message, stacklevel=3)
+    return experiments
 
 
 def join(experiments: Sequence[Experiment], path: pathlib.Path, options: dict) -> Experiment:
@@ -527,22 +554,17 @@ def join(experiments: Sequence[Experiment], path: pathlib.Path, options: dict) -
 def read(path: pathlib.Path | Sequence[pathlib.Path], options: dict) -> Experiment:
     """Read a folder of runs, one ``.cubex`` file, or a list of them as one set, run after run in this process."""
     settings = parse_options(options)
-    experiments = []
-    with warnings.catch_warnings(record=True) as caught:
+    source, failed = _source(path), None
+    with warnings.catch_warnings(record=True) as caught:  # runs repeat the same warnings: each is said once
         warnings.simplefilter("always")
-        specs = find_runs(path, settings)
-        for spec in specs:
-            try:
-                experiments.append(read_run(spec, settings))
-            except InputError as error:
-                if len(specs) == 1:  # the one run's error is the input's
-                    raise
-                warnings.warn(ExtrapWarning(f"skipped: {error}"), stacklevel=2)
+        try:
+            experiments = read_runs(find_runs(path, settings), settings, source)
+        except InputError as error:
+            failed = error
     for message in _unique_warnings(w.message for w in caught):
         warnings.warn(message, stacklevel=2)
-    source = str(path) if isinstance(path, (str, pathlib.PurePath)) else ", ".join(map(str, path))
-    if not experiments:
-        raise InputError("none of the runs could be read", source)
+    if failed is not None:
+        raise failed
     return emit_warnings(join_runs(experiments, source, settings))
 
 

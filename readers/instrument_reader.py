@@ -4,8 +4,10 @@ Every line of such a file is one run (see :mod:`extrap_plugins.instrument.output
 a folder's files are read together as one Experiment, so the folder left by
 ``extrap-plugins run`` models in one step.  Per-rank fragments (written when
 the exit gather could not complete) are joined back into their run when all
-ranks are there; a run in which a rank failed, or with ranks missing, is
-skipped with a warning naming its files.
+ranks are there.  A run in which a rank failed, with ranks missing, or that the
+sweep runner declared failed is skipped: one warning per cause, naming the
+first run's file and line (a fragment's for a run in fragments); when no run
+can be read, one error names the count and the first.
 
 Option ``aggregation`` (``--reader-option aggregation=max``) chooses the
 statistic over ranks that becomes the value: ``mean`` (default: per rank),
@@ -23,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from extrap_plugins.errors import ExtrapWarning, InputError
+from extrap_plugins.errors import ExtrapWarning, InputError, none_read, skip_warnings
 from extrap_plugins.experiment import Experiment, Metric
 from extrap_plugins.hookspecs import hookimpl
 from extrap_plugins.instrument.output import (FORMAT, METRIC_INFO, STATISTICS, SUFFIX, VERSION, aggregate,
@@ -92,8 +94,9 @@ def read(path: pathlib.Path, options: dict[str, str]) -> Experiment:
     ------
     InputError
         An unknown option; a line that is not a shim record (file and line
-        named); runs with different parameter names; no usable run; a file of
-        the folder reached by two names (a link: its runs would count twice).
+        named); runs with different parameter names; no usable run (the count
+        and the first run's cause); a file of the folder reached by two names
+        (a link: its runs would count twice).
     """
     path = pathlib.Path(path)
     unknown = sorted(set(options) - set(OPTIONS))
@@ -110,11 +113,22 @@ def read(path: pathlib.Path, options: dict[str, str]) -> Experiment:
     runs: list[_Run] = []
     for file in files:
         runs.extend(_read_file(file))
-    runs = _drop_failed_launches(runs)
-    complete = _measured(_join(runs))
-    if not complete:
-        raise InputError("no complete run to read (see the warnings)", path)
-    return _experiment(complete, aggregation, str(path))
+    skipped: list[InputError] = []  # why each run that cannot be read cannot
+    runs = _join(_drop_failed_launches(runs, skipped), skipped)
+    n_runs = len(runs) + len(skipped)
+    if skipped and not any(r.record["callpaths"] for r in runs):  # one error, no warning repeating it
+        nothing = [InputError(f"the run measured nothing: {NOTHING_MEASURED}", r.path, r.line) for r in runs]
+        raise none_read(n_runs, _in_file_order(skipped + nothing), str(path))
+    if not runs:
+        raise InputError("no run to read: no line holds a run's measurements", path)
+    for message in skip_warnings(_in_file_order(skipped), n_runs):
+        warnings.warn(message, stacklevel=2)
+    return _experiment(_measured(runs, n_runs), aggregation, str(path))
+
+
+def _in_file_order(errors: list[InputError]) -> list[InputError]:
+    """As the runs are (:func:`_join`): by file, then line."""
+    return sorted(errors, key=lambda error: (error.path or "", error.line or 0))
 
 
 def _files(folder: pathlib.Path):
@@ -206,42 +220,46 @@ def _check_values(values: dict, n_paths: int, path: pathlib.Path, line: int) -> 
 
 
 # ----------------------------------------------------------------- fragments
-def _drop_failed_launches(runs: list[_Run]) -> list[_Run]:
-    """Remove verdict lines, and the runs (whole or fragments) they declare failed."""
+def _drop_failed_launches(runs: list[_Run], skipped: list[InputError]) -> list[_Run]:
+    """Remove verdict lines, and the runs (whole or fragments) they declare failed: ``skipped`` gets why, once
+    per run, at its first line."""
     failed = {r.record["run"]: r for r in runs if "verdict" in r.record}
-    kept = []
+    kept, said = [], set()
     for r in runs:
         if "verdict" in r.record:
             continue
         verdict = failed.get(r.record.get("run"))
         if verdict is None:
             kept.append(r)
-        elif r.record.get("rank") in (None, 0):  # one warning per run
-            reason = "; ".join(verdict.record.get("errors") or ["failed"])
-            warnings.warn(ExtrapWarning(f"run {r.record['run']} ({r.where}) skipped: {reason}"), stacklevel=4)
+        elif r.record["run"] not in said:
+            said.add(r.record["run"])
+            skipped.append(InputError("; ".join(verdict.record.get("errors") or ["failed"]), r.path, r.line))
     return kept
 
 
+NOTHING_MEASURED = "the program ended before any instrumented region or wrapped MPI call ran (did it exit early?)"
 
-def _measured(runs: list[_Run]) -> list[_Run]:
+
+def _measured(runs: list[_Run], n_runs: int) -> list[_Run]:
     """The runs that measured something: a program that ended before any region or wrapped MPI call ran (by
-    ``raise SystemExit``, which the shim cannot tell from a normal end) writes a run without call paths."""
+    ``raise SystemExit``, which the shim cannot tell from a normal end) writes a run without call paths.
+    ``n_runs`` counts the skipped runs too."""
     empty = [r for r in runs if not r.record["callpaths"]]
     if not empty:
         return runs
     where = ", ".join(f"{name}={value:g}" for name, value in empty[0].parameters.items())
-    why = "the program ended before any instrumented region or wrapped MPI call ran (did it exit early?)"
     if len(empty) == len(runs):
         said = "the run measured nothing" if len(runs) == 1 else \
             f"none of the {len(runs)} runs measured anything (the first: {where})"
-        raise InputError(f"{said}: {why}", empty[0].path, empty[0].line)
-    warnings.warn(ExtrapWarning(f"{empty[0].where}: {len(empty)} of the {len(runs)} runs measured nothing (the first: "
-                                f"{where}): {why}; skipped"), stacklevel=3)
+        raise InputError(f"{said}: {NOTHING_MEASURED}", empty[0].path, empty[0].line)
+    warnings.warn(ExtrapWarning(f"{empty[0].where}: {len(empty)} of the {n_runs} runs measured nothing (the first: "
+                                f"{where}): {NOTHING_MEASURED}; skipped"), stacklevel=3)
     return [r for r in runs if r.record["callpaths"]]
 
 
-def _join(runs: list[_Run]) -> list[_Run]:
-    """Whole runs as they are, plus the fragments of each run joined into one."""
+def _join(runs: list[_Run], skipped: list[InputError]) -> list[_Run]:
+    """Whole runs as they are, plus the fragments of each run joined into one; ``skipped`` gets why a run's
+    fragments could not be (:func:`_join_fragments`)."""
     whole = [r for r in runs if r.record.get("rank") is None]
     written = {r.record.get("run") for r in whole if r.record.get("run")}
     groups: dict[tuple, list[_Run]] = {}
@@ -254,33 +272,35 @@ def _join(runs: list[_Run]) -> list[_Run]:
         groups.setdefault(key, []).append(r)
     for (run, size, _, _), fragments in groups.items():
         joined = _join_fragments(run, size, fragments)
-        if joined is not None:
+        if isinstance(joined, InputError):
+            skipped.append(joined)
+        else:
             whole.append(joined)
     whole.sort(key=lambda r: (str(r.path), r.line))
     return whole
 
 
-def _join_fragments(run: str | None, size: int, fragments: list[_Run]) -> _Run | None:
+def _join_fragments(run: str | None, size: int, fragments: list[_Run]) -> _Run | InputError:
+    """The run the fragments of one run make, or why they make none: an error at the first fragment (the others
+    are named like it: ``<program>.<run>.rank<N>.extrap.jsonl``), worded alike for every run it befalls so that it
+    is said once (:func:`~extrap_plugins.errors.skip_warnings`)."""
+    first = min(fragments, key=lambda f: (str(f.path), f.line))
     files = ", ".join(sorted({str(f.path) for f in fragments}))
     by_rank: dict[int, _Run] = {}
     for f in fragments:
-        if f.record["rank"] in by_rank:
-            warnings.warn(ExtrapWarning(f"run {run}: rank {f.record['rank']} appears twice ({files}); "
-                                        f"the run was skipped"), stacklevel=4)
-            return None
-        by_rank[f.record["rank"]] = f
+        other = by_rank.setdefault(f.record["rank"], f)
+        if other is not f:
+            return InputError(f"rank {f.record['rank']} of the run appears twice (also {other.where})", f.path, f.line)
     failed = [f for f in fragments if f.record.get("status") == "failed"]
     if failed:
-        reasons = "; ".join(sorted({e for f in failed
-                                    for e in f.record.get("errors") or [f"rank {f.record['rank']} failed"]}))
-        warnings.warn(ExtrapWarning(f"run {run} skipped: {reasons}; files: {files}"), stacklevel=4)
-        return None
+        return InputError("; ".join(sorted({e for f in failed
+                                            for e in f.record.get("errors") or [f"rank {f.record['rank']} failed"]})),
+                          first.path, first.line)
     missing = sorted(set(range(size)) - set(by_rank))
     if missing:
         shown = ", ".join(map(str, missing[:10])) + (" ..." if len(missing) > 10 else "")
-        warnings.warn(ExtrapWarning(f"run {run} skipped: {len(missing)} of its {size} ranks left no measurements "
-                                    f"(ranks {shown}); files: {files}"), stacklevel=4)
-        return None
+        return InputError(f"{len(missing)} of the run's {size} ranks left no measurements "
+                          f"(rank{'s' if len(missing) > 1 else ''} {shown})", first.path, first.line)
     cut = sorted({e for f in fragments if f.record.get("status") == "terminated" for e in f.record.get("errors") or []})
     if cut:
         warnings.warn(ExtrapWarning(f"run {run} was {cut[0]} (the job was ended before it finished): its "

@@ -1,12 +1,14 @@
 """The Python API: reader selection, modelling, per-series adapter."""
 
+import shutil
 import types
+import warnings
 
 import numpy as np
 import pytest
 
 import extrap_plugins
-from extrap_plugins import InputError, ModelerInfo, ReaderInfo, hookimpl
+from extrap_plugins import InputError, ModelerInfo, ReaderInfo, cli, hookimpl
 from extrap_plugins.engine import select_reader
 
 
@@ -175,6 +177,103 @@ def test_a_run_is_read_with_the_garbage_collector_paused_and_it_resumes_after_er
     result, error, caught = engine.read_one_part((read_part, "runs/r1/profile.cubex", {}))
     assert seen == [False] and gc.isenabled()
     assert result is None and str(error) == "runs/r1/profile.cubex: truncated file" and caught == []
+
+
+# ------------------------------------------- runs that could not be read: said once per cause, or only by the error
+def read_or_refuse(part, options):
+    """A module-level read_part: ``app.<kind>.<x>`` is a run (``p<number>``) or one broken in a way of its own."""
+    kind, where = part.name.split(".")[1], part / "profile.dat"
+    if kind == "truncated":
+        raise InputError("truncated file", where)
+    if kind == "locked":  # the message repeats the file name: still one cause
+        raise InputError(f"cannot open {where}: permission denied", where)
+    if kind == "empty":
+        raise InputError("the file is empty", where)
+    p = float(kind[1:])
+    return extrap_plugins.Experiment.from_columns(["p"], callpath="main", metric="time", coordinates=[[p]], value=[p],
+                                                  source=str(part))
+
+
+def register_runs(host, folder, *names):
+    for name in names:
+        (folder / name).mkdir()
+    register(host, ReaderInfo("runs", read=None, directories=True, sniff=lambda p: True,
+                              parts=lambda path, options: sorted(path.iterdir()), read_part=read_or_refuse))
+
+
+def read_recording(*args, **kwargs):
+    """``(experiment or the InputError raised, every warning's text)``."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            result = extrap_plugins.read(*args, **kwargs)
+        except InputError as error:
+            result = error
+    return result, [str(w.message) for w in caught]
+
+
+@pytest.mark.parametrize("executor", ["serial", "process"])
+def test_skipped_runs_are_said_once_per_cause_naming_how_many_and_the_first(host, tmp_path, executor):
+    register_runs(host, tmp_path, "app.p1", "app.p2", "app.p4", "app.truncated.a", "app.locked.a", "app.truncated.b",
+                  "app.empty.a", "app.locked.b")
+    experiment, said = read_recording(tmp_path, executor=executor, jobs=2)
+    assert said == [
+        f"skipped: {tmp_path / 'app.empty.a' / 'profile.dat'}: the file is empty",
+        f"skipped 2 of the 8 runs for the same reason; the first: {tmp_path / 'app.locked.a' / 'profile.dat'}: "
+        f"cannot open {tmp_path / 'app.locked.a' / 'profile.dat'}: permission denied",
+        f"skipped 2 of the 8 runs for the same reason; the first: {tmp_path / 'app.truncated.a' / 'profile.dat'}: "
+        "truncated file",
+    ]
+    assert sorted(experiment.coordinates[:, 0].tolist()) == [1.0, 2.0, 4.0]
+
+
+@pytest.mark.parametrize("executor", ["serial", "process"])
+def test_when_no_run_could_be_read_the_error_alone_says_so(host, tmp_path, executor):
+    register_runs(host, tmp_path, "app.truncated.a", "app.truncated.b", "app.empty.a")
+    error, said = read_recording(tmp_path, executor=executor, jobs=2)
+    assert said == []
+    assert str(error) == (f"{tmp_path}: none of the 3 runs could be read; the first: "
+                          f"{tmp_path / 'app.empty.a' / 'profile.dat'}: the file is empty")
+
+
+LULESH_RUNS = ("27", "64", "125", "216", "343")
+LULESH_KEYS = ("compilerversion, elapsed_time, figure_of_merit, iterations, {jobsize}, mpi.world.size, num_regions, "
+               "numhosts, problem_size, region_balance, region_cost, spot.format.version, threads")
+
+
+@pytest.fixture
+def lulesh(shared_data, tmp_path):
+    """A copy of Thicket's five LULESH Caliper runs (``mpi_scaling_cali``), to damage."""
+    pytest.importorskip("caliperreader", reason="the caliper extra (caliper-reader) is not installed")
+    folder = shared_data / "caliper" / "thicket" / "mpi_scaling_cali"
+    if not folder.is_dir():
+        pytest.skip(f"Thicket's Caliper data is not in {folder}")
+    copy = tmp_path / "lulesh"
+    copy.mkdir()
+    for n in LULESH_RUNS:
+        shutil.copy(folder / f"{n}_cores.cali", copy)
+    return copy
+
+
+def test_caliper_runs_missing_the_same_key_are_one_warning(host, lulesh):
+    for n in ("64", "216"):
+        run = lulesh / f"{n}_cores.cali"
+        run.write_text(run.read_text().replace("jobsize", "jobsiz"))
+    experiment, said = read_recording(lulesh, parameters="jobsize")
+    assert [s for s in said if "skipped" in s] == [
+        f"skipped 2 of the 5 runs for the same reason; the first: {lulesh / '216_cores.cali'}: no metadata key "
+        f"'jobsize' in this run (its numeric keys: {LULESH_KEYS.format(jobsize='jobsiz')})"]
+    assert sorted({tuple(p) for p in experiment.points().tolist()}) == [(27.0,), (125.0,), (343.0,)]
+
+
+@pytest.mark.parametrize("stream", ["off", "on"])
+def test_caliper_runs_none_of_which_has_the_key_are_one_error_line_and_no_warning(host, lulesh, capsys, stream):
+    error, said = read_recording(lulesh, parameters="nope")
+    first = (f"{lulesh}: none of the 5 runs could be read; the first: {lulesh / '125_cores.cali'}: no metadata key "
+             f"'nope' in this run (its numeric keys: {LULESH_KEYS.format(jobsize='jobsize')})")
+    assert (str(error), said) == (first, [])
+    status = cli.main(["model", str(lulesh), "--reader-option", "parameters=nope", "--stream", stream])
+    assert (status, capsys.readouterr().err.splitlines()) == (2, [f"extrap-plugins: error: {first}"])
 
 
 # ------------------------------------------------- the user's mistakes, each one sentence

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pickle
 import re
+import warnings
 
 import pytest
 
 import extrap_plugins
-from extrap_plugins.errors import ExtrapWarning
 from shim_helpers import mpi_program, records, series
 
 COUNTS = ("visits", "bytes_sent", "bytes_received", "messages_sent", "messages_received")
@@ -98,9 +98,11 @@ def test_a_rank_that_raises_leaves_per_rank_files_and_a_clear_message(mpiexec, t
     for line in lines:  # nothing measured is lost: each rank's main and its Allreduce
         assert series(line, "visits") == {"main": 1, "main->MPI_Allreduce": 1}
         assert series(line, "bytes_sent")["main->MPI_Allreduce"] == 16
-    with pytest.warns(ExtrapWarning, match="run failing-run skipped: rank 1 failed: ZeroDivisionError"):
-        with pytest.raises(extrap_plugins.InputError, match="no complete run"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the run is all there is: its error alone, no warning repeating it
+        with pytest.raises(extrap_plugins.InputError) as error:
             extrap_plugins.read(tmp_path)
+    assert str(error.value) == f"{fragments[0]}:1: rank 1 failed: ZeroDivisionError: rank one divides by zero"
 
 
 def test_a_program_that_ends_with_the_builtin_exit_and_a_message_is_a_failed_run(mpiexec, tmp_path):
@@ -111,12 +113,15 @@ def test_a_program_that_ends_with_the_builtin_exit_and_a_message_is_a_failed_run
     assert ("ranks 0, 1, 2 failed: the program called exit('n = 7 is not supported'); each rank wrote its own "
             "measurements") in result.stderr
     assert not (tmp_path / "out.extrap.jsonl").exists()
-    lines = [records(f)[0] for f in sorted(tmp_path.glob("out.exiting.rank*.extrap.jsonl"))]
+    fragments = sorted(tmp_path.glob("out.exiting.rank*.extrap.jsonl"))
+    lines = [records(f)[0] for f in fragments]
     assert [line["status"] for line in lines] == ["failed"] * 3
-    with pytest.warns(ExtrapWarning, match=r"run exiting skipped: ranks 0, 1, 2 failed: the program called "
-                                           r"exit\('n = 7 is not supported'\)"):
-        with pytest.raises(extrap_plugins.InputError, match="no complete run"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the run is all there is: its error alone, no warning repeating it
+        with pytest.raises(extrap_plugins.InputError) as error:
             extrap_plugins.read(tmp_path)
+    assert str(error.value) == (f"{fragments[0]}:1: ranks 0, 1, 2 failed: the program called "
+                                "exit('n = 7 is not supported')")
 
 
 def test_a_program_that_calls_mpi_finalize_itself_still_gets_its_data(mpiexec, tmp_path):

@@ -163,6 +163,44 @@ def test_missing_key_skips_that_run_naming_it(host, lulesh, tmp_path):
     assert sorted({p for _, _, p in series(experiment)}) == [(27.0,), (125.0,), (216.0,), (343.0,)]
 
 
+LULESH_KEYS = ("compilerversion, elapsed_time, figure_of_merit, iterations, {jobsize}, mpi.world.size, num_regions, "
+               "numhosts, problem_size, region_balance, region_cost, spot.format.version, threads")
+
+
+def read_in_one_process(path, **options):
+    """``(experiment or the InputError raised, every warning's text)`` of the reader's own ``read``."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            result = caliper_reader.read(path, {k: str(v) for k, v in options.items()})
+        except InputError as error:
+            result = error
+    return result, [str(w.message) for w in caught]
+
+
+def test_runs_skipped_for_one_cause_are_one_warning_in_one_process(host, lulesh, tmp_path):
+    # read() warned once per run
+    for f in lulesh:
+        shutil.copy(f, tmp_path)
+    for n in (64, 216):
+        run = tmp_path / f"{n}_cores.cali"
+        run.write_text(run.read_text().replace("jobsize", "jobsiz"))
+    experiment, said = read_in_one_process(tmp_path, parameters="jobsize")
+    assert said == [f"skipped 2 of the 5 runs for the same reason; the first: {tmp_path / '216_cores.cali'}: no "
+                    f"metadata key 'jobsize' in this run (its numeric keys: {LULESH_KEYS.format(jobsize='jobsiz')})"]
+    assert sorted({p for _, _, p in series(experiment)}) == [(27.0,), (125.0,), (343.0,)]
+
+
+def test_no_run_readable_in_one_process_is_one_error_naming_the_count_and_the_first(host, lulesh, tmp_path):
+    # read() raised the first run's error alone, as if the folder held one run
+    for f in lulesh:
+        shutil.copy(f, tmp_path)
+    error, said = read_in_one_process(tmp_path, parameters="nope")
+    assert (str(error), said) == (
+        f"{tmp_path}: none of the 5 runs could be read; the first: {tmp_path / '125_cores.cali'}: no metadata key "
+        f"'nope' in this run (its numeric keys: {LULESH_KEYS.format(jobsize='jobsize')})", [])
+
+
 def test_non_numeric_parameter_skips_that_run(host, lulesh, tmp_path):
     runs = [shutil.copy(f, tmp_path) for f in lulesh]
     broken = tmp_path / "125_cores.cali"

@@ -314,26 +314,69 @@ def test_broken_runs_are_skipped_with_a_warning_each_and_the_rest_loads(host, cu
         assert e.points().ravel().tolist() == [1, 10, 25, 50]
 
 
-@pytest.mark.parametrize("parallel", [True, False])
-def test_nothing_readable(host, tmp_path, parallel):
-    # why, in the error itself: autotune reads its folder quietly, and the warning that said it was not shown
+def read_recording(path, how):
+    """``(experiment or the InputError raised, every warning's text)``, read ``how``: through the host with
+    ``parallel`` on or off, or by the reader's own ``read`` (one process)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            if how == "read":
+                result = cube_reader.read(path, {})
+            else:
+                result = extrap_plugins.read(path, parallel=how)
+        except InputError as error:
+            result = error
+    return result, [str(w.message) for w in caught]
+
+
+READINGS = ("on", "off", "read")
+
+
+def broken_copy(source, run, cut):
+    """``run/profile.cubex``: a copy of ``source`` made unreadable by ``cut`` (bytes -> bytes)."""
+    run.mkdir()
+    (run / "profile.cubex").write_bytes(cut(source.read_bytes()))
+
+
+def test_broken_runs_are_said_once_per_cause_naming_how_many_and_the_first(host, cube, tmp_path):
+    # with parallel=off (and the reader's own read) every broken run was a warning of its own
+    for x in (1, 10, 25):
+        run = tmp_path / f"app.x{x}"
+        run.mkdir()
+        shutil.copyfile(cube / "single_parameter" / f"mm.x{x}y1z1.r1" / "profile.cubex", run / "profile.cubex")
+    for x in (50, 100, 250):
+        broken_copy(cube / "single_parameter" / f"mm.x{x}y1z1.r1" / "profile.cubex", tmp_path / f"app.x{x}",
+                    lambda data: data[: len(data) // 2])
+    broken_copy(cube / "single_parameter" / "mm.x500y1z1.r1" / "profile.cubex", tmp_path / "app.x500",
+                lambda data: b"")
+    for how in READINGS:
+        e, said = read_recording(tmp_path, how)
+        assert said == [
+            f"skipped 3 of the 7 runs for the same reason; the first: {tmp_path / 'app.x100' / 'profile.cubex'}: "
+            "not a readable CUBE file (damaged archive: unexpected end of data); is it truncated or corrupt?",
+            f"skipped: {tmp_path / 'app.x500' / 'profile.cubex'}: the file is empty",
+        ], how
+        assert e.points().ravel().tolist() == [1, 10, 25]
+
+
+@pytest.mark.parametrize("how", READINGS)
+def test_nothing_readable(host, tmp_path, capsys, how):
+    # why, in the error itself: autotune reads its folder quietly, and the warning that said it was not shown;
+    # and nothing but the error: parallel=off said each run skipped, then an error that named no folder
     for name in ("app.x1", "app.x2"):
         (tmp_path / name).mkdir()
         (tmp_path / name / "profile.cubex").write_bytes(b"")
-    empty = "the file is empty"
-    with pytest.warns(ExtrapWarning):
-        with pytest.raises(InputError) as caught:
-            extrap_plugins.read(tmp_path, parallel=parallel)
     first = tmp_path / "app.x1" / "profile.cubex"
-    assert str(caught.value) == (f"{tmp_path}: none of the 2 runs could be read; the first: {first}: {empty}"
-                                 if parallel else f"none of the 2 runs could be read: {first}: {empty}")
+    error, said = read_recording(tmp_path, how)
+    assert (str(error), said) == (f"{tmp_path}: none of the 2 runs could be read; the first: {first}: the file is "
+                                  "empty", [])
+    if how != "read":
+        assert cli.main(["model", str(tmp_path), "--reader-option", f"parallel={how}"]) == 2
+        assert capsys.readouterr().err.splitlines() == [f"extrap-plugins: error: {error}"]
     (tmp_path / "app.x2" / "profile.cubex").unlink()
     (tmp_path / "app.x2").rmdir()
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # one run: its error alone, no "skipped" warning repeating it
-        with pytest.raises(InputError) as caught:
-            extrap_plugins.read(tmp_path, parallel=parallel)
-    assert str(caught.value) == f"{first}: {empty}"
+    error, said = read_recording(tmp_path, how)  # one run: its error alone, no "skipped" warning repeating it
+    assert (str(error), said) == (f"{first}: the file is empty", [])
 
 
 def test_a_folder_without_profiles(host, tmp_path):

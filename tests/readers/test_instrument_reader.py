@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import math
 import pathlib
+import warnings
 
 import pytest
 
 import extrap_plugins
+from extrap_plugins import cli
 from extrap_plugins.engine import select_reader
 from extrap_plugins.errors import ExtrapWarning, InputError
 from extrap_plugins.instrument import output, regions
@@ -111,10 +113,89 @@ def test_failed_and_incomplete_runs_are_skipped_with_a_warning(host, tmp_path):
     write(tmp_path / "app.extrap.jsonl", make_line({"p": 1}, [{"main": {"time": 1.0}}], run="ok"))
     with pytest.warns(ExtrapWarning) as caught:
         experiment = extrap_plugins.read(tmp_path)
-    messages = sorted(str(w.message) for w in caught)
-    assert messages[0].startswith("run f skipped: rank 1 failed: KeyError: 'x'; files: ")
-    assert messages[1].startswith("run g skipped: 3 of its 4 ranks left no measurements (ranks 1, 2, 3); files: ")
+    assert [str(w.message) for w in caught] == [
+        f"skipped: {tmp_path / 'app.f.rank0.extrap.jsonl'}:1: rank 1 failed: KeyError: 'x'",
+        f"skipped: {tmp_path / 'app.g.rank0.extrap.jsonl'}:1: 3 of the run's 4 ranks left no measurements "
+        "(ranks 1, 2, 3)"]
     assert experiment.points().tolist() == [[1.0]]
+
+
+def fragment(folder, run, p, *, size=2, status="partial", errors=()):
+    """Rank 0's fragment of run ``run`` (of ``size`` ranks) at p = ``p``: rank 1 ... left nothing, unless
+    written too."""
+    return write(folder / f"app.{run}.rank0.extrap.jsonl", make_line({"p": p}, [{"main": {"time": 1.0}}], run=run,
+                                                                     rank=0, size=size, status=status, errors=errors))
+
+
+def verdict(run, reason):
+    """The sweep runner's line declaring run ``run`` failed."""
+    return output.encode({"format": output.FORMAT, "version": output.VERSION, "verdict": "failed", "run": run,
+                          "errors": [reason]}).decode()
+
+
+def read_recording(path):
+    """``(experiment or the InputError raised, every warning's text)``."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            result = extrap_plugins.read(path)
+        except InputError as error:
+            result = error
+    return result, [str(w.message) for w in caught]
+
+
+def test_runs_skipped_for_one_cause_are_one_warning_naming_how_many_and_the_first(host, tmp_path):
+    # each run was a warning of its own ("run a skipped: 1 of its 2 ranks left no measurements ...", ...)
+    for run, p in (("a", 8), ("b", 16), ("c", 32)):
+        fragment(tmp_path, run, p)
+    failed = write(tmp_path / "app.f.rank1.extrap.jsonl", make_line({"p": 2}, [{"main": {"time": 1.0}}], run="f",
+                                                                    rank=1, size=2, status="failed",
+                                                                    errors=["rank 1 failed: KeyError: 'x'"]))
+    fragment(tmp_path, "f", 2)
+    launch_failed = "the launch failed (exit status 3; extrap-plugins run)"
+    data = write(tmp_path / "app.extrap.jsonl",
+                 *(make_line({"p": p}, [{"main": {"time": 1.0}}] * p, run=f"p{p}") for p in (1, 2, 4)),
+                 verdict("p2", launch_failed), verdict("p4", launch_failed),
+                 make_line({"p": 64}, [{}], run="empty"))
+    experiment, said = read_recording(tmp_path)
+    assert said == [
+        f"skipped 3 of the 8 runs for the same reason; the first: {tmp_path / 'app.a.rank0.extrap.jsonl'}:1: 1 of "
+        "the run's 2 ranks left no measurements (rank 1)",
+        f"skipped 2 of the 8 runs for the same reason; the first: {data}:2: {launch_failed}",
+        f"skipped: {failed.with_name('app.f.rank0.extrap.jsonl')}:1: rank 1 failed: KeyError: 'x'",
+        f"{data}:6: 1 of the 8 runs measured nothing (the first: p=64): the program ended before any instrumented "
+        "region or wrapped MPI call ran (did it exit early?); skipped",
+    ]
+    assert experiment.points().tolist() == [[1.0]]
+
+
+def test_a_folder_of_runs_missing_ranks_is_one_error_naming_how_many_and_the_first(host, tmp_path, capsys):
+    # each run was a warning, then "no complete run to read (see the warnings)"
+    for run, p in (("a", 8), ("b", 16), ("c", 32)):
+        fragment(tmp_path, run, p)
+    error, said = read_recording(tmp_path)
+    message = (f"{tmp_path}: none of the 3 runs could be read; the first: {tmp_path / 'app.a.rank0.extrap.jsonl'}:1: "
+               "1 of the run's 2 ranks left no measurements (rank 1)")
+    assert (str(error), said) == (message, [])
+    assert cli.main(["model", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.splitlines() == [f"extrap-plugins: error: {message}"]
+
+
+def test_runs_unreadable_in_different_ways_are_one_error_counting_them_all(host, tmp_path):
+    # a run that measured nothing, beside runs skipped: counted with them, and said by the same error
+    data = write(tmp_path / "app.extrap.jsonl", make_line({"p": 64}, [{}], run="empty"),
+                 make_line({"p": 1}, [{"main": {"time": 1.0}}], run="p1"),
+                 verdict("p1", "ended by --timeout after 2 s (extrap-plugins run)"))
+    fragment(tmp_path, "b", 8, size=4)
+    error, said = read_recording(tmp_path)
+    assert (str(error), said) == (
+        f"{tmp_path}: none of the 3 runs could be read; the first: {tmp_path / 'app.b.rank0.extrap.jsonl'}:1: 3 of "
+        "the run's 4 ranks left no measurements (ranks 1, 2, 3)", [])
+    (tmp_path / "app.b.rank0.extrap.jsonl").unlink()
+    error, said = read_recording(tmp_path)
+    assert (str(error), said) == (
+        f"{tmp_path}: none of the 2 runs could be read; the first: {data}:1: the run measured nothing: the program "
+        "ended before any instrumented region or wrapped MPI call ran (did it exit early?)", [])
 
 
 def test_runs_that_measured_nothing_are_skipped_and_named_when_nothing_else_is_there(host, tmp_path):
