@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import numbers
 import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -44,7 +45,7 @@ from .api import model, names_argument
 from .errors import InputError
 from .experiment import Experiment
 from .extrapolation import extrapolate, growth_class, growth_degree, largest_point, parse_target, tree_links
-from .formatting import format_value
+from .formatting import format_point, format_value
 from .models import Model, ModelSet, Term, described
 from .plugins import PluginHost, get_host
 from .scaling import (argument, at_value, combine, crossings, experiment_of, pmnf_part, processes_name,
@@ -64,6 +65,8 @@ P_BEYOND = 1024.0
 ISO_MIN_POINTS = 5
 INCONSISTENT = 0.05
 """A call path whose children's overhead exceeds its own by this share of the total gets a note."""
+SUPERLINEAR = 1e-6
+"""An efficiency above ``1 + SUPERLINEAR`` is superlinear (below it, rounding of ``W / C`` at ``p0``)."""
 
 
 # --------------------------------------------------------------------- results
@@ -73,6 +76,7 @@ class ScalingRow:
 
     point: dict[str, float]
     measured: bool
+    """Whether every call path of the total was measured at this very point (process count and problem size)."""
     time: float
     resource: float
     work: float
@@ -147,6 +151,7 @@ class Efficiency:
     callpaths: list[CallpathOverhead]
     model_set: ModelSet = field(repr=False)
     notes: list[str] = field(default_factory=list)
+    """Notes on the analysis as a whole (superlinear speedup, a target size below the measured ones, ...)."""
 
     def __str__(self) -> str:
         """The text report (``extrap-plugins efficiency``'s output)."""
@@ -179,6 +184,27 @@ class Efficiency:
             names = {m.callpath for m in self.total}
             ranked = [c for c in ranked if c.callpath not in names] or ranked
         return ranked[0] if ranked else None
+
+    @property
+    def overhead_target(self) -> float:
+        """The whole program's overhead ``O = C − W`` at the target."""
+        X = np.array([[self.target[name] for name in self.parameters]])
+        C, W, _ = efficiency_values(self.total, X, self.parameters.index(self.processes), self.p0, self.scaling)
+        return float(C[0] - W[0])
+
+    @property
+    def limiter_note(self) -> str:
+        """Why no limiter is named (empty when one is)."""
+        if self.limiter is not None:
+            return ""
+        overhead = self.overhead_target
+        where = f"{self.processes}={format_value(self.target[self.processes])}"
+        if not math.isfinite(overhead):
+            return f"the overhead at {where} is undefined"
+        if overhead < 0:
+            return (f"the overhead at {where}, {format_value(float(f'{overhead:.4g}'))}, is negative: there is no "
+                    f"overhead to limit")
+        return "no overhead at the target"
 
     # Curves for plots and checks: arrays of p at the reference problem size.
     def points(self, p: np.ndarray, n: np.ndarray | float | None = None) -> np.ndarray:
@@ -318,9 +344,6 @@ def analyse(
     parameters = tuple(model_set.parameters)
     level = share_argument(level, "level", "80%")
     total = names_argument(total, "total")
-    target_point = check(experiment, processes=processes, size=size, scaling=scaling, level=level, target=target)
-    low = experiment.coordinates.min(axis=0)
-    high = experiment.coordinates.max(axis=0)
     metrics = list(dict.fromkeys(m.metric for m in model_set.models))
     if not metrics:
         raise InputError("no models to analyse")
@@ -328,6 +351,10 @@ def analyse(
         metric = "time" if "time" in metrics else metrics[0]
     elif metric not in metrics:
         raise InputError(f"no models of metric {metric!r}; the metrics are {', '.join(metrics)}")
+    target_point = check(experiment, processes=processes, size=size, scaling=scaling, level=level, target=target,
+                         metric=metric)
+    low = experiment.coordinates.min(axis=0)
+    high = experiment.coordinates.max(axis=0)
     models = [m for m in model_set.models if m.metric == metric]
     p0 = float(low[parameters.index(processes)])
     largest = largest_point(experiment)
@@ -351,14 +378,22 @@ def analyse(
         isoefficiency=None, isoefficiency_note="", largest_p_at_level=None, largest_p_note="", callpaths=[],
         model_set=model_set, total_given=bool(total),
     )
+    result.notes += _outside_notes(target_point, processes, parameters, low, high)
     result.rows = _rows(result, experiment)
-    result.largest_p_at_level, result.largest_p_note = _largest_p(result)
+    undefined = _undefined(result, experiment)
+    if undefined:
+        result.largest_p_note = undefined
+    else:
+        result.largest_p_at_level, result.largest_p_note = _largest_p(result)
     if size is None:
         result.isoefficiency_note = (f"no problem-size parameter, {argument('size')}: the iso-efficiency function "
                                      "needs measurements at several problem sizes")
+    elif undefined:
+        result.isoefficiency_note = undefined
     else:
         result.isoefficiency, result.isoefficiency_note = _isoefficiency(result, low, high, fit)
     result.callpaths = _callpaths(result, models, kind)
+    result.notes += _superlinear_notes(result)
     short = [c.callpath for c in result.callpaths if c.own_overhead_share_target < -INCONSISTENT]
     if short:
         hint = "" if total else f"; {argument('total')} names the call paths to trust for the total"
@@ -369,12 +404,13 @@ def analyse(
 
 
 def check(experiment: Experiment, *, processes: str, size: str | None, scaling: str, level: float,
-          target: str | Mapping[str, float] | float | None) -> dict[str, float]:
+          target: str | Mapping[str, float] | float | None, metric: str | None = None) -> dict[str, float]:
     """Check the request against the measurements (before any modelling); return the target point.
 
     Raises :class:`InputError` with what to do for an unknown scaling, a level outside (0, 1), an unknown
     or doubled parameter, weak scaling without a size, a third parameter that varies, a single process
-    count, and a target below the measured range.
+    count, negative values of ``metric`` (default: every metric of ``experiment``), and a target that is not
+    a process count or point, or is below the largest measured process count.
     """
     if scaling not in SCALINGS:
         raise InputError(f"unknown scaling {scaling!r}; expected strong or weak")
@@ -405,22 +441,71 @@ def check(experiment: Experiment, *, processes: str, size: str | None, scaling: 
     if high[k] == p0:
         raise InputError(f"{processes} has one measured value ({format_value(p0)}): efficiency needs several "
                          f"process counts")
-    return _target(target, parameters, processes, largest_point(experiment))
+    point = _target(target, parameters, processes, largest_point(experiment))
+    _refuse_negative(experiment, metric)
+    return point
+
+
+def _refuse_negative(experiment: Experiment, metric: str | None) -> None:
+    """An InputError naming the input and the series (call path and metric) with negative values.
+
+    Times and resources cannot be negative, and ``W``, ``O`` and ``E`` of a total that holds such a series mean
+    nothing; as the total is a sum over call paths (of every call path for exclusive values), leaving a series
+    out would change the whole program's numbers, so the user chooses what to leave out (``--callpath``).
+    """
+    rows = np.ones(len(experiment), dtype=bool)
+    if metric is not None:
+        rows = np.array([m.name == metric for m in experiment.metrics])[experiment.metric_index]
+    negative = rows & (experiment.value < 0)
+    if not negative.any():
+        return
+    series = sorted({(int(c), int(m)) for c, m in zip(experiment.callpath_index[negative],
+                                                       experiment.metric_index[negative])})
+    names = [f"{experiment.callpaths[c].name} [{experiment.metrics[m].name}]" for c, m in series]
+    named = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    i = int(np.flatnonzero(negative)[np.argmin(experiment.value[negative])])
+    where = format_point({name: float(v) for name, v in zip(experiment.parameter_names, experiment.coordinates[i])})
+    source = f"{experiment.source}: " if experiment.source else ""
+    one = len(names) == 1
+    raise InputError(f"{source}{named} {'has' if one else 'have'} negative values (the smallest, "
+                     f"{format_value(float(experiment.value[i]))}, at {where}): times and resources must be zero or "
+                     f"positive; leave {'it' if one else 'them'} out with callpaths=GLOB (--callpath GLOB) or choose "
+                     f"metric=NAME (--metric NAME)")
 
 
 def _target(target, parameters, processes, largest) -> dict[str, float]:
+    """The target point: the process count :data:`TARGET_FACTOR` times the largest measured and the other
+    parameters at their largest measured value, unless given."""
+    defaults = {**largest, processes: largest[processes] * TARGET_FACTOR}
     if target is None or (isinstance(target, str) and not target.strip()):
-        return {**largest, processes: largest[processes] * TARGET_FACTOR}
-    if isinstance(target, (int, float)):
+        return defaults
+    if isinstance(target, bool) or not isinstance(target, (str, numbers.Real, Mapping)):
+        raise InputError(f"{argument('target')}: expected a process count, 'P=V,...' or a mapping such as "
+                         f"{{{processes!r}: {format_value(defaults[processes])}}}, got {described(target)}")
+    if isinstance(target, numbers.Real):
         target = {processes: float(target)}
-    elif not isinstance(target, Mapping) and "=" not in str(target):
-        target = f"{processes}={str(target).strip()}"  # a bare number is the process count
-    point = parse_target(target, parameters, defaults=largest)  # the other parameters at their largest
+    elif isinstance(target, str) and "=" not in target:
+        target = f"{processes}={target.strip()}"  # a bare number is the process count
+    point = parse_target(target, parameters, defaults=defaults)
     if point[processes] < largest[processes]:
-        raise InputError(f"target {processes}={format_value(point[processes])} is below the measured range "
-                         f"(up to {processes}={format_value(largest[processes])}): give a target of at least "
+        raise InputError(f"target {processes}={format_value(point[processes])} is below the largest measured "
+                         f"{processes}={format_value(largest[processes])}: give a target of at least "
                          f"{format_value(largest[processes])}")
     return point
+
+
+def _outside_notes(target: Mapping[str, float], processes: str, parameters: Sequence[str], low: np.ndarray,
+                   high: np.ndarray) -> list[str]:
+    """A note for each parameter but the process count whose target value lies below the measured ones."""
+    notes = []
+    for j, name in enumerate(parameters):
+        if name != processes and target[name] < low[j]:
+            measured = (f"measured {format_value(float(low[j]))}–{format_value(float(high[j]))}" if high[j] > low[j]
+                        else "the only one measured")
+            notes.append(f"{name}={format_value(target[name])} is below the smallest measured "
+                         f"{name}={format_value(float(low[j]))} ({measured}): the values at it extrapolate the models "
+                         f"to a smaller {name}")
+    return notes
 
 
 def _measured_resource(result: Efficiency, experiment: Experiment) -> dict[float, float]:
@@ -457,10 +542,25 @@ def _rows(result: Efficiency, experiment: Experiment) -> list[ScalingRow]:
             w = c0 * (p / result.p0 if result.scaling == "weak" else 1.0)
             e_measured = w / observed[p]
         rows.append(ScalingRow(
-            point={name: float(X[i, j]) for j, name in enumerate(result.parameters)}, measured=p in measured,
+            point={name: float(X[i, j]) for j, name in enumerate(result.parameters)}, measured=p in observed,
             time=float(C[i] / p), resource=float(C[i]), work=float(W[i]), overhead=float(C[i] - W[i]),
             efficiency=float(E[i]), speedup=float(p / result.p0 * E[i]), measured_efficiency=e_measured))
     return rows
+
+
+def _undefined(result: Efficiency, experiment: Experiment) -> str:
+    """Why ``E = W / C`` is undefined (``W = C = 0``) from ``p0`` to the target; empty when it is defined."""
+    k = result.parameters.index(result.processes)
+    grid = np.geomspace(result.p0, result.target[result.processes], 64)
+    if np.isfinite(efficiency_values(result.total, result.points(grid), k, result.p0, result.scaling)[2]).any():
+        return ""
+    names = {m.callpath for m in result.total}
+    rows = np.array([c.name in names for c in experiment.callpaths])[experiment.callpath_index]
+    rows &= np.array([m.name == result.metric for m in experiment.metrics])[experiment.metric_index]
+    total = " + ".join(m.callpath for m in result.total)
+    if rows.any() and np.all(experiment.value[rows] == 0):
+        return f"E is undefined: every measured value of {total} [{result.metric}] is zero"
+    return f"E is undefined: the model of {total} is zero, so W = C = 0"
 
 
 def _largest_p(result: Efficiency) -> tuple[float | None, str]:
@@ -493,8 +593,7 @@ def _isoefficiency(result: Efficiency, low: np.ndarray, high: np.ndarray,
     k = result.parameters.index(result.processes)
     s = result.parameters.index(result.size)
     n_low, n_high = float(low[s]), float(high[s])
-    lo = n_low * N_BELOW if n_low < 1 else max(1.0, n_low * N_BELOW)
-    hi = n_high * N_ABOVE
+    lo, hi = n_low * N_BELOW, n_high * N_ABOVE
     p_target = result.target[result.processes]
     ps = result.p0 * (p_target / result.p0) ** (np.arange(1, ISO_POINTS + 1) / ISO_POINTS)
     points: list[tuple[float, float | None]] = []
@@ -569,9 +668,9 @@ def _callpaths(result: Efficiency, models: Sequence[Model], kind: str) -> list[C
     else:
         rows = np.flatnonzero(ancestor >= 0)
         np.add.at(own, ancestor[rows], -overhead[rows])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        share = subtree / total_overhead if total_overhead != 0 else np.full(len(models), np.nan)
-        own_share = own / total_overhead if total_overhead != 0 else np.full(len(models), np.nan)
+    with np.errstate(divide="ignore", invalid="ignore"):  # no share of an overhead that is zero or negative
+        share = subtree / total_overhead if total_overhead > 0 else np.full(len(models), np.nan)
+        own_share = own / total_overhead if total_overhead > 0 else np.full(len(models), np.nan)
     entries = []
     for i, m in enumerate(models):
         o_model = overhead_model(m, result.processes, result.p0, result.scaling)
@@ -584,6 +683,30 @@ def _callpaths(result: Efficiency, models: Sequence[Model], kind: str) -> list[C
     entries.sort(key=lambda e: (not math.isfinite(e.own_overhead_share_target), -e.own_overhead_share_target
                                 if math.isfinite(e.own_overhead_share_target) else 0.0))
     return entries
+
+
+def _superlinear_notes(result: Efficiency) -> list[str]:
+    """A note when ``E > 1`` in the scaling table: what superlinear speedup means, and whether the measurements
+    show it."""
+    p = result.processes
+    above = [r for r in result.rows if math.isfinite(r.efficiency) and r.efficiency > 1 + SUPERLINEAR]
+    if not above:
+        return []
+    top = max(above, key=lambda r: r.efficiency)
+    measured = [r for r in result.rows if math.isfinite(r.measured_efficiency)]
+    seen = max(measured, key=lambda r: r.measured_efficiency) if measured else None
+    text = (f"E > 1 (up to {top.efficiency:.4g} at {p}={format_value(top.point[p])}): superlinear speedup — the "
+            f"model's time falls faster than 1/{p}, so C = {p}·T falls below the work and the overhead O = C − W is "
+            f"negative")
+    if seen is None:
+        return [text + "; no measured E to check it against: the model is not to be trusted beyond the data"]
+    measured_text = f"E measured {'up to' if seen.measured_efficiency > 1 + SUPERLINEAR else 'at most'} " \
+                    f"{seen.measured_efficiency:.4g} at {p}={format_value(seen.point[p])}"
+    if seen.measured_efficiency > 1 + SUPERLINEAR:
+        return [text + f"; the measurements show it too ({measured_text}): cache effects (each process's share of "
+                       f"the data fitting in faster memory) can do this within the data, but they end, so the model "
+                       f"is not to be trusted beyond the measured {p}"]
+    return [text + f"; the measurements do not ({measured_text}): the model is not to be trusted beyond the data"]
 
 
 def efficiency(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import html
 import io
 import json
 import math
@@ -229,7 +230,7 @@ def test_cli_writes_every_format(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("arguments, message", [
-    (["--size", "n", "--target", "p=8"], "target p=8 is below the measured range (up to p=16): give a target of at "
+    (["--size", "n", "--target", "p=8"], "target p=8 is below the largest measured p=16: give a target of at "
                                          "least 16"),
     (["--size", "m"], "size 'm' (--size): no such parameter; the parameters are p, n"),
     (["--scaling", "weak"], "weak scaling needs the problem size per process: give size=NAME (--size NAME)"),
@@ -252,7 +253,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, arguments, message):
 
 def test_the_api_raises_input_error():
     data = experiment({"main": lambda p, n: n / p}, [1, 2, 4, 8, 16])
-    with pytest.raises(InputError, match="below the measured range"):
+    with pytest.raises(InputError, match="below the largest measured p=16"):
         extrap_plugins.efficiency(data, size="n", target=4)
 
 
@@ -369,3 +370,158 @@ def test_the_process_count_is_found_by_the_names_schedulers_and_caliper_give_it(
     assert scaling.processes_name(["problem_size", "jobsize"], None) == "jobsize"  # Caliper's spot channel
     assert scaling.processes_name(["n", "mpi.world.size"], None) == "mpi.world.size"
     assert scaling.processes_name(["n", "NRanks"], None) == "NRanks"
+
+
+# ------------------------------------------------- what a new user tripped on
+STRONG = {"main": lambda p, n: n / p + np.log2(p), "main->compute": lambda p, n: n / p,
+          "main->comm": lambda p, n: np.log2(p)}
+PS, NS = [1, 2, 4, 8, 16], [1000, 2000, 4000, 8000, 16000]
+
+
+def one_parameter(functions, ps=(1, 2, 4, 8, 16, 32)):
+    """One call path per ``functions`` entry (name -> T(p)), measured at every p."""
+    paths = np.repeat(list(functions), len(ps))
+    values = [float(f(p)) for f in functions.values() for p in ps]
+    return Experiment.from_columns(["p"], callpath=paths, metric="time",
+                                   coordinates=np.tile(np.array(ps, dtype=float)[:, None], (len(functions), 1)),
+                                   value=values, source="synthetic")
+
+
+def test_a_target_naming_only_the_size_keeps_the_default_process_count(tmp_path, capsys):
+    data = write_csv(tmp_path / "strong.csv", STRONG, PS, NS)
+    assert main(["efficiency", str(data), "--size", "n", "--target", "n=100"]) == 0
+    out = capsys.readouterr().out
+    assert "target p=128, n=100;" in out  # 8 × the largest measured p, as --help says
+    assert "\n128 (target)  " in out
+    assert out.count("note: ") == 1 and out.endswith(
+        "note: n=100 is below the smallest measured n=1000 (measured 1000–16000): the values at it extrapolate the "
+        "models to a smaller n\n")
+    result = extrap_plugins.efficiency(str(data), size="n", target={"n": 100})
+    assert result.target == {"p": 128.0, "n": 100.0} and result.rows[-1].point == {"p": 128.0, "n": 100.0}
+    assert result.rows[-1].efficiency == pytest.approx(100 / (100 + 128 * 7), rel=1e-9)
+    inside = extrap_plugins.efficiency(str(data), size="n", target="n=2000")
+    assert inside.target == {"p": 128.0, "n": 2000.0} and inside.notes == []
+
+
+@pytest.mark.parametrize("target, got", [(True, "the bool True"), ([256], "the list [256]")])
+def test_a_target_that_is_no_process_count_nor_point_is_refused(target, got):
+    data = experiment({"main": lambda p, n: n / p}, [1, 2, 4, 8, 16])
+    assert raised(lambda: extrap_plugins.efficiency(data, size="n", target=target)) == (
+        f"target (--target): expected a process count, 'P=V,...' or a mapping such as {{'p': 128}}, got {got}")
+    assert extrap_plugins.efficiency(data, size="n", target=np.int64(256)).target == {"p": 256.0, "n": 1.6e5}
+
+
+def test_a_target_at_the_largest_measured_process_count_is_its_row(tmp_path, capsys):
+    data = write_csv(tmp_path / "strong.csv", STRONG, PS, NS)
+    assert main(["efficiency", str(data), "--size", "n", "--target", "p=16,n=100"]) == 0
+    out = capsys.readouterr().out
+    assert "\n16 (target)  " in out and "(target)" not in out.split("\n16 (target)")[0]
+
+
+def superlinear():
+    """T = 100 / p^1.5 split 60 % / 40 % between two children: E = p^(1/2), O = C − W < 0 from p0 on."""
+    return one_parameter({"main": lambda p: 100 / p ** 1.5, "main->a": lambda p: 60 / p ** 1.5,
+                          "main->b": lambda p: 40 / p ** 1.5})
+
+
+SUPERLINEAR = ("E > 1 (up to 16 at p=256): superlinear speedup — the model's time falls faster than 1/p, so C = p·T "
+               "falls below the work and the overhead O = C − W is negative")
+
+
+def test_superlinear_speedup_is_explained_and_names_no_limiter(tmp_path):
+    result = extrap_plugins.efficiency(superlinear(), target=256)
+    assert result.rows[-1].efficiency == pytest.approx(16, rel=1e-9)
+    assert result.rows[-1].overhead == pytest.approx(-93.75, rel=1e-9)
+    assert result.limiter is None
+    assert result.limiter_note == "the overhead at p=256, -93.75, is negative: there is no overhead to limit"
+    assert all(math.isnan(c.own_overhead_share_target) and math.isnan(c.overhead_share_target)
+               for c in result.callpaths)  # no share of a negative overhead
+    note = (SUPERLINEAR + "; the measurements show it too (E measured up to 5.657 at p=32): cache effects (each "
+            "process's share of the data fitting in faster memory) can do this within the data, but they end, so the "
+            "model is not to be trusted beyond the measured p")
+    assert result.notes == [note]
+    text = extrap_plugins.export_report(result, "text")
+    assert "limiter: none (the overhead at p=256, -93.75, is negative: there is no overhead to limit)\n" in text
+    assert "60.0%" not in text and "overhead per call path at p=256:\n" in text
+    assert text.endswith(f"note: {note}\n")
+    document = json.loads(extrap_plugins.export_report(result, "json"))
+    assert document["limiter"] is None and document["notes"] == [note]
+    assert document["limiter_note"] == "the overhead at p=256, -93.75, is negative: there is no overhead to limit"
+    assert document["callpaths"][0]["own_overhead_share_target"] is None
+    page = extrap_plugins.export_report(result, "html")
+    assert html.escape(f"note: {note}") in page and "there is no overhead to limit" in page
+
+
+def test_superlinear_models_of_measurements_that_are_not_say_so():
+    data = one_parameter({"main": lambda p: 100 / p})  # measured E = 1 everywhere
+    models = extrap_plugins.ModelSet(("p",), [Model("main", "time", ("p",), 0.0, (Term(100.0, {"p": Factor(-1.5, 0)}),))],
+                                     experiment=data)
+    result = extrap_plugins.efficiency(models, target=256)
+    assert result.notes == [SUPERLINEAR + "; the measurements do not (E measured at most 1 at p=1): the model is not "
+                                          "to be trusted beyond the data"]
+
+
+def test_no_note_without_superlinear_speedup(known):
+    assert known.notes == [] and json.loads(extrap_plugins.export_report(known, "json"))["notes"] == []
+    assert known.limiter_note == "" and json.loads(extrap_plugins.export_report(known, "json"))["limiter_note"] is None
+
+
+def test_negative_times_are_refused_naming_the_file_and_the_series(tmp_path, capsys):
+    path = tmp_path / "neg.csv"
+    path.write_text("callpath,p,n,value\n" + "".join(f"main,{p},10,{v}\n" for p, v in
+                                                      [(1, -5), (2, -3), (4, -1), (8, -0.5), (16, -0.2)]))
+    assert main(["efficiency", str(path)]) == 2
+    assert capsys.readouterr().err == (
+        f"extrap-plugins: error: {path}: main [time] has negative values (the smallest, -5, at p=1, n=10): times and "
+        "resources must be zero or positive; leave it out with callpaths=GLOB (--callpath GLOB) or choose "
+        "metric=NAME (--metric NAME)\n")
+    data = one_parameter({"main": lambda p: 10 - p, "main->a": lambda p: 4 - p, "main->b": lambda p: 1 + p})
+    assert raised(lambda: extrap_plugins.efficiency(data)) == (
+        "synthetic: main [time], main->a [time] have negative values (the smallest, -28, at p=32): times and "
+        "resources must be zero or positive; leave them out with callpaths=GLOB (--callpath GLOB) or choose "
+        "metric=NAME (--metric NAME)")
+    assert extrap_plugins.efficiency(data, callpaths="main->b").total[0].callpath == "main->b"
+
+
+def test_all_zero_values_leave_the_efficiency_undefined_and_say_so(tmp_path):
+    data = experiment({"main": lambda p, n: 0.0 * p}, [1, 2, 4, 8, 16])
+    with pytest.warns(UserWarning, match="all values are zero"):
+        result = extrap_plugins.efficiency(data, size="n")
+    undefined = "E is undefined: every measured value of main [time] is zero"
+    assert result.largest_p_at_level is None and result.largest_p_note == undefined
+    assert result.isoefficiency is None and result.isoefficiency_note == undefined
+    text = extrap_plugins.export_report(result, "text")
+    assert "nan" not in text
+    assert f"largest p with E ≥ 0.8: n/a ({undefined})\n" in text
+    table = text.split("\n\n")[1].splitlines()
+    assert table[2].split() == ["1", "0", "0", "0", "0", "n/a", "n/a", "n/a"]  # measured, but undefined
+    assert table[-1].split() == ["128", "(target)", "0", "0", "0", "0", "n/a", "n/a"]  # not measured: no E measured
+    page = extrap_plugins.export_report(result, "html")
+    assert "nan" not in page.replace("nanos", "") and "largest p with E ≥ 0.8: n/a" in page
+
+
+def test_the_isoefficiency_search_starts_at_a_millionth_of_the_smallest_size():
+    # exclusive values: C = p (main) + n (compute) + p·log2 p (comm), W = 1 + n; E = 0.8 at n = 4·(p + p·log2 p) − 5,
+    # below 1 right above p0 = 1 (0.946 at the first p searched): solved there too, no size "keeps the level"
+    data = experiment({"main": lambda p, n: 1.0 + 0 * p, "main->compute": lambda p, n: n / p,
+                       "main->comm": lambda p, n: np.log2(p)}, PS, NS)
+    result = extrap_plugins.efficiency(data, size="n", values="exclusive")
+    points = result.isoefficiency.points
+    assert all(n is not None for _, n in points) and result.isoefficiency.note == ""
+    p, n = points[0]
+    assert p == pytest.approx(128 ** (1 / 32)) and n == pytest.approx(4 * (p + p * np.log2(p)) - 5, rel=1e-6)
+    assert n < 1
+
+
+def test_a_row_is_measured_only_where_the_total_was(tmp_path, capsys):
+    points = [(p, n) for p in PS for n in NS if (p, n) not in ((1, 16000), (16, 1000))]
+    path = tmp_path / "sparse.csv"
+    path.write_text("callpath,p,n,value\n" + "".join(f"main,{p},{n},{n / p + math.log2(p)!r}\n" for p, n in points))
+    assert main(["efficiency", str(path), "--size", "n", "--export", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    assert [(r["point"]["p"], r["measured"]) for r in rows] == [(1, False), (2, True), (4, True), (8, True),
+                                                                 (16, True), (128, False)]
+    assert all(r["measured_efficiency"] is None for r in rows)  # no measured p0 at n=16000 to compare with
+    assert main(["efficiency", str(path), "--size", "n"]) == 0
+    table = capsys.readouterr().out.split("\n\n")[1].splitlines()
+    assert table[2].split()[0:2] == ["1", "1.6e4"] and table[-1].startswith("128 (target)")

@@ -47,15 +47,39 @@ def isoefficiency_text(result: Efficiency) -> str:
     return text + (f"\n  note: {iso.note}" if iso.note else "")
 
 
+def undefined(result: Efficiency) -> bool:
+    """Whether ``E = W / C`` is undefined in every row (``W = C = 0``: all values zero)."""
+    return not any(math.isfinite(r.efficiency) for r in result.rows)
+
+
 def largest_p_text(result: Efficiency) -> str:
-    value = "none found" if result.largest_p_at_level is None else f"{result.largest_p_at_level:.4g}"
+    if result.largest_p_at_level is not None:
+        value = f"{result.largest_p_at_level:.4g}"
+    else:
+        value = "n/a" if undefined(result) else "none found"
     return f"largest {result.processes} with E ≥ {result.level:g}: {value} ({result.largest_p_note})"
+
+
+def efficiency_cell(value: float) -> str:
+    """An efficiency in the tables: four decimals, ``n/a`` where undefined."""
+    return f"{value:.4f}" if math.isfinite(value) else "n/a"
+
+
+def measured_cell(row) -> str:
+    """E from the measurements: empty where the point was not measured, ``n/a`` where measured but undefined."""
+    if math.isfinite(row.measured_efficiency):
+        return f"{row.measured_efficiency:.4f}"
+    return "n/a" if row.measured else ""
+
+
+def row_label(result: Efficiency, row) -> str:
+    return format_value(row.point[result.processes]) + (" (target)" if row.point == result.target else "")
 
 
 def limiter_text(result: Efficiency) -> str:
     top = result.limiter
     if top is None:
-        return "limiter: none (no overhead at the target)"
+        return f"limiter: none ({result.limiter_note})"
     return (f"limiter: {top.callpath} ({percent(top.own_overhead_share_target)} of the overhead at "
             f"{result.processes}={format_value(result.target[result.processes])}; its overhead grows as "
             f"{top.overhead_growth or 'n/a'})")
@@ -74,17 +98,16 @@ def text(result: Efficiency) -> str:
         + " + ".join(f"[{m.formula}]" for m in result.total),
         "",
     ]
-    rows = [[format_value(r.point[p]) + ("" if r.measured else " (target)"), people(r.time), people(r.resource),
-             people(r.work), people(r.overhead), f"{r.efficiency:.4f}", people(r.speedup),
-             "" if not math.isfinite(r.measured_efficiency) else f"{r.measured_efficiency:.4f}"]
-            for r in result.rows]
+    rows = [[row_label(result, r), people(r.time), people(r.resource), people(r.work), people(r.overhead),
+             efficiency_cell(r.efficiency), people(r.speedup), measured_cell(r)] for r in result.rows]
     lines.append(tabulate(rows, headers=[p, "T", f"C = {p}·T", "W", "O = C − W", "E = W/C", "S", "E measured"],
                           tablefmt="simple", disable_numparse=True))
     lines += ["", isoefficiency_text(result), largest_p_text(result), limiter_text(result), ""]
     rows = [[c.callpath, percent(c.own_overhead_share_target), percent(c.overhead_share_target),
              c.overhead_growth or "n/a", people(c.overhead_target), people(c.work_target),
              people(c.efficiency_target)] for c in result.callpaths]
-    lines.append(f"overhead per call path at {format_point(result.target)}, ranked by own share:")
+    ranked = any(math.isfinite(c.own_overhead_share_target) for c in result.callpaths)
+    lines.append(f"overhead per call path at {format_point(result.target)}{', ranked by own share' if ranked else ''}:")
     lines.append(tabulate(rows, headers=["call path", "own share", "with children", "overhead growth",
                                          "overhead", "work", "E"], tablefmt="simple", disable_numparse=True))
     lines += [f"note: {note}" for note in result.notes]
@@ -146,6 +169,8 @@ def json_document(result: Efficiency) -> dict[str, Any]:
         "largest_p_at_level": None if result.largest_p_at_level is None else json_number(result.largest_p_at_level),
         "largest_p_note": result.largest_p_note,
         "limiter": None if limiter is None else limiter.callpath,
+        "limiter_note": result.limiter_note or None,
+        "notes": list(result.notes),
         "callpaths": [{"callpath": c.callpath, "metric": c.metric, "function": c.model.function,
                        "work_target": json_number(c.work_target), "overhead_target": json_number(c.overhead_target),
                        "overhead_share_target": json_number(c.overhead_share_target),
@@ -217,10 +242,8 @@ def html_page(result: Efficiency, title: str | None = None, plot_top: int | None
     conclusions = "".join(f"<p class=\"conclusion\">{html.escape(line)}</p>"
                           for line in (isoefficiency_text(result), largest_p_text(result), limiter_text(result),
                                        *(f"note: {note}" for note in result.notes)))
-    scaling_rows = [[format_value(r.point[p]) + ("" if r.measured else " (target)"), people(r.time),
-                     people(r.resource), people(r.work), people(r.overhead), f"{r.efficiency:.4f}", people(r.speedup),
-                     "" if not math.isfinite(r.measured_efficiency) else f"{r.measured_efficiency:.4f}"]
-                    for r in result.rows]
+    scaling_rows = [[row_label(result, r), people(r.time), people(r.resource), people(r.work), people(r.overhead),
+                     efficiency_cell(r.efficiency), people(r.speedup), measured_cell(r)] for r in result.rows]
     path_rows = []
     for c in result.callpaths:
         share = c.own_overhead_share_target
