@@ -21,7 +21,7 @@ from . import executors
 from .engine import (BlockPlan, Progress, call_exporter, call_reader, fit_blocks, held_out_points, input_paths,
                      read_parts, select_reader, validation_errors)
 from .errors import InputError
-from .experiment import MEASURES, Experiment
+from .experiment import Experiment, check_measure
 from .files import atomic_writer, check_destination
 from .formatting import format_value
 from .models import ModelSet, described, expect_model_set
@@ -200,8 +200,7 @@ def model(
     """
     host = host or get_host()
     _check_experiment(experiment)
-    if measure not in MEASURES:
-        raise InputError(f"unknown measure {measure!r}; expected one of {', '.join(MEASURES)}")
+    check_measure(measure)
     info = host.modeler(modeler)
     instance = host.build_modeler(modeler, options, tuple(experiment.parameter_names))
     metrics, callpaths = names_argument(metrics, "metrics"), names_argument(callpaths, "callpaths")

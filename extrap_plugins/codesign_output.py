@@ -201,7 +201,9 @@ def _machine_line(machine) -> str:
     parts = []
     for r in machine.resources:
         unit = "/s" if r.kind == "rate" else "s"
-        parts.append(f"{r.name} ({'+'.join(r.metrics or ())}) {_number(r.value)} {unit}")
+        value = f"{_number(r.value)} {unit}" if r.unidentified is None else \
+            "not identified (taken to cost no time)"
+        parts.append(f"{r.name} ({'+'.join(r.metrics or ())}) {value}")
     name = f"{machine.name}: " if machine.name else ""
     return f"machine: {name}" + ", ".join(parts)
 

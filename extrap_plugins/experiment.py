@@ -27,6 +27,17 @@ from .errors import InputError
 from .formatting import CALLPATH_SEPARATOR, format_callpath, format_count, format_value
 
 MEASURES = ("mean", "median", "minimum", "maximum")
+
+
+def check_measure(measure) -> str:
+    """``measure`` if it names one of :data:`MEASURES`, else the one InputError every caller gives.
+
+    >>> check_measure("median")
+    'median'
+    """
+    if measure not in MEASURES:
+        raise InputError(f"unknown measure {measure!r}; expected one of {', '.join(MEASURES)}")
+    return measure
 RESOURCE_NAMES = frozenset({
     "p", "np", "nprocs", "n_procs", "numprocs", "num_procs", "procs", "processes", "process", "ranks", "nranks",
     "num_ranks", "mpi_ranks", "jobsize", "mpi.world.size", "world_size", "nodes", "num_nodes", "cores", "threads",

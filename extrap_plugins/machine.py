@@ -33,6 +33,11 @@ The profile (TOML)::
 communication; memory, memory_bandwidth, memory_access: memory access;
 latency, messages: ``messages_sent``).  Rates and latencies may be left out
 (``processor = { metric = "flop" }``) when ``--calibrate`` fits them.
+
+A resource whose cost the measured times do not show (:func:`calibrate`: a
+fitted cost of 0, a rounding's worth, or not significantly above 0) is not
+identified: it is said, taken to cost no time, and left out of a saved
+profile (:meth:`Machine.toml` writes why as a comment).
 """
 
 from __future__ import annotations
@@ -47,8 +52,9 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from .errors import ExtrapWarning, InputError
-from .experiment import Experiment
-from .models import ModelSet
+from .experiment import Experiment, check_measure
+from .formatting import format_number, format_point
+from .models import Model, ModelSet, described
 from .codesign import _read_toml, default_roles
 
 __all__ = ["Resource", "Machine", "Calibration", "WhatIf", "load_machine", "default_machine", "calibrate",
@@ -57,6 +63,11 @@ __all__ = ["Resource", "Machine", "Calibration", "WhatIf", "load_machine", "defa
 FORMAT = "extrap-plugins/whatif"
 VERSION = 1
 SENSITIVITY = 4.0
+NEGLIGIBLE = 1e-9
+"""A resource whose fitted cost is at most this share of every measured time is not identified by them (a
+rounding's worth, not a cost)."""
+SIGNIFICANCE = 0.95
+"""The level of the one-sided t-test that a fitted cost is above 0 (:func:`calibrate`)."""
 
 ALIASES = {
     "computation": ("processor", "cpu", "computation", "compute", "flops", "flop", "flop_rate"),
@@ -76,12 +87,16 @@ class Resource:
     ``kind`` is ``"rate"`` (``value`` = amount per second) or ``"latency"``
     (``value`` = seconds per unit of amount); ``metrics`` are summed into
     the amount; ``value`` None means not known yet (to be calibrated).
+    ``unidentified`` says why calibration could not tell the value from the
+    measured times (its ``value`` is then a cost of 0: an infinite rate, a
+    latency of 0); None for a value given or identified.
     """
 
     name: str
     kind: str
     metrics: tuple[str, ...] | None
     value: float | None = None
+    unidentified: str | None = None
 
     @property
     def seconds_per_unit(self) -> float:
@@ -169,22 +184,39 @@ class Machine:
 
     def as_json(self) -> dict[str, Any]:
         return {"name": self.name, "resources": [
-            {"name": r.name, "kind": r.kind, "metric": "+".join(r.metrics or ()), "value": r.value}
+            {"name": r.name, "kind": r.kind, "metric": "+".join(r.metrics or ()), "value": r.value,
+             "identified": r.unidentified is None}
             for r in self.resources]}
 
     def toml(self) -> str:
-        """The profile as a machine file (for ``--save-machine``)."""
+        """The profile as a machine file (for ``--save-machine``).
+
+        A resource calibration did not identify is left out, with a comment
+        saying why: its value would mean nothing.
+        """
         lines = ["[machine]", f"name = {_toml_string(self.name or 'calibrated')}", "", "[rates]"]
         for r in self.resources:
             if r.kind == "rate":
                 value = "" if r.value is None or math.isnan(r.value) else f", rate = {float(r.value)!r}"  # inf: free
-                lines.append(f"{_toml_key(r.name)} = {{ metric = {_toml_string('+'.join(r.metrics or ()))}{value} }}")
+                lines.append(_toml_line(r, value))
         lines += ["", "[latencies]"]
         for r in self.resources:
             if r.kind == "latency":
                 value = "" if r.value is None else f", seconds = {float(r.value)!r}"
-                lines.append(f"{_toml_key(r.name)} = {{ metric = {_toml_string('+'.join(r.metrics or ()))}{value} }}")
+                lines.append(_toml_line(r, value))
         return "\n".join(lines) + "\n"
+
+
+def _toml_line(r: Resource, value: str) -> str:
+    metric = _toml_string("+".join(r.metrics or ()))
+    if r.unidentified is not None:
+        return (f"# {_toml_key(r.name)} = {{ metric = {metric} }} is left out: the measured times do not identify "
+                f"its {_cost_word(r)} ({r.unidentified})")
+    return f"{_toml_key(r.name)} = {{ metric = {metric}{value} }}"
+
+
+def _cost_word(r: Resource) -> str:
+    return "rate" if r.kind == "rate" else "latency"
 
 
 def _toml_string(text: str) -> str:
@@ -345,8 +377,16 @@ class Calibration:
                                "max_error": f.max_error, "share": f.share} for f in self.fits]}
 
 
-def calibrate(experiment: Experiment, machine: Machine | None = None, *, time_metric: str = "time",
-              callpaths: Sequence[str] | None = None, measure: str = "mean") -> Calibration:
+def calibrate(
+    experiment: Experiment | ModelSet | str | os.PathLike | Sequence[str | os.PathLike],
+    machine: Machine | str | os.PathLike | None = None,
+    *,
+    time_metric: str = "time",
+    callpaths: str | Sequence[str] | None = None,
+    measure: str = "mean",
+    reader: str | None = None,
+    reader_options: Mapping[str, Any] | None = None,
+) -> Calibration:
     """Fit the machine's rates and latencies to the measured times by non-negative least squares.
 
     Every measured (call path, point) with a time and at least one
@@ -355,14 +395,37 @@ def calibrate(experiment: Experiment, machine: Machine | None = None, *, time_me
     divided by its time, so relative errors are minimised
     (``scipy.optimize.nnls``).  Rates are ``1 / s_k``, latencies ``s_k``.
 
+    A resource the times do not identify -- its fitted cost is 0, at most
+    :data:`NEGLIGIBLE` of every measured time, or not significantly above 0
+    (one-sided t-test at :data:`SIGNIFICANCE` over the fit's residuals) --
+    is left out and the rest fitted again, the least significant first,
+    until every resource left is identified (one is always left).  It is
+    said (:class:`~extrap_plugins.errors.ExtrapWarning`), taken to cost no
+    time, and its :attr:`Resource.unidentified` says why.
+
+    Parameters
+    ----------
+    experiment : Experiment, ModelSet with measurements, or path(s)
+        The measurements (a path is read as :func:`extrap_plugins.read` reads it, with ``reader`` and
+        ``reader_options``).
+    machine : Machine or path of a machine file, optional
+        The resources to fit; without one, those the metric names suggest (:func:`default_machine`).
+    callpaths : glob or globs, optional
+        Only these call paths (one str is one glob).
+
     Raises
     ------
     InputError
-        No time metric, no equation, or a resource whose amount is zero
-        everywhere (it cannot be calibrated).
+        No time metric, no equation, an unknown measure, an argument of the
+        wrong kind, or a resource whose amount is zero everywhere (it cannot
+        be calibrated).
     """
-    from scipy.optimize import nnls
-
+    check_measure(measure)
+    machine = _machine_argument(machine, "calibrate")
+    callpaths = _callpaths_argument(callpaths)
+    experiment = _measurements(experiment, "calibrate", reader, reader_options,
+                               "measurements: an Experiment, a ModelSet of them, or a path (str or os.PathLike) or "
+                               "a list of paths")
     metrics = [m.name for m in experiment.metrics]
     if time_metric not in metrics:
         raise InputError(f"--time-metric {time_metric}: no such metric; the metrics are {', '.join(metrics)}",
@@ -394,20 +457,20 @@ def calibrate(experiment: Experiment, machine: Machine | None = None, *, time_me
         raise InputError(f"machine resource {', '.join(map(repr, unused))}: its amount is zero wherever time is "
                          f"measured; it cannot be calibrated (leave it out of the machine file)",
                          experiment.source or None)
-    weighted = A / t[:, None]
-    scale = weighted.max(axis=0)  # columns of comparable size: nnls is scale-sensitive in its tolerance
-    solution, _ = nnls(weighted / scale, np.ones_like(t), maxiter=50 * A.shape[1])
-    seconds_per_unit = solution / scale
-    values = {}
-    for r, s in zip(machine.resources, seconds_per_unit):
-        if s <= 0:
-            warnings.warn(ExtrapWarning(f"machine resource {r.name!r} explains none of the measured time "
-                                        f"(its fitted cost is 0: an infinite rate); its sensitivity is 0"),
-                          stacklevel=2)
-            values[r.name] = math.inf if r.kind == "rate" else 0.0
+    seconds_per_unit, unidentified = _fit(A / t[:, None])  # each equation over its time: relative errors
+    values: dict[int, float] = {}
+    for k, r in enumerate(machine.resources):
+        if k in unidentified:
+            warnings.warn(ExtrapWarning(
+                f"machine resource {r.name!r} ({'+'.join(r.metrics)}): the measured times do not identify its "
+                f"{_cost_word(r)} ({unidentified[k]}); it is taken to cost no time and a saved machine leaves it "
+                f"out"), stacklevel=2)
+            values[k] = math.inf if r.kind == "rate" else 0.0
         else:
-            values[r.name] = 1.0 / float(s) if r.kind == "rate" else float(s)
-    fitted = machine.with_values(values)
+            s = float(seconds_per_unit[k])
+            values[k] = 1.0 / s if r.kind == "rate" else s
+    fitted = replace(machine, resources=tuple(replace(r, value=values[k], unidentified=unidentified.get(k))
+                                              for k, r in enumerate(machine.resources)))
     predicted = A @ seconds_per_unit
     error = np.abs(predicted - t) / t
     fits = []
@@ -416,6 +479,75 @@ def calibrate(experiment: Experiment, machine: Machine | None = None, *, time_me
         fits.append(CallpathFit(callpath, int(mine.sum()), float(error[mine].mean()), float(error[mine].max()),
                                 float(predicted[mine].sum() / t[mine].sum())))
     return Calibration(fitted, fits, float(error.mean()), float(error.max()), len(t))
+
+
+def _fit(weighted: np.ndarray) -> tuple[np.ndarray, dict[int, str]]:
+    """Seconds per unit of each resource fitting ``weighted @ s = 1`` (non-negative least squares), and why each
+    resource the equations do not identify is left out (its cost 0).
+
+    ``weighted`` : ndarray, shape (n_equations, n_resources).  The unidentified (:func:`_unidentified`) are left out
+    and the rest fitted again -- those of no cost at once, else the least significant -- until none is, or one is
+    left.
+    """
+    from scipy.optimize import nnls
+    from scipy.special import stdtrit  # the t distribution's quantile; lighter than scipy.stats
+
+    kept = list(range(weighted.shape[1]))
+    unidentified: dict[int, str] = {}
+    ones = np.ones(weighted.shape[0])
+    while True:
+        scale = weighted[:, kept].max(axis=0)  # columns of comparable size: nnls is scale-sensitive in its tolerance
+        solution, _ = nnls(weighted[:, kept] / scale, ones, maxiter=50 * len(kept))
+        seconds_per_unit = np.zeros(weighted.shape[1])
+        seconds_per_unit[kept] = solution / scale
+        if len(kept) == 1:
+            return seconds_per_unit, unidentified
+        free, weak = _unidentified(weighted[:, kept], seconds_per_unit[kept], stdtrit)
+        if len(free) == len(kept):  # cannot be (the times are positive); were it so, keep the one of most cost
+            del free[int(np.argmax((weighted[:, kept] * seconds_per_unit[kept]).max(axis=0)))]
+        if weak and not free:  # the least significant alone: without it the others may be
+            least = min(weak, key=lambda j: weak[j][1])
+            free = {least: weak[least][0]}
+        if not free:
+            return seconds_per_unit, unidentified
+        for j in sorted(free, reverse=True):
+            unidentified[kept[j]] = free[j]
+            del kept[j]
+
+
+def _unidentified(weighted: np.ndarray, seconds_per_unit: np.ndarray, quantile) -> tuple[dict[int, str],
+                                                                                         dict[int, tuple[str, float]]]:
+    """The columns of a non-negative fit of ``weighted @ s = 1`` whose cost the data do not show, with why: those
+    of no cost (0, or a rounding's worth), else those whose cost is not significantly above 0 with their t.
+
+    ``weighted`` : ndarray, shape (n_equations, n_resources), each equation over its time; ``quantile(dof, q)``
+    the t distribution's.  The t statistics are those of least squares on these columns, all of positive cost.
+    """
+    share = weighted * seconds_per_unit  # each resource's share of each measured time
+    largest = share.max(axis=0)
+    free = {}
+    for j, s in enumerate(seconds_per_unit):
+        if s <= 0:
+            free[j] = "its fitted cost is 0"
+        elif largest[j] <= NEGLIGIBLE:
+            free[j] = f"its fitted cost is at most {largest[j]:.1e} of any measured time"
+    n, k = weighted.shape
+    dof = n - k
+    residual = 1.0 - share.sum(axis=1)
+    if free or dof <= 0 or not np.any(residual):  # no residual to judge by (an exact fit): every cost is shown
+        return free, {}
+    size = weighted.max(axis=0)
+    try:
+        gram_inverse = np.linalg.inv((weighted / size).T @ (weighted / size))
+    except np.linalg.LinAlgError:  # proportional columns: none is identified by itself
+        gram_inverse = np.full((k, k), np.inf)
+    error = np.sqrt(float(residual @ residual) / dof * np.abs(np.diag(gram_inverse)))
+    t_values = seconds_per_unit * size / error
+    critical = float(quantile(dof, SIGNIFICANCE))
+    return free, {j: (f"its fitted share of the measured times, at most {largest[j]:.2%}, is not significantly "
+                      f"above 0: t = {t_value:.2f} < {critical:.2f} (one-sided {SIGNIFICANCE:.0%}, {dof} degrees of "
+                      f"freedom)", float(t_value))
+                  for j, t_value in enumerate(t_values) if not t_value >= critical}
 
 
 # -------------------------------------------------------------------------- what-if
@@ -508,21 +640,29 @@ def whatif(
         Fit the machine's values to the measured times first (:func:`calibrate`).
     sensitivity : float
         The factor of the sensitivity study (4: ×4 rates, ÷4 latencies).
-    callpaths : globs, optional
-        Only these call paths (the total sums the roots among them).
+    callpaths : glob or globs, optional
+        Only these call paths (the total sums the roots among them; one str is one glob).
+
+    A time or an amount whose model lies below 0 at the target is given as
+    0, and a call path whose amounts are all 0 there is left out; each is
+    said (:class:`~extrap_plugins.errors.ExtrapWarning`, naming the call
+    path and metric).
     """
     from . import api
 
-    if not sensitivity > 0 or not math.isfinite(sensitivity):
+    check_measure(measure)
+    if isinstance(sensitivity, bool) or not isinstance(sensitivity, (int, float)) or not sensitivity > 0 \
+            or not math.isfinite(sensitivity):
         raise InputError(f"--sensitivity {sensitivity}: expected a positive factor such as 4")
-    if isinstance(machine, (str, os.PathLike)):
-        machine = load_machine(machine)
+    machine = _machine_argument(machine, "whatif")
+    callpaths = _callpaths_argument(callpaths)
     experiment = None
     if isinstance(source, ModelSet):
         models = source
         experiment = source.experiment
     else:
-        experiment = source if isinstance(source, Experiment) else api.read(source, reader, **(reader_options or {}))
+        experiment = _measurements(source, "whatif", reader, reader_options,
+                                   f"an Experiment, a ModelSet or {api.PATHS}")
     metrics = [m.name for m in experiment.metrics] if experiment is not None else \
         list(dict.fromkeys(m.metric for m in models))
     calibration = None
@@ -550,24 +690,37 @@ def whatif(
     names = list(dict.fromkeys(m.callpath for m in models))
     if callpaths:
         names = [c for c in names if any(fnmatch.fnmatchcase(c, g) for g in callpaths)]
+    negatives = _negative_series(models.experiment if models.experiment is not None else experiment)
+    amount_metrics = [m for r in machine.resources for m in r.metrics]
     rows = []
     formulas: dict[str, dict[str, str]] = {}
     for callpath in names:
-        amounts = {}
+        amounts, found, cut = {}, False, False
         for r in machine.resources:
             amount = 0.0
             for metric in r.metrics:
                 m = by_key.get((callpath, metric))
                 if m is not None:
-                    amount += max(float(m.predict(point)), 0.0)
+                    value = float(m.predict(point))
+                    given = _at_least_zero(m, value, point, negatives, "an amount")
+                    amount += given
+                    found, cut = True, cut or value < 0
                     formulas.setdefault(callpath, {})[metric] = m.formula
             amounts[r.name] = amount
         if not any(amounts.values()):
+            why = ("no model of an amount" if not found else
+                   f"every amount is 0 at {format_point(point)}{', the negative ones cut at 0' if cut else ''}")
+            warnings.warn(ExtrapWarning(f"{why}: the call path is left out of the what-if", callpath,
+                                        ", ".join(amount_metrics)), stacklevel=2)
             continue
         timed = by_key.get((callpath, time_metric))
-        rows.append(_row(callpath, amounts, machine, changed, sensitivity,
-                         None if timed is None else float(timed.predict(point))))
+        modelled = None if timed is None else \
+            _at_least_zero(timed, float(timed.predict(point)), point, negatives, "a time")
+        rows.append(_row(callpath, amounts, machine, changed, sensitivity, modelled))
     if not rows:
+        if any(key[1] in amount_metrics for key in by_key if key[0] in names):
+            raise InputError(f"no call path has an amount of {', '.join(amount_metrics)} above 0 at "
+                             f"{format_point(point)} to predict from")
         raise InputError(f"no call path has a model of {', '.join(sorted(wanted))} to predict from")
     roots = [r for r in rows if not any(r.callpath.startswith(o.callpath + "->") for o in rows)]
     amounts = {name: sum(r.amounts[name] for r in roots) for name in machine.names}
@@ -575,6 +728,68 @@ def whatif(
     total = _row("total", amounts, machine, changed, sensitivity,
                  None if any(m is None for m in modelled) else float(sum(modelled)))
     return WhatIf(machine, factors, point, float(sensitivity), rows, total, calibration, formulas)
+
+
+def _negative_series(experiment: Experiment | None) -> set[tuple[str, str]] | None:
+    """The (call path, metric) series with a measured value below 0; None when the measurements are not known."""
+    if experiment is None:
+        return None
+    below = np.asarray(experiment.value, dtype=np.float64) < 0  # NaN is not
+    names_c = [c.name for c in experiment.callpaths]
+    names_m = [m.name for m in experiment.metrics]
+    pairs = set(zip(np.asarray(experiment.callpath_index)[below].tolist(),
+                    np.asarray(experiment.metric_index)[below].tolist()))
+    return {(names_c[c], names_m[m]) for c, m in pairs}
+
+
+def _at_least_zero(model: Model, value: float, point: Mapping[str, float], negatives: set[tuple[str, str]] | None,
+                   what: str) -> float:
+    """``value``, the model's at ``point``, or 0 where it lies below: said once, with the model's own value.
+
+    A time (``what``) whose measured values lie below 0 too is no duration, and not cut; an amount always is.
+    """
+    if not value < 0:
+        return value
+    if negatives is not None and (model.callpath, model.metric) not in negatives:
+        from .extrapolation import _warn_below_floor  # the words of model --target's cut
+
+        _warn_below_floor([model], np.array([value]), np.array([0.0]), point)
+    elif what == "a time" and negatives is not None:
+        return value
+    else:
+        warnings.warn(ExtrapWarning(f"the model is {format_number(value, False)} at {format_point(point)}, below 0, "
+                                    f"which {what} never is: the value given is 0 (do not trust the model there)",
+                                    model.callpath, model.metric), stacklevel=3)
+    return 0.0
+
+
+def _callpaths_argument(callpaths: Any) -> tuple[str, ...]:
+    from .api import names_argument
+
+    return names_argument(callpaths, "callpaths")
+
+
+def _machine_argument(machine: Any, function: str) -> Machine | None:
+    """``machine`` as a Machine: read from its path, None kept."""
+    if machine is None or isinstance(machine, Machine):
+        return machine
+    if isinstance(machine, (str, os.PathLike)):
+        return load_machine(machine)
+    raise InputError(f"{function}: expected a Machine or the path of a machine file (TOML), got {described(machine)}")
+
+
+def _measurements(source: Any, function: str, reader: str | None, reader_options: Mapping[str, Any] | None,
+                  expected: str) -> Experiment:
+    """``source`` as an Experiment: read from its path(s), or the measurements a ModelSet carries."""
+    from . import api
+
+    if isinstance(source, Experiment):
+        return source
+    if isinstance(source, ModelSet):
+        if source.experiment is None:
+            raise InputError(f"{function} needs measurements; the models given carry none")
+        return source.experiment
+    return api.read(api.paths_argument(source, function, expected), reader, **(reader_options or {}))
 
 
 def _target(target: Mapping[str, float] | str | None, parameters: Sequence[str]) -> dict[str, float]:

@@ -46,7 +46,7 @@ import numpy as np
 
 from . import engine, executors
 from .errors import ExtrapWarning, InputError
-from .experiment import MEASURES, Callpath, Experiment, Metric, Parameter, row_codes
+from .experiment import Callpath, Experiment, Metric, Parameter, check_measure, row_codes
 from .joining import check_selection, coverage_findings, omitted_zeros
 from .models import Model, ModelSet
 from .plugins import PluginHost, get_host
@@ -450,8 +450,7 @@ def stream_models(
         prediction intervals and plots need the measurements).
     """
     host = host or get_host()
-    if measure not in MEASURES:
-        raise InputError(f"unknown measure {measure!r}; expected one of {', '.join(MEASURES)}")
+    check_measure(measure)
     info_modeler = host.modeler(modeler)
     paths = engine.input_paths(path)
     infos = [host.reader(reader) if reader else engine.select_reader(p, host) for p in paths]

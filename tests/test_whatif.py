@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import json
 import math
+import re
+import warnings
 
 import numpy as np
 import pytest
 
 from extrap_plugins import Experiment, InputError
+from extrap_plugins.errors import ExtrapWarning
 from extrap_plugins.cli import main
-from extrap_plugins.machine import calibrate, load_machine, parse_scale, whatif
+from extrap_plugins.machine import Machine, Resource, calibrate, load_machine, parse_scale, whatif
+from extrap_plugins.models import Factor, Model, ModelSet, Term
 
 TRUE = {"processor": 2e9, "memory": 5e8, "bandwidth": 1e9, "latency": 5e-6}
 P = (2, 4, 8, 16, 32)
@@ -220,3 +224,252 @@ def test_resources_without_a_value_are_named_in_number(tmp_path):
         with pytest.raises(InputError) as refused:
             whatif(experiment, path, target="p=64")
         assert str(refused.value) == f"{path}: {said}"
+
+
+# ------------------------------------------------ what a model of positive data cannot predict: below 0
+def falling() -> tuple[Experiment, ModelSet]:
+    """Positive measurements of main (time, flop, bytes_sent) and main->solve (time, flop) at p = 1 ... 32, with
+    the models ``1 - 0.1 · log2(p)`` (time, flop in 1e9), ``1000 · p`` (bytes): time and flop fall below 0 from
+    p = 1024 on; at p = 2^20 they are -1 (time) and -1e9 (flop)."""
+    rows = []
+    for p in (1, 2, 4, 8, 16, 32):
+        level = 1 - 0.1 * math.log2(p)
+        rows += [("main", "time", p, level), ("main", "flop", p, 1e9 * level), ("main", "bytes_sent", p, 1000.0 * p),
+                 ("main->solve", "time", p, level / 2), ("main->solve", "flop", p, 1e9 * level)]
+    callpath, metric, p, value = zip(*rows)
+    experiment = Experiment.from_columns(["p"], callpath=list(callpath), metric=list(metric),
+                                         coordinates=[[x] for x in p], value=list(value))
+    log = {"p": Factor(0.0, 1.0)}
+
+    def falls(callpath, metric, scale):
+        return Model(callpath, metric, ("p",), scale, (Term(-0.1 * scale, log),))
+
+    models = [falls("main", "time", 1.0), falls("main", "flop", 1e9),
+              Model("main", "bytes_sent", ("p",), 0.0, (Term(1000.0, {"p": Factor(1.0, 0.0)}),)),
+              falls("main->solve", "time", 0.5), falls("main->solve", "flop", 1e9)]
+    return experiment, ModelSet(("p",), models, experiment=experiment)
+
+
+FALLING_MACHINE = '[rates]\nprocessor = { metric = "flop", rate = 2e9 }\nbandwidth = { metric = "bytes_sent", rate = 1e9 }\n'
+BELOW = ("the model is {value} at p=1048576, below 0 though every measured value is 0 or more: the value given is 0 "
+         "(of its terms of opposite sign, the negative ones win there; do not trust the model there)")
+
+
+def test_a_time_or_amount_below_0_at_the_target_is_given_as_0_and_said(tmp_path):
+    # the modelled time was -1 (a negative "modelled [s]"), the flops were cut at 0 unsaid, and main->solve, whose
+    # amounts were all cut, left the table unsaid
+    machine = tmp_path / "m.toml"
+    machine.write_text(FALLING_MACHINE)
+    _, models = falling()
+    with pytest.warns() as said:
+        result = whatif(models, machine, target={"p": 2**20})
+    texts = [str(w.message) for w in said]
+    assert texts == ["main [flop]: " + BELOW.format(value="-1e9"), "main [time]: " + BELOW.format(value="-1"),
+                     "main->solve [flop]: " + BELOW.format(value="-1e9"),
+                     "main->solve [flop, bytes_sent]: every amount is 0 at p=1048576, the negative ones cut at 0: the "
+                     "call path is left out of the what-if"]
+    [main] = result.rows
+    assert (main.callpath, main.modelled_time, main.amounts) == ("main", 0.0, {"processor": 0.0,
+                                                                                "bandwidth": 1000.0 * 2**20})
+    assert result.total.modelled_time == 0.0 and result.as_json()["rows"][0]["modelled_time"] == 0.0
+    assert main.time == pytest.approx(2**20 * 1000 / 1e9)
+    with pytest.warns(ExtrapWarning), pytest.raises(InputError) as refused:
+        whatif(models, machine, target={"p": 2**20}, callpaths="main->solve")
+    assert str(refused.value) == ("no call path has an amount of flop, bytes_sent above 0 at p=1048576 to predict "
+                                  "from")
+
+
+def test_without_measurements_a_time_below_0_is_cut_and_said_in_its_own_words(tmp_path):
+    import dataclasses
+
+    machine = tmp_path / "m.toml"
+    machine.write_text(FALLING_MACHINE)
+    _, models = falling()
+    streamed = dataclasses.replace(models, experiment=None)  # as extrap_plugins.streaming makes them
+    with pytest.warns() as said:
+        result = whatif(streamed, machine, target={"p": 2**20}, callpaths="main")
+    assert [str(w.message) for w in said] == [
+        "main [flop]: the model is -1e9 at p=1048576, below 0, which an amount never is: the value given is 0 (do "
+        "not trust the model there)",
+        "main [time]: the model is -1 at p=1048576, below 0, which a time never is: the value given is 0 (do not "
+        "trust the model there)"]
+    assert [r.modelled_time for r in result.rows] == [0.0]
+
+
+def test_a_call_path_without_amounts_is_said_to_be_left_out(tmp_path):
+    machine = tmp_path / "m.toml"
+    machine.write_text(FALLING_MACHINE)
+    experiment, models = falling()
+    timed_only = [m for m in models if (m.callpath, m.metric) != ("main->solve", "flop")]
+    import dataclasses
+
+    with pytest.warns() as said:
+        result = whatif(dataclasses.replace(models, models=timed_only), machine, target={"p": 64})
+    assert [str(w.message) for w in said] == ["main->solve [flop, bytes_sent]: no model of an amount: the call path is "
+                                              "left out of the what-if"]
+    assert [r.callpath for r in result.rows] == ["main"]
+
+
+def test_cli_whatif_gives_no_negative_time_and_says_why(tmp_path, capsys, monkeypatch):
+    import extrap_plugins.api
+
+    experiment, models = falling()
+    data = tmp_path / "falling.jsonl"
+    names_c, names_m = [c.name for c in experiment.callpaths], [m.name for m in experiment.metrics]
+    data.write_text("".join(json.dumps({"params": {"p": p}, "callpath": names_c[c], "metric": names_m[m], "value": v})
+                            + "\n" for c, m, (p,), v in zip(experiment.callpath_index, experiment.metric_index,
+                                                            experiment.coordinates.tolist(), experiment.value)))
+    machine = tmp_path / "m.toml"
+    machine.write_text(FALLING_MACHINE)
+    monkeypatch.setattr(extrap_plugins.api, "model", lambda *args, **kwargs: models)  # these models, whatever fits
+    status = main(["whatif", str(data), "--machine", str(machine), "--target", "p=1048576", "--export", "json"])
+    out, err = capsys.readouterr()
+    assert status == 0, err
+    document = json.loads(out)
+    assert [(r["callpath"], r["modelled_time"], r["amounts"]["processor"]) for r in document["rows"]] == [
+        ("main", 0.0, 0.0)]
+    assert err.splitlines() == [
+        "extrap-plugins: warning: main [flop] and 1 more series: " + BELOW.format(value="-1e9"),
+        "extrap-plugins: warning: main [time]: " + BELOW.format(value="-1"),
+        "extrap-plugins: warning: main->solve [flop, bytes_sent]: every amount is 0 at p=1048576, the negative ones "
+        "cut at 0: the call path is left out of the what-if"]
+
+
+# ------------------------------------------------------------- arguments of calibrate and whatif
+def test_calibrate_reads_a_path_and_a_machine_file_as_whatif_does(tmp_path, machine_file):
+    # calibrate(experiment, 'machine.toml') ended in AttributeError: 'str' object has no attribute 'resolved';
+    # calibrate('runs.jsonl') in AttributeError: 'str' object has no attribute 'metrics'
+    experiment = synthetic()
+    data = write_jsonl(experiment, tmp_path / "runs.jsonl")
+    given = calibrate(experiment, load_machine(machine_file))
+    for source, machine in ((data, machine_file), (experiment, str(machine_file)), ([data], machine_file)):
+        again = calibrate(source, machine)
+        assert [r.name for r in again.machine.resources] == [r.name for r in given.machine.resources]
+        assert [r.value for r in again.machine.resources] == pytest.approx([r.value for r in given.machine.resources],
+                                                                           rel=1e-9)
+    assert [r.name for r in calibrate(data).machine.resources] == ["processor", "memory", "bandwidth", "latency"]
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda e, m: calibrate(3, m), "calibrate: expected measurements: an Experiment, a ModelSet of them, or a path "
+                                   "(str or os.PathLike) or a list of paths, got the int 3"),
+    (lambda e, m: calibrate(e, 3), "calibrate: expected a Machine or the path of a machine file (TOML), got the int 3"),
+    (lambda e, m: whatif(e, 3, target="p=256,n=1e5"), "whatif: expected a Machine or the path of a machine file "
+                                                      "(TOML), got the int 3"),
+    (lambda e, m: whatif(3, m, target="p=256,n=1e5"), "whatif: expected an Experiment, a ModelSet or a path (str or "
+                                                      "os.PathLike) or a list of paths, got the int 3"),
+    # KeyError: 'avg' (from the reduction of the repetitions)
+    (lambda e, m: calibrate(e, m, measure="avg"), "unknown measure 'avg'; expected one of mean, median, minimum, "
+                                                  "maximum"),
+    (lambda e, m: whatif(e, m, target="p=256,n=1e5", calibrate_rates=True, measure="avg"),
+     "unknown measure 'avg'; expected one of mean, median, minimum, maximum"),
+    (lambda e, m: whatif(e, m, target="p=256,n=1e5", calibrate_rates=True, callpaths=3),
+     "callpaths: expected a name or a list of names, got the int 3"),
+], ids=["calibrate-source", "calibrate-machine", "whatif-machine", "whatif-source", "calibrate-measure",
+        "whatif-measure", "callpaths"])
+def test_a_wrong_argument_is_one_input_error_saying_what_was_expected(machine_file, call, message):
+    with pytest.raises(InputError) as refused:
+        call(synthetic(), machine_file)
+    assert str(refused.value) == message
+
+
+def test_the_measure_is_refused_in_the_words_of_model():
+    from extrap_plugins import model
+
+    with pytest.raises(InputError) as refused:
+        model(synthetic(), measure="avg")
+    assert str(refused.value) == "unknown measure 'avg'; expected one of mean, median, minimum, maximum"
+
+
+def test_one_str_of_callpaths_is_one_glob(machine_file):
+    # callpaths="main" was taken letter by letter: "nothing to calibrate: no call path has both 'time' and ..."
+    experiment = synthetic()
+    one = calibrate(experiment, machine_file, callpaths="main")
+    assert [f.callpath for f in one.fits] == ["main"]
+    target = {"p": 256, "n": 1.6e5}
+    as_str = whatif(experiment, machine_file, target=target, calibrate_rates=True, callpaths="main")
+    as_list = whatif(experiment, machine_file, target=target, calibrate_rates=True, callpaths=["main"])
+    assert [r.callpath for r in as_str.rows] == ["main"] and as_str.total.time == as_list.total.time
+    assert [f.callpath for f in as_str.calibration.fits] == ["main"]
+
+
+# ------------------------------------------------ a rate the measured times do not identify
+def compute_bound(bytes_share: float = 0.0, noise: float = 0.0, seed: int = 3) -> Experiment:
+    """Times (± noise) of 50 · n flop at 2e9/s and 1000 · p bytes sent at 32000 / (bytes_share · 2.5e-4) per
+    second: ``bytes_share`` of the smallest time where the most bytes are sent (p = 32, n = 1e4)."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for p in (2, 4, 8, 16, 32):
+        for n in (1e4, 2e4, 4e4, 8e4, 1.6e5):
+            flop, sent = 50 * n, 1000.0 * p
+            seconds = (flop / 2e9 + bytes_share * 2.5e-4 * sent / 32000) * (1 + rng.uniform(-noise, noise))
+            rows += [("main", "flop", p, n, flop), ("main", "bytes_sent", p, n, sent), ("main", "time", p, n, seconds)]
+    callpath, metric, p, n, value = zip(*rows)
+    return Experiment.from_columns(["p", "n"], callpath=list(callpath), metric=list(metric), coordinates=np.c_[p, n],
+                                   value=list(value), source="compute.jsonl")
+
+
+TWO_RATES = '[rates]\nprocessor = { metric = "flop" }\nbandwidth = { metric = "bytes_sent" }\n'
+UNIDENTIFIED = ("machine resource 'bandwidth' (bytes_sent): the measured times do not identify its rate ({why}); it "
+                "is taken to cost no time and a saved machine leaves it out")
+
+
+def test_a_rate_the_times_do_not_show_is_not_identified_not_a_number(tmp_path, capsys):
+    # exact times of the flops alone: the bandwidth's fitted cost was a rounding's worth, 1.6e24 /s, printed and
+    # saved as a rate
+    data = write_jsonl(compute_bound(), tmp_path / "compute.jsonl")
+    machine, saved = tmp_path / "m.toml", tmp_path / "saved.toml"
+    machine.write_text(TWO_RATES)
+    status = main(["whatif", data, "--machine", str(machine), "--calibrate", "--target", "p=256,n=1e6",
+                   "--save-machine", str(saved)])
+    out, err = capsys.readouterr()
+    assert status == 0, err
+    assert out.splitlines()[0] == "machine: processor (flop) 2e+09 /s, bandwidth (bytes_sent) not identified (taken to " \
+                                  "cost no time)"
+    [warning] = err.splitlines()
+    assert re.fullmatch(re.escape("extrap-plugins: warning: " + UNIDENTIFIED.format(why="@")).replace(
+        "@", r"its fitted cost is at most \d\.\de-1\d of any measured time"), warning), warning
+    text = saved.read_text()
+    assert re.search(r'^# bandwidth = \{ metric = "bytes_sent" \} is left out: the measured times do not identify its '
+                     r"rate \(its fitted cost is at most \d\.\de-1\d of any measured time\)$", text, re.M), text
+    again = load_machine(saved)
+    assert [(r.name, r.value) for r in again.resources] == [("processor", pytest.approx(2e9))]
+
+
+def test_a_rate_of_no_fitted_cost_is_not_identified(machine_file):
+    # the times shrink as the bytes grow: the bandwidth's cost is 0 at best (it was an infinite rate, saved)
+    experiment = compute_bound(bytes_share=-0.01)
+    machine = Machine((Resource("processor", "rate", ("flop",)), Resource("bandwidth", "rate", ("bytes_sent",))))
+    with pytest.warns() as said:
+        result = calibrate(experiment, machine)
+    assert [str(w.message) for w in said] == [UNIDENTIFIED.format(why="its fitted cost is 0")]
+    bandwidth = result.machine["bandwidth"]
+    assert (bandwidth.value, bandwidth.unidentified) == (math.inf, "its fitted cost is 0")
+    assert result.machine.as_json()["resources"][1]["identified"] is False
+    assert not re.search("^bandwidth", result.machine.toml(), re.M)
+
+
+def test_a_rate_not_significantly_above_0_is_not_identified_and_the_rest_fitted_again():
+    # 1 % noise hides a bandwidth cost of at most 0.02 % of a time
+    experiment = compute_bound(bytes_share=2e-4, noise=0.01, seed=1)
+    machine = Machine((Resource("processor", "rate", ("flop",)), Resource("bandwidth", "rate", ("bytes_sent",))))
+    with pytest.warns() as said:
+        result = calibrate(experiment, machine)
+    [message] = [str(w.message) for w in said]
+    why = (r"its fitted share of the measured times, at most 0\.\d\d%, is not significantly above 0: t = 0\.\d\d < "
+           r"1\.71 \(one-sided 95%, 23 degrees of freedom\)")
+    assert re.fullmatch(re.escape(UNIDENTIFIED.format(why="@")).replace("@", why), message), message
+    assert result.machine["bandwidth"].unidentified is not None
+    alone = calibrate(experiment, Machine((Resource("processor", "rate", ("flop",)),)))
+    assert result.machine["processor"].value == alone.machine["processor"].value  # fitted without the bandwidth
+
+
+def test_identified_rates_are_kept_and_said_to_be():
+    experiment = compute_bound(bytes_share=0.3, noise=0.01)
+    machine = Machine((Resource("processor", "rate", ("flop",)), Resource("bandwidth", "rate", ("bytes_sent",))))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = calibrate(experiment, machine)
+    assert [r.unidentified for r in result.machine.resources] == [None, None]
+    assert result.machine["bandwidth"].value == pytest.approx(32000 / (0.3 * 2.5e-4), rel=0.1)
+    assert [r["identified"] for r in result.machine.as_json()["resources"]] == [True, True]
