@@ -664,7 +664,8 @@ def add_analysis_commands(commands) -> None:
     compare.add_argument("--metric", action=Names, default=[], metavar="NAME[,NAME...]",
                          help="only these metrics (repeatable)")
     compare.add_argument("--target", metavar="P=V,...",
-                         help="the point to compare at (default: the largest point both measured)")
+                         help="the point to compare at (default: per parameter the smaller of the two largest "
+                         "measured values)")
     compare.add_argument("--along", metavar="NAME",
                          help="the parameter along which crossovers are sought (default: the process count)")
     compare.add_argument("--level", default="0.95", metavar="SHARE",

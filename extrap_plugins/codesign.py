@@ -37,17 +37,19 @@ then changes those (``sockets_per_node = "2x"``).
 
 from __future__ import annotations
 
+import difflib
 import math
 import os
 import pathlib
 import re
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
 from .codesign_output import size_text as _size_text
-from .errors import InputError
+from .errors import ExtrapWarning, InputError
 from .experiment import Experiment
 from .formatting import json_plain
 from .models import ModelSet
@@ -307,7 +309,9 @@ def load_system(path: str | os.PathLike) -> tuple[System, list[Upgrade]]:
 def parse_roles(spec: str | Iterable[str] | Mapping[str, str] | None) -> dict[str, str]:
     """``"memory=bytes_used,computation=PAPI_FP_OPS"`` (or a list of such, or a mapping) -> dict.
 
-    A role may be the sum of metrics: ``communication=bytes_sent+bytes_received``.
+    A role may be the sum of metrics: ``communication=bytes_sent+bytes_received``.  A role other than those of
+    :data:`ROLE_ORDER` is a requirement of its own (any metric may be one); one whose name is close to a known
+    role (``mem``) is an :class:`~extrap_plugins.errors.ExtrapWarning` with a did-you-mean.
     """
     if spec is None:
         return {}
@@ -328,7 +332,25 @@ def parse_roles(spec: str | Iterable[str] | Mapping[str, str] | None) -> dict[st
         if role in roles:
             raise InputError(f"--role {role} is given twice")
         roles[role] = metric
+        _warn_near_role(role, metric)
     return roles
+
+
+def _warn_near_role(role: str, metric: str) -> None:
+    """Warn when a new role's name is close to a known one (a typo would add a role, not set the known one)."""
+    if role in ROLE_ORDER:
+        return
+    lower = role.lower()
+    if lower in ROLE_ORDER:  # Memory
+        near = [lower]
+    else:  # mem, comm, compute, memory_accesses
+        near = [known for known in ROLE_ORDER if len(lower) >= 3 and known.startswith(lower)]
+        near += [known for known in difflib.get_close_matches(lower, ROLE_ORDER) if known not in near]
+    if near:
+        guess = " or ".join(repr(known) for known in near)
+        warnings.warn(ExtrapWarning(f"--role {role}={metric}: {role!r} is not a known role "
+                                    f"({', '.join(ROLE_ORDER)}), so it is added as a role of its own; did you mean "
+                                    f"{guess}?"), stacklevel=4)
 
 
 def default_roles(metrics: Sequence[str]) -> dict[str, tuple[str, ...]]:
@@ -551,12 +573,12 @@ ApplicationInput = "str | os.PathLike | Experiment | ModelSet"
 def requirements(
     applications: Mapping[str, Any] | Sequence[Any],
     system: System | str | os.PathLike,
-    upgrades: Iterable[Upgrade | str] | None = None,
+    upgrades: Upgrade | str | Iterable[Upgrade | str] | None = None,
     *,
     roles: Mapping[str, str] | str | Iterable[str] | None = None,
     processes: str = "p",
     size: str = "n",
-    callpaths: Sequence[str] | None = None,
+    callpaths: str | Sequence[str] | None = None,
     rank_by: str = "problem_size",
     reader: str | None = None,
     modeler: str = "default",
@@ -573,15 +595,15 @@ def requirements(
         requirement models.  A sequence names applications after their files.
     system : System or path
         A :class:`System`, or a TOML file with ``[system]`` and ``[upgrades]``.
-    upgrades : iterable of Upgrade or ``"NAME=KEY:VALUE,..."`` text, optional
-        Added to the file's upgrades.
+    upgrades : Upgrade, ``"NAME=KEY:VALUE,..."`` text, or an iterable of them, optional
+        Added to the file's upgrades; one str is one upgrade.
     roles : ``{"memory": "bytes_used", "communication": "bytes_sent+bytes_received"}``
         Which metric plays which role; the rest come from the metric names
         (:data:`ROLE_DEFAULTS`).  ``memory`` is required.
     processes, size : str
         The names of the process count and of the problem size per process.
-    callpaths : sequence of globs, optional
-        Whose models are summed per metric (default: the root call paths).
+    callpaths : glob or sequence of globs, optional
+        Whose models are summed per metric (default: the root call paths); one str is one glob.
     rank_by : str
         ``problem_size`` (default: the largest overall problem size is best,
         ties go to the smaller computation per process) or a role (the
@@ -593,6 +615,11 @@ def requirements(
         A role names a missing metric, no ``n`` fills the memory, an upgrade
         changes nothing, a model depends on another parameter, ...
     """
+    from .api import names_argument
+
+    callpaths = list(names_argument(callpaths, "callpaths")) or None  # one str is one glob, not its letters
+    if isinstance(upgrades, (str, Upgrade)):
+        upgrades = [upgrades]  # one str is one upgrade, not its letters
     if isinstance(system, System):
         base, listed = system, []
     else:

@@ -10,7 +10,9 @@ finds no partner is listed with the reason, never dropped silently.
 For every matched pair (both models learned from their own experiment):
 
 * the values and the ratio B/A at the *largest common point* (per parameter the
-  smaller of the two largest measured values) and at the target;
+  smaller of the two largest measured values) and at the target; where the two
+  measured ranges do not overlap that point lies below one side's measured range,
+  and that side's values there are extrapolated (:attr:`Comparison.common` is False);
 * both growth classes and whether they differ;
 * the *crossovers*: the values of the scaling parameter (``along``, the process
   count by default) where one model overtakes the other, solved from the models
@@ -18,7 +20,13 @@ For every matched pair (both models learned from their own experiment):
   the target, the other parameters at the target's values;
 * whether the difference at the target is *significant*: true when the two
   prediction intervals at the target (:func:`extrap_plugins.extrapolate`) do not
-  overlap, false when they do, None when an interval is unknown.
+  overlap, false when they do, None when an interval is unknown or the target lies
+  below a side's measured range (an interval there leaves out the uncertainty of
+  the model choice, which is known only above the measurements;
+  :attr:`Comparison.untested` says so).
+
+A mapping rule that maps no call path is an :class:`~extrap_plugins.errors.ExtrapWarning`
+naming the rule (and its file and line); two rules for the same A call path are an error.
 
 The summary ranks the pairs by how much they changed: ``|log2(B/A)|`` at the target.
 """
@@ -30,13 +38,14 @@ import io
 import math
 import os
 import re
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
 from .api import model, names_argument
-from .errors import InputError
+from .errors import ExtrapWarning, InputError
 from .extrapolation import extrapolate, largest_point, parse_target
 from .formatting import format_point, format_value
 from .models import Model, ModelSet, described
@@ -51,10 +60,24 @@ LEVEL = 0.95
 # ------------------------------------------------------------------ mapping
 @dataclass(frozen=True)
 class Rule:
-    """``a`` and ``b`` patterns; ``*`` in ``a`` captures text that fills the ``*`` of ``b`` in order."""
+    """``a`` and ``b`` patterns; ``*`` in ``a`` captures text that fills the ``*`` of ``b`` in order.
+
+    ``source`` and ``line`` say where a rule of a mapping file stands (for messages; not compared).
+    """
 
     a: str
     b: str
+    source: str | None = field(default=None, compare=False)
+    line: int | None = field(default=None, compare=False)
+
+    @property
+    def where(self) -> str:
+        """The rule as the user wrote it, with its file and line: ``map.csv:3: the rule a,b`` or
+        ``mapping rule 'a=b'``."""
+        if self.source is None:
+            return f"mapping rule {self.a + '=' + self.b!r}"
+        line = f":{self.line}" if self.line is not None else ""
+        return f"{self.source}{line}: the rule {self.a},{self.b}"
 
     def apply(self, name: str) -> str | None:
         """The B name for A's ``name``, or None when the rule does not cover it."""
@@ -88,6 +111,9 @@ def read_mapping(path: str | os.PathLike) -> list[Rule]:
     ``#`` lines and a header ``a,b`` (or any header naming the two sides) are skipped."""
     from .readers._common import read_text  # UTF-8, a byte-order mark dropped: the readers' rule
 
+    if not isinstance(path, (str, os.PathLike)):
+        raise InputError(f"{argument('mapping', flag='map')}: expected the path (str or os.PathLike) of one CSV file "
+                         f"of 'A call path,B call path' lines, got {described(path)}")
     if not os.path.exists(path):
         raise InputError("no such mapping file: give a CSV of 'A call path,B call path' lines", path)
     if os.path.isdir(path):
@@ -103,7 +129,7 @@ def read_mapping(path: str | os.PathLike) -> list[Rule]:
             raise InputError(f"expected two columns, A's call path and B's, got {len(cells)}", path, number)
         if number == 1 and [c.lower() for c in cells] in (["a", "b"], ["callpath_a", "callpath_b"], ["from", "to"]):
             continue
-        rules.append(Rule(cells[0], cells[1]))
+        rules.append(Rule(cells[0], cells[1], os.fspath(path), number))
     if not rules:
         raise InputError("the mapping file holds no rules (lines 'A call path,B call path')", path)
     return rules
@@ -138,6 +164,8 @@ class Pair:
     interval_a: tuple[float, float]
     interval_b: tuple[float, float]
     crossovers: tuple[Crossover, ...]
+    untested: str = ""
+    """Why the significance is not tested (:attr:`Comparison.untested`), or ''."""
 
     @property
     def growth_differs(self) -> bool:
@@ -159,9 +187,10 @@ class Pair:
 
     @property
     def significant(self) -> bool | None:
-        """Whether the prediction intervals at the target are disjoint (None where one is unknown)."""
+        """Whether the prediction intervals at the target are disjoint (None where one is unknown, and where the
+        target lies below a side's measured range: :attr:`untested`)."""
         values = (*self.interval_a, *self.interval_b)
-        if not all(math.isfinite(v) for v in values):
+        if self.untested or not all(math.isfinite(v) for v in values):
             return None
         return self.interval_a[1] < self.interval_b[0] or self.interval_b[1] < self.interval_a[0]
 
@@ -186,7 +215,8 @@ class Comparison:
     parameters: tuple[str, ...]
     along: str
     largest: dict[str, float]
-    """The largest common point: per parameter, the smaller of the two largest measured values."""
+    """The largest common point: per parameter, the smaller of the two largest measured values (below one side's
+    measured range where the ranges do not overlap: :attr:`common`)."""
     smallest: dict[str, float]
     target: dict[str, float]
     target_given: bool
@@ -195,6 +225,36 @@ class Comparison:
     unmatched: list[Unmatched]
     model_sets: tuple[ModelSet, ModelSet] = field(repr=False)
     rules: list[Rule] = field(default_factory=list)
+    measured: tuple[dict[str, tuple[float, float]], dict[str, tuple[float, float]]] = field(
+        default_factory=lambda: ({}, {}), repr=False)
+    """Per side, per parameter: the smallest and the largest measured value."""
+
+    def below(self, point: Mapping[str, float]) -> list[tuple[str, str]]:
+        """``(label, parameter)`` wherever ``point`` lies below that side's measured range of that parameter."""
+        return [(label, name) for label, ranges in zip(self.labels, self.measured) for name in self.parameters
+                if name in ranges and point[name] < ranges[name][0]]
+
+    @property
+    def common(self) -> bool:
+        """Whether the two measured ranges overlap (in every parameter), so that the largest common point lies in
+        both; False: no point was measured by both, and one side's values at :attr:`largest` are extrapolated
+        below its measurements."""
+        return not self.below(self.largest)
+
+    @property
+    def untested(self) -> str:
+        """Why the significance is not tested ('' when it is): the target lies below a side's measured range, where
+        a prediction interval leaves out the uncertainty of the model choice (known above the measurements only)."""
+        below = self.below(self.target)
+        if not below:
+            return ""
+        ranges = " and ".join(f"{label}'s measured range ({name} from {format_value(self._range(label, name)[0])} "
+                              f"to {format_value(self._range(label, name)[1])})" for label, name in below)
+        return (f"the target {format_point(self.target)} lies below {ranges}, where a prediction interval leaves out "
+                f"the uncertainty of the model choice")
+
+    def _range(self, label: str, name: str) -> tuple[float, float]:
+        return self.measured[self.labels.index(label)][name]
 
     def __str__(self) -> str:
         """The text report (``extrap-plugins compare``'s output)."""
@@ -291,6 +351,8 @@ def compare_models(
     if not parameters:
         raise InputError("the experiments have no parameters: nothing scales, nothing to compare")
     b_models = [_reordered(m, parameters) for m in b.models]
+    check_rules(rules)
+    _warn_unused_rules(rules, {m.callpath for m in a.models}, labels[0])
     units_a = {m.name: m.unit for m in a.experiment.metrics} if a.experiment is not None else {}
     units_b = {m.name: m.unit for m in b.experiment.metrics} if b.experiment is not None else {}
     matched, unmatched = match(a.models, b_models, units_a, units_b, rules, labels)
@@ -305,20 +367,16 @@ def compare_models(
         raise InputError(f"no call path of {labels[0]} ({names_a}, ...) matches one of {labels[1]} ({names_b}, ...): "
                          f"map them with mapping=FILE or rules=['A_CALLPATH=B_CALLPATH'] (--map, --map-rule; '*' "
                          f"for any text)")
-    largest_a, largest_b = largest_point(a.experiment), largest_point(b.experiment)
-    if largest_a is None or largest_b is None:
+    if largest_point(a.experiment) is None or largest_point(b.experiment) is None:
         raise InputError("comparing needs the measurements of both experiments (ModelSet.experiment)")
-    largest = {p: min(largest_a[p], largest_b[p]) for p in parameters}
-    smallest = {p: min(float(a.experiment.coordinates[:, i].min()),
-                       float(b.experiment.coordinates[:, b.parameters.index(p)].min()))
-                for i, p in enumerate(parameters)}
+    measured = (_ranges(a.experiment, parameters), _ranges(b.experiment, parameters))
+    largest = {p: min(measured[0][p][1], measured[1][p][1]) for p in parameters}
+    smallest = {p: min(measured[0][p][0], measured[1][p][0]) for p in parameters}
     target_point = parse_target(target, parameters) if target is not None else None
     if target_point is not None:
         below = [p for p in parameters if target_point[p] < largest[p]]
         if below:
-            where = ", ".join(f"{p}={format_value(largest[p])}" for p in below)
-            raise InputError(f"the target is below the measured range (both measured up to {where}): give a "
-                             f"target of at least the largest common point")
+            raise InputError(_below_largest(target_point, below, measured, labels))
     given = target_point is not None
     target_point = target_point or dict(largest)
     along = _along(parameters, along)
@@ -326,7 +384,8 @@ def compare_models(
     rows_b = _rows(ModelSet(parameters, b_models, experiment=b.experiment, measure=b.measure), target_point, level)
     lo, hi = smallest[along], target_point[along]
     comparison = Comparison(labels, parameters, along, largest, smallest, target_point, given, level, [], unmatched,
-                            (a, b), list(rules))
+                            (a, b), list(rules), measured)
+    untested = comparison.untested
     pairs = []
     for model_a, model_b in matched:
         xa, xb = rows_a[(model_a.callpath, model_a.metric)], rows_b[(model_b.callpath, model_b.metric)]
@@ -334,10 +393,83 @@ def compare_models(
         unit = units_a.get(model_a.metric, "") or units_b.get(model_b.metric, "")
         pairs.append(Pair(model_a.callpath, model_b.callpath, model_a.metric, unit, model_a, model_b,
                           xa.growth, xb.growth, model_a.predict(largest), model_b.predict(largest),
-                          xa.value_target, xb.value_target, xa.interval, xb.interval, crossing))
+                          xa.value_target, xb.value_target, xa.interval, xb.interval, crossing, untested))
     pairs.sort(key=lambda p: (not math.isfinite(p.change), -p.change if math.isfinite(p.change) else 0.0))
     comparison.pairs = pairs
     return comparison
+
+
+def _ranges(experiment: Experiment, parameters: Sequence[str]) -> dict[str, tuple[float, float]]:
+    """Per parameter, the smallest and the largest measured value."""
+    columns = experiment.coordinates
+    return {p: (float(columns[:, experiment.parameter_names.index(p)].min()),
+                float(columns[:, experiment.parameter_names.index(p)].max())) for p in parameters}
+
+
+def _below_largest(target: Mapping[str, float], below: Sequence[str],
+                   measured: tuple[Mapping[str, tuple[float, float]], ...], labels: tuple[str, str]) -> str:
+    """The message for a target below the largest common point (per parameter the smaller largest measured value)."""
+    pieces = []
+    for p in below:
+        top_a, top_b = measured[0][p][1], measured[1][p][1]
+        piece = f"{p}={format_value(min(top_a, top_b))}"
+        if top_a != top_b:
+            side, other, top = (labels[0], labels[1], top_b) if top_a < top_b else (labels[1], labels[0], top_a)
+            piece += f" ({side}'s; {other}'s is {p}={format_value(top)})"
+        pieces.append(piece)
+    given = ", ".join(f"{p}={format_value(target[p])}" for p in below)
+    return (f"the target {given} is below the largest measured {', '.join(pieces)}: the target must be at least "
+            f"{'it' if len(below) == 1 else 'these'}")
+
+
+def check_rules(rules: Sequence[Rule]) -> None:
+    """Refuse two rules for the same A call path (only the first would ever apply)."""
+    first: dict[str, Rule] = {}
+    for rule in rules:
+        earlier = first.setdefault(rule.a, rule)
+        if earlier is rule:
+            continue
+        if earlier.source is None:
+            there = "an earlier mapping rule" if earlier.b == rule.b else \
+                f"mapping rule {earlier.a + '=' + earlier.b!r}"
+        elif earlier.source == rule.source:
+            there = f"line {earlier.line}"
+        else:
+            there = f"{earlier.source}:{earlier.line}"
+        if earlier.b == rule.b:
+            message = f"the same rule as {there}: give each rule once"
+        else:
+            message = (f"a second rule for the A call path {rule.a} (to {rule.b}); {there} maps it to {earlier.b}: "
+                       f"give one rule per A call path")
+        if rule.source is not None:
+            raise InputError(message, rule.source, rule.line)
+        raise InputError(f"mapping rule {rule.a + '=' + rule.b!r}: {message}")
+
+
+def _warn_unused_rules(rules: Sequence[Rule], callpaths: Iterable[str], label: str) -> None:
+    """Warn of every rule that maps no call path of A: it matches none, or an earlier rule maps all it matches."""
+    callpaths = sorted(callpaths)
+    matched: list[list[str]] = [[] for _ in rules]
+    used = set()
+    for name in callpaths:
+        hits = [i for i, rule in enumerate(rules) if rule.apply(name) is not None]
+        for i in hits:
+            matched[i].append(name)
+        if hits:
+            used.add(hits[0])
+    for i, rule in enumerate(rules):
+        if i in used:
+            continue
+        if matched[i]:
+            text = (f"{rule.where} maps no call path: those of {label} it matches ({_some(matched[i])}) are mapped "
+                    f"by an earlier rule")
+        else:
+            text = f"{rule.where} matches no call path of {label} ({_some(callpaths)})"
+        warnings.warn(ExtrapWarning(text), stacklevel=3)
+
+
+def _some(names: Sequence[str], count: int = 4) -> str:
+    return ", ".join(names[:count]) + (", ..." if len(names) > count else "")
 
 
 def _reordered(model: Model, parameters: tuple[str, ...]) -> Model:
@@ -402,6 +534,9 @@ def compare(
     level = share_argument(level, "level", "95%")
     rules = names_argument(rules, "rules")
     metrics = names_argument(metrics, "metrics")
+    mapping_rules = read_mapping(mapping) if mapping is not None else []
+    mapping_rules += [parse_rule(rule) for rule in rules]
+    check_rules(mapping_rules)  # before the reading and the modelling
     if all(isinstance(data, (ModelSet, Experiment)) for data in (a, b)):
         refuse_reading_options("compare", reader=reader, reader_options=reader_options)
     sides = []
@@ -415,8 +550,6 @@ def compare(
     check_parameters(names[0], names[1], labels)  # before the modelling
     sets = [side if isinstance(side, ModelSet) else
             model(side, modeler, measure=measure, executor="serial", host=host, **options) for side in sides]
-    mapping_rules = read_mapping(mapping) if mapping is not None else []
-    mapping_rules += [parse_rule(rule) for rule in rules]
     return compare_models(sets[0], sets[1], labels=labels, rules=mapping_rules, target=target, along=along,
                           level=level)
 

@@ -162,8 +162,8 @@ def test_different_parameters_no_common_call_path_and_a_low_target_are_errors():
     with pytest.raises(InputError, match=r"no call path of A .* matches one of B .*: map them with mapping=FILE or "
                                          r"rules=\['A_CALLPATH=B_CALLPATH'\] \(--map, --map-rule"):
         extrap_plugins.compare(a, experiment({"other": lambda p: p}))
-    with pytest.raises(InputError, match=r"the target is below the measured range \(both measured up to p=64\)"):
-        extrap_plugins.compare(a, experiment({"main": lambda p: p}), target="p=32")
+    assert raised(lambda: extrap_plugins.compare(a, experiment({"main": lambda p: p}), target="p=32")) == (
+        "the target p=32 is below the largest measured p=64: the target must be at least it")
 
 
 def raised(call) -> str:
@@ -232,8 +232,8 @@ def write(path, functions, ps=P):
     ({"other": lambda p: p}, [], "no call path of A (main, ...) matches one of B (other, ...): map them with "
                                  "mapping=FILE or rules=['A_CALLPATH=B_CALLPATH'] (--map, --map-rule; '*' for any "
                                  "text)"),
-    ({"main": lambda p: p}, ["--target", "p=8"], "the target is below the measured range (both measured up to "
-                                                 "p=64): give a target of at least the largest common point"),
+    ({"main": lambda p: p}, ["--target", "p=8"], "the target p=8 is below the largest measured p=64: the target "
+                                                 "must be at least it"),
     ({"main": lambda p: p}, ["--label", "A=x", "--label", "B=x"],
      "the two labels are both 'x': give each side its own (labels=('v1', 'v2'); --label A=... --label B=...)"),
     ({"main": lambda p: p}, ["--map-rule", "nothing"],
@@ -359,3 +359,144 @@ def test_a_mapping_file_with_a_byte_order_mark_maps_its_first_call_path(tmp_path
     mapping = tmp_path / "map.csv"
     mapping.write_bytes(b"\xef\xbb\xbfmain->cpu_*,main->gpu_*\r\n")
     assert read_mapping(mapping) == [Rule("main->cpu_*", "main->gpu_*")]
+
+
+# ------------------------------------------------- no common measured point
+LOW, HIGH = [1, 2, 4, 8, 16], [64, 128, 256, 512, 1024]
+
+
+@pytest.fixture(scope="module")
+def disjoint():
+    """A measured at p = 1..16, B at p = 64..1024: no point lies in both measured ranges."""
+    return experiment({"main": lambda p: 10 + 2 * p}, ps=LOW), experiment({"main": lambda p: 100 + p}, ps=HIGH)
+
+
+NOT_TESTED = ("the target p=16 lies below B's measured range (p from 64 to 1024), where a prediction interval leaves "
+              "out the uncertainty of the model choice")
+
+
+def test_without_a_common_measured_point_the_report_says_so_and_tests_no_significance(disjoint):
+    # said "largest common point p=16 ... significant yes": B never ran at p=16, its value there is extrapolated
+    # below its measured range, where its interval leaves out the model choice
+    result = extrap_plugins.compare(*disjoint)
+    assert not result.common and result.largest == {"p": 16.0} and result.target == {"p": 16.0}
+    assert result.measured == ({"p": (1.0, 16.0)}, {"p": (64.0, 1024.0)})
+    pair = result.pairs[0]
+    assert pair.ratio_largest == pytest.approx(116 / 42)
+    assert pair.significant is None and pair.untested == result.untested == NOT_TESTED
+    lines = str(result).splitlines()
+    assert lines[:3] == [
+        "comparison: A against B; ratios are B/A",
+        "no common measured point (A measured p from 1 to 16; B measured p from 64 to 1024): now is p=16, A's "
+        "largest measured point, below B's measured range, where B's values are extrapolated; target p=16 (now; "
+        "give --target to extrapolate); crossovers along p from 1 to 16",
+        f"significant: n/a, not tested: {NOT_TESTED}"]
+    assert lines[6].split() == ["1", "main", "time", "O(p)", "2.762", "2.762", "n/a", "none"]
+    document = json.loads(extrap_plugins.export_report(result, "json"))
+    assert document["ranges_overlap"] is False and document["significance_not_tested"] == NOT_TESTED
+    assert document["measured_ranges"] == {"A": {"p": [1.0, 16.0]}, "B": {"p": [64.0, 1024.0]}}
+    assert document["pairs"][0]["significant"] is None
+    assert "significant: n/a, not tested: " in extrap_plugins.export_report(result, "html")
+
+
+def test_a_target_above_both_measured_ranges_is_tested(disjoint, known):
+    result = extrap_plugins.compare(*disjoint, target="p=4096")
+    assert not result.common and result.untested == "" and result.pairs[0].significant is True
+    assert str(result).splitlines()[2] == "significant: the 95% prediction intervals at the target do not overlap"
+    between = extrap_plugins.compare(*disjoint, target="p=32")  # still below B's measurements
+    assert between.pairs[0].significant is None and between.untested.startswith("the target p=32 lies below B's")
+    assert known.common and known.untested == ""
+    assert json.loads(extrap_plugins.export_report(known, "json"))["significance_not_tested"] is None
+
+
+def test_cli_without_a_common_measured_point(tmp_path, capsys, disjoint):
+    lo = write(tmp_path / "lo.csv", {"main": lambda p: 10 + 2 * p}, ps=LOW)
+    hi = write(tmp_path / "hi.csv", {"main": lambda p: 100 + p}, ps=HIGH)
+    assert main(["compare", lo, hi]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[1].startswith("no common measured point (A measured p from 1 to 16; B measured p from "
+                                          "64 to 1024)")
+    assert out.splitlines()[2] == f"significant: n/a, not tested: {NOT_TESTED}"
+    assert main(["compare", lo, hi, "--target", "p=8"]) == 2
+    assert capsys.readouterr().err == ("extrap-plugins: error: the target p=8 is below the largest measured p=16 "
+                                       "(A's; B's is p=1024): the target must be at least it\n")
+
+
+def test_a_target_below_the_largest_measured_value_says_which(disjoint):
+    # said "below the measured range" of a target inside it
+    assert raised(lambda: extrap_plugins.compare(disjoint[1], disjoint[0], target="p=8")) == (
+        "the target p=8 is below the largest measured p=16 (B's; A's is p=1024): the target must be at least it")
+
+
+# ----------------------------------------------------------------- plot_top
+def test_a_negative_plot_top_is_refused_as_model_refuses_it(tmp_path, capsys, known):
+    # compare --plot-top -1 --export html acted as 0; model refused it
+    a = write(tmp_path / "a.csv", {"main": lambda p: 10 + p})
+    b = write(tmp_path / "b.csv", {"main": lambda p: 20 + p})
+    message = "plot_top: expected a whole number of at least 0, got -1"
+    assert main(["model", a, "--export", "html", "--plot-top", "-1", "-o", str(tmp_path / "m.html")]) == 2
+    assert capsys.readouterr().err == f"extrap-plugins: error: {message}\n"
+    report = tmp_path / "c.html"
+    assert main(["compare", a, b, "--export", "html", "--plot-top", "-1", "-o", str(report)]) == 2
+    assert capsys.readouterr().err == f"extrap-plugins: error: {message}\n"
+    assert not report.exists()
+    assert raised(lambda: extrap_plugins.export_report(known, "html", plot_top=-1)) == message
+    assert 'id="pair-1"' not in extrap_plugins.export_report(known, "html", plot_top=0)
+
+
+# ------------------------------------------------------ mapping rules checked
+def test_a_rule_that_maps_nothing_is_a_warning_naming_its_file_and_line(tmp_path, capsys):
+    # such rules were ignored without a word
+    a = write(tmp_path / "a.csv", {"main": lambda p: 10 + p, "main->x": lambda p: 2 * p})
+    b = write(tmp_path / "b.csv", {"main": lambda p: 10 + p, "main->y": lambda p: p})
+    mapping = tmp_path / "map.csv"
+    mapping.write_text("a,b\nmain->x,main->y\nmain->nothere,main->y\nmain->*,main->*\n")
+    assert main(["compare", a, b, "--map", str(mapping), "--map-rule", "zz=main->y"]) == 0
+    out, err = capsys.readouterr()
+    assert "main->x → main->y" in out
+    assert err == (
+        f"extrap-plugins: warning: {mapping}:3: the rule main->nothere,main->y matches no call path of A (main, "
+        f"main->x)\n"
+        f"extrap-plugins: warning: {mapping}:4: the rule main->*,main->* maps no call path: those of A it matches "
+        f"(main->x) are mapped by an earlier rule\n"
+        "extrap-plugins: warning: mapping rule 'zz=main->y' matches no call path of A (main, main->x)\n")
+
+
+@pytest.mark.parametrize("lines, rules, message", [
+    ("main->x,main->y\nmain->x,main->z\n", [],
+     "{map}:2: a second rule for the A call path main->x (to main->z); line 1 maps it to main->y: give one rule per "
+     "A call path"),
+    ("main->x,main->y\n# the same again\nmain->x,main->y\n", [], "{map}:3: the same rule as line 1: give each rule once"),
+    ("main->x,main->y\n", ["--map-rule", "main->x=main"],
+     "mapping rule 'main->x=main': a second rule for the A call path main->x (to main); {map}:1 maps it to main->y: "
+     "give one rule per A call path"),
+])
+def test_two_rules_for_one_a_call_path_are_refused(tmp_path, capsys, lines, rules, message):
+    # only the first was used, the second ignored without a word
+    a = write(tmp_path / "a.csv", {"main": lambda p: 10 + p, "main->x": lambda p: 2 * p})
+    b = write(tmp_path / "b.csv", {"main": lambda p: 10 + p, "main->y": lambda p: p, "main->z": lambda p: p})
+    mapping = tmp_path / "map.csv"
+    mapping.write_text(lines)
+    assert main(["compare", a, b, "--map", str(mapping), *rules]) == 2
+    assert capsys.readouterr() == ("", f"extrap-plugins: error: {message.format(map=mapping)}\n")
+
+
+def test_two_rules_for_one_a_call_path_through_the_api():
+    a = experiment({"main->x": lambda p: 2 * p})
+    b = experiment({"main->y": lambda p: p, "main->z": lambda p: p})
+    assert raised(lambda: extrap_plugins.compare(a, b, rules=["main->x=main->y", "main->x=main->z"])) == (
+        "mapping rule 'main->x=main->z': a second rule for the A call path main->x (to main->z); mapping rule "
+        "'main->x=main->y' maps it to main->y: give one rule per A call path")
+    assert raised(lambda: extrap_plugins.compare(a, b, rules=["main->x=main->y", "main->x=main->y"])) == (
+        "mapping rule 'main->x=main->y': the same rule as an earlier mapping rule: give each rule once")
+    with pytest.warns(extrap_plugins.ExtrapWarning, match=r"^mapping rule 'zz=main->y' matches no call path of A "
+                                                          r"\(main->x\)$"):
+        extrap_plugins.compare(a, b, rules=["main->x=main->y", "zz=main->y"])
+
+
+def test_the_mapping_is_one_path():
+    # a list of paths ended in a TypeError from os.path.exists (exit 1)
+    a = experiment({"main": lambda p: p})
+    assert raised(lambda: extrap_plugins.compare(a, a, mapping=["map.csv"])) == (
+        "mapping (--map): expected the path (str or os.PathLike) of one CSV file of 'A call path,B call path' lines, "
+        "got the list ['map.csv']")

@@ -271,3 +271,39 @@ def test_output_file_is_written_atomically(tmp_path, system_file, capsys):
     status, out, err = run_cli(["requirements", app, "--system", str(system_file), "-o",
                                 str(tmp_path / "no" / "such" / "t.txt")], capsys)
     assert status == 2 and err.endswith("the folder for the output does not exist\n")
+
+
+# ------------------------------------------------------------- one str is one name; roles like a known one
+def test_one_str_is_one_call_path_glob_and_one_upgrade(tmp_path, system_file):
+    # callpaths="main" was split into its letters: "no call path matches 'm', 'a', 'i', 'n'"; an upgrade given as
+    # one str was read letter by letter too
+    app = measured_application(tmp_path)
+    one = extrap_plugins.requirements([app], system_file, callpaths="main", upgrades="bigger=processes:4x")
+    listed = extrap_plugins.requirements([app], system_file, callpaths=["main"], upgrades=["bigger=processes:4x"])
+    assert one.as_json() == listed.as_json()
+    assert [u.name for u in one.upgrades] == [*HAND, "bigger"]
+    with pytest.raises(InputError) as caught:
+        extrap_plugins.requirements([app], system_file, callpaths=5)
+    assert str(caught.value) == "callpaths: expected a name or a list of names, got the int 5"
+
+
+NEAR_MEM = ("--role mem=bytes_used: 'mem' is not a known role (memory, computation, communication, memory_access), "
+            "so it is added as a role of its own; did you mean 'memory' or 'memory_access'?")
+
+
+def test_a_role_named_like_a_known_one_is_a_warning_with_a_did_you_mean(tmp_path, system_file, capsys):
+    # --role mem=bytes_used added a role "mem" beside memory without a word; roles of one's own are documented
+    # ("or any metric"), so a name close to a known role is a warning, not an error
+    app = measured_application(tmp_path)
+    status, out, err = run_cli(["requirements", app, "--system", str(system_file), "--role", "mem=bytes_used"],
+                               capsys)
+    assert status == 0 and re.search(r"^mem\s+1 \(2\)$", out, re.M)
+    assert err == f"extrap-plugins: warning: {NEAR_MEM}\n"
+    with pytest.warns(extrap_plugins.ExtrapWarning) as caught:
+        extrap_plugins.requirements([app], system_file, roles={"compute": "flop"})
+    assert [str(w.message) for w in caught if isinstance(w.message, extrap_plugins.ExtrapWarning)] == [
+        "--role compute=flop: 'compute' is not a known role (memory, computation, communication, memory_access), so "
+        "it is added as a role of its own; did you mean 'computation'?"]
+    # a role of its own named unlike any known one is no warning
+    status, out, err = run_cli(["requirements", app, "--system", str(system_file), "--role", "io=flop"], capsys)
+    assert (status, err) == (0, "") and re.search(r"^io\s+2 \(2\)$", out, re.M)

@@ -16,6 +16,7 @@ import numpy as np
 
 from extrap_plugins.comparison import Comparison, Pair
 from extrap_plugins.errors import InputError
+from extrap_plugins.exporters._options import option_int
 from extrap_plugins.formatting import format_point, format_value, json_number
 
 from . import cell, definition_list, json_lines, page, people, table
@@ -40,13 +41,39 @@ def _significant(pair: Pair) -> str:
 
 def _header(result: Comparison) -> list[str]:
     a, b = result.labels
-    target = format_point(result.target) + ("" if result.target_given else " (the largest common point; "
-                                            "give --target to extrapolate)")
-    return [f"comparison: {a} against {b}; ratios are {b}/{a}",
-            f"largest common point {format_point(result.largest)}; target {target}; crossovers along "
-            f"{result.along} from {format_value(result.smallest[result.along])} to "
-            f"{format_value(result.target[result.along])}",
-            f"significant: the {result.level:.0%} prediction intervals at the target do not overlap"]
+    crossovers = (f"crossovers along {result.along} from {format_value(result.smallest[result.along])} to "
+                  f"{format_value(result.target[result.along])}")
+    significant = f"significant: the {result.level:.0%} prediction intervals at the target do not overlap"
+    if result.untested:
+        significant = f"significant: n/a, not tested: {result.untested}"
+    if result.common:
+        target = format_point(result.target) + ("" if result.target_given else " (the largest common point; "
+                                                "give --target to extrapolate)")
+        return [f"comparison: {a} against {b}; ratios are {b}/{a}",
+                f"largest common point {format_point(result.largest)}; target {target}; {crossovers}", significant]
+    return [f"comparison: {a} against {b}; ratios are {b}/{a}", _no_common_point(result) + f"; {crossovers}",
+            significant]
+
+
+def _no_common_point(result: Comparison) -> str:
+    """The header line of two experiments whose measured ranges do not overlap: where "now" is, and which side is
+    extrapolated there."""
+    below = result.below(result.largest)
+    disjoint = [name for name in result.parameters if any(name == n for _, n in below)]
+    ranges = "; ".join(f"{label} measured " + ", ".join(
+        f"{name} from {format_value(side[name][0])} to {format_value(side[name][1])}" for name in disjoint)
+        for label, side in zip(result.labels, result.measured))
+    tops = [{name: side[name][1] for name in result.parameters} for side in result.measured]
+    whose = next((f"{label}'s largest measured point" for label, top in zip(result.labels, tops)
+                  if top == result.largest), "per parameter the smaller of the two largest measured values")
+    sides = list(dict.fromkeys(label for label, _ in below))
+    several = len(result.parameters) > 1
+    where = " and ".join(f"{label}'s measured range" + (f" of {', '.join(n for s, n in below if s == label)}"
+                                                         if several else "") for label in sides)
+    values = f"{sides[0]}'s values" if len(sides) == 1 else f"the values of {' and '.join(sides)}"
+    target = format_point(result.target) + ("" if result.target_given else " (now; give --target to extrapolate)")
+    return (f"no common measured point ({ranges}): now is {format_point(result.largest)}, {whose}, below {where}, "
+            f"where {values} are extrapolated; target {target}")
 
 
 def text(result: Comparison) -> str:
@@ -96,6 +123,10 @@ def json_document(result: Comparison) -> dict[str, Any]:
         "format": FORMAT, "version": VERSION,
         "labels": {"A": a, "B": b}, "parameters": list(result.parameters), "along": result.along,
         "largest_common_point": {k: json_number(v) for k, v in result.largest.items()},
+        "ranges_overlap": result.common,
+        "measured_ranges": {side: {k: [json_number(lo), json_number(hi)] for k, (lo, hi) in ranges.items()}
+                            for side, ranges in zip(("A", "B"), result.measured)},
+        "significance_not_tested": result.untested or None,
         "target_point": {k: json_number(v) for k, v in result.target.items()},
         "target_given": result.target_given, "interval_level": result.level,
         "pairs": [{"callpath_a": p.callpath_a, "callpath_b": p.callpath_b, "metric": p.metric, "unit": p.unit,
@@ -162,7 +193,7 @@ def figure(result: Comparison, pair: Pair) -> str:
 
 def html_page(result: Comparison, title: str | None = None, plot_top: int | None = None) -> str:
     a, b = result.labels
-    top = PLOT_TOP if plot_top is None else int(plot_top)
+    top = option_int({} if plot_top is None else {"plot_top": plot_top}, "plot_top", PLOT_TOP, minimum=0)
     rows = []
     for rank, pair in enumerate(result.pairs, 1):
         growth = (f'<span class="differs">{html.escape(str(pair.growth_a))} → {html.escape(str(pair.growth_b))}'
