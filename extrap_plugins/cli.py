@@ -411,13 +411,14 @@ def _write_output(text: str, output: str | None) -> None:
         stream.write(text)
 
 
-def _check_outputs(outputs: dict[str, str | None], inputs: Sequence[str | None]) -> None:
+def _check_outputs(outputs: dict[str, str | None], inputs: Sequence[str | tuple[str | None, str] | None]) -> None:
     """Before any work: no output (by its option) over an input or inside an input folder, nor two outputs on one
-    file (the second would replace the first); see :func:`extrap_plugins.files.check_destination`."""
+    file (the second would replace the first); see :func:`extrap_plugins.files.check_destination` (an input that is
+    not measurements comes with what it is: ``(path, "the machine file (--machine)")``)."""
     from .files import check_destination
 
     given = {option: path for option, path in outputs.items() if path is not None}
-    sources = [path for path in inputs if path]
+    sources = [path for path in inputs if (path[0] if isinstance(path, tuple) else path)]
     seen: dict[str, str] = {}
     for option, path in given.items():
         check_destination(path, inputs=sources, option=option)
@@ -431,7 +432,7 @@ def _check_outputs(outputs: dict[str, str | None], inputs: Sequence[str | None])
 def _requirements_command(args: argparse.Namespace) -> ExitStatus:
     from .codesign import requirements
 
-    _check_outputs({"-o": args.output}, [*args.inputs, args.system])
+    _check_outputs({"-o": args.output}, [*args.inputs, (args.system, "the system file (--system)")])
 
     result = requirements(
         args.inputs, args.system, args.upgrade, roles=args.role or None, processes=args.processes, size=args.size,
@@ -447,7 +448,8 @@ def _whatif_command(args: argparse.Namespace) -> ExitStatus:
 
     if args.machine is None and not args.calibrate:
         raise InputError("whatif needs a machine profile (--machine M.toml) or --calibrate")
-    _check_outputs({"-o": args.output, "--save-machine": args.save_machine}, [*args.inputs, args.machine])
+    _check_outputs({"-o": args.output, "--save-machine": args.save_machine},
+                   [*args.inputs, (args.machine, "the machine file (--machine)")])
     result = whatif(
         args.inputs if len(args.inputs) > 1 else args.inputs[0], args.machine, target=args.target,
         scale=args.scale or None, calibrate_rates=args.calibrate, sensitivity=args.sensitivity,

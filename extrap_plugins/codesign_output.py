@@ -18,7 +18,7 @@ import math
 from typing import Any, Sequence
 
 from .errors import InputError
-from .formatting import format_point, json_number
+from .formatting import format_bytes, format_point, json_number
 
 KINDS = ("text", "csv", "json", "html")
 
@@ -93,12 +93,8 @@ def _page(title: str, body: str) -> str:
             f"<style>{STYLE}</style></head><body><h1>{html.escape(title)}</h1>\n{body}\n</body></html>\n")
 
 
-def size_text(value: float) -> str:
-    """``2 GiB`` when the value is a whole number of KiB/MiB/GiB/TiB, else the plain number."""
-    for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if value >= size and (value / size).is_integer() and value / size < 10000:
-            return f"{int(value / size)} {unit}"
-    return f"{value:g} bytes"
+size_text = format_bytes
+"""A size in bytes for people (:func:`~extrap_plugins.formatting.format_bytes`)."""
 
 
 # ------------------------------------------------------------------------ requirements
@@ -209,16 +205,19 @@ def _machine_line(machine) -> str:
 
 
 def _whatif_headers(result) -> list[str]:
+    """The columns of the what-if table; the time with the machine scaled and its speedup only with a ``scale``
+    (``--scale``: without one they would repeat the time and read 1)."""
     factor = f"{result.sensitivity:g}"
     sens = [f"{r.name} {'×' if r.kind == 'rate' else '÷'}{factor}" for r in result.machine.resources]
-    scaled = ", ".join(f"{k} {v:g}x" for k, v in result.scale.items()) or "unchanged"
-    return ["call path", "time [s]", "modelled [s]", f"with {scaled} [s]", "speedup", *sens, f"all {factor}×"]
+    scaled = ", ".join(f"{k} {v:g}x" for k, v in result.scale.items())
+    with_scale = [f"with {scaled} [s]", "speedup"] if scaled else []
+    return ["call path", "time [s]", "modelled [s]", *with_scale, *sens, f"all {factor}×"]
 
 
 def _whatif_cells(result, row) -> list[str]:
-    return [row.callpath, _number(row.time), _number(row.modelled_time), _number(row.scaled_time),
-            _ratio(row.speedup), *(_ratio(row.speedups[r.name]) for r in result.machine.resources),
-            _ratio(row.speedups["all"])]
+    with_scale = [_number(row.scaled_time), _ratio(row.speedup)] if result.scale else []
+    return [row.callpath, _number(row.time), _number(row.modelled_time), *with_scale,
+            *(_ratio(row.speedups[r.name]) for r in result.machine.resources), _ratio(row.speedups["all"])]
 
 
 def _calibration_rows(calibration) -> list[list[str]]:

@@ -24,7 +24,8 @@ level for the measured problem size.
 
 Per call path, the overhead ``O_i = C_i − W_i`` is a PMNF model again
 (:func:`overhead_model`), so its growth class is exact; its share of the whole
-overhead at the target ranks the call paths, the limiter first.
+overhead at the target ranks the call paths, the limiter first (the call paths of a named total, which hold
+everything, last).
 
 The public entry is :func:`extrap_plugins.efficiency` (in :mod:`extrap_plugins.api`),
 which reads, models ``C`` and calls :func:`analyse`.
@@ -65,6 +66,9 @@ P_BEYOND = 1024.0
 ISO_MIN_POINTS = 5
 INCONSISTENT = 0.05
 """A call path whose children's overhead exceeds its own by this share of the total gets a note."""
+SHARES_OVERLAP = 1e-6
+"""Without a call tree (:attr:`Efficiency.flat`), shares of the overhead that add up to more than ``1 +`` this are
+said to."""
 SUPERLINEAR = 1e-6
 """An efficiency above ``1 + SUPERLINEAR`` is superlinear (below it, rounding of ``W / C`` at ``p0``)."""
 
@@ -99,7 +103,9 @@ class CallpathOverhead:
     overhead_share_target: float
     """Share of the whole overhead, the call path's children included (inclusive values: its own value's)."""
     own_overhead_share_target: float
-    """Share of the whole overhead without the modelled children: these add up to 1 over the call tree."""
+    """Share of the whole overhead without the modelled children: these add up to 1 over the call tree.  Without a
+    call tree (:attr:`Efficiency.flat`) there are no modelled children: it is the share with whatever the call path
+    calls, as :attr:`overhead_share_target` is, and the shares overlap."""
     overhead_model: Model | None
     overhead_growth: str | None
     overhead_degree: tuple[float, float]
@@ -170,20 +176,27 @@ class Efficiency:
 
     total_given: bool = False
     """Whether the total's call paths were named (``total=``) rather than found in the call tree."""
+    flat: bool = False
+    """Whether the input has no call tree (several call paths, none with a modelled parent, inclusive values: a
+    flat text file): a call path's value may hold others' (the input cannot say), so its share of the overhead is
+    that of its value with whatever it calls, the shares overlap, and no own share can be told."""
 
     @property
     def limiter(self) -> CallpathOverhead | None:
-        """The call path with the largest own share of the overhead at the target.
+        """The call path with the largest own share of the overhead at the target: the first of :attr:`callpaths`
+        with overhead, as they are ranked by the same rule.
 
         When the total was named (a flat input without a call tree), the named call paths hold everything
-        and are passed over in favour of the first other call path.
+        and are passed over in favour of the first other call path (:attr:`set_aside`).
         """
-        ranked = [c for c in self.callpaths
-                  if math.isfinite(c.own_overhead_share_target) and c.own_overhead_share_target > 0]
-        if self.total_given:
-            names = {m.callpath for m in self.total}
-            ranked = [c for c in ranked if c.callpath not in names] or ranked
-        return ranked[0] if ranked else None
+        aside = set(self.set_aside)
+        return next((c for c in self.callpaths if _limits(c) and c.callpath not in aside), None)
+
+    @property
+    def set_aside(self) -> list[str]:
+        """The call paths of a named total (``total=``) while another call path has overhead: they hold everything,
+        so the limiter passes them over and the ranking of :attr:`callpaths` puts them last."""
+        return _set_aside(self.callpaths, self.total, self.total_given)
 
     @property
     def overhead_target(self) -> float:
@@ -393,6 +406,13 @@ def analyse(
     else:
         result.isoefficiency, result.isoefficiency_note = _isoefficiency(result, low, high, fit)
     result.callpaths = _callpaths(result, models, kind)
+    result.flat = kind == "inclusive" and len(models) > 1 and bool(np.all(tree_links(models)[2] < 0))
+    if result.flat:
+        shares = [c.overhead_share_target for c in result.callpaths if math.isfinite(c.overhead_share_target)]
+        added = f" (here they add up to {sum(shares):.1%})" if sum(shares) > 1 + SHARES_OVERLAP else ""
+        result.notes.append(f"the input has no call tree: a call path's value may hold others' (the input cannot "
+                            f"say which), so its share of the overhead is that of its value with whatever it calls, "
+                            f"and the shares overlap{added}")
     result.notes += _superlinear_notes(result)
     short = [c.callpath for c in result.callpaths if c.own_overhead_share_target < -INCONSISTENT]
     if short:
@@ -680,9 +700,23 @@ def _callpaths(result: Efficiency, models: Sequence[Model], kind: str) -> list[C
             overhead_model=o_model, overhead_growth=None if o_model is None else growth_class(o_model),
             overhead_degree=(math.nan, math.nan) if o_model is None else growth_degree(o_model),
             efficiency_target=float(W[i] / C[i]) if C[i] != 0 else math.nan))
-    entries.sort(key=lambda e: (not math.isfinite(e.own_overhead_share_target), -e.own_overhead_share_target
-                                if math.isfinite(e.own_overhead_share_target) else 0.0))
+    aside = set(_set_aside(entries, result.total, result.total_given))  # last, as the limiter passes them over
+    entries.sort(key=lambda e: (e.callpath in aside, not math.isfinite(e.own_overhead_share_target),
+                                -e.own_overhead_share_target if math.isfinite(e.own_overhead_share_target) else 0.0))
     return entries
+
+
+def _limits(entry: CallpathOverhead) -> bool:
+    """Whether a call path can be the limiter: it has a share of the overhead, above 0."""
+    return math.isfinite(entry.own_overhead_share_target) and entry.own_overhead_share_target > 0
+
+
+def _set_aside(entries: Sequence[CallpathOverhead], total: Sequence[Model], given: bool) -> list[str]:
+    """:attr:`Efficiency.set_aside` of these call paths, in their order."""
+    names = {m.callpath for m in total} if given else set()
+    if not any(_limits(e) and e.callpath not in names for e in entries):
+        return []
+    return [e.callpath for e in entries if e.callpath in names]
 
 
 def _superlinear_notes(result: Efficiency) -> list[str]:

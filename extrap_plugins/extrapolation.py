@@ -50,6 +50,7 @@ from .errors import ExtrapWarning, InputError
 from .experiment import CALLPATH_SEPARATOR, Experiment
 from .formatting import format_exponent, format_number, format_point
 from .models import Factor, Model, ModelSet, Term, expect_model_set
+from .options import parse_share
 
 LEVEL = 0.95
 CHOICE_AT = (2.0, 4.0, 10.0, 100.0)
@@ -531,7 +532,7 @@ def extrapolate(
     target: str | Mapping[str, float] | None = None,
     *,
     sort: str | None = None,
-    level: float = LEVEL,
+    level: float | str = LEVEL,
     values: str = "auto",
     intervals: bool | None = None,
 ) -> Extrapolations:
@@ -550,8 +551,9 @@ def extrapolate(
         value at the target, largest first; ``share``: by share of the root
         at the target (at the largest point without a target).  Always
         within each metric.  None keeps the model set's order.
-    level : float
-        Confidence level of the intervals, between 0 and 1.
+    level : float or str
+        Confidence level of the intervals, a share between 0 and 1 (exclusive): ``0.9`` or, as on the
+        command line, ``"90%"`` (:func:`~extrap_plugins.options.parse_share`).
     values : {"auto", "inclusive", "exclusive"}
         Whether a call path's value includes its children's.  For exclusive
         values a node's share is that of its subtree (its value plus all its
@@ -577,8 +579,10 @@ def extrapolate(
         raise InputError(f"unknown sort {sort!r}; expected one of {', '.join(SORT_KEYS)}")
     if values not in VALUE_KINDS:
         raise InputError(f"unknown values {values!r}; expected one of {', '.join(VALUE_KINDS)}")
-    if not 0 < level < 1:
-        raise InputError(f"the interval level must lie between 0 and 1, got {level}")
+    try:
+        level = parse_share(level, "level", f"{LEVEL:.0%}")  # as --level of efficiency and compare
+    except ValueError as error:
+        raise InputError(str(error)) from None
     parameters = tuple(model_set.parameters)
     target_point = parse_target(target, parameters)
     if sort == "target" and target_point is None:

@@ -151,14 +151,16 @@ def _refuse_read_only(path, target: str) -> None:
         raise ReadOnlyOutput(path)
 
 
-def check_destination(path: str | os.PathLike, *, inputs: Iterable[str | os.PathLike] = (), folder: bool = False,
+def check_destination(path: str | os.PathLike, *,
+                      inputs: Iterable[str | os.PathLike | tuple[str | os.PathLike, str]] = (), folder: bool = False,
                       allow_read_only: bool = False, option: str = "-o", writes: str = "the export's files") -> None:
     """Check, before any work, that ``path`` can take an output without destroying anything.
 
     Parameters
     ----------
     path : the ``-o`` path
-    inputs : the input files and folders of the command
+    inputs : the input files and folders of the command: measurements, or ``(path, what)`` for an input that is
+        not, with what it is as the messages name it (``(path, "the machine file (--machine)")``)
     folder : whether the output may be a folder of files (path exporters)
     allow_read_only : replace a read-only file all the same
     option : the option that gave ``path``, as the messages name it
@@ -176,10 +178,12 @@ def check_destination(path: str | os.PathLike, *, inputs: Iterable[str | os.Path
         raise InputError(f"{option} '': expected a file {'or folder ' if folder else ''}name")
     target = os.path.realpath(os.fspath(path))
     for given in inputs:
+        given, what = given if isinstance(given, tuple) else (given, None)
         source = os.path.realpath(os.fspath(given))
         if target == source:
-            raise InputError(f"the output ({option}) is an input: writing there would destroy the measurements; "
-                             "choose another file", path)
+            loses = f", {what}: writing there would replace it" if what else \
+                ": writing there would destroy the measurements"
+            raise InputError(f"the output ({option}) is an input{loses}; choose another file", path)
         if os.path.isdir(source) and _inside(target, source):
             raise InputError(f"the output ({option}) is inside the input folder {os.fspath(given)}: writing there "
                              "would change the input; choose an output outside it", path)

@@ -7,7 +7,8 @@
 :func:`format_point`      ``p=4, n=100`` (``(p=4, n=100)`` with ``brackets=True``)
 :func:`format_count`      ``1 run``, ``3 runs``: a count with its noun
 :func:`format_percent`    a share the user gave (a tolerance): ``5%``, ``2.5%``, ``0.1%``
-:func:`format_warned`     one warning of many series: ``a [time] and 9 more series``
+:func:`format_bytes`      a size: ``2 GiB``, ``1 PiB``, ``1.5e+09 bytes``
+:func:`format_warned`     one warning of many series: ``a [t] and b [t]``, ``a [t] and 9 more series``
 :func:`format_callpath`   a long call path for people: ``main->…->solve->MPI_Wait [time]``
 :func:`format_callpaths`  many call paths for people, each told from the others
 :func:`callpath_labels`   the same as a mapping: whole name -> what people read
@@ -25,15 +26,18 @@ import math
 from fractions import Fraction
 from typing import Mapping, Sequence
 
-__all__ = ["format_number", "format_value", "format_share", "format_percent", "format_exponent", "format_point",
-           "format_count", "format_warned", "format_callpath", "format_callpaths", "callpath_labels", "json_number",
-           "json_plain"]
+__all__ = ["format_number", "format_value", "format_share", "format_percent", "format_bytes", "format_exponent",
+           "format_point", "format_count", "format_warned", "format_callpath", "format_callpaths", "callpath_labels",
+           "json_number", "json_plain"]
 
 CALLPATH_SEPARATOR = "->"
 """Between the regions of a call path written as text (``main->solve``)."""
 CALLPATH_WIDTH = 100
 """A call path (with its `` [metric]``) longer than this is shortened in what people read (:func:`format_callpath`):
 a C++ template's region names run to thousands of characters."""
+
+WARNED_NAMED = 3
+"""A warning of this many series or fewer names every one (:func:`format_warned`); of more, the first and a count."""
 
 REGION_WIDTH = 40
 """A region that :func:`format_callpaths` keeps to tell call paths apart is shortened to this, and their last region
@@ -123,17 +127,45 @@ def format_point(point: Mapping[str, float] | None, parameters: Sequence[str] | 
     return f"({text})" if brackets else text
 
 
+BINARY_UNITS = (("EiB", 2**60), ("PiB", 2**50), ("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10))
+"""The units of :func:`format_bytes`, largest first."""
+
+
+def format_bytes(value: float) -> str:
+    """A size in bytes: a whole number of the largest binary unit it is a whole number of (below 10000 of it), else
+    the plain number of bytes.
+
+    >>> format_bytes(2**31), format_bytes(2**50), format_bytes(1536 * 2**40), format_bytes(1.5e9)
+    ('2 GiB', '1 PiB', '1536 TiB', '1.5e+09 bytes')
+    """
+    for unit, size in BINARY_UNITS:
+        if value >= size and (value / size).is_integer() and value / size < 10000:
+            return f"{int(value / size)} {unit}"
+    return f"{value:g} bytes"
+
+
 def format_count(n: int, noun: str) -> str:
     """``1 run``, ``0 runs``, ``3 runs``: the noun takes an ``s`` unless there is exactly one."""
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
-def format_warned(series: Sequence[str], text: str) -> str:
-    """One warning said of several series, naming the first (shortened as :func:`format_callpath` does) and
-    counting the others: ``main->a [time] and 86 more series: ...`` (the end of ``model`` and the text export)."""
-    if len(series) > 1:
-        return f"{format_callpath(series[0])} and {len(series) - 1} more series: {text}"
-    return f"{format_callpath(series[0])}: {text}" if series else text
+def format_warned(series: Sequence[str], text: str, every: str = "") -> str:
+    """One warning said of several series: all of them named while they are at most :data:`WARNED_NAMED` (as
+    :func:`format_callpaths` tells them apart), else the first and a count of the others, with ``every`` (where all
+    are named) in brackets: ``main->a [time], main->b [time] and main->c [time]: ...``, ``main->a [time] and 86
+    more series (--export json lists them all): ...`` (the end of ``model`` and the text export).
+
+    >>> format_warned(["a [t]", "b [t]"], "noisy"), format_warned(["a [t]", "b [t]", "c [t]", "d [t]"], "noisy")
+    ('a [t] and b [t]: noisy', 'a [t] and 3 more series: noisy')
+    """
+    series = list(dict.fromkeys(series))  # a series warned twice of one cause is one series
+    if not series:
+        return text
+    if len(series) <= WARNED_NAMED:
+        names = format_callpaths(series)
+        return f"{', '.join(names[:-1])} and {names[-1]}: {text}" if len(names) > 1 else f"{names[0]}: {text}"
+    where = f" ({every})" if every else ""
+    return f"{format_callpath(series[0])} and {len(series) - 1} more series{where}: {text}"
 
 
 def format_callpath(name: str, width: int = CALLPATH_WIDTH) -> str:

@@ -326,6 +326,10 @@ def test_relearn_weak_scaling(shared_data):
     assert 32 < result.largest_p_at_level < 64  # measured E is 0.71 at p = 64
     assert result.limiter.callpath == "Simulation loop"
     assert result.isoefficiency is not None and "n must stay at or below" in result.isoefficiency.note
+    # the table's first row was main() (the total, 100 %), though the limiter is said to come first
+    assert result.flat and result.callpaths[0] is result.limiter and result.callpaths[-1].callpath == "main()"
+    added = sum(c.overhead_share_target for c in result.callpaths if math.isfinite(c.overhead_share_target))
+    assert added > 4 and result.notes[-1].endswith(f"and the shares overlap (here they add up to {added:.1%})")
 
 
 def test_cube_single_parameter(shared_data):
@@ -525,3 +529,62 @@ def test_a_row_is_measured_only_where_the_total_was(tmp_path, capsys):
     assert main(["efficiency", str(path), "--size", "n"]) == 0
     table = capsys.readouterr().out.split("\n\n")[1].splitlines()
     assert table[2].split()[0:2] == ["1", "1.6e4"] and table[-1].startswith("128 (target)")
+
+
+# ------------------------------------------------- shares and the ranking
+def flat():
+    """A flat input (no call tree, as Extra-P's text format): comm runs inside loop, loop inside main(), which
+    the input cannot say; every value holds its callees'."""
+    return experiment({"main()": lambda p, n: n / p + 1.5 * np.log2(p), "comm": lambda p, n: 0.5 * np.log2(p),
+                       "loop": lambda p, n: n / p + np.log2(p)}, [1, 2, 4, 8, 16, 32])
+
+
+def test_without_a_call_tree_the_shares_are_said_to_hold_the_callees_and_the_limiter_is_the_first_row():
+    # RELeARN: "own share" main() 100 %, Simulation loop 99.9 %, ... "ranked by own share", main() first, and the
+    # limiter named was Simulation loop
+    result = extrap_plugins.efficiency(flat(), size="n", target=256, total="main()")
+    assert result.flat and result.set_aside == ["main()"]
+    assert [c.callpath for c in result.callpaths] == ["loop", "comm", "main()"]
+    assert result.limiter is result.callpaths[0]
+    shares = [c.own_overhead_share_target for c in result.callpaths]
+    assert shares == pytest.approx([2 / 3, 1 / 3, 1.0], rel=1e-6)
+    assert shares == pytest.approx([c.overhead_share_target for c in result.callpaths], rel=1e-12)
+    note = ("the input has no call tree: a call path's value may hold others' (the input cannot say which), so its "
+            "share of the overhead is that of its value with whatever it calls, and the shares overlap (here they add "
+            "up to 200.0%)")
+    assert result.notes[-1] == note
+    lines = extrap_plugins.export_report(result, "text").splitlines()
+    assert "limiter: loop (66.7% of the overhead at p=256, with what it calls; its overhead grows as O(p·log p))" \
+        in lines
+    title = lines.index("overhead per call path at p=256, n=160000, ranked by share, so the limiter comes first; "
+                        "the total, main(), last:")
+    assert [cell for cell in lines[title + 1].split("  ") if cell][:2] == ["call path", "share with what it calls"]
+    assert [line.split()[:2] for line in lines[title + 3:title + 6]] == [["loop", "66.7%"], ["comm", "33.3%"],
+                                                                          ["main()", "100.0%"]]
+    assert lines[-1] == f"note: {note}"
+    document = json.loads(extrap_plugins.export_report(result, "json"))
+    assert document["flat"] is True and document["limiter"] == "loop"
+    assert [c["callpath"] for c in document["callpaths"]] == ["loop", "comm", "main()"]
+    page = extrap_plugins.export_report(result, "html")
+    assert "<th>share of the overhead, with what it calls</th><th>overhead growth</th>" in page
+    assert "own share" not in page and "ranked by share, so the limiter comes first; the total, main(), last" in page
+
+
+def test_with_a_call_tree_a_named_total_is_ranked_last_as_the_limiter_passes_it_over():
+    data = experiment({"main": lambda p, n: n / p + 3 * np.log2(p), "main->allreduce": lambda p, n: np.log2(p)},
+                      [1, 2, 4, 8, 16, 32])
+    result = extrap_plugins.efficiency(data, size="n", target=256, total="main")
+    assert not result.flat and result.limiter.callpath == "main->allreduce"
+    assert [(c.callpath, round(c.own_overhead_share_target, 6)) for c in result.callpaths] == [
+        ("main->allreduce", round(1 / 3, 6)), ("main", round(2 / 3, 6))]
+    lines = extrap_plugins.export_report(result, "text").splitlines()
+    title = lines.index("overhead per call path at p=256, n=160000, ranked by own share, so the limiter comes first; "
+                        "the total, main, last:")
+    assert lines[title + 1].split()[:6] == ["call", "path", "own", "share", "with", "children"]
+    assert "limiter: main->allreduce (33.3% of the overhead at p=256; its overhead grows as O(p·log p))" in lines
+    assert json.loads(extrap_plugins.export_report(result, "json"))["flat"] is False
+    found = extrap_plugins.efficiency(data, size="n", target=256)  # the root found: ranked by own share alone
+    assert [c.callpath for c in found.callpaths] == ["main", "main->allreduce"] and found.set_aside == []
+    assert found.limiter is found.callpaths[0]
+    assert "overhead per call path at p=256, n=160000, ranked by own share, so the limiter comes first:" in \
+        extrap_plugins.export_report(found, "text").splitlines()

@@ -293,7 +293,7 @@ def test_json_version_2_adds_keys_and_version_1_stays_exact(stencil_like):
     assert v2["interval_level"] == 0.95 and v2["values"] == {"time": "inclusive"} and v2["sort"] is None
     for old, new in zip(v1["models"], v2["models"]):
         assert {k: new[k] for k in old} == old
-        assert set(new) - set(old) == {"growth", "largest", "target"}
+        assert set(new) - set(old) == {"growth", "largest", "target", "warnings"}
     a = v2["models"][1]
     assert a["growth"] == "O(p)" and a["target"]["value"] == 4098.0
     assert a["target"]["share_of_parent"] == pytest.approx(4098 / 4136)
@@ -318,6 +318,40 @@ def test_exporters_name_their_options(stencil_like):
         extrap_plugins.export(stencil_like, "json", colour="red")
     assert str(error.value) == ("exporter 'json' has no option 'colour'; its options are: version, "
                                 "and those of every exporter: target, sort, values, level")
+    with pytest.raises(InputError) as error:
+        extrap_plugins.export(stencil_like, "text", bogus=1)
+    assert str(error.value) == ("exporter 'text' has no option 'bogus'; its options are those of every exporter: "
+                                "target, sort, values, level")
+
+
+@pytest.mark.parametrize("level", [0.9, "0.9", "90%", " 90% "])
+def test_extrapolate_takes_a_level_as_efficiency_and_compare_do(stencil_like, level):
+    result = extrapolate(stencil_like, "p=4096", level=level)
+    assert result.level == 0.9
+    assert [r.interval for r in result.rows] == [r.interval for r in extrapolate(stencil_like, "p=4096", level=0.9).rows]
+
+
+@pytest.mark.parametrize("level, got", [
+    (None, "None"), ("0.9x", "'0.9x'"), (2, "2"), ("190%", "190%"), (0, "0"), (True, "True"), ([0.9], "[0.9]"),
+    (math.nan, "nan"),
+])
+def test_a_level_extrapolate_cannot_take_is_one_input_error(stencil_like, level, got):
+    # level="0.9" was TypeError: '<' not supported between instances of 'int' and 'str'
+    with pytest.raises(InputError) as error:
+        extrapolate(stencil_like, "p=4096", level=level)
+    assert type(error.value) is InputError
+    assert str(error.value) == f"level: expected a share between 0 and 1 (exclusive), such as 95% or 0.95, got {got}"
+
+
+def test_the_level_export_option_is_a_share_as_the_level_of_efficiency_and_compare(host, numbers, capsys):
+    args = ["model", str(numbers), "--export", "json", "--target", "p=1024", "--export-option"]
+    assert main([*args, "level=90%"]) == ExitStatus.OK
+    assert json.loads(capsys.readouterr().out)["interval_level"] == 0.9
+    assert main([*args, "level=0.9"]) == ExitStatus.OK
+    assert json.loads(capsys.readouterr().out)["interval_level"] == 0.9
+    assert main([*args, "level=90"]) == ExitStatus.BAD_INPUT
+    assert capsys.readouterr().err == ("extrap-plugins: error: level: expected a share between 0 and 1 (exclusive), "
+                                       "such as 95% or 0.95, got 90\n")
 
 
 # ---------------------------------------------------------------------- CLI

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 
-from extrap_plugins.formatting import (format_callpath, format_callpaths, format_count, format_number, format_percent,
-                                      format_share, format_value, format_warned)
+from extrap_plugins.formatting import (format_bytes, format_callpath, format_callpaths, format_count, format_number,
+                                      format_percent, format_share, format_value, format_warned)
 
 
 def test_a_share_keeps_one_decimal_below_ten_thousand_percent():
@@ -37,13 +37,37 @@ def test_a_share_the_user_gave_keeps_its_digits():
     assert [format_percent(t) for t in (0.05, 0.3, 0.025, 0.001, 1e-4)] == ["5%", "30%", "2.5%", "0.1%", "0.01%"]
 
 
-def test_a_warning_of_several_series_names_the_first_and_counts_the_others():
+def test_a_warning_of_up_to_three_series_names_them_all():
+    # "IntelMPI->MPI_Allgather [median] and 1 more series: ...": the other was never named
     assert format_warned(["main [time]", "main->a [time]", "main->b [time]"], "noisy") == \
-        "main [time] and 2 more series: noisy"
+        "main [time], main->a [time] and main->b [time]: noisy"
+    assert format_warned(["a [median]", "b [median]"], "noisy", "--export json lists them all") == \
+        "a [median] and b [median]: noisy"
     assert format_warned(["main [time]"], "noisy") == "main [time]: noisy"
+    assert format_warned(["main [time]", "main [time]"], "noisy") == "main [time]: noisy"  # one series, warned twice
     assert format_warned([], "a file could not be read") == "a file could not be read"
     long = "main->" + "region" * 40 + " [time]"
-    assert format_warned([long, "main [time]"], "noisy") == f"{format_callpath(long)} and 1 more series: noisy"
+    assert format_warned([long, "main [time]"], "noisy") == f"{format_callpath(long)} and main [time]: noisy"
+    alike = ["main->alpha->x->y->solve [t]", "main->beta->x->y->solve [t]"]
+    assert format_warned(alike, "noisy") == f"{' and '.join(format_callpaths(alike))}: noisy"
+
+
+def test_a_warning_of_more_series_names_the_first_counts_the_others_and_says_where_all_are():
+    series = [f"main->r{k} [time]" for k in range(8)]
+    assert format_warned(series, "noisy") == "main->r0 [time] and 7 more series: noisy"
+    assert format_warned(series, "noisy", "--export json lists them all") == \
+        "main->r0 [time] and 7 more series (--export json lists them all): noisy"
+
+
+def test_byte_sizes_go_up_to_exbibytes():
+    # "1 PiB" printed as "1024 TiB"
+    assert [format_bytes(2.0**k) for k in (10, 31, 40, 50, 60, 62)] == \
+        ["1 KiB", "2 GiB", "1 TiB", "1 PiB", "1 EiB", "4 EiB"]
+    assert format_bytes(1536 * 2.0**40) == "1536 TiB" and format_bytes(1.5e9) == "1.5e+09 bytes"
+    assert format_bytes(1000) == "1000 bytes" and format_bytes(2.0**80) == "1.20893e+24 bytes"
+    from extrap_plugins.codesign_output import size_text  # the codesign outputs' sizes (system: ... per process)
+
+    assert size_text(2.0**50) == "1 PiB"
 
 
 def test_a_long_call_path_keeps_its_root_and_its_last_regions():

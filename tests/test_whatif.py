@@ -154,6 +154,41 @@ def test_cli_whatif_text(tmp_path, machine_file, capsys):
     assert "main->exchange" in out and "total" in out and "processor" in out
 
 
+def test_the_scaled_time_is_a_column_only_when_the_machine_is_scaled(tmp_path, machine_file, capsys):
+    # without --scale the table had "with unchanged [s]" (the time again) and "speedup" (1 everywhere)
+    data = write_jsonl(synthetic(), tmp_path / "runs.jsonl")
+    base = ["whatif", data, "--machine", str(machine_file), "--calibrate", "--target", "p=256,n=1.6e5"]
+    headers = {}
+    for scale in ([], ["--scale", "bandwidth=4x"]):
+        for export in ("text", "html"):
+            assert main([*base, *scale, "--export", export]) == 0
+            headers[bool(scale), export] = capsys.readouterr().out
+    plain = next(line for line in headers[False, "text"].splitlines() if line.startswith("call path  ") and
+                 "time [s]" in line)
+    assert plain.split() == ["call", "path", "time", "[s]", "modelled", "[s]", "processor", "×4", "memory", "×4",
+                             "bandwidth", "×4", "latency", "÷4", "all", "4×"]
+    assert "unchanged" not in headers[False, "html"] and "<th>speedup</th>" not in headers[False, "html"]
+    assert "with bandwidth 4x [s]    speedup" in headers[True, "text"]
+    assert "<th>with bandwidth 4x [s]</th><th>speedup</th>" in headers[True, "html"]
+
+
+def test_the_machine_file_is_named_when_it_would_be_saved_over(tmp_path, machine_file, capsys):
+    # "writing there would destroy the measurements": it is the machine file
+    data = write_jsonl(synthetic(), tmp_path / "runs.jsonl")
+    before = machine_file.read_text()
+    status = main(["whatif", data, "--machine", str(machine_file), "--calibrate", "--target", "p=256,n=1.6e5",
+                   "--save-machine", str(machine_file)])
+    assert (status, capsys.readouterr().err) == (2, (
+        f"extrap-plugins: error: {machine_file}: the output (--save-machine) is an input, the machine file "
+        "(--machine): writing there would replace it; choose another file\n"))
+    assert machine_file.read_text() == before
+    system = tmp_path / "system.toml"
+    system.write_text("[system]\nprocesses = 64\nmemory_per_process = \"2 GiB\"\n")
+    assert main(["requirements", data, "--system", str(system), "-o", str(system)]) == 2
+    assert capsys.readouterr().err == (f"extrap-plugins: error: {system}: the output (-o) is an input, the system file "
+                                       "(--system): writing there would replace it; choose another file\n")
+
+
 @pytest.mark.parametrize("argv, message", [
     (["--scale", "network=2x"], "--scale network: the machine has no such resource; its resources are processor, "
                                 "memory, bandwidth, latency"),
@@ -329,7 +364,7 @@ def test_cli_whatif_gives_no_negative_time_and_says_why(tmp_path, capsys, monkey
     assert [(r["callpath"], r["modelled_time"], r["amounts"]["processor"]) for r in document["rows"]] == [
         ("main", 0.0, 0.0)]
     assert err.splitlines() == [
-        "extrap-plugins: warning: main [flop] and 1 more series: " + BELOW.format(value="-1e9"),
+        "extrap-plugins: warning: main [flop] and main->solve [flop]: " + BELOW.format(value="-1e9"),
         "extrap-plugins: warning: main [time]: " + BELOW.format(value="-1"),
         "extrap-plugins: warning: main->solve [flop, bytes_sent]: every amount is 0 at p=1048576, the negative ones "
         "cut at 0: the call path is left out of the what-if"]

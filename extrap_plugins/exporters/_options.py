@@ -19,7 +19,7 @@ COMMON_OPTIONS = {
     "target": "the point to extrapolate to, e.g. p=65536,n=1e6",
     "sort": "order of the rows: growth, target or share (default: the model order)",
     "values": "whether values include the children's: auto (default), inclusive or exclusive",
-    "level": "confidence level of the prediction intervals (default 0.95)",
+    "level": "confidence level of the prediction intervals: 95% or 0.95 (the default)",
 }
 """Options every built-in exporter takes; :func:`from_options` reads them."""
 
@@ -37,22 +37,13 @@ def from_options(model_set: ModelSet, options: dict[str, str], exporter: str,
     own = dict(own or {})
     unknown = sorted(k for k in options if k not in COMMON_OPTIONS and k not in own)
     if unknown:
-        if own:
-            raise InputError(
-                f"exporter {exporter!r} has no option {', '.join(map(repr, unknown))}; its options are: "
-                f"{', '.join(sorted(own))}, and those of every exporter: {', '.join(COMMON_OPTIONS)}"
-            )
-        raise InputError(
-            f"exporter {exporter!r} takes no options; got {', '.join(unknown)} "
-            f"(the options of every exporter are {', '.join(COMMON_OPTIONS)})"
-        )
-    level = options.get("level", LEVEL)
-    try:
-        level = float(level)
-    except ValueError:
-        raise InputError(f"level {level!r} is not a number; expected e.g. 0.95") from None
+        theirs = (f"its options are: {', '.join(sorted(own))}, and those of every exporter" if own
+                  else "its options are those of every exporter")
+        raise InputError(f"exporter {exporter!r} has no option {', '.join(map(repr, unknown))}; "
+                         f"{theirs}: {', '.join(COMMON_OPTIONS)}")
     result = extrapolate(model_set, options.get("target") or None, sort=options.get("sort") or None,
-                         level=level, values=options.get("values") or "auto", intervals=intervals)
+                         level=options.get("level", LEVEL), values=options.get("values") or "auto",
+                         intervals=intervals)
     rest = {k: v for k, v in options.items() if k in own}
     return result, rest
 

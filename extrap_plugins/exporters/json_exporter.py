@@ -71,7 +71,8 @@ def json_document(model_set: ModelSet, version: int = JSON_DEFAULT_VERSION,
 
     Version 2 adds, at the top, ``largest_point``, ``target_point``,
     ``interval_level``, ``sort`` and ``values``, and to every model
-    ``growth``, ``largest`` and ``target`` (see :func:`_extrapolation_to_json`); models made with
+    ``growth``, ``largest`` and ``target`` (see :func:`_extrapolation_to_json`) and ``warnings`` (the model's
+    :attr:`~extrap_plugins.models.Model.warnings`, every one, as the text export's end counts them); models made with
     ``validate=True`` add ``validation: {"error": ...}`` to every model and the summary
     ``validation: {"models", "within_10", "within_25", "median"}`` at the top.
     """
@@ -107,7 +108,7 @@ def json_document(model_set: ModelSet, version: int = JSON_DEFAULT_VERSION,
         document["validation"] = {k: v if k == "models" else json_number(v) for k, v in summary.items()}
     document["models"] = [
         {**_model_to_json(m), **_extrapolation_to_json(x, extrapolations.target is not None),
-         **({"validation": {"error": json_number(m.validation)}} if validated else {})}
+         "warnings": list(m.warnings), **({"validation": {"error": json_number(m.validation)}} if validated else {})}
         for m, x in extrapolations
     ]
     return document

@@ -16,6 +16,9 @@ from extrap_plugins.registration import ExporterInfo
 
 from ._options import from_options
 
+WARNINGS_LISTED = "--export json lists them all"
+"""Where a warning of more series than the text names lists every one (each model's ``warnings`` in JSON version 2)."""
+
 
 @hookimpl
 def extrap_exporters() -> list[ExporterInfo]:
@@ -74,7 +77,7 @@ def export_text(model_set: ModelSet, out: IO[str], options: dict[str, str]) -> N
     if causes:
         out.write("\nwarnings:\n")
         for text, series in causes.items():
-            out.write(f"  {format_warned(series, text)}\n")
+            out.write(f"  {format_warned(series, text, WARNINGS_LISTED)}\n")
 
 
 def _extrapolation_headers(ranked: Extrapolations) -> list[str]:

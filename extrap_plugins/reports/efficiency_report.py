@@ -80,9 +80,33 @@ def limiter_text(result: Efficiency) -> str:
     top = result.limiter
     if top is None:
         return f"limiter: none ({result.limiter_note})"
+    calls = ", with what it calls" if result.flat else ""
     return (f"limiter: {top.callpath} ({percent(top.own_overhead_share_target)} of the overhead at "
-            f"{result.processes}={format_value(result.target[result.processes])}; its overhead grows as "
+            f"{result.processes}={format_value(result.target[result.processes])}{calls}; its overhead grows as "
             f"{top.overhead_growth or 'n/a'})")
+
+
+def share_headers(result: Efficiency) -> list[str]:
+    """The share columns of the table of call paths: the own share and the share with the children, or without a
+    call tree (:attr:`~extrap_plugins.efficiency_analysis.Efficiency.flat`) the one share there is."""
+    return ["share with what it calls"] if result.flat else ["own share", "with children"]
+
+
+def share_cells(result: Efficiency, c) -> list[str]:
+    return [percent(c.own_overhead_share_target)] + ([] if result.flat else [percent(c.overhead_share_target)])
+
+
+def ranking_text(result: Efficiency) -> str:
+    """How the table of call paths is ranked, as its title says: by the rule the limiter is chosen by."""
+    if not any(math.isfinite(c.own_overhead_share_target) for c in result.callpaths):
+        return ""
+    text = ", ranked by share" if result.flat else ", ranked by own share"
+    if result.limiter is not None:
+        text += ", so the limiter comes first"
+    aside = result.set_aside
+    if aside:
+        text += f"; the total, {', '.join(aside)}, last"
+    return text
 
 
 # -------------------------------------------------------------------- text
@@ -103,13 +127,11 @@ def text(result: Efficiency) -> str:
     lines.append(tabulate(rows, headers=[p, "T", f"C = {p}·T", "W", "O = C − W", "E = W/C", "S", "E measured"],
                           tablefmt="simple", disable_numparse=True))
     lines += ["", isoefficiency_text(result), largest_p_text(result), limiter_text(result), ""]
-    rows = [[c.callpath, percent(c.own_overhead_share_target), percent(c.overhead_share_target),
-             c.overhead_growth or "n/a", people(c.overhead_target), people(c.work_target),
-             people(c.efficiency_target)] for c in result.callpaths]
-    ranked = any(math.isfinite(c.own_overhead_share_target) for c in result.callpaths)
-    lines.append(f"overhead per call path at {format_point(result.target)}{', ranked by own share' if ranked else ''}:")
-    lines.append(tabulate(rows, headers=["call path", "own share", "with children", "overhead growth",
-                                         "overhead", "work", "E"], tablefmt="simple", disable_numparse=True))
+    rows = [[c.callpath, *share_cells(result, c), c.overhead_growth or "n/a", people(c.overhead_target),
+             people(c.work_target), people(c.efficiency_target)] for c in result.callpaths]
+    lines.append(f"overhead per call path at {format_point(result.target)}{ranking_text(result)}:")
+    lines.append(tabulate(rows, headers=["call path", *share_headers(result), "overhead growth", "overhead", "work",
+                                         "E"], tablefmt="simple", disable_numparse=True))
     lines += [f"note: {note}" for note in result.notes]
     return "\n".join(lines) + "\n"
 
@@ -170,6 +192,7 @@ def json_document(result: Efficiency) -> dict[str, Any]:
         "largest_p_note": result.largest_p_note,
         "limiter": None if limiter is None else limiter.callpath,
         "limiter_note": result.limiter_note or None,
+        "flat": result.flat,
         "notes": list(result.notes),
         "callpaths": [{"callpath": c.callpath, "metric": c.metric, "function": c.model.function,
                        "work_target": json_number(c.work_target), "overhead_target": json_number(c.overhead_target),
@@ -248,11 +271,14 @@ def html_page(result: Efficiency, title: str | None = None, plot_top: int | None
     for c in result.callpaths:
         share = c.own_overhead_share_target
         width = int(max(0.0, min(1.0, share)) * 120) if math.isfinite(share) else 0
-        path_rows.append([html.escape(c.callpath), f'<span class="bar" style="width:{width}px"></span>'
-                          + html.escape(percent(share)), html.escape(percent(c.overhead_share_target)),
-                          html.escape(c.overhead_growth or "n/a"), html.escape(people(c.overhead_target)),
+        shares = [html.escape(text) for text in share_cells(result, c)]
+        path_rows.append([html.escape(c.callpath), f'<span class="bar" style="width:{width}px"></span>' + shares[0],
+                          *shares[1:], html.escape(c.overhead_growth or "n/a"), html.escape(people(c.overhead_target)),
                           html.escape(people(c.work_target)), html.escape(people(c.efficiency_target)),
                           html.escape(c.model.formula)])
+    share_columns = (["share of the overhead, with what it calls"] if result.flat
+                     else ["own share of the overhead", "with children"])
+    first = 1 + len(share_columns)  # the first column after the shares
     body = f"""
 <section id="summary"><h2>Analysis</h2>{definition_list(summary, "summary-list")}{conclusions}</section>
 <section id="plots"><h2>Efficiency and speedup</h2>
@@ -270,8 +296,9 @@ level is the horizontal line.</figcaption></figure>
 {table([p, "T", f"C = {p}·T", "W", "O = C − W", "E", "S", "E measured"], scaling_rows, "scaling-table",
        numeric=range(1, 8))}
 </section>
-<section id="callpaths"><h2>Overhead per call path at {html.escape(format_point(result.target))}</h2>
-{table(["call path", "own share of the overhead", "with children", "overhead growth", "overhead", "work", "E",
-        f"model of C = {p}·T"], path_rows, "callpath-table", numeric=(4, 5, 6), raw=range(8))}
+<section id="callpaths"><h2>Overhead per call path at {html.escape(format_point(result.target))}{
+    html.escape(ranking_text(result))}</h2>
+{table(["call path", *share_columns, "overhead growth", "overhead", "work", "E", f"model of C = {p}·T"], path_rows,
+       "callpath-table", numeric=range(first + 1, first + 4), raw=range(first + 5))}
 </section>"""
     return page(title or f"Efficiency: {result.metric} over {p}", "made by extrap-plugins efficiency", body)

@@ -54,8 +54,25 @@ def test_text_export_says_a_warning_shared_by_many_series_once(host):
                     warnings=(few, "noisy") if callpath == "main->b" and metric == "time" else (few,))
               for callpath in ("main", "main->a", "main->b") for metric in ("time", "visits")]
     lines = extrap_plugins.export(ModelSet(("p",), models, modeler="default"), "text").splitlines()
-    assert lines[lines.index("warnings:") + 1:] == [f"  main [time] and 5 more series: {few}",
-                                                    "  main->b [time]: noisy"]
+    assert lines[lines.index("warnings:") + 1:] == [
+        f"  main [time] and 5 more series (--export json lists them all): {few}", "  main->b [time]: noisy"]
+
+
+def test_a_warning_of_a_few_series_names_every_one_and_json_lists_them_all(host):
+    # "IntelMPI->MPI_Allgather [median] and 1 more series: terms of opposite sign": which other series?
+    quality = Quality(rss=0.0, ar2=1.0, smape=0.0, re=0.0)
+    signs = "terms of opposite sign"
+    models = [Model(callpath, "median", ("p",), 1.0, (), quality, points=5, modeler="default",
+                    warnings=(signs,) if callpath != "OpenMPI->MPI_Bcast" else ())
+              for callpath in ("IntelMPI->MPI_Allgather", "OpenMPI->MPI_Allgather", "OpenMPI->MPI_Bcast",
+                               "OpenMPI->MPI_Reduce")]
+    model_set = ModelSet(("p",), models, modeler="default")
+    lines = extrap_plugins.export(model_set, "text").splitlines()
+    assert lines[lines.index("warnings:") + 1:] == [
+        f"  IntelMPI->MPI_Allgather [median], OpenMPI->MPI_Allgather [median] and OpenMPI->MPI_Reduce [median]: "
+        f"{signs}"]
+    document = json.loads(extrap_plugins.export(model_set, "json", version=2))
+    assert [m["warnings"] for m in document["models"]] == [[signs], [signs], [], [signs]]
 
 
 def test_csv_export_has_one_row_per_model(model_set, host):
@@ -78,8 +95,12 @@ def test_export_to_a_file_is_atomic_and_keeps_the_old_file_on_error(model_set, h
 
 
 def test_exporters_reject_options(model_set, host):
-    with pytest.raises(extrap_plugins.InputError, match="exporter 'csv' takes no options; got color"):
-        extrap_plugins.export(model_set, "csv", color="red")
+    # "exporter 'text' takes no options; got bogus (the options of every exporter are target, ...)": it takes four
+    for exporter in ("csv", "text"):
+        with pytest.raises(extrap_plugins.InputError) as error:
+            extrap_plugins.export(model_set, exporter, color="red")
+        assert str(error.value) == (f"exporter {exporter!r} has no option 'color'; its options are those of every "
+                                    "exporter: target, sort, values, level")
 
 
 def test_text_export_shortens_long_call_paths_and_says_where_they_are_whole(host):
