@@ -16,7 +16,13 @@ Protocol (see benchmarks/README.md):
   [0.1, 2]), ``falling`` (p^-i, p^-i log2(p), log2(p)^-j; i from Extra-P's
   exponents 1/4 ... 3/2 or uniform in [0.25, 1.5]; in two parameters multiplied by, or added
   to, a rising factor of ``n`` from I x J: counts divided among ranks,
-  ``150 n / p``); the constant is 0 in 15 % of the functions (40 % for falling);
+  ``150 n / p``), ``turning`` (strong scaling with an overhead: a falling term of
+  ``falling`` plus a rising one, log2(p), log2(p)^2 or p^a with a in [1/4, 1]
+  (times log2(p) in a fifth), ``c1 W(p) + c2 O(p)``; in two parameters the falling
+  term carries the work's factor of ``n``, ``c1 n / p + c2 log2(p)``, or ``n`` is a
+  term of its own): the time falls, then rises once the overhead wins -- inside
+  the data or beyond them, wherever the shares drawn at the largest point put the
+  turn; the constant is 0 in 15 % of the functions (40 % for falling and turning);
 * two-parameter templates: ``c0 + c1 f(p) + c2 g(n)``, ``c0 + c1 f(p) g(n)``,
   ``c0 + c1 f(p) g(n) + c2 f(p)``;
 * coefficients: the function's value at the largest measured point is
@@ -66,7 +72,7 @@ from accuracy import evaluate, experiment_of, extrap_python, write_text  # noqa:
 EXTRAP_I = [float(Fraction(t)) for t in
             "0 1/4 1/3 1/2 2/3 3/4 4/5 1 5/4 4/3 3/2 5/3 7/4 2 9/4 7/3 5/2 8/3 11/4 3".split()]
 NOISES = (0.0, 0.02, 0.05, 0.10, 0.20, 0.40)
-CLASSES = ("inside", "outside", "falling")
+CLASSES = ("inside", "outside", "falling", "turning")
 DISTANCES = (2.0, 4.0, 8.0)
 FAR = 100.0  # negative predictions are also counted here
 REPS = 5
@@ -114,14 +120,33 @@ def falling_factor(rng):
     return (0.0, -float(rng.choice([1, 2])))
 
 
+def overhead_factor(rng):
+    """(i, j) of an overhead that grows with p: a collective's log2(p) or log2(p)^2, or p^a with a in [1/4, 1]."""
+    form = rng.choice(3, p=[0.4, 0.15, 0.45])
+    if form == 0:
+        return (0.0, 1.0)
+    if form == 1:
+        return (0.0, 2.0)
+    a = float(rng.choice(EXTRAP_I[1:8])) if rng.random() < 0.5 else float(rng.uniform(0.25, 1.0))
+    return (a, 1.0 if rng.random() < 0.2 else 0.0)
+
+
 def make_function(rng, m, cls, Xmax):
     """``(c0, [(c, [(i, j) per parameter]), ...])`` with the coefficients drawn at the largest point Xmax."""
-    if m == 1:
+    zero = (0.0, 0.0)
+    if cls == "turning":
+        f, h = falling_factor(rng), overhead_factor(rng)
+        if m == 1:
+            structure = [[f], [h]]
+        elif rng.random() < 0.6:
+            structure = [[f, rising_factor(rng, "inside")], [h, zero]]
+        else:
+            structure = [[f, zero], [h, zero], [zero, rising_factor(rng, "inside")]]
+    elif m == 1:
         structure = [[falling_factor(rng) if cls == "falling" else rising_factor(rng, cls)]]
     else:
         f = falling_factor(rng) if cls == "falling" else rising_factor(rng, cls)
         g = rising_factor(rng, "inside" if cls == "falling" else cls)
-        zero = (0.0, 0.0)
         u = rng.random()
         if cls == "falling":
             structure = [[f, g]] if u < 0.6 else [[f, zero], [zero, g]]
@@ -132,7 +157,7 @@ def make_function(rng, m, cls, Xmax):
         else:
             structure = [[f, g], [f, zero]]
     total = 10.0 ** rng.uniform(-2, 4)
-    w0 = 0.0 if rng.random() < (0.4 if cls == "falling" else 0.15) else rng.uniform(0.05, 0.95)
+    w0 = 0.0 if rng.random() < (0.4 if cls in ("falling", "turning") else 0.15) else rng.uniform(0.05, 0.95)
     split = rng.dirichlet(np.ones(len(structure))) * (1.0 - w0)
     terms = []
     for share, factors in zip(split, structure):
@@ -510,7 +535,7 @@ def main(argv=None) -> int:
     parser.add_argument("--extrap-samples", type=int, default=40,
                         help="functions per row for Extra-P, the first of ours (default 40; ~0.1-0.5 s per model)")
     parser.add_argument("--scenarios", default="", help="comma-separated rows like 1p-inside-10,2p-falling-20"
-                        " (default: 1p, 2p x inside, outside, falling x noise 0, 2, 5, 10, 20, 40)")
+                        " (default: 1p, 2p x inside, outside, falling, turning x noise 0, 2, 5, 10, 20, 40)")
     parser.add_argument("--modelers", default="default,golden,refining",
                         help="ours, comma-separated; unregistered ones are skipped")
     parser.add_argument("--extrap-modelers", default="basic,refining", help="Extra-P's: basic, refining")

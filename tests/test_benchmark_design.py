@@ -332,13 +332,15 @@ def test_ours_with_single_runs_throughout_never_buys_a_whole_point(bench, tmp_pa
 
 
 def test_the_far_case_compares_what_a_run_beyond_the_measured_values_is_promised_and_does(bench, capsys):
-    # three functions, the same runs for both floor rules: the ladder's promises agree with the outcome, the
-    # member no run narrows promised more than twice the width the run left
+    # three functions, the same runs for both floor rules: the ladder's promises agree with the outcome twice as
+    # often as those of the member no run narrows, which promised more than twice the width the run left for two
+    # of the three (since the modeler lets terms of one sign turn beyond the data, session 56, one of the
+    # ladder's three promises is wider than twice too; all three were within before)
     bench.far_promises(3, 1, ["own", "ladder"])
     rows = [line.split("|")[1:-1] for line in capsys.readouterr().out.splitlines() if line.startswith("| ")]
     assert [[cell.strip() for cell in row] for row in rows[1:]] == [
         ["own", "3", "2.39", "33%", "67%", "0%", "100%", "67%"],
-        ["ladder", "3", "1.52", "100%", "0%", "0%", "100%", "67%"]]
+        ["ladder", "3", "1.52", "67%", "33%", "0%", "100%", "67%"]]
 
 
 def test_ours_labels_name_what_differs_from_the_product(bench):

@@ -141,3 +141,46 @@ def test_parameters_that_change_together_are_reported_and_one_stands_for_both(sh
     met2 = models.get("met2", "time")
     assert factors(met2) == {frozenset({("p", 2.0, 0.0)})}
     assert met2.terms[0].coefficient == pytest.approx(1e-6, rel=1e-3)
+
+
+@pytest.mark.parametrize("work", [1000.0, 6200.0, 16000.0])
+def test_work_divided_among_ranks_plus_a_collective_s_log_is_exact_where_it_turns_beyond_the_data(work):
+    # W/p + 10·log2(p), exact on p = 2..32, falls there and turns at p = W·ln(2)/10 (69 ... 1109): where the turn
+    # lay within 100x the largest p the rule 'no prediction against the data's trend' ruled the true model out
+    # (6200/p + 10·log2(p) became 107 + 6242·p^-1 - 138.9·p^(-1/4), 1000/p + ... three terms of p^(-3/2))
+    p = np.array([2.0, 4, 8, 16, 32])
+    (model,) = model_quietly(experiment(["p"], p, {"main": work / p + 10 * np.log2(p)}), "default")
+    assert factors(model) == {frozenset({("p", -1.0, 0.0)}), frozenset({("p", 0.0, 1.0)})}
+    assert model.constant == 0.0
+    assert model.predict({"p": 1024}) == pytest.approx(work / 1024 + 100, rel=1e-9)
+
+
+def test_two_parameters_of_work_divided_among_ranks_plus_a_log_are_exact():
+    # n/p + 10·log2(p) on p = 2..32 x n = 1000..16000 (a new user's compare: the crossover was 250, not 227)
+    p, n = np.meshgrid([2.0, 4, 8, 16, 32], [1000.0, 2000, 4000, 8000, 16000], indexing="ij")
+    e = extrap_plugins.Experiment.from_columns(["p", "n"], callpath="main", metric="time",
+                                               coordinates=np.column_stack([p.ravel(), n.ravel()]),
+                                               value=(n / p + 10 * np.log2(p)).ravel())
+    (model,) = model_quietly(e, "default")
+    assert model.formula == "1 · p^-1 · n + 10 · log2(p)"
+
+
+def test_terms_of_opposite_sign_still_may_not_turn_falling_data_up():
+    # Extra-P's strong_scaling/one_parameter_1.txt falls 725, 505, 318, 180, 82 at x = 20..60: a three-term model
+    # of opposite signs fits it to 0.15 % and rises 75-fold by 4x; a turn is credible only as the sum of a falling
+    # and a rising term, both positive, so the model stays one that falls
+    x = np.array([20.0, 30, 40, 50, 60])
+    (model,) = model_quietly(experiment(["x"], x, {"compute": [725.4, 504.7, 318.6, 180.0, 81.9]}), "default")
+    assert model.predict({"x": 240}) < model.predict({"x": 60})
+
+
+def test_the_median_of_repetitions_with_one_far_off_is_fitted_with_the_median_s_own_noise():
+    # two of three repetitions exact, one 3x: the variance of the mean made every term noise, and the medians
+    # of exactly 100/p + 0.1·p were modelled as their mean, 33.86
+    p = np.array([1.0, 2, 4, 8, 16, 32])
+    t = 100 / p + 0.1 * p
+    e = extrap_plugins.Experiment.from_columns(
+        ["p"], callpath="main", metric="time", coordinates=np.repeat(p, 3)[:, None],
+        value=np.column_stack([t, t, 3 * t]).ravel())
+    (model,) = model_quietly(e, "default", measure="median")
+    assert model.formula == "100 · p^-1 + 0.1 · p"
