@@ -601,7 +601,7 @@ def extrapolate(
         # a quantity never below 0 is not predicted below it (a target under the measured range can take a
         # model there): the value is cut as its interval is, before its shares are taken, and the cut is said
         floors = np.array([u.floor if u is not None else -math.inf for u in uncertainty])
-        _warn_below_floor(models, later, floors, target_point)
+        warn_below_floor(models, later, floors, target_point)
         later = np.where(np.isnan(later), later, np.maximum(later, floors))
     kinds = _value_kinds(models, now, values)
     links = tree_links(models)
@@ -631,7 +631,7 @@ def extrapolate(
     return result
 
 
-def _warn_below_floor(models: Sequence[Model], value: np.ndarray, floors: np.ndarray,
+def warn_below_floor(models: Sequence[Model], value: np.ndarray, floors: np.ndarray,
                       target: Mapping[str, float]) -> None:
     """Say of each model whose value at ``target`` lies below its floor (:attr:`Uncertainty.floor`: 0 where every
     measured value is 0 or more) that the value given there is the floor, not the model's: one warning per series,

@@ -53,6 +53,7 @@ import numpy as np
 
 from .errors import ExtrapWarning, InputError
 from .experiment import Experiment, check_measure
+from .extrapolation import warn_below_floor
 from .formatting import format_number, format_point
 from .models import Model, ModelSet, described
 from .codesign import _read_toml, default_roles
@@ -751,9 +752,7 @@ def _at_least_zero(model: Model, value: float, point: Mapping[str, float], negat
     if not value < 0:
         return value
     if negatives is not None and (model.callpath, model.metric) not in negatives:
-        from .extrapolation import _warn_below_floor  # the words of model --target's cut
-
-        _warn_below_floor([model], np.array([value]), np.array([0.0]), point)
+        warn_below_floor([model], np.array([value]), np.array([0.0]), point)  # the words of model --target's
     elif what == "a time" and negatives is not None:
         return value
     else:
