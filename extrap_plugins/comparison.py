@@ -430,8 +430,7 @@ def check_rules(rules: Sequence[Rule]) -> None:
         if earlier is rule:
             continue
         if earlier.source is None:
-            there = "an earlier mapping rule" if earlier.b == rule.b else \
-                f"mapping rule {earlier.a + '=' + earlier.b!r}"
+            there = "an earlier mapping rule" if earlier.b == rule.b else earlier.where
         elif earlier.source == rule.source:
             there = f"line {earlier.line}"
         else:
@@ -443,7 +442,7 @@ def check_rules(rules: Sequence[Rule]) -> None:
                        f"give one rule per A call path")
         if rule.source is not None:
             raise InputError(message, rule.source, rule.line)
-        raise InputError(f"mapping rule {rule.a + '=' + rule.b!r}: {message}")
+        raise InputError(f"{rule.where}: {message}")
 
 
 def _warn_unused_rules(rules: Sequence[Rule], callpaths: Iterable[str], label: str) -> None:

@@ -32,6 +32,7 @@ import numpy as np
 from . import executors
 from .errors import ExtrapWarning, InputError, PluginError, exit_text, none_read, skip_warnings
 from .experiment import Experiment, SeriesGroup
+from .formatting import describe_inputs
 from .joining import check_selection, join_parts, select_leniently, with_rows
 from .models import Model, Quality, Term
 from .quality import quality_figures
@@ -304,11 +305,6 @@ def read_parts(info: ReaderInfo, path, options: dict, executor: str, jobs: int |
     if info.join is not None:
         return call_reader(info, info.join, path, experiments, path, options, host=host)
     return join_parts(experiments, source)
-
-
-def describe_inputs(path) -> str:
-    """The inputs as one string for messages: ``a, b`` for a list."""
-    return ", ".join(map(str, path)) if isinstance(path, (list, tuple)) else str(path)
 
 
 def read_one_part(task) -> tuple[Any, InputError | PluginFault | None, list[Warning]]:

@@ -6,6 +6,7 @@
 :func:`format_exponent`   ``2``, ``(1/2)``, ``1.37``: exponents in formulas and big-O
 :func:`format_point`      ``p=4, n=100`` (``(p=4, n=100)`` with ``brackets=True``)
 :func:`format_count`      ``1 run``, ``3 runs``: a count with its noun
+:func:`describe_inputs`   the inputs of a command as one string: ``a, b`` for a list
 :func:`format_percent`    a share the user gave (a tolerance): ``5%``, ``2.5%``, ``0.1%``
 :func:`format_bytes`      a size: ``2 GiB``, ``1 PiB``, ``1.5e+09 bytes``
 :func:`format_warned`     one warning of many series: ``a [t] and b [t]``, ``a [t] and 9 more series``
@@ -27,8 +28,8 @@ from fractions import Fraction
 from typing import Mapping, Sequence
 
 __all__ = ["format_number", "format_value", "format_share", "format_percent", "format_bytes", "format_exponent",
-           "format_point", "format_count", "format_warned", "format_callpath", "format_callpaths", "callpath_labels",
-           "json_number", "json_plain"]
+           "format_point", "format_count", "describe_inputs", "format_warned", "format_callpath", "format_callpaths",
+           "callpath_labels", "json_number", "json_plain"]
 
 CALLPATH_SEPARATOR = "->"
 """Between the regions of a call path written as text (``main->solve``)."""
@@ -142,6 +143,15 @@ def format_bytes(value: float) -> str:
         if value >= size and (value / size).is_integer() and value / size < 10000:
             return f"{int(value / size)} {unit}"
     return f"{value:g} bytes"
+
+
+def describe_inputs(path) -> str:
+    """The inputs as one string for messages: ``a, b`` for a list (or tuple) of paths, else the path itself.
+
+    >>> describe_inputs(["a.cali", "b.cali"]), describe_inputs("runs")
+    ('a.cali, b.cali', 'runs')
+    """
+    return ", ".join(map(str, path)) if isinstance(path, (list, tuple)) else str(path)
 
 
 def format_count(n: int, noun: str) -> str:

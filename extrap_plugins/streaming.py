@@ -47,6 +47,7 @@ import numpy as np
 from . import engine, executors
 from .errors import ExtrapWarning, InputError
 from .experiment import Callpath, Experiment, Metric, Parameter, check_measure, row_codes
+from .formatting import describe_inputs
 from .joining import check_selection, coverage_findings, omitted_zeros
 from .models import Model, ModelSet
 from .plugins import PluginHost, get_host
@@ -470,7 +471,7 @@ def stream_models(
         parts, read = engine.call_reader(info, info.parts, target, target, reader_options, host=host), info.read_part
     else:
         parts, read = list(paths), info.read
-    source = engine.describe_inputs(target)
+    source = describe_inputs(target)
     if not parts:
         raise InputError(f"no runs found for the {info.name} reader", source)
     kind = executors.resolve(executor, len(parts))

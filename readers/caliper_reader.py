@@ -55,6 +55,7 @@ import numpy as np
 
 from extrap_plugins.errors import InputError, none_read, skip_warnings
 from extrap_plugins.experiment import CALLPATH_SEPARATOR, Experiment, Metric
+from extrap_plugins.formatting import describe_inputs
 from extrap_plugins.hookspecs import hookimpl
 from extrap_plugins.registration import ReaderInfo
 
@@ -165,8 +166,7 @@ def read(path: pathlib.Path, options: dict) -> Experiment:
         except InputError as error:
             errors.append(error)
     if not experiments:  # one error, as the host's: the count and the first cause, no warning repeating it
-        raise none_read(len(files), errors,
-                        str(path) if isinstance(path, (str, pathlib.PurePath)) else ", ".join(map(str, path)))
+        raise none_read(len(files), errors, describe_inputs(path))
     for message in skip_warnings(errors, len(files)):
         warnings.warn(message, stacklevel=2)
     return join(experiments, path, options)
@@ -651,8 +651,7 @@ def join(experiments: list[Experiment], path, options: dict) -> Experiment:
     """
     settings = parse_options(options)
     infos = [_run_info(e) for e in experiments]
-    source = experiments[0].source if len(experiments) == 1 else (
-        str(path) if isinstance(path, (str, pathlib.PurePath)) else ", ".join(map(str, path)))
+    source = experiments[0].source if len(experiments) == 1 else describe_inputs(path)
     notes: list[str] = []
     if settings.parameters:
         taken = list(settings.parameters)

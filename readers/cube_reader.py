@@ -38,6 +38,7 @@ import numpy as np
 
 from extrap_plugins.errors import ExtrapWarning, InputError, none_read, skip_warnings
 from extrap_plugins.experiment import Experiment, Metric
+from extrap_plugins.formatting import describe_inputs
 from extrap_plugins.hookspecs import hookimpl
 from extrap_plugins.options import parse_bool
 from extrap_plugins.registration import ReaderInfo
@@ -497,12 +498,7 @@ def parts(path: pathlib.Path | Sequence[pathlib.Path], options: dict) -> list:
     _require_pycubexr(path)  # once, naming the fix, rather than one skipped run per profile
     if len(runs) == 1:
         return [ReadRun(runs[0].path, read_run(runs[0], settings))]
-    return runs if settings.parallel else [RunSet(_source(path), tuple(runs))]
-
-
-def _source(path) -> str:
-    """The input as messages name it: ``a, b`` for a list (as the host does)."""
-    return str(path) if isinstance(path, (str, pathlib.PurePath)) else ", ".join(map(str, path))
+    return runs if settings.parallel else [RunSet(describe_inputs(path), tuple(runs))]
 
 
 def _require_pycubexr(path) -> None:
@@ -511,7 +507,7 @@ def _require_pycubexr(path) -> None:
     if importlib.util.find_spec("pycubexr") is None:
         from .cube_file import INSTALL_HINT
 
-        raise InputError(INSTALL_HINT, path if not isinstance(path, (list, tuple)) else ", ".join(map(str, path)))
+        raise InputError(INSTALL_HINT, describe_inputs(path))
 
 
 def read_part(part, options: dict) -> Experiment:
@@ -554,7 +550,7 @@ def join(experiments: Sequence[Experiment], path: pathlib.Path, options: dict) -
 def read(path: pathlib.Path | Sequence[pathlib.Path], options: dict) -> Experiment:
     """Read a folder of runs, one ``.cubex`` file, or a list of them as one set, run after run in this process."""
     settings = parse_options(options)
-    source, failed = _source(path), None
+    source, failed = describe_inputs(path), None
     with warnings.catch_warnings(record=True) as caught:  # runs repeat the same warnings: each is said once
         warnings.simplefilter("always")
         try:

@@ -285,7 +285,6 @@ def _join_fragments(run: str | None, size: int, fragments: list[_Run]) -> _Run |
     are named like it: ``<program>.<run>.rank<N>.extrap.jsonl``), worded alike for every run it befalls so that it
     is said once (:func:`~extrap_plugins.errors.skip_warnings`)."""
     first = min(fragments, key=lambda f: (str(f.path), f.line))
-    files = ", ".join(sorted({str(f.path) for f in fragments}))
     by_rank: dict[int, _Run] = {}
     for f in fragments:
         other = by_rank.setdefault(f.record["rank"], f)
@@ -303,6 +302,7 @@ def _join_fragments(run: str | None, size: int, fragments: list[_Run]) -> _Run |
                           f"(rank{'s' if len(missing) > 1 else ''} {shown})", first.path, first.line)
     cut = sorted({e for f in fragments if f.record.get("status") == "terminated" for e in f.record.get("errors") or []})
     if cut:
+        files = ", ".join(sorted({str(f.path) for f in fragments}))
         warnings.warn(ExtrapWarning(f"run {run} was {cut[0]} (the job was ended before it finished): its "
                                     f"measurements go up to the signal; files: {files}"), stacklevel=4)
     tables = []
