@@ -54,6 +54,11 @@ def _number(value: float | None) -> str:
     return f"{value:.4g}"
 
 
+def _csv_number(value: float | None) -> str:
+    """A number as Python writes it back exactly; an empty cell for none."""
+    return "" if value is None else repr(value)
+
+
 def _json(document: Any) -> str:
     return json.dumps(_clean(document), indent=1, allow_nan=False) + "\n"
 
@@ -241,9 +246,9 @@ def render_whatif(result, kind: str = "text") -> str:
                          *(f"amount_{n}" for n in names), *(f"share_{n}" for n in names),
                          *(f"speedup_{n}" for n in names), "speedup_all"])
         for r in [*result.rows, result.total]:
-            writer.writerow([r.callpath, repr(r.time), "" if r.modelled_time is None else repr(r.modelled_time),
+            writer.writerow([r.callpath, repr(r.time), _csv_number(r.modelled_time),
                              repr(r.scaled_time), repr(r.speedup), *(repr(r.amounts[n]) for n in names),
-                             *(repr(r.shares[n]) for n in names), *(repr(r.speedups[n]) for n in names),
+                             *(repr(r.shares[n]) for n in names), *(_csv_number(r.speedups[n]) for n in names),
                              repr(r.speedups["all"])])
         return out.getvalue()
     head = [_machine_line(result.machine), f"target: {format_point(result.target)}"]
@@ -254,7 +259,9 @@ def render_whatif(result, kind: str = "text") -> str:
     headers = _whatif_headers(result)
     rows = [_whatif_cells(result, r) for r in [*result.rows, result.total]]
     note = ("time: the machine profile convolved with the requirement models at the target; modelled: the time "
-            "metric's own model there; speedups: the time over the time with that resource improved")
+            "metric's own model there; speedups: the time over the time with that resource improved"
+            + (" (–: a resource the times do not identify)" if any(r.unidentified is not None
+                                                                   for r in result.machine.resources) else ""))
     if kind == "text":
         parts = head[:]
         if calibration is not None:

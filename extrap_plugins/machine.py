@@ -566,8 +566,10 @@ class WhatIfRow:
     """The time metric's own PMNF model at the target, when the input has one."""
     shares: dict[str, float]
     """Each resource's share of ``time``."""
-    speedups: dict[str, float]
-    """``time`` over the time with one resource improved by the sensitivity factor; ``"all"``: all of them."""
+    speedups: dict[str, float | None]
+    """``time`` over the time with one resource improved by the sensitivity factor; ``"all"``: all of them.
+    None for a resource the calibration did not identify (:attr:`Resource.unidentified`): its cost is unknown, so
+    is what improving it buys."""
 
     @property
     def speedup(self) -> float:
@@ -806,6 +808,9 @@ def _row(callpath: str, amounts: Mapping[str, float], machine: Machine, changed:
     parts = {r.name: amounts[r.name] * r.seconds_per_unit for r in machine.resources}
     speedups = {}
     for r in machine.resources:
+        if r.unidentified is not None:
+            speedups[r.name] = None
+            continue
         better = replace(machine, resources=tuple(x.improved(factor) if x.name == r.name else x
                                                   for x in machine.resources))
         speedups[r.name] = _divide(time, convolve(better, amounts))

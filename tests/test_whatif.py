@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import math
 import re
@@ -469,6 +471,28 @@ def test_a_rate_the_times_do_not_show_is_not_identified_not_a_number(tmp_path, c
                      r"rate \(its fitted cost is at most \d\.\de-1\d of any measured time\)$", text, re.M), text
     again = load_machine(saved)
     assert [(r.name, r.value) for r in again.resources] == [("processor", pytest.approx(2e9))]
+
+
+def test_improving_a_resource_that_is_not_identified_buys_an_unknown_speedup_not_1(tmp_path, capsys):
+    # its cost is unknown, so is what improving it buys: the table said 1 (no gain)
+    data = write_jsonl(compute_bound(), tmp_path / "compute.jsonl")
+    machine = tmp_path / "m.toml"
+    machine.write_text(TWO_RATES)
+    status = main(["whatif", data, "--machine", str(machine), "--calibrate", "--target", "p=256,n=1e6"])
+    out, err = capsys.readouterr()
+    assert status == 0, err
+    lines = out.splitlines()
+    header = [line for line in lines if line.startswith("call path")][-1]  # the calibration's table comes first
+    assert re.split(r"\s{2,}", header)[-3:] == ["processor ×4", "bandwidth ×4", "all 4×"]
+    [total] = [line for line in lines if line.startswith("total")]
+    assert re.split(r"\s{2,}", total)[-3:] == ["4", "–", "4"]
+    assert lines[-1].endswith("improved (–: a resource the times do not identify)")
+    with pytest.warns(ExtrapWarning):
+        result = whatif(compute_bound(), str(machine), target="p=256,n=1e6", calibrate_rates=True)
+    row = result.as_json()["total"]
+    assert (row["speedups"]["processor"], row["speedups"]["bandwidth"]) == (pytest.approx(4.0), None)
+    table = list(csv.DictReader(io.StringIO(result.render("csv"))))
+    assert (table[-1]["speedup_bandwidth"], float(table[-1]["speedup_processor"])) == ("", pytest.approx(4.0))
 
 
 def test_a_rate_of_no_fitted_cost_is_not_identified(machine_file):
