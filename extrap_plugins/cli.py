@@ -16,10 +16,11 @@ from typing import Callable, Iterator, Sequence
 import numpy as np
 
 from . import api
-from .errors import ExitStatus, ExtrapError, InputError, PluginError, RunsFailed
+from .errors import ExitStatus, ExtrapError, InputError, PluginError, QualityWarning, RunsFailed
 from .executors import EXECUTORS, MPI_LAUNCH, WorkerLost, end_mpi_job
 from .experiment import MEASURES
 from .exporters.json_exporter import JSON_VERSION, JSON_VERSIONS
+from .exporters.text_exporter import WARNINGS_LISTED
 from .extrapolation import SORT_KEYS
 from .options import Parser, guess_type, parse_share
 from .plugins import get_host
@@ -722,7 +723,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI: errors become one line on stderr and an exit status, never a traceback."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    collected = WarningLines()
+    collected = WarningLines(WARNINGS_LISTED if args.command == "model" else "")
     args.warnings_shown = collected.shown
     try:
         with warnings.catch_warnings(), collected:
@@ -764,9 +765,10 @@ class WarningLines:
     """Warnings gathered over a command and shown at its end: one line per cause, naming the first series and
     counting the others (``main->a [time] and 86 more series: ...``); at most :data:`MAX_WARNINGS_SHOWN` lines."""
 
-    def __init__(self) -> None:
+    def __init__(self, listed: str = "") -> None:
         self.causes: dict[tuple[type, str], list[str]] = {}
         self.shown: set[str] = set()  # lines a report wrote where stderr goes too: not repeated
+        self.listed = listed  # where a model's warnings of more series than a line names are all listed
 
     def add(self, message, category=None, filename=None, lineno=None, file=None, line=None) -> None:
         callpath, metric = getattr(message, "callpath", ""), getattr(message, "metric", "")
@@ -782,7 +784,8 @@ class WarningLines:
     def __exit__(self, *exc) -> None:
         from .formatting import format_warned
 
-        lines = [format_warned(series, text) for (_, text), series in self.causes.items()]
+        lines = [format_warned(series, text, self.listed if issubclass(kind, QualityWarning) else "")
+                 for (kind, text), series in self.causes.items()]
         lines = [line for line in lines if line not in self.shown]
         for line in lines[:MAX_WARNINGS_SHOWN]:
             sys.stderr.write(f"{PROG}: warning: {line}\n")

@@ -207,6 +207,19 @@ def test_a_warning_the_report_lists_is_not_repeated_where_stderr_goes_to_the_sam
     assert apart.stderr == f"extrap-plugins: warning: {FOUR_WARNING}\n"
 
 
+def test_a_model_warning_of_many_series_on_stderr_says_where_all_of_them_are_listed(tmp_path):
+    # "main [time] and 3 more series: ..." with a CSV on stdout: which three?
+    path = tmp_path / "four.txt"
+    path.write_text(FOUR_POINTS + "".join(f"REGION r{i}\nMETRIC time\n" + "".join(
+        f"DATA {p} {p + i}\n" for p in (1.0, 2.0, 4.0, 8.0)) for i in (1, 2, 3)))
+    apart = run_cli("model", path, "--export", "csv")
+    assert apart.returncode == 0, apart.stderr
+    assert apart.stderr == ("extrap-plugins: warning: main [time] and 3 more series (--export json lists them all): "
+                            "parameter p has only 4 distinct values; at least 5 are needed for a trustworthy model\n")
+    listed = json.loads(run_cli("model", path, "--export", "json").stdout)
+    assert sorted(m["callpath"] for m in listed["models"] if m["warnings"]) == ["main", "r1", "r2", "r3"]
+
+
 @pytest.mark.parametrize("argv, line", [
     (["suggest", "--strategy", "foo"], "extrap-plugins suggest: error: argument --strategy: invalid choice: 'foo' "
                                        "(choose from 'uncertainty', 'cheapest'); see extrap-plugins suggest --help"),
