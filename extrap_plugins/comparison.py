@@ -260,6 +260,15 @@ class Comparison:
         """The text report (``extrap-plugins compare``'s output)."""
         return report_text(self)
 
+    def _repr_html_(self) -> str:
+        """A notebook shows the HTML report (``export_report(result, "html")``) as one element.
+
+        :mod:`extrap_plugins.reports` imports this module, so it is looked up by name (as
+        :func:`~extrap_plugins.scaling.report_text` does for ``str()``)."""
+        import importlib
+
+        return importlib.import_module("extrap_plugins.reports").notebook_html(self)
+
     def __repr__(self) -> str:
         significant = sum(pair.significant is True for pair in self.pairs)
         return (f"<Comparison {self.labels[0]} vs {self.labels[1]}: {len(self.pairs)} matched, {significant} "

@@ -37,6 +37,7 @@ import dataclasses
 import math
 import numbers
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -44,9 +45,9 @@ import numpy as np
 
 from .api import model, names_argument
 from .errors import InputError
-from .experiment import Experiment
+from .experiment import Experiment, Metric
 from .extrapolation import extrapolate, growth_class, growth_degree, largest_point, parse_target, tree_links
-from .formatting import format_point, format_value
+from .formatting import format_number, format_point, format_value
 from .models import Model, ModelSet, Term, described
 from .plugins import PluginHost, get_host
 from .scaling import (argument, at_value, combine, crossings, experiment_of, pmnf_part, processes_name,
@@ -64,13 +65,17 @@ N_BELOW, N_ABOVE = 1e-6, 1e12
 P_BEYOND = 1024.0
 """The largest p at the level is searched up to this many times the target."""
 ISO_MIN_POINTS = 5
-INCONSISTENT = 0.05
-"""A call path whose children's overhead exceeds its own by this share of the total gets a note."""
+CONSISTENT = 5e-4
+"""How far, as a share of the whole program's overhead, a call path's overhead may exceed its parent's or the whole
+program's (or its modelled children's its own) before it is inconsistent: half the 0.1 % a share is printed to."""
 SHARES_OVERLAP = 1e-6
 """Without a call tree (:attr:`Efficiency.flat`), shares of the overhead that add up to more than ``1 +`` this are
 said to."""
 SUPERLINEAR = 1e-6
 """An efficiency above ``1 + SUPERLINEAR`` is superlinear (below it, rounding of ``W / C`` at ``p0``)."""
+AVERAGE = re.compile(r"\b(avg|average|mean)\b", re.IGNORECASE)
+"""A time metric named like this averages over the processes (Caliper's ``Avg time/rank``): the default metric where
+none is named ``time`` (:func:`default_metric`)."""
 
 
 # --------------------------------------------------------------------- results
@@ -110,6 +115,17 @@ class CallpathOverhead:
     overhead_growth: str | None
     overhead_degree: tuple[float, float]
     efficiency_target: float
+    inconsistency: str = ""
+    """Why the call path's overhead at the target is inconsistent with its parent's, its children's or the whole
+    program's (models that disagree there), such as ``its overhead, 1.39e6, exceeds its parent's, 6.884e4``; empty
+    when it is consistent (see :func:`_inconsistencies` for the rules).  The shares of an inconsistent call path
+    are no shares (above 100 % or below 0 %, or parts of an overhead that another model contradicts): the reports
+    leave them out, the ranking puts the call path after the consistent ones and :attr:`Efficiency.limiter` passes
+    it over."""
+
+    @property
+    def consistent(self) -> bool:
+        return not self.inconsistency
 
 
 @dataclass(frozen=True)
@@ -163,10 +179,20 @@ class Efficiency:
         """The text report (``extrap-plugins efficiency``'s output)."""
         return report_text(self)
 
+    def _repr_html_(self) -> str:
+        """A notebook shows the HTML report (``export_report(result, "html")``) as one element.
+
+        :mod:`extrap_plugins.reports` imports this module, so it is looked up by name (as
+        :func:`~extrap_plugins.scaling.report_text` does for ``str()``)."""
+        import importlib
+
+        return importlib.import_module("extrap_plugins.reports").notebook_html(self)
+
     def __repr__(self) -> str:
         formula = self.isoefficiency.formula if self.isoefficiency is not None else None
         iso = f"{self.size} = {formula}" if formula else "none"
-        limiter = self.limiter.callpath if self.limiter is not None else "none"
+        limiter = self.limiter.callpath if self.limiter is not None else (
+            "undetermined" if self.passed_over else "none")
         return (f"<Efficiency of {self.metric} over {self.processes}, {self.scaling} scaling: iso-efficiency {iso}; "
                 f"limiter {limiter}>")
 
@@ -186,11 +212,22 @@ class Efficiency:
         """The call path with the largest own share of the overhead at the target: the first of :attr:`callpaths`
         with overhead, as they are ranked by the same rule.
 
-        When the total was named (a flat input without a call tree), the named call paths hold everything
-        and are passed over in favour of the first other call path (:attr:`set_aside`).
+        Call paths whose overhead is inconsistent (:attr:`CallpathOverhead.inconsistency`) are passed over
+        (:attr:`passed_over`); when no other call path has overhead, there is no limiter and :attr:`limiter_note`
+        says why it is undetermined.  When the total was named (a flat input without a call tree), the named call
+        paths hold everything and are passed over in favour of the first other call path (:attr:`set_aside`).
         """
         aside = set(self.set_aside)
-        return next((c for c in self.callpaths if _limits(c) and c.callpath not in aside), None)
+        return next((c for c in self.callpaths if _limits(c) and c.consistent and c.callpath not in aside), None)
+
+    @property
+    def passed_over(self) -> list[CallpathOverhead]:
+        """The call paths with inconsistent overhead that the limiter passes over: those with a larger own overhead
+        than the limiter's (with no limiter, every one with a share of the overhead), largest first."""
+        top = self.limiter
+        aside = set(self.set_aside)
+        return [c for c in self.callpaths if _limits(c) and not c.consistent and c.callpath not in aside
+                and (top is None or c.own_overhead_share_target > top.own_overhead_share_target)]
 
     @property
     def set_aside(self) -> list[str]:
@@ -210,8 +247,11 @@ class Efficiency:
         """Why no limiter is named (empty when one is)."""
         if self.limiter is not None:
             return ""
-        overhead = self.overhead_target
         where = f"{self.processes}={format_value(self.target[self.processes])}"
+        if self.passed_over:
+            return (f"at {where} the overhead of every call path with a share of it is inconsistent: "
+                    f"{inconsistencies(self.passed_over)}")
+        overhead = self.overhead_target
         if not math.isfinite(overhead):
             return f"the overhead at {where} is undefined"
         if overhead < 0:
@@ -345,7 +385,7 @@ def analyse(
     level : the efficiency to keep, between 0 and 1
     target : the process count (or point) the analysis reaches; default
         :data:`TARGET_FACTOR` times the largest measured one.
-    metric : the metric analysed (default ``time`` if present, else the first)
+    metric : the metric analysed (default: :func:`default_metric`, which a note then names)
     values : ``auto``, ``inclusive`` or ``exclusive`` (see :func:`extrap_plugins.extrapolate`)
     total : call paths whose sum is the whole program (default: the roots for inclusive values, every
         call path for exclusive ones); for inputs without a call tree, such as flat text files
@@ -360,8 +400,10 @@ def analyse(
     metrics = list(dict.fromkeys(m.metric for m in model_set.models))
     if not metrics:
         raise InputError("no models to analyse")
+    chosen = ""
     if metric is None:
-        metric = "time" if "time" in metrics else metrics[0]
+        known = {m.name: m for m in experiment.metrics}
+        metric, chosen = default_metric([known.get(name, Metric(name)) for name in metrics])
     elif metric not in metrics:
         raise InputError(f"no models of metric {metric!r}; the metrics are {', '.join(metrics)}")
     target_point = check(experiment, processes=processes, size=size, scaling=scaling, level=level, target=target,
@@ -391,6 +433,7 @@ def analyse(
         isoefficiency=None, isoefficiency_note="", largest_p_at_level=None, largest_p_note="", callpaths=[],
         model_set=model_set, total_given=bool(total),
     )
+    result.notes += [chosen] if chosen else []
     result.notes += _outside_notes(target_point, processes, parameters, low, high)
     result.rows = _rows(result, experiment)
     undefined = _undefined(result, experiment)
@@ -403,6 +446,10 @@ def analyse(
                                      "needs measurements at several problem sizes")
     elif undefined:
         result.isoefficiency_note = undefined
+    elif low[parameters.index(size)] == high[parameters.index(size)]:
+        only = format_value(float(low[parameters.index(size)]))
+        result.isoefficiency_note = (f"{size} has one measured value ({only}): the iso-efficiency function needs "
+                                     f"measurements at several problem sizes")
     else:
         result.isoefficiency, result.isoefficiency_note = _isoefficiency(result, low, high, fit)
     result.callpaths = _callpaths(result, models, kind)
@@ -414,12 +461,25 @@ def analyse(
                             f"say which), so its share of the overhead is that of its value with whatever it calls, "
                             f"and the shares overlap{added}")
     result.notes += _superlinear_notes(result)
-    short = [c.callpath for c in result.callpaths if c.own_overhead_share_target < -INCONSISTENT]
-    if short:
+    inconsistent = [c for c in result.callpaths if not c.consistent]
+    if inconsistent:
+        where = f"{processes}={format_value(target_point[processes])}"
+        one = len(inconsistent) == 1
+        whys = []
+        if any("the whole program's" not in c.inconsistency for c in inconsistent):
+            whys.append("where a call path's overhead exceeds its parent's or its children's exceeds its own, the "
+                        "models disagree: a parent's model may miss a term its children have, or a child's may have "
+                        "one too many")
+        if any("the whole program's" in c.inconsistency for c in inconsistent):
+            whys.append("where it exceeds the whole program's, the overhead of other call paths is negative")
+        why = f" ({'; '.join(whys)})"
         hint = "" if total else f"; {argument('total')} names the call paths to trust for the total"
-        result.notes.append(f"the modelled children of {', '.join(short)} have more overhead than it has at the "
-                            f"target: the models disagree there (the parent's model may miss a term its children "
-                            f"have){hint}")
+        more = " (the table of call paths says why for each)" if len(inconsistent) > 3 else ""
+        result.notes.append(
+            f"at {where} the overhead of {len(inconsistent)} call path{'' if one else 's'} is inconsistent{why}: "
+            f"{'its' if one else 'their'} shares "
+            f"are not given, the ranking puts {'it' if one else 'them'} after the others and the limiter passes "
+            f"{'it' if one else 'them'} over: {inconsistencies(inconsistent)}{more}{hint}")
     return result
 
 
@@ -428,7 +488,7 @@ def check(experiment: Experiment, *, processes: str, size: str | None, scaling: 
     """Check the request against the measurements (before any modelling); return the target point.
 
     Raises :class:`InputError` with what to do for an unknown scaling, a level outside (0, 1), an unknown
-    or doubled parameter, weak scaling without a size, a third parameter that varies, a single process
+    or doubled parameter, a parameter that varies but is neither the processes nor the size, a single process
     count, negative values of ``metric`` (default: every metric of ``experiment``), and a target that is not
     a process count or point, or is below the largest measured process count.
     """
@@ -440,11 +500,14 @@ def check(experiment: Experiment, *, processes: str, size: str | None, scaling: 
         raise InputError(f"{argument('size')}: expected a parameter name (one of {', '.join(parameters)}), got "
                          f"{described(size)}")
     if size is not None and size not in parameters:
-        raise InputError(f"{argument('size', size)}: no such parameter; the parameters are {', '.join(parameters)}")
+        fixed = ""
+        if processes in parameters and len(parameters) == 1:
+            fixed = (f" (a problem size that is the same in every run is no parameter: leave {argument('size')} "
+                     f"out, and the analysis takes the size as fixed)")
+        raise InputError(f"{argument('size', size)}: no such parameter; the parameters are "
+                         f"{', '.join(parameters)}{fixed}")
     if size == processes:
         raise InputError(f"{argument('size', size)} is the process count too: name the problem-size parameter")
-    if size is None and scaling == "weak":
-        raise InputError("weak scaling needs the problem size per process: give size=NAME (--size NAME)")
     if len(experiment) == 0:
         raise InputError("no measurements to analyse")
     low = experiment.coordinates.min(axis=0)
@@ -678,7 +741,7 @@ def _callpaths(result: Efficiency, models: Sequence[Model], kind: str) -> list[C
         W = W * X[0, k] / result.p0
     overhead = C - W
     total_overhead = float(np.sum([overhead[i] for i, m in enumerate(models) if any(m is t for t in result.total)]))
-    _, _, ancestor, depth = tree_links(models)
+    parent, _, ancestor, depth = tree_links(models)
     subtree = overhead.copy()
     own = overhead.copy()
     if kind == "exclusive":
@@ -691,6 +754,7 @@ def _callpaths(result: Efficiency, models: Sequence[Model], kind: str) -> list[C
     with np.errstate(divide="ignore", invalid="ignore"):  # no share of an overhead that is zero or negative
         share = subtree / total_overhead if total_overhead > 0 else np.full(len(models), np.nan)
         own_share = own / total_overhead if total_overhead > 0 else np.full(len(models), np.nan)
+    reasons = _inconsistencies(models, kind, overhead, subtree, own, total_overhead, parent, ancestor)
     entries = []
     for i, m in enumerate(models):
         o_model = overhead_model(m, result.processes, result.p0, result.scaling)
@@ -699,11 +763,56 @@ def _callpaths(result: Efficiency, models: Sequence[Model], kind: str) -> list[C
             overhead_share_target=float(share[i]), own_overhead_share_target=float(own_share[i]),
             overhead_model=o_model, overhead_growth=None if o_model is None else growth_class(o_model),
             overhead_degree=(math.nan, math.nan) if o_model is None else growth_degree(o_model),
-            efficiency_target=float(W[i] / C[i]) if C[i] != 0 else math.nan))
+            efficiency_target=float(W[i] / C[i]) if C[i] != 0 else math.nan, inconsistency=reasons[i]))
     aside = set(_set_aside(entries, result.total, result.total_given))  # last, as the limiter passes them over
-    entries.sort(key=lambda e: (e.callpath in aside, not math.isfinite(e.own_overhead_share_target),
+    entries.sort(key=lambda e: (e.callpath in aside, not e.consistent, not math.isfinite(e.own_overhead_share_target),
                                 -e.own_overhead_share_target if math.isfinite(e.own_overhead_share_target) else 0.0))
     return entries
+
+
+def _inconsistencies(models: Sequence[Model], kind: str, overhead: np.ndarray, subtree: np.ndarray, own: np.ndarray,
+                     total_overhead: float, parent: np.ndarray, ancestor: np.ndarray) -> list[str]:
+    """Per call path, why its overhead at the target is inconsistent (:attr:`CallpathOverhead.inconsistency`).
+
+    With inclusive values a call path's overhead is at most its parent's, and its modelled children's add up to at
+    most its own; with either kind it is at most the whole program's (``total_overhead``).  Each is allowed
+    :data:`CONSISTENT` of the whole program's overhead for rounding.  With inclusive values, a call path's own
+    overhead is its overhead less its modelled children's, so a call path with an inconsistent child is
+    inconsistent too.  Nothing is checked where the whole program has no overhead (there are no shares then).
+    """
+    reasons = [""] * len(models)
+    if not total_overhead > 0:
+        return reasons
+    slack = CONSISTENT * total_overhead
+    tree = kind == "inclusive"
+    for i in range(len(models)):
+        up = int(ancestor[i])
+        if tree and up >= 0 and overhead[i] > overhead[up] + slack:
+            whose = "its parent's" if parent[i] == up else f"that of {models[up].callpath}, which calls it"
+            reasons[i] = f"its overhead, {_number(overhead[i])}, exceeds {whose}, {_number(overhead[up])}"
+        elif subtree[i] > total_overhead + slack:
+            reasons[i] = f"its overhead, {_number(subtree[i])}, exceeds the whole program's, {_number(total_overhead)}"
+        elif tree and own[i] < -slack:
+            reasons[i] = (f"its modelled children's overhead, {_number(overhead[i] - own[i])}, exceeds its own, "
+                          f"{_number(overhead[i])}")
+    if tree:  # an own overhead is the overhead less the children's: it is no better than theirs
+        for i in range(len(models)):
+            children = [j for j in np.flatnonzero(ancestor == i) if reasons[j]]
+            if children and not reasons[i]:
+                reasons[i] = (f"its own overhead, {_number(own[i])}, is its overhead less its modelled children's, "
+                              f"and that of {models[children[0]].callpath} is inconsistent")
+    return reasons
+
+
+def _number(value: float) -> str:
+    return format_number(float(value), False)
+
+
+def inconsistencies(entries: Sequence[CallpathOverhead], shown: int = 3) -> str:
+    """``A (its overhead, ..., exceeds its parent's, ...), B (...) and 4 more``: the first ``shown`` entries with
+    why their overhead is inconsistent."""
+    named = ", ".join(f"{e.callpath} ({e.inconsistency})" for e in entries[:shown])
+    return named + (f" and {len(entries) - shown} more" if len(entries) > shown else "")
 
 
 def _limits(entry: CallpathOverhead) -> bool:
@@ -770,8 +879,11 @@ def efficiency(
     modelled with ``modeler`` (``options`` go to it, as in :func:`model`); a
     ModelSet's models of ``T`` are taken as they are, times ``p`` term by term,
     and ``modeler`` and ``options`` only model the iso-efficiency function.
-    ``size`` names the problem-size parameter (total for ``scaling="strong"``,
-    per process for ``"weak"``); ``level`` is a share, ``0.8`` or ``"80%"``;
+    ``metric`` defaults to :func:`default_metric` (``time``, else the time metric that
+    averages over the processes; a note names it).  ``size`` names the problem-size
+    parameter (total for ``scaling="strong"``, per process for ``"weak"``); without it
+    the size is fixed (for weak scaling, the same per process in every run) and there
+    is no iso-efficiency function; ``level`` is a share, ``0.8`` or ``"80%"``;
     ``total`` names the call paths whose sum is the program (default: the roots of
     the call tree, or every call path for exclusive values).  ``total`` and
     ``callpaths`` may each be one name.  Returns an :class:`Efficiency` (printed, its
@@ -793,9 +905,12 @@ def efficiency(
         experiment = given.experiment
     else:
         experiment = experiment_of(data, reader, reader_options, metrics, callpaths, host, "efficiency")
+    chosen = ""
     if not metric and len(experiment.metrics) > 1:  # model only the metric analysed
-        names = [m.name for m in experiment.metrics]
-        experiment = experiment.select(metrics=["time" if "time" in names else names[0]])
+        metric, chosen = default_metric(experiment.metrics)
+        experiment = experiment.select(metrics=[metric])
+        if given is not None:
+            given = selected_models(given, "efficiency", (metric,), callpaths)
     name = processes_name(experiment.parameter_names, processes)
     check(experiment, processes=name, size=size, scaling=scaling, level=level, target=target)  # fail fast
     if given is not None:  # the models of T as they are: C = p·T term by term
@@ -815,6 +930,45 @@ def efficiency(
                 return falling
         return fitted
 
-    return analyse(model_set, processes=name, size=size, scaling=scaling, level=level, target=target,
-                   metric=metric, values=values, total=total, fit=fit)
+    result = analyse(model_set, processes=name, size=size, scaling=scaling, level=level, target=target,
+                     metric=metric, values=values, total=total, fit=fit)
+    result.notes[:0] = [chosen] if chosen else []
+    return result
+
+
+def default_metric(metrics: Sequence[Metric]) -> tuple[str, str]:
+    """The metric to analyse when none is named, and a note that says why it was chosen (empty for ``time``).
+
+    The analysis needs the time of one process, ``T``, so that ``p · T`` is what the processes consume together.
+    The rule: the only metric; else ``time`` (Extra-P's and Score-P's name); else, of the time metrics
+    (``Metric.kind == "time"``, or where the kind is unknown a name with ``time``), the one that averages over the
+    processes (a name with ``avg``, ``average`` or ``mean``, as Caliper's ``Avg time/rank``): a minimum or maximum
+    over the processes does not add up over call paths, and a sum over them (Caliper's ``Total time``) is ``p · T``
+    already; else the only time metric.  Anything else is ambiguous: an :class:`InputError` lists the candidates.
+
+    >>> default_metric([Metric("Min time/rank", "sec", "time"), Metric("Avg time/rank", "sec", "time")])[0]
+    'Avg time/rank'
+    """
+    names = [m.name for m in metrics]
+    if len(names) == 1 or "time" in names:
+        return ("time" if "time" in names else names[0]), ""
+    times = [m.name for m in metrics if m.kind == "time" or (not m.kind and "time" in m.name.lower())]
+    averages = [name for name in times if AVERAGE.search(name)]
+    if len(averages) == 1:
+        return averages[0], (f"metric {averages[0]!r} chosen, as no metric is named time: of the time metrics "
+                             f"({', '.join(map(repr, times))}) it is the average over the processes, which times "
+                             f"their count is the time they consume together (a minimum or maximum over them does "
+                             f"not add up over call paths, a sum over them is that product already); "
+                             f"{argument('metric')} chooses another")
+    if len(times) == 1:
+        return times[0], (f"metric {times[0]!r} chosen, as no metric is named time: it is the only time metric; "
+                          f"{argument('metric')} chooses another")
+    if times:
+        why = (f"of the time metrics, {', '.join(map(repr, times))}, "
+               + ("none" if not averages else f"more than one ({', '.join(map(repr, averages))})")
+               + " is an average over the processes")
+    else:
+        why = f"no metric is a time ({', '.join(map(repr, names))})"
+    raise InputError(f"which metric? none is named time and {why}: give {argument('metric')}, the time of one "
+                     f"process (an average over the processes where there are several)")
 

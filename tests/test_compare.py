@@ -500,3 +500,14 @@ def test_the_mapping_is_one_path():
     assert raised(lambda: extrap_plugins.compare(a, a, mapping=["map.csv"])) == (
         "mapping (--map): expected the path (str or os.PathLike) of one CSV file of 'A call path,B call path' lines, "
         "got the list ['map.csv']")
+
+
+def test_a_notebook_shows_the_html_report(known):
+    # hasattr(extrap_plugins.compare(...), "_repr_html_") was False: a notebook showed the one-line repr
+    from extrap_plugins.reports import scoped_style
+
+    shown = known._repr_html_()
+    content = extrap_plugins.export_report(known, "html").split("<body>\n")[1].split("\n</body>")[0]
+    assert shown == f'<div class="extrap-plugins-report">\n<style>{scoped_style()}</style>\n{content}\n</div>\n'
+    assert shown.count('class="pair"') == 2 and '<table id="pair-table">' in shown
+    assert not any(tag in shown for tag in ("<!DOCTYPE", "<html", "<head>", "<body", "<meta", "<script"))

@@ -3,7 +3,8 @@
 
 These are not exporter plugins: an exporter writes a :class:`~extrap_plugins.models.ModelSet`, these write
 the result of :func:`extrap_plugins.efficiency` or :func:`extrap_plugins.compare`.  :func:`render` picks the
-renderer by the result's type; :func:`export_report` writes it to a file atomically.
+renderer by the result's type; :func:`export_report` writes it to a file atomically; :func:`notebook_html` is the
+same HTML report as one element for a notebook (the results' ``_repr_html_``).
 
 =====================  ===========================================================
 module                 renders
@@ -21,6 +22,7 @@ import json
 import math
 import os
 import pathlib
+import re
 from typing import Any, Iterable
 
 from extrap_plugins.errors import InputError
@@ -33,6 +35,20 @@ def render(result: Any, format: str = "text", **options: Any) -> str:
     """The report of ``result`` in ``format`` (``text``, ``csv``, ``json`` or ``html``)."""
     if format not in FORMATS:
         raise InputError(f"unknown report format {format!r}; expected one of {', '.join(FORMATS)}")
+    module = _renderer(result)
+    known = {"title", "plot_top"}
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise InputError(f"unknown report option {', '.join(unknown)}; the options are {', '.join(sorted(known))}")
+    if format == "html":
+        return page(*module.html_parts(result, **options))
+    if options:
+        raise InputError(f"option {', '.join(sorted(options))} applies to the html report only")
+    return {"text": module.text, "csv": module.csv_text, "json": module.json_text}[format](result)
+
+
+def _renderer(result: Any):
+    """The module that renders ``result``: :mod:`.efficiency_report` or :mod:`.compare_report`."""
     from extrap_plugins.comparison import Comparison
     from extrap_plugins.efficiency_analysis import Efficiency
 
@@ -44,15 +60,14 @@ def render(result: Any, format: str = "text", **options: Any) -> str:
         hint = "; models are written with extrap_plugins.export" if type(result).__name__ == "ModelSet" else ""
         raise InputError(f"a report is of an Efficiency (extrap_plugins.efficiency) or a Comparison "
                          f"(extrap_plugins.compare), got a {type(result).__name__}{hint}")
-    known = {"title", "plot_top"}
-    unknown = sorted(set(options) - known)
-    if unknown:
-        raise InputError(f"unknown report option {', '.join(unknown)}; the options are {', '.join(sorted(known))}")
-    if format == "html":
-        return module.html_page(result, **options)
-    if options:
-        raise InputError(f"option {', '.join(sorted(options))} applies to the html report only")
-    return {"text": module.text, "csv": module.csv_text, "json": module.json_text}[format](result)
+    return module
+
+
+def notebook_html(result: Any) -> str:
+    """What a notebook shows of an Efficiency or a Comparison (their ``_repr_html_``): the HTML report's header and
+    body (:func:`render`'s ``html``, the same sections, tables and charts) as one ``<div>`` with the report's style
+    scoped to it, so that it leaves the notebook's own style alone."""
+    return fragment(*_renderer(result).html_parts(result))
 
 
 def json_lines(document: dict[str, Any], listed: Iterable[str]) -> str:
@@ -112,6 +127,33 @@ svg.chart { max-width: 100%; height: auto; background: #fff; }
 """
 
 
+FRAGMENT = "extrap-plugins-report"
+"""The class of the ``<div>`` that holds a report in a notebook (:func:`fragment`), and the scope of its style."""
+
+
+def scoped_style(style: str = STYLE, scope: str = f".{FRAGMENT}") -> str:
+    """``style`` with every selector inside ``scope``: ``body`` becomes the scope itself, ``th, td`` becomes
+    ``.scope th, .scope td``."""
+    def scoped(match: re.Match[str]) -> str:
+        selectors = [part.strip() for part in match.group(1).split(",")]
+        inside = ", ".join(scope if name == "body" else f"{scope} {name}" for name in selectors)
+        return f"{inside} {{{match.group(2)}}}"
+
+    return "\n".join(scoped(match) for match in re.finditer(r"([^{}]+?)\s*\{([^}]*)\}", style))
+
+
+def _content(title: str, subtitle: str, body: str) -> str:
+    return f"""<header><h1>{html.escape(title)}</h1><p>{html.escape(subtitle)}</p></header>
+<main>
+{body}
+</main>"""
+
+
+def fragment(title: str, subtitle: str, body: str) -> str:
+    """The content of :func:`page` as one ``<div>`` for a notebook, its style scoped to the ``<div>``."""
+    return f'<div class="{FRAGMENT}">\n<style>{scoped_style()}</style>\n{_content(title, subtitle, body)}\n</div>\n'
+
+
 def page(title: str, subtitle: str, body: str) -> str:
     """A whole self-contained page: no script, inline style, a policy that forbids every request."""
     title_text = html.escape(title)
@@ -126,10 +168,7 @@ def page(title: str, subtitle: str, body: str) -> str:
 <style>{STYLE}</style>
 </head>
 <body>
-<header><h1>{title_text}</h1><p>{html.escape(subtitle)}</p></header>
-<main>
-{body}
-</main>
+{_content(title, subtitle, body)}
 </body>
 </html>
 """

@@ -19,7 +19,7 @@ from extrap_plugins.errors import InputError
 from extrap_plugins.exporters._options import option_int
 from extrap_plugins.formatting import format_point, format_value, json_number
 
-from . import cell, definition_list, json_lines, page, people, table
+from . import cell, definition_list, json_lines, people, table
 from .svg import PALETTE, Mark, Series, chart
 
 FORMAT = "extrap-plugins/comparison"
@@ -191,7 +191,9 @@ def figure(result: Comparison, pair: Pair) -> str:
                  marks=marks, y_log=positive, css_class="chart pair-plot")
 
 
-def html_page(result: Comparison, title: str | None = None, plot_top: int | None = None) -> str:
+def html_parts(result: Comparison, title: str | None = None, plot_top: int | None = None) -> tuple[str, str, str]:
+    """The title, subtitle and body of the HTML report (:func:`~extrap_plugins.reports.page` makes the page,
+    :func:`~extrap_plugins.reports.notebook_html` the notebook's view)."""
     a, b = result.labels
     top = option_int({} if plot_top is None else {"plot_top": plot_top}, "plot_top", PLOT_TOP, minimum=0)
     rows = []
@@ -222,4 +224,4 @@ def html_page(result: Comparison, title: str | None = None, plot_top: int | None
 </section>
 <section id="figures"><h2>Both models per call path</h2>{figures or "<p>No figures (plot_top=0).</p>"}</section>
 <section id="unmatched"><h2>Unmatched</h2>{unmatched}</section>"""
-    return page(title or f"Comparison: {a} against {b}", "made by extrap-plugins compare", body)
+    return title or f"Comparison: {a} against {b}", "made by extrap-plugins compare", body

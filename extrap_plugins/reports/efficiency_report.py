@@ -15,17 +15,17 @@ from typing import Any
 
 import numpy as np
 
-from extrap_plugins.efficiency_analysis import Efficiency, efficiency_values
+from extrap_plugins.efficiency_analysis import Efficiency, efficiency_values, inconsistencies
 from extrap_plugins.formatting import format_point, format_value, json_number
 
-from . import cell, definition_list, json_lines, page, people, percent, table
+from . import cell, definition_list, json_lines, people, percent, table
 from .svg import PALETTE, Mark, Series, chart
 
 FORMAT = "extrap-plugins/efficiency"
 VERSION = 1
 CSV_COLUMNS = ("kind", "callpath", "metric", "processes", "size", "time", "resource", "work", "overhead",
                "efficiency", "speedup", "measured_efficiency", "overhead_share", "own_overhead_share",
-               "overhead_growth", "function")
+               "overhead_growth", "function", "inconsistency")
 
 
 # ------------------------------------------------------------------- words
@@ -34,6 +34,8 @@ def scaling_text(result: Efficiency) -> str:
         size = f", fixed problem size {result.size}={format_value(result.reference[result.size])}" \
             if result.size else ", fixed problem size"
         return f"strong scaling{size}"
+    if result.size is None:
+        return "weak scaling, fixed problem size per process"
     return f"weak scaling, problem size per process {result.size}={format_value(result.reference[result.size])}"
 
 
@@ -77,13 +79,20 @@ def row_label(result: Efficiency, row) -> str:
 
 
 def limiter_text(result: Efficiency) -> str:
+    """The limiter line: the limiter and its share, and the call paths with inconsistent overhead it passes over;
+    ``undetermined`` where every call path with a share of the overhead is inconsistent, ``none`` where there is
+    no overhead."""
     top = result.limiter
     if top is None:
-        return f"limiter: none ({result.limiter_note})"
+        return f"limiter: {'undetermined' if result.passed_over else 'none'} ({result.limiter_note})"
     calls = ", with what it calls" if result.flat else ""
-    return (f"limiter: {top.callpath} ({percent(top.own_overhead_share_target)} of the overhead at "
-            f"{result.processes}={format_value(result.target[result.processes])}{calls}; its overhead grows as "
-            f"{top.overhead_growth or 'n/a'})")
+    where = f"{result.processes}={format_value(result.target[result.processes])}"
+    text = (f"limiter: {top.callpath} ({percent(top.own_overhead_share_target)} of the overhead at {where}{calls}; "
+            f"its overhead grows as {top.overhead_growth or 'n/a'})")
+    passed = result.passed_over
+    if passed:
+        text += f"; passed over as inconsistent: {inconsistencies(passed)}"
+    return text
 
 
 def share_headers(result: Efficiency) -> list[str]:
@@ -93,7 +102,14 @@ def share_headers(result: Efficiency) -> list[str]:
 
 
 def share_cells(result: Efficiency, c) -> list[str]:
-    return [percent(c.own_overhead_share_target)] + ([] if result.flat else [percent(c.overhead_share_target)])
+    """The share cells of a call path: ``n/a`` where its overhead is inconsistent (they would be no shares)."""
+    shares = [c.own_overhead_share_target] + ([] if result.flat else [c.overhead_share_target])
+    return [percent(share if c.consistent else None) for share in shares]
+
+
+def inconsistent(result: Efficiency) -> bool:
+    """Whether a call path's overhead is inconsistent: the table of call paths then says why, in a last column."""
+    return any(not c.consistent for c in result.callpaths)
 
 
 def ranking_text(result: Efficiency) -> str:
@@ -103,6 +119,8 @@ def ranking_text(result: Efficiency) -> str:
     text = ", ranked by share" if result.flat else ", ranked by own share"
     if result.limiter is not None:
         text += ", so the limiter comes first"
+    if inconsistent(result):
+        text += "; those with inconsistent overhead after the others"
     aside = result.set_aside
     if aside:
         text += f"; the total, {', '.join(aside)}, last"
@@ -127,11 +145,14 @@ def text(result: Efficiency) -> str:
     lines.append(tabulate(rows, headers=[p, "T", f"C = {p}·T", "W", "O = C − W", "E = W/C", "S", "E measured"],
                           tablefmt="simple", disable_numparse=True))
     lines += ["", isoefficiency_text(result), largest_p_text(result), limiter_text(result), ""]
+    why = inconsistent(result)
     rows = [[c.callpath, *share_cells(result, c), c.overhead_growth or "n/a", people(c.overhead_target),
-             people(c.work_target), people(c.efficiency_target)] for c in result.callpaths]
+             people(c.work_target), people(c.efficiency_target), *([c.inconsistency] if why else [])]
+            for c in result.callpaths]
     lines.append(f"overhead per call path at {format_point(result.target)}{ranking_text(result)}:")
     lines.append(tabulate(rows, headers=["call path", *share_headers(result), "overhead growth", "overhead", "work",
-                                         "E"], tablefmt="simple", disable_numparse=True))
+                                         "E", *(["inconsistency"] if why else [])],
+                          tablefmt="simple", disable_numparse=True))
     lines += [f"note: {note}" for note in result.notes]
     return "\n".join(lines) + "\n"
 
@@ -146,17 +167,18 @@ def csv_text(result: Efficiency) -> str:
     for r in result.rows:
         writer.writerow(["total", total, result.metric, cell(r.point[p]), cell(r.point[s]) if s else "",
                          cell(r.time), cell(r.resource), cell(r.work), cell(r.overhead), cell(r.efficiency),
-                         cell(r.speedup), cell(r.measured_efficiency), "", "", "", ""])
+                         cell(r.speedup), cell(r.measured_efficiency), "", "", "", "", ""])
     if result.isoefficiency is not None:
         for x, n in result.isoefficiency.points:
             writer.writerow(["isoefficiency", "", result.metric, cell(x), cell(n), "", "", "", "",
                              cell(result.level), "", "", "", "", result.isoefficiency.growth or "",
-                             result.isoefficiency.function or ""])
+                             result.isoefficiency.function or "", ""])
     for c in result.callpaths:
+        shares = (c.overhead_share_target, c.own_overhead_share_target) if c.consistent else (None, None)
         writer.writerow(["callpath", c.callpath, c.metric, cell(result.target[p]),
                          cell(result.target[s]) if s else "", "", "", cell(c.work_target), cell(c.overhead_target),
-                         cell(c.efficiency_target), "", "", cell(c.overhead_share_target),
-                         cell(c.own_overhead_share_target), c.overhead_growth or "", c.model.function])
+                         cell(c.efficiency_target), "", "", cell(shares[0]), cell(shares[1]),
+                         c.overhead_growth or "", c.model.function, c.inconsistency])
     return out.getvalue()
 
 
@@ -192,15 +214,18 @@ def json_document(result: Efficiency) -> dict[str, Any]:
         "largest_p_note": result.largest_p_note,
         "limiter": None if limiter is None else limiter.callpath,
         "limiter_note": result.limiter_note or None,
+        "passed_over": [c.callpath for c in result.passed_over],
         "flat": result.flat,
         "notes": list(result.notes),
         "callpaths": [{"callpath": c.callpath, "metric": c.metric, "function": c.model.function,
                        "work_target": json_number(c.work_target), "overhead_target": json_number(c.overhead_target),
-                       "overhead_share_target": json_number(c.overhead_share_target),
-                       "own_overhead_share_target": json_number(c.own_overhead_share_target),
+                       "overhead_share_target": json_number(c.overhead_share_target) if c.consistent else None,
+                       "own_overhead_share_target": json_number(c.own_overhead_share_target) if c.consistent
+                       else None,
                        "overhead_growth": c.overhead_growth,
                        "overhead_function": None if c.overhead_model is None else c.overhead_model.function,
-                       "efficiency_target": json_number(c.efficiency_target)} for c in result.callpaths],
+                       "efficiency_target": json_number(c.efficiency_target),
+                       "inconsistency": c.inconsistency or None} for c in result.callpaths],
     }
 
 
@@ -251,7 +276,9 @@ def figures(result: Efficiency) -> dict[str, str]:
     return out
 
 
-def html_page(result: Efficiency, title: str | None = None, plot_top: int | None = None) -> str:
+def html_parts(result: Efficiency, title: str | None = None, plot_top: int | None = None) -> tuple[str, str, str]:
+    """The title, subtitle and body of the HTML report (:func:`~extrap_plugins.reports.page` makes the page,
+    :func:`~extrap_plugins.reports.notebook_html` the notebook's view)."""
     p = result.processes
     source = result.model_set.source or (result.model_set.experiment.source if result.model_set.experiment else "")
     summary = [
@@ -268,14 +295,15 @@ def html_page(result: Efficiency, title: str | None = None, plot_top: int | None
     scaling_rows = [[row_label(result, r), people(r.time), people(r.resource), people(r.work), people(r.overhead),
                      efficiency_cell(r.efficiency), people(r.speedup), measured_cell(r)] for r in result.rows]
     path_rows = []
+    why = inconsistent(result)
     for c in result.callpaths:
         share = c.own_overhead_share_target
-        width = int(max(0.0, min(1.0, share)) * 120) if math.isfinite(share) else 0
+        width = int(max(0.0, min(1.0, share)) * 120) if math.isfinite(share) and c.consistent else 0
         shares = [html.escape(text) for text in share_cells(result, c)]
         path_rows.append([html.escape(c.callpath), f'<span class="bar" style="width:{width}px"></span>' + shares[0],
                           *shares[1:], html.escape(c.overhead_growth or "n/a"), html.escape(people(c.overhead_target)),
                           html.escape(people(c.work_target)), html.escape(people(c.efficiency_target)),
-                          html.escape(c.model.formula)])
+                          html.escape(c.model.formula), *([html.escape(c.inconsistency)] if why else [])])
     share_columns = (["share of the overhead, with what it calls"] if result.flat
                      else ["own share of the overhead", "with children"])
     first = 1 + len(share_columns)  # the first column after the shares
@@ -298,7 +326,8 @@ level is the horizontal line.</figcaption></figure>
 </section>
 <section id="callpaths"><h2>Overhead per call path at {html.escape(format_point(result.target))}{
     html.escape(ranking_text(result))}</h2>
-{table(["call path", *share_columns, "overhead growth", "overhead", "work", "E", f"model of C = {p}·T"], path_rows,
-       "callpath-table", numeric=range(first + 1, first + 4), raw=range(first + 5))}
+{table(["call path", *share_columns, "overhead growth", "overhead", "work", "E", f"model of C = {p}·T",
+        *(["inconsistency"] if why else [])], path_rows, "callpath-table", numeric=range(first + 1, first + 4),
+       raw=range(first + 6))}
 </section>"""
-    return page(title or f"Efficiency: {result.metric} over {p}", "made by extrap-plugins efficiency", body)
+    return title or f"Efficiency: {result.metric} over {p}", "made by extrap-plugins efficiency", body
