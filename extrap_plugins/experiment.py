@@ -60,21 +60,57 @@ class Parameter:
         return self.name
 
 
+VALUE_HINTS = ("", "inclusive", "exclusive")
+"""What :attr:`Metric.values` may say: unknown, or whether a call path's value includes its children's."""
+
+
 @dataclass(frozen=True)
 class Metric:
     """A measured quantity: ``time``, ``visits``, ``bytes_sent``, a PAPI counter...
 
     ``unit`` is free text (``"sec"``, ``"bytes"``, ``"occ"``); ``kind`` says how
     the values arise: ``"time"`` (noisy), ``"count"`` (exact counters) or ``""``
-    when unknown.
+    when unknown.  ``values`` says whether a call path's value includes its
+    children's, when the source knows it: ``"inclusive"`` (Caliper's
+    ``avg#inclusive#sum#time.duration``, Hatchet's ``time (inc)``),
+    ``"exclusive"`` (Caliper's ``sum#time.duration``, Hatchet's ``time``) or
+    ``""`` when it does not; shares and efficiency totals follow it, and
+    guess from the measurements only where it is ``""``
+    (:func:`~extrap_plugins.extrapolation.extrapolate`).
+
+    >>> Metric("Avg time/rank", "sec", "time", "inclusive").values
+    'inclusive'
     """
 
     name: str
     unit: str = ""
     kind: str = ""
+    values: str = ""
+
+    def __post_init__(self):
+        if self.values not in VALUE_HINTS:
+            raise InputError(f"metric {self.name!r}: values must be 'inclusive', 'exclusive' or '' (unknown), "
+                             f"got {self.values!r}")
 
     def __str__(self) -> str:
         return self.name
+
+
+def merged_metrics(metrics: Iterable[Metric]) -> list[Metric]:
+    """One Metric per name, in first-seen order, for experiments joined: the first unit and kind given, and the hint
+    on values only where every one of that name gives the same (``""`` where they differ: which is right is unknown,
+    and a wrong hint is worse than none, as the shares then follow the measurements).
+
+    >>> merged_metrics([Metric("t", values="inclusive"), Metric("t", "sec", values="exclusive")])
+    [Metric(name='t', unit='sec', kind='', values='')]
+    """
+    merged: dict[str, Metric] = {}
+    for metric in metrics:
+        first = merged.setdefault(metric.name, metric)
+        if first is not metric:
+            merged[metric.name] = replace(first, unit=first.unit or metric.unit, kind=first.kind or metric.kind,
+                                          values=first.values if first.values == metric.values else "")
+    return list(merged.values())
 
 
 @dataclass(frozen=True)
@@ -293,7 +329,7 @@ class Experiment:
                     f"{other.source}: parameters {[p.name for p in other.parameters]} differ "
                     f"from {[p.name for p in first.parameters]} in {first.source}"
                 )
-        units = {m.name: m for e in experiments for m in e.metrics}
+        units = {m.name: m for m in merged_metrics(m for e in experiments for m in e.metrics)}
         return cls.from_columns(
             first.parameters,
             callpath=_merged_codes([([c.name for c in e.callpaths], e.callpath_index) for e in experiments]),

@@ -47,7 +47,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from .errors import ExtrapWarning, InputError
-from .experiment import CALLPATH_SEPARATOR, Experiment
+from .experiment import CALLPATH_SEPARATOR, Experiment, row_codes
 from .formatting import format_exponent, format_number, format_point
 from .models import Factor, Model, ModelSet, Term, expect_model_set
 from .options import parse_share
@@ -62,8 +62,9 @@ VALUE_KINDS = ("auto", "inclusive", "exclusive")
 OUTGROWN = 1e-6
 """A share of the parent above ``1 + OUTGROWN`` at the target flags an inconsistent extrapolation."""
 
-AUTO_TOLERANCE = 0.01
-"""``values="auto"``: a parent smaller than its children's sum by more than this is exclusive."""
+AUTO_SHORTFALL = 0.1
+"""``values="auto"`` for a metric without a hint: its values are exclusive when its parents fall short of their
+children's sums by more than this share of those sums, all parents together (:func:`shortfall`)."""
 
 _BELOW_FLOOR = " though every measured value is "
 """In the warning about a model below its floor at the target (:func:`extrapolate`)."""
@@ -558,8 +559,13 @@ def extrapolate(
         Whether a call path's value includes its children's.  For exclusive
         values a node's share is that of its subtree (its value plus all its
         descendants'), so children's shares and the parent's own add up to the
-        parent's share.  ``auto`` decides per metric: exclusive when some
-        parent's value at the largest point is smaller than its children's sum.
+        parent's share.  ``auto`` decides per metric: as the source says where
+        it knows (:attr:`Metric.values <extrap_plugins.experiment.Metric.values>`:
+        Caliper's ``#inclusive#`` attributes, a Thicket's ``inc_metrics``), else
+        exclusive when the parents fall short of their children's sums by more
+        than :data:`AUTO_SHORTFALL` of those sums, all parents together, in the
+        measurements (:func:`shortfall`), or in the models' values at the largest
+        point when the model set has no measurements.
     intervals : bool, optional
         Whether to prepare the prediction intervals (``Extrapolations.uncertainty``,
         which needs a pass over the measurements); default: when there is a target.
@@ -603,7 +609,7 @@ def extrapolate(
         floors = np.array([u.floor if u is not None else -math.inf for u in uncertainty])
         warn_below_floor(models, later, floors, target_point)
         later = np.where(np.isnan(later), later, np.maximum(later, floors))
-    kinds = _value_kinds(models, now, values)
+    kinds = _value_kinds(models, now, values, model_set.experiment)
     links = tree_links(models)
     share_parent_now, share_root_now = shares(models, now, kinds, links)
     share_parent_later, share_root_later = shares(models, later, kinds, links)
@@ -774,22 +780,114 @@ def _growth_table(models: Sequence[Model]) -> list[tuple[str | None, tuple[float
     return result
 
 
-def _value_kinds(models: Sequence[Model], now: np.ndarray, values: str) -> dict[str, str]:
+def _value_kinds(models: Sequence[Model], now: np.ndarray, values: str,
+                 experiment: Experiment | None = None) -> dict[str, str]:
+    """Per metric of ``models``, whether its values are ``"inclusive"`` or ``"exclusive"``.
+
+    ``values`` itself unless it is ``"auto"``.  Under ``"auto"``: the metric's own hint
+    (:attr:`~extrap_plugins.experiment.Metric.values`, in ``experiment``: the source knew it); else the rule of
+    :func:`shortfall` on the measured means of ``experiment``; else (streamed models, no measurements) on the
+    models' values at the largest measured point, ``now`` (shape (n_models,)).  Exclusive when the shortfall
+    exceeds :data:`AUTO_SHORTFALL`; inclusive otherwise, and where no parent has a child to compare with.
+    """
     metrics = list(dict.fromkeys(m.metric for m in models))
     if values != "auto":
         return {metric: values for metric in metrics}
+    hints = {m.name: m.values for m in experiment.metrics} if experiment is not None else {}
+    guessed = [metric for metric in metrics if not hints.get(metric)]
+    found = shortfall(experiment, guessed) if experiment is not None and len(experiment) else {}
+    if any(metric not in found for metric in guessed):
+        found = {**_model_shortfall(models, now), **found}
+    return {metric: hints.get(metric) or ("exclusive" if found.get(metric, 0.0) > AUTO_SHORTFALL else "inclusive")
+            for metric in metrics}
+
+
+def shortfall(experiment: Experiment, metrics: Sequence[str] | None = None) -> dict[str, float]:
+    """How far each metric's parents fall short of their children, as a share: the evidence that its values are
+    exclusive.
+
+    For every parent call path, at the largest point where it and some child of it are measured (points in
+    lexicographic order), with ``own`` its mean over the repetitions and ``children`` the sum of its children's
+    means there: ``sum(max(0, children - own)) / sum(children)`` over the parents of the metric.
+
+    Why this rule.  Inclusive values obey ``own >= children`` in every run, for sums, means and minima over ranks
+    alike, and the mean over repetitions keeps it; in inclusive data a parent falls short only through rounding
+    of stored values, through maxima over ranks (children peaking on different ranks: LULESH's ``Max time/rank``
+    gives 0.18), or through model error when models stand in for the measurements, each a few per cent of that
+    parent.  Exclusive values obey no such law, and the call paths high in the tree (``main``, a time-step
+    loop) own little beside their children, so their shortfall is of the size of the whole program's value
+    (Score-P's exclusive ``time`` of Extra-P's CUBE tests gives 0.59 and 0.63, RAJAPerf's per-kernel counts
+    0.4-0.9).  The share is a mean of the parents' relative shortfalls weighted by their children's sums, so it
+    never exceeds the largest one: a metric whose every parent is within :data:`AUTO_SHORTFALL` (10 %) of its
+    children stays inclusive, however large the tree, while one ``main`` at a sliver of its children turns it
+    exclusive.  The rule it replaces flipped a whole metric on one parent more than 1 % below its children's
+    models (LULESH's ``main->lulesh.cycle``, 50.77 against 52.35: every share of a Caliper experiment wrong).
+
+    Parameters
+    ----------
+    experiment : Experiment
+    metrics : sequence of str, optional
+        The metrics to judge; default: all.
+
+    Returns
+    -------
+    dict
+        metric name -> share between 0 and 1; metrics where no parent has a measured child are left out.
+    """
+    names = [m.name for m in experiment.metrics]
+    wanted = np.array([metrics is None or n in metrics for n in names], dtype=bool)
+    rows = wanted[experiment.metric_index] & np.isfinite(experiment.value)
+    if not rows.any():
+        return {}
+    callpaths = [c.name for c in experiment.callpaths]
+    position = {name: i for i, name in enumerate(callpaths)}
+    parent_of = np.array([position.get(_parent(name), -1) if _parent(name) is not None else -1
+                          for name in callpaths], dtype=np.int64)
+    _, point = row_codes(experiment.coordinates[rows])
+    n_points, n_callpaths = int(point.max()) + 1, len(callpaths)
+    series = experiment.metric_index[rows].astype(np.int64) * n_callpaths + experiment.callpath_index[rows]
+    cells, inverse = np.unique(series * n_points + point, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    mean = np.bincount(inverse, weights=experiment.value[rows]) / np.bincount(inverse)
+    metric_of, callpath_of = (cells // n_points) // n_callpaths, (cells // n_points) % n_callpaths
+    parent = parent_of[callpath_of]
+    parent_cell = (metric_of * n_callpaths + parent) * n_points + cells % n_points
+    slot = np.clip(np.searchsorted(cells, parent_cell), 0, len(cells) - 1)
+    child = (parent >= 0) & (cells[slot] == parent_cell)
+    children = np.zeros(len(cells))
+    counted = np.zeros(len(cells), dtype=bool)
+    np.add.at(children, slot[child], mean[child])
+    counted[slot[child]] = True
+    judged = np.flatnonzero(counted)
+    if not len(judged):
+        return {}
+    group = cells[judged] // n_points
+    judged = judged[np.r_[group[1:] != group[:-1], True]]  # each parent's largest point (cells are sorted)
+    judged = judged[children[judged] > 0]
+    short = np.clip(children[judged] - mean[judged], 0.0, children[judged])  # a negative own value: all short
+    metric = metric_of[judged]
+    lacking = np.bincount(metric, weights=short, minlength=len(names))
+    total = np.bincount(metric, weights=children[judged], minlength=len(names))
+    return {names[k]: float(lacking[k] / total[k]) for k in np.flatnonzero(total > 0)}
+
+
+def _model_shortfall(models: Sequence[Model], now: np.ndarray) -> dict[str, float]:
+    """:func:`shortfall` of the models' values at one point (``now``, shape (n_models,)), for models without
+    measurements."""
     value = {(m.callpath, m.metric): v for m, v in zip(models, now)}
-    children_sum: dict[tuple[str, str], float] = {}
+    children: dict[tuple[str, str], float] = {}
     for (callpath, metric), v in value.items():
         parent = _parent(callpath)
         if parent is not None and (parent, metric) in value and np.isfinite(v):
-            children_sum[(parent, metric)] = children_sum.get((parent, metric), 0.0) + v
-    kinds = {metric: "inclusive" for metric in metrics}
-    for (parent, metric), total in children_sum.items():
+            children[(parent, metric)] = children.get((parent, metric), 0.0) + v
+    lacking: dict[str, float] = {}
+    total: dict[str, float] = {}
+    for (parent, metric), sum_of_children in children.items():
         own = value[(parent, metric)]
-        if np.isfinite(own) and total > 0 and own < total * (1 - AUTO_TOLERANCE):
-            kinds[metric] = "exclusive"
-    return kinds
+        if np.isfinite(own) and sum_of_children > 0:
+            lacking[metric] = lacking.get(metric, 0.0) + min(max(sum_of_children - own, 0.0), sum_of_children)
+            total[metric] = total.get(metric, 0.0) + sum_of_children
+    return {metric: lacking[metric] / total[metric] for metric in total}
 
 
 _EXTREME = re.compile(r"(?<![A-Za-z])(min|max)(?=imum|[^A-Za-z]|$)", re.IGNORECASE)

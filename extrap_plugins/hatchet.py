@@ -10,19 +10,27 @@ Caliper JSON, ...) becomes an Experiment.
     models = extrap_plugins.model(experiment)
 
 Hatchet is not imported here: the frames are used through their
-``dataframe``, ``exc_metrics`` and ``inc_metrics`` and the nodes' ``path()``
-and ``frame``, so the function works with any Hatchet (or Thicket) version
-that provides those.
+``dataframe``, ``exc_metrics``, ``inc_metrics`` and ``metadata`` and the nodes'
+``path()`` and ``frame``, so the function works with any Hatchet (or Thicket)
+version that provides those.
+
+Whether a metric's values include the children's is taken from the frames
+(:func:`metric_values`): Hatchet's ``inc_metrics``, the names (``time (inc)``,
+Caliper's ``avg#inclusive#sum#time.duration``) and, for frames read from
+Caliper's spot profiles, the ``spot.metrics`` metadata.  A node name
+containing the call-path separator ``->`` is refused, as by the caliper
+reader (:func:`node_callpath`).
 """
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+import os
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
 from .errors import InputError
-from .experiment import CALLPATH_SEPARATOR, Experiment
+from .experiment import CALLPATH_SEPARATOR, Experiment, Metric
 
 
 def from_graphframes(
@@ -59,15 +67,129 @@ def from_graphframes(
         Parameters that do not match the frames (count, names, non-numeric
         values), or a metric that a frame lacks (naming the frame).
     """
-    frames = list(frames)
-    if not frames:
-        raise InputError("from_graphframes: no frames given")
+    frames = _checked_frames(frames)
     names, points = _points(parameters, len(frames), "frame")
     columns = []
     for i, frame in enumerate(frames):
         chosen = list(metrics) if metrics is not None else _default_metrics(frame)
         columns.append(frame_columns(frame.dataframe, chosen, f"frame {i}"))
-    return build(names, points, columns, source)
+    hints = [metric_values(list(values), getattr(frame, "exc_metrics", ()), getattr(frame, "inc_metrics", ()),
+                           spot_metrics(getattr(frame, "metadata", None) or {}))
+             for frame, (_, values) in zip(frames, columns)]
+    return build(names, points, columns, source, hints)
+
+
+def read_argument(value: Any) -> str:
+    """What to pass ``extrap_plugins.read`` in a message's advice: the path given, or ``files``.
+
+    >>> read_argument("x.cali"), read_argument(3)
+    ("'x.cali'", 'files')
+    """
+    if isinstance(value, (str, os.PathLike)):
+        return repr(os.fspath(value))
+    return "files"
+
+
+def _read_cali(value: Any) -> str:
+    """How to model .cali files instead, for the message of a call given ``value``."""
+    return (f"read .cali files with extrap_plugins.read({read_argument(value)}), or make a GraphFrame of each with "
+            f"hatchet.GraphFrame.from_caliperreader(file)")
+
+
+def given(value: Any) -> str:
+    """What a call was given, for its error message: ``the str 'x.cali'``, ``a list of 2 str``, ``an int``.
+
+    >>> given("x.cali"), given(["a", "b"]), given(3)
+    ("the str 'x.cali'", 'a list of 2 str', 'an int')
+    """
+    if isinstance(value, (str, bytes)):
+        return f"the {type(value).__name__} {value[:80]!r}"
+    if isinstance(value, os.PathLike):
+        return f"the path {os.fspath(value)!r}"
+    if isinstance(value, (list, tuple)) and value:
+        kinds = {_type_name(item) for item in value}
+        return f"a {type(value).__name__} of {len(value)} {kinds.pop() if len(kinds) == 1 else 'items'}"
+    name = _type_name(value)
+    return f"{'an' if name[0].lower() in 'aeiou' else 'a'} {name}"
+
+
+def _type_name(value: Any) -> str:
+    kind = type(value)
+    return kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+
+
+def is_thicket(value: Any) -> bool:
+    """Whether ``value`` has what a Thicket is used through here (its ``dataframe``, ``metadata`` and
+    ``statsframe``)."""
+    return all(hasattr(value, name) for name in ("dataframe", "metadata", "statsframe"))
+
+
+def _checked_frames(frames: Any) -> list:
+    """``frames`` as a list of GraphFrame-like objects, or the InputError saying what was given instead."""
+    if is_thicket(frames):
+        raise InputError("from_graphframes: expected a list of hatchet GraphFrames, one per run, got a Thicket; "
+                         "model a Thicket with extrap_plugins.from_thicket(tk)")
+    if hasattr(frames, "dataframe"):
+        raise InputError(f"from_graphframes: expected a list of hatchet GraphFrames, one per run, got one "
+                         f"({_type_name(frames)}); give a list: from_graphframes([gf, ...], parameters)")
+    if isinstance(frames, (str, bytes, os.PathLike, Mapping)) or hasattr(frames, "columns") \
+            or not isinstance(frames, Iterable):  # a pandas DataFrame iterates over its column names
+        raise InputError(f"from_graphframes: expected a list of hatchet GraphFrames, one per run, got "
+                         f"{given(frames)}; {_read_cali(frames)}")
+    frames = list(frames)
+    if not frames:
+        raise InputError("from_graphframes: no frames given")
+    for i, frame in enumerate(frames):
+        if not hasattr(frame, "dataframe"):
+            raise InputError(f"from_graphframes: expected a list of hatchet GraphFrames, one per run, but frame {i} "
+                             f"is {given(frame)}; {_read_cali(frame)}")
+    return frames
+
+
+def spot_metrics(metadata: Mapping) -> list[str]:
+    """The Caliper attributes a spot profile lists in its ``spot.metrics`` metadata (none for other frames)."""
+    listed = metadata.get("spot.metrics") if hasattr(metadata, "get") else None
+    if not isinstance(listed, str):
+        return []
+    return [name.strip() for name in listed.split(",") if name.strip()]
+
+
+def metric_values(names: Sequence[str], exc_metrics: Iterable[str] = (), inc_metrics: Iterable[str] = (),
+                  spot: Iterable[str] = ()) -> dict[str, str]:
+    """Whether each metric's values include the children's, as far as a frame says (:attr:`Metric.values
+    <extrap_plugins.experiment.Metric.values>`).
+
+    In this order: a metric named by a Caliper attribute, or the spot controller's alias of one listed in the
+    frame's ``spot.metrics`` (``Avg time/rank`` for ``avg#inclusive#sum#time.duration``), as that attribute's
+    name says (:func:`~extrap_plugins.readers.caliper_reader.values_of_attribute`); a name ending in ``(inc)``,
+    or listed in ``inc_metrics``: inclusive; listed in ``exc_metrics`` while ``inc_metrics`` is not empty:
+    exclusive.  Hatchet's Caliper reader lists aliased metrics under ``exc_metrics`` whatever they are (it looks
+    for ``inclusive`` in the alias), so ``exc_metrics`` alone says nothing; where nothing says, ``""``.
+
+    >>> metric_values(["time", "time (inc)", "visits"], ["time", "visits"], ["time (inc)"])
+    {'time': 'exclusive', 'time (inc)': 'inclusive', 'visits': 'exclusive'}
+    >>> metric_values(["Avg time/rank"], ["Avg time/rank"], [], ["avg#inclusive#sum#time.duration"])
+    {'Avg time/rank': 'inclusive'}
+    """
+    from .readers.caliper_reader import SPOT_ALIASES, values_of_attribute
+
+    known: dict[str, str] = {}
+    for attribute in spot:
+        hint = values_of_attribute(attribute)
+        if hint:
+            known[attribute] = hint
+            if attribute in SPOT_ALIASES:
+                known[SPOT_ALIASES[attribute]] = hint
+    inclusive, exclusive = set(inc_metrics), set(exc_metrics)
+    result = {}
+    for name in names:
+        hint = known.get(name) or values_of_attribute(name)
+        if not hint and (name.endswith("(inc)") or name in inclusive):
+            hint = "inclusive"
+        elif not hint and name in exclusive and inclusive:
+            hint = "exclusive"
+        result[name] = hint
+    return result
 
 
 def _default_metrics(frame) -> list[str]:
@@ -107,11 +229,26 @@ def _points(parameters, n_runs: int, what: str) -> tuple[list[str], np.ndarray]:
     return names, points
 
 
-def node_callpath(node) -> str:
-    """``main->solve->MPI_Allreduce``: the names of a Hatchet node's path from its root."""
+def node_callpath(node, what: str = "") -> str:
+    """``main->solve->MPI_Allreduce``: the names of a Hatchet node's path from its root.
+
+    Raises
+    ------
+    InputError
+        A name containing the call-path separator ``->`` (C++'s ``operator->``), naming ``what`` holds it: the
+        call path would read as nested nodes and merge with a nested call path of those names, so it is refused
+        rather than renamed, as by the caliper reader
+        (:func:`~extrap_plugins.readers.caliper_reader.callpath_of` says why).
+    """
     path = node.path() if callable(getattr(node, "path", None)) else (node,)
-    return CALLPATH_SEPARATOR.join(str(n.frame.get("name", n.frame)) if hasattr(n.frame, "get") else str(n.frame)
-                                   for n in path)
+    names = [str(n.frame.get("name", n.frame)) if hasattr(n.frame, "get") else str(n.frame) for n in path]
+    for name in names:
+        if CALLPATH_SEPARATOR in name:
+            where = f"{what}: " if what else ""
+            raise InputError(f"{where}node {name!r} contains the call-path separator {CALLPATH_SEPARATOR!r}: its "
+                             f"call path would read as nested nodes and could merge with a nested call path; rename "
+                             f"the node (its region in the program)")
+    return CALLPATH_SEPARATOR.join(names)
 
 
 def frame_columns(dataframe, metrics: Sequence[str], what: str, node_level: int = 0):
@@ -132,7 +269,7 @@ def frame_columns(dataframe, metrics: Sequence[str], what: str, node_level: int 
     for node in nodes:
         key = id(node)
         if key not in cache:
-            cache[key] = node_callpath(node)
+            cache[key] = node_callpath(node, what)
         callpaths.append(cache[key])
     values = {}
     for metric in metrics:
@@ -143,16 +280,19 @@ def frame_columns(dataframe, metrics: Sequence[str], what: str, node_level: int 
     return callpaths, values
 
 
-def build(names: Sequence[str], points: np.ndarray, columns, source: str) -> Experiment:
-    """An Experiment from per-run (callpaths, values) pairs at ``points[i]``."""
+def build(names: Sequence[str], points: np.ndarray, columns, source: str,
+          hints: Sequence[Mapping[str, str]] = ()) -> Experiment:
+    """An Experiment from per-run (callpaths, values) pairs at ``points[i]``; ``hints`` (one mapping per run, metric
+    -> :attr:`Metric.values <extrap_plugins.experiment.Metric.values>`) say whether values are inclusive, ``""``
+    where runs disagree.  A metric without a value in any run is left out."""
     cp_all, mt_all, vals, rows_of_run = [], [], [], []
     metric_order: list[str] = []
     for i, (callpaths, values) in enumerate(columns):
         cps = np.asarray(callpaths, dtype=object)
         for metric, column in values.items():
-            if metric not in metric_order:
-                metric_order.append(metric)
             keep = np.isfinite(column)
+            if metric not in metric_order and keep.any():
+                metric_order.append(metric)
             cp_all.append(cps[keep])
             mt_all.append(np.full(int(keep.sum()), metric, dtype=object))
             vals.append(column[keep])
@@ -170,7 +310,9 @@ def build(names: Sequence[str], points: np.ndarray, columns, source: str) -> Exp
     cp_index = np.fromiter((cp_code[c] for c in callpath), dtype=np.int32, count=len(callpath))
     mt_index = np.fromiter((mt_code[m] for m in metric), dtype=np.int32, count=len(metric))
     order = np.lexsort((run, mt_index, cp_index))
+    said = [{hint.get(m, "") for hint in hints} for m in metric_order]
+    metrics = [Metric(m, values=kinds.pop() if len(kinds) == 1 else "") for m, kinds in zip(metric_order, said)]
     return Experiment.from_columns(
         list(names), callpath=(cp_names, cp_index[order]), metric=(metric_order, mt_index[order]),
-        coordinates=points[run[order]], value=value[order], source=source, reader="hatchet",
+        coordinates=points[run[order]], value=value[order], metrics=metrics, source=source, reader="hatchet",
     )

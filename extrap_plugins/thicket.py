@@ -32,14 +32,16 @@ from __future__ import annotations
 
 import math
 import statistics
+import warnings
 from fractions import Fraction
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from .errors import InputError
-from .experiment import Experiment
-from .hatchet import build, frame_columns, node_callpath
+from .errors import ExtrapWarning, InputError
+from .experiment import Experiment, Metric
+from .hatchet import (build, frame_columns, given, is_thicket, metric_values, node_callpath, read_argument,
+                      spot_metrics)
 
 MODEL_TAG = "_extrap-model"
 """The suffix of the columns ``Modeling`` writes, as Thicket names them."""
@@ -69,13 +71,24 @@ def from_thicket(tk, parameters: str | Sequence[str] | Mapping[str, Any] | None 
     Returns
     -------
     Experiment
-        Profiles with equal parameters are repetitions.
+        Profiles with equal parameters are repetitions.  Each metric says
+        whether its values are inclusive where the Thicket does
+        (:func:`~extrap_plugins.hatchet.metric_values`).
 
     Raises
     ------
     InputError
-        A parameter column that is missing or not numeric, or no varying one.
+        ``tk`` is not a Thicket; a parameter column that is missing, not
+        numeric or without a value in some profiles (naming their files); no
+        varying one; a node name containing ``->``.
+
+    Warns
+    -----
+    ExtrapWarning
+        By default, a column that would be a parameter but some profiles
+        lack, naming their files.
     """
+    _check_thicket(tk, "from_thicket")
     dataframe = tk.dataframe
     profiles = list(dict.fromkeys(dataframe.index.get_level_values(_profile_level(dataframe))))
     names, points, notes = _profile_points(tk, profiles, parameters)
@@ -83,11 +96,14 @@ def from_thicket(tk, parameters: str | Sequence[str] | Mapping[str, Any] | None 
         listed = list(dict.fromkeys([*tk.exc_metrics, *tk.inc_metrics]))
         metrics = [m for m in listed if m in dataframe.columns and np.issubdtype(dataframe[m].dtype, np.number)]
     level = _profile_level(dataframe)
+    files = _files(tk)
     columns = []
     for profile, group in dataframe.groupby(level=level, sort=False):
-        columns.append((profiles.index(profile), frame_columns(group, list(metrics), f"profile {profile}")))
+        columns.append((profiles.index(profile), frame_columns(group, list(metrics), _profile_name(profile, files))))
     columns.sort(key=lambda item: item[0])
-    experiment = build(names, points[[i for i, _ in columns]], [c for _, c in columns], source="thicket")
+    hints = thicket_metric_values(tk, list(metrics))
+    experiment = build(names, points[[i for i, _ in columns]], [c for _, c in columns], source="thicket",
+                       hints=[hints])
     experiment.reader = "thicket"
     experiment.notes.extend(notes)
     return experiment
@@ -98,51 +114,145 @@ def _profile_level(dataframe) -> int:
     return names.index("profile") if "profile" in names else 1
 
 
+def _check_thicket(tk, what: str) -> None:
+    """The InputError for a call given something other than a Thicket, saying what it was given."""
+    if is_thicket(tk):
+        return
+    if hasattr(tk, "dataframe"):
+        instead = "model GraphFrames with extrap_plugins.from_graphframes(frames, parameters)"
+    else:
+        files = read_argument(tk)
+        instead = (f"read .cali files with extrap_plugins.read({files}), or make a Thicket of them with "
+                   f"Thicket.from_caliperreader({files})")
+    raise InputError(f"{what}: expected a thicket.Thicket, got {given(tk)}; {instead}")
+
+
+def thicket_metric_values(tk, metrics: Sequence[str]) -> dict[str, str]:
+    """Whether each metric's values are inclusive, as the Thicket says (:func:`~extrap_plugins.hatchet.metric_values`
+    of its ``exc_metrics``, ``inc_metrics`` and the ``spot.metrics`` of its profiles' metadata); ``""`` where the
+    profiles' metadata disagree."""
+    metadata = tk.metadata
+    listed = metadata["spot.metrics"].tolist() if "spot.metrics" in getattr(metadata, "columns", ()) else [None]
+    said = [metric_values(metrics, tk.exc_metrics, tk.inc_metrics, spot_metrics({"spot.metrics": value}))
+            for value in dict.fromkeys(v if isinstance(v, str) else None for v in listed)]
+    return {m: said[0][m] if all(s[m] == said[0][m] for s in said) else "" for m in metrics}
+
+
+def _files(tk) -> dict:
+    """profile -> the file it was read from (``tk.profile_mapping``; empty when the Thicket has none)."""
+    return {p: str(f) for p, f in dict(getattr(tk, "profile_mapping", None) or {}).items()}
+
+
+def _profile_name(profile, files: Mapping) -> str:
+    """How messages name a profile: its file where the Thicket knows it, else ``profile <hash>``."""
+    return files.get(profile) or f"profile {profile}"
+
+
+def _listed(names: Sequence[str], shown: int = 3) -> str:
+    return ", ".join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")
+
+
+def _having(key: str) -> str:
+    """The expression of a Thicket of the profiles that have a value of ``key``.
+
+    >>> _having("jobsize")
+    "tk.filter_metadata(lambda m: m.notna()['jobsize'])"
+    """
+    return f"tk.filter_metadata(lambda m: m.notna()['{key}'])"
+
+
 def _profile_points(tk, profiles: list, parameters) -> tuple[list[str], np.ndarray, list[str]]:
     metadata = tk.metadata
-    files = dict(getattr(tk, "profile_mapping", {}))  # profile -> file name
+    files = _files(tk)
+    where = [_profile_name(p, files) for p in profiles]
     notes: list[str] = []
     if parameters is None:
-        from .readers.caliper_reader import choose_parameters
+        from .readers.caliper_reader import choose_parameters, missing_keys
 
         numeric = [c for c in metadata.columns if np.issubdtype(metadata[c].dtype, np.number)]
         rows = [{c: float(metadata.at[p, c]) for c in numeric if np.isfinite(float(metadata.at[p, c]))}
                 for p in profiles]
         names, notes = choose_parameters(rows)
         if not names:
-            raise InputError("no numeric metadata column varies across the profiles; name the parameters, "
-                             "e.g. from_thicket(tk, parameters='jobsize')")
+            raise InputError(_nothing_varies(rows, where))
+        fix = "from_thicket(" + _having("{first}") + ") models the profiles that have {them}"
+        for message in missing_keys(rows, where, "profile", fix):
+            warnings.warn(ExtrapWarning(message), stacklevel=3)
         notes = [f"parameters from the Thicket metadata: {', '.join(names)}", *notes]
         return names, np.array([[row[n] for n in names] for row in rows]), notes
+    asked = parameters
     if isinstance(parameters, str):
         parameters = [parameters]
     if isinstance(parameters, Mapping):
         names = [str(n) for n in parameters]
         points = np.empty((len(profiles), len(names)))
         for j, name in enumerate(names):
-            given = parameters[name]
+            values = parameters[name]
             for i, profile in enumerate(profiles):
-                key = profile if profile in given else files.get(profile, profile)
-                if key not in given:
-                    raise InputError(f"parameter {name!r} has no value for profile {profile!r}"
-                                     + (f" ({files[profile]})" if profile in files else ""))
-                points[i, j] = _number(given[key], name, profile)
+                key = profile if profile in values else files.get(profile, profile)
+                if key not in values:
+                    raise InputError(f"parameter {name!r} has no value for {where[i]}; give one for every profile, "
+                                     f"by its file (tk.profile_mapping) or its profile")
+                points[i, j] = _number(values[key], name, where[i])
         return names, points, notes
     names = list(parameters)
     missing = [n for n in names if n not in metadata.columns]
     if missing:
         raise InputError(f"no metadata column {', '.join(map(repr, missing))} in this Thicket")
-    points = np.array([[_number(metadata.at[p, n], n, p) for n in names] for p in profiles], dtype=float)
+    for name in names:
+        lacking = [w for p, w in zip(profiles, where) if _absent(metadata.at[p, name])]
+        if lacking:
+            raise InputError(f"metadata column {name} has no value in {len(lacking)} of the {len(profiles)} "
+                             f"profiles: {_listed(lacking)} (runs of another program?); model the profiles that "
+                             f"have it: from_thicket({_having(name)}, parameters={asked!r})")
+    points = np.array([[_number(metadata.at[p, n], n, w) for n in names] for p, w in zip(profiles, where)],
+                      dtype=float)
     return names, points.reshape(len(profiles), len(names)), notes
 
 
-def _number(value, name, profile) -> float:
+def _nothing_varies(rows: list[dict], where: list[str]) -> str:
+    """Why no parameter was found, and what to do: model each set of profiles on its own (profiles of different
+    programs have different metadata columns, as the caliper reader says of runs), or give each profile's value."""
+    from .readers.caliper_reader import choose_parameters, metadata_sets
+
+    sets = metadata_sets(where, rows, "profile")
+    if len(sets) > 1:
+        groups: dict[frozenset, list[dict]] = {}
+        for row in rows:
+            groups.setdefault(frozenset(row), []).append(row)
+        varying = next((taken[0] for group in groups.values() for taken in [choose_parameters(group)[0]] if taken),
+                       None)
+        fix = (f"model each set on its own, e.g. from_thicket({_having(varying)})" if varying else
+               "model each set on its own (tk.filter_metadata)")
+        return (f"no numeric metadata column varies across all {len(rows)} profiles: they fall into {len(sets)} "
+                f"sets with different metadata columns, as profiles of different programs do: {'; '.join(sets)}; "
+                f"{fix}")
+    return (f"no numeric metadata column varies across the {len(rows)} profiles; give each profile's value by its "
+            f"file: from_thicket(tk, parameters={{'NAME': {{file: value, ...}}}}), the files as in tk.profile_mapping")
+
+
+def _absent(value) -> bool:
+    """Whether a metadata cell holds no value (None, NaN, pandas' NA)."""
+    if value is None:
+        return True
+    try:
+        return bool(value != value)  # NaN and NA are not equal to themselves
+    except (TypeError, ValueError):
+        return False
+
+
+def _number(value, name: str, where: str) -> float:
+    """``value`` as a finite float, or the InputError naming the profile (``where``: its file) and the value as
+    written (``jobsize='many'``, ``jobsize=inf``)."""
+    if _absent(value):
+        raise InputError(f"{where}: parameter {name} has no value (a run of another program?)")
     try:
         number = float(value)
     except (TypeError, ValueError):
-        raise InputError(f"profile {profile!r}: parameter {name}={value!r} is not a number") from None
+        shown = repr(value) if isinstance(value, str) else str(value)
+        raise InputError(f"{where}: parameter {name}={shown[:60]} is not a number") from None
     if not math.isfinite(number):
-        raise InputError(f"profile {profile!r}: parameter {name}={value!r} is not a finite number")
+        raise InputError(f"{where}: parameter {name}={number} is not a finite number")
     return number
 
 
@@ -352,6 +462,7 @@ class Modeling:
 
     def __init__(self, tht, param_name: str, params: dict | None = None, chosen_metrics: list | None = None, *,
                  modeler: str = "default", measure: str = "mean", **options):
+        _check_thicket(tht, "Modeling")
         self.tht = tht
         self.param_name = param_name
         self.modeler = modeler
@@ -407,17 +518,19 @@ class Modeling:
         nodes = frame.index.get_level_values(0)
         profiles = frame.index.get_level_values(1)
         value_of = tht.metadata[self.param_name].to_dict()
+        files = _files(tht)
         names: dict = {}  # node -> a unique call path
         seen: set[str] = set()
         for node in dict.fromkeys(nodes):
-            name = node_callpath(node)
+            name = node_callpath(node, "this Thicket")
             unique, k = name, 2
             while unique in seen:
                 unique, k = f"{name} #{k}", k + 1
             seen.add(unique)
             names[node] = unique
         callpath = np.array([names[n] for n in nodes], dtype=object)
-        point = np.array([_number(value_of[p], self.param_name, p) for p in profiles], dtype=np.float64)
+        number = {p: _number(value_of[p], self.param_name, _profile_name(p, files)) for p in dict.fromkeys(profiles)}
+        point = np.array([number[p] for p in profiles], dtype=np.float64)
         cp_rows, mt_rows, x_rows, y_rows = [], [], [], []
         for j, metric in enumerate(metrics):
             column = frame[metric].to_numpy(dtype=np.float64, na_value=np.nan)
@@ -434,6 +547,7 @@ class Modeling:
             callpath=(cp_names, np.fromiter((cp_code[c] for c in cps), dtype=np.int32, count=len(cps))),
             metric=(list(metrics), np.concatenate(mt_rows).astype(np.int32)),
             coordinates=np.concatenate(x_rows).reshape(-1, 1), value=np.concatenate(y_rows),
+            metrics=[Metric(m, values=v) for m, v in thicket_metric_values(tht, list(metrics)).items()],
             source="thicket", reader="thicket",
         )
         self.model_set = fit(experiment, self.modeler, measure=self.measure, **self.options)

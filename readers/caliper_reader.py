@@ -9,19 +9,24 @@ recursively for them; each file is one run.  The files are parsed by LLNL's
   ``path`` attribute, which merges ``region``, ``function``, ``loop`` and
   ``mpi.function``), joined with ``->``: ``main->lulesh.cycle->MPI_Allreduce``.
   The record outside any region (Caliper's root totals) is left out, as
-  Hatchet and Thicket do.
+  Hatchet and Thicket do.  A region whose name contains ``->`` is refused
+  (:func:`callpath_of`).
 * **Metrics** are every numeric value attribute, named by their alias when
   Caliper gives one (``Avg time/rank`` for ``avg#inclusive#sum#time.duration``)
-  with their unit (``sec``).  Values are read exactly as caliper-reader
-  parses them (``float`` of the recorded text).
+  with their unit (``sec``) and, where the attribute's name says it, whether
+  the values include the children's (:func:`values_of_attribute`: inclusive
+  for ``#inclusive#``).  Values are read exactly as caliper-reader parses them
+  (``float`` of the recorded text).
 * **Parameters** come from each run's metadata (Caliper globals and Adiak
   values): the keys named with ``parameters=jobsize[,problem_size]``, or by
   default the integer-valued numeric keys whose value varies across the runs,
-  dates excluded and keys that vary together kept once (the one with the
-  largest values: the rank count ``jobsize`` rather than ``numhosts``, which
-  follows it).  The experiment notes say which keys were taken and which
-  ignored.  Runs with equal parameters are repetitions; records of one call
-  path repeated within a run (per rank or thread) are repetitions too.
+  dates excluded and keys that vary together kept once (a rank count before
+  others, then the one with the largest values: ``mpi.world.size`` rather than
+  ``numhosts``, which follows it; :func:`choose_parameters`).  The experiment
+  notes say which keys were taken and which ignored; a key that would be a
+  parameter but is missing in some runs is a warning naming those runs.  Runs
+  with equal parameters are repetitions; records of one call path repeated
+  within a run (per rank or thread) are repetitions too.
 
 Options (``--reader-option KEY=VALUE``):
 
@@ -47,15 +52,16 @@ import fnmatch
 import math
 import os
 import pathlib
+import re
 import warnings
 from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
 
-from extrap_plugins.errors import InputError, none_read, skip_warnings
-from extrap_plugins.experiment import CALLPATH_SEPARATOR, Experiment, Metric
-from extrap_plugins.formatting import describe_inputs
+from extrap_plugins.errors import ExtrapWarning, InputError, none_read, skip_warnings
+from extrap_plugins.experiment import CALLPATH_SEPARATOR, RESOURCE_NAMES, Experiment, Metric, merged_metrics
+from extrap_plugins.formatting import describe_inputs, format_count
 from extrap_plugins.hookspecs import hookimpl
 from extrap_plugins.registration import ReaderInfo
 
@@ -274,10 +280,47 @@ def _attributes(reader) -> tuple[dict[str, Metric], dict[str, str], dict[str, st
             alias = attribute.get("attribute.alias")
             unit = attribute.get("attribute.unit")
             metrics[name] = Metric(str(alias) if alias else name, str(unit) if unit else "",
-                                   "time" if "time" in name else "")
+                                   "time" if "time" in name else "", values_of_attribute(name))
     for name in reader.globals:
         types.setdefault(name, "string")
     return metrics, types, adiak_types
+
+
+SPOT_ALIASES = {
+    "min#inclusive#sum#time.duration": "Min time/rank",
+    "max#inclusive#sum#time.duration": "Max time/rank",
+    "avg#inclusive#sum#time.duration": "Avg time/rank",
+    "sum#inclusive#sum#time.duration": "Total time",
+}
+"""The names Caliper's spot controller gives the attributes it lists in a profile's ``spot.metrics`` metadata (its
+cross-process query: ``avg(inclusive#sum#time.duration) as "Avg time/rank"``).  A ``.cali`` file holds the alias
+of every attribute, but Hatchet and Thicket keep only the alias and the metadata: this says which attribute a
+frame's ``Avg time/rank`` is, where ``spot.metrics`` shows it came from the spot controller (other Caliper
+configurations give the same alias to an exclusive time)."""
+
+_INCLUSIVE = re.compile(r"(?:^|[#.])inclusive[#.]")
+_DURATION = re.compile(r"(?:^|#)time\.duration(?:\.ns)?$")
+
+
+def values_of_attribute(name: str) -> str:
+    """Whether the values of the Caliper attribute ``name`` include the children's, as its name says.
+
+    ``"inclusive"`` for an aggregate Caliper made inclusive: an ``inclusive`` step in the name
+    (``avg#inclusive#sum#time.duration``, the spot controller's ``Avg time/rank``; ``inclusive#sum#time.duration``;
+    the timer's ``time.inclusive.duration``).  ``"exclusive"`` for other aggregates of ``time.duration``: Caliper
+    books a snapshot's duration to the innermost region open, so ``sum#time.duration`` holds a region's own time,
+    as Hatchet takes it (``time``, not ``time (inc)``).  ``""`` for
+    anything else (a counter, an annotation copied into records as RAJAPerf's ``any#any#max#Bytes/Rep``): the
+    name does not say, and the shares follow the measurements.
+
+    >>> values_of_attribute("avg#inclusive#sum#time.duration"), values_of_attribute("sum#time.duration")
+    ('inclusive', 'exclusive')
+    """
+    if _INCLUSIVE.search(name):
+        return "inclusive"
+    if _DURATION.search(name):
+        return "exclusive"
+    return ""
 
 
 class RecordCheck:
@@ -429,14 +472,49 @@ def _split_record(line: str) -> dict[str, list[str]] | None:
     return result
 
 
-def callpath_of(record: dict) -> str | None:
-    """The ``->``-joined region path of a record, or None outside any region."""
+def callpath_of(record: dict, source: str | None = None) -> str | None:
+    """The ``->``-joined region path of a record, or None outside any region.
+
+    A region whose name contains the separator ``->`` (C++'s ``operator->``, an annotation such as ``"a->b"``) is
+    refused.  A call path is the text of its regions joined with ``->``, and everything downstream reads the tree
+    from that text (parents and shares, the call tree of the report, ``--callpath`` globs), so such a name would
+    be read as nested regions: a root region ``main->MPI_Irecv`` and ``main``'s child ``MPI_Irecv`` became one
+    series, their values averaged.  Renaming it (``->`` replaced by another mark) would give the user a region
+    that is not in the program and still collide with one that is; an escape would have to be understood by
+    every reader, exporter and glob.  So the run is refused, naming the region and where it is defined, as the
+    instrument shim refuses such a name when the region is opened.
+
+    Raises
+    ------
+    InputError
+        A region name containing ``->``: ``source`` (the file) and the line of the record that defines the name.
+    """
     path = record.get("path")
     if path is None:
         return None
-    if isinstance(path, str):
-        return path
-    return CALLPATH_SEPARATOR.join(str(p) for p in path)
+    regions = [path] if isinstance(path, str) else [str(p) for p in path]
+    for region in regions:
+        if CALLPATH_SEPARATOR in region:
+            raise InputError(f"region {region!r} contains the call-path separator {CALLPATH_SEPARATOR!r}: its call "
+                             f"path would read as nested regions and could merge with a nested call path; rename the "
+                             f"region in the program", source, _node_line(source, region))
+    return CALLPATH_SEPARATOR.join(regions)
+
+
+def _node_line(path: str | None, data: str) -> int | None:
+    """The line of the first node record whose value is ``data`` (for messages; None when not found)."""
+    if path is None:
+        return None
+    try:
+        lines = read_text(path).split("\n")
+    except InputError:
+        return None
+    for number, line in enumerate(lines, 1):
+        if line.startswith("__rec=node,") and data in line:
+            fields = _split_record(line.strip()) or {}
+            if (fields.get("data") or [""])[0] == data:
+                return number
+    return None
 
 
 def numeric_metadata(run: Run) -> dict[str, float]:
@@ -551,7 +629,7 @@ def read_part(part, options: dict) -> Experiment:
     outside = 0
     wanted_metrics = {n: m for n, m in run.metrics.items() if _selected(m.name, settings.metrics)}
     for index, record in enumerate(run.records):
-        callpath = callpath_of(record)
+        callpath = callpath_of(record, str(part))
         if callpath is None:
             outside += 1
             continue
@@ -597,8 +675,13 @@ def choose_parameters(metadata: Sequence[dict[str, float]]) -> tuple[list[str], 
     A key is taken when every run has it, its values are integers, it is
     not a date or time, and it takes at least two values.  Keys that vary
     together (each determines the other over these runs: ``jobsize``,
-    ``mpi.world.size``, ``numhosts``) are kept once, the one with the largest
-    values, keys without a dot (user metadata) before Caliper's own.
+    ``mpi.world.size``, ``numhosts``) are kept once: a resource count
+    (:data:`~extrap_plugins.experiment.RESOURCE_NAMES`: ``jobsize``,
+    ``mpi.world.size``, ``nodes``...) before other keys, as ``efficiency`` and
+    the cost of a run need the process count; then the one with the largest
+    values (the rank count ``mpi.world.size`` rather than the node count
+    ``numhosts`` when a run lacks ``jobsize``); at equal values a key without a
+    dot (user metadata: ``jobsize``) before Caliper's own (``mpi.world.size``).
 
     Returns
     -------
@@ -614,7 +697,7 @@ def choose_parameters(metadata: Sequence[dict[str, float]]) -> tuple[list[str], 
         column = [m[key] for m in metadata]
         if len(set(column)) < 2:
             continue
-        if any(word in key.lower() for word in _TIME_WORDS):
+        if _is_time(key):
             notes.append(f"metadata {key} varies but is a date or time, not a parameter")
             continue
         if any(v != int(v) for v in column):
@@ -632,13 +715,64 @@ def choose_parameters(metadata: Sequence[dict[str, float]]) -> tuple[list[str], 
         signature = tuple(np.unique(column, return_inverse=True)[1].tolist())
         groups.setdefault(signature, []).append(key)
     for keys in groups.values():
-        best = max(keys, key=lambda k: ("." not in k, max(m[k] for m in metadata), -len(k)))
+        best = max(keys, key=lambda k: (k.lower() in RESOURCE_NAMES, max(m[k] for m in metadata), "." not in k,
+                                        -len(k)))
         taken.append(best)
         others = [k for k in keys if k != best]
         if others:
             notes.append(f"metadata {', '.join(others)} vary with {best}: left out")
     taken.sort(key=candidates.index)
     return taken, notes
+
+
+def _is_time(key: str) -> bool:
+    return any(word in key.lower() for word in _TIME_WORDS)
+
+
+def missing_keys(metadata: Sequence[dict[str, float]], runs: Sequence[str], noun: str = "run",
+                 hint: str = "--reader-option parameters={keys} models the {noun}s that have {them}",
+                 shown: int = 3) -> list[str]:
+    """What to warn of the metadata keys some runs lack that would be parameters: one message per set of runs
+    lacking keys (one cause), naming those runs.
+
+    A key counts when the runs that have it give it at least two integer values and it is not a date or time
+    (:func:`choose_parameters` would take it if every run had it): without it another key may become the parameter
+    (the node count ``numhosts`` for a run without ``jobsize``), so the user must hear which runs lack it.  Keys
+    that could not be parameters anyway stay in the notes only.
+
+    Parameters
+    ----------
+    metadata : sequence of dict, one per run
+        Each run's numeric metadata.
+    runs : sequence of str, the same length
+        What names each run for the user (its file).
+    noun : str
+        What a run is called (``profile`` for a Thicket).
+    hint : str
+        How to model the runs that have the keys; ``{keys}`` (comma-separated), ``{first}`` (the first key),
+        ``{noun}`` and ``{them}`` are filled in.
+
+    >>> print(*missing_keys([{"jobsize": 27.0}, {}, {"jobsize": 125.0}], ["27.cali", "64.cali", "125.cali"],
+    ...                     hint="name it"))
+    64.cali: metadata key jobsize missing (present in the other 2 runs), so it is not a parameter; name it
+    """
+    lacking: dict[tuple[int, ...], list[str]] = {}
+    for key in sorted({k for m in metadata for k in m}):
+        having = [m[key] for m in metadata if key in m]
+        if len(having) == len(metadata) or len(set(having)) < 2 or _is_time(key) or any(v != int(v) for v in having):
+            continue
+        lacking.setdefault(tuple(i for i, m in enumerate(metadata) if key not in m), []).append(key)
+    said = []
+    for members, keys in lacking.items():
+        names = [str(runs[i]) for i in members]
+        where = ", ".join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")
+        others = format_count(len(metadata) - len(members), noun)
+        one = len(keys) == 1
+        what = f"metadata key {keys[0]}" if one else f"metadata keys {', '.join(keys)}"
+        fix = hint.format(keys=",".join(keys), first=keys[0], noun=noun, them="it" if one else "them")
+        said.append(f"{where}: {what} missing (present in the other {others}), so "
+                    f"{'it is not a parameter' if one else 'they are not parameters'}; {fix}")
+    return said
 
 
 def join(experiments: list[Experiment], path, options: dict) -> Experiment:
@@ -662,7 +796,7 @@ def join(experiments: list[Experiment], path, options: dict) -> Experiment:
             if len(experiments) == 1:
                 raise InputError("one run: nothing varies to model; give several runs (files or a folder)",
                                  experiments[0].source)
-            sets = _metadata_sets(experiments, infos)
+            sets = metadata_sets([e.source for e in experiments], [info["metadata"] for info in infos])
             if len(sets) > 1:
                 raise InputError(f"no numeric metadata key varies across all {len(experiments)} runs: they fall "
                                  f"into {len(sets)} sets with different metadata keys, as runs of different "
@@ -673,6 +807,8 @@ def join(experiments: list[Experiment], path, options: dict) -> Experiment:
         notes.append(f"parameters from run metadata: {', '.join(taken)} (keys that vary across the "
                      f"{len(experiments)} runs; name others with --reader-option parameters=KEY)")
         notes.extend(why)
+        for message in missing_keys([info["metadata"] for info in infos], [e.source for e in experiments]):
+            warnings.warn(ExtrapWarning(message), stacklevel=2)
     parts = []
     for experiment, info in zip(experiments, infos):
         keys = info["keys"]
@@ -693,13 +829,24 @@ def join(experiments: list[Experiment], path, options: dict) -> Experiment:
     return joined
 
 
-def _metadata_sets(experiments: list[Experiment], infos: list[dict], shown: int = 4) -> list[str]:
+def metadata_sets(runs: Sequence[str], metadata: Sequence[dict[str, float]], noun: str = "run",
+                  shown: int = 4) -> list[str]:
     """The runs grouped by their numeric metadata keys, each set described by where its files are, how many
-    runs it has and what varies within it: ``mpi_scaling_cali (5 runs): jobsize varies``."""
+    runs it has and what varies within it: ``mpi_scaling_cali (5 runs): jobsize varies``.
+
+    Parameters
+    ----------
+    runs : sequence of str
+        Each run's file (a path).
+    metadata : sequence of dict, the same length
+        Each run's numeric metadata.
+    noun : str
+        What a run is called (``profile`` for a Thicket).
+    """
     groups: dict[frozenset, list[int]] = {}
-    for i, info in enumerate(infos):
-        groups.setdefault(frozenset(info["metadata"]), []).append(i)
-    files = [pathlib.Path(e.source) for e in experiments]
+    for i, values in enumerate(metadata):
+        groups.setdefault(frozenset(values), []).append(i)
+    files = [pathlib.Path(run) for run in runs]
     base = pathlib.Path(os.path.commonpath([str(f.parent) for f in files]))
     described = []
     for members in list(groups.values())[:shown]:
@@ -710,23 +857,37 @@ def _metadata_sets(experiments: list[Experiment], infos: list[dict], shown: int 
             names = [files[i].name for i in members]
             where = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
         if len(members) == 1:
-            described.append(f"{where} (1 run)")
+            described.append(f"{where} (1 {noun})")
             continue
-        taken, _ = choose_parameters([infos[i]["metadata"] for i in members])
+        taken, _ = choose_parameters([metadata[i] for i in members])
         varies = f"{', '.join(taken)} {'varies' if len(taken) == 1 else 'vary'}" if taken else "no key varies"
-        described.append(f"{where} ({len(members)} runs): {varies}")
+        described.append(f"{where} ({format_count(len(members), noun)}): {varies}")
     if len(groups) > shown:
         described.append(f"and {len(groups) - shown} more sets")
     return described
 
 
 def _concatenate(parts: list[Experiment], source: str) -> Experiment:
-    """Runs joined; rows of a series at the same point are numbered as repetitions in run order."""
+    """Runs joined; rows of a series at the same point are numbered as repetitions in run order.
+
+    Raises
+    ------
+    InputError
+        A metric whose values are inclusive in one run and exclusive in another (Caliper configured differently:
+        the spot controller's ``Avg time/rank`` is inclusive, the same alias of ``sum#time.duration`` exclusive).
+    """
     callpaths = list(dict.fromkeys(c.name for e in parts for c in e.callpaths))
-    metric_objects = {}
+    kinds: dict[tuple[str, str], str] = {}
     for e in parts:
         for m in e.metrics:
-            metric_objects.setdefault(m.name, m)
+            if m.values:
+                kinds.setdefault((m.name, m.values), e.source)
+    for (name, values), where in kinds.items():
+        if values == "inclusive" and (name, "exclusive") in kinds:
+            raise InputError(f"metric {name!r} holds inclusive values in {where} but exclusive ones in "
+                             f"{kinds[name, 'exclusive']}: the runs were measured with different Caliper "
+                             f"configurations; read them apart", source)
+    metric_objects = {m.name: m for m in merged_metrics(m for e in parts for m in e.metrics)}
     cp_code = {name: i for i, name in enumerate(callpaths)}
     mt_names = list(metric_objects)
     mt_code = {name: i for i, name in enumerate(mt_names)}

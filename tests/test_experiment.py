@@ -192,3 +192,40 @@ def test_an_experiment_without_a_source_begins_no_message_with_a_colon():
     with pytest.raises(InputError) as error:
         e.select(metrics=["bytes"])
     assert str(error.value) == "no metric 'bytes'; the metrics are time"
+
+
+# ------------------------------------------------- whether values are inclusive (Metric.values)
+def test_a_metric_says_whether_its_values_are_inclusive_and_refuses_anything_else():
+    assert Metric("time").values == ""  # unknown: the shares then follow the measurements
+    assert Metric("Avg time/rank", "sec", "time", "inclusive").values == "inclusive"
+    with pytest.raises(InputError) as error:
+        Metric("time", values="subtree")
+    assert str(error.value) == "metric 'time': values must be 'inclusive', 'exclusive' or '' (unknown), got 'subtree'"
+
+
+def test_the_hint_on_values_survives_selection_parameters_pickling_and_joins():
+    import pickle
+
+    hinted = [Metric("time", "sec", "time", "inclusive"), Metric("visits", "occ", "count", "exclusive")]
+    e = Experiment.from_columns(["p"], callpath=["main", "main->a", "main", "main->a"],
+                                metric=["time", "time", "visits", "visits"], coordinates=[[1], [1], [2], [2]],
+                                value=[2.0, 1.0, 1.0, 1.0], metrics=hinted, source="a")
+    assert e.metrics == hinted
+    assert e.select(metrics=["time"]).metrics == hinted  # the rows go, the metric list stays
+    assert e.take(e.value > 1.5).metrics == hinted
+    e.constants = {"n": 8.0}
+    assert e.with_parameters(["p", "n"]).metrics == hinted
+    assert pickle.loads(pickle.dumps(e)).metrics == hinted
+    assert Experiment.concatenate([e, e]).metrics == hinted
+
+
+def test_joined_experiments_that_disagree_about_a_metric_s_values_leave_it_unknown():
+    # a wrong hint is worse than none: the shares of an unknown metric follow the measurements
+    def one(values, unit=""):
+        return Experiment.from_columns(["p"], callpath="main", metric="time", coordinates=[[1]], value=[1.0],
+                                       metrics=[Metric("time", unit, values=values)])
+
+    assert Experiment.concatenate([one("inclusive"), one("exclusive", "sec")]).metrics == [Metric("time", "sec")]
+    assert Experiment.concatenate([one("inclusive"), one("")]).metrics == [Metric("time")]
+    assert Experiment.concatenate([one(""), one("inclusive")]).metrics == [Metric("time")]
+    assert Experiment.concatenate([one("exclusive"), one("exclusive")]).metrics == [Metric("time", values="exclusive")]

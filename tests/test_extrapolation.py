@@ -562,3 +562,81 @@ def test_the_talpas_model_below_zero_at_the_target_is_one_warning_on_stderr_and_
     assert row.value_target == 0.0 and models.models[0].predict({"x": 4, "y": 10, "z": 1000}) < -2000
     [warning] = below_floor_warnings(record)
     assert (warning.callpath, warning.metric, str(warning)) == ("compute", "time", said)
+
+
+# ------------------------------------------- inclusive or exclusive: the source's hint, else the measurements
+def hinted(experiment, values):
+    """The experiment with every metric's hint on values set to ``values``."""
+    return dataclasses.replace(experiment, metrics=[dataclasses.replace(m, values=values) for m in experiment.metrics])
+
+
+def test_auto_takes_the_values_as_the_source_says_and_an_explicit_choice_overrides_it():
+    exclusive = [Model("main", "time", ("p",), 2.0), Model("main->a", "time", ("p",), 1.0, (term(0.5, p=1),)),
+                 Model("main->b", "time", ("p",), 0.0, (term(3.0, p=(0, 1)),))]
+    experiment = measured({m.callpath: (lambda X, m=m: m.predict(X)) for m in exclusive}, P[:, None])
+    assert extrapolate(model_set_of(exclusive, experiment)).values == {"time": "exclusive"}  # main 2 < 33 + 18
+    said_inclusive = model_set_of(exclusive, hinted(experiment, "inclusive"))
+    assert extrapolate(said_inclusive).values == {"time": "inclusive"}
+    assert extrapolate(said_inclusive, values="exclusive").values == {"time": "exclusive"}
+    inclusive = tree_models()
+    experiment = measured({m.callpath: (lambda X, m=m: m.predict(X)) for m in inclusive}, P[:, None])
+    assert extrapolate(model_set_of(inclusive, hinted(experiment, "exclusive"))).values == {"time": "exclusive"}
+
+
+def slightly_low_parent():
+    """Inclusive measurements (main = a + b + 1, a = c + 5) and models of them in which main, at 19, lies 5 %
+    below its children's 20 (as LULESH's main->lulesh.cycle model lay 3 % below its children's)."""
+    measurements = {"main": 21.0, "main->a": 10.0, "main->b": 10.0, "main->a->c": 5.0}
+    experiment = measured({name: (lambda X, v=v: np.full(len(X), v)) for name, v in measurements.items()},
+                          P[:, None])
+    models = [Model(name, "time", ("p",), 19.0 if name == "main" else v) for name, v in measurements.items()]
+    return models, experiment
+
+
+def test_one_parent_model_slightly_below_its_children_does_not_flip_the_metric():
+    # the rule was "exclusive when one parent lies 1 % below its children's sum", on the models' values
+    models, experiment = slightly_low_parent()
+    assert extrapolate(model_set_of(models, experiment)).values == {"time": "inclusive"}  # the measurements decide
+    streamed = ModelSet(("p",), models, measured_points=P[:, None])  # no measurements: the models decide
+    assert extrapolate(streamed).values == {"time": "inclusive"}  # 1 short of 20 + 5: 4 %, not above 10 %
+    wrapper = [dataclasses.replace(m, constant=1.0) if m.callpath == "main" else m for m in models]
+    assert extrapolate(ModelSet(("p",), wrapper, measured_points=P[:, None])).values == {"time": "exclusive"}
+
+
+def test_the_shortfall_takes_each_parent_at_its_largest_point_with_a_child_and_means_over_repetitions():
+    from extrap_plugins.extrapolation import shortfall
+
+    rows = [("main", 1, 10.0), ("main->a", 1, 4.0), ("main->b", 1, 4.0), ("main->a->x", 1, 1.0),
+            ("main", 2, 4.0), ("main", 2, 6.0), ("main->a", 2, 4.0), ("main->b", 2, 4.0)]
+    callpath, p, value = zip(*rows)
+    experiment = Experiment.from_columns(["p"], callpath=list(callpath), metric="time",
+                                         coordinates=np.array(p, dtype=float)[:, None], value=value)
+    # main at p=2: mean 5 against 4 + 4 (3 short); main->a at p=1, its child's only point: 4 against 1 (none short)
+    assert shortfall(experiment) == {"time": 3 / 9}
+    lone = Experiment.from_columns(["p"], callpath=["main", "other"], metric="v", coordinates=[[1], [1]],
+                                   value=[1.0, 2.0])
+    assert shortfall(lone) == {}  # no parent with a child: nothing to judge
+    assert extrapolate(model_set_of([Model("main", "v", ("p",), 1.0)], lone)).values == {"v": "inclusive"}
+
+
+def test_real_data_inclusive_from_caliper_and_exclusive_from_score_p(host, shared_data):
+    from extrap_plugins.extrapolation import shortfall
+
+    pytest.importorskip("caliperreader", reason="the caliper extra is not installed")
+    lulesh = extrap_plugins.read(shared_data / "caliper" / "thicket" / "mpi_scaling_cali")
+    # every parent is at least its children's sum in the means, but the maximum over ranks: children peak on
+    # different ranks
+    assert shortfall(lulesh) == {"Min time/rank": 0.0, "Max time/rank": 0.175259613429984, "Avg time/rank": 0.0,
+                                 "Total time": 0.0}
+    models = extrap_plugins.model(lulesh, metrics=["Avg time/rank", "Max time/rank"])
+    assert extrapolate(models).values == {"Max time/rank": "inclusive", "Avg time/rank": "inclusive"}  # the hint
+    unknown = dataclasses.replace(models, experiment=hinted(models.experiment, ""))
+    assert extrapolate(unknown).values == {"Max time/rank": "exclusive", "Avg time/rank": "inclusive"}
+    # streamed: the models' values; main->lulesh.cycle (50.77) below TimeIncrement + LagrangeLeapFrog (52.35)
+    # flipped Avg time/rank to exclusive, every share of a Caliper experiment wrong
+    streamed = dataclasses.replace(models, experiment=None, measured_points=lulesh.points())
+    assert extrapolate(streamed).values == {"Max time/rank": "exclusive", "Avg time/rank": "inclusive"}
+    pytest.importorskip("pycubexr", reason="the cube extra (pip install -e '.[cube]') reads CUBE files")
+    cube = extrap_plugins.read(shared_data / "cube" / "extrap" / "single_parameter")  # Score-P, exclusive values
+    assert shortfall(cube, ["time", "min_time"]) == {"time": 0.5938179558869214, "min_time": 0.0}
+    assert extrapolate(extrap_plugins.model(cube, metrics=["time"])).values == {"time": "exclusive"}

@@ -115,3 +115,75 @@ def test_cprofile_frames_from_a_real_python_program(host, tmp_path):
     models = extrap_plugins.model(experiment, metrics=["numcalls"])
     calls = models.get("_program->_leaf", "numcalls")
     assert calls.predict([1e6]) == pytest.approx(1e6, rel=1e-9)
+
+
+# ------------------------------------- inclusive values (D1), wrong arguments (D8), names with the separator (D4)
+def test_the_frames_say_which_metrics_are_inclusive(host, shared_data):
+    experiment = extrap_plugins.from_graphframes([literal(p) for p in (4, 8, 16)], {"p": [4, 8, 16]})
+    assert {m.name: m.values for m in experiment.metrics} == {"time": "exclusive", "time (inc)": "inclusive"}
+    models = extrap_plugins.model(experiment)
+    assert extrap_plugins.extrapolate(models).values == {"time": "exclusive", "time (inc)": "inclusive"}
+    pytest.importorskip("caliperreader", reason="the caliper extra is not installed")
+    folder = shared_data / "caliper" / "thicket" / "mpi_scaling_cali"
+    if not folder.is_dir():
+        pytest.skip(f"Thicket's LULESH data is not in {folder}")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        frames = [ht.GraphFrame.from_caliperreader(str(folder / f"{n}_cores.cali")) for n in RANKS]
+    assert frames[0].inc_metrics == []  # Hatchet files the aliases under exc_metrics; spot.metrics tells
+    experiment = extrap_plugins.from_graphframes(frames, {"jobsize": RANKS})
+    assert {m.name: m.values for m in experiment.metrics} == {
+        "Min time/rank": "inclusive", "Max time/rank": "inclusive", "Avg time/rank": "inclusive",
+        "Total time": "inclusive"}
+
+
+def test_metric_values_from_spot_metrics_names_and_hatchet_s_lists():
+    from extrap_plugins.hatchet import metric_values
+
+    spot = ["min#inclusive#sum#time.duration", "any#any#max#Bytes/Rep"]
+    assert metric_values(["Min time/rank", "Bytes/Rep", "sum#time.duration", "visits"], ["Min time/rank", "visits"],
+                         [], spot) == {"Min time/rank": "inclusive", "Bytes/Rep": "", "sum#time.duration": "exclusive",
+                                       "visits": ""}  # exc_metrics alone says nothing: Hatchet's Caliper reader
+
+
+@pytest.mark.parametrize("frames, given", [
+    ("x.cali", "got the str 'x.cali'; read .cali files with extrap_plugins.read('x.cali')"),
+    ("ab", "got the str 'ab'; read .cali files with extrap_plugins.read('ab')"),
+    ({"a": 1}, "got a dict; read .cali files with extrap_plugins.read(files)"),
+    (3, "got an int; read .cali files with extrap_plugins.read(files)"),
+])
+def test_a_path_or_other_object_instead_of_frames_is_one_input_error(frames, given):
+    # "ab" was two frames, one per character; "x.cali" one frame of six
+    with pytest.raises(InputError) as caught:
+        extrap_plugins.from_graphframes(frames, {"p": [1, 2]})
+    assert str(caught.value) == (f"from_graphframes: expected a list of hatchet GraphFrames, one per run, {given}, "
+                                 f"or make a GraphFrame of each with hatchet.GraphFrame.from_caliperreader(file)")
+
+
+def test_one_frame_or_a_stray_item_instead_of_a_list_of_frames_is_said():
+    with pytest.raises(InputError) as caught:
+        extrap_plugins.from_graphframes(literal(4), {"p": [4]})
+    assert str(caught.value) == ("from_graphframes: expected a list of hatchet GraphFrames, one per run, got one "
+                                 "(hatchet.graphframe.GraphFrame); give a list: from_graphframes([gf, ...], parameters)")
+    with pytest.raises(InputError) as caught:
+        extrap_plugins.from_graphframes([literal(4), "b.cali"], {"p": [4, 8]})
+    assert str(caught.value) == (
+        "from_graphframes: expected a list of hatchet GraphFrames, one per run, but frame 1 is the str 'b.cali'; "
+        "read .cali files with extrap_plugins.read('b.cali'), or make a GraphFrame of each with "
+        "hatchet.GraphFrame.from_caliperreader(file)")
+
+
+def test_a_node_named_with_the_separator_is_refused_naming_the_frame():
+    # a root "main->solve" and main's child "solve" were one call path
+    def frame(p):
+        solve = 3.0 * p
+        return ht.GraphFrame.from_literal([
+            {"frame": {"name": "main"}, "metrics": {"time": 2.0},
+             "children": [{"frame": {"name": "solve"}, "metrics": {"time": solve}}]},
+            {"frame": {"name": "main->solve"}, "metrics": {"time": 1.0}}])
+
+    with pytest.raises(InputError) as caught:
+        extrap_plugins.from_graphframes([frame(p) for p in (4, 8)], {"p": [4, 8]})
+    assert str(caught.value) == (
+        "frame 0: node 'main->solve' contains the call-path separator '->': its call path would read as nested "
+        "nodes and could merge with a nested call path; rename the node (its region in the program)")

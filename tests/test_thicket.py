@@ -192,3 +192,153 @@ def _series(experiment):
                           experiment.value):
         found.setdefault((callpaths[c], metrics[m], tuple(x)), []).append(v)
     return found
+
+
+# ------------------------------------- inclusive values (D1), two programs (D7), wrong arguments (D8), names (D4)
+def test_the_thicket_s_inclusive_metrics_stay_inclusive(host, mpi_scaling_cali):
+    # Hatchet's Caliper reader files the aliased spot metrics under exc_metrics; spot.metrics says what they are
+    t_ens = thicket_of(mpi_scaling_cali)
+    assert t_ens.inc_metrics == [] and "Avg time/rank" in t_ens.exc_metrics
+    experiment = from_thicket(t_ens)
+    assert {m.name: m.values for m in experiment.metrics} == {
+        "Min time/rank": "inclusive", "Max time/rank": "inclusive", "Avg time/rank": "inclusive",
+        "Total time": "inclusive"}
+    models = extrap_plugins.model(experiment, metrics=["Avg time/rank"])
+    assert extrap_plugins.extrapolate(models).values == {"Avg time/rank": "inclusive"}
+    mdl = Modeling(t_ens, "jobsize", chosen_metrics=["Avg time/rank"]).produce_models()
+    assert [m.values for m in mdl.model_set.experiment.metrics] == ["inclusive"]
+
+
+@pytest.fixture(scope="module")
+def two_programs(shared_data):
+    folder = shared_data / "caliper" / "thicket"
+    files = sorted(str(f) for f in folder.rglob("*.cali"))
+    if len(files) != 10:
+        pytest.skip(f"Thicket's LULESH and RAJAPerf data are not in {folder}")
+    return files
+
+
+def test_a_thicket_of_two_programs_names_the_sets_and_a_fix_that_works(host, two_programs):
+    # it said no column varies and suggested parameters='jobsize', which then failed on np.float64(nan)
+    tk = thicket_of(two_programs)
+    with pytest.raises(InputError) as caught:
+        from_thicket(tk)
+    assert str(caught.value) == (
+        "no numeric metadata column varies across all 10 profiles: they fall into 2 sets with different metadata "
+        "columns, as profiles of different programs do: mpi_scaling_cali (5 profiles): jobsize varies; "
+        "rajaperf/quartz (5 profiles): ProblemSizeRunParam varies; model each set on its own, e.g. "
+        "from_thicket(tk.filter_metadata(lambda m: m.notna()['jobsize']))")
+    lulesh = from_thicket(tk.filter_metadata(lambda m: m.notna()['jobsize']))  # the fix given
+    assert lulesh.parameter_names == ["jobsize"] and len(lulesh.callpaths) == 45
+    # RAJAPerf's metrics are the Thicket's too, but without a value here: left out
+    assert sorted(m.name for m in lulesh.metrics) == ["Avg time/rank", "Max time/rank", "Min time/rank", "Total time"]
+    profiles = dict.fromkeys(tk.dataframe.index.get_level_values("profile"))  # in the order of the Thicket's rows
+    rajaperf = [tk.profile_mapping[p] for p in profiles if "rajaperf" in tk.profile_mapping[p]]
+    with pytest.raises(InputError) as caught:
+        from_thicket(tk, parameters="jobsize")
+    assert str(caught.value) == (
+        f"metadata column jobsize has no value in 5 of the 10 profiles: {', '.join(rajaperf[:3])} and 2 more (runs "
+        f"of another program?); model the profiles that have it: "
+        f"from_thicket(tk.filter_metadata(lambda m: m.notna()['jobsize']), parameters='jobsize')")
+
+
+def test_a_profile_without_the_rank_count_is_named_by_its_file(host, mpi_scaling_cali):
+    tk = thicket_of(mpi_scaling_cali)
+    file_of = {f: p for p, f in tk.profile_mapping.items()}
+    run = mpi_scaling_cali[1]  # 64_cores.cali
+    tk.metadata.at[file_of[run], "jobsize"] = math.nan
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        experiment = from_thicket(tk)
+    assert experiment.parameter_names == ["mpi.world.size"]  # not numhosts, the node count
+    assert [str(w.message) for w in caught] == [
+        f"{run}: metadata key jobsize missing (present in the other 4 profiles), so it is not a parameter; "
+        f"from_thicket(tk.filter_metadata(lambda m: m.notna()['jobsize'])) models the profiles that have it"]
+    with pytest.raises(InputError) as caught:
+        from_thicket(tk, parameters=["jobsize"])
+    assert str(caught.value) == (
+        f"metadata column jobsize has no value in 1 of the 5 profiles: {run} (runs of another program?); model the "
+        f"profiles that have it: from_thicket(tk.filter_metadata(lambda m: m.notna()['jobsize']), "
+        f"parameters=['jobsize'])")
+    with pytest.raises(InputError) as caught:
+        Modeling(tk, "jobsize", chosen_metrics=["Avg time/rank"]).produce_models()
+    assert str(caught.value) == f"{run}: parameter jobsize has no value (a run of another program?)"
+
+
+@pytest.mark.parametrize("value, shown", [("many", "cores='many' is not a number"),
+                                          (math.inf, "cores=inf is not a finite number")])
+def test_a_parameter_value_that_is_no_number_is_said_plainly_naming_the_file(host, mpi_scaling_cali, value, shown):
+    tk = thicket_of(mpi_scaling_cali)
+    cores = dict(zip(mpi_scaling_cali, RANKS))
+    cores[mpi_scaling_cali[2]] = value
+    with pytest.raises(InputError) as caught:
+        from_thicket(tk, {"cores": cores})
+    assert str(caught.value) == f"{mpi_scaling_cali[2]}: parameter {shown}"
+    del cores[mpi_scaling_cali[2]]
+    with pytest.raises(InputError) as caught:
+        from_thicket(tk, {"cores": cores})
+    assert str(caught.value) == (f"parameter 'cores' has no value for {mpi_scaling_cali[2]}; give one for every "
+                                 f"profile, by its file (tk.profile_mapping) or its profile")
+
+
+def test_no_varying_column_suggests_giving_the_values(host, mpi_scaling_cali):
+    tk = thicket_of(mpi_scaling_cali)
+    tk.metadata = tk.metadata.drop(columns=["jobsize", "mpi.world.size", "numhosts"])
+    with pytest.raises(InputError) as caught:
+        from_thicket(tk)
+    assert str(caught.value) == (
+        "no numeric metadata column varies across the 5 profiles; give each profile's value by its file: "
+        "from_thicket(tk, parameters={'NAME': {file: value, ...}}), the files as in tk.profile_mapping")
+    experiment = from_thicket(tk, parameters={"p": dict(zip(mpi_scaling_cali, RANKS))})  # as it says
+    assert sorted(set(experiment.coordinates[:, 0])) == [float(n) for n in RANKS]
+
+
+def test_a_path_or_other_object_instead_of_a_thicket_is_one_input_error(host, mpi_scaling_cali, tmp_path):
+    # from_thicket("x.cali") was AttributeError: 'str' object has no attribute 'dataframe'
+    calls = {"from_thicket": lambda x: from_thicket(x), "Modeling": lambda x: Modeling(x, "jobsize")}
+    for name, call in calls.items():
+        with pytest.raises(InputError) as caught:
+            call("x.cali")
+        assert str(caught.value) == (
+            f"{name}: expected a thicket.Thicket, got the str 'x.cali'; read .cali files with "
+            f"extrap_plugins.read('x.cali'), or make a Thicket of them with Thicket.from_caliperreader('x.cali')")
+    with pytest.raises(InputError) as caught:
+        from_thicket(tmp_path / "runs")
+    assert str(caught.value) == (
+        f"from_thicket: expected a thicket.Thicket, got the path '{tmp_path / 'runs'}'; read .cali files with "
+        f"extrap_plugins.read('{tmp_path / 'runs'}'), or make a Thicket of them with "
+        f"Thicket.from_caliperreader('{tmp_path / 'runs'}')")
+    with pytest.raises(InputError) as caught:
+        from_thicket(mpi_scaling_cali)
+    assert str(caught.value) == (
+        "from_thicket: expected a thicket.Thicket, got a list of 5 str; read .cali files with "
+        "extrap_plugins.read(files), or make a Thicket of them with Thicket.from_caliperreader(files)")
+    import hatchet as ht
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        frame = ht.GraphFrame.from_caliperreader(mpi_scaling_cali[0])
+    with pytest.raises(InputError) as caught:
+        from_thicket(frame)
+    assert str(caught.value) == ("from_thicket: expected a thicket.Thicket, got a hatchet.graphframe.GraphFrame; "
+                                 "model GraphFrames with extrap_plugins.from_graphframes(frames, parameters)")
+
+
+def test_a_node_named_with_the_separator_is_refused_naming_the_file(host, mpi_scaling_cali, tmp_path):
+    region = "__rec=node,id=36,attr=35,data=MPI_Comm_split\n"
+    files = []
+    for name in mpi_scaling_cali:
+        text = open(name).read()
+        assert text.count(region) == 1
+        files.append(tmp_path / name.rsplit("/", 1)[1])
+        files[-1].write_text(text.replace(region, region.replace("MPI_Comm_split", "main->MPI_Irecv")))
+    tk = thicket_of([str(f) for f in files])
+    with pytest.raises(InputError) as caught:
+        from_thicket(tk, "jobsize")
+    message = ("node 'main->MPI_Irecv' contains the call-path separator '->': its call path would read as nested "
+               "nodes and could merge with a nested call path; rename the node (its region in the program)")
+    first = tk.profile_mapping[tk.dataframe.index.get_level_values(1)[0]]
+    assert str(caught.value) == f"{first}: {message}"
+    with pytest.raises(InputError) as caught:
+        Modeling(tk, "jobsize", chosen_metrics=["Avg time/rank"]).produce_models()
+    assert str(caught.value) == f"this Thicket: {message}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import shutil
 import warnings
@@ -433,3 +434,168 @@ def test_a_byte_order_mark_is_accepted(host, lulesh, tmp_path):
         experiment = extrap_plugins.read(tmp_path)
     assert sorted({p for _, _, p in series(experiment)}) == [(27.0,), (64.0,), (125.0,), (216.0,), (343.0,)]
     assert series(experiment) == series(extrap_plugins.read(lulesh))
+
+
+# ------------------------------------------- inclusive values (D1), the rank count (D3), region names (D4)
+@pytest.mark.parametrize("attribute, values", [
+    ("avg#inclusive#sum#time.duration", "inclusive"), ("inclusive#sum#time.duration", "inclusive"),
+    ("sum#time.inclusive.duration", "inclusive"), ("sum#time.duration", "exclusive"),
+    ("avg#sum#time.duration.ns", "exclusive"), ("any#any#max#Bytes/Rep", ""), ("sum#papi.PAPI_TOT_CYC", ""),
+    ("count", ""),
+])
+def test_the_attribute_name_says_whether_values_are_inclusive(attribute, values):
+    assert caliper_reader.values_of_attribute(attribute) == values
+
+
+def test_caliper_s_inclusive_metrics_are_inclusive_in_every_output(host, lulesh, capsys):
+    # they were taken as exclusive: shares of the parent of 50 % where 100 % is right, efficiency totals 6x off
+    experiment = extrap_plugins.read(lulesh)
+    assert [(m.name, m.values) for m in experiment.metrics] == [
+        ("Min time/rank", "inclusive"), ("Max time/rank", "inclusive"), ("Avg time/rank", "inclusive"),
+        ("Total time", "inclusive")]
+    models = extrap_plugins.model(experiment, metrics=["Avg time/rank"])
+    ranked = extrap_plugins.extrapolate(models, "jobsize=4096")
+    assert ranked.values == {"Avg time/rank": "inclusive"}
+    allreduce = ranked.of(models.get("main->lulesh.cycle->TimeIncrement->MPI_Allreduce", "Avg time/rank"))
+    assert allreduce.share_parent_largest == pytest.approx(1.0, abs=1e-3)  # its parent does nothing else
+    efficiency = extrap_plugins.efficiency(experiment, metric="Avg time/rank")  # its total: the roots, not all 45
+    assert efficiency.values == "inclusive" and [m.callpath for m in efficiency.total] == [
+        "MPI_Comm_split", "MPI_Bcast", "MPI_Allreduce", "MPI_Comm_free", "MPI_Gather", "main", "MPI_Initialized",
+        "MPI_Comm_dup"]
+    assert cli.main(["model", str(lulesh[0].parent), "--target", "jobsize=4096", "--export", "json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["values"] == {"Min time/rank": "inclusive", "Max time/rank": "inclusive",
+                                  "Avg time/rank": "inclusive", "Total time": "inclusive"}
+
+
+def test_rajaperf_s_time_metrics_are_inclusive_and_its_counts_unknown(host, rajaperf):
+    experiment = extrap_plugins.read(rajaperf[0].parents[3])
+    assert {m.name: m.values for m in experiment.metrics} == {
+        "Min time/rank": "inclusive", "Max time/rank": "inclusive", "Avg time/rank": "inclusive",
+        "Total time": "inclusive", "BlockSize": "", "Bytes/Rep": "", "Flops/Rep": "", "Iterations/Rep": "",
+        "Kernels/Rep": "", "ProblemSize": "", "Reps": ""}
+
+
+def test_runs_that_disagree_about_inclusive_values_are_an_error(host, lulesh, tmp_path):
+    for f in lulesh:
+        shutil.copy(f, tmp_path)
+    run = tmp_path / "27_cores.cali"
+    old = "data=avg#inclusive#sum#time.duration,parent="
+    assert run.read_text().count(old) == 1
+    run.write_text(run.read_text().replace(old, "data=avg#sum#time.duration,parent="))  # still "Avg time/rank"
+    with pytest.raises(InputError) as caught:
+        extrap_plugins.read(tmp_path)
+    assert str(caught.value) == (
+        f"{tmp_path}: metric 'Avg time/rank' holds inclusive values in {tmp_path / '125_cores.cali'} but exclusive "
+        f"ones in {run}: the runs were measured with different Caliper configurations; read them apart")
+
+
+JOBSIZE_64 = "__rec=node,id=171,attr=146,data=64,parent=170\n"  # 64_cores.cali's jobsize, in the globals' chain
+
+
+def without_jobsize(lulesh, folder):
+    """The five runs, 64_cores.cali without its jobsize (the next node hung on the one before)."""
+    for f in lulesh:
+        shutil.copy(f, folder)
+    run = folder / "64_cores.cali"
+    text = run.read_text()
+    assert text.count(JOBSIZE_64) == 1 and text.count(",parent=171\n") == 1
+    run.write_text(text.replace(JOBSIZE_64, "").replace(",parent=171\n", ",parent=170\n"))
+    return run
+
+
+def test_a_run_without_jobsize_gives_the_rank_count_and_a_warning_naming_it(host, lulesh, tmp_path):
+    # the models silently took numhosts (1 to 10 nodes) as the parameter, and nothing named the run
+    run = without_jobsize(lulesh, tmp_path)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        experiment = extrap_plugins.read(tmp_path)
+    assert [str(w.message) for w in caught] == [
+        f"{run}: metadata key jobsize missing (present in the other 4 runs), so it is not a parameter; "
+        f"--reader-option parameters=jobsize models the runs that have it"]
+    assert experiment.parameter_names == ["mpi.world.size"]
+    assert sorted({p for _, _, p in series(experiment)}) == [(float(n),) for n in LULESH_RANKS]
+    assert "metadata numhosts vary with mpi.world.size: left out" in experiment.notes
+    assert "metadata jobsize missing in some runs, not a parameter" in experiment.notes
+    with pytest.warns(ExtrapWarning, match=r"skipped: .*64_cores\.cali: no metadata key 'jobsize' in this run"):
+        named = extrap_plugins.read(tmp_path, parameters="jobsize")  # what the warning says to do
+    assert sorted({p for _, _, p in series(named)}) == [(27.0,), (125.0,), (216.0,), (343.0,)]
+
+
+def test_the_command_line_says_which_run_lacks_the_key(host, lulesh, tmp_path, capsys):
+    run = without_jobsize(lulesh, tmp_path)
+    status = cli.main(["model", str(tmp_path), "--metric", "Avg time/rank", "--callpath", "MPI_Allreduce"])
+    out, err = capsys.readouterr()
+    assert status == 0 and "mpi.world.size" in out
+    assert err.splitlines() == [
+        f"extrap-plugins: warning: {run}: metadata key jobsize missing (present in the other 4 runs), so it is not "
+        f"a parameter; --reader-option parameters=jobsize models the runs that have it"]
+
+
+def test_keys_that_vary_together_prefer_the_rank_count_then_the_largest_values():
+    ranks = (27.0, 64.0, 125.0)
+
+    def runs(**columns):
+        return [{key: f(n) for key, f in columns.items()} for n in ranks]
+
+    def taken(**columns):
+        return caliper_reader.choose_parameters(runs(**columns))[0]
+
+    assert taken(jobsize=lambda n: n, numhosts=lambda n: n // 27) == ["jobsize"]
+    assert taken(**{"mpi.world.size": lambda n: n, "numhosts": lambda n: n // 27}) == ["mpi.world.size"]
+    assert taken(**{"jobsize": lambda n: n, "mpi.world.size": lambda n: n}) == ["jobsize"]  # equal: the user's key
+    # a size that follows the rank count (weak scaling) has larger values, but the rank count is the parameter
+    assert taken(jobsize=lambda n: n, elements=lambda n: 27000 * n) == ["jobsize"]
+    assert taken(numhosts=lambda n: n // 27, iterations=lambda n: 10 * n) == ["iterations"]  # no rank count
+
+
+def test_missing_keys_are_one_warning_per_set_of_runs_and_only_for_keys_that_could_be_parameters():
+    runs = ["a.cali", "b.cali", "c.cali", "d.cali"]
+    metadata = [{"jobsize": 8.0, "size": 1.0, "seed": 3.0, "when_date": 1.0, "fom": 0.5},
+                {"jobsize": 16.0, "size": 2.0, "seed": 3.0, "when_date": 2.0, "fom": 0.7},
+                {"jobsize": 32.0, "level": 1.0},
+                {"level": 2.0}]
+    assert caliper_reader.missing_keys(metadata, runs) == [
+        "d.cali: metadata key jobsize missing (present in the other 3 runs), so it is not a parameter; "
+        "--reader-option parameters=jobsize models the runs that have it",
+        "a.cali, b.cali: metadata key level missing (present in the other 2 runs), so it is not a parameter; "
+        "--reader-option parameters=level models the runs that have it",
+        "c.cali, d.cali: metadata key size missing (present in the other 2 runs), so it is not a parameter; "
+        "--reader-option parameters=size models the runs that have it"]
+    # seed (one value), when_date (a date) and fom (not whole) could not be parameters: notes only
+    two = [{"jobsize": 8.0, "size": 1.0}, {"jobsize": 16.0, "size": 2.0}, {}]
+    assert caliper_reader.missing_keys(two, ["a", "b", "c"]) == [
+        "c: metadata keys jobsize, size missing (present in the other 2 runs), so they are not parameters; "
+        "--reader-option parameters=jobsize,size models the runs that have them"]
+
+
+REGION_36 = "__rec=node,id=36,attr=35,data=MPI_Comm_split\n"  # a root region of every LULESH run
+
+
+@pytest.mark.parametrize("name", ["main->MPI_Irecv", "operator->"])
+def test_a_region_named_with_the_separator_is_refused_naming_the_file_line_and_region(host, lulesh, tmp_path, name):
+    # a root region "main->MPI_Irecv" merged with main's child MPI_Irecv: one series, the mean of both
+    text = lulesh[0].read_text()
+    assert text.count(REGION_36) == 1
+    path = tmp_path / "27.cali"
+    path.write_text(text.replace(REGION_36, REGION_36.replace("MPI_Comm_split", name)))
+    line = text[:text.index(REGION_36)].count("\n") + 1
+    with pytest.raises(InputError) as caught:
+        extrap_plugins.read(path)
+    assert str(caught.value) == (
+        f"{path}:{line}: region {name!r} contains the call-path separator '->': its call path would read as nested "
+        f"regions and could merge with a nested call path; rename the region in the program")
+
+
+def test_a_run_with_a_region_named_with_the_separator_is_skipped_among_others(host, lulesh, tmp_path):
+    for f in lulesh:
+        shutil.copy(f, tmp_path)
+    run = tmp_path / "27_cores.cali"
+    run.write_text(run.read_text().replace(REGION_36, REGION_36.replace("MPI_Comm_split", "main->MPI_Irecv")))
+    with pytest.warns(ExtrapWarning) as caught:
+        experiment = extrap_plugins.read(tmp_path, metrics=["Avg time/rank"])
+    assert [str(w.message) for w in caught] == [
+        f"skipped: {run}:29: region 'main->MPI_Irecv' contains the call-path separator '->': its call path would "
+        f"read as nested regions and could merge with a nested call path; rename the region in the program"]
+    assert sorted({p for _, _, p in series(experiment)}) == [(64.0,), (125.0,), (216.0,), (343.0,)]
+    assert len(series(experiment)[("main->MPI_Irecv", "Avg time/rank", (64.0,))]) == 1  # main's child alone
