@@ -18,8 +18,8 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from . import executors
-from .engine import (BlockPlan, Progress, call_exporter, call_reader, fit_blocks, held_out_points, input_paths,
-                     read_parts, select_reader, validation_errors)
+from .engine import (BlockPlan, Growing, Progress, call_exporter, call_reader, fit_blocks, followed, held_out_points,
+                     input_paths, read_parts, select_reader, validation_errors)
 from .errors import InputError
 from .experiment import Experiment, check_measure
 from .files import atomic_writer, check_destination
@@ -90,6 +90,7 @@ def read(
     executor: str = "auto",
     jobs: int | None = None,
     host: PluginHost | None = None,
+    progress: Growing | None = None,
     **options: Any,
 ) -> Experiment:
     """Read measurements from a file or folder (or a list of them) into an Experiment.
@@ -104,6 +105,11 @@ def read(
 
     ``metrics`` and ``callpaths`` may each be one name (``metrics="time"``).
 
+    ``progress``, if given, is called ``progress(done, more)`` as the runs are
+    found and read: ``more`` runs found once a reader has listed an input's
+    runs (its ``parts``; an input its reader reads whole is one), ``done`` read
+    since the last call (see :func:`extrap_plugins.engine.following`).
+
     Raises
     ------
     InputError
@@ -113,6 +119,7 @@ def read(
     """
     host = host or get_host()
     paths = input_paths(paths_argument(path, "read"))
+    progress = progress or followed().reading
     metrics, callpaths = names_argument(metrics, "metrics"), names_argument(callpaths, "callpaths")
     str_options = {key: str(value) for key, value in options.items()}
     infos = [host.reader(reader) if reader else select_reader(p, host) for p in paths]
@@ -125,10 +132,10 @@ def read(
             # All inputs of a run-splitting reader form one set (one parts call, one join).
             selection = None if info.filters else (metrics, callpaths)
             experiment = read_parts(info, group[0] if len(group) == 1 else group, reader_options, executor, jobs,
-                                     selection, host=host)
+                                     selection, host=host, progress=progress)
             batch = [experiment]
         else:
-            batch = [call_reader(info, info.read, p, p, reader_options, host=host) for p in group]
+            batch = [_read_whole(info, p, reader_options, host, progress) for p in group]
         for experiment in batch:
             if not info.filters and (metrics or callpaths):
                 experiment = experiment.select(metrics=metrics, callpaths=callpaths)
@@ -139,6 +146,17 @@ def read(
     joined = Experiment.concatenate(experiments, source=", ".join(str(p) for p in paths))
     joined.reader = experiments[0].reader
     return joined
+
+
+def _read_whole(info: ReaderInfo, path: pathlib.Path, options: dict, host: PluginHost,
+                progress: Growing | None) -> Experiment:
+    """One input its reader reads whole: one piece of ``progress``."""
+    if progress is not None:
+        progress(0, 1)
+    experiment = call_reader(info, info.read, path, path, options, host=host)
+    if progress is not None:
+        progress(1, 0)
+    return experiment
 
 
 def _by_reader(infos: list[ReaderInfo], paths: list[pathlib.Path]) -> list[tuple[ReaderInfo, list[pathlib.Path]]]:
@@ -179,7 +197,8 @@ def model(
         Only these metrics, and call paths matching these globs (empty: all);
         one str is one name.
     progress : callable(int), optional
-        Called with the number of series finished after each chunk.
+        Called with the number of series finished after each chunk (by default, inside
+        :func:`extrap_plugins.engine.following`, its ``modeling`` is told the series first).
     executor : {"auto", "serial", "process", "mpi"}
         Where the chunks of series are fitted (see :mod:`extrap_plugins.executors`).
         The models are identical whatever the executor.
@@ -205,10 +224,14 @@ def model(
     instance = host.build_modeler(modeler, options, tuple(experiment.parameter_names))
     metrics, callpaths = names_argument(metrics, "metrics"), names_argument(callpaths, "callpaths")
     selected = experiment.select(metrics=metrics, callpaths=callpaths) if metrics or callpaths else experiment
-    _warn_constant_parameters(selected)
+    said = _warn_constant_parameters(selected)
     plan = BlockPlan.of(selected)
+    growing = followed().modeling if progress is None else None
+    if growing is not None:
+        growing(0, _n_series(selected))
+        progress = lambda done: growing(done, 0)  # noqa: E731
     models = fit_blocks(plan.blocks(), plan.n_blocks, instance, measure, info.name, executor, jobs, progress,
-                        host=host)
+                        host=host, said=said)
     order = {(c.name, m.name): i for i, (c, m) in enumerate(
         (c, m) for c in experiment.callpaths for m in experiment.metrics)}
     models.sort(key=lambda m: order.get((m.callpath, m.metric), len(order)))
@@ -246,20 +269,33 @@ def _check_experiment(experiment: Any) -> None:
     raise InputError(f"model: expected an Experiment (from extrap_plugins.read), got {described(experiment)}{fix}")
 
 
-def _warn_constant_parameters(experiment: Experiment) -> None:
-    """A parameter with one value in every measurement says nothing about growth: say so, once."""
-    import warnings
+def _n_series(experiment: Experiment) -> int:
+    """How many (call path, metric) series have values."""
+    if not len(experiment):
+        return 0
+    series = experiment.callpath_index.astype(np.int64) * max(len(experiment.metrics), 1) + experiment.metric_index
+    return int(np.count_nonzero(np.bincount(series)))
 
+
+def _warn_constant_parameters(experiment: Experiment) -> tuple[str, ...]:
+    """A parameter with one value in every measurement says nothing about growth: say so, once.
+
+    Returns what the modelers' notes of each series begin with that this says already (``parameter n has the
+    single value 30``), so that they are not warned again (:func:`~extrap_plugins.engine.fit_blocks`); the models
+    keep them.
+    """
     from .errors import QualityWarning
 
     if not len(experiment) or not experiment.parameter_names:
-        return
+        return ()
     constant = experiment.coordinates.shape[0] and (experiment.coordinates == experiment.coordinates[0]).all(axis=0)
-    if np.all(constant):  # (with another parameter varying, the modelers say it per series)
-        values = ", ".join(f"{n} = {format_value(v)}"
-                           for n, v in zip(experiment.parameter_names, experiment.coordinates[0]))
-        warnings.warn(QualityWarning(f"{values} in every measurement: every model is a constant, no model can show "
-                                     "how anything grows; measure at several values"), stacklevel=3)
+    if not np.all(constant):  # (with another parameter varying, only the modelers say it, per series)
+        return ()
+    pairs = list(zip(experiment.parameter_names, map(format_value, experiment.coordinates[0])))
+    values = ", ".join(f"{name} = {value}" for name, value in pairs)
+    warnings.warn(QualityWarning(f"{values} in every measurement: every model is a constant, no model can show "
+                                 "how anything grows; measure at several values"), stacklevel=3)
+    return tuple(f"parameter {name} has the single value {value}:" for name, value in pairs)
 
 
 # -------------------------------------------------------------------- export

@@ -43,6 +43,18 @@ def add_reading_and_modelling(parser: argparse.ArgumentParser) -> None:
                         help="how repetitions are reduced before fitting (default: %(default)s)")
 
 
+def add_progress(parser: argparse.ArgumentParser) -> None:
+    """``--progress auto|on|off``, for the commands that read and model (``model``, ``efficiency``, ``compare``):
+    bars of the runs read and the series modelled on stderr (:func:`progress_shown`)."""
+    parser.add_argument("--progress", choices=("auto", "on", "off"), default="auto",
+                        help="progress bar on stderr (auto: only when stderr is a terminal)")
+
+
+def progress_shown(args: argparse.Namespace) -> bool:
+    """Whether ``--progress`` means showing the bars: ``on``, or ``auto`` with stderr a terminal."""
+    return {"on": True, "off": False}.get(args.progress, sys.stderr.isatty())
+
+
 def build_parser() -> argparse.ArgumentParser:
     from . import __version__
 
@@ -80,8 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "(lines, default) or a heat map")
     model.add_argument("--plot-top", type=int, metavar="N",
                        help="plot only the first N rows (html: default 50; plot: default all)")
-    model.add_argument("--progress", choices=("auto", "on", "off"), default="auto",
-                       help="progress bar on stderr (auto: only when stderr is a terminal)")
+    add_progress(model)
     model.add_argument("--executor", choices=EXECUTORS, default="auto",
                        help="where independent work runs: serial, process (--jobs workers), or mpi "
                             f"(start as '{MPI_LAUNCH}'); auto: process when there is enough work")
@@ -95,7 +106,13 @@ def build_parser() -> argparse.ArgumentParser:
     model.add_argument("--scratch", metavar="DIR", help="folder for streamed runs (default: $EXTRAP_PLUGINS_SCRATCH "
                                                         "or the temporary folder; shared by all nodes for MPI)")
 
-    commands.add_parser("plugins", help="list every reader, modeler and exporter and who provides it")
+    plugins = commands.add_parser(
+        "plugins", help="list every reader, modeler and exporter and who provides it, or show one with its options",
+        description="Without NAME: every reader, modeler and exporter, the distribution that provides it and what it "
+                    "does; what cannot be used (a plugin that fails to load, a broken hook, a name that clashes) is "
+                    "listed as BROKEN, NOT USED or SWITCHED OFF. With NAME: that reader, modeler or exporter (each, "
+                    "if several kinds have the name), its plugin and distribution, and its options with their help.")
+    plugins.add_argument("name", nargs="?", metavar="NAME", help="a reader, modeler or exporter to show in full")
 
     suggest = commands.add_parser(
         "suggest", help="say which runs to do next (experiment design: where the models are uncertain)",
@@ -195,7 +212,7 @@ def program(args: argparse.Namespace) -> ExitStatus:
     if args.command == "model":
         return _model_command(args)
     if args.command == "plugins":
-        return _plugins_command()
+        return _plugins_command(args)
     if args.command == "suggest":
         return _suggest_command(args)
     if args.command == "requirements":
@@ -223,12 +240,12 @@ def _model_command(args: argparse.Namespace) -> ExitStatus:
         return _stream_command(args, options)
     from tqdm import tqdm
 
-    show = {"on": True, "off": False}.get(args.progress, sys.stderr.isatty())
-    with tqdm(total=len(args.inputs), disable=not show, file=sys.stderr, unit="input", desc="reading") as bar:
+    show = progress_shown(args)
+    with growing_bar(show, "reading", unit="run") as reading:  # the runs, once the reader has listed them
         selected = api.read(args.inputs if len(args.inputs) > 1 else args.inputs[0], reader=args.reader,
                             metrics=args.metric, callpaths=args.callpath, executor=args.executor, jobs=args.jobs,
+                            progress=reading,
                             **parse_options(args.reader_option, "--reader-option", reserved=READ_FLAGS))
-        bar.update(len(args.inputs))
     if options.get("target") is not None:  # a target that names no parameter is said before the modelling
         from .extrapolation import parse_target
 
@@ -309,8 +326,11 @@ def _stream_command(args: argparse.Namespace, options: dict) -> ExitStatus:
     if args.target is not None:
         warnings.warn("streamed models carry no measurements: prediction intervals at --target are left out "
                       "(--stream off computes them)", stacklevel=2)
-    show = {"on": True, "off": False}.get(args.progress, sys.stderr.isatty())
-    with tqdm(disable=not show, file=sys.stderr, unit="series", desc="modeling") as bar:
+    from .engine import following
+
+    show = progress_shown(args)
+    with growing_bar(show, "reading", unit="run") as reading, following(reading=reading), \
+            tqdm(disable=not show, file=sys.stderr, unit="series", desc="modeling") as bar:
         model_set = stream_models(args.inputs, args.reader, args.modeler, metrics=args.metric,
                                   callpaths=args.callpath, measure=args.measure, executor=args.executor,
                                   jobs=args.jobs, scratch=args.scratch, progress=bar.update,
@@ -463,16 +483,66 @@ def _whatif_command(args: argparse.Namespace) -> ExitStatus:
     return ExitStatus.OK
 
 
-def _plugins_command() -> ExitStatus:
+def _plugins_command(args: argparse.Namespace) -> ExitStatus:
+    """``plugins``: the table of every registration (what is not used marked), or ``plugins NAME`` in full.
+
+    A modeler whose ``ModelerInfo.options`` disagree with its factory's keywords is a warning naming it.
+    """
     from tabulate import tabulate
 
     host = get_host()
+    if args.name is not None:
+        found = host.named(args.name)
+        host.check_modeler_options([args.name] if any(kind == "modeler" and problem is None
+                                                      for kind, _, problem in found) else [])
+        sys.stdout.write("\n".join(_plugin_details(kind, registered, problem) for kind, registered, problem in found))
+        return ExitStatus.OK
     rows = []
     for kind, table in (("reader", host.readers), ("modeler", host.modelers), ("exporter", host.exporters)):
-        for name, registered in sorted(table.items()):
-            rows.append([kind, name, registered.distribution, registered.info.description])
+        for name, registered in table.items():
+            rows.append([kind, name, registered.distribution, _one_line(registered.info.description)])
+    for problem in host.problems:
+        mark = f"{problem.status.upper()}: {problem.note}"
+        if problem.skipped:
+            rows += [[problem.kind, r.info.name, r.distribution, mark] for r in problem.skipped]
+        else:  # a whole plugin, or a hook whose registrations are not known
+            rows.append(["plugin", problem.plugin, problem.distribution, mark])
+    order = {"reader": 0, "modeler": 1, "exporter": 2, "plugin": 3}
+    rows.sort(key=lambda row: (order[row[0]], row[1], row[2]))
+    host.check_modeler_options()
     sys.stdout.write(tabulate(rows, headers=["kind", "name", "provided by", "description"], tablefmt="simple") + "\n")
     return ExitStatus.OK
+
+
+def _plugin_details(kind: str, registered, problem) -> str:
+    """One registration in full for ``plugins NAME``: who provides it, what it does, its options and their help."""
+    from .exporters._options import COMMON_OPTIONS
+    from .plugins import factory_options, option_help
+
+    info = registered.info
+    lines = [f"{kind} {info.name}", f"  provided by: {registered.distribution} (plugin {registered.plugin})"]
+    if problem is not None:
+        lines.append(f"  {problem.status}: {problem.message}")
+    lines.append(f"  description: {_one_line(info.description) or '(none)'}")
+    options = option_help(info.options)
+    if kind == "modeler":  # what the factory takes without documenting it can still be given
+        documented = {name for name, _ in options}
+        options += [(name, "(not documented)") for name in factory_options(info.factory) if name not in documented]
+    flag = {"reader": "--reader-option", "modeler": "--option", "exporter": "--export-option"}[kind]
+    if options:
+        width = max(len(name) for name, _ in options)
+        lines.append(f"  options ({flag} KEY=VALUE):")
+        lines += [f"    {name.ljust(width)}  {_one_line(text)}".rstrip() for name, text in options]
+    else:
+        lines.append("  options: none")
+    if kind == "exporter":
+        lines.append(f"  and the options of every exporter: {', '.join(COMMON_OPTIONS)}")
+    return "\n".join(lines) + "\n"
+
+
+def _one_line(text) -> str:
+    """A description or help text on one line (a plugin's may hold line breaks, or not be text at all)."""
+    return " ".join(str(text or "").split())
 
 
 def _suggest_command(args: argparse.Namespace) -> ExitStatus:
@@ -503,18 +573,20 @@ def _suggest_command(args: argparse.Namespace) -> ExitStatus:
 
 
 @contextlib.contextmanager
-def growing_bar(show: bool, description: str, leave: bool = True) -> Iterator[Callable[[int, int], None]]:
-    """A progress bar on stderr whose total grows as work is announced; yields the ``(fitted, more)`` callback
-    that :func:`extrap_plugins.selector.assess` calls (more series announced, series fitted)."""
+def growing_bar(show: bool, description: str, leave: bool = True,
+                unit: str = "series") -> Iterator[Callable[[int, int], None]]:
+    """A progress bar on stderr whose total grows as work is announced; yields the ``(done, more)`` callback
+    that :func:`extrap_plugins.selector.assess` calls (series fitted, more series announced), and
+    :func:`extrap_plugins.api.read` (runs read, more runs found; ``unit="run"``)."""
     from tqdm import tqdm
 
-    with tqdm(total=0, disable=not show, file=sys.stderr, unit="series", desc=description, leave=leave) as bar:
-        def tell(fitted: int, more: int) -> None:
+    with tqdm(total=0, disable=not show, file=sys.stderr, unit=unit, desc=description, leave=leave) as bar:
+        def tell(done: int, more: int) -> None:
             if more:
                 bar.total += more
                 bar.refresh()
-            if fitted:
-                bar.update(fitted)
+            if done:
+                bar.update(done)
 
         yield tell
 
@@ -579,7 +651,7 @@ def parse_params(pairs: Sequence[str]) -> dict[str, list[float]]:
 
 # Keys that name an argument of the API call itself, with the flag to use instead.
 READ_FLAGS = {"reader": "--reader", "metrics": "--metric", "callpaths": "--callpath",
-              "executor": "--executor", "jobs": "--jobs", "host": None}
+              "executor": "--executor", "jobs": "--jobs", "host": None, "progress": "--progress"}
 MODEL_FLAGS = {"modeler": "--modeler", "measure": "--measure", "metrics": "--metric", "callpaths": "--callpath",
                "progress": "--progress", "executor": "--executor", "jobs": "--jobs", "validate": "--validate",
                "host": None}
@@ -619,6 +691,7 @@ REPORT_FORMATS = ("text", "csv", "json", "html")
 
 def _add_input_options(command: argparse.ArgumentParser) -> None:
     add_reading_and_modelling(command)
+    add_progress(command)
     command.add_argument("--export", choices=REPORT_FORMATS, default="text",
                          help="output format (default: %(default)s)")
     command.add_argument("-o", "--output", metavar="PATH", help="write here (atomically) instead of stdout")
@@ -641,7 +714,8 @@ def add_analysis_commands(commands) -> None:
     efficiency.add_argument("--target", metavar="P|P=V,...",
                             help="the process count to reach (default: 8 x the largest measured); other "
                                  "parameters default to their largest measured value")
-    efficiency.add_argument("--metric", metavar="NAME", help="the metric (default: time, else the first)")
+    efficiency.add_argument("--metric", metavar="NAME",
+                            help="the metric (default: time, else the time metric that averages over the processes)")
     efficiency.add_argument("--callpath", action="append", default=[], metavar="GLOB",
                             help="only call paths matching this glob (repeatable)")
     efficiency.add_argument("--total", action="append", default=[], metavar="CALLPATH",
@@ -690,6 +764,7 @@ def _labels(pairs: Sequence[str]) -> tuple[str, str]:
 def analysis_command(args: argparse.Namespace) -> ExitStatus:
     from .comparison import compare
     from .efficiency_analysis import efficiency
+    from .engine import following
     from .reports import export_report
 
     inputs = args.inputs if args.command == "efficiency" else [args.a, args.b, args.map]
@@ -697,18 +772,21 @@ def analysis_command(args: argparse.Namespace) -> ExitStatus:
     reader_options = parse_options(args.reader_option, "--reader-option", reserved=READ_FLAGS)
     options = parse_options(args.option, "--option", reserved=MODEL_FLAGS)
     common = dict(reader=args.reader, reader_options=reader_options, modeler=args.modeler, measure=args.measure)
-    if args.command == "efficiency":
-        result = efficiency(args.inputs if len(args.inputs) > 1 else args.inputs[0], processes=args.processes,
-                            size=args.size, scaling=args.scaling, level=_share(args.level, "--level", "80%"),
-                            target=args.target, metric=args.metric, values=args.values, total=args.total,
-                            callpaths=args.callpath, **common, **options)
-        report_options = {}
-    else:
-        result = compare(args.a, args.b, labels=_labels(args.label), mapping=args.map, rules=args.map_rule,
-                         target=args.target, along=args.along, level=_share(args.level, "--level", "95%"),
-                         metrics=args.metric, callpaths_a=args.callpath_a, callpaths_b=args.callpath_b,
-                         **common, **options)
-        report_options = {} if args.plot_top is None else {"plot_top": args.plot_top}
+    show = progress_shown(args)
+    with growing_bar(show, "reading", unit="run") as reading, growing_bar(show, "modeling") as modeling, \
+            following(reading=reading, modeling=modeling):  # the API's read and model calls inside report here
+        if args.command == "efficiency":
+            result = efficiency(args.inputs if len(args.inputs) > 1 else args.inputs[0], processes=args.processes,
+                                size=args.size, scaling=args.scaling, level=_share(args.level, "--level", "80%"),
+                                target=args.target, metric=args.metric, values=args.values, total=args.total,
+                                callpaths=args.callpath, **common, **options)
+            report_options = {}
+        else:
+            result = compare(args.a, args.b, labels=_labels(args.label), mapping=args.map, rules=args.map_rule,
+                             target=args.target, along=args.along, level=_share(args.level, "--level", "95%"),
+                             metrics=args.metric, callpaths_a=args.callpath_a, callpaths_b=args.callpath_b,
+                             **common, **options)
+            report_options = {} if args.plot_top is None else {"plot_top": args.plot_top}
     if args.export != "html" and (args.title or report_options):
         raise InputError("--title and --plot-top apply to --export html only")
     if args.title:
@@ -771,12 +849,13 @@ class WarningLines:
         self.listed = listed  # where a model's warnings of more series than a line names are all listed
 
     def add(self, message, category=None, filename=None, lineno=None, file=None, line=None) -> None:
-        callpath, metric = getattr(message, "callpath", ""), getattr(message, "metric", "")
-        text = getattr(message, "message", None) if (callpath or metric) else None
-        if not isinstance(text, str):
-            self.causes.setdefault((type(message), str(message)), [])
-            return
-        self.causes.setdefault((type(message), text), []).append(f"{callpath} [{metric}]")
+        """Take one warning: its cause and every series it names (the modelling's come one per cause, with their
+        series as ``series``: :func:`~extrap_plugins.engine.warn_per_cause`)."""
+        from .engine import warned_cause
+
+        text, series = warned_cause(message)
+        self.causes.setdefault((type(message), text), []).extend(f"{callpath} [{metric}]"
+                                                                 for callpath, metric in series)
 
     def __enter__(self):
         return self

@@ -1,15 +1,17 @@
 """The engine behind ``read`` and ``model``: reading runs in workers, and fitting blocks of series.
 
-=====================  ==============================================================
-:func:`input_paths`    the inputs, checked to exist
-:func:`select_reader`  the reader for an input: by file name, then by content
-:func:`read_parts`     read the runs of one input through an executor, join them
-:func:`read_one_part`  read one run in a worker (errors and warnings come back as data)
-:class:`BlockPlan`     an experiment cut into blocks of call paths, the same for every executor
-:func:`fit_blocks`     fit every block through an executor
-:func:`fit_chunk`      fit one group of series: batched ``fit_group`` or the per-series adapter
-:func:`fit_per_series` adapt a scikit-learn style ``fit``/``predict`` modeler
-=====================  ==============================================================
+========================  ==============================================================
+:func:`input_paths`       the inputs, checked to exist
+:func:`select_reader`     the reader for an input: by file name, then by content
+:func:`read_parts`        read the runs of one input through an executor, join them
+:func:`read_one_part`     read one run in a worker (errors and warnings come back as data)
+:class:`BlockPlan`        an experiment cut into blocks of call paths, the same for every executor
+:func:`fit_blocks`        fit every block through an executor
+:func:`fit_chunk`         fit one group of series: batched ``fit_group`` or the per-series adapter
+:func:`fit_per_series`    adapt a scikit-learn style ``fit``/``predict`` modeler
+:func:`warn_per_cause`    the warnings of many series, one per cause (what ``fit_blocks`` shows)
+:func:`following`         where ``read`` and ``model`` report progress when not told (``efficiency``, ``compare``)
+========================  ==============================================================
 
 The API facade (:mod:`extrap_plugins.api`) and streaming
 (:mod:`extrap_plugins.streaming`) both run on these, so a model is the same
@@ -19,6 +21,8 @@ bit for bit whichever path made it.
 from __future__ import annotations
 
 import contextlib
+import contextvars
+import copy
 import fnmatch
 import gc
 import os
@@ -30,9 +34,9 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 import numpy as np
 
 from . import executors
-from .errors import ExtrapWarning, InputError, PluginError, exit_text, none_read, skip_warnings
+from .errors import ExtrapWarning, InputError, PluginError, QualityWarning, exit_text, none_read, skip_warnings
 from .experiment import Experiment, SeriesGroup
-from .formatting import describe_inputs
+from .formatting import describe_inputs, format_warned
 from .joining import check_selection, join_parts, select_leniently, with_rows
 from .models import Model, Quality, Term
 from .quality import quality_figures
@@ -43,6 +47,44 @@ if TYPE_CHECKING:
     from .plugins import PluginHost
 
 Progress = Callable[[int], None]
+"""Told the number of series finished after each chunk (``model(progress=...)``)."""
+Growing = Callable[[int, int], None]
+"""Told ``(done, more)`` for work found as it goes: pieces finished since the last call, and pieces newly found (a
+reader's runs once it has listed them; the series of each ``model`` call)."""
+
+
+@dataclass(frozen=True)
+class Following:
+    """Where :func:`~extrap_plugins.api.read` and :func:`~extrap_plugins.api.model` report progress when their
+    caller gives no ``progress`` (see :func:`following`)."""
+
+    reading: Growing | None = None
+    modeling: Growing | None = None
+
+
+NOT_FOLLOWED = Following()
+_FOLLOWING: contextvars.ContextVar[Following | None] = contextvars.ContextVar("extrap_plugins_following",
+                                                                               default=None)
+
+
+@contextlib.contextmanager
+def following(reading: Growing | None = None, modeling: Growing | None = None) -> Iterator[None]:
+    """Inside the block, every :func:`~extrap_plugins.api.read` and :func:`~extrap_plugins.api.model` that is not
+    given a ``progress`` reports to ``reading`` (runs) and ``modeling`` (series), told ``(done, more)``.
+
+    ``efficiency`` and ``compare`` read and model deep inside; the command line follows them with this, as
+    :func:`extrap_plugins.executors.chosen` carries the executor, without every analysis passing it along.
+    """
+    token = _FOLLOWING.set(Following(reading, modeling))
+    try:
+        yield
+    finally:
+        _FOLLOWING.reset(token)
+
+
+def followed() -> Following:
+    """The callbacks of the enclosing :func:`following` block (none outside one)."""
+    return _FOLLOWING.get() or NOT_FOLLOWED
 
 
 def input_paths(path: str | os.PathLike | Sequence[str | os.PathLike]) -> list[pathlib.Path]:
@@ -277,12 +319,13 @@ def _safe_sniff(reader: ReaderInfo, path: pathlib.Path, host: PluginHost | None 
 
 def read_parts(info: ReaderInfo, path, options: dict, executor: str, jobs: int | None,
                 selection: tuple[tuple[str, ...], tuple[str, ...]] | None = None,
-                host: PluginHost | None = None) -> Experiment:
+                host: PluginHost | None = None, progress: Growing | None = None) -> Experiment:
     """Read the runs of one input in parallel; skip (and warn about) broken runs.
 
     ``selection`` is ``(metrics, callpaths)`` to apply in the workers for
     readers that do not select themselves, so unselected values never
-    travel back.
+    travel back.  ``progress`` is told ``(0, n_runs)`` once the reader has
+    listed its runs, then ``(1, 0)`` as each run is read (or skipped).
     """
     source = describe_inputs(path)
     parts = call_reader(info, info.parts, path, path, options, host=host)
@@ -290,9 +333,12 @@ def read_parts(info: ReaderInfo, path, options: dict, executor: str, jobs: int |
         raise InputError(f"no runs found for the {info.name} reader", source)
     kind = executors.resolve(executor, len(parts))
     experiments, skipped = [], []
+    if progress is not None:
+        progress(0, len(parts))
     with executors.create_executor(kind, jobs) as pool, reader_guard(host, info.name):
         tasks = ((info.read_part, part, options, selection) for part in parts)
-        results = executors.map_ordered(pool, read_one_part, tasks)
+        done = (lambda result: progress(1, 0)) if progress is not None else None
+        results = executors.map_ordered(pool, read_one_part, tasks, on_done=done)
         for experiment in report_parts(results, stacklevel=4, skipped=skipped):
             experiments.append(experiment)
     if not experiments:
@@ -482,19 +528,71 @@ MODELLING_IMPORTS = ("scipy.special",)
 
 def fit_blocks(blocks: Iterable, n_blocks: int, instance, measure: str, name: str, executor: str,
                jobs: int | None, progress: Progress | None, fit: Callable = None,
-               host: PluginHost | None = None) -> list[Model]:
-    """Fit every block through the executor; models in block order, warnings shown once each."""
+               host: PluginHost | None = None, said: Sequence[str] = ()) -> list[Model]:
+    """Fit every block through the executor; models in block order.
+
+    The warnings of every block are shown once all are fitted, one per cause
+    (:func:`warn_per_cause`); causes beginning with one of ``said`` (said
+    already, of the whole experiment) are left out: the models keep them in
+    :attr:`~extrap_plugins.models.Model.warnings`.
+    """
     kind = executors.resolve(executor, n_blocks)
     fit = fit or fit_block
     models: list[Model] = []
+    caught: list[Warning] = []
     with executors.create_executor(kind, jobs, preload=MODELLING_IMPORTS) as pool, modeler_guard(host, name):
         done = (lambda result: progress(len(result[0]))) if progress is not None else None
         tasks = ((instance, block, measure, name) for block in blocks)
-        for fitted, caught in executors.map_ordered(pool, fit, tasks, on_done=done):
-            for warning in caught:
-                warnings.warn(warning, stacklevel=3)
+        for fitted, warned in executors.map_ordered(pool, fit, tasks, on_done=done):
+            caught.extend(warned)
             models.extend(fitted)
+    warn_per_cause(caught, stacklevel=3, said=said)
     return models
+
+
+KEPT = "their Model.warnings say it"
+"""Where a quality warning of more series than it names sends a Python user (:func:`warn_per_cause`); the command
+line names its own place (``--export json lists them all``)."""
+
+
+def warn_per_cause(caught: Iterable[Warning], stacklevel: int = 2, said: Sequence[str] = ()) -> None:
+    """Warn once per cause about the series the warnings in ``caught`` name, in the order the causes came.
+
+    A cause is the warning's class and text apart from its series (``ExtrapWarning.message``); a cause of one
+    series is its warning as it came, one of several is one warning naming them as
+    :func:`~extrap_plugins.formatting.format_warned` does (``main->a [time] and 86 more series (their
+    Model.warnings say it): ...``), with its first series as ``callpath`` and ``metric``.  Every warning shown
+    carries all its series as ``series``, ``((callpath, metric), ...)`` (empty for a warning about no series), so
+    that whoever gathers warnings (the command line's :class:`~extrap_plugins.cli.WarningLines`) still sees each
+    one.  A cause beginning with one of ``said`` is not shown.
+    """
+    causes: dict[tuple[type, str], tuple[Warning, list[tuple[str, str]]]] = {}
+    for message in caught:
+        text, series = warned_cause(message)
+        if said and text.startswith(tuple(said)):
+            continue
+        causes.setdefault((type(message), text), (message, []))[1].extend(series)
+    for (kind, text), (first, series) in causes.items():
+        series = list(dict.fromkeys(series))  # a series warned twice of one cause is one series
+        if len(series) > 1:
+            first = copy.copy(first)  # (ExtrapWarning.__reduce__: a new warning of the same class and cause)
+            first.callpath, first.metric = series[0]
+            first.args = (format_warned([f"{c} [{m}]" for c, m in series], text,
+                                        KEPT if issubclass(kind, QualityWarning) else ""),)
+        with contextlib.suppress(AttributeError):  # (a warning class with __slots__)
+            first.series = tuple(series)
+        warnings.warn(first, stacklevel=stacklevel + 1)
+
+
+def warned_cause(message: Warning) -> tuple[str, list[tuple[str, str]]]:
+    """A warning's cause (its text apart from the series it names) and its series, ``[(callpath, metric), ...]``,
+    as the command line's :class:`~extrap_plugins.cli.WarningLines` reads them."""
+    series = getattr(message, "series", None)
+    callpath, metric = getattr(message, "callpath", ""), getattr(message, "metric", "")
+    text = getattr(message, "message", None)
+    if not isinstance(text, str) or not (series or callpath or metric):
+        return str(message), []
+    return text, [tuple(pair) for pair in series] if series else [(callpath, metric)]
 
 
 @contextlib.contextmanager
@@ -544,9 +642,34 @@ def fit_chunk(task) -> tuple[list[Model], list[Warning]]:
         warnings.simplefilter("always")
         fitted = fit_any(instance, group, measure, name)
     check_models(fitted, group, name)
-    for m in fitted:
+    ranges, non_negative = measured_extent(group)
+    for m, span, sign in zip(fitted, ranges, non_negative):
         m.modeler = m.modeler or name
+        if not m.measured_range:
+            m.measured_range, m.non_negative = span, sign
     return fitted, [series_warning(w.message, group) for w in caught]
+
+
+def measured_extent(group: SeriesGroup) -> tuple[list[tuple[tuple[float, float], ...]], list[bool | None]]:
+    """Per series of ``group``: the smallest and largest measured value of each parameter where it has values,
+    and whether every value is 0 or more (None for a series without values).
+
+    Returns
+    -------
+    ranges : list of tuple, one ``((low, high), ...)`` per series (empty for a series without values)
+    non_negative : list of bool or None, one per series
+    """
+    X = np.asarray(group.points, dtype=np.float64)
+    values = np.asarray(group.values, dtype=np.float64).reshape(len(group), X.shape[0], -1)
+    finite = np.isfinite(values)
+    measured = finite.any(axis=-1)  # (n_series, n_points)
+    inside = measured[:, :, None]
+    low = np.where(inside, X[None], np.inf).min(axis=1, initial=np.inf)
+    high = np.where(inside, X[None], -np.inf).max(axis=1, initial=-np.inf)
+    non_negative = np.where(finite, values >= 0, True).all(axis=(1, 2))
+    has = measured.any(axis=1)
+    ranges = [tuple(zip(lo, hi)) if h else () for lo, hi, h in zip(low.tolist(), high.tolist(), has.tolist())]
+    return ranges, [bool(n) if h else None for n, h in zip(non_negative.tolist(), has.tolist())]
 
 
 def series_warning(message: Warning, group: SeriesGroup) -> Warning:

@@ -5,20 +5,35 @@ names match the specifications below.  Third parties make theirs
 discoverable with an entry point in the group ``extrap_plugins``::
 
     [project.entry-points.extrap_plugins]
-    my_modeler = "my_package.plugin"
+    powerlaw = "extrap_powerlaw"
+
+Give the entry point a name of its own, after your package or what it
+provides, not a generic one like ``plugin``: the host registers it as
+``DISTRIBUTION:ENTRY_POINT``, so two distributions using the same generic name
+are both loaded, but messages name the plugin by its entry point, and
+``EXTRAP_PLUGINS_DISABLE=DISTRIBUTION:ENTRY_POINT`` switches one off by it.
 
 Hooks are called with keyword arguments only.  Each returns a list of
 registration objects (:mod:`extrap_plugins.registration`); the host joins the
-lists of every plugin, and two plugins registering the same name is an error
-naming both.
+lists of every plugin and alone decides about names: one plugin registering a
+name twice is that plugin's fault; two third-party plugins registering the
+same name is a warning naming both, and neither is used; a third-party name
+that is also a built-in one is a warning, and the built-in keeps it (why:
+:mod:`extrap_plugins.plugins`).  Choose names unlikely to clash.
 
-The host checks every registration before using any (a
-:class:`~extrap_plugins.errors.PluginError` naming the plugin and its
-distribution, exit status 3): a hook that raises or calls ``sys.exit()``, one
-that returns anything but a list or tuple (``None`` counts as empty) of the
-hook's registration objects, and an object whose name is empty or has spaces
-around it, whose functions are not callable, whose ``patterns`` are not a
-tuple of globs or whose exporter ``kind`` is neither ``"text"`` nor ``"path"``.
+The host checks every registration before using any: a hook that raises or
+calls ``sys.exit()``, one that returns anything but a list or tuple (``None``
+counts as empty) of the hook's registration objects, and an object whose name
+is empty or has spaces around it, whose functions are not callable, whose
+``patterns`` are not a tuple of globs or whose exporter ``kind`` is neither
+``"text"`` nor ``"path"``.  Any of these sets aside everything that hook of
+that plugin returned, with a :class:`~extrap_plugins.plugins.PluginLoadWarning`
+naming the plugin, its distribution and the problem; the rest of the tool
+works.  Asking for a name that was set aside (``--modeler NAME``), or running
+with ``EXTRAP_PLUGINS_STRICT=1``, makes it a
+:class:`~extrap_plugins.errors.PluginError` (exit status 3).  ``extrap-plugins
+plugins`` lists what was set aside, and ``extrap-plugins plugins NAME`` shows
+one registration with the help of its options.
 """
 
 from __future__ import annotations
@@ -42,7 +57,8 @@ def extrap_readers() -> list[ReaderInfo]:
     -------
     list of ReaderInfo
         Every reader this plugin provides (may be empty).  The host calls
-        every plugin and joins the lists; reader names must be unique.
+        every plugin and joins the lists; reader names must be unique (see
+        the module's documentation for what happens when they are not).
     """
 
 
@@ -54,7 +70,8 @@ def extrap_modelers() -> list[ModelerInfo]:
     -------
     list of ModelerInfo
         Every modeler this plugin provides (may be empty).  The host calls
-        every plugin and joins the lists; modeler names must be unique.
+        every plugin and joins the lists; modeler names must be unique (see
+        the module's documentation for what happens when they are not).
     """
 
 
@@ -66,5 +83,6 @@ def extrap_exporters() -> list[ExporterInfo]:
     -------
     list of ExporterInfo
         Every exporter this plugin provides (may be empty).  The host calls
-        every plugin and joins the lists; exporter names must be unique.
+        every plugin and joins the lists; exporter names must be unique (see
+        the module's documentation for what happens when they are not).
     """

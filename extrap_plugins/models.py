@@ -17,6 +17,7 @@ import functools
 import math
 import os
 import warnings
+import weakref
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Callable, Iterator, Mapping, Sequence
 
@@ -117,6 +118,29 @@ class Model:
     every parameter (:mod:`extrap_plugins.modelers.evidence`); empty when the modeler does not say."""
     """With ``model(..., validate=True)``: the relative error, at the held-out largest value of each
     parameter, of the model refitted without those points (mean over the held-out points); NaN otherwise."""
+    measured_range: tuple[tuple[float, float], ...] = field(default=(), repr=False, compare=False)
+    """The smallest and largest measured value of each parameter (in the order of ``parameters``) where the series
+    has values; set by the engine for every model it fits, empty when unknown.  A notebook draws the model over it
+    when the measurements are not at hand."""
+    non_negative: bool | None = field(default=None, repr=False, compare=False)
+    """Whether every measured value of the series is 0 or more (times, counts): a notebook draws no curve below 0
+    then.  Set by the engine; None when unknown."""
+
+    # A model taken from a ModelSet (get, indexing, iteration) is linked to the set's measurements, weakly
+    # (``_measurements``: a weak reference to the Experiment), so that its notebook view shows them; the link is
+    # no field: models compare, hash, copy and pickle as before, and a model never keeps an experiment alive.
+
+    def __getstate__(self) -> dict:
+        """Pickled and copied without the link to the measurements (a weak reference pickles not)."""
+        state = dict(self.__dict__)
+        state.pop("_measurements", None)
+        return state
+
+    def _linked_experiment(self) -> Experiment | None:
+        """The Experiment of the ModelSet this model was last taken from (``models.get``, ``models[i]``, iteration)
+        while that exists, else None."""
+        link = self.__dict__.get("_measurements")
+        return link() if link is not None else None
 
     # ------------------------------------------------------------- evaluate
     def predict(self, point):
@@ -258,8 +282,9 @@ class Model:
         return f"<Model {self.callpath} [{self.metric}]: {self.formula}>"
 
     def _repr_html_(self) -> str:
-        """A notebook shows the formula, the quality and, for one parameter, the curve."""
-        return _notebook().model_html(self)
+        """A notebook shows the formula, the quality and, for one parameter, the curve: with the measurements of
+        the ModelSet it was taken from, else over its measured range (:attr:`measured_range`)."""
+        return _notebook().model_html(self, self._linked_experiment())
 
 
 @dataclass
@@ -279,7 +304,15 @@ class ModelSet:
     measurements were streamed and never all in memory (:mod:`extrap_plugins.streaming`)."""
 
     def __iter__(self) -> Iterator[Model]:
-        return iter(self.models)
+        if self.experiment is None:
+            return iter(self.models)
+        return (self._linked(m) for m in self.models)
+
+    def _linked(self, model: Model) -> Model:
+        """``model``, linked (weakly) to this set's measurements for its notebook view (``Model._repr_html_``)."""
+        if self.experiment is not None and model._linked_experiment() is not self.experiment:
+            model.__dict__["_measurements"] = weakref.ref(self.experiment)
+        return model
 
     def __len__(self) -> int:
         return len(self.models)
@@ -295,7 +328,7 @@ class ModelSet:
             if not -len(self.models) <= key < len(self.models):
                 raise InputError(f"model {key} is out of range: the set has {format_count(len(self.models), 'model')}"
                                  + (f" (0 to {len(self.models) - 1}, or -1 for the last)" if self.models else ""))
-            return self.models[key]
+            return self._linked(self.models[key])
         if isinstance(key, str):
             metrics = [m.metric for m in self.models if m.callpath == key]
             hint = (f"{key} has models of {', '.join(metrics)}: models[{key!r}, {metrics[0]!r}]" if metrics else
@@ -315,7 +348,7 @@ class ModelSet:
         """
         for m in self.models:
             if m.callpath == callpath and m.metric == metric:
-                return m
+                return self._linked(m)
         metrics = [m.metric for m in self.models if m.callpath == callpath]
         if metrics:
             close = difflib.get_close_matches(str(metric), metrics, n=3)

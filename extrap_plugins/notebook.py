@@ -29,7 +29,8 @@ HTML_ROWS = 60
 def to_dataframe(model_set: ModelSet, target: str | Mapping[str, float] | None = None) -> pandas.DataFrame:
     """One row per call path and metric, in the model set's order.
 
-    Columns: ``callpath``, ``metric``, ``formula`` (human), ``function``
+    Columns: ``callpath``, ``metric``, ``unit`` (the metric's, from ``ModelSet.experiment``: ``sec``,
+    ``bytes``; empty when unknown, as for streamed models), ``formula`` (human), ``function``
     (machine-readable), ``growth`` (big-O class), ``rss``, ``ar2``, ``smape``,
     ``re``, ``points``, ``modeler``, ``largest`` (the value at the largest
     measured point), ``share_largest`` (of the root there); and given a
@@ -50,10 +51,12 @@ def to_dataframe(model_set: ModelSet, target: str | Mapping[str, float] | None =
     from .extrapolation import extrapolate
 
     result = extrapolate(model_set, target)
+    units = {m.name: m.unit for m in model_set.experiment.metrics} if model_set.experiment is not None else {}
     rows = []
     for model, row in zip(model_set.models, result.rows):
         entry = {
-            "callpath": model.callpath, "metric": model.metric, "formula": model.formula,
+            "callpath": model.callpath, "metric": model.metric, "unit": units.get(model.metric, ""),
+            "formula": model.formula,
             "function": model.function, "growth": row.growth,
             "rss": model.quality.rss, "ar2": model.quality.ar2, "smape": model.quality.smape,
             "re": model.quality.re, "points": model.points, "modeler": model.modeler,
@@ -63,7 +66,7 @@ def to_dataframe(model_set: ModelSet, target: str | Mapping[str, float] | None =
             entry.update(target=row.value_target, lower=row.interval[0], upper=row.interval[1],
                          share_target=row.share_root_target)
         rows.append(entry)
-    columns = ["callpath", "metric", "formula", "function", "growth", "rss", "ar2", "smape", "re", "points",
+    columns = ["callpath", "metric", "unit", "formula", "function", "growth", "rss", "ar2", "smape", "re", "points",
                "modeler", "largest", "share_largest"]
     if result.target is not None:
         columns += ["target", "lower", "upper", "share_target"]
@@ -119,8 +122,9 @@ def model_set_html(model_set: ModelSet) -> str:
 def model_html(model: Model, experiment=None, points=None, values=None) -> str:
     """The model's formula and quality, with its curve and measurements for one parameter (inline SVG).
 
-    The measurements come from ``experiment`` (``ModelSet.experiment``) or
-    are given as ``points`` (shape (n,) or (n, 1)) and ``values`` (shape (n,)).
+    The measurements come from ``experiment`` (``ModelSet.experiment``; a model taken from a ModelSet shows its
+    set's by itself) or are given as ``points`` (shape (n,) or (n, 1)) and ``values`` (shape (n,)); without them
+    the curve is drawn over the model's measured range (:func:`curve_svg`).
     """
     q = model.quality
     smape = "" if math.isnan(q.smape) else f"{q.smape:.2f}%"
@@ -136,29 +140,47 @@ def model_html(model: Model, experiment=None, points=None, values=None) -> str:
             points, values = experiment.values_of(model.callpath, model.metric)
         except Exception:  # the model set's experiment may lack this series (streamed, selected)
             points = values = None
+        if points is not None and not len(points):  # (nothing of this series: the model's own range)
+            points = values = None
     return f"<div style='display:flex;gap:1em;align-items:flex-start'>{table}{curve_svg(model, points, values)}</div>"
 
 
 def curve_svg(model: Model, points=None, values=None, width: int = 360, height: int = 220) -> str:
-    """Inline SVG: the model from the smallest measured value to 1.5 times the largest, and the measurements."""
+    """Inline SVG: the model from the smallest measured value to 1.5 times the largest, and the measurements.
+
+    Without measurements the range is the model's own (:attr:`~extrap_plugins.models.Model.measured_range`), and
+    1 to 1024 when that is unknown too.  For data that are all 0 or more (the measurements, else
+    :attr:`~extrap_plugins.models.Model.non_negative`) nothing is drawn below 0: where such a model falls below 0
+    it has no meaning, and its curve stops there.
+    """
     name = model.parameters[0]
+    y_measured = np.zeros(0)
     if points is not None and len(points):
         x_measured = np.asarray(points, dtype=float).reshape(-1)
         y_measured = np.asarray(values, dtype=float).reshape(-1)
         lo, hi = float(np.min(x_measured)), float(np.max(x_measured)) * 1.5
+    elif model.measured_range:
+        x_measured = np.zeros(0)
+        lo, hi = float(model.measured_range[0][0]), float(model.measured_range[0][1]) * 1.5
     else:
-        x_measured = y_measured = np.zeros(0)
-        lo, hi = 1.0, 1024.0  # no measurements at hand: the first ten powers of two
+        x_measured = np.zeros(0)
+        lo, hi = 1.0, 1024.0  # nothing known of the measurements: the first ten powers of two
     if not hi > lo:
         hi = lo + 1.0
+    finite_measured = y_measured[np.isfinite(y_measured)]
+    non_negative = bool(np.all(finite_measured >= 0)) if finite_measured.size else model.non_negative is True
     x = np.linspace(lo, hi, 120)
     y = np.asarray(model.predict(x.reshape(-1, 1)), dtype=float)
-    every = np.concatenate([y[np.isfinite(y)], y_measured[np.isfinite(y_measured)]])
+    if non_negative:
+        y = np.where(y >= 0, y, np.nan)
+    every = np.concatenate([y[np.isfinite(y)], finite_measured])
     if every.size == 0:
         return ""
     y_lo, y_hi = float(np.min(every)), float(np.max(every))
     if not y_hi > y_lo:
         y_lo, y_hi = y_lo - 1.0, y_hi + 1.0
+        if non_negative:
+            y_lo = max(y_lo, 0.0)
     left, right, top, bottom = 58, 10, 10, 34
 
     def sx(v):
@@ -167,7 +189,8 @@ def curve_svg(model: Model, points=None, values=None, width: int = 360, height: 
     def sy(v):
         return top + (y_hi - v) / (y_hi - y_lo) * (height - top - bottom)
 
-    line = " ".join(f"{sx(a):.1f},{sy(b):.1f}" for a, b in zip(x, y) if np.isfinite(b))
+    lines = "".join(f"<polyline points='{' '.join(f'{sx(a):.1f},{sy(b):.1f}' for a, b in piece)}' fill='none' "
+                    f"stroke='#1f77b4' stroke-width='2'/>" for piece in _pieces(x, y))
     dots = "".join(f"<circle cx='{sx(a):.1f}' cy='{sy(b):.1f}' r='3' fill='#d62728'/>"
                    for a, b in zip(x_measured, y_measured) if np.isfinite(b))
     labels = (f"<text x='{left}' y='{height - 6}' font-size='11'>{_cell(lo)}</text>"
@@ -179,5 +202,19 @@ def curve_svg(model: Model, points=None, values=None, width: int = 360, height: 
     return (f"<svg xmlns='http://www.w3.org/2000/svg' width='{width}' height='{height}' role='img' "
             f"aria-label='{html.escape(model.callpath)} {html.escape(model.metric)}'>"
             f"<rect x='{left}' y='{top}' width='{width - left - right}' height='{height - top - bottom}' "
-            f"fill='none' stroke='#999'/><polyline points='{line}' fill='none' stroke='#1f77b4' stroke-width='2'/>"
-            f"{dots}{labels}</svg>")
+            f"fill='none' stroke='#999'/>{lines}{dots}{labels}</svg>")
+
+
+def _pieces(x: np.ndarray, y: np.ndarray) -> list[list[tuple[float, float]]]:
+    """The runs of consecutive points where ``y`` is finite: one line each, so that the curve has a gap where the
+    model is undefined (or not drawn) rather than a straight line across it."""
+    pieces: list[list[tuple[float, float]]] = []
+    previous = False
+    for a, b in zip(x.tolist(), y.tolist()):
+        finite = math.isfinite(b)
+        if finite and not previous:
+            pieces.append([])
+        if finite:
+            pieces[-1].append((a, b))
+        previous = finite
+    return pieces

@@ -42,6 +42,8 @@ class ReaderInfo:
     directories : bool
         Whether the reader accepts a folder as input.
     options : mapping of option name to help text
+        The ``--reader-option`` keys ``read`` knows, each with one line of
+        help; ``extrap-plugins plugins NAME`` shows them.
     parts : callable ``(path, options) -> list``, optional
         For inputs made of independent runs (a folder of profiles): the list
         of runs, each a picklable description (usually a path).  When the
@@ -121,7 +123,24 @@ class ModelerInfo:
         return one value per point, finite wherever the series has a value.
         A modeler (or factory) that raises, calls ``sys.exit()`` (also in a
         worker process) or fails these checks is a broken plugin (exit 3).
+
+        The modeler object and the models it returns (a ``predictor`` too)
+        must be picklable: with ``--executor process`` or ``mpi`` they are
+        sent to and from worker processes, and ``--executor auto`` (the
+        default) chooses processes by itself for large inputs (more than
+        four blocks of about 1,024 series, given more than one core), so a
+        modeler that works on a small input can fail on a large one.  Use
+        module-level classes and functions, not lambdas, closures or local
+        classes; a ``predictor`` that needs data is an instance of a
+        module-level class with ``__call__``.
     options : mapping of option name to help text
+        The ``--option`` keys, each with one line of help; ``extrap-plugins
+        plugins NAME`` shows them.  They must be the keywords ``factory``
+        takes (``parameters`` and ``host`` aside, which the host passes):
+        the host rejects an option the factory does not take, and
+        ``extrap-plugins plugins`` warns, naming the modeler, where the two
+        disagree.  A factory with ``**options`` takes any key, so only its
+        documented keys guide the user.
     """
 
     name: str
@@ -142,12 +161,27 @@ class ExporterInfo:
         With ``kind="text"``, ``out`` is a text stream (stdout or a file the
         host opens and replaces atomically); with ``kind="path"``, ``out`` is
         the ``pathlib.Path`` given with ``-o`` (a file or folder the exporter
-        writes itself), and ``-o`` is required.  An exporter that raises or
-        calls ``sys.exit()`` is a broken plugin (exit 3).
+        writes itself), and ``-o`` is required.
+
+        ``options`` holds the ``--export-option KEY=VALUE`` pairs plus the
+        options common to every exporter: ``target`` and ``sort`` (also
+        given as ``--target`` and ``--sort``), ``values`` and ``level``.  An
+        exporter accepts those four keys, even when it ignores them (it must
+        not reject them as unknown), and can pass them to
+        :func:`extrap_plugins.extrapolate` (``extrapolate(model_set,
+        options.get("target"), sort=options.get("sort"), ...)``) to show
+        values at the target as the built-in exporters do.  A bad option key
+        or value is the user's mistake: raise
+        :class:`~extrap_plugins.errors.InputError` saying what was expected
+        (exit 2).  An exporter that raises anything else or calls
+        ``sys.exit()`` is a broken plugin (exit 3).
     kind : {"text", "path"}
         What ``out`` is (see ``export``); any other kind is refused at registration.
     extension : str
         The usual file extension, for messages and defaults (``".json"``).
+    options : mapping of option name to help text
+        The exporter's own ``--export-option`` keys (not the common four),
+        each with one line of help; ``extrap-plugins plugins NAME`` shows them.
     """
 
     name: str

@@ -433,7 +433,8 @@ def stream_models(
     path, reader, metrics, callpaths, executor, jobs
         As for :func:`~extrap_plugins.api.read`.
     modeler, measure, progress, **options
-        As for :func:`~extrap_plugins.api.model`.
+        As for :func:`~extrap_plugins.api.model`; the runs read are reported as :func:`~extrap_plugins.api.read`
+        reports them, inside :func:`extrap_plugins.engine.following`.
     scratch : path, optional
         Where the runs' columns are written for the modelling pass (a
         temporary folder inside it, removed at the end).  Default
@@ -475,12 +476,16 @@ def stream_models(
     if not parts:
         raise InputError(f"no runs found for the {info.name} reader", source)
     kind = executors.resolve(executor, len(parts))
+    reading = engine.followed().reading  # (runs read, runs found), as api.read reports them
+    if reading is not None:
+        reading(0, len(parts))
     with scratch_folder(scratch) as folder, executors.create_executor(kind, jobs) as pool, \
             engine.reader_guard(host, info.name):
         tasks = ((read, part, reader_options, os.path.join(folder, f"p{i:06d}"), selection)
                  for i, part in enumerate(parts))
         catalogue, skipped = Catalogue(), []
-        results = executors.map_ordered(pool, spill_part, tasks)
+        results = executors.map_ordered(pool, spill_part, tasks,
+                                        on_done=None if reading is None else (lambda result: reading(1, 0)))
         if not runs:  # each part is an input the user named: a broken one is an error, as in memory
             results = _refused(results)
         for summary in engine.report_parts(results, stacklevel=3, skipped=skipped):
@@ -528,12 +533,15 @@ def _refused(results: Iterable[tuple[Any, Any, list[Warning]]]) -> Iterator[tupl
 
 
 def _fit_in_pool(pool, blocks: Iterator[BlockTask], progress) -> list[Model]:
+    """Fit every block; their warnings are shown once all are fitted, one per cause, as
+    :func:`~extrap_plugins.engine.fit_blocks` shows them."""
     models: list[Model] = []
+    caught: list[Warning] = []
     done = (lambda result: progress(len(result[0]))) if progress is not None else None
-    for fitted, caught in executors.map_ordered(pool, fit_streamed_block, blocks, on_done=done):
-        for warning in caught:
-            warnings.warn(warning, stacklevel=3)
+    for fitted, warned in executors.map_ordered(pool, fit_streamed_block, blocks, on_done=done):
+        caught.extend(warned)
         models.extend(fitted)
+    engine.warn_per_cause(caught, stacklevel=3)
     return models
 
 

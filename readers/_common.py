@@ -600,6 +600,9 @@ def guarded_read(function: Callable, path, *args, reader: str = ""):
                          path, _line_of(path, rb"[\[{](?:\s*[\[{]){%d,}" % (DEEP_NESTING - 1))) from None
     except MemoryError:
         raise InputError("too large to read: it declares or holds more data than fits in memory", path) from None
+    except UnicodeDecodeError as error:  # before ValueError, its base class
+        raise InputError(f"not {_codec_name(error.encoding)} text (byte 0x{bytes(error.object)[error.start]:02x})",
+                         path, _undecodable_line(path, error)) from None
     except ValueError as error:
         if "integer string conversion" not in str(error) and "int_max_str_digits" not in str(error):
             raise
@@ -614,8 +617,47 @@ def guarded_read(function: Callable, path, *args, reader: str = ""):
         raise InputError(f"not a readable CSV table ({error})", path) from None
     except struct.error as error:
         raise InputError(f"a binary record is cut short or malformed ({error})", path) from None
-    except UnicodeError as error:
-        raise InputError(f"not UTF-8 text ({error})", path) from None
+
+
+def _codec_name(encoding: str) -> str:
+    """``UTF-8`` for the codecs of UTF-8 (``utf-8``, ``utf_8``, ``utf-8-sig``), else the codec's own name."""
+    import codecs
+
+    try:
+        name = codecs.lookup(encoding).name
+    except LookupError:
+        return encoding
+    return "UTF-8" if name in ("utf-8", "utf-8-sig") else name
+
+
+def _undecodable_line(path, error: UnicodeDecodeError) -> int | None:
+    """The line of the file ``path`` where ``error`` stopped decoding, where that can be told (None otherwise).
+
+    As :func:`read_text` counts it: from the bytes the reader decoded when they are the whole file
+    (``read_bytes().decode()``, ``read_text()``, ``open().read()``).  A reader that decodes in pieces
+    (``for line in open(path)``) gives one piece: its bytes up to the bad one, found in the file, tell
+    where it was.  Bytes that are not the file's (decompressed, or another file's) give no line.
+    """
+    import mmap
+    import os
+
+    data = bytes(error.object)
+    try:
+        if not os.path.isfile(path) or os.path.getsize(path) == 0:
+            return None
+        with open(path, "rb") as file, mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as content:
+            if len(content) == len(data) and content[:] == data:
+                offset = error.start
+            else:
+                before = data[max(0, error.start - 256):error.start]
+                piece = before + data[error.start:error.end]
+                found = content.find(piece)
+                if found < 0 or not before:  # no bytes before the bad one to place it by
+                    return None
+                offset = found + len(before)
+            return content[:offset].count(b"\n") + 1
+    except (OSError, ValueError, TypeError):
+        return None
 
 
 def sys_int_digits() -> int:

@@ -334,3 +334,127 @@ def test_export_takes_a_model_set(host, tmp_path):
     models = extrap_plugins.model(experiment)
     assert raised(lambda: extrap_plugins.export(models, "plot")) == (
         "exporter 'plot' writes files: give it an output path (path; -o on the command line)")
+
+
+# ------------------------------------------------ warnings of the modelling: one per cause, naming every series
+FEW = "parameter p has only 4 distinct values; at least 5 are needed for a trustworthy model"
+
+
+def four_points(names, metric="time"):
+    """Series of ``names`` measured at four values of p: each gets the quality warning :data:`FEW`."""
+    p = np.array([1.0, 2.0, 4.0, 8.0])
+    return extrap_plugins.Experiment.from_columns(
+        ["p"], callpath=np.repeat(names, 4), metric=metric, coordinates=np.tile(p, len(names))[:, None],
+        value=np.concatenate([(k + 1) * p + 3 for k in range(len(names))]))
+
+
+def model_recording(experiment, *args, **kwargs):
+    """``(models, every warning shown)``."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        models = extrap_plugins.model(experiment, *args, **kwargs)
+    return models, [w.message for w in caught]
+
+
+def test_a_quality_warning_of_many_series_is_one_warning_naming_the_first_and_counting_the_others(host):
+    # 33 warnings for 2 causes in a notebook (Thicket's LULESH runs), one per series
+    names = ["main"] + [f"main->r{k}" for k in range(1, 87)]
+    models, said = model_recording(four_points(names), executor="serial")
+    assert [str(w) for w in said] == [f"main [time] and 86 more series (their Model.warnings say it): {FEW}"]
+    (warning,) = said
+    assert isinstance(warning, extrap_plugins.QualityWarning)
+    assert (warning.callpath, warning.metric, warning.message) == ("main", "time", FEW)
+    assert warning.series == tuple((name, "time") for name in names)
+    assert [m.warnings for m in models] == [(FEW,)] * 87  # every series keeps it
+
+
+def test_a_warning_of_a_few_series_names_each_and_one_of_one_series_is_as_it_was(host):
+    _, said = model_recording(four_points(["a", "b", "c"]))
+    assert [str(w) for w in said] == [f"a [time], b [time] and c [time]: {FEW}"]
+    _, said = model_recording(four_points(["a"]))
+    assert [str(w) for w in said] == [f"a [time]: {FEW}"] and said[0].series == (("a", "time"),)
+
+
+def test_series_of_one_cause_in_several_blocks_are_one_warning(host):
+    from extrap_plugins.engine import CHUNK_SERIES
+
+    names = [f"r{k}" for k in range(CHUNK_SERIES + 10)]  # two blocks
+    _, said = model_recording(four_points(names), executor="serial")
+    assert [str(w) for w in said] == [f"r0 [time] and {CHUNK_SERIES + 9} more series (their Model.warnings say it): "
+                                      f"{FEW}"]
+    assert len(said[0].series) == CHUNK_SERIES + 10
+
+
+def test_warnings_of_a_per_series_modeler_are_one_per_cause_in_the_order_they_came(host):
+    class Warn:
+        def fit(self, X, y):
+            warnings.warn("only 4 points", stacklevel=2)
+            if y[-1] > 20:
+                warnings.warn("steep", stacklevel=2)
+            self.constant_, self.terms_ = float(y.mean()), []
+            return self
+
+        def predict(self, X):
+            return np.full(len(X), self.constant_)
+
+    plugin = types.ModuleType("warn")
+    plugin.extrap_modelers = hookimpl(lambda: [ModelerInfo("warn", Warn)])
+    host.register(plugin, "warn")
+    _, said = model_recording(four_points(["a", "b", "c", "d", "e"]), "warn")
+    assert [(type(w), str(w)) for w in said] == [
+        (extrap_plugins.ExtrapWarning, "a [time] and 4 more series: only 4 points"),  # (no quality warning)
+        (extrap_plugins.ExtrapWarning, "c [time], d [time] and e [time]: steep")]
+
+
+def test_a_parameter_constant_in_every_measurement_is_said_once(host):
+    # 46 warnings: the summary and a copy per series of "parameter problem_size has the single value 30"
+    e = extrap_plugins.Experiment.from_columns(
+        ["problem_size"], callpath=np.repeat(["main", "main->a", "main->b"], 3), metric="time",
+        coordinates=[[30.0]] * 9, value=np.arange(9.0))
+    models, said = model_recording(e)
+    assert [str(w) for w in said] == ["problem_size = 30 in every measurement: every model is a constant, no model "
+                                      "can show how anything grows; measure at several values"]
+    assert [m.warnings for m in models] == [
+        ("parameter problem_size has the single value 30: it cannot appear in the model",)] * 3
+
+
+def test_a_parameter_constant_beside_one_that_varies_is_said_once_per_cause(host):
+    p = np.array([1.0, 2.0, 4.0, 8.0, 16.0])
+    e = extrap_plugins.Experiment.from_columns(
+        ["p", "n"], callpath=np.repeat(["a", "b"], 5), metric="time",
+        coordinates=np.column_stack([np.r_[p, p], np.full(10, 7.0)]), value=np.r_[p, 2 * p])
+    _, said = model_recording(e)
+    assert [str(w) for w in said] == ["a [time] and b [time]: parameter n has the single value 7: it cannot appear "
+                                      "in the model"]
+
+
+# --------------------------------------------------------------------------------- progress of reading
+def test_reading_runs_reports_each_run_once_the_reader_has_listed_them(host, tmp_path):
+    register_runs(host, tmp_path, "app.p1", "app.p2", "app.truncated.a", "app.p4")
+    told = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (the truncated run is skipped with a warning)
+        extrap_plugins.read(tmp_path, executor="serial", progress=lambda done, more: told.append((done, more)))
+    assert told == [(0, 4), (1, 0), (1, 0), (1, 0), (1, 0)]
+
+
+def test_an_input_read_whole_is_one_piece_of_progress(host, file):
+    register(host, reader("magic", patterns=("*.dat",)))
+    told = []
+    extrap_plugins.read(file, progress=lambda done, more: told.append((done, more)))
+    assert told == [(0, 1), (1, 0)]
+
+
+def test_read_and_model_report_where_following_says_when_not_given_progress(host, tmp_path):
+    from extrap_plugins.engine import following
+
+    register_runs(host, tmp_path, "app.p1", "app.p2", "app.p4", "app.p8", "app.p16")
+    reading, modeling = [], []
+    with following(reading=lambda *told: reading.append(told), modeling=lambda *told: modeling.append(told)):
+        experiment = extrap_plugins.read(tmp_path, executor="serial")
+        extrap_plugins.model(experiment, executor="serial")
+    assert reading == [(0, 5)] + [(1, 0)] * 5
+    assert modeling == [(0, 1), (1, 0)]
+    told = []  # an explicit progress wins, and outside the block nothing is told
+    extrap_plugins.model(experiment, progress=told.append)
+    assert told == [1] and reading == [(0, 5)] + [(1, 0)] * 5 and modeling == [(0, 1), (1, 0)]

@@ -340,3 +340,109 @@ def test_a_target_naming_no_parameter_is_said_before_the_modelling_and_its_warni
     assert main(["model", str(folder), "--target", "q=5"]) == ExitStatus.BAD_INPUT
     assert capsys.readouterr().err == ("extrap-plugins: error: target 'q=5': unknown parameter 'q'; the parameters are "
                                        "jobsize\n")
+
+
+# ----------------------------------------------------- warnings of many series reach the end of the command whole
+def test_a_warning_of_many_series_is_one_line_naming_the_first_and_counting_every_one():
+    """The modelling warns once per cause, carrying its series (``series``); the lines at the end count them all."""
+    from extrap_plugins.cli import WarningLines
+    from extrap_plugins.engine import warn_per_cause
+    from extrap_plugins.errors import QualityWarning
+
+    per_series = [QualityWarning("noisy", f"main->r{k}", "time") for k in range(5)]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warn_per_cause(per_series + [QualityWarning("noisy", "main->r9", "time")])
+    (grouped,) = [w.message for w in caught]
+    assert str(grouped) == "main->r0 [time] and 5 more series (their Model.warnings say it): noisy"
+    lines = WarningLines("--export json lists them all")
+    lines.add(grouped)
+    lines.add(QualityWarning("noisy", "main->r7", "time"))
+    assert lines.causes == {(QualityWarning, "noisy"): [f"main->r{k} [time]" for k in (0, 1, 2, 3, 4, 9, 7)]}
+
+
+def test_warnings_of_a_modeler_end_the_command_one_line_per_cause(numbers_reader, host, capsys, tmp_path):
+    class Warn:
+        def fit(self, X, y):
+            warnings.warn("only 5 points", stacklevel=2)
+            self.constant_, self.terms_ = float(y.mean()), []
+            return self
+
+        def predict(self, X):
+            return np.full(len(X), self.constant_)
+
+    plugin = types.ModuleType("warn")
+    plugin.extrap_modelers = hookimpl(lambda: [ModelerInfo("warn", Warn)])
+    host.register(plugin, "warn")
+    path = tmp_path / "many.csv"
+    path.write_text("callpath,metric,p,value\n" + "".join(f"r{k},time,{p},{p + k}\n" for k in range(6)
+                                                          for p in (1, 2, 4, 8, 16)))
+    assert main(["model", str(path), "--modeler", "warn", "--export", "csv"]) == ExitStatus.OK
+    assert capsys.readouterr().err == "extrap-plugins: warning: r0 [time] and 5 more series: only 5 points\n"
+
+
+# ------------------------------------------------------------------------------------------- progress
+def read_numbered_run(part, options):
+    """A module-level read_part: ``run.<p>`` is one run at p."""
+    p = float(part.name.split(".")[1])
+    return extrap_plugins.Experiment.from_columns(["p"], callpath="main", metric="time", coordinates=[[p]],
+                                                  value=[3 + 2 * p], source=str(part))
+
+
+@pytest.fixture
+def runs_reader(host, tmp_path):
+    """A folder of five runs and a reader that lists them (its ``parts``)."""
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    for p in (1, 2, 4, 8, 16):
+        (folder / f"run.{p}").write_text("")
+    plugin = types.ModuleType("runs")
+    plugin.extrap_readers = hookimpl(lambda: [ReaderInfo(
+        "runs", read=None, directories=True, sniff=lambda path: path.name == "runs",
+        parts=lambda path, options: sorted(path.iterdir()), read_part=read_numbered_run)])
+    host.register(plugin, "runs")
+    return folder
+
+
+def bar_states(err: str, name: str) -> list[str]:
+    """Each state a progress bar called ``name`` showed on stderr, as ``done/total``."""
+    import re
+
+    return re.findall(rf"{name}:[ 0-9]*%?\|?[^|]*\|? ?(\d+/\d+) ", err.replace("\r", "\n"))
+
+
+def test_reading_a_folder_counts_its_runs(runs_reader, capsys):
+    # "reading: 0%| 0/1 [input/s]" for the whole read, then 1/1
+    assert main(["model", str(runs_reader), "--progress", "on", "--executor", "serial"]) == ExitStatus.OK
+    err = capsys.readouterr().err
+    states = bar_states(err, "reading")  # (as often as tqdm redraws: at least at the start and at the end)
+    assert states[0] == "0/5" and states[-1] == "5/5" and {s.split("/")[1] for s in states} == {"5"}
+    assert "run/s]" in err and "input" not in err
+
+
+@pytest.mark.parametrize("command", ["efficiency", "compare"])
+def test_efficiency_and_compare_take_progress_as_model_does(command):
+    def option(name):
+        parser = build_parser()
+        commands = next(a for a in parser._actions if a.dest == "command").choices
+        return next(a for a in commands[name]._actions if a.dest == "progress")
+
+    mine, models = option(command), option("model")
+    assert (mine.option_strings, mine.choices, mine.default, mine.help) == (
+        models.option_strings, models.choices, models.default, models.help)
+
+
+def test_efficiency_shows_its_reading_and_modelling(runs_reader, capsys):
+    assert main(["efficiency", str(runs_reader), "--progress", "on"]) == ExitStatus.OK
+    err = capsys.readouterr().err
+    assert bar_states(err, "reading")[-1] == "5/5" and bar_states(err, "modeling")[-1] == "1/1"  # C = p·T of main
+    assert main(["efficiency", str(runs_reader)]) == ExitStatus.OK  # auto: stderr is no terminal here
+    assert "reading" not in capsys.readouterr().err
+
+
+def test_compare_shows_the_runs_of_both_sides(runs_reader, capsys):
+    assert main(["compare", str(runs_reader), str(runs_reader), "--progress", "on"]) == ExitStatus.OK
+    err = capsys.readouterr().err
+    assert bar_states(err, "reading")[-1] == "10/10" and bar_states(err, "modeling")[-1] == "2/2"
+    assert main(["compare", str(runs_reader), str(runs_reader), "--progress", "off"]) == ExitStatus.OK
+    assert capsys.readouterr().err == ""

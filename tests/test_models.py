@@ -1,3 +1,5 @@
+import copy
+import dataclasses
 import math
 
 import numpy as np
@@ -157,7 +159,7 @@ def test_to_dataframe_one_row_per_model_with_values_and_intervals(host):
     models = _linear_model_set()
     frame = models.to_dataframe()
     assert list(frame["callpath"]) == ["main", "main->solve"]
-    assert list(frame.columns[:5]) == ["callpath", "metric", "formula", "function", "growth"]
+    assert list(frame.columns[:6]) == ["callpath", "metric", "unit", "formula", "function", "growth"]
     assert "target" not in frame.columns
     assert frame.loc[1, "formula"] == "3 · p"
     assert frame.loc[1, "growth"] == "O(p)"
@@ -180,3 +182,82 @@ def test_html_in_notebooks(host):
 
     with_points = model_html(models.models[1], models.experiment)
     assert with_points.count("<circle") == 5
+
+
+def _labels(svg):
+    """The axis labels of a notebook curve: smallest and largest x, then largest and smallest y."""
+    import re
+
+    return re.findall(r">([-0-9.e+]+)</text>", svg)
+
+
+def test_a_model_taken_from_its_set_shows_its_measurements_in_a_notebook(host):
+    # models.get(...) was drawn over 1 ... 1024 with no measurements, and below 0 where never fitted
+    models = _linear_model_set()
+    for model in (models.get("main->solve", "time"), models[1], list(models)[1], models["main->solve", "time"],
+                  models[1:][0]):
+        shown = model._repr_html_()
+        assert shown.count("<circle") == 5 and _labels(shown) == ["4", "96", "288", "12"]
+
+
+def test_without_its_measurements_a_model_is_drawn_over_its_measured_range(host):
+    import pickle
+
+    models = _linear_model_set()
+    model = models[1]
+    again = pickle.loads(pickle.dumps(model))  # (no experiment travels with a model)
+    assert again.function == model.function and again.measured_range == ((4.0, 64.0),) and again.non_negative
+    shown = again._repr_html_()
+    assert shown.count("<circle") == 0 and _labels(shown) == ["4", "96", "288", "12"]
+    assert model == dataclasses.replace(model, measured_range=(), non_negative=None)  # equality as before
+    assert "measured_range" not in repr(model) and copy.deepcopy(model).function == model.function
+    import gc
+
+    lone = _linear_model_set()[1]  # its set and the set's measurements are gone: a model keeps no experiment alive
+    gc.collect()
+    assert lone._repr_html_().count("<circle") == 0 and _labels(lone._repr_html_()) == ["4", "96", "288", "12"]
+    assert "measured_range" not in repr(model) and copy.deepcopy(model).function == model.function
+    unknown = Model("a", "t", ("p",), 1.0, (Term(2.0, {"p": Factor(1, 0)}),))
+    assert _labels(unknown._repr_html_()) == ["1", "1024", "2049", "3"]  # nothing known: 1 ... 1024
+
+
+def test_a_model_of_data_never_below_zero_is_not_drawn_below_zero(host):
+    falling = Model("a", "t", ("p",), 10.0, (Term(-0.5, {"p": Factor(1, 0)}),), measured_range=((4.0, 64.0),),
+                    non_negative=True)
+    shown = falling._repr_html_()
+    assert _labels(shown) == ["4", "96", "8", "0.2689"]  # the curve stops where it would fall below 0 (p = 20)
+    assert shown.count("<polyline") == 1
+    signed = Model("a", "t", ("p",), 10.0, (Term(-0.5, {"p": Factor(1, 0)}),), measured_range=((4.0, 64.0),))
+    assert _labels(signed._repr_html_()) == ["4", "96", "8", "-38"]
+
+
+def test_the_notebook_view_of_thickets_lulesh_model_shows_its_five_runs(host, shared_data):
+    pytest.importorskip("caliperreader", reason="the caliper extra (caliper-reader) is not installed")
+    import warnings
+
+    import extrap_plugins
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        models = extrap_plugins.model(extrap_plugins.read(shared_data / "caliper" / "thicket" / "mpi_scaling_cali"),
+                                      metrics=["Avg time/rank"])
+    model = models.get("main->lulesh.cycle->LagrangeLeapFrog->LagrangeNodal->CalcForceForNodes->"
+                       "CalcVolumeForceForElems->CalcHourglassControlForElems->CalcFBHourglassForceForElems",
+                       "Avg time/rank")
+    shown = model._repr_html_()
+    assert shown.count("<circle") == 5 and _labels(shown)[:2] == ["27", "514.5"]
+    assert all(float(label) >= 0 for label in _labels(shown)[2:])
+
+
+def test_to_dataframe_has_the_unit_of_each_metric(host):
+    pytest.importorskip("pandas", reason="pandas is not installed")
+    import extrap_plugins
+    from extrap_plugins.experiment import Metric
+
+    p = np.array([1.0, 2.0, 4.0, 8.0, 16.0])
+    experiment = extrap_plugins.Experiment.from_columns(
+        ["p"], callpath="main", metric=["time"] * 5 + ["visits"] * 5, coordinates=np.r_[p, p][:, None],
+        value=np.r_[p, 3 * p], metrics=[Metric("time", "sec", "time"), Metric("visits")])
+    models = extrap_plugins.model(experiment)
+    assert list(models.to_dataframe()["unit"]) == ["sec", ""]
+    assert list(ModelSet(("p",), models.models).to_dataframe()["unit"]) == ["", ""]  # no experiment: unknown

@@ -1,7 +1,9 @@
 """Broken plugins: every case is exit 3 with one line naming the plugin and its distribution.
 
 Each case registers a third-party plugin (distribution ``broken-dist``) in a fresh host and runs
-``extrap-plugins model`` through the CLI's main(); nothing a broken plugin does is exported.
+``extrap-plugins model`` through the CLI's main(); nothing a broken plugin does is exported.  A plugin whose
+hooks register something wrong, or names that clash, is a warning that sets those registrations aside: the rest
+of the tool works, and asking for a name set aside is the exit 3 (``EXTRAP_PLUGINS_STRICT=1``: every one is).
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ import extrap_plugins
 from extrap_plugins import Experiment, ExporterInfo, Model, ModelerInfo, ReaderInfo, Term, cli, hookimpl
 from extrap_plugins.errors import PluginError
 from extrap_plugins.models import Factor
-from extrap_plugins.plugins import PluginHost, set_host
-from plugin_helpers import Exits, Interrupted
+from extrap_plugins.plugins import PluginHost, get_host, set_host
+from plugin_helpers import Exits, Interrupted, fake_distribution, installed, third_party_rows  # noqa: F401
+from plugin_helpers import cli as run_command
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "stencil.jsonl"
@@ -151,6 +154,7 @@ class HookRaises:
 @pytest.fixture
 def broken(monkeypatch):
     monkeypatch.setenv("EXTRAP_PLUGINS_NO_AUTOLOAD", "1")
+    monkeypatch.delenv("EXTRAP_PLUGINS_STRICT", raising=False)
     host = PluginHost(autoload=False)
     host.register(Plugin(), name="broken_plugin", distribution=DIST)
     set_host(host)
@@ -162,6 +166,13 @@ def run(capsys, *argv, executor="serial") -> tuple[int, str]:
     status = cli.main(["model", *map(str, argv), "--executor", executor, "--progress", "off"])
     captured = capsys.readouterr()
     return status, captured.err
+
+
+def command(capsys, *argv) -> tuple[int, str, str]:
+    """``extrap-plugins ARGV`` on the process-wide host as it is: (exit status, stdout, stderr)."""
+    status = cli.main([str(a) for a in argv])
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
 
 
 def who(kind, name):
@@ -194,11 +205,30 @@ def test_a_broken_reader_is_exit_3_naming_it(broken, capsys, tmp_path):
            f"{path}: RuntimeError: boom\n")
 
 
-def test_a_hook_that_raises_is_exit_3_naming_it(broken, capsys):
+HOOK_RAISES = (f"plugin hook_raises ({DIST}): extrap_exporters failed: ValueError: no exporters today; none of the "
+               "exporters it registers is used")
+
+
+def test_a_hook_that_raises_is_a_warning_naming_it_and_the_rest_works(broken, capsys):
+    """It was exit 3 for every command, even those that never use the plugin."""
     broken.register(HookRaises(), name="hook_raises", distribution=DIST)
-    assert run(capsys, EXAMPLE) == (
-        3, f"extrap-plugins: error: plugin hook_raises ({DIST}): extrap_exporters failed: ValueError: no exporters "
-           "today\n")
+    status, err = run(capsys, EXAMPLE, "--callpath", "main")
+    assert (status, err) == (0, f"extrap-plugins: warning: {HOOK_RAISES}\n")
+    set_host(PluginHost(autoload=False))  # a new command: a new host
+    get_host().register(Plugin(), name="broken_plugin", distribution=DIST)
+    get_host().register(HookRaises(), name="hook_raises", distribution=DIST)
+    status, out, err = command(capsys, "plugins")
+    assert (status, err) == (0, f"extrap-plugins: warning: {HOOK_RAISES}\n")
+    rows = third_party_rows(out)
+    assert rows[-1] == ["plugin", "hook_raises", DIST, "BROKEN: extrap_exporters failed: ValueError: no exporters "
+                                                       "today; none of the exporters it registers is used"]
+    assert ["exporter", "raises", DIST] in [row[:3] for row in rows]  # the same distribution's other plugin: listed
+
+
+def test_a_hook_that_raises_is_exit_3_naming_it_when_strict(broken, capsys, monkeypatch):
+    broken.register(HookRaises(), name="hook_raises", distribution=DIST)
+    monkeypatch.setenv("EXTRAP_PLUGINS_STRICT", "1")
+    assert run(capsys, EXAMPLE) == (3, f"extrap-plugins: error: {HOOK_RAISES}\n")
 
 
 def test_sys_exit_at_import_is_a_load_warning_not_the_end_of_the_tool(tmp_path, monkeypatch, capsys):
@@ -358,17 +388,158 @@ class ReturnsDict:
         return {"x": 1}
 
 
-@pytest.mark.parametrize("plugin, line", [
-    (BadRegistrations(), "extrap_modelers returned the modeler 'uncallable' with a factory that is not callable "
-                         "(got int)"),
-    (EmptyName(), "extrap_readers returned a reader with the name '': a name must be non-empty text without spaces "
-                  "around it"),
-    (ReturnsDict(), "extrap_readers must return a list of ReaderInfo objects, got dict"),
-], ids=["factory-not-callable", "empty-name", "dict"])
-@pytest.mark.parametrize("command", [["plugins"], ["model", str(EXAMPLE), "--progress", "off"]])
-def test_a_bad_registration_is_exit_3_naming_the_plugin_and_its_distribution(broken, capsys, plugin, line, command):
+BAD_REGISTRATIONS = {
+    "factory-not-callable": (BadRegistrations(), "modeler", "uncallable",
+                             "extrap_modelers returned the modeler 'uncallable' with a factory that is not callable "
+                             "(got int); none of the modelers it registers is used"),
+    "empty-name": (EmptyName(), "plugin", "bad_plugin",
+                   "extrap_readers returned a reader with the name '': a name must be non-empty text without spaces "
+                   "around it; none of the readers it registers is used"),
+    "dict": (ReturnsDict(), "plugin", "bad_plugin",
+             "extrap_readers must return a list of ReaderInfo objects, got dict; none of the readers it registers is "
+             "used"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_REGISTRATIONS))
+def test_a_bad_registration_is_a_warning_naming_the_plugin_and_listed_as_broken(broken, capsys, case):
+    """It was exit 3 for every command, ``plugins`` included."""
+    plugin, kind, name, line = BAD_REGISTRATIONS[case]
     broken.register(plugin, name="bad_plugin", distribution=DIST)
+    status, out, err = command(capsys, "plugins")
+    assert (status, err) == (0, f"extrap-plugins: warning: plugin bad_plugin ({DIST}): {line}\n")
+    assert [kind, name, DIST, f"BROKEN: {line}"] in third_party_rows(out)
+
+
+@pytest.mark.parametrize("case", sorted(BAD_REGISTRATIONS))
+def test_a_bad_registration_leaves_the_other_commands_working(broken, capsys, case):
+    plugin, kind, name, line = BAD_REGISTRATIONS[case]
+    broken.register(plugin, name="bad_plugin", distribution=DIST)
+    status, out, err = command(capsys, "model", EXAMPLE, "--progress", "off", "--callpath", "main")
+    assert (status, err) == (0, f"extrap-plugins: warning: plugin bad_plugin ({DIST}): {line}\n")
+    assert out.splitlines()[2].split()[:2] == ["main", "time"]
+
+
+@pytest.mark.parametrize("case", sorted(BAD_REGISTRATIONS))
+@pytest.mark.parametrize("command", [["plugins"], ["model", str(EXAMPLE), "--progress", "off"]])
+def test_a_bad_registration_is_exit_3_naming_the_plugin_when_strict(broken, capsys, monkeypatch, case, command):
+    plugin, _, _, line = BAD_REGISTRATIONS[case]
+    broken.register(plugin, name="bad_plugin", distribution=DIST)
+    monkeypatch.setenv("EXTRAP_PLUGINS_STRICT", "1")
     status = cli.main(command)
-    captured = capsys.readouterr()
-    assert (status, captured.err) == (3, f"extrap-plugins: error: plugin bad_plugin ({DIST}): {line}\n")
-    assert captured.out == ""
+    assert (status, *capsys.readouterr()) == (3, "", f"extrap-plugins: error: plugin bad_plugin ({DIST}): {line}\n")
+
+
+def test_asking_for_a_name_set_aside_is_exit_3_naming_the_plugin(broken, capsys):
+    plugin, _, name, line = BAD_REGISTRATIONS["factory-not-callable"]
+    broken.register(plugin, name="bad_plugin", distribution=DIST)
+    status, err = run(capsys, EXAMPLE, "--modeler", name)
+    assert (status, err) == (3, f"extrap-plugins: warning: plugin bad_plugin ({DIST}): {line}\n"
+                                f"extrap-plugins: error: plugin bad_plugin ({DIST}): {line}\n")
+
+
+# ---------------------------------------------------------------- through real entry points
+HOOKFAIL = """
+    import os
+    from extrap_plugins import ModelerInfo, hookimpl
+
+    class Mean:
+        def fit(self, X, y):
+            self.constant_, self.terms_ = float(sum(y) / len(y)), []
+            return self
+
+        def predict(self, X):
+            import numpy as np
+            return np.full(len(X), self.constant_)
+
+    @hookimpl
+    def extrap_modelers():
+        if os.environ.get("HUNT_HOOK") == "raise":
+            raise RuntimeError("boom in hook")
+        return [ModelerInfo("twice", Mean), ModelerInfo("twice", Mean), ModelerInfo("once", Mean)]
+    """
+
+CLASH = """
+    from extrap_plugins import ExporterInfo, hookimpl
+
+    def mine(model_set, out, options):
+        out.write("mine\\n")
+
+    @hookimpl
+    def extrap_exporters():
+        return [ExporterInfo("csv", mine, "my csv"), ExporterInfo("markdown", mine, "my markdown")]
+    """
+
+MARKDOWN = """
+    from extrap_plugins import ExporterInfo, hookimpl
+
+    def markdown(model_set, out, options):
+        out.write("| markdown |\\n")
+
+    @hookimpl
+    def extrap_exporters():
+        return [ExporterInfo("markdown", markdown, "a markdown table"), ExporterInfo("md-only", markdown, "also")]
+    """
+
+
+@pytest.mark.usefixtures("installed")
+@pytest.mark.parametrize("mode, problem", [
+    ("raise", "extrap_modelers failed: RuntimeError: boom in hook"),
+    ("dup", "extrap_modelers returned the modeler 'twice' more than once"),
+])
+def test_an_installed_plugin_with_a_broken_hook_leaves_every_command_working(tmp_path, monkeypatch, capsys, mode,
+                                                                             problem):
+    fake_distribution(tmp_path, monkeypatch, "hunt-hookfail", {"hunt_hookfail": "hunt_hookfail_mod"},
+                      {"hunt_hookfail_mod": HOOKFAIL})
+    monkeypatch.setenv("HUNT_HOOK", mode)
+    monkeypatch.delenv("EXTRAP_PLUGINS_STRICT", raising=False)
+    message = f"plugin hunt_hookfail (hunt-hookfail): {problem}; none of the modelers it registers is used"
+    status, out, err = run_command(capsys, "plugins")
+    assert (status, err) == (0, f"extrap-plugins: warning: {message}\n")
+    assert third_party_rows(out) == (
+        [["plugin", "hunt_hookfail", "hunt-hookfail", f"BROKEN: {problem}; none of the modelers it registers is used"]]
+        if mode == "raise" else
+        [["modeler", "once", "hunt-hookfail", f"BROKEN: {problem}; none of the modelers it registers is used"],
+         ["modeler", "twice", "hunt-hookfail", f"BROKEN: {problem}; none of the modelers it registers is used"]])
+    status, out, err = run_command(capsys, "model", EXAMPLE, "--progress", "off", "--callpath", "main")
+    assert (status, err) == (0, f"extrap-plugins: warning: {message}\n")
+    if mode == "dup":  # one plugin naming a modeler twice is said as such, not as "two plugins"
+        assert run_command(capsys, "model", EXAMPLE, "--progress", "off", "--modeler", "twice") == (
+            3, "", f"extrap-plugins: warning: {message}\nextrap-plugins: error: {message}\n")
+
+
+@pytest.mark.usefixtures("installed")
+def test_installed_plugins_whose_names_clash_are_all_reported_and_the_built_in_keeps_its_name(tmp_path, monkeypatch,
+                                                                                              capsys):
+    fake_distribution(tmp_path / "clash", monkeypatch, "hunt-clash", {"hunt_clash": "hunt_clash_mod"},
+                      {"hunt_clash_mod": CLASH})
+    fake_distribution(tmp_path / "md", monkeypatch, "hunt-md", {"hunt_md": "hunt_md_mod"}, {"hunt_md_mod": MARKDOWN})
+    monkeypatch.delenv("EXTRAP_PLUGINS_STRICT", raising=False)
+    csv = "plugin hunt_clash (hunt-clash): its exporter 'csv' is not used: a built-in exporter has that name"
+    markdown = ("two plugins register the exporter 'markdown': hunt_clash (hunt-clash) and hunt_md (hunt-md); "
+                "neither is used (uninstall one, or switch one off with EXTRAP_PLUGINS_DISABLE=DISTRIBUTION)")
+    warned = {f"extrap-plugins: warning: {csv}", f"extrap-plugins: warning: {markdown}"}
+    status, out, err = run_command(capsys, "plugins")
+    assert (status, set(err.splitlines())) == (0, warned)
+    assert third_party_rows(out) == [
+        ["exporter", "csv", "hunt-clash", "NOT USED: a built-in exporter has this name"],
+        ["exporter", "markdown", "hunt-clash", "NOT USED: two plugins register this name: hunt_clash (hunt-clash) and "
+                                               "hunt_md (hunt-md)"],
+        ["exporter", "markdown", "hunt-md", "NOT USED: two plugins register this name: hunt_clash (hunt-clash) and "
+                                            "hunt_md (hunt-md)"],
+        ["exporter", "md-only", "hunt-md", "also"]]
+    status, out, err = run_command(capsys, "plugins", "markdown")  # each registration of the name, and why unused
+    assert (status, set(err.splitlines())) == (0, warned)
+    assert out == "\n".join(
+        f"exporter markdown\n  provided by: {dist} (plugin {plugin})\n  not used: {markdown}\n  description: {what}\n"
+        "  options: none\n  and the options of every exporter: target, sort, values, level\n"
+        for dist, plugin, what in (("hunt-clash", "hunt_clash", "my markdown"), ("hunt-md", "hunt_md", "a markdown table")))
+    status, out, err = run_command(capsys, "model", EXAMPLE, "--progress", "off", "--export", "csv")
+    assert (status, set(err.splitlines())) == (0, warned)
+    assert out.startswith("callpath,metric,")  # the built-in csv exporter
+    status, out, err = run_command(capsys, "model", EXAMPLE, "--progress", "off", "--export", "markdown")
+    assert (status, out) == (3, "")
+    assert err.splitlines()[-1] == f"extrap-plugins: error: {markdown}"
+    monkeypatch.setenv("EXTRAP_PLUGINS_DISABLE", "hunt-clash")  # the way out: switch one off
+    assert run_command(capsys, "model", EXAMPLE, "--progress", "off", "--export", "markdown") == (
+        0, "| markdown |\n", "")

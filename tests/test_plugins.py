@@ -2,20 +2,30 @@
 
 import inspect
 import pathlib
+import re
 import sys
-import textwrap
 import types
+import warnings
+from importlib import metadata
 
 import pytest
 
 import extrap_plugins
 from extrap_plugins import ExporterInfo, ModelerInfo, ReaderInfo, hookimpl, hookspecs
+from extrap_plugins.cli import main
 from extrap_plugins.errors import PluginError
-from extrap_plugins.plugins import BUILTIN_DISTRIBUTION, PluginHost, PluginLoadWarning
-from plugin_helpers import Mean
+from extrap_plugins.plugins import BUILTIN_DISTRIBUTION, PluginHost, PluginLoadWarning, set_host
+from plugin_helpers import Mean, cli, fake_distribution, installed, third_party_rows  # noqa: F401 - installed: a fixture
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 HOOKS = sorted(name for name, _ in inspect.getmembers(hookspecs, inspect.isfunction) if name.startswith("extrap_"))
+
+
+@pytest.fixture(autouse=True)
+def plain_environment(monkeypatch):
+    """No strictness or switched-off plugins from the environment the tests run in."""
+    monkeypatch.delenv("EXTRAP_PLUGINS_STRICT", raising=False)
+    monkeypatch.delenv("EXTRAP_PLUGINS_DISABLE", raising=False)
 
 
 def plugin_module(name, **hooks):
@@ -23,18 +33,6 @@ def plugin_module(name, **hooks):
     for hook_name, result in hooks.items():
         setattr(module, hook_name, hookimpl(lambda result=result: result))
     return module
-
-
-def fake_distribution(tmp_path, monkeypatch, name, entry_points, modules):
-    """Put a real installed distribution (dist-info with entry points) on sys.path."""
-    dist_info = tmp_path / f"{name.replace('-', '_')}-1.0.dist-info"
-    dist_info.mkdir()
-    (dist_info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
-    lines = "\n".join(f"{k} = {v}" for k, v in entry_points.items())
-    (dist_info / "entry_points.txt").write_text(f"[extrap_plugins]\n{lines}\n")
-    for module_name, source in modules.items():
-        (tmp_path / f"{module_name}.py").write_text(textwrap.dedent(source))
-    monkeypatch.syspath_prepend(str(tmp_path))
 
 
 def test_builtins_register_through_the_hooks_like_third_parties():
@@ -80,19 +78,87 @@ def test_hook_extrap_exporters_registers_an_exporter():
     assert extrap_plugins.export(extrap_plugins.ModelSet(("p",), []), "count", host=host) == "0 models\n"
 
 
-def test_two_plugins_with_the_same_name_is_an_error_naming_both():
+def test_a_third_party_name_that_is_a_built_in_one_is_a_warning_and_the_built_in_keeps_it():
+    host = PluginHost(autoload=False)
+    host.register(plugin_module("other", extrap_exporters=[ExporterInfo("json", lambda *a: None),
+                                                            ExporterInfo("mine", lambda *a: None)]), "other", "other-dist")
+    with pytest.warns(PluginLoadWarning) as caught:
+        exporters = host.exporters
+    assert [str(w.message) for w in caught] == [
+        "plugin other (other-dist): its exporter 'json' is not used: a built-in exporter has that name"]
+    assert exporters["json"].distribution == BUILTIN_DISTRIBUTION
+    assert host.exporter("json") is exporters["json"].info
+    assert exporters["mine"].distribution == "other-dist"  # the rest of that plugin is used
+
+
+def test_two_third_party_plugins_with_the_same_name_are_a_warning_and_neither_is_used():
+    host = PluginHost(autoload=False)
+    host.register(plugin_module("a", extrap_exporters=[ExporterInfo("md", lambda *a: None),
+                                                        ExporterInfo("a-only", lambda *a: None)]), "a", "a-dist")
+    host.register(plugin_module("b", extrap_exporters=[ExporterInfo("md", lambda *a: None),
+                                                        ExporterInfo("tab", lambda *a: None)]), "b", "b-dist")
+    host.register(plugin_module("c", extrap_exporters=[ExporterInfo("tab", lambda *a: None),
+                                                        ExporterInfo("md", lambda *a: None)]), "c", "c-dist")
+    with pytest.warns(PluginLoadWarning) as caught:
+        exporters = host.exporters
+    md = ("three plugins register the exporter 'md': a (a-dist), b (b-dist) and c (c-dist); none is used (uninstall "
+          "one, or switch one off with EXTRAP_PLUGINS_DISABLE=DISTRIBUTION)")
+    tab = ("two plugins register the exporter 'tab': b (b-dist) and c (c-dist); neither is used (uninstall one, or "
+           "switch one off with EXTRAP_PLUGINS_DISABLE=DISTRIBUTION)")
+    assert [str(w.message) for w in caught] == [md, tab]  # every clash, not only the first
+    assert "md" not in exporters and "tab" not in exporters and exporters["a-only"].distribution == "a-dist"
+    with pytest.raises(PluginError) as error:  # asking for a clashing name is the error
+        host.exporter("tab")
+    assert str(error.value) == tab
+
+
+def test_a_name_registered_twice_by_one_plugin_says_so_and_sets_its_registrations_aside():
+    host = PluginHost(autoload=False)
+    host.register(plugin_module("twice", extrap_modelers=[ModelerInfo("dup", Mean), ModelerInfo("dup", Mean),
+                                                           ModelerInfo("single", Mean)]), "twice", "twice-dist")
+    message = ("plugin twice (twice-dist): extrap_modelers returned the modeler 'dup' more than once; none of the "
+               "modelers it registers is used")
+    with pytest.warns(PluginLoadWarning) as caught:
+        modelers = host.modelers
+    assert [str(w.message) for w in caught] == [message]
+    assert "dup" not in modelers and "single" not in modelers and "default" in modelers
+    for name in ("dup", "single"):
+        with pytest.raises(PluginError) as error:
+            host.modeler(name)
+        assert str(error.value) == message
+
+
+def test_strict_mode_makes_set_aside_registrations_an_error_naming_all(monkeypatch):
+    monkeypatch.setenv("EXTRAP_PLUGINS_STRICT", "1")
     host = PluginHost(autoload=False)
     host.register(plugin_module("other", extrap_exporters=[ExporterInfo("json", lambda *a: None)]), "other", "other-dist")
+    host.register(plugin_module("bad", extrap_exporters={"x": 1}), "bad", "bad-dist")
     with pytest.raises(PluginError) as error:
         _ = host.exporters
-    assert str(error.value) == ("two plugins register the exporter 'json': extrap_plugins.exporters.json_exporter "
-                                "(extrap-plugins) and other (other-dist)")
+    assert str(error.value) == (
+        "plugin bad (bad-dist): extrap_exporters must return a list of ExporterInfo objects, got dict; none of the "
+        "exporters it registers is used; plugin other (other-dist): its exporter 'json' is not used: a built-in "
+        "exporter has that name")
 
 
-def test_a_hook_returning_the_wrong_type_is_an_error():
+def test_a_hook_returning_the_wrong_type_is_a_warning_and_asking_for_its_names_an_error():
     host = PluginHost(autoload=False)
-    host.register(plugin_module("bad", extrap_modelers=["not an info"]), "bad", "bad-dist")
-    with pytest.raises(PluginError, match="plugin bad \\(bad-dist\\): extrap_modelers must return ModelerInfo objects, got str"):
+    host.register(plugin_module("bad", extrap_modelers=["not an info", ModelerInfo("mean", Mean)]), "bad", "bad-dist")
+    message = ("plugin bad (bad-dist): extrap_modelers must return ModelerInfo objects, got str; none of the modelers "
+               "it registers is used")
+    with pytest.warns(PluginLoadWarning) as caught:
+        assert "mean" not in host.modelers
+    assert [str(w.message) for w in caught] == [message]
+    with pytest.raises(PluginError) as error:
+        host.modeler("mean")
+    assert str(error.value) == message
+
+
+def test_a_broken_built_in_plugin_is_an_error_at_once():
+    host = PluginHost(autoload=False)
+    host.register(plugin_module("ours", extrap_modelers=[ModelerInfo("mine", 42)]), "ours")
+    with pytest.raises(PluginError, match="^plugin ours \\(extrap-plugins\\): extrap_modelers returned the modeler "
+                                          "'mine' with a factory that is not callable \\(got int\\)"):
         _ = host.modelers
 
 
@@ -121,23 +187,32 @@ def read_nothing(path, options):
     ("extrap_exporters", ExporterInfo("e", lambda *a: None, kind="file"),
      "returned the exporter 'e' of kind 'file': expected 'text' or 'path'"),
 ], ids=["empty", "blank", "spaces", "not-text", "factory", "read", "sniff", "patterns", "export", "kind"])
-def test_a_bad_registration_is_refused_naming_the_plugin(hook, info, problem):
+def test_a_bad_registration_is_set_aside_naming_the_plugin(hook, info, problem):
     host = PluginHost(autoload=False)
     host.register(plugin_module("bad", **{hook: [info]}), "bad", "bad-dist")
-    table = {"extrap_readers": "readers", "extrap_modelers": "modelers", "extrap_exporters": "exporters"}[hook]
-    with pytest.raises(PluginError) as error:
-        getattr(host, table)
-    assert str(error.value) == f"plugin bad (bad-dist): {hook} {problem}"
+    kind = {"extrap_readers": "reader", "extrap_modelers": "modeler", "extrap_exporters": "exporter"}[hook]
+    message = f"plugin bad (bad-dist): {hook} {problem}; none of the {kind}s it registers is used"
+    with pytest.warns(PluginLoadWarning) as caught:
+        table = getattr(host, f"{kind}s")
+    assert [str(w.message) for w in caught] == [message]
+    assert all(registered.distribution == BUILTIN_DISTRIBUTION for registered in table.values())
+    assert [(p.kind, p.status, p.message) for p in host.problems] == [(kind, "broken", message)]
+    if isinstance(info.name, str) and info.name.strip() == info.name and info.name:
+        with pytest.raises(PluginError) as error:
+            getattr(host, kind)(info.name)
+        assert str(error.value) == message
 
 
 @pytest.mark.parametrize("returned, got", [({"mean": ModelerInfo("mean", Mean)}, "dict"), ("mean", "str"),
                                            (ModelerInfo("mean", Mean), "ModelerInfo")])
-def test_a_hook_returning_something_other_than_a_list_is_an_error_naming_what(returned, got):
+def test_a_hook_returning_something_other_than_a_list_is_a_warning_naming_what(returned, got):
     host = PluginHost(autoload=False)
     host.register(plugin_module("bad", extrap_modelers=returned), "bad", "bad-dist")
-    with pytest.raises(PluginError) as error:
-        _ = host.modelers
-    assert str(error.value) == f"plugin bad (bad-dist): extrap_modelers must return a list of ModelerInfo objects, got {got}"
+    with pytest.warns(PluginLoadWarning) as caught:
+        assert "mean" not in host.modelers
+    assert [str(w.message) for w in caught] == [
+        f"plugin bad (bad-dist): extrap_modelers must return a list of ModelerInfo objects, got {got}; none of the "
+        "modelers it registers is used"]
 
 
 def test_a_reader_of_runs_needs_no_read():
@@ -183,6 +258,248 @@ def test_strict_mode_makes_a_broken_plugin_an_error(tmp_path, monkeypatch):
     monkeypatch.setenv("EXTRAP_PLUGINS_STRICT", "1")
     with pytest.raises(PluginError, match="plugin 'broken' from distribution 'broken-plugin' failed to load"):
         PluginHost(autoload=True)
+
+
+# ------------------------------------------------------------------ real entry points, through the CLI
+EXAMPLE = ROOT / "examples" / "stencil.jsonl"
+
+EXPORTER_MODULE = """
+    from extrap_plugins import ExporterInfo, hookimpl
+    @hookimpl
+    def extrap_exporters():
+        return [ExporterInfo("{name}", lambda model_set, out, options: out.write("{name}: %d models\\n" % len(model_set)),
+                             "the {name} exporter")]
+    """
+
+PLUG_MODULE = """
+    import numpy as np
+    from extrap_plugins import ExporterInfo, ModelerInfo, ReaderInfo, hookimpl
+
+    def read(path, options):
+        raise NotImplementedError
+
+    class Fixed:
+        def __init__(self, parameters=("p",), form="linear", param=None):
+            self.form, self.param = form, param
+
+        def fit(self, X, y):
+            self.constant_, self.terms_ = float(np.mean(y)), []
+            return self
+
+        def predict(self, X):
+            return np.full(len(X), self.constant_)
+
+    class Sloppy(Fixed):
+        def __init__(self, scale=1.0, **ignored):
+            pass
+
+    class Strict(Fixed):
+        def __init__(self, scale=1.0):
+            pass
+
+    def export(model_set, out, options):
+        out.write("table\\n")
+
+    @hookimpl
+    def extrap_readers():
+        return [ReaderInfo("ptab", read, "a plugin's own table", patterns=("*.ptab",),
+                           options={"sep": "call path separator (default .)", "scale": "factor for every value"})]
+
+    @hookimpl
+    def extrap_modelers():
+        return [ModelerInfo("fixed", Fixed, "y = c0 + c1*g(x), fixed g",
+                            options={"form": "g: linear or log (default linear)",
+                                     "param": "the parameter g is a function of (default: the first)"}),
+                ModelerInfo("sloppy", Sloppy, "documents less than it takes", options={"colour": "the colour"}),
+                ModelerInfo("strict", Strict, "documents what it does not take", options={"colour": "the colour"})]
+
+    @hookimpl
+    def extrap_exporters():
+        return [ExporterInfo("ptab", export, "the models as a table\\nof text", options={"digits": "significant digits"})]
+    """
+
+
+def install_ep_pair(tmp_path, monkeypatch, a="hunt-epa", b="hunt-epb"):
+    """Two unrelated distributions that both call their entry point ``plugin`` (exporters epa and epb)."""
+    for dist, module, name in ((a, "hunt_epa", "epa"), (b, "hunt_epb", "epb")):
+        fake_distribution(tmp_path / dist, monkeypatch, dist, {"plugin": module},
+                          {module: EXPORTER_MODULE.format(name=name)})
+
+
+@pytest.mark.usefixtures("installed")
+def test_entry_points_of_one_name_from_two_distributions_are_both_loaded(tmp_path, monkeypatch, capsys):
+    install_ep_pair(tmp_path, monkeypatch)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        host = PluginHost(autoload=True)
+        assert (host.exporters["epa"].distribution, host.exporters["epb"].distribution) == ("hunt-epa", "hunt-epb")
+    assert host.exporters["epb"].plugin == "plugin"  # messages name it by its entry point, with its distribution
+    assert host.manager.has_plugin("hunt-epa:plugin") and host.manager.has_plugin("hunt-epb:plugin")
+    status, out, err = cli(capsys, "plugins")
+    assert (status, err) == (0, "")
+    assert third_party_rows(out) == [["exporter", "epa", "hunt-epa", "the epa exporter"],
+                                     ["exporter", "epb", "hunt-epb", "the epb exporter"]]
+    status, out, err = cli(capsys, "model", EXAMPLE, "--export", "epb", "--progress", "off")
+    assert (status, out) == (0, "epb: 7 models\n")
+
+
+def test_the_same_distribution_twice_on_the_path_is_loaded_once(tmp_path, monkeypatch):
+    for folder in ("first", "second"):
+        fake_distribution(tmp_path / folder, monkeypatch, "dup-plugin", {"dup": "dup_plugin"},
+                          {"dup_plugin": EXPORTER_MODULE.format(name="dup")})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        host = PluginHost(autoload=True)
+        assert host.exporters["dup"].distribution == "dup-plugin"
+    assert [name for name in host.distributions if "dup" in name] == ["dup-plugin:dup"]
+    assert host.problems == []
+
+
+@pytest.mark.parametrize("disable", ["Hunt_EPB", "hunt.epb", " hunt-epb:plugin ,"])
+@pytest.mark.usefixtures("installed")
+def test_extrap_plugins_disable_switches_off_a_distribution_or_one_entry_point(tmp_path, monkeypatch, capsys, disable):
+    install_ep_pair(tmp_path, monkeypatch)
+    monkeypatch.setenv("EXTRAP_PLUGINS_DISABLE", disable)
+    status, out, err = cli(capsys, "plugins")
+    assert (status, err) == (0, "")
+    assert third_party_rows(out) == [["exporter", "epa", "hunt-epa", "the epa exporter"],
+                                     ["plugin", "plugin", "hunt-epb", "SWITCHED OFF: switched off by "
+                                                                      "EXTRAP_PLUGINS_DISABLE"]]
+    assert "hunt_epb" not in sys.modules  # not even imported
+    status, out, err = cli(capsys, "model", EXAMPLE, "--export", "epb", "--progress", "off")
+    assert status == 2, err
+    assert err.startswith("extrap-plugins: error: unknown exporter 'epb'; the exporters are: ")
+
+
+@pytest.mark.usefixtures("installed")
+def test_extrap_plugins_disable_silences_a_plugin_that_breaks_at_import(tmp_path, monkeypatch, capsys):
+    fake_distribution(tmp_path, monkeypatch, "broken-plugin", {"broken": "broken_at_import"},
+                      {"broken_at_import": "raise ImportError('needs libfoo')\n"})
+    monkeypatch.setenv("EXTRAP_PLUGINS_DISABLE", "broken-plugin")
+    monkeypatch.setenv("EXTRAP_PLUGINS_STRICT", "1")
+    status, out, err = cli(capsys, "model", EXAMPLE, "--progress", "off", "--callpath", "main")
+    assert (status, err) == (0, "")
+    assert "broken_at_import" not in sys.modules
+
+
+@pytest.mark.parametrize("disable, why", [
+    ("nosuch", "the installed plugin distributions are: {installed}"),
+    ("extrap_plugins", "the built-in plugins cannot be switched off"),
+])
+@pytest.mark.usefixtures("installed")
+def test_extrap_plugins_disable_naming_no_installed_plugin_is_a_warning(tmp_path, monkeypatch, capsys,
+                                                                       disable, why):
+    install_ep_pair(tmp_path, monkeypatch)
+    monkeypatch.setenv("EXTRAP_PLUGINS_DISABLE", disable)
+    others = {re.sub(r"[-_.]+", "-", e.dist.metadata["name"]).lower()
+              for e in metadata.entry_points(group="extrap_plugins")}
+    status, out, err = cli(capsys, "plugins")
+    normalized = re.sub(r"[-_.]+", "-", disable).lower()
+    assert (status, err) == (0, f"extrap-plugins: warning: EXTRAP_PLUGINS_DISABLE names {normalized!r}, which is no "
+                                f"installed plugin; {why.format(installed=', '.join(sorted(others)))}\n")
+    assert [row[1] for row in third_party_rows(out)] == ["epa", "epb"]
+
+
+@pytest.mark.usefixtures("installed")
+def test_plugins_name_shows_each_kind_with_its_distribution_description_and_option_help(tmp_path, monkeypatch,
+                                                                                        capsys):
+    fake_distribution(tmp_path, monkeypatch, "hunt-plug", {"hunt_plug": "hunt_plug_mod"},
+                      {"hunt_plug_mod": PLUG_MODULE})
+    assert cli(capsys, "plugins", "ptab") == (0, """\
+reader ptab
+  provided by: hunt-plug (plugin hunt_plug)
+  description: a plugin's own table
+  options (--reader-option KEY=VALUE):
+    sep    call path separator (default .)
+    scale  factor for every value
+
+exporter ptab
+  provided by: hunt-plug (plugin hunt_plug)
+  description: the models as a table of text
+  options (--export-option KEY=VALUE):
+    digits  significant digits
+  and the options of every exporter: target, sort, values, level
+""", "")
+    assert cli(capsys, "plugins", "fixed") == (0, """\
+modeler fixed
+  provided by: hunt-plug (plugin hunt_plug)
+  description: y = c0 + c1*g(x), fixed g
+  options (--option KEY=VALUE):
+    form   g: linear or log (default linear)
+    param  the parameter g is a function of (default: the first)
+""", "")
+
+
+def test_plugins_name_of_a_built_in_shows_its_options(host, capsys):
+    reader, exporter = host.readers["csv"].info, host.exporters["csv"].info
+    width = max(map(len, reader.options))
+    expected = "\n".join([
+        "reader csv", "  provided by: extrap-plugins (plugin extrap_plugins.readers.csv_reader)",
+        f"  description: {reader.description}", "  options (--reader-option KEY=VALUE):",
+        *(f"    {name.ljust(width)}  {text}" for name, text in reader.options.items()), "",
+        "exporter csv", "  provided by: extrap-plugins (plugin extrap_plugins.exporters.csv_exporter)",
+        f"  description: {exporter.description}", "  options: none",
+        "  and the options of every exporter: target, sort, values, level", ""])
+    assert cli_on(host, capsys, "plugins", "csv") == (0, expected, "")
+
+
+def cli_on(host, capsys, *argv):
+    """``extrap-plugins ARGV`` with ``host`` as the process-wide host."""
+    set_host(host)
+    status = main([str(a) for a in argv])
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+@pytest.mark.parametrize("name, warning, shown", [
+    ("sloppy", "its factory takes 'scale', which ModelerInfo.options does not list",
+     ["    colour  the colour", "    scale   (not documented)"]),
+    ("strict", "ModelerInfo.options lists 'colour', which its factory does not take; its factory takes 'scale', "
+               "which ModelerInfo.options does not list",
+     ["    colour  the colour", "    scale   (not documented)"]),
+])
+@pytest.mark.usefixtures("installed")
+def test_modeler_options_that_disagree_with_the_factory_are_a_warning_naming_the_plugin(tmp_path, monkeypatch,
+                                                                                       capsys, name,
+                                                                                       warning, shown):
+    fake_distribution(tmp_path, monkeypatch, "hunt-plug", {"hunt_plug": "hunt_plug_mod"},
+                      {"hunt_plug_mod": PLUG_MODULE})
+    expected = (f"extrap-plugins: warning: modeler {name!r} (plugin hunt_plug from distribution 'hunt-plug'): "
+                f"{warning}\n")
+    status, out, err = cli(capsys, "plugins", name)
+    assert (status, err) == (0, expected)
+    assert out.splitlines()[-2:] == shown
+    status, out, err = cli(capsys, "plugins")
+    assert status == 0
+    assert set(err.splitlines()) == {
+        "extrap-plugins: warning: modeler 'sloppy' (plugin hunt_plug from distribution 'hunt-plug'): its factory "
+        "takes 'scale', which ModelerInfo.options does not list",
+        "extrap-plugins: warning: modeler 'strict' (plugin hunt_plug from distribution 'hunt-plug'): "
+        "ModelerInfo.options lists 'colour', which its factory does not take; its factory takes 'scale', which "
+        "ModelerInfo.options does not list"}
+
+
+def test_every_built_in_modeler_documents_exactly_the_options_its_factory_takes():
+    host = PluginHost(autoload=False)
+    assert {name: host.modeler_options_problem(name) for name in host.modelers} == dict.fromkeys(host.modelers)
+
+
+@pytest.mark.parametrize("name, message", [
+    ("fixd", "no reader, modeler or exporter is named 'fixd'; did you mean 'fixed'?"),
+    ("jsn", "no reader, modeler or exporter is named 'jsn'; did you mean 'json'?"),
+])
+@pytest.mark.usefixtures("installed")
+def test_plugins_name_unknown_is_bad_input_with_close_names(tmp_path, monkeypatch, capsys, name, message):
+    fake_distribution(tmp_path, monkeypatch, "hunt-plug", {"hunt_plug": "hunt_plug_mod"},
+                      {"hunt_plug_mod": PLUG_MODULE})
+    assert cli(capsys, "plugins", name) == (2, "", f"extrap-plugins: error: {message}\n")
+
+
+def test_plugins_name_unknown_and_far_from_every_name_lists_them(host, capsys):
+    names = sorted(set(host.readers) | set(host.modelers) | set(host.exporters))
+    assert cli_on(host, capsys, "plugins", "zzzzzz") == (
+        2, "", f"extrap-plugins: error: no reader, modeler or exporter is named 'zzzzzz'; the names are: "
+               f"{', '.join(names)}\n")
 
 
 def test_unknown_modeler_option_lists_the_known_ones(host):

@@ -323,3 +323,42 @@ def test_streamed_exports_show_values_at_the_largest_point_but_no_intervals(swee
         assert [v for i, v in enumerate(ours) if i not in interval] == \
                [v for i, v in enumerate(theirs) if i not in interval]
     assert with_interval >= 300  # every time series has one in memory
+
+
+# ------------------------------------------------ warnings: one per cause over every block, as in memory
+def read_four_point_run(part, options):
+    """One run at p = 1, 2, 4 or 8 (``p<P>``): :data:`MANY` call paths, metrics ``time`` and ``visits``."""
+    p = float(part[1:])
+    names = [f"main->k{i}" for i in range(MANY)]
+    return extrap_plugins.Experiment.from_columns(
+        ["p"], callpath=names * 2, metric=["time"] * MANY + ["visits"] * MANY, coordinates=[[p]] * (2 * MANY),
+        value=np.r_[np.arange(MANY) + 3 * p, np.arange(MANY) + p * p], source=part)
+
+
+@pytest.mark.parametrize("executor", ["serial", "process"])
+def test_a_warning_of_series_in_many_blocks_is_one_warning_when_streamed_as_in_memory(host, tmp_path, executor):
+    # each block's warnings were shown as they came, one per series
+    info = ReaderInfo("four", read=None, directories=True, sniff=lambda p: True, read_part=read_four_point_run,
+                      parts=lambda path, options: ["p1", "p2", "p4", "p8"])
+    plugin = types.ModuleType("four_reader")
+    plugin.extrap_readers = hookimpl(lambda: [info])
+    host.register(plugin, "four_reader")
+    few = "parameter p has only 4 distinct values; at least 5 are needed for a trustworthy model"
+    expected = [f"main->k0 [time] and {2 * MANY - 1} more series (their Model.warnings say it): {few}"]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        models = streaming.stream_models(tmp_path, executor=executor, jobs=2, scratch=tmp_path)
+    assert [str(w.message) for w in caught] == expected
+    assert sorted(caught[0].message.series) == sorted((m.callpath, m.metric) for m in models)
+    in_memory, said = quietly(lambda: extrap_plugins.model(extrap_plugins.read(tmp_path, executor=executor, jobs=2),
+                                                           executor=executor, jobs=2))
+    assert said == expected and json_of(in_memory) == json_of(models)
+
+
+def test_streaming_reports_the_runs_it_reads_as_read_does(sweep, tmp_path):
+    from extrap_plugins.engine import following
+
+    told = []
+    with following(reading=lambda *progress: told.append(progress)):
+        quietly(streaming.stream_models, sweep, executor="serial", scratch=tmp_path)
+    assert told == [(0, 10)] + [(1, 0)] * 10

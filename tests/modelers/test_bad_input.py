@@ -20,7 +20,8 @@ def model_with_warnings(e, modeler="default", **options):
         warnings.simplefilter("always")
         models = extrap_plugins.model(e, modeler, host=PluginHost(autoload=False), **options)
     quality = [w.message for w in caught if isinstance(w.message, QualityWarning)]
-    return models, [(w.callpath, w.metric, w.message) for w in quality]
+    return models, [(callpath, metric, w.message) for w in quality  # one warning per cause names all its series
+                    for callpath, metric in getattr(w, "series", None) or [(w.callpath, w.metric)]]
 
 
 def test_fewer_than_five_values_warn_and_still_give_an_honest_model():
