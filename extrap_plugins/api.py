@@ -26,7 +26,7 @@ from .files import atomic_writer, check_destination
 from .formatting import format_value
 from .models import ModelSet, described, expect_model_set
 from .plugins import PluginHost, get_host
-from .registration import ReaderInfo
+from .registration import ExporterInfo, ReaderInfo
 
 __all__ = ["read", "model", "export", "input_paths", "select_reader"]
 
@@ -99,9 +99,11 @@ def read(
     matches, else the one whose content sniffing says yes.  ``metrics`` and
     ``callpaths`` (globs) select what is kept, inside the reader when it can.
     Inputs made of independent runs are read through ``executor``
-    (see :mod:`extrap_plugins.executors`); a broken run is skipped with a
-    warning naming it.  ``options`` go to the reader (for example
-    ``aggregation="max"`` for CUBE).
+    (see :mod:`extrap_plugins.executors`); a run with bad content is
+    skipped with a warning naming it (a third-party reader that fails on a
+    run otherwise is a :class:`~extrap_plugins.errors.PluginError`, see
+    :class:`~extrap_plugins.registration.ReaderInfo`).  ``options`` go to
+    the reader (for example ``aggregation="max"`` for CUBE).
 
     ``metrics`` and ``callpaths`` may each be one name (``metrics="time"``).
 
@@ -114,15 +116,20 @@ def read(
     ------
     InputError
         ``path`` is not a path or a list of paths, the file is missing or
-        unreadable, no reader or several readers fit, or the reader found bad
-        content (the message names file and line).
+        unreadable, no reader or several readers fit, ``reader`` reads one
+        file and ``path`` is a folder, or the reader found bad content (the
+        message names file and line; a parameter value that is NaN or
+        infinite is bad content).
+    PluginError
+        A third-party reader failed or broke its contract (naming it, its
+        plugin and distribution).
     """
     host = host or get_host()
     paths = input_paths(paths_argument(path, "read"))
     progress = progress or followed().reading
     metrics, callpaths = names_argument(metrics, "metrics"), names_argument(callpaths, "callpaths")
     str_options = {key: str(value) for key, value in options.items()}
-    infos = [host.reader(reader) if reader else select_reader(p, host) for p in paths]
+    infos = [named_reader(host, reader, p) if reader else select_reader(p, host) for p in paths]
     experiments = []
     for info, group in _by_reader(infos, paths):
         reader_options = dict(str_options)
@@ -146,6 +153,21 @@ def read(
     joined = Experiment.concatenate(experiments, source=", ".join(str(p) for p in paths))
     joined.reader = experiments[0].reader
     return joined
+
+
+def named_reader(host: PluginHost, name: str, path: pathlib.Path) -> ReaderInfo:
+    """The reader ``name`` (``--reader``) for ``path``: a folder only for a reader that reads folders.
+
+    Raises
+    ------
+    InputError
+        ``path`` is a folder and the reader's ``ReaderInfo.directories`` says it reads one file (it would fail on
+        the folder, and a third-party reader be blamed for the user's input).
+    """
+    info = host.reader(name)
+    if path.is_dir() and not info.directories:
+        raise InputError(f"is a folder; the {info.name} reader reads one file", path)
+    return info
 
 
 def _read_whole(info: ReaderInfo, path: pathlib.Path, options: dict, host: PluginHost,
@@ -360,20 +382,36 @@ def model_inputs(model_set: ModelSet) -> list[str]:
     return found
 
 
+def check_export_options(info: ExporterInfo, options: Iterable[str]) -> None:
+    """The option names given to an exporter are the options of every exporter
+    (:data:`~extrap_plugins.exporters._options.COMMON_OPTIONS`) or its own (``ExporterInfo.options``): checked by
+    the host for every exporter, third-party ones too, before it runs.
+
+    Raises
+    ------
+    InputError
+        Naming the exporter, the unknown names and the known ones.
+    """
+    from .exporters._options import check_option_names
+    from .plugins import option_help
+
+    check_option_names(options, info.name, [name for name, _ in option_help(info.options)])
+
+
 def _export(host: PluginHost, model_set: ModelSet, exporter: str, path, options: Mapping[str, Any],
             allow_read_only: bool = False) -> str | None:
     info = host.exporter(exporter)
     str_options = {key: _option_text(value) for key, value in options.items()}
+    check_export_options(info, str_options)
     if info.kind == "path":
         if path is None:
-            raise InputError(f"exporter {info.name!r} writes files: give it an output path (path; -o on the "
-                             f"command line)")
-        call_exporter(host, info, model_set, pathlib.Path(path), str_options)
+            raise InputError(f"exporter {info.name!r} writes files: give it an output path (the path argument)")
+        call_exporter(host, info, model_set, pathlib.Path(path), str_options, path)
         return None
     if path is None:
         buffer = io.StringIO()
         call_exporter(host, info, model_set, buffer, str_options)
         return buffer.getvalue()
     with atomic_writer(pathlib.Path(path), allow_read_only=allow_read_only) as stream:
-        call_exporter(host, info, model_set, stream, str_options)
+        call_exporter(host, info, model_set, stream, str_options, path)
     return None

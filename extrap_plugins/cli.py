@@ -235,7 +235,7 @@ def _model_command(args: argparse.Namespace) -> ExitStatus:
     from . import streaming
 
     options = {**parse_options(args.export_option, "--export-option", reserved=EXPORT_FLAGS), **export_options(args)}
-    _check_output(args)  # before any work: never over an input, a folder that takes files, not read-only
+    _check_output(args, options)  # before any work: the exporter, its options and -o, the modeler
     if streaming.should_stream(args.inputs, args.stream):
         return _stream_command(args, options)
     from tqdm import tqdm
@@ -259,15 +259,23 @@ def _model_command(args: argparse.Namespace) -> ExitStatus:
     return _export_command(args, model_set, options, show)
 
 
-def _check_output(args: argparse.Namespace) -> None:
-    """``api.check_output``, with messages that name the exporter and the flags of ``model``."""
+def _check_output(args: argparse.Namespace, options: dict[str, object]) -> None:
+    """What ``model`` can check before reading anything (a mistake there would be said only after all the reading
+    and modelling): the exporter exists, takes these option names (:func:`extrap_plugins.api.check_export_options`)
+    and, if it writes files, has ``-o``; ``-o`` itself (``api.check_output``, with messages that name the exporter
+    and the flags of ``model``); the modeler exists."""
     from .files import check_destination
 
+    host = get_host()
+    info = host.exporter(args.export)
+    api.check_export_options(info, options)
+    if info.kind == "path" and args.output is None:
+        raise InputError(f"exporter {info.name!r} writes files: give it an output path with -o")
     if args.output is not None:
-        info = get_host().exporter(args.export)
         with _read_only_flag():
             check_destination(args.output, inputs=args.inputs, folder=info.kind == "path",
                               allow_read_only=args.overwrite_read_only, writes=f"the {info.name} exporter's files")
+    host.modeler(args.modeler)
 
 
 @contextlib.contextmanager

@@ -23,22 +23,26 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import copy
+import errno
 import fnmatch
 import gc
+import io
+import numbers
 import os
 import pathlib
+import pickle
 import warnings
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
 from . import executors
 from .errors import ExtrapWarning, InputError, PluginError, QualityWarning, exit_text, none_read, skip_warnings
 from .experiment import Experiment, SeriesGroup
-from .formatting import describe_inputs, format_warned
+from .formatting import describe_inputs, format_count, format_warned
 from .joining import check_selection, join_parts, select_leniently, with_rows
-from .models import Model, Quality, Term
+from .models import Factor, Model, Quality, Segment, Term
 from .quality import quality_figures
 from .readers._common import check_input_file, guarded_read
 from .registration import ReaderInfo
@@ -117,17 +121,27 @@ def call_reader(info: ReaderInfo, function: Callable, path, *args, host: PluginH
     """Call one of a reader's functions through the one guarded entry of every read.
 
     Bad data is an :class:`InputError` naming the file (see
-    :func:`extrap_plugins.readers._common.guarded_read`); any other failure of a
+    :func:`extrap_plugins.readers._common.guarded_read`; one a third-party
+    reader raised without a path, as :meth:`Experiment.from_columns
+    <extrap_plugins.experiment.Experiment.from_columns>` raises them, gets the
+    input being read: the built-in readers name a file where they mean one,
+    and leave it out of a bad option); any other failure of a
     third-party reader, ``sys.exit()`` included, and a ``read`` or ``join`` that
     returns something other than an :class:`~extrap_plugins.experiment.Experiment`
     (or ``parts`` something other than a list), is a :class:`PluginError` naming
     the reader, its plugin and its distribution (exit 3); a built-in reader's
-    failure is a bug and propagates as it is (exit 1).
+    failure is a bug and propagates as it is (exit 1).  An Experiment with a
+    parameter value that is NaN or infinite is an :class:`InputError` naming the
+    input and the parameter (:func:`check_coordinates`).
     """
     inputs = describe_inputs(path)
     try:
         result = guarded_read(function, path, *args, reader=info.name)
-    except (InputError, PluginError):
+    except InputError as error:
+        if registered_plugin(host, "reader", info.name) is not None:  # (the built-in readers name what they mean)
+            with_input(error, inputs)
+        raise
+    except PluginError:
         raise
     except (Exception, SystemExit) as error:
         failure = plugin_failure(host, "reader", info.name, error, f" on {inputs}")
@@ -142,7 +156,54 @@ def call_reader(info: ReaderInfo, function: Callable, path, *args, host: PluginH
     if not isinstance(result, wanted):
         fault = PluginFault(f"{what} {_a(result)} for {inputs}, expected {expected}")
         raise plugin_failure(host, "reader", info.name, fault) or fault
+    if isinstance(result, Experiment):
+        check_coordinates(result, inputs, reader_label(host, info.name))
     return result
+
+
+def with_input(error: InputError, inputs: str) -> InputError:
+    """``error`` naming ``inputs`` when it names no file (a reader's ``InputError("...")``, or one raised by
+    :meth:`Experiment.from_columns <extrap_plugins.experiment.Experiment.from_columns>` inside it)."""
+    if error.path is None and inputs:
+        error.path = inputs
+        error.args = (str(error),)
+    return error
+
+
+def check_coordinates(experiment: Experiment, inputs: str, reader: str = "") -> None:
+    """Every parameter value a reader gave is a finite number.
+
+    A NaN or infinite coordinate would be sorted among the points and fitted
+    (a model of 5 points of which one is at p = nan is a wrong model, said
+    nowhere); the built-in readers refuse such numbers themselves, so this is
+    the host's check of third-party readers.  ``reader`` (``reader 'ptab'
+    (plugin ... from distribution ...)``, empty for a built-in) is named in the
+    message.
+
+    Raises
+    ------
+    InputError
+        Naming ``inputs``, the parameter, the first value that is not finite and how many measurements have one.
+    """
+    X = np.asarray(experiment.coordinates)
+    if X.size == 0 or X.dtype.kind not in "fc":
+        return
+    bad = ~np.isfinite(X)
+    if not bad.any():
+        return
+    column = int(np.flatnonzero(bad.any(axis=0))[0])
+    rows = np.flatnonzero(bad[:, column])
+    name = experiment.parameter_names[column]
+    by = f" (as {reader} read it)" if reader else ""
+    raise InputError(f"parameter {name!r} has the value {float(X[rows[0], column])} in {rows.size} of "
+                     f"{format_count(X.shape[0], 'measurement')}{by}; a parameter's values must be finite numbers",
+                     inputs)
+
+
+def reader_label(host: PluginHost | None, name: str) -> str:
+    """``reader 'ptab' (plugin hunt_reader from distribution 'hunt-plug')`` for a third-party reader, else ``""``."""
+    registered = registered_plugin(host, "reader", name)
+    return "" if registered is None else _who("reader", name, registered)
 
 
 @contextlib.contextmanager
@@ -163,98 +224,247 @@ def _a(value) -> str:
     return "None" if value is None else f"a {type(value).__name__}"
 
 
-def plugin_failure(host: PluginHost | None, kind: str, name: str, error: BaseException,
-                   where: str = "") -> PluginError | None:
-    """The :class:`PluginError` for a third-party plugin's failure, or None for a built-in one (a bug of ours).
+def _an(value) -> str:
+    """``a str ('2.0')``: a value of the wrong type, for messages (its text cut short)."""
+    text = repr(value)
+    return f"{_a(value)} ({text if len(text) <= 40 else text[:37] + '...'})"
 
-    A :class:`SystemExit` (the plugin called ``sys.exit()``) is named with the exit it attempted.
-    """
-    from .plugins import BUILTIN_DISTRIBUTION, get_host
+
+def registered_plugin(host: PluginHost | None, kind: str, name: str):
+    """The registration of the third-party ``kind`` ``name`` (a :class:`~extrap_plugins.plugins.Registered`), or
+    None for a built-in one; an unknown name is a third-party one of unknown origin."""
+    from .plugins import BUILTIN_DISTRIBUTION, Registered, get_host
 
     host = host or get_host()
     table = {"reader": host.readers, "modeler": host.modelers, "exporter": host.exporters}[kind]
     registered = table.get(name)
-    if registered is not None and registered.distribution == BUILTIN_DISTRIBUTION:
+    if registered is None:
+        return Registered(None, "?", "unknown distribution")
+    return None if registered.distribution == BUILTIN_DISTRIBUTION else registered
+
+
+def _who(kind: str, name: str, registered) -> str:
+    return f"{kind} {name!r} (plugin {registered.plugin} from distribution {registered.distribution!r})"
+
+
+def plugin_failure(host: PluginHost | None, kind: str, name: str, error: BaseException,
+                   where: str = "") -> PluginError | None:
+    """The :class:`PluginError` for a third-party plugin's failure, or None for a built-in one (a bug of ours).
+
+    A :class:`SystemExit` (the plugin called ``sys.exit()``) is named with the exit it attempted.  ``where``
+    (`` on FILE``) defaults to what the engine noted on the exception (:func:`noted`: the series a modeler
+    failed on).
+    """
+    registered = registered_plugin(host, kind, name)
+    if registered is None:
         return None
-    plugin, distribution = ((registered.plugin, registered.distribution) if registered is not None
-                            else ("?", "unknown distribution"))
-    who = f"{kind} {name!r} (plugin {plugin} from distribution {distribution!r})"
+    who = _who(kind, name, registered)
     if isinstance(error, SystemExit):
         return PluginError(f"{who}: {exit_text(error)}{where}")
+    if isinstance(error, PluginFailed):
+        return PluginError(f"{who} failed{error.where}: {error.what}")
     text = str(error).splitlines()[0] if str(error) else ""
     if isinstance(error, PluginFault):
         return PluginError(f"{who}: {text}")
+    where = where or getattr(error, WHERE, "")
     return PluginError(f"{who} failed{where}: {type(error).__name__}{': ' + text if text else ''}")
+
+
+WHERE = "extrap_plugins_where"
+"""The attribute :func:`noted` sets on a plugin's exception: `` on main [time]`` (it travels back from workers
+with the exception, in its ``__dict__``)."""
+
+
+def noted(error: BaseException, where: str) -> BaseException:
+    """``error`` with ``where`` noted for :func:`plugin_failure` (unless it has a note already)."""
+    with contextlib.suppress(AttributeError, TypeError):
+        if not getattr(error, WHERE, ""):
+            setattr(error, WHERE, where)
+    return error
 
 
 class PluginFault(RuntimeError):
     """A plugin broke its contract (what it returned is wrong); the host names the plugin and its distribution."""
 
 
-def call_exporter(host: PluginHost | None, info, model_set, out, options: dict) -> None:
-    """Run an exporter; a third-party exporter's failure (``sys.exit()`` too) is a :class:`PluginError` naming it
-    (exit 3)."""
+class PluginFailed(PluginFault):
+    """A plugin's code raised in a worker (``KeyError: 'x'``): said as ``<plugin> failed<where>: <what>``, as
+    :func:`plugin_failure` says an exception raised in this process (the exception itself may not pickle)."""
+
+    def __init__(self, what: str, where: str = ""):
+        self.what, self.where = what, where
+        super().__init__(f"failed{where}: {what}")
+
+    def __reduce__(self):  # survive the trip back from a worker process
+        return (type(self), (self.what, self.where))
+
+
+def failure_text(error: BaseException) -> str:
+    """``KeyError: 'x'``: an exception's type and the first line of its text."""
+    text = str(error).splitlines()[0] if str(error) else ""
+    return f"{type(error).__name__}{': ' + text if text else ''}"
+
+
+FULL_DISK = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+"""errno of a write that failed because the file system is full, over quota or the file too large (ENOSPC,
+EDQUOT, EFBIG): a write to the output, whoever wrote."""
+
+
+def call_exporter(host: PluginHost | None, info, model_set, out, options: dict, path=None) -> None:
+    """Run an exporter.
+
+    A third-party exporter's failure (``sys.exit()`` too) is a :class:`PluginError` naming it (exit 3), with
+    two exceptions that are the user's (exit 2): an :class:`InputError` or a ``ValueError`` (a bad option
+    value, as for a modeler's factory: said as ``exporter 'NAME': ...``), and an ``OSError`` on the output
+    itself: its file ``path`` (``-o``), a file inside it (a folder for ``kind="path"``), the temporary file
+    the host writes for it (``out.name``), or a full disk.  An ``OSError`` on any other file is the plugin's
+    failure: the user never named that file.  A built-in exporter's failures pass as they are.
+    """
     try:
         info.export(model_set, out, options)
-    except (InputError, PluginError, OSError):
+    except (InputError, PluginError):
         raise
     except (Exception, SystemExit) as error:
-        failure = plugin_failure(host, "exporter", info.name, error)
-        if failure is None:
+        registered = registered_plugin(host, "exporter", info.name)
+        if registered is None:
             raise
-        raise failure from error
+        if isinstance(error, OSError) and _on_output(error, out, path):
+            if path is not None and not isinstance(out, os.PathLike) and error.filename is not None:
+                # the temporary file: named as -o, as the host names its own errors there (files.atomic_writer)
+                raise OSError(error.errno, error.strerror or str(error), os.fspath(path)) from None
+            raise
+        if isinstance(error, ValueError):
+            raise InputError(f"exporter {info.name!r}: {error}") from error
+        raise plugin_failure(host, "exporter", info.name, error) from error
 
 
-def check_models(fitted: Sequence, group: SeriesGroup, name: str) -> None:
+def _on_output(error: OSError, out, path) -> bool:
+    """Whether ``error`` happened on the output: see :func:`call_exporter`."""
+    filename = error.filename
+    if filename is None:
+        return error.errno in FULL_DISK
+    try:
+        where = os.path.realpath(os.fspath(filename))
+    except (TypeError, ValueError):
+        return False
+    outputs = [os.fspath(p) for p in (path, out if isinstance(out, os.PathLike) else None,
+                                       getattr(out, "name", None)) if isinstance(p, (str, os.PathLike))]
+    for output in outputs:
+        real = os.path.realpath(output)
+        if where == real or where.startswith(real.rstrip(os.sep) + os.sep):
+            return True
+    try:  # the temporary file the host opened for -o (a stream of a file descriptor has no name)
+        opened, named = os.fstat(out.fileno()), os.stat(where)
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        return False
+    return (opened.st_dev, opened.st_ino) == (named.st_dev, named.st_ino)
+
+
+def check_models(fitted: Sequence, group: SeriesGroup, name: str) -> list[np.ndarray | None]:
     """Check what a modeler returned for a group before anything is shown or exported.
 
     One :class:`~extrap_plugins.models.Model` per series, in order, each for
-    its own call path and metric, over the experiment's parameters only, with
-    a finite constant and coefficients wherever the series has values.  A
-    model with its own ``predictor`` is evaluated at the group's points: it
-    must not raise, must return one value per point, and a finite one at
-    every point where the series has a value.
+    its own call path and metric, over the experiment's parameters only:
+    its terms :class:`~extrap_plugins.models.Term` objects whose factors are
+    :class:`~extrap_plugins.models.Factor` objects, and its constant,
+    coefficients and exponents real numbers (not text), finite wherever the
+    series has values.  A model with its own ``predictor`` is evaluated at the
+    group's points: it must not raise, must return one value per point, and a
+    finite one at every point where the series has a value.
+
+    Returns
+    -------
+    list
+        Per series, the predictions at the group's points of a model with its own ``predictor`` (None for the
+        others), as evaluated here.
 
     Raises
     ------
     PluginFault
-        Naming the modeler and the first series that is wrong.
+        Naming the first series that is wrong and what is wrong with it (the modeler is named by the caller).
     """
     if len(fitted) != len(group):
         raise PluginFault(f"returned {len(fitted)} models for {len(group)} series")
     known = {p.name for p in group.parameters}
+    predictions: list[np.ndarray | None] = []
     for i, (m, (callpath, metric)) in enumerate(zip(fitted, group.keys)):
         series = f"{callpath.name} [{metric.name}]"
         if not isinstance(m, Model):
             raise PluginFault(f"returned a {type(m).__name__} for {series}, expected an extrap_plugins.Model")
         if (m.callpath, m.metric) != (callpath.name, metric.name):
             raise PluginFault(f"returned a model for {m.callpath} [{m.metric}] in place of {series}")
-        terms = list(m.terms or ())
-        for segment in m.segments or ():
-            terms.extend(segment.terms)
-        for term in terms:
-            if not isinstance(term, Term):
-                raise PluginFault(f"{series}: a term is a {type(term).__name__}, expected an extrap_plugins.Term")
-            unknown = sorted(set(term.factors) - known)
-            if unknown:
-                raise PluginFault(f"{series}: a term uses {', '.join(map(repr, unknown))}, which is not a parameter "
-                                  f"(the parameters are {', '.join(sorted(known)) or 'none'})")
         measured = np.isfinite(group.values[i]).any(axis=-1)
-        has_values = bool(measured.any())
-        numbers = [m.constant, *(t.coefficient for t in terms), *(s.constant for s in m.segments or ())]
-        try:
-            finite = all(np.isfinite(float(x)) for x in numbers)
-        except (TypeError, ValueError):
-            finite = False
-        if has_values and not finite:
-            raise PluginFault(f"{series}: the model's constant or a coefficient is not a finite number "
-                              f"({m.constant!r}{' + ...' if terms else ''})")
-        if has_values and m.predictor is not None:
+        problem = model_problem(m, known, has_values=bool(measured.any()))
+        if problem:
+            raise PluginFault(f"{series}: {problem}")
+        predicted = None
+        if measured.any() and m.predictor is not None:
             try:
                 predicted = np.asarray(m.predictor(np.array(group.points, dtype=np.float64)), dtype=np.float64)
             except Exception as error:  # the predictor is the plugin's code: its failure is the plugin's fault
                 raise PluginFault(f"{series}: predict failed: {type(error).__name__}: {error}") from error
             check_predictions(series, predicted, measured)
+        predictions.append(predicted)
+    return predictions
+
+
+def model_problem(m: Model, known: set[str], has_values: bool = True) -> str | None:
+    """What is wrong with the formula of a model a modeler returned (None: nothing), as the end of a sentence
+    (``the coefficient of term 1 is a str ('2.0'), expected a real number``).
+
+    The terms (and segments) must be what :mod:`extrap_plugins.models` defines, over the parameters ``known``;
+    the constant, the coefficients and the exponents real numbers, finite when the series ``has_values``.
+    """
+    parts: list[tuple[str, Any, Sequence]] = [("", m.constant, m.terms)]
+    if m.segments is not None:
+        if not isinstance(m.segments, (list, tuple)):
+            return f"segments is {_an(m.segments)}, expected a tuple of extrap_plugins.Segment"
+        for k, segment in enumerate(m.segments, 1):
+            if not isinstance(segment, Segment):
+                return f"segment {k} is {_an(segment)}, expected an extrap_plugins.Segment"
+            parts.append((f" of segment {k}", segment.constant, segment.terms))
+    numbers_: list[tuple[str, Any]] = []
+    for of, constant, terms in parts:
+        numbers_.append((f"the constant{of}", constant))
+        if not isinstance(terms, (list, tuple)):
+            return f"the terms{of} are {_an(terms)}, expected a tuple of extrap_plugins.Term"
+        for t, term in enumerate(terms, 1):
+            problem = _term_problem(term, f"term {t}{of}", known, numbers_)
+            if problem:
+                return problem
+    for what, value in numbers_:
+        if not _is_real(value):
+            return f"{what} is {_an(value)}, expected a real number"
+    if has_values:
+        for what, value in numbers_:
+            if not np.isfinite(float(value)):
+                return f"{what} is {float(value)}, expected a finite number"
+    return None
+
+
+def _term_problem(term, at: str, known: set[str], numbers_: list[tuple[str, Any]]) -> str | None:
+    """What is wrong with one term (``at``: ``term 2 of segment 1``), its numbers added to ``numbers_``."""
+    if not isinstance(term, Term):
+        return f"{at} is {_an(term)}, expected an extrap_plugins.Term"
+    numbers_.append((f"the coefficient of {at}", term.coefficient))
+    if not isinstance(term.factors, Mapping):
+        return (f"the factors of {at} are {_an(term.factors)}, expected a mapping of parameter names to "
+                "extrap_plugins.Factor")
+    unknown = sorted(map(str, set(term.factors) - known))
+    if unknown:
+        return (f"a term uses {', '.join(map(repr, unknown))}, which is not a parameter "
+                f"(the parameters are {', '.join(sorted(known)) or 'none'})")
+    for parameter, factor in term.factors.items():
+        if not isinstance(factor, Factor):
+            return f"the factor of {parameter!r} in {at} is {_an(factor)}, expected an extrap_plugins.Factor"
+        numbers_.append((f"the exponent of {parameter!r} in {at}", factor.exponent))
+        numbers_.append((f"the log exponent of {parameter!r} in {at}", factor.log_exponent))
+    return None
+
+
+def _is_real(value) -> bool:
+    """A real number (int, float, numpy's), not a bool nor text."""
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
 
 
 def check_predictions(series: str, predicted: np.ndarray, measured: np.ndarray) -> None:
@@ -318,25 +528,34 @@ def _safe_sniff(reader: ReaderInfo, path: pathlib.Path, host: PluginHost | None 
 
 
 def read_parts(info: ReaderInfo, path, options: dict, executor: str, jobs: int | None,
-                selection: tuple[tuple[str, ...], tuple[str, ...]] | None = None,
-                host: PluginHost | None = None, progress: Growing | None = None) -> Experiment:
-    """Read the runs of one input in parallel; skip (and warn about) broken runs.
+               selection: tuple[tuple[str, ...], tuple[str, ...]] | None = None,
+               host: PluginHost | None = None, progress: Growing | None = None) -> Experiment:
+    """Read the runs of one input in parallel; skip (and warn about) bad runs.
 
     ``selection`` is ``(metrics, callpaths)`` to apply in the workers for
     readers that do not select themselves, so unselected values never
     travel back.  ``progress`` is told ``(0, n_runs)`` once the reader has
     listed its runs, then ``(1, 0)`` as each run is read (or skipped).
+
+    Raises
+    ------
+    PluginError
+        A third-party reader whose ``read_part`` fails on a run, or that cannot be sent to worker processes
+        (:func:`check_sendable`).
     """
     source = describe_inputs(path)
     parts = call_reader(info, info.parts, path, path, options, host=host)
     if not parts:
         raise InputError(f"no runs found for the {info.name} reader", source)
     kind = executors.resolve(executor, len(parts))
+    if kind != "serial":
+        check_sendable(info, parts, host)
     experiments, skipped = [], []
     if progress is not None:
         progress(0, len(parts))
+    reader = reader_label(host, info.name)
     with executors.create_executor(kind, jobs) as pool, reader_guard(host, info.name):
-        tasks = ((info.read_part, part, options, selection) for part in parts)
+        tasks = ((info.read_part, part, options, selection, reader) for part in parts)
         done = (lambda result: progress(1, 0)) if progress is not None else None
         results = executors.map_ordered(pool, read_one_part, tasks, on_done=done)
         for experiment in report_parts(results, stacklevel=4, skipped=skipped):
@@ -353,37 +572,105 @@ def read_parts(info: ReaderInfo, path, options: dict, executor: str, jobs: int |
     return join_parts(experiments, source)
 
 
+SERIAL_ADVICE = "or use --executor serial"
+"""How to do without worker processes (:func:`check_sendable`, :data:`PICKLABLE_MODELER`)."""
+
+
+def check_sendable(info: ReaderInfo, parts: Sequence, host: PluginHost | None = None) -> None:
+    """Before reading runs in worker processes: the reader's ``read_part`` and its runs can be sent to them.
+
+    A lambda, a closure or a local function cannot be pickled; sending it would fail in the pool, as an internal
+    error.  A third-party reader's is the plugin's fault (exit 3), saying what ``read_part`` must be and that
+    ``--executor serial`` reads without workers; a built-in reader's is a bug (the pickling error as it is).
+
+    Raises
+    ------
+    PluginError
+        Naming the reader, its plugin and distribution, and what cannot be sent.
+    """
+    try:
+        pickle.dumps(info.read_part)
+    except Exception as error:
+        fault = PluginFault(f"read_part cannot be sent to worker processes ({failure_text(error)}): it must be a "
+                            f"module-level function, not a lambda, a closure or a local function; {SERIAL_ADVICE}")
+        failure = plugin_failure(host, "reader", info.name, fault)
+        if failure is None:
+            raise
+        raise failure from error
+    try:
+        pickle.dumps(list(parts))
+    except Exception:
+        for part in parts:
+            try:
+                pickle.dumps(part)
+            except Exception as error:
+                fault = PluginFault(f"parts returned a run that cannot be sent to worker processes, {_an(part)} "
+                                    f"({failure_text(error)}): each run must be picklable (a path, a str, a tuple); "
+                                    f"{SERIAL_ADVICE}")
+                failure = plugin_failure(host, "reader", info.name, fault)
+                if failure is None:
+                    raise
+                raise failure from error
+        raise
+
+
 def read_one_part(task) -> tuple[Any, InputError | PluginFault | None, list[Warning]]:
     """Read one part in a worker: ``(result, error, warnings)``, never an exception.
 
-    ``task`` is ``(read_part, part, options)`` or ``(read_part, part,
-    options, selection)`` with ``selection`` ``(metrics, callpaths)`` (or
-    None) applied here for readers that do not select themselves.  A bad run
-    comes back as an :class:`InputError` naming it (a reader bug too, with
-    its type, so one odd file cannot end a long sweep); warnings come back to
-    be shown once each.  A reader that calls ``sys.exit()`` or returns
-    something other than an Experiment comes back as a :class:`PluginFault`,
-    which :func:`report_parts` raises (:func:`reader_guard` names the reader).
+    ``task`` is ``(read_part, part, options)``, ``(read_part, part, options,
+    selection)`` with ``selection`` ``(metrics, callpaths)`` (or None)
+    applied here for readers that do not select themselves, or that and
+    ``reader``, how messages name a third-party reader (:func:`reader_label`).
+
+    A bad run comes back as an :class:`InputError` naming it (one a
+    third-party reader raised without a path gets the run's; a parameter value that is not finite is
+    one, :func:`check_coordinates`), to be skipped with a warning; warnings
+    come back to be shown once each.  Any other exception is a failure of
+    the reader's code: a third-party reader's comes back as a
+    :class:`PluginFailed` (exit 3, naming the reader, the run and the
+    exception), and so does a ``sys.exit()`` or a result that is not an
+    Experiment, which :func:`report_parts` raises (:func:`reader_guard`
+    names the reader).  The built-in readers' own code (:func:`ours`) failing
+    on one run is that run skipped with a warning (``reading failed
+    (KeyError: ...)``), so that one odd file among thousands cannot end a
+    long sweep.
     """
     read_part, part, options = task[:3]
     selection = task[3] if len(task) > 3 else None
+    reader = task[4] if len(task) > 4 else ""
     with warnings.catch_warnings(record=True) as caught, collector_paused():
         warnings.simplefilter("always")
         where = str(getattr(part, "path", part))
         try:
             result, error = guarded_read(read_part, where, part, options), None
         except InputError as problem:
-            result, error = None, problem
-        except Exception as problem:  # noqa: BLE001 - reported by path, the sweep goes on
-            result, error = None, InputError(f"reading failed ({type(problem).__name__}: {problem})", where)
+            result, error = None, problem if ours(read_part) else with_input(problem, where)
+        except Exception as problem:  # noqa: BLE001 - the reader's failure: whose code, decides what comes of it
+            if ours(read_part):
+                result, error = None, InputError(f"reading failed ({type(problem).__name__}: {problem})", where)
+            else:
+                result, error = None, PluginFailed(failure_text(problem), f" on {where}")
         except SystemExit as problem:  # not an end of this worker, nor of the command: the plugin's fault
             result, error = None, PluginFault(f"{exit_text(problem)} on {where}")
     if error is None and not isinstance(result, Experiment):
         result, error = None, PluginFault(f"returned {_a(result)} for {where}, expected an "
                                           "extrap_plugins.Experiment")
+    if error is None:
+        try:
+            check_coordinates(result, where, reader)
+        except InputError as problem:
+            result, error = None, problem
     if result is not None and selection is not None:
         result = select_leniently(result, *selection)
     return result, error, [portable_warning(w.message) for w in caught]
+
+
+def ours(function: Callable) -> bool:
+    """Whether ``function`` is this package's code (a built-in reader's), not a plugin's."""
+    while hasattr(function, "func"):  # functools.partial
+        function = function.func
+    module = getattr(function, "__module__", None) or ""
+    return module == "extrap_plugins" or module.startswith("extrap_plugins.")
 
 
 @contextlib.contextmanager
@@ -535,19 +822,49 @@ def fit_blocks(blocks: Iterable, n_blocks: int, instance, measure: str, name: st
     (:func:`warn_per_cause`); causes beginning with one of ``said`` (said
     already, of the whole experiment) are left out: the models keep them in
     :attr:`~extrap_plugins.models.Model.warnings`.
+
+    With worker processes, a third-party modeler object that cannot be
+    pickled is refused before any work, and models that cannot be sent back
+    are said as such (:data:`PICKLABLE_MODELER`).
     """
     kind = executors.resolve(executor, n_blocks)
     fit = fit or fit_block
     models: list[Model] = []
     caught: list[Warning] = []
+    third_party = registered_plugin(host, "modeler", name) is not None
     with executors.create_executor(kind, jobs, preload=MODELLING_IMPORTS) as pool, modeler_guard(host, name):
+        if kind != "serial" and third_party:
+            try:
+                pickle.dumps(instance)
+            except Exception as error:
+                raise PluginFault(f"the modeler object cannot be sent to worker processes ({failure_text(error)}): "
+                                  f"{PICKLABLE_MODELER}") from error
         done = (lambda result: progress(len(result[0]))) if progress is not None else None
         tasks = ((instance, block, measure, name) for block in blocks)
-        for fitted, warned in executors.map_ordered(pool, fit, tasks, on_done=done):
-            caught.extend(warned)
-            models.extend(fitted)
+        try:
+            for fitted, warned in executors.map_ordered(pool, fit, tasks, on_done=done):
+                caught.extend(warned)
+                models.extend(fitted)
+        except Exception as error:
+            if kind != "serial" and third_party and unpicklable(error):
+                raise PluginFault(f"the models it returned cannot be sent back from worker processes "
+                                  f"({failure_text(error)}): {PICKLABLE_MODELER}") from error
+            raise
     warn_per_cause(caught, stacklevel=3, said=said)
     return models
+
+
+PICKLABLE_MODELER = ("with --executor process or mpi, which --executor auto chooses for large inputs, the modeler "
+                     "and the models it returns (a predictor too) must be picklable: use module-level classes and "
+                     f"functions, not lambdas, closures or local classes; {SERIAL_ADVICE}")
+"""What a modeler that cannot be sent to or from worker processes must be (:func:`fit_blocks`,
+:func:`modeler_guard`)."""
+
+
+def unpicklable(error: BaseException) -> bool:
+    """Whether ``error`` says that something could not be pickled (to send it to or from a worker process)."""
+    return isinstance(error, pickle.PicklingError) or (
+        isinstance(error, (AttributeError, TypeError)) and "pickle" in str(error).lower())
 
 
 KEPT = "their Model.warnings say it"
@@ -598,12 +915,17 @@ def warned_cause(message: Warning) -> tuple[str, list[tuple[str, str]]]:
 @contextlib.contextmanager
 def modeler_guard(host: PluginHost | None, name: str) -> Iterator[None]:
     """A third-party modeler that raises, calls ``sys.exit()`` (in this process or, coming back through the
-    executor, in a worker), or returns what :func:`check_models` refuses, is a PluginError naming it."""
+    executor, in a worker), returns what :func:`check_models` refuses, or cannot be sent to or from worker
+    processes (:data:`PICKLABLE_MODELER`), is a PluginError naming it (and the series it failed on, where
+    :func:`noted`)."""
     try:
         yield
     except (InputError, PluginError, executors.WorkerLost):
         raise
     except (Exception, SystemExit) as error:
+        if unpicklable(error) and not isinstance(error, PluginFault):  # (only worker processes pickle)
+            error = PluginFault(f"the modeler or its models cannot be sent between worker processes "
+                                f"({failure_text(error)}): {PICKLABLE_MODELER}")
         failure = plugin_failure(host, "modeler", name, error)
         if failure is None:
             raise
@@ -641,13 +963,62 @@ def fit_chunk(task) -> tuple[list[Model], list[Warning]]:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         fitted = fit_any(instance, group, measure, name)
-    check_models(fitted, group, name)
+    predictions = check_models(fitted, group, name)
     ranges, non_negative = measured_extent(group)
     for m, span, sign in zip(fitted, ranges, non_negative):
         m.modeler = m.modeler or name
         if not m.measured_range:
             m.measured_range, m.non_negative = span, sign
-    return fitted, [series_warning(w.message, group) for w in caught]
+    warned = [series_warning(w.message, group) for w in caught]
+    return fitted, warned + negative_where_positive(fitted, group, measure, name, predictions)
+
+
+NEGATIVE = "the model of modeler {!r} is negative at measured points, though every measured value is positive"
+"""The quality warning of a model below 0 where its series was measured above 0 (:func:`negative_where_positive`)."""
+
+
+def negative_where_positive(fitted: list[Model], group: SeriesGroup, measure: str, name: str,
+                            predictions: Sequence[np.ndarray | None]) -> list[Warning]:
+    """A :class:`QualityWarning` naming the series and the modeler (:data:`NEGATIVE`) for each model that is
+    negative at a point where its series was measured, when every measured value of that series is positive (a
+    time or a count below 0 cannot be right); the note is added to the model's ``warnings``.
+
+    Only models that can be negative there are evaluated: one whose SMAPE at its points is below ``200 / n``
+    % cannot be (a negative prediction of a positive value is a 200 % miss at that point), nor one whose
+    predictions :func:`check_models` made already are all 0 or more.
+    """
+    threshold = 200.0 / max(len(group.points), 1) * (1 - 1e-9)
+    candidates = [i for i, m in enumerate(fitted)
+                  if (predictions[i] is not None and (predictions[i] < 0).any())
+                  or (predictions[i] is None and not (_smape(m) < threshold))]
+    if not candidates:
+        return []
+    Y = group.reduce(measure)
+    X = np.asarray(group.points, dtype=np.float64)
+    said: list[Warning] = []
+    for i in candidates:
+        y, m = Y[i], fitted[i]
+        finite = np.isfinite(y)
+        if not finite.any() or not (y[finite] > 0).all():
+            continue
+        predicted = predictions[i]
+        if predicted is None:
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                predicted = np.asarray(m.predict(X), dtype=np.float64)
+        if (predicted[finite] < 0).any():
+            note = NEGATIVE.format(name)
+            m.warnings = (*tuple(m.warnings or ()), note)
+            said.append(QualityWarning(note, m.callpath, m.metric))
+    return said
+
+
+def _smape(m: Model) -> float:
+    """A model's SMAPE at its points (NaN where its modeler gave none, or something else)."""
+    try:
+        return float(m.quality.smape)
+    except (AttributeError, TypeError, ValueError):
+        return float("nan")
 
 
 def measured_extent(group: SeriesGroup) -> tuple[list[tuple[tuple[float, float], ...]], list[bool | None]]:
@@ -686,8 +1057,21 @@ def series_warning(message: Warning, group: SeriesGroup) -> Warning:
 def fit_any(instance, group: SeriesGroup, measure: str, name: str) -> list[Model]:
     """Fit a group with a batched modeler (``fit_group``), or series by series with a scikit-learn style one."""
     if hasattr(instance, "fit_group"):
-        return list(instance.fit_group(group, measure=measure))
+        try:
+            return list(instance.fit_group(group, measure=measure))
+        except Exception as error:  # the modeler's failure: the series it failed on, for the message
+            noted(error, f" on {group_text(group)}")
+            raise
     return fit_per_series(instance, group, measure, name)
+
+
+def group_text(group: SeriesGroup) -> str:
+    """``main [time]``, or ``7 series fitted together, from main [time]``: the series of a group, for messages."""
+    if not len(group):
+        return "no series"
+    callpath, metric = group.keys[0]
+    first = f"{callpath.name} [{metric.name}]"
+    return first if len(group) == 1 else f"{len(group)} series fitted together, from {first}"
 
 
 def fit_per_series(estimator, group: SeriesGroup, measure: str, name: str) -> list[Model]:
@@ -704,19 +1088,30 @@ def fit_per_series(estimator, group: SeriesGroup, measure: str, name: str) -> li
     parameters = tuple(p.name for p in group.parameters)
     models = []
     for (callpath, metric), y in zip(group.keys, Y):
+        series = f"{callpath.name} [{metric.name}]"
         fitted = copy.deepcopy(estimator)
         valid = np.isfinite(y)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            fitted.fit(X[valid], y[valid])
-            y_hat = np.asarray(fitted.predict(X[valid]), dtype=np.float64)
-        check_predictions(f"{callpath.name} [{metric.name}]", y_hat, np.ones(int(valid.sum()), dtype=bool))
+            try:
+                fitted.fit(X[valid], y[valid])
+                y_hat = np.asarray(fitted.predict(X[valid]), dtype=np.float64)
+            except Exception as error:  # the modeler's failure: the series it failed on, for the message
+                noted(error, f" on {series}")
+                raise
+        check_predictions(series, y_hat, np.ones(int(valid.sum()), dtype=bool))
         for w in caught:
             warnings.warn(ExtrapWarning(str(w.message), callpath.name, metric.name), stacklevel=2)
-        terms = tuple(getattr(fitted, "terms_", ()) or ())
-        if terms and not all(isinstance(t, Term) for t in terms):
-            raise PluginFault("terms_ must be a list of extrap_plugins.Term")
+        terms = getattr(fitted, "terms_", None) or ()
+        if not isinstance(terms, (list, tuple)):
+            raise PluginFault(f"{series}: terms_ is {_an(terms)}, expected a list of extrap_plugins.Term")
+        terms = tuple(terms)
+        wrong = next((t for t in terms if not isinstance(t, Term)), None)
+        if wrong is not None:
+            raise PluginFault(f"{series}: terms_ holds {_an(wrong)}, expected extrap_plugins.Term objects")
         has_formula = hasattr(fitted, "constant_")
+        if has_formula and not _is_real(fitted.constant_):
+            raise PluginFault(f"{series}: constant_ is {_an(fitted.constant_)}, expected a real number")
         figures = quality_figures(y[valid][None, :], y_hat[None, :], len(terms))
         models.append(
             Model(

@@ -111,6 +111,12 @@ class Model:
     warnings: tuple[str, ...] = ()
     function_text: str | None = None
     predictor: Callable[[np.ndarray], np.ndarray] | None = field(default=None, repr=False, compare=False)
+    """A model not in PMNF: its values, ``X (n_points, n_params) -> (n_points,)``.  It must be picklable: with
+    ``--executor process`` or ``mpi`` (which ``--executor auto`` chooses for large inputs) models are sent back
+    from worker processes, so use a module-level function, or an instance of a module-level class with
+    ``__call__`` for one that needs data, never a lambda or a closure (the host refuses a modeler whose models
+    cannot be sent, saying so; ``--executor serial`` needs no pickling).  JSON writes such a model's
+    ``constant`` and ``terms`` as null."""
     validation: float = math.nan
     choice_spread: tuple[float, ...] = field(default=(), compare=False)
     """How much the hypotheses the data cannot tell apart disagree beyond the measurements: the weighted

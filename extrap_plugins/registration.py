@@ -26,13 +26,19 @@ class ReaderInfo:
         What users pass to ``--reader``: non-empty, no spaces around it.
     read : callable ``(path: pathlib.Path, options: dict[str, str]) -> Experiment``
         Reads one input.  Raises :class:`~extrap_plugins.errors.InputError`
-        naming the file and line (or row) for bad input.  ``options`` holds
+        naming the file and line (or row) for bad input (one raised without a
+        path, such as :meth:`Experiment.from_columns
+        <extrap_plugins.experiment.Experiment.from_columns>`'s, gets the
+        input's name from the host).  ``options`` holds
         the ``--reader-option KEY=VALUE`` pairs; a reader rejects keys it
         does not know with an ``InputError`` listing the ones it does.
         Returning anything but an Experiment (``None``, a str), raising any
-        other exception or calling ``sys.exit()`` is a broken plugin (exit 3);
-        the same holds for ``read_part`` and ``join``.  May be None for a
-        reader with ``parts`` and ``read_part``.
+        other exception or calling ``sys.exit()`` is a broken plugin (exit 3,
+        naming the reader, its plugin, distribution and the input);
+        the same holds for ``read_part`` (naming the run) and ``join``.  A
+        parameter value that is NaN or infinite in what a reader returns is
+        bad input (exit 2, naming the input, the parameter and the reader).
+        May be None for a reader with ``parts`` and ``read_part``.
     patterns : tuple of str
         File-name globs (``"*.jsonl"``) this reader claims; matched against
         the base name, case-insensitively.
@@ -40,7 +46,10 @@ class ReaderInfo:
         Looks at the content (first bytes, a folder's entries) and says
         whether this reader can read it; must be cheap and never raise.
     directories : bool
-        Whether the reader accepts a folder as input.
+        Whether the reader accepts a folder as input.  A folder given to a
+        reader without (also one named with ``--reader``) is bad input
+        (``FOLDER: is a folder; the NAME reader reads one file``, exit 2):
+        the reader is never called with it.
     options : mapping of option name to help text
         The ``--reader-option`` keys ``read`` knows, each with one line of
         help; ``extrap-plugins plugins NAME`` shows them.
@@ -52,9 +61,20 @@ class ReaderInfo:
         then reads them with ``read_part`` through the chosen executor, in
         parallel, skips a run that raises ``InputError`` with a warning
         naming it, and joins the rest with ``join`` (default
-        :func:`extrap_plugins.joining.join_parts`).
+        :func:`extrap_plugins.joining.join_parts`).  A run on which
+        ``read_part`` raises anything else is not skipped: that is a bug,
+        and a broken plugin (exit 3, naming the run and the exception).
+        Only the built-in readers skip a run their own code fails on (with
+        the warning ``skipped: RUN: reading failed (KeyError: ...)``), so
+        that one odd file among thousands of a sweep cannot end it.
     read_part : callable ``(part, options) -> Experiment``, optional
-        Reads one run from ``parts``; must be a module-level function.
+        Reads one run from ``parts``; must be a module-level function.  With
+        ``--executor process`` or ``mpi`` (which ``--executor auto`` chooses
+        for more than four runs, given more than one core) ``read_part`` and
+        the runs ``parts`` returns are pickled and sent to worker processes:
+        a lambda, a closure or a run holding a lock or an open file is
+        refused before reading, as a broken plugin (exit 3) that says so;
+        ``--executor serial`` sends nothing.
     join : callable ``(experiments, path, options) -> Experiment``, optional
         Joins the runs read by ``read_part`` (in the order of ``parts``), in
         the main process; default :func:`extrap_plugins.joining.join_parts`.  A reader
@@ -118,11 +138,21 @@ class ModelerInfo:
           series, computes quality figures and builds the models.
 
         What the modeler returns is checked before anything is shown
-        (:func:`extrap_plugins.engine.check_models`): a model with its own
+        (:func:`extrap_plugins.engine.check_models`): its terms must be
+        :class:`~extrap_plugins.models.Term` objects whose factors are
+        :class:`~extrap_plugins.models.Factor` objects, its constant,
+        coefficients and exponents real numbers (not text), finite where
+        the series has values; a model with its own
         ``predictor`` is evaluated at the measured points there, and must
         return one value per point, finite wherever the series has a value.
         A modeler (or factory) that raises, calls ``sys.exit()`` (also in a
-        worker process) or fails these checks is a broken plugin (exit 3).
+        worker process) or fails these checks is a broken plugin (exit 3);
+        the message names the series (``failed on main [time]: ...``,
+        ``main [time]: the coefficient of term 1 is nan, expected a finite
+        number``).  A model that is negative at a measured point of a series
+        whose measured values are all positive is a
+        :class:`~extrap_plugins.errors.QualityWarning` naming the series and
+        the modeler.
 
         The modeler object and the models it returns (a ``predictor`` too)
         must be picklable: with ``--executor process`` or ``mpi`` they are
@@ -132,7 +162,10 @@ class ModelerInfo:
         modeler that works on a small input can fail on a large one.  Use
         module-level classes and functions, not lambdas, closures or local
         classes; a ``predictor`` that needs data is an instance of a
-        module-level class with ``__call__``.
+        module-level class with ``__call__``.  With worker processes, the
+        host refuses a modeler object that cannot be pickled before
+        fitting, and models that cannot be sent back, as a broken plugin
+        (exit 3) whose message says so and suggests ``--executor serial``.
     options : mapping of option name to help text
         The ``--option`` keys, each with one line of help; ``extrap-plugins
         plugins NAME`` shows them.  They must be the keywords ``factory``
@@ -170,11 +203,17 @@ class ExporterInfo:
         not reject them as unknown), and can pass them to
         :func:`extrap_plugins.extrapolate` (``extrapolate(model_set,
         options.get("target"), sort=options.get("sort"), ...)``) to show
-        values at the target as the built-in exporters do.  A bad option key
-        or value is the user's mistake: raise
-        :class:`~extrap_plugins.errors.InputError` saying what was expected
-        (exit 2).  An exporter that raises anything else or calls
-        ``sys.exit()`` is a broken plugin (exit 3).
+        values at the target as the built-in exporters do.  Any other key
+        is one of ``options`` below, or the host refuses it before the
+        export runs (before reading, on the command line; exit 2, listing
+        the known ones).  A bad option value is the user's mistake: raise
+        :class:`~extrap_plugins.errors.InputError` saying what was expected,
+        or a ``ValueError`` (reported as ``exporter 'NAME': ...``, as for a
+        modeler's factory); exit 2.  An ``OSError`` is the user's only when
+        it is on the output (``-o``, a file inside it for ``kind="path"``,
+        the temporary file the host writes it through) or the disk is full;
+        on any other file it is a broken plugin.  An exporter that raises
+        anything else or calls ``sys.exit()`` is a broken plugin (exit 3).
     kind : {"text", "path"}
         What ``out`` is (see ``export``); any other kind is refused at registration.
     extension : str

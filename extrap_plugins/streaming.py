@@ -26,11 +26,24 @@ file system every node sees (``--scratch``); a worker that cannot see it
 says so.
 
 Runs are joined by :mod:`extrap_plugins.joining`, as on the in-memory path.
+A reader with its own ``join`` (Caliper's chooses the parameters from the
+runs' metadata) has it called on rank 0 with a *stand-in* for each run:
+everything the run holds but its values (parameters, metrics, notes,
+constants, and one row per distinct point, repetition and metric, valued
+0).  What the join makes of those rows is what it would make of the run's
+values there: the parameters it chose, each point's coordinates and
+repetition numbers, the metrics (units, inclusive or exclusive), its checks
+and its warnings; the blocks are gathered accordingly (:func:`follow_join`).
+A join that adds, drops or reorders rows or renames call paths or metrics
+cannot be followed without the values and is refused.  Readers that leave
+zeros out (``omits_zeros``: CUBE) are joined here as their join does,
+without calling it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import os
@@ -51,6 +64,7 @@ from .formatting import describe_inputs
 from .joining import check_selection, coverage_findings, omitted_zeros
 from .models import Model, ModelSet
 from .plugins import PluginHost, get_host
+from .registration import ReaderInfo
 
 SCRATCH_VARIABLE = "EXTRAP_PLUGINS_SCRATCH"
 SCRATCH_PREFIX = "extrap-scratch-"
@@ -84,13 +98,22 @@ class PartSummary:
         run leaves out would sit).
     first_repetition : int
     notes : tuple of str
-    declared_metrics : tuple of str
-        Every metric the run names, with values or not (for messages).
+    declared_metrics : tuple of Metric
+        Every metric the run names, with values or not (for messages, and
+        for the reader's ``join``).
     constants : tuple of (column, value)
         Integer columns with one value on every row (a CUBE run has one
         point and one repetition): not written, their value is here.
     points : ndarray, shape (n_points, n_params)
         The run's distinct coordinates; the ``point`` column indexes them.
+    cells : ndarray of int64, shape (n_cells, 2)
+        The run's distinct (point, repetition) pairs, sorted: the rows of
+        its stand-in for the reader's ``join`` (:func:`follow_join`).
+    renumbered : ndarray of int64, shape (n_cells,), optional
+        The repetition the reader's ``join`` gives each of ``cells`` (None:
+        the run's own).
+    run_constants : tuple of (parameter, value)
+        The run's :attr:`~extrap_plugins.experiment.Experiment.constants`.
     """
 
     folder: str
@@ -102,9 +125,12 @@ class PartSummary:
     first_point: tuple[float, ...]
     first_repetition: int
     notes: tuple[str, ...] = ()
-    declared_metrics: tuple[str, ...] = ()
+    declared_metrics: tuple[Metric, ...] = ()
     constants: tuple[tuple[str, int], ...] = ()
     points: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    cells: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), dtype=np.int64))
+    renumbered: np.ndarray | None = None
+    run_constants: tuple[tuple[str, float], ...] = ()
 
 
 def spill_part(task) -> tuple[PartSummary | None, InputError | None, list[Warning]]:
@@ -177,9 +203,12 @@ def write_part(experiment: Experiment, folder: str) -> PartSummary:
         first_point=tuple(float(v) for v in e.coordinates[0]) if len(e) else (),
         first_repetition=int(e.repetition[0]) if len(e) else 0,
         notes=tuple(e.notes),
-        declared_metrics=tuple(m.name for m in e.metrics),
+        declared_metrics=tuple(e.metrics),
         constants=tuple(constants),
         points=np.ascontiguousarray(points, dtype=np.float64),
+        cells=(row_codes(np.column_stack([point_code, e.repetition]).astype(np.float64))[0].astype(np.int64)
+               if len(e) else np.zeros((0, 2), dtype=np.int64)),
+        run_constants=tuple(e.constants.items()),
     )
 
 
@@ -206,6 +235,9 @@ class Catalogue:
         Per distinct call-path list: (local start, global start, length).
     part_metrics : list of ndarray
         Per run: global code of each of its metrics.
+    same_parameters : bool
+        Whether every run must have the parameters of the first (False when
+        the reader's ``join`` chooses them across the runs: :func:`follow_join`).
     """
 
     parameters: tuple[str, ...] = ()
@@ -215,6 +247,7 @@ class Catalogue:
     part_shape: list[int] = field(default_factory=list)
     segments: list[np.ndarray] = field(default_factory=list)
     part_metrics: list[np.ndarray] = field(default_factory=list)
+    same_parameters: bool = True
     _callpath_code: dict[str, int] = field(default_factory=dict, repr=False)
     _metric_code: dict[str, int] = field(default_factory=dict, repr=False)
     _shapes: dict[str, int] = field(default_factory=dict, repr=False)
@@ -224,7 +257,7 @@ class Catalogue:
         """Take in one run (in run order)."""
         if not self.parts:
             self.parameters = summary.parameters
-        elif summary.parameters != self.parameters:
+        elif summary.parameters != self.parameters and self.same_parameters:
             raise InputError(f"parameters ({', '.join(summary.parameters)}) differ from "
                              f"({', '.join(self.parameters)}) in {self.parts[0].source}", summary.source or None)
         shape = self._shapes.get(summary.digest)
@@ -263,6 +296,20 @@ class Catalogue:
             present[r, codes] = True
         return present
 
+    def first_callpath(self, run: int) -> str | None:
+        """The name of the first call path with values in run ``run`` (None for a run without values)."""
+        segments = self.segments[self.part_shape[run]]
+        return self.callpaths[int(segments[0, 1])] if len(segments) else None
+
+    def reorder_metrics(self, metrics: Sequence[Metric]) -> None:
+        """Take the metric objects of ``metrics`` and their order (metrics not among them keep theirs, after)."""
+        known = {m.name for m in metrics}
+        ordered = [m for m in metrics if m.name in self._metric_code] + [m for m in self.metrics if m.name not in known]
+        new_code = np.array([[m.name for m in ordered].index(m.name) for m in self.metrics], dtype=np.int64)
+        self.metrics = ordered
+        self._metric_code = {m.name: k for k, m in enumerate(ordered)}
+        self.part_metrics = [new_code[codes] for codes in self.part_metrics]
+
     def measured_points(self) -> np.ndarray:
         """Every distinct measured point, sorted, shape (n_points, n_params)."""
         points = np.concatenate([p.points for p in self.parts]).reshape(-1, len(self.parameters))
@@ -293,6 +340,118 @@ def _segments(codes: np.ndarray) -> np.ndarray:
     return np.column_stack([starts, codes[starts], lengths]).astype(np.int64)
 
 
+# ------------------------------------------------- the reader's own join
+def stand_in(summary: PartSummary, callpath: str | None, reader: str = "") -> Experiment:
+    """A run as the reader's ``join`` sees it when streaming: all it holds but its values.
+
+    Its parameters, metrics (all it names), notes, constants and source are
+    the run's; its rows are one per distinct (point, repetition) of the run
+    (:attr:`PartSummary.cells`, in order) and metric with values there (in
+    the order the run names them), on the run's first call path, valued 0.
+    """
+    declared = list(summary.declared_metrics)
+    with_values = {m.name for m in summary.metrics}
+    codes = np.array([k for k, m in enumerate(declared) if m.name in with_values], dtype=np.int32)
+    cells = np.repeat(summary.cells, codes.size, axis=0)
+    n = len(cells)
+    return Experiment(
+        parameters=tuple(Parameter(p) for p in summary.parameters),
+        callpaths=[Callpath(callpath)] if callpath is not None else [],
+        metrics=declared,
+        callpath_index=np.zeros(n, dtype=np.int32),
+        metric_index=np.tile(codes, len(summary.cells)),
+        coordinates=summary.points[cells[:, 0]].reshape(n, len(summary.parameters)),
+        repetition=cells[:, 1].astype(np.int32),
+        value=np.zeros(n),
+        source=summary.source,
+        reader=reader,
+        notes=list(summary.notes),
+        constants=dict(summary.run_constants),
+    )
+
+
+def follow_join(info: ReaderInfo, catalogue: Catalogue, path, options: dict, host: PluginHost | None = None,
+                source: str = "") -> Experiment:
+    """Call the reader's ``join`` on a stand-in of each run (:func:`stand_in`) and take its choices.
+
+    The catalogue takes the parameters the join chose, each run's points in
+    them and the repetition the join gives each of the run's (point,
+    repetition) pairs (in its row of the first metric: the order of the
+    repetitions at a point is what the fit depends on), and the join's
+    metrics (their units, whether values are inclusive, their order); the
+    join's warnings are shown as in memory, and it checks ``--metric`` and
+    ``--callpath`` as in memory.
+
+    Returns
+    -------
+    Experiment
+        What the join returned for the stand-ins (its notes and constants are the joined runs').
+
+    Raises
+    ------
+    InputError
+        What the join raises (Caliper: no metadata key varies, runs of two
+        programs, a metric inclusive in one run and exclusive in another);
+        or the join adds or drops rows, reorders them, renames call paths or
+        metrics, or gives one point of a run different coordinates by
+        repetition or metric: what the runs' values could not follow.
+    """
+    stand_ins = [stand_in(summary, catalogue.first_callpath(r), info.name) for r, summary in enumerate(catalogue.parts)]
+    joined = engine.call_reader(info, info.join, path, stand_ins, path, options, host=host)
+    sizes = [len(e) for e in stand_ins]
+    cannot = "so the runs cannot be streamed (joined without their values); model them with --stream off"
+    if len(joined) != sum(sizes):
+        raise InputError(f"the {info.name} reader's join turns the runs' {sum(sizes)} points and repetitions into "
+                         f"{len(joined)}: it adds or drops values, {cannot}", source or None)
+    given = [(e.callpaths[c].name, e.metrics[m].name) for e in stand_ins for c, m in zip(e.callpath_index,
+                                                                                         e.metric_index)]
+    taken = [(joined.callpaths[c].name, joined.metrics[m].name) for c, m in zip(joined.callpath_index,
+                                                                                  joined.metric_index)]
+    if taken != given:
+        raise InputError(f"the {info.name} reader's join renames or reorders the runs' call paths or metrics, "
+                         f"{cannot}", source or None)
+    parameters = tuple(joined.parameter_names)
+    coordinates = joined.coordinates.reshape(len(joined), len(parameters))
+    parts, start = [], 0
+    for summary, size in zip(catalogue.parts, sizes):
+        rows = np.arange(start, start + size)
+        start += size
+        cells = summary.cells
+        per_cell = size // len(cells) if len(cells) else 0
+        points = np.zeros((len(summary.points), len(parameters)))
+        points[cells[:, 0]] = coordinates[rows[::per_cell] if per_cell else rows]
+        if not np.array_equal(points[np.repeat(cells[:, 0], per_cell)], coordinates[rows]):
+            raise InputError(f"the {info.name} reader's join gives one point of a run different coordinates for "
+                             f"different repetitions or metrics, {cannot}", summary.source or None)
+        renumbered = joined.repetition[rows[::per_cell] if per_cell else rows].astype(np.int64)
+        first_point, first_repetition = summary.first_point, summary.first_repetition
+        if size:
+            first = int(np.flatnonzero((summary.points == np.asarray(first_point)).all(axis=1))[0])
+            first_point = tuple(float(v) for v in points[first])
+            cell = np.flatnonzero((cells[:, 0] == first) & (cells[:, 1] == first_repetition))[0]
+            first_repetition = int(renumbered[cell])
+        parts.append(dataclasses.replace(
+            summary, parameters=parameters, points=points, first_point=first_point,
+            first_repetition=first_repetition,
+            renumbered=None if np.array_equal(renumbered, cells[:, 1]) else renumbered))
+    catalogue.parts = parts
+    catalogue.parameters = parameters
+    catalogue.reorder_metrics(joined.metrics)
+    return joined
+
+
+def warn_constant_parameters(catalogue: Catalogue) -> tuple[str, ...]:
+    """Say once that no parameter varies, as :func:`~extrap_plugins.api.model` does; returns what the modelers'
+    notes of each series begin with that this says already."""
+    from .api import _warn_constant_parameters
+
+    if not catalogue.parameters or not catalogue.parts:
+        return ()
+    points = catalogue.measured_points()
+    return _warn_constant_parameters(Experiment.from_columns(
+        catalogue.parameters, callpath="", metric="", coordinates=points, value=np.zeros(len(points))))
+
+
 # ---------------------------------------------------------- pass 2: model
 @dataclass
 class BlockTask:
@@ -312,6 +471,8 @@ class BlockTask:
     first_points: list[tuple[float, ...]]
     first_repetitions: list[int]
     metric_in_run: np.ndarray | None  # (n_runs here, n_metrics) when the reader leaves zeros out
+    renumbering: list[tuple[np.ndarray, np.ndarray] | None] = field(default_factory=list)
+    """Per run: its ``(cells, renumbered)`` when the reader's join numbers the repetitions anew, else None."""
 
 
 def gather_block(task: BlockTask) -> Experiment:
@@ -322,8 +483,9 @@ def gather_block(task: BlockTask) -> Experiment:
     """
     n_params = len(task.parameters)
     cp_parts, m_parts, coordinate_parts, repetition_parts, value_parts = [], [], [], [], []
-    for folder, ranges, metric_map, constants, points in zip(task.folders, task.ranges, task.metric_maps,
-                                                             task.constants, task.points):
+    renumbering = task.renumbering or [None] * len(task.folders)
+    for folder, ranges, metric_map, constants, points, renumber in zip(task.folders, task.ranges, task.metric_maps,
+                                                                       task.constants, task.points, renumbering):
         local = _row_ranges(ranges[:, 0], ranges[:, 0] + ranges[:, 2])  # the run's call paths in this block
         first, last = int(local.min()), int(local.max())
         offsets = _read_span(folder, "offsets", "<i8", first, last + 2)
@@ -335,7 +497,8 @@ def gather_block(task: BlockTask) -> Experiment:
         cp_parts.append(np.repeat(position, per_callpath))
         m_parts.append(metric_map[columns["metric"]])
         coordinate_parts.append(points[columns["point"]])
-        repetition_parts.append(columns["repetition"])
+        repetition_parts.append(columns["repetition"] if renumber is None else
+                                _renumbered(columns["point"], columns["repetition"], *renumber))
         value_parts.append(columns["value"])
     if task.metric_in_run is not None:
         run, cp, m = omitted_zeros(cp_parts, m_parts, len(task.callpaths), len(task.metrics), task.metric_in_run)
@@ -355,6 +518,15 @@ def gather_block(task: BlockTask) -> Experiment:
         repetition=np.concatenate(repetition_parts).astype(np.int32),
         value=np.concatenate(value_parts),
     )
+
+
+def _renumbered(point: np.ndarray, repetition: np.ndarray, cells: np.ndarray, renumbered: np.ndarray) -> np.ndarray:
+    """Each row's repetition as the reader's join numbers it: ``renumbered`` of its (point, repetition) among
+    ``cells`` (sorted, shape (n_cells, 2))."""
+    low = int(cells[:, 1].min())
+    stride = int(cells[:, 1].max()) - low + 1
+    keys = cells[:, 0] * stride + (cells[:, 1] - low)
+    return renumbered[np.searchsorted(keys, point.astype(np.int64) * stride + (repetition.astype(np.int64) - low))]
 
 
 def fit_streamed_block(task: BlockTask) -> tuple[list[Model], list[Warning]]:
@@ -433,8 +605,9 @@ def stream_models(
     path, reader, metrics, callpaths, executor, jobs
         As for :func:`~extrap_plugins.api.read`.
     modeler, measure, progress, **options
-        As for :func:`~extrap_plugins.api.model`; the runs read are reported as :func:`~extrap_plugins.api.read`
-        reports them, inside :func:`extrap_plugins.engine.following`.
+        As for :func:`~extrap_plugins.api.model`; inside :func:`extrap_plugins.engine.following`, the runs read are
+        reported as :func:`~extrap_plugins.api.read` reports them, and without ``progress`` the series fitted as
+        :func:`~extrap_plugins.api.model` reports them (found block by block: their number is not known before).
     scratch : path, optional
         Where the runs' columns are written for the modelling pass (a
         temporary folder inside it, removed at the end).  Default
@@ -475,15 +648,19 @@ def stream_models(
     source = describe_inputs(target)
     if not parts:
         raise InputError(f"no runs found for the {info.name} reader", source)
+    joins = runs and info.join is not None and not info.omits_zeros  # (CUBE's join is the one done here)
     kind = executors.resolve(executor, len(parts))
     reading = engine.followed().reading  # (runs read, runs found), as api.read reports them
+    modeling = engine.followed().modeling if progress is None else None  # (series fitted, series found)
+    if modeling is not None:
+        progress = lambda done: modeling(done, done)  # noqa: E731
     if reading is not None:
         reading(0, len(parts))
     with scratch_folder(scratch) as folder, executors.create_executor(kind, jobs) as pool, \
             engine.reader_guard(host, info.name):
         tasks = ((read, part, reader_options, os.path.join(folder, f"p{i:06d}"), selection)
                  for i, part in enumerate(parts))
-        catalogue, skipped = Catalogue(), []
+        catalogue, skipped = Catalogue(same_parameters=not joins), []
         results = executors.map_ordered(pool, spill_part, tasks,
                                         on_done=None if reading is None else (lambda result: reading(1, 0)))
         if not runs:  # each part is an input the user named: a broken one is an error, as in memory
@@ -492,19 +669,23 @@ def stream_models(
             catalogue.add(summary)
         if not catalogue.parts:
             raise engine.none_read(len(parts), skipped, source)
-        check_selection(metrics, callpaths, with_values=[m.name for m in catalogue.metrics],
-                            declared=list(dict.fromkeys(m for p in catalogue.parts for m in p.declared_metrics)),
+        if selection is not None or not joins:  # (a reader that selects itself checks in its join, as in memory)
+            check_selection(metrics, callpaths, with_values=[m.name for m in catalogue.metrics],
+                            declared=list(dict.fromkeys(m.name for p in catalogue.parts for m in p.declared_metrics)),
                             any_callpath=bool(catalogue.callpaths), source=source)
+        if joins:
+            follow_join(info, catalogue, target, reader_options, host=host, source=source)
         if info.omits_zeros:
             for finding in coverage_findings(catalogue.callpath_runs(), catalogue.metric_in_run(),
                                              catalogue.callpaths, [m.name for m in catalogue.metrics],
                                              [p.source for p in catalogue.parts]):
                 warnings.warn(ExtrapWarning(finding), stacklevel=2)
         instance = host.build_modeler(modeler, options, catalogue.parameters)
+        said = warn_constant_parameters(catalogue)
         size = engine.block_size(len(catalogue.metrics))
         blocks = _block_tasks(catalogue, size, instance, measure, info_modeler.name, info.omits_zeros)
         with engine.modeler_guard(host, info_modeler.name):
-            models = _fit_in_pool(pool, blocks, progress)
+            models = _fit_in_pool(pool, blocks, progress, said)
     order = {name: i for i, name in enumerate(catalogue.callpaths)}
     metric_order = {m.name: k for k, m in enumerate(catalogue.metrics)}
     models.sort(key=lambda m: (order[m.callpath], metric_order[m.metric]))
@@ -532,16 +713,16 @@ def _refused(results: Iterable[tuple[Any, Any, list[Warning]]]) -> Iterator[tupl
         yield result
 
 
-def _fit_in_pool(pool, blocks: Iterator[BlockTask], progress) -> list[Model]:
+def _fit_in_pool(pool, blocks: Iterator[BlockTask], progress, said: Sequence[str] = ()) -> list[Model]:
     """Fit every block; their warnings are shown once all are fitted, one per cause, as
-    :func:`~extrap_plugins.engine.fit_blocks` shows them."""
+    :func:`~extrap_plugins.engine.fit_blocks` shows them (causes beginning with one of ``said`` left out)."""
     models: list[Model] = []
     caught: list[Warning] = []
     done = (lambda result: progress(len(result[0]))) if progress is not None else None
     for fitted, warned in executors.map_ordered(pool, fit_streamed_block, blocks, on_done=done):
         caught.extend(warned)
         models.extend(fitted)
-    engine.warn_per_cause(caught, stacklevel=3)
+    engine.warn_per_cause(caught, stacklevel=3, said=said)
     return models
 
 
@@ -568,6 +749,8 @@ def _block_tasks(catalogue: Catalogue, size: int, instance, measure: str, modele
             first_points=[catalogue.parts[r].first_point for r in runs],
             first_repetitions=[catalogue.parts[r].first_repetition for r in runs],
             metric_in_run=None if metric_in_run is None else metric_in_run[runs],
+            renumbering=[None if catalogue.parts[r].renumbered is None else
+                         (catalogue.parts[r].cells, catalogue.parts[r].renumbered) for r in runs],
         )
 
 

@@ -586,37 +586,43 @@ def guarded_read(function: Callable, path, *args, reader: str = ""):
     or that needs more memory than there is, is exit 2 with one line naming the file (and the line
     where one can be found), never an internal error.  :class:`InputError` passes through; any other
     exception is the reader's own failure and is raised unchanged for the caller to attribute.
+
+    ``path`` is what the messages name: a path, or a list of them (a reader's ``parts`` given several
+    inputs, named together as ``a, b``; no line is looked for then, the file being unknown).
     """
     import csv
     import struct
     import zlib
 
+    several = isinstance(path, (list, tuple))
+    where = ", ".join(map(str, path)) if several else path
+    file = None if several else path  # the one file to look for a line in
     try:
         return function(*args)
     except InputError:
         raise
     except RecursionError:
         raise InputError(f"nested too deeply to read (more than {DEEP_NESTING} levels of brackets in a row)",
-                         path, _line_of(path, rb"[\[{](?:\s*[\[{]){%d,}" % (DEEP_NESTING - 1))) from None
+                         where, _line_of(file, rb"[\[{](?:\s*[\[{]){%d,}" % (DEEP_NESTING - 1))) from None
     except MemoryError:
-        raise InputError("too large to read: it declares or holds more data than fits in memory", path) from None
+        raise InputError("too large to read: it declares or holds more data than fits in memory", where) from None
     except UnicodeDecodeError as error:  # before ValueError, its base class
         raise InputError(f"not {_codec_name(error.encoding)} text (byte 0x{bytes(error.object)[error.start]:02x})",
-                         path, _undecodable_line(path, error)) from None
+                         where, _undecodable_line(file, error)) from None
     except ValueError as error:
         if "integer string conversion" not in str(error) and "int_max_str_digits" not in str(error):
             raise
         limit = sys_int_digits()
         raise InputError(f"a number has more than {limit:,} digits; no measurement has that many",
-                         path, _line_of(path, rb"\d{%d,}" % (limit + 1))) from None
+                         where, _line_of(file, rb"\d{%d,}" % (limit + 1))) from None
     except OverflowError as error:
-        raise InputError(f"a number is out of range ({error})", path) from None
+        raise InputError(f"a number is out of range ({error})", where) from None
     except (zlib.error, EOFError) as error:
-        raise InputError(f"a compressed stream is corrupt ({error})", path) from None
+        raise InputError(f"a compressed stream is corrupt ({error})", where) from None
     except csv.Error as error:
-        raise InputError(f"not a readable CSV table ({error})", path) from None
+        raise InputError(f"not a readable CSV table ({error})", where) from None
     except struct.error as error:
-        raise InputError(f"a binary record is cut short or malformed ({error})", path) from None
+        raise InputError(f"a binary record is cut short or malformed ({error})", where) from None
 
 
 def _codec_name(encoding: str) -> str:
@@ -642,6 +648,8 @@ def _undecodable_line(path, error: UnicodeDecodeError) -> int | None:
     import os
 
     data = bytes(error.object)
+    if path is None:
+        return None
     try:
         if not os.path.isfile(path) or os.path.getsize(path) == 0:
             return None
@@ -672,6 +680,8 @@ def _line_of(path, pattern: bytes) -> int | None:
     import os
     import re
 
+    if path is None:
+        return None
     try:
         if not os.path.isfile(path) or os.path.getsize(path) > 1 << 30:
             return None

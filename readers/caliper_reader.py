@@ -42,6 +42,13 @@ when several runs are read, that run is skipped (one warning per cause) and
 the others are read, or, when none can be, one error names the count and the
 first.  A folder holding one file under two names (a link to a sibling) is
 refused: that run would count twice.  A UTF-8 byte-order mark is dropped.
+A ``metrics`` name or glob no run has, or ``callpaths`` that match nothing,
+is an error naming the metrics there are.
+
+:func:`join` looks at the runs' metadata, metrics and points, never at their
+values: streaming calls it with stand-ins of the runs that hold no values
+(:func:`extrap_plugins.streaming.follow_join`) and gets the same parameters,
+metrics and warnings.
 """
 
 from __future__ import annotations
@@ -63,6 +70,7 @@ from extrap_plugins.errors import ExtrapWarning, InputError, none_read, skip_war
 from extrap_plugins.experiment import CALLPATH_SEPARATOR, RESOURCE_NAMES, Experiment, Metric, merged_metrics
 from extrap_plugins.formatting import describe_inputs, format_count
 from extrap_plugins.hookspecs import hookimpl
+from extrap_plugins.joining import with_rows
 from extrap_plugins.registration import ReaderInfo
 
 from ._common import EMPTY_FILE, check_distinct_files, first_content_line, head, read_text
@@ -653,7 +661,8 @@ def read_part(part, options: dict) -> Experiment:
             values.append(number)
     if not values and not (settings.metrics or settings.callpaths):
         raise InputError("no region records with numeric metrics in this file", part)
-    notes = [_RUN_NOTE + repr({"keys": keys, "metadata": metadata, "outside": outside})]
+    notes = [_RUN_NOTE + repr({"keys": keys, "metadata": metadata, "outside": outside,
+                               "metrics": [m.name for m in run.metrics.values()]})]
     experiment = Experiment.from_columns(
         keys, callpath=callpaths or "", metric=metric_names or "",
         coordinates=np.tile(point, (len(values), 1)).reshape(len(values), len(keys)),
@@ -776,16 +785,23 @@ def missing_keys(metadata: Sequence[dict[str, float]], runs: Sequence[str], noun
 
 
 def join(experiments: list[Experiment], path, options: dict) -> Experiment:
-    """Choose the parameters across the runs and put the runs together.
+    """Choose the parameters across the runs and put the runs together, row for row.
+
+    Only the runs' metadata (their notes), metrics and coordinates decide anything here, never their values, so
+    that streaming, which calls this with stand-ins of the runs (:func:`extrap_plugins.streaming.stand_in`), gets
+    the same parameters, metrics and warnings as the in-memory read.
 
     Raises
     ------
     InputError
-        No metadata key varies across the runs and none was named.
+        What ``metrics`` and ``callpaths`` selected matches nothing (:func:`check_selection`); no metadata key
+        varies across the runs and none was named; runs of different programs; a metric inclusive in one run and
+        exclusive in another.
     """
     settings = parse_options(options)
     infos = [_run_info(e) for e in experiments]
     source = experiments[0].source if len(experiments) == 1 else describe_inputs(path)
+    check_selection(settings, experiments, [info.get("metrics", []) for info in infos], source)
     notes: list[str] = []
     if settings.parameters:
         taken = list(settings.parameters)
@@ -827,6 +843,37 @@ def join(experiments: list[Experiment], path, options: dict) -> Experiment:
         joined.notes.append(f"{outside} record(s) outside any region (Caliper's root totals) left out, "
                             f"as Hatchet and Thicket do")
     return joined
+
+
+def check_selection(settings: Settings, experiments: Sequence[Experiment], declared: Sequence[Sequence[str]],
+                    source: str) -> None:
+    """Check what ``metrics`` and ``callpaths`` selected once every run is read, as the host does for readers that
+    do not select themselves (:func:`extrap_plugins.joining.check_selection`), names and globs alike.
+
+    Parameters
+    ----------
+    declared : sequence of sequences of str, one per run
+        Every metric the run names, selected or not.
+
+    Raises
+    ------
+    InputError
+        A metric (or glob) that no run names, listing those they do; one no run has values of; call path globs
+        that match no value.
+    """
+    if not settings.metrics and not settings.callpaths:
+        return
+    names = list(dict.fromkeys(name for run in declared for name in run))
+    with_values = {m.name for e in experiments for m in with_rows(e.metrics, e.metric_index)}
+    unknown = [p for p in settings.metrics if not any(fnmatch.fnmatchcase(n, p) for n in names)]
+    if unknown:
+        listed = f"; the metrics are {', '.join(names)}" if names else " in any run"
+        raise InputError(f"no metric {', '.join(map(repr, unknown))}{listed}", source)
+    empty = [p for p in settings.metrics if not any(fnmatch.fnmatchcase(n, p) for n in with_values)]
+    if empty:
+        raise InputError(f"metric {', '.join(map(repr, empty))} has no data in any run", source)
+    if settings.callpaths and not any(len(e) for e in experiments):
+        raise InputError(f"no call path matches {', '.join(map(repr, settings.callpaths))}", source)
 
 
 def metadata_sets(runs: Sequence[str], metadata: Sequence[dict[str, float]], noun: str = "run",

@@ -64,6 +64,16 @@ def test_folders_go_only_to_readers_that_take_folders(host, tmp_path):
     assert select_reader(tmp_path, host).name == "folders"
 
 
+def test_a_reader_named_for_a_folder_must_take_folders(host, tmp_path):
+    """``ReaderInfo.directories`` was honoured only when choosing a reader: named, a reader of one file got the
+    folder, failed on it, and a third-party one took the blame (exit 3)."""
+    register(host, reader("files"), reader("folders", directories=True))
+    with pytest.raises(InputError) as refused:
+        extrap_plugins.read(tmp_path, reader="files")
+    assert str(refused.value) == f"{tmp_path}: is a folder; the files reader reads one file"
+    assert extrap_plugins.read(tmp_path, reader="folders").callpaths[0].name == "folders"
+
+
 def test_read_several_inputs_joins_them(host, tmp_path):
     register(host, reader("dat", ("*.dat",)))
     for name in ("a.dat", "b.dat"):
@@ -333,7 +343,23 @@ def test_export_takes_a_model_set(host, tmp_path):
         "extrap_plugins.model(experiment)")
     models = extrap_plugins.model(experiment)
     assert raised(lambda: extrap_plugins.export(models, "plot")) == (
-        "exporter 'plot' writes files: give it an output path (path; -o on the command line)")
+        "exporter 'plot' writes files: give it an output path (the path argument)")
+
+
+def test_an_exporter_gets_only_the_options_it_lists_and_those_of_every_exporter(host):
+    """The host checked the option names of the built-in exporters only; a third-party one got any key."""
+    given = []
+    plugin = types.ModuleType("test_exporters")
+    plugin.extrap_exporters = hookimpl(lambda: [extrap_plugins.ExporterInfo(
+        "mine", lambda model_set, out, options: given.append(options), options={"digits": "decimal places"})])
+    host.register(plugin, "test_exporters", distribution="mine-dist")
+    models = extrap_plugins.model(two_series())
+    assert raised(lambda: extrap_plugins.export(models, "mine", digitz=3)) == (
+        "exporter 'mine' has no option 'digitz'; its options are: digits, and those of every exporter: target, sort, "
+        "values, level")
+    assert given == []  # refused before the exporter ran
+    extrap_plugins.export(models, "mine", digits=3, target={"p": 64}, sort="target", level="90%", values="auto")
+    assert given == [{"digits": "3", "target": "p=64", "sort": "target", "level": "90%", "values": "auto"}]
 
 
 # ------------------------------------------------ warnings of the modelling: one per cause, naming every series

@@ -106,6 +106,27 @@ def test_bad_input_is_one_line_and_exit_2(numbers_reader, capsys, args, message)
     assert err == f"extrap-plugins: error: {message.replace('{nums}', str(numbers_reader))}\n"
 
 
+@pytest.mark.parametrize("args, message", [
+    (["--export", "pdf"], "unknown exporter 'pdf'; the exporters are: csv, extrap-jsonl, html, json, plot, text"),
+    (["--export", "plot"], "exporter 'plot' writes files: give it an output path with -o"),
+    (["--modeler", "magic"], "unknown modeler 'magic'; the modelers are: default, exhaustive, golden, refining, "
+                             "segmented"),
+    (["--export-option", "colour=red"], "exporter 'text' has no option 'colour'; its options are those of every "
+                                        "exporter: target, sort, values, level"),
+    (["--export", "json", "--export-option", "colour=red", "-o", "{out}"],
+     "exporter 'json' has no option 'colour'; its options are: version, and those of every exporter: target, sort, "
+     "values, level"),
+], ids=["unknown-exporter", "plot-without-o", "unknown-modeler", "unknown-export-option", "with-o"])
+def test_what_model_can_check_is_said_before_reading(numbers_reader, capsys, tmp_path, args, message):
+    """These were said only after all the reading and modelling (seconds to minutes on a large input): here the
+    input cannot be read at all, and the mistake is still what is said."""
+    unreadable = tmp_path / "garbage.nums"
+    unreadable.write_text("not numbers\n")
+    args = [a.replace("{out}", str(tmp_path / "out.json")) for a in args]
+    assert main(["model", str(unreadable), *args]) == ExitStatus.BAD_INPUT
+    assert capsys.readouterr().err == f"extrap-plugins: error: {message}\n"
+
+
 def test_an_unrecognised_file_lists_the_readers(host, tmp_path, capsys):
     path = tmp_path / "notes.xyz"
     path.write_text("hello\n")

@@ -11,12 +11,13 @@ from __future__ import annotations
 import math
 import pathlib
 import sys
+import types
 
 import numpy as np
 import pytest
 
 import extrap_plugins
-from extrap_plugins import Experiment, ExporterInfo, Model, ModelerInfo, ReaderInfo, Term, cli, hookimpl
+from extrap_plugins import Experiment, ExporterInfo, Model, ModelerInfo, ReaderInfo, Term, cli, engine, hookimpl
 from extrap_plugins.errors import PluginError
 from extrap_plugins.models import Factor
 from extrap_plugins.plugins import PluginHost, get_host, set_host
@@ -99,15 +100,62 @@ def _read_part(part, options):
                                    value=[1, 2, 4, 8, 16], source=part)
 
 
+class TupleFactor:
+    """A PMNF fit whose factor is a tuple, not a Factor: it passed the checks and crashed the export (exit 1)."""
+
+    def fit(self, X, y):
+        self.constant_, self.terms_ = 1.0, [Term(1.0, {"p": (1.0, 0)})]
+        return self
+
+    def predict(self, X):
+        return np.ones(len(X))
+
+
+class TextCoefficient(TupleFactor):
+    def fit(self, X, y):
+        self.constant_, self.terms_ = 1.0, [Term("2.0", {"p": Factor(1.0, 0)})]
+        return self
+
+
+class TextConstant(TupleFactor):
+    def fit(self, X, y):
+        self.constant_, self.terms_ = "2.0", []
+        return self
+
+
+class TermNotInList(TupleFactor):
+    def fit(self, X, y):
+        self.constant_, self.terms_ = 1.0, Term(1.0, {"p": Factor(1.0, 0)})
+        return self
+
+
 MODELERS = {
-    "raises": (lambda: Raises(), "failed: RuntimeError: the fit fell over"),
+    "raises": (lambda: Raises(), "failed on main [time]: RuntimeError: the fit fell over"),
+    "group-raises": (lambda: Batched(boom), "failed on 7 series fitted together, from main [time]: RuntimeError: boom"),
     "too-few": (lambda: Batched(lambda g: models(g)[:-1]), "returned 6 models for 7 series"),
     "not-models": (lambda: Batched(lambda g: ["3 + p"] * len(g)),
                    "returned a str for main [time], expected an extrap_plugins.Model"),
     "unknown-parameter": (lambda: Batched(lambda g: models(g, terms=(Term(2.0, {"q": Factor(1.0)}),))),
                           "main [time]: a term uses 'q', which is not a parameter (the parameters are n, p)"),
     "nan": (lambda: Batched(lambda g: models(g, constant=math.nan, terms=(Term(math.nan, {"p": Factor(1.0)}),))),
-            "main [time]: the model's constant or a coefficient is not a finite number (nan + ...)"),
+            "main [time]: the constant is nan, expected a finite number"),
+    "nan-coefficient": (lambda: Batched(lambda g: models(g, constant=13.46, terms=(Term(1.0, {"p": Factor(1.0)}),
+                                                                                   Term(math.inf, {"n": Factor(1.0)})))),
+                        "main [time]: the coefficient of term 2 is inf, expected a finite number"),
+    "nan-exponent": (lambda: Batched(lambda g: models(g, terms=(Term(1.0, {"p": Factor(math.nan)}),))),
+                     "main [time]: the exponent of 'p' in term 1 is nan, expected a finite number"),
+    "tuple-factor": (lambda: TupleFactor(),
+                     "main [time]: the factor of 'p' in term 1 is a tuple ((1.0, 0)), expected an extrap_plugins.Factor"),
+    "text-coefficient": (lambda: TextCoefficient(),
+                         "main [time]: the coefficient of term 1 is a str ('2.0'), expected a real number"),
+    "text-constant": (lambda: TextConstant(), "main [time]: constant_ is a str ('2.0'), expected a real number"),
+    "term-not-in-list": (lambda: TermNotInList(),
+                         "main [time]: terms_ is a Term (Term(coefficient=1.0, factors={'p': F...), expected a list "
+                         "of extrap_plugins.Term"),
+    "batched-text-exponent": (lambda: Batched(lambda g: models(g, terms=(Term(1.0, {"p": Factor("1", 0)}),))),
+                              "main [time]: the exponent of 'p' in term 1 is a str ('1'), expected a real number"),
+    "batched-terms-text": (lambda: Batched(lambda g: models(g, terms="p")),
+                           "main [time]: the terms are a str ('p'), expected a tuple of extrap_plugins.Term"),
     "invented-callpath": (lambda: Batched(lambda g: models(g, callpath="nowhere")),
                           "returned a model for nowhere [time] in place of main [time]"),
     "wrong-shape": (lambda: WrongShape(), "main [time]: predict returned shape (25, 2) for 25 points, expected (25,)"),
@@ -543,3 +591,290 @@ def test_installed_plugins_whose_names_clash_are_all_reported_and_the_built_in_k
     monkeypatch.setenv("EXTRAP_PLUGINS_DISABLE", "hunt-clash")  # the way out: switch one off
     assert run_command(capsys, "model", EXAMPLE, "--progress", "off", "--export", "markdown") == (
         0, "| markdown |\n", "")
+
+
+# ---------------------------------------------------------------- found by the plugin-author hunt (/tmp/s57)
+HUNT_READER = """
+    import pathlib
+    import threading
+
+    from extrap_plugins import Experiment, InputError, ReaderInfo, hookimpl
+
+    def read(path, options):
+        rows = [line.split() for line in pathlib.Path(path).read_text().splitlines() if line.strip()]
+        names = ["p"]
+        if rows and rows[0][0] == "params":
+            names, rows = rows[0][1:], rows[1:]
+        if not rows:
+            raise InputError("no measurements in it")  # no path: the host names the input
+        return Experiment.from_columns(names, callpath="main", metric="time",
+                                       coordinates=[[float(x) for x in row[:-1]] for row in rows],
+                                       value=[float(row[-1]) for row in rows], source=str(path))
+
+    def parts(path, options):
+        folders = path if isinstance(path, list) else [path]
+        return [str(run) for folder in folders for run in sorted(pathlib.Path(folder).glob("*.run"))]
+
+    def read_part(part, options):
+        return read(part, options)
+
+    def read_part_buggy(part, options):
+        if pathlib.Path(part).name.startswith("run64"):
+            return {}["bug in read_part"]
+        return read(part, options)
+
+    class Run:
+        '''A run that cannot be pickled (it holds a lock).'''
+
+        def __init__(self, path):
+            self.path, self.lock = path, threading.Lock()
+
+        def __repr__(self):
+            return f"Run({pathlib.Path(self.path).name!r})"
+
+    def unsendable_parts(path, options):
+        return [Run(run) for run in parts(path, options)]
+
+    def read_run(part, options):
+        return read(part.path, options)
+
+    @hookimpl
+    def extrap_readers():
+        return [ReaderInfo("ptab", read, patterns=("*.ptab",)),
+                ReaderInfo("ptabdir", None, directories=True, parts=parts, read_part=read_part),
+                ReaderInfo("ptabdir-buggy", None, directories=True, parts=parts, read_part=read_part_buggy),
+                ReaderInfo("ptabdir-lambda", None, directories=True, parts=parts,
+                           read_part=lambda part, options: read(part, options)),
+                ReaderInfo("ptabdir-unsendable", None, directories=True, parts=unsendable_parts, read_part=read_run)]
+    """
+
+HUNT_EXPORTER = """
+    import errno
+
+    from extrap_plugins import ExporterInfo, hookimpl
+
+    def markdown(model_set, out, options):
+        digits = int(options.get("digits", "3"))  # a bad value is a ValueError: the user's mistake
+        for m in model_set:
+            out.write(f"| {m.callpath} | {m.metric} | {m.constant:.{digits}f} |\\n")
+
+    def elsewhere(model_set, out, options):
+        open("/nonexistent-dir/x")  # a file the user never named
+
+    def on_output(model_set, out, options):
+        raise OSError(errno.EIO, "Input/output error", f"/proc/self/fd/{out.fileno()}")  # the file opened for -o
+
+    def tables(model_set, out, options):
+        (out / "table.md").write_text("| table |\\n")  # into the folder -o names
+
+    @hookimpl
+    def extrap_exporters():
+        return [ExporterInfo("markdown", markdown, "a table", options={"digits": "decimal places (default 3)"}),
+                ExporterInfo("bad-oserror", elsewhere), ExporterInfo("out-oserror", on_output),
+                ExporterInfo("tables", tables, kind="path")]
+    """
+
+HUNT = "(plugin hunt_reader from distribution 'hunt-plug')"
+
+
+@pytest.fixture
+def hunt(request, tmp_path, monkeypatch):
+    """The hunt's plugins, installed as a real distribution (``hunt-plug``); a folder ``runs`` of six runs (p = 2
+    to 64, ``run64.run`` the one the buggy reader fails on) and a file ``good.ptab``."""
+    request.getfixturevalue("installed")
+    monkeypatch.delenv("EXTRAP_PLUGINS_STRICT", raising=False)
+    fake_distribution(tmp_path / "site", monkeypatch, "hunt-plug",
+                      {"hunt_reader": "hunt_reader_mod", "hunt_exporter": "hunt_exporter_mod"},
+                      {"hunt_reader_mod": HUNT_READER, "hunt_exporter_mod": HUNT_EXPORTER})
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for p in (2, 4, 8, 16, 32, 64):
+        (runs / f"run{p}.run").write_text(f"{p} {3 + 2 * p}\n")
+    good = tmp_path / "good.ptab"
+    good.write_text("".join(f"{p} {3 + 2 * p}\n" for p in (1, 2, 4, 8, 16)))
+    return types.SimpleNamespace(runs=runs, good=good, tmp=tmp_path)
+
+
+@pytest.mark.parametrize("how", [["--executor", "serial"], ["--executor", "process", "--jobs", "2"],
+                                 ["--stream", "on", "--executor", "serial"]], ids=["serial", "process", "streamed"])
+def test_a_bug_in_a_plugins_read_part_is_exit_3_naming_the_reader_and_the_run(hunt, capsys, how):
+    """It was a warning, 'skipped: ...: reading failed (KeyError: ...)', and models of the other runs (exit 0)."""
+    assert run_command(capsys, "model", hunt.runs, "--reader", "ptabdir-buggy", "--progress", "off", *how) == (
+        3, "", f"extrap-plugins: error: reader 'ptabdir-buggy' {HUNT} failed on {hunt.runs / 'run64.run'}: KeyError: "
+               "'bug in read_part'\n")
+
+
+def test_a_bug_in_a_built_in_readers_code_skips_the_run_with_a_warning(tmp_path):
+    """The built-in readers keep the documented rule for long sweeps: one odd file is skipped, not the end."""
+    def read_part(part, options):
+        return {}["bug"]
+
+    read_part.__module__ = "extrap_plugins.readers.cube_reader"
+    result, error, caught = engine.read_one_part((read_part, str(tmp_path / "r1"), {}))
+    assert (result, type(error), str(error), caught) == (
+        None, extrap_plugins.InputError, f"{tmp_path / 'r1'}: reading failed (KeyError: 'bug')", [])
+
+
+def test_a_read_part_that_cannot_be_sent_to_worker_processes_is_exit_3_saying_what_it_must_be(hunt, capsys):
+    """It was exit 1, 'internal error: AttributeError: Can't pickle local object ...'."""
+    assert run_command(capsys, "model", hunt.runs, "--reader", "ptabdir-lambda", "--progress", "off",
+                       "--executor", "process") == (
+        3, "", f"extrap-plugins: error: reader 'ptabdir-lambda' {HUNT}: read_part cannot be sent to worker processes "
+               "(AttributeError: Can't pickle local object 'extrap_readers.<locals>.<lambda>'): it must be a "
+               "module-level function, not a lambda, a closure or a local function; or use --executor serial\n")
+    status, out, err = run_command(capsys, "model", hunt.runs, "--reader", "ptabdir-lambda", "--progress", "off",
+                                   "--executor", "serial")
+    assert (status, err) == (0, "") and out.splitlines()[2].split()[:2] == ["main", "time"]
+
+
+def test_runs_that_cannot_be_sent_to_worker_processes_are_exit_3_naming_one(hunt, capsys):
+    assert run_command(capsys, "model", hunt.runs, "--reader", "ptabdir-unsendable", "--progress", "off",
+                       "--executor", "process") == (
+        3, "", f"extrap-plugins: error: reader 'ptabdir-unsendable' {HUNT}: parts returned a run that cannot be sent "
+               "to worker processes, a Run (Run('run16.run')) (TypeError: cannot pickle '_thread.lock' object): each "
+               "run must be picklable (a path, a str, a tuple); or use --executor serial\n")
+
+
+def test_a_folder_given_to_a_reader_of_one_file_is_bad_input_naming_the_reader(hunt, capsys):
+    """The plugin declared directories=False and got the folder all the same, and the blame (exit 3)."""
+    assert run_command(capsys, "model", hunt.runs, "--reader", "ptab") == (
+        2, "", f"extrap-plugins: error: {hunt.runs}: is a folder; the ptab reader reads one file\n")
+    assert run_command(capsys, "model", hunt.runs, "--reader", "text") == (
+        2, "", f"extrap-plugins: error: {hunt.runs}: is a folder; the text reader reads one file\n")
+
+
+def test_a_parameter_value_that_is_not_finite_is_bad_input_naming_the_file_the_parameter_and_the_reader(hunt,
+                                                                                                         capsys):
+    """It was taken as a point: 'main time 3  adj. R² 0.0000', exit 0."""
+    path = hunt.tmp / "nancoord.ptab"
+    path.write_text("nan 1\n1 2\n2 3\n4 4\n8 5\n")
+    assert run_command(capsys, "model", path, "--progress", "off") == (
+        2, "", f"extrap-plugins: error: {path}: parameter 'p' has the value nan in 1 of 5 measurements (as reader "
+               f"'ptab' {HUNT} read it); a parameter's values must be finite numbers\n")
+    (hunt.runs / "run128.run").write_text("inf 1\n")  # a run: skipped with a warning naming it
+    status, out, err = run_command(capsys, "model", hunt.runs, "--reader", "ptabdir", "--progress", "off",
+                                   "--executor", "serial")
+    assert (status, err) == (0, f"extrap-plugins: warning: skipped: {hunt.runs / 'run128.run'}: parameter 'p' has "
+                                f"the value inf in 1 of 1 measurement (as reader 'ptabdir' {HUNT} read it); a "
+                                "parameter's values must be finite numbers\n")
+
+
+def test_an_input_error_a_reader_raises_without_a_path_names_the_input(hunt, capsys):
+    duplicated = hunt.tmp / "dupparam.ptab"
+    duplicated.write_text("params p p\n1 1 3\n2 2 5\n")
+    assert run_command(capsys, "model", duplicated) == (
+        2, "", f"extrap-plugins: error: {duplicated}: parameter names must be unique, got ['p', 'p']\n")
+    empty = hunt.tmp / "empty.ptab"
+    empty.write_text("\n")
+    assert run_command(capsys, "model", empty) == (2, "", f"extrap-plugins: error: {empty}: no measurements in it\n")
+    (hunt.runs / "run128.run").write_text("\n")  # a run: its warning names it
+    status, out, err = run_command(capsys, "model", hunt.runs, "--reader", "ptabdir", "--progress", "off",
+                                   "--executor", "serial")
+    assert (status, err) == (0, f"extrap-plugins: warning: skipped: {hunt.runs / 'run128.run'}: no measurements in "
+                                "it\n")
+
+
+def test_an_exporters_options_are_checked_before_the_reading(hunt, capsys):
+    """A key that is neither common nor the exporter's own is refused by the host, before the reading: here the
+    buggy reader would fail (exit 3) if it were reached."""
+    assert run_command(capsys, "model", hunt.runs, "--reader", "ptabdir-buggy", "--export", "markdown",
+                       "--export-option", "digitz=3") == (
+        2, "", "extrap-plugins: error: exporter 'markdown' has no option 'digitz'; its options are: digits, and those "
+               "of every exporter: target, sort, values, level\n")
+    assert run_command(capsys, "model", hunt.good, "--export", "markdown", "--target", "p=1024", "--sort", "target",
+                       "--export-option", "digits=1") == (0, "| main | time | 3.0 |\n", "")
+
+
+def test_a_bad_option_value_an_exporter_raises_as_value_error_is_bad_input(hunt, capsys):
+    """It was exit 3, a broken plugin, as if the user's 'digits=x' were the plugin's fault."""
+    assert run_command(capsys, "model", hunt.good, "--export", "markdown", "--export-option", "digits=x") == (
+        2, "", "extrap-plugins: error: exporter 'markdown': invalid literal for int() with base 10: 'x'\n")
+
+
+def test_an_os_error_of_an_exporter_is_the_users_only_on_the_output(hunt, capsys):
+    """A file the user never named was reported as their error (exit 2), without the plugin's name."""
+    assert run_command(capsys, "model", hunt.good, "--export", "bad-oserror") == (
+        3, "", "extrap-plugins: error: exporter 'bad-oserror' (plugin hunt_exporter from distribution 'hunt-plug') "
+               "failed: FileNotFoundError: [Errno 2] No such file or directory: '/nonexistent-dir/x'\n")
+    out = hunt.tmp / "models.md"
+    assert run_command(capsys, "model", hunt.good, "--export", "out-oserror", "-o", out) == (
+        2, "", f"extrap-plugins: error: {out}: Input/output error\n")  # named as -o, never the temporary file
+    assert not out.exists()
+    out.write_text("a file, where the exporter writes into a folder\n")
+    assert run_command(capsys, "model", hunt.good, "--export", "tables", "-o", out) == (
+        2, "", f"extrap-plugins: error: {out / 'table.md'}: Not a directory\n")
+
+
+def unsendable():
+    """A modeler object that cannot be pickled: it holds a lambda."""
+    return Batched(lambda g: models(g))
+
+
+class LambdaPredictions:
+    """A batched modeler (picklable) whose models cannot be pickled: their predictor is a lambda."""
+
+    def fit_group(self, group, *, measure):
+        return models(group, predictor=lambda X: np.full(len(X), 2.0))
+
+
+class Unsendable:
+    @hookimpl
+    def extrap_modelers(self):
+        return [ModelerInfo("unsendable", unsendable), ModelerInfo("lambda-predictions", LambdaPredictions)]
+
+
+@pytest.mark.parametrize("name, what", [
+    ("unsendable", "the modeler object cannot be sent to worker processes (AttributeError: Can't pickle local object "
+                   "'unsendable.<locals>.<lambda>')"),
+    ("lambda-predictions", "the models it returned cannot be sent back from worker processes (AttributeError: "
+                           "Can't pickle local object 'LambdaPredictions.fit_group.<locals>.<lambda>')"),
+])
+def test_a_modeler_that_cannot_be_sent_to_worker_processes_says_what_it_must_be(broken, capsys, name, what):
+    """It said only 'failed: AttributeError: Can't pickle local object ...', and only on large inputs."""
+    broken.register(Unsendable(), name="unsendable_plugin", distribution=DIST)
+    assert run(capsys, EXAMPLE, "--modeler", name, "--jobs", "2", executor="process") == (
+        3, f"extrap-plugins: error: modeler {name!r} (plugin unsendable_plugin from distribution {DIST!r}): {what}: "
+           "with --executor process or mpi, which --executor auto chooses for large inputs, the modeler and the "
+           "models it returns (a predictor too) must be picklable: use module-level classes and functions, not "
+           "lambdas, closures or local classes; or use --executor serial\n")
+    assert run(capsys, EXAMPLE, "--modeler", name, "--callpath", "main")[0] == 0  # serial: nothing is pickled
+
+
+class Negative:
+    """Fits ``100 - 200 p``: below 0 at every measured point of a series that is above 0 at each."""
+
+    def fit(self, X, y):
+        self.constant_, self.terms_ = 100.0, [Term(-200.0, {"p": Factor(1.0, 0)})]
+        return self
+
+    def predict(self, X):
+        return 100.0 - 200.0 * X[:, 0]
+
+
+class NegativeModelers:
+    @hookimpl
+    def extrap_modelers(self):
+        return [ModelerInfo("negative", Negative),
+                ModelerInfo("negative-predictor", lambda: Batched(lambda g: models(
+                    g, predictor=lambda X: np.where(X[:, 0] > 1, 1.0, -1.0))))]
+
+
+NEGATIVE = "the model of modeler {!r} is negative at measured points, though every measured value is positive"
+
+
+@pytest.mark.parametrize("name", ["negative", "negative-predictor"])
+def test_a_model_below_0_where_every_value_is_above_0_is_a_quality_warning_naming_the_modeler(broken, name):
+    broken.register(NegativeModelers(), name="negative_plugin", distribution=DIST)
+    e = Experiment.from_columns(["p"], callpath=["positive"] * 5 + ["zero"] * 5, metric="time",
+                                coordinates=[[1], [2], [4], [8], [16]] * 2, value=[1, 2, 3, 4, 5, 0, 2, 3, 4, 5])
+    with pytest.warns(extrap_plugins.QualityWarning) as caught:
+        result = extrap_plugins.model(e, name, host=broken, executor="serial")
+    said = [str(w.message) for w in caught if isinstance(w.message, extrap_plugins.QualityWarning)]
+    assert said == [f"positive [time]: {NEGATIVE.format(name)}"]  # not the series with a 0 in it
+    assert [m.warnings for m in result] == [(NEGATIVE.format(name),), ()]
+
+
+def test_a_model_below_0_is_said_on_the_command_line(broken, capsys):
+    broken.register(NegativeModelers(), name="negative_plugin", distribution=DIST)
+    status, err = run(capsys, EXAMPLE, "--modeler", "negative", "--callpath", "main", "--metric", "time")
+    assert (status, err) == (0, f"extrap-plugins: warning: main [time]: {NEGATIVE.format('negative')}\n")

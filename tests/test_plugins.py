@@ -522,6 +522,18 @@ def test_every_hook_is_documented_in_the_readme():
         assert f"`{name}`" in readme, f"hook {name} is not documented in README.md"
 
 
+def test_the_readme_shows_plugins_as_the_command_line_takes_it():
+    """``plugins NAME`` was added, and the README's synopsis still showed ``extrap-plugins plugins`` alone."""
+    from extrap_plugins.cli import build_parser
+
+    commands = next(a for a in build_parser()._actions if a.dest == "command").choices
+    (name,) = [a for a in commands["plugins"]._actions if a.dest == "name"]
+    assert (name.nargs, name.metavar) == ("?", "NAME")
+    synopsis = (ROOT / "README.md").read_text().split("## The command line", 1)[1].split("```")[1]
+    assert [line for line in synopsis.splitlines() if line.startswith("extrap-plugins plugins")] == [
+        "extrap-plugins plugins [NAME]"]
+
+
 def test_every_hook_has_a_test():
     tests = {name for name, _ in inspect.getmembers(sys.modules[__name__], inspect.isfunction)}
     for name in HOOKS:

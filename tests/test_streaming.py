@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import pathlib
 import pickle
@@ -108,13 +109,45 @@ def test_selection_by_metric_and_call_path_streams_like_in_memory(sweep, tmp_pat
     assert '"metric": "time"' not in streamed and '"callpath": "main->k2"' not in streamed
 
 
-@pytest.mark.parametrize("folder", ["single_parameter", "multi_parameter", "simple_threaded"])
+@pytest.mark.parametrize("folder", ["single_parameter", "multi_parameter", "simple_threaded", "allowed_formats",
+                                    "extra_file", "extra_folder"])
 def test_cube_sets_stream_to_the_same_json_as_in_memory(host, cube, tmp_path, folder):
     in_memory, warned = quietly(lambda: json_of(extrap_plugins.model(
         extrap_plugins.read(cube / folder, executor="serial"), executor="serial")))
     streamed, warned_streamed = quietly(lambda: json_of(streaming.stream_models(cube / folder, executor="serial",
                                                                                 scratch=tmp_path)))
     assert streamed == in_memory and warned_streamed == warned
+
+
+def modelled_both_ways(path, tmp_path):
+    """``(in memory, streamed)``, each ``((parameters, JSON) or the InputError's text, every warning's text)``."""
+    def run(function):
+        try:
+            models = function()
+        except InputError as error:
+            return str(error)
+        return models.parameters, json_of(models)
+
+    return (quietly(run, lambda: extrap_plugins.model(extrap_plugins.read(path, executor="serial"),
+                                                      executor="serial")),
+            quietly(run, lambda: streaming.stream_models(path, executor="serial", scratch=tmp_path)))
+
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("path, parameters", [
+    (ROOT / "examples" / "codesign" / "runs", ("p", "n")),  # the instrument reader's folder of JSONL runs
+    ("extrap/experiments/two_parameter3.txt.extra-p", ("x", "y")),  # Extra-P's formats: files, no folder reader
+    ("extrap/input/experiment_3", ("p",)),
+    ("extrap/text", "no reader recognises this input"),
+])
+def test_other_real_inputs_stream_as_in_memory(host, shared_data, tmp_path, path, parameters):
+    path = shared_data / path if isinstance(path, str) else path
+    in_memory, streamed = modelled_both_ways(path, tmp_path)
+    assert streamed == in_memory
+    result, _ = streamed
+    assert result[0] == parameters if isinstance(parameters, tuple) else parameters in result
 
 
 @pytest.mark.parametrize("executor", ["serial", "process"])
@@ -172,6 +205,122 @@ def test_runs_that_leave_zeros_out_get_them_back_when_streamed(host, tmp_path):
     host.register(plugin, "plain_reader")
     plain = streaming.stream_models(tmp_path, "plain", "mean", executor="serial", scratch=tmp_path)
     assert plain.get("main->f", "bytes").points == 1  # a reader that keeps its zeros gets no fill
+
+
+# ------------------------------------------------- a reader with its own join
+CHOOSING_RUNS = {  # run: (p, values of main's two records); two runs at p = 4
+    "a": (1.0, (1.1, 1.3)), "b": (2.0, (2.2, 2.0)), "c": (4.0, (9.6, 7.2)), "d": (4.0, (5.4, 2.8)),
+    "e": (8.0, (8.3, 8.1)), "f": (16.0, (16.2, 16.4)),
+}
+BYTES = extrap_plugins.Metric("bytes", "B", "count", "exclusive")
+TIME = extrap_plugins.Metric("time", "sec", "time", "inclusive")
+
+
+def read_choosing_part(part, options):
+    """One run as Caliper's reader gives it: every metadata key a provisional parameter (``p``, and ``build``,
+    the same in every run), each call path recorded twice (repetitions within the run), metrics ``bytes`` and
+    ``time``; run ``a`` names ``bytes`` but has no value of it."""
+    p, (first, second) = CHOOSING_RUNS[part]
+    rows = [("main", "time", first), ("main", "time", second), ("main->f", "time", first / 2),
+            ("main->f", "time", second / 2)]
+    if part != "a":
+        rows += [("main", "bytes", 8 * p), ("main", "bytes", 8 * p), ("main->f", "bytes", 4 * p),
+                 ("main->f", "bytes", 4 * p)]
+    run = extrap_plugins.Experiment.from_columns(
+        ["build", "p"], callpath=[c for c, _, _ in rows], metric=[m for _, m, _ in rows],
+        coordinates=[[7.0, p]] * len(rows), value=[v for _, _, v in rows], metrics=[BYTES, TIME], source=part)
+    if part == "a":  # its metrics list bytes first, without values
+        run.metrics, run.metric_index = [BYTES, TIME], run.metric_index + 1
+    return run
+
+
+def choosing_join(experiments, path, options):
+    """As Caliper's join: keeps the parameters that vary across the runs, numbers the repetitions anew in run order
+    (two runs at one point: 0, 1, then 2, 3), metrics in the order the runs name them."""
+    names = [p.name for p in experiments[0].parameters]
+    coordinates = np.concatenate([e.coordinates for e in experiments]).reshape(-1, len(names))
+    keep = [i for i, _ in enumerate(names) if np.unique(coordinates[:, i]).size > 1]
+    metrics = extrap_plugins.experiment.merged_metrics(m for e in experiments for m in e.metrics)
+    code = {m.name: k for k, m in enumerate(metrics)}
+    return extrap_plugins.Experiment.from_columns(
+        [names[i] for i in keep],
+        callpath=[e.callpaths[i].name for e in experiments for i in e.callpath_index],
+        metric=([m.name for m in metrics], [code[e.metrics[i].name] for e in experiments for i in e.metric_index]),
+        coordinates=coordinates[:, keep], value=np.concatenate([e.value for e in experiments]), metrics=metrics,
+        source=str(path))
+
+
+def adding_join(experiments, path, options):
+    """A join that adds a value (as filling in a zero would)."""
+    joined = choosing_join(experiments, path, options)
+    return extrap_plugins.Experiment.concatenate([joined, joined.take(np.arange(1))])
+
+
+def renaming_join(experiments, path, options):
+    """A join that renames a metric."""
+    joined = choosing_join(experiments, path, options)
+    joined.metrics = [dataclasses.replace(m, name=m.name.upper()) for m in joined.metrics]
+    return joined
+
+
+@pytest.fixture
+def choosing(host):
+    info = ReaderInfo("choosing", read=None, directories=True, sniff=lambda p: True,
+                      parts=lambda path, options: list(CHOOSING_RUNS), read_part=read_choosing_part,
+                      join=choosing_join)
+    plugin = types.ModuleType("choosing_reader")
+    plugin.extrap_readers = hookimpl(lambda: [info] + [
+        ReaderInfo(name, read=None, parts=info.parts, read_part=read_choosing_part, join=join)
+        for name, join in (("adding", adding_join), ("renaming", renaming_join))])
+    host.register(plugin, "choosing_reader")
+    return host
+
+
+@pytest.mark.parametrize("executor", ["serial", "process"])
+def test_a_reader_s_own_join_chooses_the_parameters_when_streamed_as_in_memory(choosing, tmp_path, executor):
+    # streaming never called the join: the models were over build and p (build "has the single value 7" in every
+    # series' warnings), the repetitions of the two runs at p = 4 were summed in another order (a mean 6.25 for
+    # 6.250000000000001) and the metrics came in the order first seen with values (time, then bytes)
+    in_memory, warned = quietly(lambda: extrap_plugins.model(
+        extrap_plugins.read(tmp_path, "choosing", executor=executor, jobs=2), executor=executor, jobs=2))
+    streamed, warned_streamed = quietly(lambda: streaming.stream_models(
+        tmp_path, "choosing", executor=executor, jobs=2, scratch=tmp_path))
+    assert streamed.parameters == in_memory.parameters == ("p",)
+    assert json_of(streamed) == json_of(in_memory)
+    assert warned_streamed == warned
+    assert [(m.callpath, m.metric) for m in streamed] == [("main", "bytes"), ("main", "time"), ("main->f", "bytes"),
+                                                         ("main->f", "time")]
+    assert streamed.measured_points.tolist() == [[1.0], [2.0], [4.0], [8.0], [16.0]]
+
+
+def test_the_catalogue_takes_the_join_s_points_repetitions_and_metrics(choosing, tmp_path):
+    info = choosing.reader("choosing")
+    catalogue = streaming.Catalogue(same_parameters=False)
+    for i, part in enumerate(CHOOSING_RUNS):
+        summary, error, _ = streaming.spill_part((read_choosing_part, part, {}, str(tmp_path / f"p{i}"), None))
+        catalogue.add(summary)
+    assert catalogue.parameters == ("build", "p")
+    assert [m.name for m in catalogue.metrics] == ["time", "bytes"]  # first seen with values
+    assert catalogue.parts[3].cells.tolist() == [[0, 0], [0, 1]]  # run d: one point, repetitions 0 and 1
+    stand_in = streaming.stand_in(catalogue.parts[3], catalogue.first_callpath(3))
+    assert stand_in.coordinates.tolist() == [[7.0, 4.0]] * 4 and stand_in.repetition.tolist() == [0, 0, 1, 1]
+    assert [stand_in.metrics[k].name for k in stand_in.metric_index] == ["time", "bytes"] * 2  # as the run has them
+    streaming.follow_join(info, catalogue, tmp_path, {})
+    assert catalogue.parameters == ("p",)
+    assert catalogue.metrics == [BYTES, TIME]
+    assert catalogue.parts[3].points.tolist() == [[4.0]]
+    assert catalogue.parts[3].renumbered.tolist() == [2, 3]  # after run c's 0 and 1, as the join numbers them
+    assert catalogue.parts[0].renumbered is None
+
+
+@pytest.mark.parametrize("reader, what", [
+    ("adding", "turns the runs' 22 points and repetitions into 23: it adds or drops values"),
+    ("renaming", "renames or reorders the runs' call paths or metrics")])
+def test_a_join_streaming_cannot_follow_without_the_values_is_refused(choosing, tmp_path, reader, what):
+    with pytest.raises(InputError) as error:
+        streaming.stream_models(tmp_path, reader, executor="serial", scratch=tmp_path)
+    assert str(error.value) == (f"{tmp_path}: the {reader} reader's join {what}, so the runs cannot be streamed "
+                                "(joined without their values); model them with --stream off")
 
 
 # ---------------------------------------------------------- rank 0 load
@@ -362,3 +511,13 @@ def test_streaming_reports_the_runs_it_reads_as_read_does(sweep, tmp_path):
     with following(reading=lambda *progress: told.append(progress)):
         quietly(streaming.stream_models, sweep, executor="serial", scratch=tmp_path)
     assert told == [(0, 10)] + [(1, 0)] * 10
+
+
+def test_streaming_reports_the_series_it_fits_as_model_does(sweep, tmp_path):
+    # inside following(modeling=...), model reported its series and stream_models none
+    from extrap_plugins.engine import following
+
+    told = []
+    with following(modeling=lambda *progress: told.append(progress)):
+        models, _ = quietly(streaming.stream_models, sweep, executor="serial", scratch=tmp_path)
+    assert told and sum(done for done, _ in told) == sum(found for _, found in told) == len(models)

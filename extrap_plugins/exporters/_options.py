@@ -1,14 +1,15 @@
 """What every built-in exporter shares: the common options and their reading.
 
 ``COMMON_OPTIONS`` (``target``, ``sort``, ``values``, ``level``) are taken by
-every built-in exporter; :func:`from_options` reads them into
+every exporter (the host refuses any other name an exporter does not list
+in ``ExporterInfo.options``: :func:`check_option_names`); :func:`from_options` reads them into
 :class:`~extrap_plugins.extrapolation.Extrapolations` and returns the
 exporter's own options; :func:`option_int` reads a whole-number option.
 """
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 from extrap_plugins.errors import InputError
 from extrap_plugins.extrapolation import LEVEL, Extrapolations, extrapolate
@@ -35,17 +36,32 @@ def from_options(model_set: ModelSet, options: dict[str, str], exporter: str,
     even without a target).
     """
     own = dict(own or {})
+    check_option_names(options, exporter, own)
+    result = extrapolate(model_set, options.get("target") or None, sort=options.get("sort") or None,
+                         level=options.get("level", LEVEL), values=options.get("values") or "auto",
+                         intervals=intervals)
+    rest = {k: v for k, v in options.items() if k in own}
+    return result, rest
+
+
+def check_option_names(options: Iterable[str], exporter: str, own: Iterable[str] = ()) -> None:
+    """Every name in ``options`` is one of :data:`COMMON_OPTIONS` or of the exporter's ``own``.
+
+    The host checks this for every exporter before it runs (:func:`extrap_plugins.api.check_export_options`),
+    and the built-in exporters again when they read their options (:func:`from_options`).
+
+    Raises
+    ------
+    InputError
+        Naming the exporter and the unknown names, and listing the known ones.
+    """
+    own = list(own)
     unknown = sorted(k for k in options if k not in COMMON_OPTIONS and k not in own)
     if unknown:
         theirs = (f"its options are: {', '.join(sorted(own))}, and those of every exporter" if own
                   else "its options are those of every exporter")
         raise InputError(f"exporter {exporter!r} has no option {', '.join(map(repr, unknown))}; "
                          f"{theirs}: {', '.join(COMMON_OPTIONS)}")
-    result = extrapolate(model_set, options.get("target") or None, sort=options.get("sort") or None,
-                         level=options.get("level", LEVEL), values=options.get("values") or "auto",
-                         intervals=intervals)
-    rest = {k: v for k, v in options.items() if k in own}
-    return result, rest
 
 
 def option_int(options: Mapping[str, str], name: str, default: int, minimum: int = 0) -> int:

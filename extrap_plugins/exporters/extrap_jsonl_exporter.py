@@ -26,6 +26,8 @@ from extrap_plugins.hookspecs import hookimpl
 from extrap_plugins.models import ModelSet
 from extrap_plugins.registration import ExporterInfo
 
+from ._options import check_option_names
+
 NAME = "extrap-jsonl"
 
 
@@ -49,8 +51,7 @@ def export_extrap_jsonl(model_set: ModelSet, out: IO[str], options: dict[str, st
     keep their exact shortest representation; integral parameter values are
     written as integers.
     """
-    if options:
-        raise InputError(f"the {NAME} exporter has no options, got {', '.join(sorted(options))}")
+    check_option_names(options, NAME)  # the options of every exporter are taken, and ignored: no values here
     experiment = model_set.experiment
     if experiment is None:
         raise InputError(f"the {NAME} exporter writes the measurements behind the models, "

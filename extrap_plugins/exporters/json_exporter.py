@@ -139,13 +139,16 @@ def _extrapolation_to_json(x: Extrapolation, has_target: bool) -> dict[str, Any]
 
 
 def _model_to_json(model: Model) -> dict[str, Any]:
+    """One model's keys of version 1.  A model that is not in PMNF (a third-party modeler's own ``function``, with a
+    ``predictor``) has ``null`` as ``constant`` and ``terms``: ``0.0`` and ``[]`` would read as a model of 0."""
+    pmnf = model.predictor is None and model.function_text is None
     return {
         "callpath": model.callpath,
         "metric": model.metric,
         "modeler": model.modeler,
         "function": model.function,
-        "constant": json_number(model.constant),
-        "terms": [_term_to_json(t) for t in model.terms],
+        "constant": json_number(model.constant) if pmnf else None,
+        "terms": [_term_to_json(t) for t in model.terms] if pmnf else None,
         "segments": None if model.segments is None else [_segment_to_json(s) for s in model.segments],
         "quality": {
             "rss": json_number(model.quality.rss),

@@ -7,7 +7,7 @@ import json
 import pytest
 
 import extrap_plugins
-from extrap_plugins import Experiment, ModelSet
+from extrap_plugins import Experiment, ModelSet, cli
 from extrap_plugins.errors import InputError
 
 
@@ -47,5 +47,18 @@ def test_the_export_reads_back_into_the_same_measurements(host, tmp_path):
 def test_a_model_set_without_measurements_cannot_be_exported(host):
     with pytest.raises(InputError, match="writes the measurements behind the models, and this model set carries none"):
         extrap_plugins.export(ModelSet(("p",), []), "extrap-jsonl")
-    with pytest.raises(InputError, match="has no options"):
+    with pytest.raises(InputError) as error:
         extrap_plugins.export(ModelSet(("p",), []), "extrap-jsonl", precision="3")
+    assert str(error.value) == ("exporter 'extrap-jsonl' has no option 'precision'; its options are those of every "
+                                "exporter: target, sort, values, level")
+
+
+def test_the_options_of_every_exporter_are_taken(host, tmp_path, capsys):
+    """They were refused ('the extrap-jsonl exporter has no options, got target'), though every exporter takes them
+    (``ExporterInfo``): ``--target`` with ``--export extrap-jsonl`` was an error."""
+    path = tmp_path / "runs.jsonl"
+    path.write_text("".join(json.dumps({"params": {"p": p}, "callpath": "main", "metric": "time", "value": 2.0 * p},
+                                       separators=(",", ":"))
+                            + "\n" for p in (1, 2, 4, 8, 16)))
+    assert cli.main(["model", str(path), "--export", "extrap-jsonl", "--target", "p=64", "--sort", "target"]) == 0
+    assert capsys.readouterr().out == path.read_text()

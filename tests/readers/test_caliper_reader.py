@@ -599,3 +599,142 @@ def test_a_run_with_a_region_named_with_the_separator_is_skipped_among_others(ho
         f"read as nested regions and could merge with a nested call path; rename the region in the program"]
     assert sorted({p for _, _, p in series(experiment)}) == [(64.0,), (125.0,), (216.0,), (343.0,)]
     assert len(series(experiment)[("main->MPI_Irecv", "Avg time/rank", (64.0,))]) == 1  # main's child alone
+
+
+# ------------------------------------------------- streamed as in memory
+def both_ways(path, tmp_path, executor="serial", **options):
+    """``(in memory, streamed)``: each ``(ModelSet as JSON, its parameters, every warning)`` or the InputError's
+    text, of ``model(read(path))`` and of ``stream_models(path)``."""
+    from extrap_plugins import streaming
+
+    selection = {key: options.pop(key) for key in ("metrics", "callpaths") if key in options}
+
+    def run(function):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                models = function()
+            except InputError as error:
+                return str(error), [str(w.message) for w in caught]
+        return (extrap_plugins.export(models, "json"), models.parameters), [str(w.message) for w in caught]
+
+    in_memory = run(lambda: extrap_plugins.model(extrap_plugins.read(path, executor=executor, jobs=2, **selection,
+                                                                     **options), executor=executor, jobs=2))
+    scratch = tmp_path / "scratch"
+    scratch.mkdir(exist_ok=True)
+    streamed = run(lambda: streaming.stream_models(path, executor=executor, jobs=2, scratch=scratch, **selection,
+                                                   reader_options=options))
+    return in_memory, streamed
+
+
+@pytest.mark.parametrize("folder, parameters, executor", [
+    ("mpi_scaling_cali", ("jobsize",), "serial"), ("mpi_scaling_cali", ("jobsize",), "process"),
+    ("rajaperf", ("ProblemSizeRunParam",), "serial")])
+def test_streamed_runs_get_the_parameters_and_models_of_memory(host, thicket_data, tmp_path, folder, parameters,
+                                                               executor):
+    # streaming never called the join: every numeric metadata key was a parameter, elapsed_time stood for jobsize,
+    # mpi.world.size and numhosts in all 180 LULESH series, and the models were flat
+    in_memory, streamed = both_ways(thicket_data / folder, tmp_path, executor)
+    assert streamed == in_memory
+    (document, taken), said = streamed
+    assert taken == parameters and json.loads(document)["parameters"] == list(parameters)
+    assert not [w for w in said if "elapsed_time" in w or "single value" in w]
+
+
+@pytest.mark.parametrize("options", [{"parameters": "mpi.world.size,problem_size"},
+                                     {"parameters": "problem_size"},  # no parameter varies: one warning says so
+                                     {"metrics": ["Avg*"], "callpaths": ["main->lulesh.cycle*"]}])
+def test_named_parameters_and_selections_stream_as_in_memory(host, lulesh, tmp_path, options):
+    in_memory, streamed = both_ways(lulesh[0].parent, tmp_path, **options)
+    assert streamed == in_memory
+    if options.get("parameters") == "problem_size":
+        assert streamed[1] == ["problem_size = 30 in every measurement: every model is a constant, no model can "
+                               "show how anything grows; measure at several values"]
+
+
+def test_a_run_without_jobsize_streams_as_in_memory_and_is_named_once(host, lulesh, tmp_path):
+    (tmp_path / "runs").mkdir()
+    run = without_jobsize(lulesh, tmp_path / "runs")
+    in_memory, streamed = both_ways(tmp_path / "runs", tmp_path)
+    assert streamed == in_memory
+    assert streamed[0][1] == ("mpi.world.size",)
+    missing = [w for w in streamed[1] if "jobsize" in w]
+    assert missing == [f"{run}: metadata key jobsize missing (present in the other 4 runs), so it is not a "
+                       f"parameter; --reader-option parameters=jobsize models the runs that have it"]
+
+
+def test_what_the_join_refuses_streamed_is_refused_as_in_memory(host, thicket_data, lulesh, tmp_path):
+    # streamed, four repetitions of one size and two programs were modelled over every metadata key
+    expected = {
+        thicket_data / "rajaperf" / "quartz" / "gcc10.3.1_1048576":
+            "no numeric metadata key varies across the 4 runs; name the parameters with --reader-option "
+            "parameters=KEY[,KEY]",
+        thicket_data: "no numeric metadata key varies across all 10 runs: they fall into 2 sets",
+    }
+    for path, message in expected.items():
+        in_memory, streamed = both_ways(path, tmp_path)
+        assert streamed == in_memory and streamed[0].startswith(f"{path}: {message}")
+    mixed = tmp_path / "mixed"
+    mixed.mkdir()
+    for f in lulesh:
+        shutil.copy(f, mixed)
+    run = mixed / "27_cores.cali"
+    run.write_text(run.read_text().replace("data=avg#inclusive#sum#time.duration,parent=",
+                                           "data=avg#sum#time.duration,parent="))
+    in_memory, streamed = both_ways(mixed, tmp_path)
+    assert streamed == in_memory and "holds inclusive values in" in streamed[0]
+
+
+@pytest.mark.parametrize("selection, message", [
+    ({"metrics": ["nope"]}, "no metric 'nope'; the metrics are Min time/rank, Max time/rank, Avg time/rank, "
+                            "Total time"),
+    ({"metrics": ["Avg*", "Sum*"]}, "no metric 'Sum*'; the metrics are Min time/rank, Max time/rank, "
+                                    "Avg time/rank, Total time"),
+    ({"callpaths": ["solve*"]}, "no call path matches 'solve*'"),
+])
+def test_a_selection_that_matches_nothing_is_said_read_or_streamed(host, lulesh, tmp_path, selection, message):
+    # read said "no values selected in these runs", or, with one metric found, nothing about the other
+    in_memory, streamed = both_ways(lulesh[0].parent, tmp_path, **selection)
+    assert streamed == in_memory == (f"{lulesh[0].parent}: {message}", [])
+
+
+def test_the_streaming_catalogue_has_the_parameters_points_and_metrics_of_the_join(host, lulesh, tmp_path):
+    # the catalogue kept each run's provisional parameters (every numeric key) and the metrics without the join's
+    from extrap_plugins import streaming
+
+    experiment = extrap_plugins.read(lulesh)
+    info = host.reader("caliper")
+    catalogue = streaming.Catalogue(same_parameters=False)
+    for i, part in enumerate(info.parts(lulesh, {})):
+        summary, error, _ = streaming.spill_part((info.read_part, part, {}, str(tmp_path / f"p{i}"), None))
+        catalogue.add(summary)
+    streaming.follow_join(info, catalogue, lulesh, {})
+    assert catalogue.parameters == tuple(experiment.parameter_names) == ("jobsize",)
+    assert catalogue.measured_points().tolist() == [[float(n)] for n in LULESH_RANKS]
+    assert catalogue.metrics == experiment.metrics  # with their units and Metric.values
+    assert {m.values for m in catalogue.metrics} == {"inclusive"}
+    assert catalogue.callpaths == [c.name for c in experiment.callpaths]
+
+
+def test_the_command_line_streams_lulesh_over_jobsize(host, lulesh, tmp_path, capsys):
+    folder = str(lulesh[0].parent)
+    assert cli.main(["model", folder, "--executor", "serial", "--stream", "off"]) == 0
+    in_memory = capsys.readouterr()
+    assert cli.main(["model", folder, "--executor", "serial", "--stream", "on", "--scratch", str(tmp_path)]) == 0
+    assert capsys.readouterr() == in_memory
+    assert "jobsize" in in_memory.out and "elapsed_time" not in in_memory.out + in_memory.err
+
+
+@pytest.mark.xfail(strict=True, reason="a streamed ModelSet has no experiment and no other place for the metrics, so "
+                                       "extrapolate guesses Max time/rank exclusive from the models' shortfall "
+                                       "where Caliper's name says inclusive; needs ModelSet.metrics (models.py) read "
+                                       "by extrapolation._value_kinds")
+def test_the_command_line_json_of_lulesh_streamed_keeps_caliper_s_inclusive_metrics(host, lulesh, tmp_path, capsys):
+    folder = str(lulesh[0].parent)
+    assert cli.main(["model", folder, "--executor", "serial", "--export", "json", "--stream", "off"]) == 0
+    in_memory = json.loads(capsys.readouterr().out)
+    assert cli.main(["model", folder, "--executor", "serial", "--export", "json", "--stream", "on", "--scratch",
+                     str(tmp_path)]) == 0
+    streamed = json.loads(capsys.readouterr().out)
+    assert in_memory["values"]["Max time/rank"] == "inclusive"
+    assert streamed["values"] == in_memory["values"] and streamed == in_memory

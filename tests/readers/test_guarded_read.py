@@ -97,3 +97,48 @@ def test_a_decode_of_bytes_for_no_file_names_what_is_read():
 def test_other_value_errors_stay_the_readers_own(function, raised):
     with pytest.raises(raised):
         guarded_read(function, pathlib.Path("x"))
+
+
+def test_several_inputs_are_named_together_when_the_file_is_not_known(tmp_path):
+    """A reader's ``parts`` given several inputs gets them as a list; building the message raised TypeError."""
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    for path in (a, b):
+        path.write_bytes(table(2))
+    with pytest.raises(InputError) as error:
+        guarded_read(lambda: b.read_bytes().decode(), [a, b])
+    assert (str(error.value), error.value.line) == (f"{a}, {b}: not UTF-8 text (byte 0xff)", None)
+    with pytest.raises(InputError) as error:
+        guarded_read(lambda: int("1" * 5000), [a, b])
+    assert str(error.value) == f"{a}, {b}: a number has more than 4,300 digits; no measurement has that many"
+
+
+LISTING_READER = """
+    import pathlib
+
+    from extrap_plugins import ReaderInfo, hookimpl
+
+    def parts(path, options):  # a listing per input, decoded here: one that is not UTF-8 is bad input
+        paths = path if isinstance(path, list) else [path]
+        return [line for p in paths for line in pathlib.Path(p).read_bytes().decode().split()]
+
+    def read_part(part, options):
+        raise AssertionError("not reached")
+
+    @hookimpl
+    def extrap_readers():
+        return [ReaderInfo("listing", None, patterns=("*.list",), parts=parts, read_part=read_part)]
+    """
+
+
+@pytest.mark.usefixtures("installed")
+def test_a_plugin_reader_given_several_inputs_that_are_not_utf8_is_bad_input_naming_them(tmp_path, monkeypatch,
+                                                                                          capsys):
+    """It was exit 3, 'reader 'listing' (...) failed on a.list, b.list: TypeError: expected str, bytes or
+    os.PathLike object, not list'."""
+    fake_distribution(tmp_path / "site", monkeypatch, "hunt-listing", {"hunt_listing": "hunt_listing_reader"},
+                      {"hunt_listing_reader": LISTING_READER})
+    a, b = tmp_path / "a.list", tmp_path / "b.list"
+    a.write_text("run1\n")
+    b.write_bytes(b"run2 \xff\n")
+    assert cli(capsys, "model", a, b, "--progress", "off") == (
+        2, "", f"extrap-plugins: error: {a}, {b}: not UTF-8 text (byte 0xff)\n")

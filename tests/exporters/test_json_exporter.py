@@ -1,0 +1,63 @@
+"""The json exporter: a model that is not in PMNF has no constant or terms to give (null, not 0.0 and [])."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import numpy as np
+import pytest
+
+import extrap_plugins
+from extrap_plugins import Experiment, Model, ModelerInfo, hookimpl
+from extrap_plugins.exporters.json_exporter import export_json
+from extrap_plugins.models import Factor, ModelSet, Term
+
+
+class Mean:
+    """A scikit-learn style modeler without a PMNF formula: its model is ``predict`` and ``formula_``."""
+
+    def fit(self, X, y):
+        self.mean_ = float(np.mean(y))
+        self.formula_ = "mean(y)"
+        return self
+
+    def predict(self, X):
+        return np.full(len(X), self.mean_)
+
+
+class MeanPlugin:
+    @hookimpl
+    def extrap_modelers(self):
+        return [ModelerInfo("mean", Mean)]
+
+
+def document(model_set, **options) -> dict:
+    out = io.StringIO()
+    export_json(model_set, out, {k: str(v) for k, v in options.items()})
+    return json.loads(out.getvalue())
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_a_model_that_is_not_pmnf_has_null_constant_and_terms(host, version):
+    """``"constant": 0.0, "terms": []`` read as a model of 0 everywhere; this one predicts 3 everywhere."""
+    host.register(MeanPlugin(), "mean_plugin", distribution="mean-dist")
+    e = Experiment.from_columns(["p"], callpath="main", metric="time", coordinates=[[1], [2], [4], [8], [16]],
+                                value=[2, 3, 4, 3, 3])
+    models = extrap_plugins.model(e, "mean", host=host, executor="serial")
+    (model,) = document(models, version=version)["models"]
+    assert (model["function"], model["constant"], model["terms"]) == ("mean(y)", None, None)
+    assert models[0].predict({"p": 1024}) == 3.0
+
+
+def test_a_pmnf_model_keeps_its_constant_and_terms():
+    m = Model("main", "time", ("p",), 1.5, (Term(2.0, {"p": Factor(1.0, 0)}),))
+    (model,) = document(ModelSet(("p",), [m]))["models"]
+    assert (model["constant"], model["terms"]) == (1.5, [{"coefficient": 2.0, "factors": {"p": {
+        "exponent": 1.0, "log_exponent": 0}}}])
+
+
+def test_a_model_of_its_own_text_alone_is_not_pmnf_either():
+    m = Model("main", "time", ("p",), 0.0, function_text="see the paper")
+    (model,) = document(ModelSet(("p",), [m]))["models"]
+    assert (model["function"], model["constant"], model["terms"]) == ("see the paper", None, None)
