@@ -362,8 +362,8 @@ def compare_models(
     b_models = [_reordered(m, parameters) for m in b.models]
     check_rules(rules)
     _warn_unused_rules(rules, {m.callpath for m in a.models}, labels[0])
-    units_a = {m.name: m.unit for m in a.experiment.metrics} if a.experiment is not None else {}
-    units_b = {m.name: m.unit for m in b.experiment.metrics} if b.experiment is not None else {}
+    units_a = {m.name: m.unit for m in a.known_metrics}
+    units_b = {m.name: m.unit for m in b.known_metrics}
     matched, unmatched = match(a.models, b_models, units_a, units_b, rules, labels)
     if not matched:
         names_a = ", ".join(sorted({m.callpath for m in a.models})[:4])
@@ -390,7 +390,8 @@ def compare_models(
     target_point = target_point or dict(largest)
     along = _along(parameters, along)
     rows_a = _rows(a, target_point, level)
-    rows_b = _rows(ModelSet(parameters, b_models, experiment=b.experiment, measure=b.measure), target_point, level)
+    rows_b = _rows(ModelSet(parameters, b_models, experiment=b.experiment, measure=b.measure, metrics=b.metrics),
+                   target_point, level)
     lo, hi = smallest[along], target_point[along]
     comparison = Comparison(labels, parameters, along, largest, smallest, target_point, given, level, [], unmatched,
                             (a, b), list(rules), measured)

@@ -609,7 +609,7 @@ def extrapolate(
         floors = np.array([u.floor if u is not None else -math.inf for u in uncertainty])
         warn_below_floor(models, later, floors, target_point)
         later = np.where(np.isnan(later), later, np.maximum(later, floors))
-    kinds = _value_kinds(models, now, values, model_set.experiment)
+    kinds = _value_kinds(model_set, now, values)
     links = tree_links(models)
     share_parent_now, share_root_now = shares(models, now, kinds, links)
     share_parent_later, share_root_later = shares(models, later, kinds, links)
@@ -780,25 +780,26 @@ def _growth_table(models: Sequence[Model]) -> list[tuple[str | None, tuple[float
     return result
 
 
-def _value_kinds(models: Sequence[Model], now: np.ndarray, values: str,
-                 experiment: Experiment | None = None) -> dict[str, str]:
-    """Per metric of ``models``, whether its values are ``"inclusive"`` or ``"exclusive"``.
+def _value_kinds(model_set: ModelSet, now: np.ndarray, values: str) -> dict[str, str]:
+    """Per metric of the models of ``model_set``, whether its values are ``"inclusive"`` or ``"exclusive"``.
 
     ``values`` itself unless it is ``"auto"``.  Under ``"auto"``: the metric's own hint
-    (:attr:`~extrap_plugins.experiment.Metric.values`, in ``experiment``: the source knew it); else the rule of
-    :func:`shortfall` on the measured means of ``experiment``; else (streamed models, no measurements) on the
-    models' values at the largest measured point, ``now`` (shape (n_models,)).  Exclusive when the shortfall
+    (:attr:`~extrap_plugins.experiment.Metric.values`, from :meth:`ModelSet.metric
+    <extrap_plugins.models.ModelSet.metric>`: the source knew it, streamed or not); else the rule of
+    :func:`shortfall` on the measured means of ``model_set.experiment``; else (streamed models, no measurements) on
+    the models' values at the largest measured point, ``now`` (shape (n_models,)).  Exclusive when the shortfall
     exceeds :data:`AUTO_SHORTFALL`; inclusive otherwise, and where no parent has a child to compare with.
     """
+    models, experiment = model_set.models, model_set.experiment
     metrics = list(dict.fromkeys(m.metric for m in models))
     if values != "auto":
         return {metric: values for metric in metrics}
-    hints = {m.name: m.values for m in experiment.metrics} if experiment is not None else {}
-    guessed = [metric for metric in metrics if not hints.get(metric)]
-    found = shortfall(experiment, guessed) if experiment is not None and len(experiment) else {}
+    hints = {metric: model_set.metric(metric).values for metric in metrics}
+    guessed = [metric for metric in metrics if not hints[metric]]
+    found = shortfall(experiment, guessed) if guessed and experiment is not None and len(experiment) else {}
     if any(metric not in found for metric in guessed):
         found = {**_model_shortfall(models, now), **found}
-    return {metric: hints.get(metric) or ("exclusive" if found.get(metric, 0.0) > AUTO_SHORTFALL else "inclusive")
+    return {metric: hints[metric] or ("exclusive" if found.get(metric, 0.0) > AUTO_SHORTFALL else "inclusive")
             for metric in metrics}
 
 

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Callable, Iterator, Mapping, Sequence
 import numpy as np
 
 from .errors import ExtrapWarning, InputError
+from .experiment import Metric
 from .formatting import format_count, format_exponent, format_number, format_value
 
 if TYPE_CHECKING:
@@ -308,6 +309,40 @@ class ModelSet:
     measured_points: np.ndarray | None = field(default=None, repr=False, compare=False)
     """The distinct measured points, shape (n_points, n_params), when ``experiment`` is None because the
     measurements were streamed and never all in memory (:mod:`extrap_plugins.streaming`)."""
+    metrics: tuple[Metric, ...] = field(default=(), compare=False)
+    """What the source said of the models' metrics (:class:`~extrap_plugins.experiment.Metric`: unit, kind,
+    whether values are inclusive or exclusive), in its order: given by a streamed set, which has no ``experiment``
+    (:mod:`extrap_plugins.streaming`), else taken from ``experiment``.  Read them through :meth:`metric` and
+    :attr:`known_metrics`, which prefer the experiment's.  Like ``experiment``, not compared: two sets of the same
+    models are equal whatever is known of their units."""
+
+    def __post_init__(self):
+        self.metrics = tuple(self.metrics)
+        if not self.metrics and self.experiment is not None:
+            self.metrics = tuple(self.experiment.metrics)
+
+    @property
+    def known_metrics(self) -> tuple[Metric, ...]:
+        """The metrics as their source described them, the one place to look them up: the experiment's when the
+        set has one, then those of :attr:`metrics` it does not name (a streamed set's are all there; empty when
+        nothing is known)."""
+        if self.experiment is None:
+            return self.metrics
+        own = tuple(self.experiment.metrics)
+        names = {m.name for m in own}
+        return own + tuple(m for m in self.metrics if m.name not in names)
+
+    def metric(self, name: str) -> Metric:
+        """The :class:`~extrap_plugins.experiment.Metric` named ``name`` (its unit, kind and whether its values are
+        inclusive), from :attr:`known_metrics`; ``Metric(name)`` (all unknown) when they do not name it.
+
+        >>> ModelSet(("p",), [], metrics=(Metric("time", "sec"),)).metric("time").unit
+        'sec'
+        """
+        for metric in self.known_metrics:
+            if metric.name == name:
+                return metric
+        return Metric(name)
 
     def __iter__(self) -> Iterator[Model]:
         if self.experiment is None:

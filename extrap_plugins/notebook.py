@@ -29,9 +29,9 @@ HTML_ROWS = 60
 def to_dataframe(model_set: ModelSet, target: str | Mapping[str, float] | None = None) -> pandas.DataFrame:
     """One row per call path and metric, in the model set's order.
 
-    Columns: ``callpath``, ``metric``, ``unit`` (the metric's, from ``ModelSet.experiment``: ``sec``,
-    ``bytes``; empty when unknown, as for streamed models), ``formula`` (human), ``function``
-    (machine-readable), ``growth`` (big-O class), ``rss``, ``ar2``, ``smape``,
+    Columns: ``callpath``, ``metric``, ``unit`` (the metric's, :meth:`ModelSet.metric
+    <extrap_plugins.models.ModelSet.metric>`, streamed or not: ``sec``, ``bytes``; empty when unknown),
+    ``formula`` (human), ``function`` (machine-readable), ``growth`` (big-O class), ``rss``, ``ar2``, ``smape``,
     ``re``, ``points``, ``modeler``, ``largest`` (the value at the largest
     measured point), ``share_largest`` (of the root there); and given a
     ``target`` (``"p=4096"`` or ``{"p": 4096}``): ``target``, ``lower``,
@@ -51,7 +51,7 @@ def to_dataframe(model_set: ModelSet, target: str | Mapping[str, float] | None =
     from .extrapolation import extrapolate
 
     result = extrapolate(model_set, target)
-    units = {m.name: m.unit for m in model_set.experiment.metrics} if model_set.experiment is not None else {}
+    units = {m.name: m.unit for m in model_set.known_metrics}
     rows = []
     for model, row in zip(model_set.models, result.rows):
         entry = {

@@ -79,7 +79,28 @@ class ReaderInfo:
         Joins the runs read by ``read_part`` (in the order of ``parts``), in
         the main process; default :func:`extrap_plugins.joining.join_parts`.  A reader
         uses it for checks across runs (call paths found in only some runs)
-        and to issue warnings its workers could only record.
+        and to issue warnings its workers could only record.  When streaming
+        (``--stream on``, :mod:`extrap_plugins.streaming`) it is called too,
+        once, in the main process, with the same ``path`` and ``options`` but a
+        *stand-in* for each run read (:func:`~extrap_plugins.streaming.stand_in`):
+        the run's parameters, the metrics it names (with values or not),
+        notes, constants and source, and one row per distinct point and
+        repetition of the run and metric with values in it (ordered by point,
+        repetition, then metric as the run names them), all on the run's
+        first call path and valued 0.  So it must decide from the metadata,
+        the metrics and the coordinates only, never from values or call paths.
+        What it returns for the stand-ins is followed as in memory: the
+        parameters it chose, each point's coordinates (which must be the same
+        for every repetition and metric of one point of a run), the repetition
+        numbers it gives (those of each point and repetition's first row), its
+        metrics (units, :attr:`~extrap_plugins.experiment.Metric.values`, order),
+        its warnings and the ``InputError`` it raises.  It must keep the
+        rows: as many, in their order, each with its call path's and metric's
+        name; a join that adds, drops or reorders rows or renames a call path
+        or metric cannot be followed without the values and is refused (exit 2,
+        "... cannot be streamed ...; model them with --stream off").  When
+        streaming a reader with ``omits_zeros`` it is not called: the host
+        joins the runs as such a join does (see ``omits_zeros``).
     filters : bool
         Whether the reader applies the selection itself: ``options`` then
         holds ``"metrics"`` and ``"callpaths"`` as tuples of str (names and

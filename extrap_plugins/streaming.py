@@ -58,8 +58,9 @@ from typing import Any, Iterable, Iterator, Sequence
 import numpy as np
 
 from . import engine, executors
+from .api import named_reader
 from .errors import ExtrapWarning, InputError
-from .experiment import Callpath, Experiment, Metric, Parameter, check_measure, row_codes
+from .experiment import Callpath, Experiment, Metric, Parameter, check_measure, merged_metrics, row_codes
 from .formatting import describe_inputs
 from .joining import check_selection, coverage_findings, omitted_zeros
 from .models import Model, ModelSet
@@ -136,12 +137,15 @@ class PartSummary:
 def spill_part(task) -> tuple[PartSummary | None, InputError | None, list[Warning]]:
     """Read one part in a worker and write it to the scratch folder.
 
-    ``task`` is ``(read, part, options, folder, selection)``; ``selection``
-    is ``(metrics, callpaths)`` for readers that do not select themselves,
-    else None.  Returns like :func:`~extrap_plugins.engine.read_one_part`.
+    ``task`` is ``(read, part, options, folder, selection)`` or that and
+    ``reader``; ``selection`` is ``(metrics, callpaths)`` for readers that do
+    not select themselves, else None; ``reader`` is how messages name a
+    third-party reader (:func:`~extrap_plugins.engine.reader_label`).
+    Returns like :func:`~extrap_plugins.engine.read_one_part`.
     """
-    read, part, options, folder, selection = task
-    experiment, error, caught = engine.read_one_part((read, part, options, selection))
+    read, part, options, folder, selection = task[:5]
+    reader = task[5] if len(task) > 5 else ""
+    experiment, error, caught = engine.read_one_part((read, part, options, selection, reader))
     if error is not None:
         return None, error, caught
     return write_part(experiment, folder), None, caught
@@ -622,13 +626,16 @@ def stream_models(
         Its ``experiment`` is None: the measurements were never in memory;
         ``measured_points`` holds the distinct points instead (exporters show
         values at the largest measured point, as for ``model(read(...))``;
-        prediction intervals and plots need the measurements).
+        prediction intervals and plots need the measurements), and
+        ``metrics`` what the reader said of the metrics (units, inclusive or
+        exclusive: the reader's ``join``'s where it was followed), as the
+        experiment says it in memory.
     """
     host = host or get_host()
     check_measure(measure)
     info_modeler = host.modeler(modeler)
     paths = engine.input_paths(path)
-    infos = [host.reader(reader) if reader else engine.select_reader(p, host) for p in paths]
+    infos = [named_reader(host, reader, p) if reader else engine.select_reader(p, host) for p in paths]
     if len({i.name for i in infos}) > 1:
         needed = ", ".join(sorted({i.name for i in infos}))
         raise InputError(f"streaming reads inputs of one reader; these need {needed}: stream them separately or give "
@@ -650,6 +657,9 @@ def stream_models(
         raise InputError(f"no runs found for the {info.name} reader", source)
     joins = runs and info.join is not None and not info.omits_zeros  # (CUBE's join is the one done here)
     kind = executors.resolve(executor, len(parts))
+    if runs and kind != "serial":  # as read does: read_part and the runs must travel to the workers
+        engine.check_sendable(info, parts, host)
+    label = engine.reader_label(host, info.name)  # how the workers' messages name a third-party reader
     reading = engine.followed().reading  # (runs read, runs found), as api.read reports them
     modeling = engine.followed().modeling if progress is None else None  # (series fitted, series found)
     if modeling is not None:
@@ -658,7 +668,7 @@ def stream_models(
         reading(0, len(parts))
     with scratch_folder(scratch) as folder, executors.create_executor(kind, jobs) as pool, \
             engine.reader_guard(host, info.name):
-        tasks = ((read, part, reader_options, os.path.join(folder, f"p{i:06d}"), selection)
+        tasks = ((read, part, reader_options, os.path.join(folder, f"p{i:06d}"), selection, label)
                  for i, part in enumerate(parts))
         catalogue, skipped = Catalogue(same_parameters=not joins), []
         results = executors.map_ordered(pool, spill_part, tasks,
@@ -689,6 +699,10 @@ def stream_models(
     order = {name: i for i, name in enumerate(catalogue.callpaths)}
     metric_order = {m.name: k for k, m in enumerate(catalogue.metrics)}
     models.sort(key=lambda m: (order[m.callpath], metric_order[m.metric]))
+    metrics = list(catalogue.metrics)  # (the join's, when the reader's join was followed)
+    if not runs and len(catalogue.parts) > 1:  # inputs read whole: described as Experiment.concatenate joins them
+        merged = {m.name: m for m in merged_metrics(m for p in catalogue.parts for m in p.declared_metrics)}
+        metrics = [merged.get(m.name, m) for m in metrics]
     return ModelSet(
         parameters=catalogue.parameters,
         models=models,
@@ -698,6 +712,7 @@ def stream_models(
         source=source,
         experiment=None,
         measured_points=catalogue.measured_points(),
+        metrics=tuple(metrics),
     )
 
 

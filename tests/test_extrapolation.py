@@ -583,6 +583,20 @@ def test_auto_takes_the_values_as_the_source_says_and_an_explicit_choice_overrid
     assert extrapolate(model_set_of(inclusive, hinted(experiment, "exclusive"))).values == {"time": "exclusive"}
 
 
+def test_a_model_set_without_measurements_takes_the_values_as_its_metrics_say():
+    # a streamed set has no experiment: the hint was lost and the models' values decided (inclusive here)
+    from extrap_plugins.experiment import Metric
+
+    models = tree_models()
+    streamed = ModelSet(("p",), models, measured_points=P[:, None])
+    assert extrapolate(streamed).values == {"time": "inclusive"}
+    said = dataclasses.replace(streamed, metrics=(Metric("time", "sec", values="exclusive"),))
+    assert extrapolate(said).values == {"time": "exclusive"}
+    assert extrapolate(said, values="inclusive").values == {"time": "inclusive"}
+    unknown = dataclasses.replace(streamed, metrics=(Metric("time", "sec"),))  # no hint: the models decide
+    assert extrapolate(unknown).values == {"time": "inclusive"}
+
+
 def slightly_low_parent():
     """Inclusive measurements (main = a + b + 1, a = c + 5) and models of them in which main, at 19, lies 5 %
     below its children's 20 (as LULESH's main->lulesh.cycle model lay 3 % below its children's)."""
@@ -632,9 +646,14 @@ def test_real_data_inclusive_from_caliper_and_exclusive_from_score_p(host, share
     assert extrapolate(models).values == {"Max time/rank": "inclusive", "Avg time/rank": "inclusive"}  # the hint
     unknown = dataclasses.replace(models, experiment=hinted(models.experiment, ""))
     assert extrapolate(unknown).values == {"Max time/rank": "exclusive", "Avg time/rank": "inclusive"}
-    # streamed: the models' values; main->lulesh.cycle (50.77) below TimeIncrement + LagrangeLeapFrog (52.35)
-    # flipped Avg time/rank to exclusive, every share of a Caliper experiment wrong
+    # streamed: the metrics the set carries give the hint (it was lost with the experiment: Max time/rank guessed
+    # exclusive from the models' shortfall)
     streamed = dataclasses.replace(models, experiment=None, measured_points=lulesh.points())
+    assert streamed.metrics == tuple(lulesh.metrics)
+    assert extrapolate(streamed).values == {"Max time/rank": "inclusive", "Avg time/rank": "inclusive"}
+    # streamed without a hint: the models' values; main->lulesh.cycle (50.77) below TimeIncrement +
+    # LagrangeLeapFrog (52.35) flipped Avg time/rank to exclusive, every share of a Caliper experiment wrong
+    streamed = dataclasses.replace(streamed, metrics=tuple(hinted(lulesh, "").metrics))
     assert extrapolate(streamed).values == {"Max time/rank": "exclusive", "Avg time/rank": "inclusive"}
     pytest.importorskip("pycubexr", reason="the cube extra (pip install -e '.[cube]') reads CUBE files")
     cube = extrap_plugins.read(shared_data / "cube" / "extrap" / "single_parameter")  # Score-P, exclusive values

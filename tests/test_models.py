@@ -261,3 +261,33 @@ def test_to_dataframe_has_the_unit_of_each_metric(host):
     models = extrap_plugins.model(experiment)
     assert list(models.to_dataframe()["unit"]) == ["sec", ""]
     assert list(ModelSet(("p",), models.models).to_dataframe()["unit"]) == ["", ""]  # no experiment: unknown
+    streamed = dataclasses.replace(models, experiment=None)  # a streamed set carries the metrics itself
+    assert list(streamed.to_dataframe()["unit"]) == ["sec", ""]
+
+
+def test_a_model_set_carries_its_metrics_with_or_without_its_experiment(host):
+    import pickle
+
+    import extrap_plugins
+    from extrap_plugins.experiment import Metric
+
+    time, visits = Metric("time", "sec", "time", "inclusive"), Metric("visits", kind="count")
+    p = np.array([1.0, 2.0, 4.0, 8.0, 16.0])
+    experiment = extrap_plugins.Experiment.from_columns(
+        ["p"], callpath="main", metric=["time"] * 5 + ["visits"] * 5, coordinates=np.r_[p, p][:, None],
+        value=np.r_[p, 3 * p], metrics=[time, visits])
+    models = extrap_plugins.model(experiment)
+    assert models.metrics == (time, visits) == models.known_metrics  # taken from the experiment
+    assert models.metric("time") is time and models.metric("bytes") == Metric("bytes")  # unknown: nothing said
+    streamed = ModelSet(models.parameters, models.models, models.modeler, models.options, metrics=(time, visits))
+    assert streamed.metric("time").values == "inclusive" and streamed.known_metrics == (time, visits)
+    # equality as before: the metrics are what is known of the models, as the experiment is, not compared
+    assert streamed == models == dataclasses.replace(models, metrics=())
+    assert repr(streamed) == repr(models) == "<ModelSet: 2 models of p by default>"
+    again = pickle.loads(pickle.dumps(streamed))
+    assert again.metrics == (time, visits) and [m.function for m in again] == [m.function for m in streamed]
+    assert models[:1].metrics == (time, visits) and copy.deepcopy(streamed).metrics == (time, visits)
+    # the experiment's metrics come first: what the measurements at hand say
+    hinted = dataclasses.replace(experiment, metrics=[dataclasses.replace(time, values="exclusive"), visits])
+    assert dataclasses.replace(streamed, experiment=hinted).metric("time").values == "exclusive"
+    assert ModelSet(("p",), [], metrics=[time]).metrics == (time,)  # any sequence, kept as a tuple

@@ -16,7 +16,9 @@ import pytest
 import extrap_plugins
 from extrap_plugins import InputError, ModelerInfo, ReaderInfo, cli, executors, hookimpl, streaming
 from extrap_plugins.engine import CHUNK_SERIES
-from plugin_helpers import Mean
+from extrap_plugins.extrapolation import extrapolate
+from plugin_helpers import Mean, fake_distribution, installed  # noqa: F401
+from plugin_helpers import cli as run_command
 
 P = (2.0, 4.0, 8.0, 16.0, 32.0)
 MANY = CHUNK_SERIES // 2 + 50  # call paths: x 2 metrics, more series than one block holds
@@ -270,7 +272,7 @@ def choosing(host):
                       join=choosing_join)
     plugin = types.ModuleType("choosing_reader")
     plugin.extrap_readers = hookimpl(lambda: [info] + [
-        ReaderInfo(name, read=None, parts=info.parts, read_part=read_choosing_part, join=join)
+        ReaderInfo(name, read=None, directories=True, parts=info.parts, read_part=read_choosing_part, join=join)
         for name, join in (("adding", adding_join), ("renaming", renaming_join))])
     host.register(plugin, "choosing_reader")
     return host
@@ -291,6 +293,12 @@ def test_a_reader_s_own_join_chooses_the_parameters_when_streamed_as_in_memory(c
     assert [(m.callpath, m.metric) for m in streamed] == [("main", "bytes"), ("main", "time"), ("main->f", "bytes"),
                                                          ("main->f", "time")]
     assert streamed.measured_points.tolist() == [[1.0], [2.0], [4.0], [8.0], [16.0]]
+    # what the join said of the metrics: units and, for extrapolate, bytes exclusive though its parents do not
+    # fall short (it was lost, and bytes guessed inclusive from the models)
+    assert streamed.metrics == in_memory.metrics == (BYTES, TIME)
+    assert streamed.metric("time").unit == "sec"
+    assert extrapolate(streamed).values == extrapolate(in_memory).values == {"bytes": "exclusive",
+                                                                             "time": "inclusive"}
 
 
 def test_the_catalogue_takes_the_join_s_points_repetitions_and_metrics(choosing, tmp_path):
@@ -321,6 +329,32 @@ def test_a_join_streaming_cannot_follow_without_the_values_is_refused(choosing, 
         streaming.stream_models(tmp_path, reader, executor="serial", scratch=tmp_path)
     assert str(error.value) == (f"{tmp_path}: the {reader} reader's join {what}, so the runs cannot be streamed "
                                 "(joined without their values); model them with --stream off")
+
+
+def read_hinted(path, options):
+    """A whole input: ``HINT`` then ``p value`` pairs; ``main`` takes the value, ``main->f`` half of it."""
+    hint, *numbers = pathlib.Path(path).read_text().split()
+    p, value = np.array(numbers, dtype=float).reshape(-1, 2).T
+    return extrap_plugins.Experiment.from_columns(
+        ["p"], callpath=["main"] * p.size + ["main->f"] * p.size, metric="time", coordinates=np.r_[p, p][:, None],
+        value=np.r_[value, value / 2], metrics=[extrap_plugins.Metric("time", "sec", values=hint)], source=str(path))
+
+
+@pytest.mark.parametrize("hints, said", [(("exclusive", "exclusive"), "exclusive"), (("inclusive", "exclusive"), "")])
+def test_inputs_read_whole_give_their_metrics_as_joined_in_memory(host, tmp_path, hints, said):
+    # one hint where the inputs agree, none where they differ (Experiment.concatenate): the streamed set had the
+    # first input's, for a shortfall of no account
+    plugin = types.ModuleType("hinted_reader")
+    plugin.extrap_readers = hookimpl(lambda: [ReaderInfo("hinted", read_hinted, patterns=("*.hint",))])
+    host.register(plugin, "hinted_reader")
+    paths = []
+    for k, hint in enumerate(hints):
+        paths.append(tmp_path / f"r{k}.hint")
+        paths[-1].write_text(hint + "".join(f" {p:g} {p * (k + 1)}" for p in P[k::2]))
+    in_memory = extrap_plugins.model(extrap_plugins.read(paths, executor="serial"), executor="serial")
+    streamed = streaming.stream_models(paths, executor="serial", scratch=tmp_path)
+    assert streamed.metrics == in_memory.metrics == (extrap_plugins.Metric("time", "sec", values=said),)
+    assert extrapolate(streamed).values == extrapolate(in_memory).values == {"time": said or "inclusive"}
 
 
 # ---------------------------------------------------------- rank 0 load
@@ -521,3 +555,110 @@ def test_streaming_reports_the_series_it_fits_as_model_does(sweep, tmp_path):
     with following(modeling=lambda *progress: told.append(progress)):
         models, _ = quietly(streaming.stream_models, sweep, executor="serial", scratch=tmp_path)
     assert told and sum(done for done, _ in told) == sum(found for _, found in told) == len(models)
+
+
+# ------------------------------------ a third-party reader's messages, streamed and in memory
+RUNS_READER = """
+    import pathlib
+    import threading
+
+    from extrap_plugins import Experiment, ReaderInfo, hookimpl
+
+    def read(path, options):
+        rows = [line.split() for line in pathlib.Path(path).read_text().splitlines() if line.strip()]
+        return Experiment.from_columns(["p"], callpath="main", metric="time",
+                                       coordinates=[[float(row[0])] for row in rows],
+                                       value=[float(row[1]) for row in rows], source=str(path))
+
+    def parts(path, options):
+        return [str(run) for run in sorted(pathlib.Path(path).glob("*.run"))]
+
+    def read_part(part, options):
+        return read(part, options)
+
+    class Run:
+        '''A run that cannot be pickled (it holds a lock).'''
+
+        def __init__(self, path):
+            self.path, self.lock = path, threading.Lock()
+
+        def __repr__(self):
+            return f"Run({pathlib.Path(self.path).name!r})"
+
+    def unsendable_parts(path, options):
+        return [Run(run) for run in parts(path, options)]
+
+    def read_run(part, options):
+        return read(part.path, options)
+
+    @hookimpl
+    def extrap_readers():
+        return [ReaderInfo("tab", read, patterns=("*.tab",)),
+                ReaderInfo("tabdir", None, directories=True, parts=parts, read_part=read_part),
+                ReaderInfo("tabdir-lambda", None, directories=True, parts=parts,
+                           read_part=lambda part, options: read(part, options)),
+                ReaderInfo("tabdir-unsendable", None, directories=True, parts=unsendable_parts, read_part=read_run)]
+    """
+RUNS_PLUGIN = "(plugin runs_reader from distribution 'runs-plug')"
+
+
+@pytest.fixture
+def runs_plug(request, tmp_path, monkeypatch):
+    """:data:`RUNS_READER` installed as a real distribution (``runs-plug``) and a folder ``runs`` of six runs."""
+    request.getfixturevalue("installed")
+    monkeypatch.delenv("EXTRAP_PLUGINS_STRICT", raising=False)
+    fake_distribution(tmp_path / "site", monkeypatch, "runs-plug", {"runs_reader": "runs_reader_mod"},
+                      {"runs_reader_mod": RUNS_READER})
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for p in (2, 4, 8, 16, 32, 64):
+        (runs / f"run{p}.run").write_text(f"{p} {3 + 2 * p}\n")
+    return runs
+
+
+def both_ways(capsys, tmp_path, *argv):
+    """``extrap-plugins model ARGV`` in memory and streamed: ((status, out, err), (status, out, err))."""
+    scratch = tmp_path / "scratch"
+    scratch.mkdir(exist_ok=True)
+    return (run_command(capsys, "model", *argv, "--progress", "off", "--stream", "off"),
+            run_command(capsys, "model", *argv, "--progress", "off", "--stream", "on", "--scratch", scratch))
+
+
+@pytest.mark.parametrize("reader", ["tab", "text"])
+def test_a_folder_given_to_a_reader_of_one_file_is_the_same_bad_input_streamed(runs_plug, capsys, tmp_path, reader):
+    # streamed, the reader was called with the folder: a third-party one was blamed (exit 3), the built-in failed
+    # its own way
+    in_memory, streamed = both_ways(capsys, tmp_path, runs_plug, "--reader", reader, "--executor", "serial")
+    assert streamed == in_memory == (
+        2, "", f"extrap-plugins: error: {runs_plug}: is a folder; the {reader} reader reads one file\n")
+
+
+@pytest.mark.parametrize("reader, what", [
+    ("tabdir-lambda", "read_part cannot be sent to worker processes (AttributeError: Can't pickle local object "
+                      "'extrap_readers.<locals>.<lambda>'): it must be a module-level function, not a lambda, a "
+                      "closure or a local function"),
+    ("tabdir-unsendable", "parts returned a run that cannot be sent to worker processes, a Run (Run('run16.run')) "
+                          "(TypeError: cannot pickle '_thread.lock' object): each run must be picklable (a path, a "
+                          "str, a tuple)")])
+def test_a_reader_that_cannot_be_sent_to_workers_is_the_same_plugin_error_streamed(runs_plug, capsys, tmp_path,
+                                                                                   reader, what):
+    # streamed, the pickling failed inside the pool: an internal error (exit 1)
+    in_memory, streamed = both_ways(capsys, tmp_path, runs_plug, "--reader", reader, "--executor", "process",
+                                    "--jobs", "2")
+    assert streamed == in_memory == (
+        3, "", f"extrap-plugins: error: reader '{reader}' {RUNS_PLUGIN}: {what}; or use --executor serial\n")
+    in_memory, streamed = both_ways(capsys, tmp_path, runs_plug, "--reader", reader, "--executor", "serial")
+    assert streamed[0] == in_memory[0] == 0 and streamed[2] == in_memory[2] == ""  # serial: nothing is sent
+
+
+@pytest.mark.parametrize("executor", ["serial", "process"])
+def test_a_run_with_a_value_that_is_not_finite_names_the_reader_streamed_as_in_memory(runs_plug, capsys, tmp_path,
+                                                                                      executor):
+    # streamed, the warning left out "(as reader ... read it)"
+    (runs_plug / "run128.run").write_text("inf 1\n")
+    in_memory, streamed = both_ways(capsys, tmp_path, runs_plug, "--reader", "tabdir", "--executor", executor,
+                                    "--jobs", "2")
+    assert streamed == in_memory
+    assert in_memory[0] == 0 and in_memory[2] == (
+        f"extrap-plugins: warning: skipped: {runs_plug / 'run128.run'}: parameter 'p' has the value inf in 1 of 1 "
+        f"measurement (as reader 'tabdir' {RUNS_PLUGIN} read it); a parameter's values must be finite numbers\n")

@@ -206,6 +206,7 @@ def summary(ranked: Extrapolations) -> list[list[str]]:
     if model_set.source or (experiment is not None and experiment.source):
         items.append(["source", str(model_set.source or experiment.source)])
     items.append(["parameters", ", ".join(model_set.parameters) or "none"])
+    metrics = ["metrics", ", ".join(f"{m.name} [{m.unit}]" if m.unit else m.name for m in model_set.known_metrics)]
     if experiment is not None and len(experiment):
         points = experiment.points()
         values = "; ".join(
@@ -215,9 +216,11 @@ def summary(ranked: Extrapolations) -> list[list[str]]:
         counts = _repetition_counts(experiment)
         same = counts[0] == counts[1]
         items.append(["repetitions", f"{counts[0]}" if same else f"{counts[0]}–{counts[1]} per point"])
-        items.append(["metrics", ", ".join(f"{m.name} [{m.unit}]" if m.unit else m.name for m in experiment.metrics)])
+        items.append(metrics)
         items.append(["call paths", str(len({int(c) for c in np.unique(experiment.callpath_index)}))])
         items.append(["reader", experiment.reader or "n/a"])
+    elif model_set.known_metrics:  # streamed: no measurements, but what the source said of its metrics
+        items.append(metrics)
     items.append(["models", str(len(model_set.models))])
     if any(math.isfinite(m.validation) for m in model_set.models):
         items.append(["validation", validation_line([m.validation for m in model_set.models])])

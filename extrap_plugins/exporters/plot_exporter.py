@@ -116,7 +116,7 @@ def plot_data(ranked: Extrapolations, limit: int | None = None) -> list[PlotData
         chosen = chosen[:limit]
     wanted = {(m.callpath, m.metric): i for i, m in chosen}
     found: dict[int, tuple] = {}
-    units = {m.name: m.unit for m in experiment.metrics}
+    units = {m.name: m.unit for m in model_set.known_metrics}
     for group in experiment.series_groups():
         rows = [(r, wanted[(c.name, m.name)]) for r, (c, m) in enumerate(group.keys) if (c.name, m.name) in wanted]
         if not rows:

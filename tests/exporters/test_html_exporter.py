@@ -160,3 +160,14 @@ def test_without_measurements_the_report_still_opens(host, tmp_path):
     assert document["plots"] == {} and document["settings"]["largest"] is None
     text = extrap_plugins.export(model_set, "html")
     assert text.startswith("<!DOCTYPE html>") and "<script id=\"report-data\"" in text
+
+
+def test_a_streamed_report_lists_the_metrics_with_their_units(host):
+    # the summary named the metrics only from the measurements: a streamed set's were left out
+    from extrap_plugins.experiment import Metric
+
+    streamed = ModelSet(("p",), list(KNOWN), modeler="hand", metrics=(Metric("time", "sec"),),
+                        measured_points=P[:, None])
+    summary = dict(report_data(extrapolate(streamed), {})["summary"])
+    assert summary["metrics"] == "time [sec]"
+    assert "metrics" not in dict(report_data(extrapolate(ModelSet(("p",), list(KNOWN))), {})["summary"])

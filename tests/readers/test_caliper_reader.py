@@ -725,10 +725,6 @@ def test_the_command_line_streams_lulesh_over_jobsize(host, lulesh, tmp_path, ca
     assert "jobsize" in in_memory.out and "elapsed_time" not in in_memory.out + in_memory.err
 
 
-@pytest.mark.xfail(strict=True, reason="a streamed ModelSet has no experiment and no other place for the metrics, so "
-                                       "extrapolate guesses Max time/rank exclusive from the models' shortfall "
-                                       "where Caliper's name says inclusive; needs ModelSet.metrics (models.py) read "
-                                       "by extrapolation._value_kinds")
 def test_the_command_line_json_of_lulesh_streamed_keeps_caliper_s_inclusive_metrics(host, lulesh, tmp_path, capsys):
     folder = str(lulesh[0].parent)
     assert cli.main(["model", folder, "--executor", "serial", "--export", "json", "--stream", "off"]) == 0
