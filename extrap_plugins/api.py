@@ -20,7 +20,7 @@ import numpy as np
 from . import executors
 from .engine import (BlockPlan, Growing, Progress, call_exporter, call_reader, fit_blocks, followed, held_out_points,
                      input_paths, read_parts, select_reader, validation_errors)
-from .errors import InputError
+from .errors import ExtrapWarning, InputError
 from .experiment import Experiment, check_measure
 from .files import atomic_writer, check_destination
 from .formatting import format_value
@@ -247,6 +247,7 @@ def model(
     metrics, callpaths = names_argument(metrics, "metrics"), names_argument(callpaths, "callpaths")
     selected = experiment.select(metrics=metrics, callpaths=callpaths) if metrics or callpaths else experiment
     said = _warn_constant_parameters(selected)
+    _warn_stored_statistic(selected, measure)
     plan = BlockPlan.of(selected)
     growing = followed().modeling if progress is None else None
     if growing is not None:
@@ -297,6 +298,16 @@ def _n_series(experiment: Experiment) -> int:
         return 0
     series = experiment.callpath_index.astype(np.int64) * max(len(experiment.metrics), 1) + experiment.metric_index
     return int(np.count_nonzero(np.bincount(series)))
+
+
+def _warn_stored_statistic(experiment: Experiment, measure: str) -> None:
+    """``measure`` other than the mean for a file that keeps one statistic per point (Extra-P's experiments without
+    their repetitions): the measure cannot reach the reader, which read before; say which reader option does."""
+    from extrap_plugins.readers._common import measure_warning
+
+    message = measure_warning(experiment, measure)
+    if message:
+        warnings.warn(ExtrapWarning(message), stacklevel=3)
 
 
 def _warn_constant_parameters(experiment: Experiment) -> tuple[str, ...]:

@@ -108,6 +108,11 @@ KINDS: dict[str, tuple[str, type]] = {
 """Each kind of registration: the hook that registers it and its registration object."""
 
 
+#: Extra-P's names of modelers this tool has under another name (``default``): an unknown modeler of these names
+#: says so.  Not aliases: a plugin may register these names.
+EXTRAP_MODELER_NAMES = frozenset({"basic", "multi-parameter", "multiparameter"})
+
+
 class PluginLoadWarning(UserWarning):
     """A third-party plugin, or what one of its hooks registers, cannot be used and was skipped."""
 
@@ -388,7 +393,12 @@ class PluginHost:
             if any(r.info.name == name for r in problem.skipped):
                 raise PluginError(problem.message)
         known = ", ".join(sorted(table.usable)) or "none"
-        raise InputError(f"unknown {kind} {name!r}; the {kind}s are: {known}")
+        hint = ""
+        if kind == "modeler" and name.strip().lower().replace("_", "-") in EXTRAP_MODELER_NAMES and "default" in \
+                table.usable:
+            hint = (" (Extra-P's basic and multi-parameter modelers are this tool's default, for one parameter and "
+                    "for several; Extra-P's refining is refining)")
+        raise InputError(f"unknown {kind} {name!r}; the {kind}s are: {known}{hint}")
 
     def _table(self, kind: str) -> _Table:
         if self._tables is None:

@@ -14,6 +14,7 @@ import json
 import json.decoder
 import json.scanner
 import pathlib
+import re
 from typing import Callable, Mapping, Sequence
 
 import numpy as np
@@ -177,10 +178,59 @@ def check_distinct_files(files: Sequence) -> None:
         raise InputError(SAME_FILE.format(files[pair[1]]), files[pair[0]])
 
 
+# ---------------------------------------------------------- stored statistics
+#: The statistics a file that keeps no repetitions may store per point (Extra-P's experiments), as ``--measure``
+#: names them.
+STATISTICS = ("mean", "median", "minimum", "maximum")
+_SUMMARY = re.compile(r"^(?P<what>.+) keeps one (?P<statistic>mean|median|minimum|maximum) per point, not the "
+                      r"repetitions")
+
+
+def summary_note(statistic: str, what: str) -> str:
+    """The experiment's note that ``what`` (``the experiment``, ``part of the experiment``) keeps one ``statistic``
+    per point instead of the repetitions: :func:`measure_warning` reads it."""
+    return (f"{what} keeps one {statistic} per point, not the repetitions: every point has one value "
+            f"(--reader-option value=mean|median|minimum|maximum chooses the statistic)")
+
+
+def measure_warning(experiment: Experiment, measure: str) -> str:
+    """What to warn when ``measure`` (``--measure``) asks for a statistic of repetitions the file does not keep, or
+    "" when it does not.
+
+    A file that keeps one value per point (a :func:`summary_note` says which statistic) has no repetitions for
+    ``--measure median`` to take the median of: the stored means would be modelled as if they were medians.  The
+    measure does not reach the reader (it reads before anything is modelled), so the warning names the reader
+    option that reads the stored statistic.  The default measure, the mean, and the statistic the file was read
+    with, say nothing.
+
+    >>> e = Experiment.from_columns(["p"], callpath="f", metric="time", coordinates=[[1]], value=[1.0], source="e3")
+    >>> e.notes.append(summary_note("mean", "the experiment"))
+    >>> measure_warning(e, "median")[:64]
+    'e3: the experiment keeps one mean per point, not the repetitions'
+    """
+    if measure == "mean":
+        return ""
+    for note in experiment.notes:
+        found = _SUMMARY.match(note)
+        if found is None or found["statistic"] == measure:
+            continue
+        what, statistic = found["what"], found["statistic"]
+        where = f"{experiment.source}: " if experiment.source else ""
+        there = " there" if what.startswith("part") else ""
+        return (f"{where}{what} keeps one {statistic} per point, not the repetitions: --measure {measure} has no "
+                f"repetitions to act on{there} and the stored {statistic}s are modelled; --reader-option "
+                f"value={measure} reads the stored {_plural(measure)}")
+    return ""
+
+
+def _plural(statistic: str) -> str:
+    return {"maximum": "maxima", "minimum": "minima"}.get(statistic, statistic + "s")
+
+
 # ---------------------------------------------------------------- conversion
 def to_float(column: Sequence, path, line_of: LineOf, what: str,
-             label_of: Callable[[int], str] | None = None) -> np.ndarray:
-    """Convert a column of parsed values to float64, every value finite.
+             label_of: Callable[[int], str] | None = None, *, missing: bool = False) -> np.ndarray:
+    """Convert a column of parsed values to float64, every value finite (or missing).
 
     Parameters
     ----------
@@ -194,6 +244,11 @@ def to_float(column: Sequence, path, line_of: LineOf, what: str,
     label_of : callable(int) -> str, optional
         Where the i-th entry is, in words, for inputs without lines (a zip
         member's JSON): put before ``what`` in the message.
+    missing : bool
+        For measured values: a number that is not finite (``nan``, ``inf``,
+        one beyond the range of a float such as ``1e400``) is a missing value,
+        NaN, not an error (:func:`warn_missing` says so).  Coordinates keep
+        the default, False.
 
     Returns
     -------
@@ -202,26 +257,99 @@ def to_float(column: Sequence, path, line_of: LineOf, what: str,
     Raises
     ------
     InputError
-        At the first entry that is not a finite number, naming its line.
+        At the first entry that is not a (finite) number, naming its line.
     """
     try:
         array = np.asarray(column, dtype=np.float64)
-        if array.ndim == 1 and np.isfinite(array).all():
-            return array
+        if array.ndim == 1:
+            finite = np.isfinite(array)
+            if finite.all():
+                return array
+            if missing:
+                return np.where(finite, array, np.nan)
     except (TypeError, ValueError, OverflowError):
         pass
     for i, entry in enumerate(column):
-        problem = _number_problem(entry)
+        problem = _number_problem(entry, missing)
         if problem:
             prefix = what.rstrip(":") if problem == "is empty" else what
             if label_of is not None:
                 prefix = f"{label_of(i)}: {prefix}"
             raise InputError(f"{prefix} {problem}", path, line_of(i))
+    if missing:  # numbers all, some beyond the range of a float (a JSON integer of 400 digits): missing
+        return np.fromiter(map(_float_or_nan, column), dtype=np.float64, count=len(column))
     raise InputError(f"{what}: expected numbers", path)  # pragma: no cover - unreachable
 
 
+def _float_or_nan(entry) -> float:
+    try:
+        number = float(entry)
+    except OverflowError:
+        return np.nan
+    return number if np.isfinite(number) else np.nan
+
+
+#: Why a value is missing, as :func:`warn_missing` says it.
+NOT_FINITE = "nan, inf or beyond the range of a float"
+
+
+def warn_missing(experiment: Experiment, path, line_of: LineOf | None = None,
+                 place_of: Callable[[int], str] | None = None, shown: int = 5) -> None:
+    """One warning for the values of a file that were not finite numbers and are left out as missing.
+
+    The readers read ``nan``, ``inf`` and numbers beyond the range of a float as missing values (NaN, see
+    :func:`to_float` with ``missing=True``): a failed repetition must not cost the other series their models.  The
+    modeler leaves them out (a point with no finite value is left out with a quality warning of its series).
+
+    Parameters
+    ----------
+    experiment : Experiment
+        As the reader built it, rows in the order ``line_of`` numbers them.
+    line_of : callable(int) -> int or None, optional
+        The line of row i.
+    place_of : callable(int) -> str, optional
+        Where row i is, in words, for inputs without lines (``(p=8)``); said after its series.
+
+    The message names the file, the first ``shown`` lines and how many there are, and the series
+    (``main [time]``)::
+
+        nan2.txt: 1 value is not a finite number (nan, inf or beyond the range of a float) and is left out as
+        missing: line 7; series main [time]
+    """
+    rows = np.flatnonzero(np.isnan(experiment.value))
+    if rows.shape[0] == 0:
+        return
+    import warnings
+
+    from extrap_plugins.errors import ExtrapWarning
+
+    n = int(rows.shape[0])
+    names = [f"{experiment.callpaths[c].name} [{experiment.metrics[m].name}]"
+             for c, m in zip(experiment.callpath_index[rows].tolist(), experiment.metric_index[rows].tolist())]
+    lines = sorted({line for line in map(line_of, rows.tolist()) if line is not None}) if line_of else []
+    if place_of is not None and not lines:
+        where = _listed(list(dict.fromkeys(f"{name} {place_of(row)}" for name, row in zip(names, rows.tolist()))),
+                        "measurement", shown)
+    else:
+        where = _listed(list(dict.fromkeys(names)), "series", shown, plural="series")
+        if lines:
+            where = f"{_listed(lines, 'line', shown)}; {where}"
+    count = "1 value is not a finite number" if n == 1 else f"{n:,} values are not finite numbers"
+    warnings.warn(ExtrapWarning(f"{path}: {count} ({NOT_FINITE}) and {'is' if n == 1 else 'are'} left out as "
+                                f"missing: {where}"), stacklevel=3)
+
+
+def _listed(items: Sequence, noun: str, shown: int, plural: str = "") -> str:
+    """``line 7``, ``lines 7, 9``, ``lines 7, 9, 12, 15, 20 and 3 more (8 lines)``."""
+    plural = plural or noun + "s"
+    listed = ", ".join(map(str, items[:shown]))
+    if len(items) <= shown:
+        return f"{noun if len(items) == 1 else plural} {listed}"
+    return f"{plural} {listed} and {len(items) - shown:,} more ({len(items):,} {plural})"
+
+
 def json_to_float(column: Sequence, path, line_of: LineOf, what: str,
-                  label_of: Callable[[int], str] | None = None) -> np.ndarray:
+                  label_of: Callable[[int], str] | None = None, *, missing: bool = False) -> np.ndarray:
     """:func:`to_float` for parsed JSON, where a number is a JSON number: a string is refused even when it reads as
     one (``"81"``: "'81' is a string, not a number (write it without quotes)"), as are lists, objects, booleans
     and null.
@@ -234,7 +362,7 @@ def json_to_float(column: Sequence, path, line_of: LineOf, what: str,
         i = next(i for i, entry in enumerate(column) if type(entry) not in _JSON_NUMBER_TYPES)
         prefix = f"{label_of(i)}: {what}" if label_of is not None else what
         raise InputError(f"{prefix} {json_number_problem(column[i])}", path, line_of(i))
-    return to_float(column, path, line_of, what, label_of)
+    return to_float(column, path, line_of, what, label_of, missing=missing)
 
 
 _JSON_NUMBER_TYPES = frozenset({int, float})  # as json.loads gives numbers (bool is neither)
@@ -255,8 +383,9 @@ def json_number_problem(entry) -> str:
     return _number_problem(entry)
 
 
-def _number_problem(entry) -> str:
-    """What is wrong with ``entry`` as a measured number, or "" when nothing is."""
+def _number_problem(entry, missing: bool = False) -> str:
+    """What is wrong with ``entry`` as a measured number, or "" when nothing is (nor, with ``missing``, when it is
+    a number that is not finite: a missing value)."""
     if isinstance(entry, str) and not entry.strip():
         return "is empty"
     if isinstance(entry, bool) or entry is None or isinstance(entry, (list, dict)):
@@ -264,10 +393,12 @@ def _number_problem(entry) -> str:
     try:
         number = float(entry)
     except OverflowError:
+        if missing:
+            return ""
         return f"{_show(entry)[:40]}{'...' if len(_show(entry)) > 40 else ''} is beyond the range of a float"
     except (TypeError, ValueError):
         return f"{_show(entry)[:40]} is not a number"
-    return "" if np.isfinite(number) else f"{_show(entry)} is not a finite number"
+    return "" if missing or np.isfinite(number) else f"{_show(entry)} is not a finite number"
 
 
 def _show(entry) -> str:

@@ -51,7 +51,7 @@ from extrap_plugins.registration import ReaderInfo
 
 from ._common import (
     DEFAULT_CALLPATH, DEFAULT_METRIC, EMPTY_FILE, build, check_callpaths, check_line_ends, check_options, head,
-    read_text, to_float,
+    read_text, to_float, warn_missing,
 )
 
 NAME = "csv"
@@ -306,8 +306,8 @@ class _Columns:
                              "parameter columns with --reader-option parameters=COL[,COL...] (and "
                              "callpath=COL[,COL...] for name columns)", error.path, error.line) from None
         self.parts["coordinates"].append(coordinates)
-        self.parts["values"].append(np.column_stack([to_float(cols[v], path, block.line_of, f"column {v!r}:")
-                                                     for v in roles.values]))
+        self.parts["values"].append(np.column_stack([to_float(cols[v], path, block.line_of, f"column {v!r}:",
+                                                              missing=True) for v in roles.values]))
         self.parts["callpath"].append(self._codes(block, roles.callpath, DEFAULT_CALLPATH, self.callpaths))
         if not roles.metric_from_value:
             self.parts["metric"].append(self._codes(block, [roles.metric] if roles.metric else [], DEFAULT_METRIC,
@@ -360,8 +360,10 @@ class _Columns:
             _check_repetitions(roles, callpath, metric, coordinates, repetition, lambda i: int(lines[i % n]),
                                self.path)
         notes = [f"ignored columns: {', '.join(roles.ignored)}"] if roles.ignored else []
-        return build(roles.parameters, _single(callpath), _single(metric), coordinates, value, self.path, NAME,
-                     repetition=repetition, notes=notes)
+        experiment = build(roles.parameters, _single(callpath), _single(metric), coordinates, value, self.path,
+                           NAME, repetition=repetition, notes=notes)
+        warn_missing(experiment, self.path, lambda i: int(lines[i % n]))
+        return experiment
 
 
 def _single(column: tuple[list[str], np.ndarray]):

@@ -36,15 +36,15 @@ import numpy as np
 
 from extrap_plugins.errors import InputError
 from extrap_plugins.experiment import Experiment, Metric
+from extrap_plugins.formatting import format_point
 from extrap_plugins.hookspecs import hookimpl
 from extrap_plugins.registration import ReaderInfo
 
 from ._common import (
     EMPTY_FILE, build, check_options, check_parameter_names, check_points_once, choice, factorize, head,
-    inflate_limit_error, json_to_float, max_inflated,
+    STATISTICS, inflate_limit_error, json_to_float, max_inflated, summary_note, warn_missing,
 )
 
-STATISTICS = ("mean", "median", "minimum", "maximum")
 OPTIONS = {
     "value": "for points saved without their repetitions: the statistic that becomes the value: "
              "mean (default), median, minimum or maximum",
@@ -77,11 +77,6 @@ def extrap_readers() -> list[ReaderInfo]:
 
 def _statistic(options: dict[str, str], reader: str) -> str:
     return choice(check_options(options, OPTIONS, reader), "value", STATISTICS, "mean")
-
-
-def _summary_note(statistic: str, what: str) -> str:
-    return (f"{what} keeps one {statistic} per point, not the repetitions: every point has one value "
-            f"(--reader-option value=mean|median|minimum|maximum chooses the statistic)")
 
 
 # ================================================================ Extra-P 4
@@ -213,13 +208,15 @@ def _archive_experiment(document: bytes, values: _ValueStore, path, statistic: s
                 return f"{measurement(row)}, its {statistic}"
             return f"{measurement(row)}, saved repetition {i - int(first[row]) + 1} of {int(counts[row])}"
 
-        value = json_to_float(np.concatenate([np.ravel(a) for a in arrays]).tolist(), path, no_line, "value", label)
-        notes = [] if all(s is not None for s in stored) else [_summary_note(statistic, "part of the experiment")]
+        value = json_to_float(np.concatenate([np.ravel(a) for a in arrays]).tolist(), path, no_line, "value", label,
+                              missing=True)
+        notes = [] if all(s is not None for s in stored) else [summary_note(statistic, "part of the experiment")]
     else:
         counts = np.ones(len(entries), dtype=np.int64)
         row_of = np.arange(len(entries))
-        value = json_to_float([e.get(statistic) for e in entries], path, no_line, statistic, measurement)
-        notes = [_summary_note(statistic, "the experiment")]
+        value = json_to_float([e.get(statistic) for e in entries], path, no_line, statistic, measurement,
+                              missing=True)
+        notes = [summary_note(statistic, "the experiment")]
     point = np.column_stack([json_to_float(column, path, no_line, f"coordinate of {name!r}", measurement)
                              for column, name in zip(zip(*coordinates), parameters)])
     callpath_names, callpath_codes = factorize(callpaths)
@@ -229,8 +226,11 @@ def _archive_experiment(document: bytes, values: _ValueStore, path, statistic: s
                           no_line, place)
     except InputError as error:  # one entry holds all the repetitions of its point: a second one is damage
         raise InputError(f"{where}: {error.message}", path) from None
-    return build(parameters, (callpath_names, callpath_codes[row_of]), (metric_names, metric_codes[row_of]),
-                 point[row_of], value, path, ARCHIVE, notes=notes)
+    experiment = build(parameters, (callpath_names, callpath_codes[row_of]), (metric_names, metric_codes[row_of]),
+                       point[row_of], value, path, ARCHIVE, notes=notes)
+    warn_missing(experiment, path,
+                 place_of=lambda i: format_point(experiment.coordinates[i], parameters, brackets=True))
+    return experiment
 
 
 class _ValueStore:
@@ -449,11 +449,14 @@ def _extrap3_experiment(content: _Extrap3, path, statistic: str) -> Experiment:
                          "experiment does not declare", path)
     coordinates = np.asarray([content.coordinates[p[0]] for p in points], dtype=np.float64)
     value = np.asarray([p[_STAT_FIELD[statistic]] for p in points], dtype=np.float64)
+    value[~np.isfinite(value)] = np.nan  # missing, as in every reader (warn_missing)
     callpath = factorize([content.callpaths[p[12]] for p in points])
     metric_names = [m.name for m in content.metrics]
     metric = factorize([metric_names[p[11]] for p in points])
-    return build(content.parameters, callpath, metric, coordinates, value, path, EXTRAP3,
-                 metrics=content.metrics, notes=[_summary_note(statistic, "an Extra-P 3 experiment")])
+    experiment = build(content.parameters, callpath, metric, coordinates, value, path, EXTRAP3,
+                       metrics=content.metrics, notes=[summary_note(statistic, "an Extra-P 3 experiment")])
+    warn_missing(experiment, path, place_of=lambda i: format_point(coordinates[i], content.parameters, brackets=True))
+    return experiment
 
 
 # Records --------------------------------------------------------------------

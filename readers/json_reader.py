@@ -52,7 +52,7 @@ from extrap_plugins.registration import ReaderInfo
 from ._common import (
     DEFAULT_CALLPATH, DEFAULT_METRIC, EMPTY_FILE, INCOMPLETE_OPTION, LineOf, build, check_callpaths, check_complete,
     check_options, check_parameter_names, check_points_once, choice, factorize, first_content_line, head, is_blank,
-    json_error, json_to_float, json_with_lines, read_text,
+    json_error, json_to_float, json_with_lines, read_text, warn_missing,
 )
 
 NAME = "json"
@@ -281,7 +281,7 @@ class RowColumns:
         if object in kinds:  # the type of _MISSING
             i = next(i for i, v in enumerate(values) if v is _MISSING)
             raise InputError("no 'value'", path, value_line(i))
-        value = json_to_float(values, path, value_line, "value")  # "1", true, null: JSON, but not numbers
+        value = json_to_float(values, path, value_line, "value", missing=True)  # "1", true, null: not numbers
 
         callpath = self._names(rows, "callpath", DEFAULT_CALLPATH, line_of)
         metric = self._names(rows, "metric", DEFAULT_METRIC, line_of)
@@ -332,18 +332,22 @@ def columns_from_rows(rows: Sequence, path, line_of: LineOf, *, params_key: str,
 
 
 def finish(columns: dict, path, allow_incomplete: bool, line_of: LineOf, declared: np.ndarray | None = None,
-           reader: str = NAME) -> Experiment:
+           reader: str = NAME, warn: bool = True) -> Experiment:
     """The Experiment from :class:`RowColumns`-style columns, after Extra-P's completeness rule (unless allowed).
 
     ``line_of(row)`` gives the line of a row; ``declared`` (n_declared, n_params) are points the file
-    declares besides those measured.
+    declares besides those measured.  Values that are not finite numbers are missing, said in one warning
+    (:func:`~._common.warn_missing`; not with ``warn=False``, for a caller that reads again to find the lines).
     """
     row_line: LineOf = lambda i: line_of(int(columns["row_of"][i]))  # noqa: E731
     if not allow_incomplete:
         check_complete(columns["parameters"], columns["callpath"], columns["metric"], columns["coordinates"],
                        path, row_line, declared=declared)
-    return build(columns["parameters"], _single(columns["callpath"]), _single(columns["metric"]),
-                 columns["coordinates"], columns["value"], path, reader)
+    experiment = build(columns["parameters"], _single(columns["callpath"]), _single(columns["metric"]),
+                       columns["coordinates"], columns["value"], path, reader)
+    if warn:
+        warn_missing(experiment, path, row_line)
+    return experiment
 
 
 def _single(column: tuple[list[str], np.ndarray]):
@@ -373,7 +377,10 @@ def _read_document(text: str, path, allow_incomplete: bool) -> Experiment:
     try:
         with _gc_paused():
             data = json.loads(text)
-            return _document(data, path, allow_incomplete, lambda obj: None)
+            experiment = _document(data, path, allow_incomplete, lambda obj: None, warn=False)
+        if not np.isnan(experiment.value).any():
+            return experiment
+        # missing values: read again, with the lines to name in the warning
     except json.JSONDecodeError as error:
         raise json_error(error, path) from None
     except InputError as error:
@@ -383,7 +390,8 @@ def _read_document(text: str, path, allow_incomplete: bool) -> Experiment:
     return _document(data, path, allow_incomplete, lambda obj: lines.get(id(obj)))
 
 
-def _document(data, path, allow_incomplete: bool, line_of_object: Callable[[object], int | None]) -> Experiment:
+def _document(data, path, allow_incomplete: bool, line_of_object: Callable[[object], int | None],
+              warn: bool = True) -> Experiment:
     if isinstance(data, list):
         if not all(isinstance(row, dict) for row in data):
             i = next(i for i, row in enumerate(data) if not isinstance(row, dict))
@@ -391,12 +399,12 @@ def _document(data, path, allow_incomplete: bool, line_of_object: Callable[[obje
                              f"'measurements'); a list must hold JSON Lines rows ({{\"params\": {{...}}, "
                              f"\"value\": ...}}), but item {i + 1} is {_kind(data[i])}", path, line_of_object(data))
         columns = columns_from_rows(data, path, lambda i: line_of_object(data[i]), params_key="params")
-        return finish(columns, path, allow_incomplete, lambda i: line_of_object(data[i]))
+        return finish(columns, path, allow_incomplete, lambda i: line_of_object(data[i]), warn=warn)
     if not isinstance(data, dict):
         raise InputError(f"expected a JSON object, got {_kind(data)}", path, 1)
     if "params" in data:  # a JSON Lines file of one line
         columns = columns_from_rows([data], path, lambda i: 1, params_key="params")
-        return finish(columns, path, allow_incomplete, lambda i: 1)
+        return finish(columns, path, allow_incomplete, lambda i: 1, warn=warn)
     if "callpaths" in data:
         columns, objects, declared = _legacy_columns(data, path, line_of_object)
     elif "measurements" in data and "parameters" in data:
@@ -406,7 +414,8 @@ def _document(data, path, allow_incomplete: bool, line_of_object: Callable[[obje
         keys = ", ".join(map(repr, data)) or "none"
         raise InputError("neither an Extra-P JSON document ('parameters' and 'measurements') nor a JSON Lines row "
                          f"('params'); its keys are: {keys}", path, 1)
-    return finish(columns, path, allow_incomplete, lambda i: line_of_object(objects[i]), declared=declared)
+    return finish(columns, path, allow_incomplete, lambda i: line_of_object(objects[i]), declared=declared,
+                  warn=warn)
 
 
 def _new_columns(data: dict, path, line_of: Callable[[object], int | None]):
@@ -457,7 +466,7 @@ def _new_columns(data: dict, path, line_of: Callable[[object], int | None]):
     row_of = np.repeat(np.arange(len(entries)), counts)
     flat = [v for vs in values for v in vs]
     entry_line: LineOf = lambda i: line_of(entries[int(row_of[i])])  # noqa: E731
-    value = json_to_float(flat, path, entry_line, "value")
+    value = json_to_float(flat, path, entry_line, "value", missing=True)
     point_columns = list(zip(*points))
     points = np.column_stack([
         json_to_float(column, path, lambda i: line_of(entries[i]), f"parameter {name!r}:")
@@ -515,7 +524,7 @@ def _legacy_columns(data: dict, path, line_of: Callable[[object], int | None]):
     if any(v is _MISSING for v in values):
         i = next(i for i, v in enumerate(values) if v is _MISSING)
         raise InputError("a measurement needs a 'value'", path, row_line(i))
-    value = json_to_float(values, path, row_line, "value")
+    value = json_to_float(values, path, row_line, "value", missing=True)
     columns = dict(parameters=parameters, callpath=_used(callpath_names, callpath),
                    metric=_used(metric_names, metric), coordinates=declared[coordinate], value=value,
                    row_of=np.arange(len(measurements)))

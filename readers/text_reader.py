@@ -37,7 +37,7 @@ from extrap_plugins.registration import ReaderInfo
 
 from ._common import (
     DEFAULT_CALLPATH, DEFAULT_METRIC, EMPTY_FILE, build, check_callpaths, check_line_ends, check_options, factorize,
-    first_content_line, head, is_blank, read_text, to_float,
+    first_content_line, head, is_blank, read_text, to_float, warn_missing,
 )
 
 NAME = "text"
@@ -239,11 +239,13 @@ class _Parser:
             raise InputError("no DATA lines" if self.points else "no POINTS and no DATA lines", self.path)
         counts = np.asarray(self.data_counts, dtype=np.int64)
         token_lines = np.repeat(np.asarray(self.data_lines), counts)
-        value = to_float(self.tokens, self.path, lambda i: int(token_lines[i]), "DATA value")
+        value = to_float(self.tokens, self.path, lambda i: int(token_lines[i]), "DATA value", missing=True)
         points = np.asarray(self.points, dtype=np.float64).reshape(-1, len(self.parameters))
         coordinates = points[np.repeat(np.asarray(self.data_points), counts)]
         block_of_value = np.repeat(np.asarray(self.data_blocks), counts)
         callpath_names, callpath_of_block = factorize([b.callpath for b in self.blocks])
         metric_names, metric_of_block = factorize([b.metric for b in self.blocks])
-        return build(self.parameters, (callpath_names, callpath_of_block[block_of_value]),
-                     (metric_names, metric_of_block[block_of_value]), coordinates, value, self.path, NAME)
+        experiment = build(self.parameters, (callpath_names, callpath_of_block[block_of_value]),
+                           (metric_names, metric_of_block[block_of_value]), coordinates, value, self.path, NAME)
+        warn_missing(experiment, self.path, lambda i: int(token_lines[i]))
+        return experiment

@@ -93,6 +93,13 @@ def test_model_writes_json_to_a_file(numbers_reader, tmp_path, capsys):
     (["model", "missing.nums"], "missing.nums: no such file or folder"),
     (["model", "{nums}", "--option", "terms"], "--option 'terms': expected KEY=VALUE"),
     (["model", "{nums}", "--modeler", "magic"], "unknown modeler 'magic'; the modelers are: default, exhaustive, golden, refining, segmented"),
+    # Extra-P's modeler names: a hint to this tool's equivalent, not an alias (a plugin may take the names)
+    (["model", "{nums}", "--modeler", "basic"], "unknown modeler 'basic'; the modelers are: default, exhaustive, "
+     "golden, refining, segmented (Extra-P's basic and multi-parameter modelers are this tool's default, for one "
+     "parameter and for several; Extra-P's refining is refining)"),
+    (["model", "{nums}", "--modeler", "multi-parameter"], "unknown modeler 'multi-parameter'; the modelers are: "
+     "default, exhaustive, golden, refining, segmented (Extra-P's basic and multi-parameter modelers are this tool's "
+     "default, for one parameter and for several; Extra-P's refining is refining)"),
     (["model", "{nums}", "--export", "pdf"], "unknown exporter 'pdf'; the exporters are: csv, extrap-jsonl, html, json, plot, text"),
     (["model", "{nums}", "--metric", "bytes"], "{nums}: no metric 'bytes'; the metrics are time"),
     (["model", "{nums}", "--option", "terms=2"], "modeler 'default' has no option 'terms'; its options are: "

@@ -54,11 +54,20 @@ def jsonl(path: pathlib.Path, value_of_p3: str) -> pathlib.Path:
 @pytest.mark.parametrize(("value", "message"), [
     ("[" * 10_000 + "]" * 10_000, "nested too deeply to read (more than 200 levels of brackets in a row)"),
     ("9" * 5000, "a number has more than 4,300 digits; no measurement has that many"),
-    ("1" + "0" * 400, "value 1000000000000000000000000000000000000000... is beyond the range of a float"),
 ])
 def test_malformed_numbers_and_nesting_are_exit_2_naming_file_and_line(tmp_path, capsys, host, value, message):
     path = jsonl(tmp_path / "in.jsonl", value)
     assert run(capsys, path) == (2, f"extrap-plugins: error: {path}:3: {message}\n")
+
+
+def test_a_measured_value_beyond_the_range_of_a_float_is_missing(tmp_path, capsys, host):
+    """As ``1e400`` and ``NaN``: a missing value with one warning (tests/readers/test_missing_values.py), no longer
+    exit 2 ("value 1000... is beyond the range of a float")."""
+    path = jsonl(tmp_path / "in.jsonl", "1" + "0" * 400)
+    status, err = run(capsys, path)
+    assert status == 0
+    assert (f"extrap-plugins: warning: {path}: 1 value is not a finite number (nan, inf or beyond the range of a "
+            "float) and is left out as missing: line 3; series <root> [time]") in err.splitlines()
 
 
 def test_csv_header_errors_are_exit_2(tmp_path, capsys, host):

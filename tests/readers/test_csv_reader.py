@@ -165,7 +165,10 @@ BAD = [
     ("i.csv", "p,value\n", " no rows below the header"),
     ("j.csv", "", " the file is empty"),
     ("k.csv", 'p,value\n1,"1\n2,2\n', "2: column 'value': '1\\n2,2\\n' is not a number"),
-    ("l.csv", "p,value\n1,inf\n", "2: column 'value': 'inf' is not a finite number"),
+    # a parameter value must be finite; a measured value that is not is missing (test_missing_values.py)
+    ("l.csv", "p,value\ninf,1\n", "2: column 'p': 'inf' is not a finite number; every column but value is a "
+                                  "numeric parameter: choose the parameter columns with --reader-option "
+                                  "parameters=COL[,COL...] (and callpath=COL[,COL...] for name columns)"),
     ("m.csv", 'p,value\n1,2\n"2",3,4\n', "3: 3 fields, expected 2 (p, value)"),
     ("n.csv", "p,,value\n1,2,3\n", "1: column 2 has no name in the header"),
     # accepted before, as the JSON Lines and Talpas readers refuse it

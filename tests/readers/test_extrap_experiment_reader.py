@@ -237,3 +237,41 @@ def test_archive_parameter_declared_twice(tmp_path):
     with pytest.raises(InputError) as error:
         reader.read_archive(small_archive(tmp_path, [{"coordinate": [1.0, 1.0]}] * 5, parameters=("x", "x")), {})
     assert str(error.value) == f"{tmp_path / 'small.extra-p'}: experiment.json: parameter 'x' is declared twice"
+
+
+# ---------------------------------------------------- --measure and stored statistics
+MEASURE_WARNING = ("extrap-plugins: warning: {path}: an Extra-P 3 experiment keeps one mean per point, not the "
+                   "repetitions: --measure median has no repetitions to act on and the stored means are modelled; "
+                   "--reader-option value=median reads the stored medians")
+
+
+def test_measure_median_on_stored_means_says_which_option_reads_the_medians(shared_data, host, capsys):
+    """``--measure median`` was ignored without a word for a file that keeps no repetitions: the measure does not
+    reach the reader (it reads before anything is modelled), so the warning names the option that does."""
+    path = shared_data / "extrap" / "input" / "experiment_3"
+    assert cli.main(["model", str(path), "--callpath", "met1", "--measure", "median"]) == 0
+    out, err = capsys.readouterr()
+    assert MEASURE_WARNING.format(path=path) in err.splitlines()
+    assert cli.main(["model", str(path), "--callpath", "met1", "--measure", "median",
+                     "--reader-option", "value=median"]) == 0
+    out, err = capsys.readouterr()
+    assert "keeps one" not in err
+    assert out.splitlines()[-1].split()[:3] == ["met1", "test", "4.04"]  # the stored medians
+    for args in ([], ["--measure", "mean"], ["--reader-option", "value=median"]):
+        assert cli.main(["model", str(path), "--callpath", "met1", *args]) == 0
+        assert "keeps one" not in capsys.readouterr().err
+
+
+def test_measure_warning_for_part_of_an_archive_and_other_statistics(shared_data):
+    from extrap_plugins.readers._common import measure_warning
+
+    path = shared_data / "extrap" / "experiments" / "two_parameter3.txt.extra-p"
+    experiment = reader.read_archive(path, {})
+    assert measure_warning(experiment, "maximum") == (
+        f"{path}: the experiment keeps one mean per point, not the repetitions: --measure maximum has no repetitions "
+        "to act on and the stored means are modelled; --reader-option value=maximum reads the stored maxima")
+    assert measure_warning(reader.read_archive(path, {"value": "maximum"}), "maximum") == ""
+    experiment.notes = [NOTE.format(what="part of the experiment", statistic="mean")]
+    assert measure_warning(experiment, "median").startswith(
+        f"{path}: part of the experiment keeps one mean per point, not the repetitions: --measure median has no "
+        "repetitions to act on there and the stored means are modelled")

@@ -136,7 +136,8 @@ BAD = [
                 '{"params": {"p": 2}, "value": 1}, {"params": {"p": 3}, "value": 1}\n',
      "2: not valid JSON: Extra data (column 33)"),
     ("l.jsonl", '{"params": {"p": 1}, "value": [1, "x"]}\n', "1: value 'x' is not a number"),
-    ("m.jsonl", '{"params": {"p": 1}, "value": Infinity}\n', "1: value Infinity is not a finite number"),
+    # a parameter value must be finite; a measured value that is not is missing (test_missing_values.py)
+    ("m.jsonl", '{"params": {"p": Infinity}, "value": 1}\n', "1: parameter 'p': Infinity is not a finite number"),
     ("n.jsonl", '{"params": {}, "value": 1}\n', "1: 'params' is empty; give at least one parameter"),
     ("o.jsonl", '{"params": {"p": 1}, "value": 1, "metric": ""}\n',
      "1: 'metric' must be a non-empty string, got an empty string"),
