@@ -16,12 +16,13 @@ readers) can be modeled side by side in Extra-P::
 from __future__ import annotations
 
 import json
+import warnings
 from typing import IO
 
 import numpy as np
 
-from extrap_plugins.errors import InputError
-from extrap_plugins.formatting import json_plain
+from extrap_plugins.errors import ExtrapWarning, InputError
+from extrap_plugins.formatting import format_count, json_plain
 from extrap_plugins.hookspecs import hookimpl
 from extrap_plugins.models import ModelSet
 from extrap_plugins.registration import ExporterInfo
@@ -69,10 +70,16 @@ def export_extrap_jsonl(model_set: ModelSet, out: IO[str], options: dict[str, st
     callpaths = np.array(['"callpath":' + json.dumps(c.name) + "," for c in experiment.callpaths], dtype=object)
     metrics = np.array(['"metric":' + json.dumps(m.name) + ',"value":' for m in experiment.metrics], dtype=object)
     values = experiment.value[order]
-    if not np.isfinite(values).all():
-        raise InputError(f"the {NAME} exporter cannot write values that are not finite (NaN or infinity)")
+    finite = np.isfinite(values)  # a missing value (a reader's nan or inf) has no JSON number: it is left out
+    if not finite.all():
+        missing = int((~finite).sum())
+        warnings.warn(ExtrapWarning(f"the {NAME} export leaves out {format_count(missing, 'missing value')} (not "
+                                    f"a finite number) that JSON cannot hold; Extra-P reads the rest"), stacklevel=2)
+    order, values, point_index = order[finite], values[finite], point_index.reshape(-1)[finite]
+    if values.size == 0:
+        return
     texts = np.array(json.dumps(values.tolist())[1:-1].split(", "), dtype=object)  # exact float reprs, in C
-    lines = (params[point_index.reshape(-1)] + callpaths[experiment.callpath_index[order]]
+    lines = (params[point_index] + callpaths[experiment.callpath_index[order]]
              + metrics[experiment.metric_index[order]] + texts + "}\n")
     out.write("".join(lines.tolist()))
 

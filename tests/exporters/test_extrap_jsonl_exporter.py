@@ -62,3 +62,17 @@ def test_the_options_of_every_exporter_are_taken(host, tmp_path, capsys):
                             + "\n" for p in (1, 2, 4, 8, 16)))
     assert cli.main(["model", str(path), "--export", "extrap-jsonl", "--target", "p=64", "--sort", "target"]) == 0
     assert capsys.readouterr().out == path.read_text()
+
+
+def test_a_missing_value_is_left_out_with_a_warning(host):
+    # a reader's nan (a failed repetition) is a missing value: JSON has no number for it, Extra-P reads the rest
+    experiment = Experiment.from_columns(["p"], callpath="main", metric="time", coordinates=[[1], [2], [2]],
+                                         value=[1.0, float("nan"), 2.5])
+    models = extrap_plugins.model(experiment, executor="serial")
+    with pytest.warns(extrap_plugins.errors.ExtrapWarning) as said:
+        text = extrap_plugins.export(models, "extrap-jsonl")
+    assert [str(w.message) for w in said] == [
+        "the extrap-jsonl export leaves out 1 missing value (not a finite number) that JSON cannot hold; Extra-P "
+        "reads the rest"]
+    assert text.splitlines() == ['{"params":{"p":1},"callpath":"main","metric":"time","value":1.0}',
+                                 '{"params":{"p":2},"callpath":"main","metric":"time","value":2.5}']
