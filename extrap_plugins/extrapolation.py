@@ -34,6 +34,10 @@ added in quadrature: ``z · |f(x)| · spread(x)``.  An interval of a quantity wh
 is 0 or more (a time, a count) is cut at 0 (:attr:`Uncertainty.floor`), and so is its value at the target (a
 target below the measured range can take a model below 0), with an :class:`~extrap_plugins.errors.ExtrapWarning`
 naming the series and the model's own value there.
+
+A segmented model's interval at a target is that of the segment :meth:`Model.predict` uses there (the one
+that contains the target; outside all of them the nearest, so beyond the data the last), each segment's
+least-squares part from the points inside it (:class:`SegmentedUncertainty`).
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ from __future__ import annotations
 import math
 import re
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -296,6 +300,90 @@ class Uncertainty:
         return np.maximum(value - half_width, self.floor), np.maximum(value + half_width, self.floor)
 
 
+@dataclass(frozen=True)
+class SegmentedUncertainty(Uncertainty):
+    """What the prediction interval of a segmented model needs: one :class:`Uncertainty` per segment.
+
+    At a point the interval is that of the segment :meth:`Model.predict <extrap_plugins.models.Model.predict>`
+    takes the value from (:meth:`segment_of`): the one that contains the point, else the nearest -- beyond the
+    measurements the last, as the extrapolation itself.  Each segment's least-squares part comes from the points
+    inside it; the model-choice part is the last segment's (the ``segmented`` modeler reports the spread of the
+    last segment's fit, :attr:`Model.choice_spread`; the other segments are inside the measurements, where it is
+    0).  The reason: a segment is a model of its own points, and a point in the first segment is as far from the
+    last segment's fit as the change between them -- the last segment's interval there said nothing about it
+    (means of 4.1, 3.9, 4.05, 3.95, 4.0 at p = 1000 ... 5000, then an exact ``10 + 0.01·p``, got 4.0 … 4.0 at
+    p = 2500, the exact last segment's zero width; the first segment's own is 3.76 … 4.24).  Giving none, as
+    the README said, would leave out the intervals the model does have; taking the widest of the segments would
+    be wrong wherever they differ.  The change points themselves are taken as known: near a change the interval
+    is the one of the side the point lies on.
+
+    The fields of :class:`Uncertainty` are the last segment's (what code that reads them without a point saw
+    before); :meth:`leverage`, :meth:`choice` and :meth:`half_width` take each point's own segment (NaN where
+    that segment has no residual degrees of freedom).
+
+    Attributes
+    ----------
+    ranges : tuple of dict
+        Each segment's ``{parameter: (low, high)}``, in the model's order.
+    pieces : tuple of (Uncertainty or None)
+        Each segment's interval data, fitted on the points inside it (None without degrees of freedom).
+    """
+
+    ranges: tuple[Mapping[str, tuple[float, float]], ...] = ()
+    pieces: tuple[Uncertainty | None, ...] = ()
+
+    def segment_of(self, X: np.ndarray) -> np.ndarray:
+        """The segment each point's value comes from, shape (n, n_params) -> (n,) of int.
+
+        The rule of :meth:`Model.predict <extrap_plugins.models.Model.predict>`: the first segment that
+        contains the point, else the nearest (summed distance beyond each range; the first of equals).
+        """
+        X = np.atleast_2d(np.asarray(X, dtype=np.float64))
+        result = np.full(X.shape[0], -1, dtype=np.int64)
+        for k, bounds in enumerate(self.ranges):
+            inside = np.ones(X.shape[0], dtype=bool)
+            for name, (lo, hi) in bounds.items():
+                column = X[:, self.parameters.index(name)]
+                inside &= (column >= lo) & (column <= hi)
+            result[inside & (result < 0)] = k
+        for i in np.flatnonzero(result < 0):
+            distance = [sum(max(lo - X[i, self.parameters.index(name)], 0.0, X[i, self.parameters.index(name)] - hi)
+                            for name, (lo, hi) in bounds.items()) for bounds in self.ranges]
+            result[i] = int(np.argmin(distance))  # the first of equals, as min() in Model.predict
+        return result
+
+    def at(self, X: np.ndarray) -> Uncertainty | None:
+        """The interval data of the segment that gives the value at one point ``X``, shape (n_params,) or
+        (1, n_params)."""
+        return self.pieces[int(self.segment_of(X)[0])]
+
+    def _per_segment(self, X: np.ndarray, method: str, *args) -> np.ndarray:
+        X = np.atleast_2d(np.asarray(X, dtype=np.float64))
+        which = self.segment_of(X)
+        result = np.full(X.shape[0], np.nan)
+        for k in np.unique(which):
+            piece = self.pieces[k]
+            if piece is not None:
+                rows = which == k
+                result[rows] = getattr(piece, method)(X[rows], *args)
+        return result
+
+    def leverage(self, X: np.ndarray) -> np.ndarray:
+        """``a(x)ᵀ (AᵀA)⁻¹ a(x)`` of each point's segment, shape (n, n_params) -> (n,)."""
+        return self._per_segment(X, "leverage")
+
+    def choice(self, X: np.ndarray) -> np.ndarray:
+        """The model-choice spread of each point's segment, shape (n, n_params) -> (n,)."""
+        return self._per_segment(X, "choice")
+
+    def half_width(self, X: np.ndarray, level: float = LEVEL, kind: str = "prediction") -> np.ndarray:
+        """:meth:`Uncertainty.half_width` of each point's segment, shape (n, n_params) -> (n,); NaN where
+        that segment has no interval."""
+        if kind not in ("prediction", "confidence"):
+            raise ValueError(f"unknown interval kind {kind!r}; expected prediction or confidence")
+        return self._per_segment(X, "half_width", level, kind)
+
+
 def choice_spread_at(spreads: np.ndarray, largest: Sequence[float], X: np.ndarray) -> np.ndarray:
     """The model-choice spread (log scale) of several models at points ``X``.
 
@@ -370,9 +458,11 @@ def uncertainties(model_set: ModelSet) -> list[Uncertainty | None]:
     """The interval data of every model, in the model set's order.
 
     None for models without measurements in ``model_set.experiment``, not in
-    PMNF, or with no residual degrees of freedom.  A segmented model's
-    interval is that of its last segment (the one that rules growth and
-    extrapolation), fitted on the points inside that segment.
+    PMNF, or with no residual degrees of freedom.  A segmented model gets a
+    :class:`SegmentedUncertainty`: at a point, the interval of the segment
+    that gives the model's value there, fitted on the points inside that
+    segment (None when its last segment, the one that extrapolates, has no
+    residual degrees of freedom).
     """
     result: list[Uncertainty | None] = [None] * len(model_set.models)
     experiment = model_set.experiment
@@ -403,17 +493,34 @@ def uncertainties(model_set: ModelSet) -> list[Uncertainty | None]:
 
 
 def _segment_uncertainty(model: Model, points: np.ndarray, y: np.ndarray,
-                         parameters: tuple[str, ...]) -> Uncertainty | None:
-    """The interval data of a segmented model's last segment, from the points inside it."""
+                         parameters: tuple[str, ...]) -> SegmentedUncertainty | None:
+    """The interval data of a segmented model: each segment's from the points inside it.
+
+    The model's :attr:`~Model.choice_spread` (the ``segmented`` modeler's: its last segment's fit) goes with the
+    last segment, the one beyond the measurements; every segment's interval is cut at 0 where all the series'
+    measured values are 0 or more.  None when the last segment has no interval.
+    """
     last = _last_segment(model)
-    inside = np.ones(points.shape[0], dtype=bool)
-    for name, (lo, hi) in last.range.items():
-        column = points[:, parameters.index(name)]
-        inside &= (column >= lo) & (column <= hi)
-    piece = Model(model.callpath, model.metric, model.parameters, last.constant, last.terms)
-    columns = ({},) + tuple(dict(t.factors) for t in last.terms)
-    found = _shape_uncertainties(points[inside], y[None, inside], [(0, 0)], columns, parameters, [piece])
-    return found[0][1] if found else None
+    pieces = []
+    for segment in model.segments:
+        inside = np.ones(points.shape[0], dtype=bool)
+        for name, (lo, hi) in segment.range.items():
+            column = points[:, parameters.index(name)]
+            inside &= (column >= lo) & (column <= hi)
+        piece = Model(model.callpath, model.metric, model.parameters, segment.constant, segment.terms,
+                      choice_spread=tuple(model.choice_spread) if segment is last else ())
+        columns = ({},) + tuple(dict(t.factors) for t in segment.terms)
+        found = _shape_uncertainties(points[inside], y[None, inside], [(0, 0)], columns, parameters, [piece])
+        pieces.append(found[0][1] if found else None)
+    own = pieces[model.segments.index(last)]
+    if own is None:
+        return None
+    measured = y[np.isfinite(y)]
+    floor = 0.0 if measured.size and np.all(measured >= 0) else -math.inf
+    pieces = tuple(None if p is None else replace(p, floor=floor) for p in pieces)
+    base = {f.name: getattr(own, f.name) for f in fields(Uncertainty)}
+    base["floor"] = floor
+    return SegmentedUncertainty(**base, ranges=tuple(dict(s.range) for s in model.segments), pieces=pieces)
 
 
 def _shape_uncertainties(points, Y, members, columns, parameters, models):
@@ -730,6 +837,8 @@ def _intervals(uncertainty: Sequence[Uncertainty | None], value: np.ndarray, poi
 
     n = len(uncertainty)
     prediction, confidence = np.full((n, 2), np.nan), np.full((n, 2), np.nan)
+    # a segmented model's interval is its segment's at the point
+    uncertainty = [u.at(point) if isinstance(u, SegmentedUncertainty) else u for u in uncertainty]
     groups: dict[int, list[int]] = {}
     for i, u in enumerate(uncertainty):
         if u is not None:

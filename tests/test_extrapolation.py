@@ -407,7 +407,7 @@ def test_rows_are_ranked_within_each_metric():
         ("main->a", "time"), ("main", "time"), ("main", "bytes"), ("main->a", "bytes")]
 
 
-def test_segmented_models_get_the_interval_of_their_last_segment(host):
+def test_segmented_models_get_the_interval_of_their_last_segment_beyond_the_data(host):
     """40 series that change after p = 32, with constant-variance noise (the intervals' assumption):
     the 95 % interval at p = 4096 covers the truth in most of them."""
     p = np.array([2.0, 4, 8, 16, 32, 64, 128, 256, 512, 1024])
@@ -428,6 +428,69 @@ def test_segmented_models_get_the_interval_of_their_last_segment(host):
         assert low < model.predict({"p": 4096}) < high
         covered += low < 2 + 3 * 4096 < high
     assert 0.85 * cases <= covered <= cases
+
+
+def test_a_segmented_model_gets_the_interval_of_the_segment_that_gives_its_value(host):
+    """A first segment whose means scatter about 4, then an exact 10 + 0.01·p.  Inside the first segment (and
+    below it, and in the gap between the two) the interval was the exact last segment's, of zero width: it is
+    now the first segment's own -- what a model of the first segment's points alone gets -- and beyond the data
+    the last segment's, with the spread of its model choice."""
+    p = np.arange(1000.0, 11000.0, 1000.0)
+    values = np.concatenate([[4.1, 3.9, 4.05, 3.95, 4.0], 10 + 0.01 * p[5:]])
+    experiment = Experiment.from_columns(["p"], callpath="k", metric="time", coordinates=p[:, None], value=values)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        models = extrap_plugins.model(experiment, "segmented", executor="serial")
+    (model,) = models.models
+    first, last = model.segments
+    assert first.range == {"p": (1000.0, 5000.0)} and last.range == {"p": (6000.0, 10000.0)}
+    assert len(model.choice_spread) == 4  # the last segment's fit's
+
+    def alone(segment, rows, spread=()):
+        piece = Model("k", "time", ("p",), segment.constant, segment.terms, choice_spread=spread)
+        part = Experiment.from_columns(["p"], callpath="k", metric="time", coordinates=p[rows, None],
+                                       value=values[rows])
+        return ModelSet(("p",), [piece], experiment=part)
+
+    for target, own in [(2500, alone(first, slice(0, 5))), (500, alone(first, slice(0, 5))),
+                        (5500, alone(first, slice(0, 5))),  # the gap: the nearest segment, the first of equals
+                        (7500, alone(last, slice(5, 10), model.choice_spread)),
+                        (40000, alone(last, slice(5, 10), model.choice_spread))]:
+        [row] = extrapolate(models, target={"p": target}).rows
+        [expected] = extrapolate(own, target={"p": target}).rows
+        assert row.value_target == pytest.approx(expected.value_target, rel=1e-12)
+        assert row.interval == pytest.approx(expected.interval, rel=1e-9), target
+        assert row.confidence == pytest.approx(expected.confidence, rel=1e-9), target
+    [inside] = extrapolate(models, target={"p": 2500}).rows
+    assert inside.interval[1] - inside.interval[0] > 0.2  # the first segment's scatter, not the exact last's 0
+    # the same, point by point, where the plot draws its band
+    from extrap_plugins.extrapolation import SegmentedUncertainty, uncertainties
+
+    (u,) = uncertainties(models)
+    assert isinstance(u, SegmentedUncertainty)
+    X = np.array([[500.0], [2500.0], [5000.0], [5500.0], [6000.0], [40000.0]])
+    assert u.segment_of(X).tolist() == [0, 0, 0, 0, 1, 1]
+    width = u.half_width(X)
+    assert width[1] == pytest.approx(inside.interval[1] - 4.0, rel=1e-9) and width[4] < 1e-6 < width[1]
+
+
+def test_the_segment_an_interval_is_taken_from_is_the_one_predict_uses():
+    from extrap_plugins.extrapolation import SegmentedUncertainty, Uncertainty
+
+    segments = (Segment({"p": (1.0, 6.0)}, 1.0, (term(1.0, p=2),)), Segment({"p": (6.0, 10.0)}, 30.0, (term(1.0, p=1),)),
+                Segment({"p": (14.0, 20.0)}, -5.0, (term(2.0, p=1),)))
+    model = Model("a", "t", ("p",), -5.0, (term(2.0, p=1),), segments=segments)
+    base = Uncertainty(("p",), ({},), np.ones(1), np.eye(1), 1.0, 1)
+    u = SegmentedUncertainty(**{f: getattr(base, f) for f in ("parameters", "columns", "scale", "gram_inverse",
+                                                               "residual_variance", "dof")},
+                             ranges=tuple(s.range for s in segments), pieces=(base, base, base))
+    X = np.array([[0.5], [1.0], [6.0], [7.0], [10.0], [11.0], [12.0], [13.0], [14.0], [100.0]])
+    which = u.segment_of(X)
+    assert which.tolist() == [0, 0, 0, 1, 1, 1, 1, 2, 2, 2]
+    for x, k in zip(X, which):
+        from extrap_plugins.models import evaluate
+
+        assert model.predict(x) == evaluate(segments[k].constant, segments[k].terms, ("p",), x[None, :])[0]
 
 
 def test_subtree_totals_skip_call_paths_without_a_model():

@@ -24,7 +24,7 @@ import numpy as np
 from extrap_plugins.modelers import eq3, evidence, regression
 from extrap_plugins.errors import QualityWarning
 from extrap_plugins.experiment import MEASURES, SeriesGroup
-from extrap_plugins.formatting import format_value
+from extrap_plugins.formatting import format_share, format_value
 from extrap_plugins.modelers.hypotheses import (
     DEFAULT_EXPONENTS,
     DEFAULT_LOG_EXPONENTS,
@@ -38,7 +38,14 @@ from extrap_plugins.options import parse_bool, parse_fraction, parse_int
 from extrap_plugins.modelers.projection import parameter_line
 from extrap_plugins.quality import quality_figures
 
-from .combine import MultiFit, additive_parameters, combine, combined_spread, multi_values
+from .combine import (
+    MultiFit,
+    additive_parameters,
+    combine,
+    combined_spread,
+    multi_values,
+    withhold_flat_runner_up,
+)
 from .search import SingleFit, evidence_or_cv, full_search, single_values
 
 MIN_VALUES = 5
@@ -325,6 +332,7 @@ class PMNFModeler:
         all_zero = np.all(Y == 0, axis=1)
         for s in np.flatnonzero(all_zero):
             per_series[s].append("all values are zero")
+        single = None
         if not active:
             result = self._constant(Y)
         elif len(active) == 1:
@@ -349,6 +357,9 @@ class PMNFModeler:
             result.terms[worse] = -1
             constant, predicted = self._finish(result, X, Y, config)
         figures = quality_figures(Y, predicted, result.n_terms)
+        if single is not None:
+            _selection_notes(single, X[:, active[0]], Y, result.n_terms, figures["smape"], names[active[0]],
+                             per_series, worse | all_zero)
         slots = result.coefficients.shape[1] - 1
         if slots >= 2:
             used = np.arange(slots)[None, :] < result.n_terms[:, None]
@@ -527,6 +538,7 @@ class PMNFModeler:
             noise = regression.Noise.estimate(projected, *project_variance(line, *variance))
             singles.append(single_search(line.values, projected, noise, config.blocks, usable[param],
                                          replace(config, interior=False)))
+            withhold_flat_runner_up(singles[-1], projected)  # its best one term is chosen by rounding
             if opinion:
                 self._second_opinion(singles[-1], line.values, projected, noise, config)
         max_terms = max(config.max_terms, len(active)) + (SPARE_TERM if config.selection == "evidence" else 0)
@@ -629,6 +641,100 @@ at most to replace it: a clear gain, not a closer fit of the noise."""
 
 WORSE_THAN_THE_MEAN = ("no hypothesis describes the measurements better than their mean (they jump or scatter, "
                        "as a step does): the model is the mean")
+
+
+def unexplained_trend_note(x: np.ndarray, y: np.ndarray, name: str) -> str:
+    """The warning for a constant model of values that clearly rise or fall (``x``, ``y`` of one series, shape
+    (n_points,)): how they change, and, where one jump between neighbouring values makes most of the change
+    and leaves :data:`SEGMENT_POINTS` on either side, that the segmented modeler fits each side.
+
+    >>> p = np.arange(4.0, 44.0, 4.0)
+    >>> unexplained_trend_note(p, np.where(p <= 20, np.log2(p), p ** 2), "p")  # doctest: +NORMALIZE_WHITESPACE
+    'the values rise 800-fold from p=4 to p=40 (2 to 1600), but the model is the constant: no hypothesis that
+    describes them is plausible; they jump between p=20 and p=24 (a step?): try --modeler segmented'
+    """
+    order = np.argsort(x, kind="stable")
+    xs, ys = x[order], y[order]
+    ratio = ys[-1] / ys[0]
+    factor = ratio if ratio >= 1 else 1.0 / ratio
+    note = (f"the values {'rise' if ratio >= 1 else 'fall'} {factor:.3g}-fold from {name}={format_value(xs[0])} to "
+            f"{name}={format_value(xs[-1])} ({ys[0]:.4g} to {ys[-1]:.4g}), but the model is the constant: no "
+            f"hypothesis that describes them is plausible")
+    with np.errstate(all="ignore"):
+        steps = np.abs(np.diff(np.log(ys)))
+    jump = int(np.argmax(steps))
+    if (steps[jump] > STEP_SHARE * abs(np.log(ratio)) and jump + 1 >= SEGMENT_POINTS
+            and xs.size - jump - 1 >= SEGMENT_POINTS):
+        note += (f"; they jump between {name}={format_value(xs[jump])} and {name}={format_value(xs[jump + 1])} "
+                 f"(a step?): try --modeler segmented")
+    return note
+
+
+def ruled_out_note(at: tuple[float, float], kind: int, count: int, smape: float, name: str) -> str:
+    """The warning for a model chosen because the plausibility rule removed every hypothesis that fits clearly
+    better (:attr:`~extrap_plugins.modelers.evidence.Judgement.ruled_out`): ``at`` the earliest and the median
+    parameter value where they go wrong, ``kind`` what they do there (1: predict 0 or less, 2: turn against the
+    data's trend, 3: some the one, some the other), ``count`` how many they are, ``smape`` the model's SMAPE in
+    percent.
+
+    >>> ruled_out_note((67.3, 72.2), 3, 28, 24.97, "x")  # doctest: +NORMALIZE_WHITESPACE
+    "the 28 hypotheses that fit the measurements clearly better predict 0 or less or turn against the data's
+    trend at about x=72 (from x=67 on), so they are ruled out; the model shown is the best plausible one and
+    misses the measurements by 25.0% (SMAPE)"
+    """
+    low, middle = (format_value(float(f"{value:.2g}")) for value in at)
+    what = {1: "predict 0 or less", 2: "turn against the data's trend",
+            3: "predict 0 or less or turn against the data's trend"}[kind]
+    where = f"at about {name}={middle}" + ("" if low == middle else f" (from {name}={low} on)")
+    if count == 1:
+        what = what.replace("predict ", "predicts ").replace("turn ", "turns ")
+    who = "the hypothesis that fits" if count == 1 else f"the {count} hypotheses that fit"
+    return (f"{who} the measurements clearly better {what} {where}, so {'it is' if count == 1 else 'they are'} "
+            f"ruled out; the model shown is the best plausible one and misses the measurements by "
+            f"{format_share(smape / 100.0)} (SMAPE)")
+
+
+def _selection_notes(single: SingleFit, x, Y, n_terms, smape, name: str, per_series, skip) -> None:
+    """Add to ``per_series`` what the evidence selection of one parameter should tell the user: a constant for
+    values that clearly trend (:attr:`SingleFit.trend`), a model chosen because every clearly better fit was ruled
+    implausible (:attr:`SingleFit.ruled_at`).  ``skip``: series that have their note already."""
+    if single.trend is not None:
+        flat = (n_terms == 0) & (single.trend != 0) & ~skip & np.all(Y > 0, axis=1)
+        flat &= np.abs(kendall_tau(x, Y)) >= MONOTONE
+        for s in np.flatnonzero(flat):
+            per_series[s].append(unexplained_trend_note(x, Y[s], name))
+    if single.ruled_at is not None:
+        for s in np.flatnonzero(np.isfinite(single.ruled_at[:, 0]) & ~skip & np.isfinite(smape)):
+            per_series[s].append(ruled_out_note(tuple(single.ruled_at[s]), int(single.ruled_kind[s]),
+                                                int(single.ruled_count[s]), float(smape[s]), name))
+
+
+def kendall_tau(x: np.ndarray, Y: np.ndarray) -> np.ndarray:
+    """Kendall's rank correlation (tau-a) of every series of ``Y`` (n_series, n_points) with ``x`` (n_points,).
+
+    >>> kendall_tau(np.array([1.0, 2, 3, 4]), np.array([[1.0, 2, 3, 4], [4.0, 3, 2, 1], [1.0, 3, 2, 4]])).tolist()
+    [1.0, -1.0, 0.6666666666666666]
+    """
+    upper = np.triu_indices(x.size, 1)
+    dx = np.sign(x[:, None] - x[None, :])[upper]
+    dy = np.sign(Y[:, :, None] - Y[:, None, :])[:, upper[0], upper[1]]
+    return (dy * dx).sum(axis=1) / max(len(upper[0]), 1)
+
+
+MONOTONE = 0.6
+"""The rank correlation of values with their parameter (:func:`kendall_tau`) from which values that clearly change
+from the smallest to the largest parameter value (:attr:`SingleFit.trend`) are taken to trend, not to scatter: on
+noise about a constant (2-40 %, 1 or 2 repetitions, 6 points) the change alone was clear in 1-2 % of the series;
+a change in steps (a step or a saturation) keeps a rank correlation of 1."""
+
+
+STEP_SHARE = 0.5
+"""A jump between neighbouring values that makes more than this share of the whole change (in logs) is taken for a
+step in :func:`unexplained_trend_note`: smooth growth spreads its change over the steps (``p^2`` on p = 4 ... 40
+makes 30 % in its first step, ``log2(p)`` on p = 2 ... 6 makes 48 %)."""
+
+SEGMENT_POINTS = 5
+"""Points on either side of a step for the segmented modeler to fit each side (its window, Ilyas et al. 2017)."""
 
 
 def _worse_than_the_mean(Y: np.ndarray, predicted: np.ndarray, n_terms: np.ndarray) -> np.ndarray:

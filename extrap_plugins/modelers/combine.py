@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,6 +41,51 @@ where the line chose the constant): one free parameter, AIC's 2 scaled as every 
 no cost wherever it fits the noise a little better: the closest of some eighty one-term fits of a flat, noisy line
 is a steep term, which its product with another parameter's term then carries far beyond the data.  Charged by
 the evidence selection (``selection="evidence"``, the default); ``selection="cv"`` is unchanged."""
+
+
+FLAT = 1e-12
+"""A line whose values differ by at most this share of their largest magnitude is flat to rounding: every
+hypothesis fits it equally well (residuals of some 1e-27 relative), and which one-term fit is "best" is decided
+by the last bits of the arithmetic -- which depend on how many series were batched with it (a BLAS product of one
+row rounds otherwise than one of four).  Far above double rounding, far below any measured effect
+(:data:`~extrap_plugins.modelers.evidence.PRECISION`: measurements hold some 7 digits)."""
+
+
+def withhold_flat_runner_up(single: SingleFit, line_values: np.ndarray) -> None:
+    """No runner-up for series whose line is flat to rounding (:data:`FLAT`; in place).
+
+    Where a line chose the constant, the combination is offered the line's best one-term fit
+    (:func:`~extrap_plugins.modelers.base.reconsider`): an effect that hides in the noise of the line may show on
+    the other points.  A line whose values are equal to rounding has no best one-term fit -- all of them fit
+    exactly, with coefficients of 0 -- so the term offered was chosen by rounding, and with it the hypotheses the
+    combination judged and the model-choice spread: ``experiment_MP.txt``'s ``met1`` (equal values along ``n`` at
+    every ``p``) got the spread (0.399, 1.734, 4.137, 10.96) modelled beside three other call paths and
+    (0.467, 1.972, 4.48, 11.56) alone (``--callpath met1``), its 95 % interval at p = n = 40,000 up to 70.2 or
+    77.7.  Such a parameter has nothing to offer; a series' model no longer depends on the series beside it.
+
+    Parameters
+    ----------
+    single : SingleFit
+        The line's fit; its ``runner_up`` becomes -1 where the line is flat.
+    line_values : ndarray, shape (n_series, n_values)
+        The values the line was fitted to (NaN where unknown).
+
+    Examples
+    --------
+    >>> single = SingleFit(np.zeros((2, 1), dtype=np.int64), np.zeros((2, 2)), np.zeros(2, dtype=np.int64),
+    ...                    np.zeros(2), runner_up=np.array([7, 7]))
+    >>> withhold_flat_runner_up(single, np.array([[4.068, 4.068, 4.068 * (1 + 1e-16)], [4.0, 4.0, 4.1]]))
+    >>> single.runner_up.tolist()
+    [-1, 7]
+    """
+    if single.runner_up is None:
+        return
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a line without values
+        spread = np.nanmax(line_values, axis=1) - np.nanmin(line_values, axis=1)
+        magnitude = np.nanmax(np.abs(line_values), axis=1)
+    flat = spread <= FLAT * magnitude
+    single.runner_up = np.where(flat, -1, single.runner_up)
 
 
 @dataclass

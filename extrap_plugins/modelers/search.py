@@ -58,6 +58,16 @@ class SingleFit:
     offered : ndarray of bool, shape (n_series,), optional
         The series whose line chose the constant and whose one term is the runner-up
         (:func:`~extrap_plugins.modelers.base.reconsider`): the line did not pay for choosing it.
+    trend : ndarray of int, shape (n_series,), optional
+        +1 (-1) where the values clearly rise (fall) against the yardstick of the evidence criterion, the
+        noise or, where larger, the smallest lack of fit of a plausible hypothesis
+        (:func:`~extrap_plugins.modelers.evidence.trend_of`), else 0: a constant model of such values
+        does not describe them.
+    ruled_at, ruled_kind, ruled_count : ndarray, shapes (n_series, 2), (n_series,), (n_series,), optional
+        Where the plausibility rule removed every hypothesis that fits clearly better than the chosen one
+        (:attr:`~extrap_plugins.modelers.evidence.Judgement.ruled_out`): the earliest and the median parameter
+        value at which those hypotheses predict 0 or less or turn against the data's trend (NaN elsewhere);
+        which of the two they do (1: 0 or less, 2: turn, 3: both); how many hypotheses they are.
     """
 
     blocks: np.ndarray
@@ -71,6 +81,10 @@ class SingleFit:
     misfit_dof: np.ndarray | None = None
     fallback: np.ndarray | None = None
     offered: np.ndarray | None = None
+    trend: np.ndarray | None = None
+    ruled_at: np.ndarray | None = None
+    ruled_kind: np.ndarray | None = None
+    ruled_count: np.ndarray | None = None
 
 
 def term_limit(n_points: int, max_terms: int) -> int:
@@ -212,6 +226,10 @@ def evidence_search(
     misfit_dof = np.zeros(n_series)
     runner_up = np.full(n_series, -1, dtype=np.int64)
     chosen_coefficients = np.zeros((n_series, max_terms + 1))
+    clear_trend = np.zeros(n_series, dtype=np.int64)
+    ruled_at = np.full((n_series, 2), np.nan)
+    ruled_kind = np.zeros(n_series, dtype=np.int64)
+    ruled_count = np.zeros(n_series, dtype=np.int64)
     # the multiples beyond the data (direction, consensus, sign), then (``interior``: a model, not a line of a
     # multi-parameter one, whose terms the combination refits and checks again) the values between the measured ones
     between = evidence.interior(x) if interior else np.zeros(0)
@@ -306,6 +324,34 @@ def evidence_search(
         mixed[start : start + chunk] = judged.mixed
         misfit[start : start + chunk] = judged.misfit
         misfit_dof[start : start + chunk] = judged.misfit_dof
+        # The trend against the criterion's yardstick: the noise, or where larger the smallest lack of fit
+        # (chi-square units where the noise is known, relative variance elsewhere).
+        pooled = np.maximum(np.where(np.isfinite(variance[start : start + chunk]), variance[start : start + chunk],
+                                     0.0), evidence.PRECISION)
+        with np.errstate(all="ignore"):
+            yardstick = np.where(known, pooled * np.fmax(judged.lack, 1.0), judged.lack)
+        clear_trend[start : start + chunk] = evidence.trend_of(x, y, yardstick)
+        # Only where the chosen model misses the measurements beyond the repetitions' noise (the F test of the
+        # misfit step): with 1 or 2 repetitions, fits of noise by hypotheses ruled out were clearly better by
+        # chance in 1-2 % of the series about a constant or a power.
+        beyond = np.zeros(n_c, dtype=bool) if noise is None else evidence.misfitting(
+            judged.misfit, judged.misfit_dof, noise.dof[start : start + chunk])
+        for s in np.flatnonzero(judged.ruled_out.any(axis=1) & beyond):
+            which = np.flatnonzero(judged.ruled_out[s])
+            which = which[np.unique(candidates[s, which], return_index=True)[1]]  # each hypothesis once
+            found = []
+            for k in which:
+                h = int(candidates[s, k])
+                stack = int(np.searchsorted(offsets, h, side="right") - 1)
+                found.append(_where_implausible(x, blocks, stacks[stack][0][h - offsets[stack]],
+                                                coefficient_rows[s, k], int(trend[start + s])))
+            found = [(at, turn) for at, turn in found if np.isfinite(at)]
+            if found:
+                at = np.array([a for a, _ in found])
+                ruled_at[start + s] = at.min(), np.median(at)
+                ruled_kind[start + s] = (1 if any(not t for _, t in found) else 0) + (2 if any(t for _, t in found)
+                                                                                      else 0)
+                ruled_count[start + s] = len(which)
         if len(stacks) > 1:
             one = rss[:, offsets[1] : offsets[2]]
             best = np.argmin(one, axis=1)
@@ -321,6 +367,10 @@ def evidence_search(
         mixed=mixed,
         misfit=misfit,
         misfit_dof=misfit_dof,
+        trend=clear_trend,
+        ruled_at=ruled_at,
+        ruled_kind=ruled_kind,
+        ruled_count=ruled_count,
     )
     stack_of = np.searchsorted(offsets, index, side="right") - 1
     for s, (hypotheses, _, _, _) in enumerate(stacks):
@@ -336,6 +386,34 @@ def evidence_search(
             continue
         fit.coefficients[members] = chosen_coefficients[members]
     return fit
+
+
+def _where_implausible(x: np.ndarray, blocks: np.ndarray, hypothesis: np.ndarray, coefficients: np.ndarray,
+                       trend: int) -> tuple[float, bool]:
+    """Where a hypothesis ruled implausible goes wrong: the first value of the parameter, from the smallest
+    measured one to 100x the largest, at which it predicts 0 or less (``(x, False)``), else the first beyond the
+    data where it turns against ``trend`` (``(x, True)``), else ``(nan, False)``.
+
+    ``hypothesis`` holds its block indices, ``coefficients`` the constant (0 without one) and one per block.
+    """
+    low, high = float(np.min(x)), float(np.max(x))
+    inside = np.linspace(low, high, 200)
+    beyond = np.geomspace(high, high * evidence.REFERENCE[-1], 400) if high > 0 else np.zeros(0)
+    grid = np.unique(np.concatenate([inside, beyond]))
+    with np.errstate(all="ignore"):
+        columns = evaluate_blocks(grid, blocks)[:, np.asarray(hypothesis, dtype=np.int64)]
+        values = coefficients[0] + columns @ coefficients[1 : 1 + len(hypothesis)]
+    below = np.flatnonzero(~(values > 0))
+    if below.size:
+        return float(grid[below[0]]), False
+    if trend == 0:
+        return float("nan"), False
+    after = grid >= high
+    step = np.diff(values[after]) * trend
+    back = np.flatnonzero(step < -1e-9 * np.abs(values[after][:-1]))
+    if back.size:
+        return float(grid[after][back[0]]), True
+    return float("nan"), False
 
 
 def evidence_or_cv(

@@ -180,6 +180,7 @@ class SegmentedModeler:
         constants = np.zeros((len(members), len(pieces)))
         terms: list[list[tuple]] = [[() for _ in pieces] for _ in members]
         notes: list[list[str]] = [[] for _ in members]
+        spreads: list[list[tuple]] = [[() for _ in pieces] for _ in members]  # the pieces' model-choice spreads
         for k, piece in enumerate(pieces):
             inside = np.ones(X.shape[0], dtype=bool)
             for name, (low, high) in piece:
@@ -195,6 +196,7 @@ class SegmentedModeler:
                 for i, model in enumerate(fitted):
                     constants[i, k] = model.constant
                     terms[i][k] = tuple(model.terms)
+                    spreads[i][k] = tuple(model.choice_spread)
                     notes[i].extend(f"segment {label}: {text}" for text in model.warnings)
             else:
                 constants[:, k] = Y[:, inside].mean(axis=1)
@@ -213,6 +215,7 @@ class SegmentedModeler:
                 callpath=callpath.name, metric=metric.name, parameters=tuple(names),
                 constant=segments[-1].constant, terms=segments[-1].terms, points=int(X.shape[0]),
                 modeler=NAME, segments=segments, warnings=tuple(notes[i]),
+                choice_spread=spreads[i][-1],  # the last segment's, the one beyond the measurements
             )
             predicted[i] = model.predict(X)
             for text in notes[i]:

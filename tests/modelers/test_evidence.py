@@ -320,3 +320,90 @@ def test_exact_two_parameter_data_off_the_grid_get_the_joint_second_opinion(monk
     formula_alone, value_alone, half_alone = interval()
     assert (formula_alone, value_alone) == (formula, value)  # the same model: only the interval changes
     assert half_alone < error
+
+
+SEGMENTED_2_NOTE = ("the values rise 800-fold from p=4 to p=40 (2 to 1600), but the model is the constant: no "
+                    "hypothesis that describes them is plausible; they jump between p=20 and p=24 (a step?): try "
+                    "--modeler segmented")
+
+
+def test_a_constant_for_values_that_rise_800_fold_says_so_and_names_the_segmented_modeler(shared_data):
+    """Extra-P's one_parameter_segmented_2.txt: log2(p) for p = 4 ... 20, p² for 24 ... 40, exact.  The default
+    modeler gives their mean, 529.7, 48x below p² at p = 160, and said nothing; the segmented modeler fits both
+    sides exactly."""
+    e = extrap_plugins.read(shared_data / "extrap/text/one_parameter_segmented_2.txt")
+    (model,), caught = model_with_warnings(e)
+    assert model.terms == () and model.constant == pytest.approx(529.7, abs=0.05)
+    assert caught == [("main", "runtime", SEGMENTED_2_NOTE)]
+    (segmented,) = extrap_plugins.model(e, modeler="segmented", host=PluginHost(autoload=False))
+    assert segmented.quality.smape == pytest.approx(0.0, abs=1e-9)
+
+
+@pytest.mark.parametrize("repetitions", [1, 5])
+def test_a_constant_for_a_step_is_warned_of_with_or_without_repetitions(repetitions):
+    p = np.arange(4.0, 44.0, 4.0)
+    e = experiment(["p"], p, {"main": np.where(p <= 20, np.log2(p), p ** 2)}, repetitions=repetitions)
+    (model,), caught = model_with_warnings(e)
+    assert model.terms == ()
+    assert caught == [("main", "time", SEGMENTED_2_NOTE)]
+
+
+def test_the_segmented_modeler_is_named_only_where_each_side_of_the_step_has_five_points():
+    from extrap_plugins.modelers.base import unexplained_trend_note
+
+    p = np.arange(4.0, 40.0, 4.0)  # 4 ... 36: four values before the step
+    assert unexplained_trend_note(p, np.where(p <= 16, 2.0, 500.0), "p") == (
+        "the values rise 250-fold from p=4 to p=36 (2 to 500), but the model is the constant: no hypothesis that "
+        "describes them is plausible")
+    falling = unexplained_trend_note(np.arange(1.0, 11.0), np.where(np.arange(1, 11) <= 5, 90.0, 3.0), "x")
+    assert falling.startswith("the values fall 30-fold from x=1 to x=10 (90 to 3), but the model is the constant")
+    assert falling.endswith("they jump between x=5 and x=6 (a step?): try --modeler segmented")
+
+
+def test_kendall_tau_of_every_series():
+    from extrap_plugins.modelers.base import kendall_tau
+
+    x = np.array([1.0, 2, 3, 4])
+    tau = kendall_tau(x, np.array([[1.0, 2, 3, 4], [4.0, 3, 2, 1], [1.0, 3, 2, 4], [5.0, 5, 5, 5]]))
+    assert tau.tolist() == [1.0, -1.0, pytest.approx(2 / 3), 0.0]
+
+
+STRONG_SCALING_1_NOTE = (
+    "the 28 hypotheses that fit the measurements clearly better predict 0 or less or turn against the data's trend "
+    "at about x=73 (from x=67 on), so they are ruled out; the model shown is the best plausible one and misses the "
+    "measurements by 25.0% (SMAPE)")
+
+
+def test_a_model_chosen_because_every_better_fit_goes_negative_says_so(shared_data):
+    """Extra-P's strong_scaling/one_parameter_1.txt falls 725 … 82 at x = 20 … 60; Extra-P's 2512 − 411.9·log2(x)
+    (SMAPE 4 %) is negative beyond x = 68 and rightly ruled out, but 3.462e5·x^-2 misses every point by 20-33 %."""
+    e = extrap_plugins.read(shared_data / "extrap/text/strong_scaling/one_parameter_1.txt")
+    (model,), caught = model_with_warnings(e)
+    assert str(model) == "<Model compute [time]: 3.462e5 · x^-2>"
+    assert caught == [("compute", "time", STRONG_SCALING_1_NOTE)]
+
+
+def test_one_hypothesis_ruled_out_is_named_in_the_singular():
+    from extrap_plugins.modelers.base import ruled_out_note
+
+    assert ruled_out_note((130.0, 130.0), 2, 1, 12.34, "p") == (
+        "the hypothesis that fits the measurements clearly better turns against the data's trend at about p=130, so "
+        "it is ruled out; the model shown is the best plausible one and misses the measurements by 12.3% (SMAPE)")
+    assert ruled_out_note((1.0e4, 1.2e4), 1, 3, 2.7, "n").startswith(
+        "the 3 hypotheses that fit the measurements clearly better predict 0 or less at about n=12000 (from n=10000 "
+        "on), so they are ruled out;")
+
+
+@pytest.mark.parametrize("repetitions", [1, 2, 5])
+def test_noise_about_a_constant_or_a_power_gets_no_false_note(repetitions):
+    p = [4, 8, 16, 32, 64, 128]
+    rng = np.random.default_rng(3)
+    series = {}
+    for s in range(60):
+        share, i = rng.uniform(0.05, 0.95), rng.choice([0.5, 1.0, 2.0])
+        series[f"c{s}"] = np.full(6, 4.0)
+        series[f"f{s}"] = share + (1 - share) * (np.array(p) / 128.0) ** -i
+        series[f"r{s}"] = share + (1 - share) * (np.array(p) / 128.0) ** i
+    _, caught = model_with_warnings(experiment(["p"], p, series, repetitions=repetitions, noise=0.2, seed=4))
+    # (a rising or falling power may get the constant and the note that its values rise or fall: they do)
+    assert [note for note in caught if note[0].startswith("c") or "clearly better" in note[2]] == []

@@ -161,3 +161,21 @@ def test_the_base_modeler_is_found_on_the_host_the_caller_gave():
     (model,) = extrap_plugins.model(e, "segmented", host=host, base="mean", executor="serial")
     assert model.modeler == "segmented"
     assert [s.constant for s in model.segments] == [1.0, 5.0]
+
+
+def test_the_model_choice_spread_is_the_last_segment_s(host):
+    """The interval beyond the data is the last segment's (:class:`extrap_plugins.extrapolation.SegmentedUncertainty`),
+    so the spread of the model choice that widens it is the last segment's fit's; it was left out (no spread)."""
+    p = np.arange(1000.0, 11000.0, 1000.0)
+    rng = np.random.default_rng(5)
+    values = np.concatenate([np.full(5, 4.0), 10 + 0.01 * p[5:] ** 1.3]) * (1 + rng.uniform(-0.03, 0.03, 10))
+    experiment = Experiment.from_columns(["p"], callpath="k", metric="time", coordinates=p[:, None], value=values)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        (model,) = extrap_plugins.model(experiment, "segmented", executor="serial")
+        last = Experiment.from_columns(["p"], callpath="k", metric="time", coordinates=p[5:, None], value=values[5:])
+        (alone,) = extrap_plugins.model(last, "default", executor="serial")
+    assert model.segments[-1].range == {"p": (6000.0, 10000.0)}
+    assert model.segments[-1].constant == pytest.approx(alone.constant, rel=1e-9)
+    assert len(model.choice_spread) == 4 and model.choice_spread[-1] > 0
+    np.testing.assert_allclose(model.choice_spread, alone.choice_spread, rtol=1e-9)
