@@ -385,14 +385,15 @@ class PMNFModeler:
 
         Its model replaces the hierarchical one where it explains at least :data:`WHOLE_SEARCH_R2` and leaves at
         most :data:`WHOLE_SEARCH_GAIN` of what that one left unexplained, and is not below 0 at the points of
-        data never below 0.  Where the hierarchical model is the mean, the gain alone decides (the model must
-        explain three quarters of the variation): the mean says nothing varies beyond the noise, and a model that
-        explains most of the variation refutes it.  A step of single runs is such a case: RELeARN's ``Update
-        global tree`` rises 8x between p = 64 and 128 and stays there; each line's terms combine into nothing
-        plausible, and the mean of both plateaus was 40 % off at p = 512 where the whole search's saturating
-        model (77–88 % explained) is within 6 %.  On noise about a constant the whole search explains at most 57 %
-        (200 series of 24 points, 5–60 % noise), so the mean stays.  Returns the constants and the predictions at
-        the points."""
+        data never below 0, there or at 2, 4, 10 and 100 times the largest measured point (all parameters scaled
+        and each alone, as :mod:`~extrap_plugins.modelers.evidence` judges).  Where the hierarchical model is the
+        mean, the gain alone decides (the model must explain three quarters of the variation): the mean says
+        nothing varies beyond the noise, and a model that explains most of the variation refutes it.  A step of
+        single runs is such a case: RELeARN's ``Update global tree`` rises 8x between p = 64 and 128 and stays
+        there; each line's terms combine into nothing plausible, and the mean of both plateaus was 40 % off at
+        p = 512 where the whole search's saturating model (77–88 % explained) is within 6 %.  On noise about a
+        constant the whole search explains at most 57 % (200 series of 24 points, 5–60 % noise), so the mean
+        stays.  Returns the constants and the predictions at the points."""
         a, b = active
         if int(usable[a].sum()) * int(usable[b].sum()) > WHOLE_SEARCH_PAIRS or X.shape[0] > WHOLE_SEARCH_POINTS:
             return constant, predicted  # refining's thousands of exponents, or a search too large to hold
@@ -410,6 +411,16 @@ class PMNFModeler:
         sign = np.all(values > 0, axis=1) | ~np.all(Y[who] > 0, axis=1)
         least = -1e-9 * np.max(np.abs(Y[who]), axis=1)
         sign &= np.all(values >= least[:, None], axis=1) | ~np.all(Y[who] >= 0, axis=1)
+        # nor below 0 beyond them, where the hierarchical search's models are judged too (evidence.REFERENCE)
+        top = X.max(axis=0)
+        beyond = [top * d for d in evidence.REFERENCE]
+        for param in active:
+            for d in evidence.REFERENCE:
+                point = top.copy()
+                point[param] *= d
+                beyond.append(point)
+        ahead = multi_values(found, np.asarray(beyond), config.blocks)
+        sign &= np.all(ahead > 0, axis=1) | ~np.all(Y[who] > 0, axis=1)
         flat = result.n_terms[who] == 0  # the mean says nothing varies: a model that explains most of it refutes it
         good = ((theirs >= WHOLE_SEARCH_R2) | flat) & (1.0 - theirs <= WHOLE_SEARCH_GAIN * (1.0 - ar2[who])) & sign
         if not good.any():
@@ -670,6 +681,12 @@ def unexplained_trend_note(x: np.ndarray, y: np.ndarray, name: str) -> str:
     return note
 
 
+RULED_OUT_SMAPE = 1.0
+"""The SMAPE (in percent) from which a model chosen over ruled-out better fits is said to miss the measurements
+(:func:`ruled_out_note`): below it the model describes them as closely as timings repeat, whatever fits closer
+(a model of exact data missing by 0.0 % was said to miss them)."""
+
+
 def ruled_out_note(at: tuple[float, float], kind: int, count: int, smape: float, name: str) -> str:
     """The warning for a model chosen because the plausibility rule removed every hypothesis that fits clearly
     better (:attr:`~extrap_plugins.modelers.evidence.Judgement.ruled_out`): ``at`` the earliest and the median
@@ -704,7 +721,8 @@ def _selection_notes(single: SingleFit, x, Y, n_terms, smape, name: str, per_ser
         for s in np.flatnonzero(flat):
             per_series[s].append(unexplained_trend_note(x, Y[s], name))
     if single.ruled_at is not None:
-        for s in np.flatnonzero(np.isfinite(single.ruled_at[:, 0]) & ~skip & np.isfinite(smape)):
+        misses = np.isfinite(smape) & (smape >= RULED_OUT_SMAPE)
+        for s in np.flatnonzero(np.isfinite(single.ruled_at[:, 0]) & ~skip & misses):
             per_series[s].append(ruled_out_note(tuple(single.ruled_at[s]), int(single.ruled_kind[s]),
                                                 int(single.ruled_count[s]), float(smape[s]), name))
 
