@@ -255,8 +255,13 @@ def test_an_interrupt_among_the_renames_waits_until_they_are_done(tmp_path, monk
         real(source, target)
 
     monkeypatch.setattr(os, "replace", replace)
-    with pytest.raises(KeyboardInterrupt):
-        FolderOutput(folder, ["a.png", "b.png"]).write([b"new a", b"new b"])
+    # Ctrl-C as an interactive Python has it: a background job (`pytest &`) starts with SIGINT ignored
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            FolderOutput(folder, ["a.png", "b.png"]).write([b"new a", b"new b"])
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert renamed == [".extrap-plugins-files.json", "a.png", "b.png", ".extrap-plugins-files.json"]
     assert [(folder / n).read_bytes() for n in ("a.png", "b.png")] == [b"new a", b"new b"]
 
