@@ -318,6 +318,7 @@ def _warn_constant_parameters(experiment: Experiment) -> tuple[str, ...]:
     keep them.
     """
     from .errors import QualityWarning
+    from .modelers.base import SINGLE_VALUE
 
     if not len(experiment) or not experiment.parameter_names:
         return ()
@@ -328,7 +329,7 @@ def _warn_constant_parameters(experiment: Experiment) -> tuple[str, ...]:
     values = ", ".join(f"{name} = {value}" for name, value in pairs)
     warnings.warn(QualityWarning(f"{values} in every measurement: every model is a constant, no model can show "
                                  "how anything grows; measure at several values"), stacklevel=3)
-    return tuple(f"parameter {name} has the single value {value}:" for name, value in pairs)
+    return tuple(SINGLE_VALUE.format(name=name, value=value) for name, value in pairs)
 
 
 # -------------------------------------------------------------------- export

@@ -197,10 +197,11 @@ def test_an_empty_output_is_refused_in_one_line(numbers_reader, capsys, argv, li
     assert sorted(p.name for p in tmp_path.iterdir()) == ["linear.nums"]
 
 
-def test_warnings_name_the_series_and_go_to_stderr(numbers_reader, host, capsys):
+def register_warning_modeler(host, message: str) -> None:
+    """Register modeler ``warn``: the mean of every series, with ``message`` warned for each."""
     class Warn:
         def fit(self, X, y):
-            warnings.warn("only 5 points", stacklevel=2)
+            warnings.warn(message, stacklevel=2)
             self.constant_, self.terms_ = float(y.mean()), []
             return self
 
@@ -210,6 +211,10 @@ def test_warnings_name_the_series_and_go_to_stderr(numbers_reader, host, capsys)
     plugin = types.ModuleType("warn")
     plugin.extrap_modelers = hookimpl(lambda: [ModelerInfo("warn", Warn)])
     host.register(plugin, "warn")
+
+
+def test_warnings_name_the_series_and_go_to_stderr(numbers_reader, host, capsys):
+    register_warning_modeler(host, "only 5 points")
     assert main(["model", str(numbers_reader), "--modeler", "warn"]) == ExitStatus.OK
     assert capsys.readouterr().err == "extrap-plugins: warning: main [time]: only 5 points\n"
 
@@ -390,18 +395,7 @@ def test_a_warning_of_many_series_is_one_line_naming_the_first_and_counting_ever
 
 
 def test_warnings_of_a_modeler_end_the_command_one_line_per_cause(numbers_reader, host, capsys, tmp_path):
-    class Warn:
-        def fit(self, X, y):
-            warnings.warn("only 5 points", stacklevel=2)
-            self.constant_, self.terms_ = float(y.mean()), []
-            return self
-
-        def predict(self, X):
-            return np.full(len(X), self.constant_)
-
-    plugin = types.ModuleType("warn")
-    plugin.extrap_modelers = hookimpl(lambda: [ModelerInfo("warn", Warn)])
-    host.register(plugin, "warn")
+    register_warning_modeler(host, "only 5 points")
     path = tmp_path / "many.csv"
     path.write_text("callpath,metric,p,value\n" + "".join(f"r{k},time,{p},{p + k}\n" for k in range(6)
                                                           for p in (1, 2, 4, 8, 16)))

@@ -300,7 +300,7 @@ class PMNFModeler:
             values = np.unique(X[:, param])
             if values.size == 1:
                 notes.append(
-                    f"parameter {name} has the single value {format_value(values[0])}: it cannot appear in the model"
+                    SINGLE_VALUE.format(name=name, value=format_value(values[0])) + " it cannot appear in the model"
                 )
                 usable.append(np.zeros(config.blocks.shape[0], dtype=bool))
                 continue
@@ -631,6 +631,10 @@ class PMNFModeler:
             warnings=tuple(notes),
         )
 
+
+SINGLE_VALUE = "parameter {name} has the single value {value}:"
+"""How the note of a parameter that cannot appear in a model begins (``api.model`` says it once for all series
+where no parameter varies, and leaves these notes out of its warnings)."""
 
 WHOLE_SEARCH_R2 = 0.9
 """The adjusted R² below which a two-parameter model that leaves a parameter out gets the whole search space
