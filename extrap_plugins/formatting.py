@@ -6,6 +6,7 @@
 :func:`format_exponent`   ``2``, ``(1/2)``, ``1.37``: exponents in formulas and big-O
 :func:`format_point`      ``p=4, n=100`` (``(p=4, n=100)`` with ``brackets=True``)
 :func:`format_count`      ``1 run``, ``3 runs``: a count with its noun
+:func:`did_you_mean`      the end of an unknown name's message: ``did you mean 'time'?``
 :func:`describe_inputs`   the inputs of a command as one string: ``a, b`` for a list
 :func:`format_percent`    a share the user gave (a tolerance): ``5%``, ``2.5%``, ``0.1%``
 :func:`format_bytes`      a size: ``2 GiB``, ``1 PiB``, ``1.5e+09 bytes``
@@ -28,8 +29,8 @@ from fractions import Fraction
 from typing import Mapping, Sequence
 
 __all__ = ["format_number", "format_value", "format_share", "format_percent", "format_bytes", "format_exponent",
-           "format_point", "format_count", "describe_inputs", "format_warned", "format_callpath", "format_callpaths",
-           "callpath_labels", "json_number", "json_plain"]
+           "format_point", "did_you_mean", "format_count", "describe_inputs", "format_warned", "format_callpath",
+           "format_callpaths", "callpath_labels", "json_number", "json_plain"]
 
 CALLPATH_SEPARATOR = "->"
 """Between the regions of a call path written as text (``main->solve``)."""
@@ -152,6 +153,18 @@ def describe_inputs(path) -> str:
     ('a.cali, b.cali', 'runs')
     """
     return ", ".join(map(str, path)) if isinstance(path, (list, tuple)) else str(path)
+
+
+def did_you_mean(name: str, names: Sequence[str], otherwise: str) -> str:
+    """The end of an "unknown name" message: up to three close names, else ``otherwise`` (the names there are).
+
+    >>> did_you_mean("tme", ["time", "visits"], "the metrics are time, visits")
+    "did you mean 'time'?"
+    """
+    import difflib
+
+    close = difflib.get_close_matches(str(name), list(names), n=3)
+    return f"did you mean {', '.join(map(repr, close))}?" if close else otherwise
 
 
 def format_count(n: int, noun: str) -> str:

@@ -12,7 +12,6 @@ quality figures, and :class:`ModelSet` every model of one modeling run.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import functools
 import math
 import os
@@ -25,7 +24,7 @@ import numpy as np
 
 from .errors import ExtrapWarning, InputError
 from .experiment import Metric
-from .formatting import format_count, format_exponent, format_number, format_value
+from .formatting import did_you_mean, format_count, format_exponent, format_number, format_value
 
 if TYPE_CHECKING:
     from .experiment import Experiment
@@ -392,9 +391,7 @@ class ModelSet:
                 return self._linked(m)
         metrics = [m.metric for m in self.models if m.callpath == callpath]
         if metrics:
-            close = difflib.get_close_matches(str(metric), metrics, n=3)
-            hint = (f"did you mean {', '.join(map(repr, close))}?" if close
-                    else f"its metrics are {', '.join(metrics)}")
+            hint = did_you_mean(str(metric), metrics, f"its metrics are {', '.join(metrics)}")
             raise InputError(f"no model of metric {metric!r} for call path {callpath!r}; {hint}")
         from .experiment import callpath_hint
 

@@ -53,7 +53,6 @@ Environment variables:
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import inspect
 import os
@@ -67,6 +66,7 @@ import pluggy
 
 from . import hookspecs
 from .errors import InputError, PluginError, exit_text
+from .formatting import did_you_mean
 from .options import env_flag
 from .registration import ExporterInfo, ModelerInfo, ReaderInfo
 
@@ -301,9 +301,7 @@ class PluginHost:
                 names |= {r.info.name for r in problem.skipped}
                 found += [(kind, r, problem) for r in problem.skipped if r.info.name == name]
         if not found:
-            close = difflib.get_close_matches(name, sorted(names), n=3)
-            hint = (f"did you mean {', '.join(map(repr, close))}?" if close
-                    else f"the names are: {', '.join(sorted(names))}")
+            hint = did_you_mean(name, sorted(names), f"the names are: {', '.join(sorted(names))}")
             raise InputError(f"no reader, modeler or exporter is named {name!r}; {hint}")
         return found
 
