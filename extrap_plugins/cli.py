@@ -275,7 +275,12 @@ def _check_output(args: argparse.Namespace, options: dict[str, object]) -> None:
         with _read_only_flag():
             check_destination(args.output, inputs=args.inputs, folder=info.kind == "path",
                               allow_read_only=args.overwrite_read_only, writes=f"the {info.name} exporter's files")
-    host.modeler(args.modeler)
+    _check_modeler(args)
+
+
+def _check_modeler(args: argparse.Namespace) -> None:
+    """An unknown ``--modeler`` is said before anything is read (else only after all the reading)."""
+    get_host().modeler(args.modeler)
 
 
 @contextlib.contextmanager
@@ -462,6 +467,7 @@ def _requirements_command(args: argparse.Namespace) -> ExitStatus:
     from .codesign import requirements
 
     _check_outputs({"-o": args.output}, [*args.inputs, (args.system, "the system file (--system)")])
+    _check_modeler(args)
 
     result = requirements(
         args.inputs, args.system, args.upgrade, roles=args.role or None, processes=args.processes, size=args.size,
@@ -479,6 +485,7 @@ def _whatif_command(args: argparse.Namespace) -> ExitStatus:
         raise InputError("whatif needs a machine profile (--machine M.toml) or --calibrate")
     _check_outputs({"-o": args.output, "--save-machine": args.save_machine},
                    [*args.inputs, (args.machine, "the machine file (--machine)")])
+    _check_modeler(args)
     result = whatif(
         args.inputs if len(args.inputs) > 1 else args.inputs[0], args.machine, target=args.target,
         scale=args.scale or None, calibrate_rates=args.calibrate, sensitivity=args.sensitivity,
@@ -557,6 +564,7 @@ def _suggest_command(args: argparse.Namespace) -> ExitStatus:
     from . import design
 
     _check_outputs({"--export": args.export}, args.inputs)
+    _check_modeler(args)
     candidates = parse_params(args.param)
     experiment = None
     if args.inputs:
@@ -777,6 +785,13 @@ def analysis_command(args: argparse.Namespace) -> ExitStatus:
 
     inputs = args.inputs if args.command == "efficiency" else [args.a, args.b, args.map]
     _check_outputs({"-o": args.output}, inputs)
+    _check_modeler(args)
+    report_options = {} if args.command == "efficiency" or args.plot_top is None else {"plot_top": args.plot_top}
+    if args.export != "html" and (args.title or report_options):
+        raise InputError("--title and --plot-top apply to --export html only")
+    if args.title:
+        report_options["title"] = args.title
+    level = _share(args.level, "--level", "80%" if args.command == "efficiency" else "95%")
     reader_options = parse_options(args.reader_option, "--reader-option", reserved=READ_FLAGS)
     options = parse_options(args.option, "--option", reserved=MODEL_FLAGS)
     common = dict(reader=args.reader, reader_options=reader_options, modeler=args.modeler, measure=args.measure)
@@ -785,20 +800,14 @@ def analysis_command(args: argparse.Namespace) -> ExitStatus:
             following(reading=reading, modeling=modeling):  # the API's read and model calls inside report here
         if args.command == "efficiency":
             result = efficiency(args.inputs if len(args.inputs) > 1 else args.inputs[0], processes=args.processes,
-                                size=args.size, scaling=args.scaling, level=_share(args.level, "--level", "80%"),
+                                size=args.size, scaling=args.scaling, level=level,
                                 target=args.target, metric=args.metric, values=args.values, total=args.total,
                                 callpaths=args.callpath, **common, **options)
-            report_options = {}
         else:
             result = compare(args.a, args.b, labels=_labels(args.label), mapping=args.map, rules=args.map_rule,
-                             target=args.target, along=args.along, level=_share(args.level, "--level", "95%"),
+                             target=args.target, along=args.along, level=level,
                              metrics=args.metric, callpaths_a=args.callpath_a, callpaths_b=args.callpath_b,
                              **common, **options)
-            report_options = {} if args.plot_top is None else {"plot_top": args.plot_top}
-    if args.export != "html" and (args.title or report_options):
-        raise InputError("--title and --plot-top apply to --export html only")
-    if args.title:
-        report_options["title"] = args.title
     text = export_report(result, args.export, args.output, **report_options)
     if text is not None:
         _report(args, text)

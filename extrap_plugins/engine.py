@@ -576,11 +576,13 @@ SERIAL_ADVICE = "or use --executor serial"
 """How to do without worker processes (:func:`check_sendable`, :data:`PICKLABLE_MODELER`)."""
 
 
-def check_sendable(info: ReaderInfo, parts: Sequence, host: PluginHost | None = None) -> None:
-    """Before reading runs in worker processes: the reader's ``read_part`` and its runs can be sent to them.
+def check_sendable(info: ReaderInfo, parts: Sequence, host: PluginHost | None = None,
+                   function: str = "read_part") -> None:
+    """Before reading runs in worker processes: the reader's ``function`` (``read_part``, or ``read`` where
+    streaming reads whole inputs in the workers) and its runs can be sent to them.
 
     A lambda, a closure or a local function cannot be pickled; sending it would fail in the pool, as an internal
-    error.  A third-party reader's is the plugin's fault (exit 3), saying what ``read_part`` must be and that
+    error.  A third-party reader's is the plugin's fault (exit 3), saying what ``function`` must be and that
     ``--executor serial`` reads without workers; a built-in reader's is a bug (the pickling error as it is).
 
     Raises
@@ -589,9 +591,9 @@ def check_sendable(info: ReaderInfo, parts: Sequence, host: PluginHost | None = 
         Naming the reader, its plugin and distribution, and what cannot be sent.
     """
     try:
-        pickle.dumps(info.read_part)
+        pickle.dumps(getattr(info, function))
     except Exception as error:
-        fault = PluginFault(f"read_part cannot be sent to worker processes ({failure_text(error)}): it must be a "
+        fault = PluginFault(f"{function} cannot be sent to worker processes ({failure_text(error)}): it must be a "
                             f"module-level function, not a lambda, a closure or a local function; {SERIAL_ADVICE}")
         failure = plugin_failure(host, "reader", info.name, fault)
         if failure is None:

@@ -657,8 +657,8 @@ def stream_models(
         raise InputError(f"no runs found for the {info.name} reader", source)
     joins = runs and info.join is not None and not info.omits_zeros  # (CUBE's join is the one done here)
     kind = executors.resolve(executor, len(parts))
-    if runs and kind != "serial":  # as read does: read_part and the runs must travel to the workers
-        engine.check_sendable(info, parts, host)
+    if kind != "serial":  # as read does: read_part (or read, for whole inputs) and the runs travel to the workers
+        engine.check_sendable(info, parts, host, function="read_part" if runs else "read")
     label = engine.reader_label(host, info.name)  # how the workers' messages name a third-party reader
     reading = engine.followed().reading  # (runs read, runs found), as api.read reports them
     modeling = engine.followed().modeling if progress is None else None  # (series fitted, series found)

@@ -134,6 +134,30 @@ def test_what_model_can_check_is_said_before_reading(numbers_reader, capsys, tmp
     assert capsys.readouterr().err == f"extrap-plugins: error: {message}\n"
 
 
+@pytest.mark.parametrize("command", [
+    ["efficiency", "{bad}"], ["compare", "{bad}", "{bad}"], ["suggest", "{bad}"],
+    ["whatif", "{bad}", "--calibrate", "--target", "p=64"], ["requirements", "{bad}", "--system", "{bad}"],
+    ["compare", "{bad}", "{bad}", "--title", "T"], ["efficiency", "{bad}", "--level", "eighty"],
+], ids=["efficiency", "compare", "suggest", "whatif", "requirements", "title-without-html", "level"])
+def test_every_command_says_what_it_can_check_before_reading(numbers_reader, capsys, tmp_path, command):
+    """An unknown ``--modeler`` (and, for ``efficiency``/``compare``, ``--title`` without html or a bad
+    ``--level``) was said by these commands only after all the reading and modelling."""
+    unreadable = tmp_path / "garbage.nums"
+    unreadable.write_text("not numbers\n")
+    argv = [str(unreadable) if a == "{bad}" else a for a in command]
+    mistake = [] if "--title" in argv or "--level" in argv else ["--modeler", "magic"]
+    assert main([*argv, *mistake]) == ExitStatus.BAD_INPUT
+    err = capsys.readouterr().err
+    assert err.startswith("extrap-plugins: error: ") and err.count("\n") == 1
+    if mistake:
+        assert err == ("extrap-plugins: error: unknown modeler 'magic'; the modelers are: default, exhaustive, "
+                       "golden, refining, segmented\n")
+    elif "--title" in argv:
+        assert err == "extrap-plugins: error: --title and --plot-top apply to --export html only\n"
+    else:
+        assert "--level" in err and "eighty" in err and "garbage.nums" not in err
+
+
 def test_an_unrecognised_file_lists_the_readers(host, tmp_path, capsys):
     path = tmp_path / "notes.xyz"
     path.write_text("hello\n")

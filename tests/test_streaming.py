@@ -594,6 +594,7 @@ RUNS_READER = """
     @hookimpl
     def extrap_readers():
         return [ReaderInfo("tab", read, patterns=("*.tab",)),
+                ReaderInfo("tab-lambda", lambda path, options: read(path, options), patterns=("*.tabl",)),
                 ReaderInfo("tabdir", None, directories=True, parts=parts, read_part=read_part),
                 ReaderInfo("tabdir-lambda", None, directories=True, parts=parts,
                            read_part=lambda part, options: read(part, options)),
@@ -649,6 +650,21 @@ def test_a_reader_that_cannot_be_sent_to_workers_is_the_same_plugin_error_stream
         3, "", f"extrap-plugins: error: reader '{reader}' {RUNS_PLUGIN}: {what}; or use --executor serial\n")
     in_memory, streamed = both_ways(capsys, tmp_path, runs_plug, "--reader", reader, "--executor", "serial")
     assert streamed[0] == in_memory[0] == 0 and streamed[2] == in_memory[2] == ""  # serial: nothing is sent
+
+
+def test_a_whole_file_reader_that_cannot_be_sent_to_workers_is_a_plugin_error_streamed(runs_plug, capsys, tmp_path):
+    # streamed, whole inputs are read in the workers: a lambda read failed inside the pool as an internal error
+    # (exit 1); in memory they are read here, and nothing is sent
+    files = [runs_plug / f"run{p}.run" for p in (2, 4, 8, 16, 32, 64)]
+    in_memory, streamed = both_ways(capsys, tmp_path, *files, "--reader", "tab-lambda", "--executor", "process",
+                                    "--jobs", "2")
+    assert in_memory[0] == 0 and "main" in in_memory[1]
+    assert streamed == (
+        3, "", f"extrap-plugins: error: reader 'tab-lambda' {RUNS_PLUGIN}: read cannot be sent to worker processes "
+               "(AttributeError: Can't pickle local object 'extrap_readers.<locals>.<lambda>'): it must be a "
+               "module-level function, not a lambda, a closure or a local function; or use --executor serial\n")
+    _, serial = both_ways(capsys, tmp_path, *files, "--reader", "tab-lambda", "--executor", "serial")
+    assert serial == in_memory
 
 
 @pytest.mark.parametrize("executor", ["serial", "process"])
