@@ -94,6 +94,7 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "extrap_plugins.exporters.json_exporter",
     "extrap_plugins.exporters.csv_exporter",
     "extrap_plugins.exporters.extrap_jsonl_exporter",
+    "extrap_plugins.exporters.extrap_experiment_exporter",
     "extrap_plugins.exporters.plot_exporter",
     "extrap_plugins.exporters.html_exporter",
 )

@@ -100,7 +100,7 @@ def test_model_writes_json_to_a_file(numbers_reader, tmp_path, capsys):
     (["model", "{nums}", "--modeler", "multi-parameter"], "unknown modeler 'multi-parameter'; the modelers are: "
      "default, exhaustive, golden, refining, segmented (Extra-P's basic and multi-parameter modelers are this tool's "
      "default, for one parameter and for several; Extra-P's refining is refining)"),
-    (["model", "{nums}", "--export", "pdf"], "unknown exporter 'pdf'; the exporters are: csv, extrap-jsonl, html, json, plot, text"),
+    (["model", "{nums}", "--export", "pdf"], "unknown exporter 'pdf'; the exporters are: csv, extra-p, extrap-jsonl, html, json, plot, text"),
     (["model", "{nums}", "--metric", "bytes"], "{nums}: no metric 'bytes'; the metrics are time"),
     (["model", "{nums}", "--option", "terms=2"], "modeler 'default' has no option 'terms'; its options are: "
      "exponents, log_exponents, max_terms, negative_exponents, criterion, improvement, weighting, measure, selection"),
@@ -114,7 +114,7 @@ def test_bad_input_is_one_line_and_exit_2(numbers_reader, capsys, args, message)
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--export", "pdf"], "unknown exporter 'pdf'; the exporters are: csv, extrap-jsonl, html, json, plot, text"),
+    (["--export", "pdf"], "unknown exporter 'pdf'; the exporters are: csv, extra-p, extrap-jsonl, html, json, plot, text"),
     (["--export", "plot"], "exporter 'plot' writes files: give it an output path with -o"),
     (["--modeler", "magic"], "unknown modeler 'magic'; the modelers are: default, exhaustive, golden, refining, "
                              "segmented"),
