@@ -377,7 +377,7 @@ def add_codesign_commands(commands) -> None:
     """The ``requirements`` and ``whatif`` commands (seeds 004 and 003)."""
     from .codesign_output import KINDS
 
-    def common(command) -> None:
+    def common(command, callpaths: str) -> None:
         command.add_argument("--reader", help="reader name for the inputs")
         command.add_argument("--reader-option", action="append", default=[], metavar="KEY=VALUE",
                              help="an option for the reader (repeatable)")
@@ -385,7 +385,7 @@ def add_codesign_commands(commands) -> None:
         command.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                              help="an option for the modeler (repeatable)")
         command.add_argument("--callpath", action="append", default=None, metavar="GLOB",
-                             help="only these call paths (repeatable; requirements default: the root call paths)")
+                             help=f"only these call paths (repeatable; default: {callpaths})")
         command.add_argument("--export", choices=KINDS, default="text", help="output format (default: %(default)s)")
         command.add_argument("-o", "--output", metavar="PATH", help="write here (atomically) instead of stdout")
 
@@ -408,7 +408,7 @@ def add_codesign_commands(commands) -> None:
     req.add_argument("--rank-by", default="problem_size", metavar="problem_size|ROLE",
                      help="what makes an upgrade best: the largest overall problem size (default) or the smallest "
                           "ratio of a role per process")
-    common(req)
+    common(req, "the whole program: the root call paths, or every call path for exclusive values")
 
     what = commands.add_parser(
         "whatif", help="predict time on a machine profile and its sensitivity to each rate (Bailey and Snavely 2005)",
@@ -427,7 +427,8 @@ def add_codesign_commands(commands) -> None:
                       help="improvement per resource in the sensitivity columns (default: 4, rates ×4, latencies ÷4)")
     what.add_argument("--time-metric", default="time", metavar="NAME", help="the measured time (default: time)")
     what.add_argument("--measure", choices=MEASURES, default="mean", help="how repetitions are reduced")
-    common(what)
+    common(what, "every call path; the total sums the root call paths among them, or every one for exclusive "
+                 "values")
 
 
 def _write_output(text: str, output: str | None) -> None:

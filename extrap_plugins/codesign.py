@@ -43,7 +43,7 @@ import os
 import pathlib
 import re
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -87,11 +87,11 @@ _FACTOR = re.compile(r"^\s*([0-9.eE+-]+)\s*[x×]\s*$")
 
 
 # ---------------------------------------------------------------------------- values
-def _number(value: Any, what: str, where: str | None, *, factor: bool) -> tuple[str, float]:
+def _number(value: Any, what: str, where: str | None, *, factor: bool, size: bool = True) -> tuple[str, float]:
     """``("value", 2147483648.0)`` or ``("factor", 2.0)`` from a TOML or command-line value.
 
-    Numbers, sizes with a unit (``"2 GiB"``, ``"512MB"``) and, where ``factor``,
-    factors (``"2x"``, ``"0.5x"``).  Every value must be positive and finite.
+    Numbers, where ``size`` sizes with a unit (``"2 GiB"``, ``"512MB"``; a count, such as the processes, takes
+    none) and, where ``factor``, factors (``"2x"``, ``"0.5x"``).  Every value must be positive and finite.
     """
     kind, number = "value", None
     if isinstance(value, bool):
@@ -104,13 +104,19 @@ def _number(value: Any, what: str, where: str | None, *, factor: bool) -> tuple[
             kind, number = "factor", _float(match.group(1))
         else:
             match = _QUANTITY.match(value)
-            if match and match.group(2).lower() in _SIZE_UNITS:
+            if match and match.group(2).lower() in _SIZE_UNITS and (size or not match.group(2)):
                 base = _float(match.group(1))
                 number = None if base is None else base * _SIZE_UNITS[match.group(2).lower()]
     if number is None or not math.isfinite(number) or number <= 0:
-        expected = "a positive number, a size such as \"2 GiB\"" + (", or a factor such as \"2x\"" if factor else "")
+        expected = ("a positive number" + (", a size such as \"2 GiB\"" if size else " (a count, without a unit)")
+                    + (", or a factor such as \"2x\"" if factor else ""))
         raise InputError(f"{what}: expected {expected}, got {value!r}", where)
     return kind, number
+
+
+def _is_size(key: str) -> bool:
+    """Whether a system key is a memory (a size, which may have a unit) rather than a count."""
+    return key.startswith("memory_per_")
 
 
 def _float(text: str) -> float | None:
@@ -155,7 +161,7 @@ class System:
     @classmethod
     def of(cls, processes: float, memory_per_process: float | str) -> System:
         """``System.of(65536, "2 GiB")``: a system by its process count and memory per process."""
-        return cls({"processes": _number(processes, "processes", None, factor=False)[1],
+        return cls({"processes": _number(processes, "processes", None, factor=False, size=False)[1],
                     "memory_per_process": _number(memory_per_process, "memory_per_process", None,
                                                   factor=False)[1]})
 
@@ -252,7 +258,7 @@ def _upgrade(name: str, changes: Mapping[str, Any], where: str | None) -> Upgrad
     for key, value in changes.items():
         if key not in SYSTEM_KEYS:
             raise InputError(f"upgrade {name!r}: unknown key {key!r}; the keys are {', '.join(SYSTEM_KEYS)}", where)
-        parsed[key] = _number(value, f"upgrade {name!r}, {key}", where, factor=True)
+        parsed[key] = _number(value, f"upgrade {name!r}, {key}", where, factor=True, size=_is_size(key))
     return Upgrade(name, parsed, where)
 
 
@@ -297,7 +303,7 @@ def load_system(path: str | os.PathLike) -> tuple[System, list[Upgrade]]:
     for key, value in table.items():
         if key not in SYSTEM_KEYS:
             raise InputError(f"[system] has no key {key!r}; the keys are {', '.join(SYSTEM_KEYS)}", where)
-        values[key] = _number(value, f"[system] {key}", where, factor=False)[1]
+        values[key] = _number(value, f"[system] {key}", where, factor=False, size=_is_size(key))[1]
     system = System(values, where)
     upgrades = document.get("upgrades", {})
     if not isinstance(upgrades, Mapping):
@@ -392,17 +398,21 @@ def resolve_roles(application: str, metrics: Sequence[str], roles: Mapping[str, 
 
 
 def requirement_function(models: ModelSet, metrics: Sequence[str], callpaths: Sequence[str] | None = None,
-                         ) -> Callable[[Mapping[str, float]], float]:
+                         kinds: Mapping[str, str] | None = None) -> Callable[[Mapping[str, float]], float]:
     """``f(point) -> float``: the sum of the models of ``metrics`` over the chosen call paths.
 
-    ``callpaths`` None takes the root call paths (no ``->``) that have a
-    model of each metric: with inclusive values (the instrument shim's, or
-    CUBE read with ``values=inclusive``) that is the whole program.
+    ``callpaths`` None takes the whole program: for a metric of inclusive
+    values (the instrument shim's, or CUBE read with ``values=inclusive``)
+    the root call paths (no ``->``), for one of exclusive values (``kinds``:
+    metric -> ``"inclusive"`` or ``"exclusive"``, inclusive where not given)
+    every call path.
     """
     chosen = []
     for metric in metrics:
         of_metric = [m for m in models if m.metric == metric]
-        if callpaths is None:
+        if callpaths is None and (kinds or {}).get(metric) == "exclusive":
+            picked = of_metric
+        elif callpaths is None:
             picked = [m for m in of_metric if "->" not in m.callpath]
         else:
             import fnmatch
@@ -622,8 +632,13 @@ def requirements(
         upgrades = [upgrades]  # one str is one upgrade, not its letters
     if isinstance(system, System):
         base, listed = system, []
-    else:
+    elif isinstance(system, (str, os.PathLike)):
         base, listed = load_system(system)
+    else:
+        from .models import described
+
+        raise InputError(f"requirements: expected a System or the path of a system file (TOML), got "
+                         f"{described(system)}")
     all_upgrades = list(listed)
     for upgrade in upgrades or ():
         all_upgrades.append(parse_upgrade(upgrade) if isinstance(upgrade, str) else upgrade)
@@ -644,11 +659,12 @@ def requirements(
     all_roles: dict[str, dict[str, tuple[str, ...]]] = {}
     formulas: dict[str, dict[str, list[str]]] = {}
     for name, source in named.items():
-        models, app_roles = _models_of(name, source, given_roles, callpaths, reader, modeler, reader_options or {},
-                                       model_options)
+        models, app_roles, kinds = _models_of(name, source, given_roles, callpaths, reader, modeler,
+                                              reader_options or {}, model_options)
         if rank_by not in ("problem_size",) and rank_by not in app_roles:
             raise InputError(f"rank_by {rank_by!r}: application {name!r} has no such role")
-        functions = {role: requirement_function(models, metrics, callpaths) for role, metrics in app_roles.items()}
+        functions = {role: requirement_function(models, metrics, callpaths, kinds)
+                     for role, metrics in app_roles.items()}
         _check_parameters(name, functions, processes, size)
         all_roles[name] = app_roles
         formulas[name] = {role: [f"{m.callpath} [{m.metric}]: {m.formula}" for m in f.models]
@@ -687,13 +703,17 @@ def _named_inputs(applications) -> dict[str, Any]:
 
 
 def _models_of(name: str, source, given_roles: Mapping[str, str], callpaths: Sequence[str] | None, reader,
-               modeler, reader_options, model_options) -> tuple[ModelSet, dict[str, tuple[str, ...]]]:
-    """The application's models and roles; measurements are modelled only where a role needs them."""
+               modeler, reader_options, model_options
+               ) -> tuple[ModelSet, dict[str, tuple[str, ...]], dict[str, str]]:
+    """The application's models, roles, and whether each role's metric has inclusive or exclusive values;
+    measurements are modelled only where a role needs them (of exclusive values, every call path: their sum is the
+    whole program)."""
     from . import api
+    from .extrapolation import extrapolate
 
     if isinstance(source, ModelSet):
         metrics = list(dict.fromkeys(m.metric for m in source))
-        return source, resolve_roles(name, metrics, given_roles)
+        return source, resolve_roles(name, metrics, given_roles), extrapolate(source, intervals=False).values
     if not isinstance(source, Experiment):
         source = api.read(source, reader, **reader_options)
     metrics = [m.name for m in source.metrics]
@@ -701,10 +721,29 @@ def _models_of(name: str, source, given_roles: Mapping[str, str], callpaths: Seq
         raise InputError(f"application {name!r} has no measurements", source.source or None)
     roles = resolve_roles(name, metrics, given_roles)
     needed = list(dict.fromkeys(m for names in roles.values() for m in names))
+    kinds = _value_kinds(source, needed)
     import glob
 
-    globs = list(callpaths) if callpaths else [glob.escape(c.name) for c in source.roots()]
-    return api.model(source, modeler, metrics=needed, callpaths=globs, **model_options), roles
+    roots = [glob.escape(c.name) for c in source.roots()]
+    inclusive = [m for m in needed if kinds[m] != "exclusive"]
+    exclusive = [m for m in needed if kinds[m] == "exclusive"]
+    parts = [api.model(source, modeler, metrics=chosen, callpaths=list(callpaths) if callpaths else globs,
+                       **model_options)
+             for chosen, globs in ((inclusive, roots), (exclusive, ())) if chosen]
+    models = parts[0] if len(parts) == 1 else replace(parts[0], models=[*parts[0].models, *parts[1].models])
+    return models, roles, kinds
+
+
+def _value_kinds(experiment: Experiment, metrics: Sequence[str]) -> dict[str, str]:
+    """Per metric, ``"exclusive"`` or ``"inclusive"``, by the rule of :func:`~extrap_plugins.extrapolate`'s
+    ``values="auto"``: the metric's own hint (the reader knew it), else exclusive where the parents fall short of
+    their children by more than :data:`~extrap_plugins.extrapolation.AUTO_SHORTFALL`."""
+    from .extrapolation import shortfall, value_kind
+
+    hints = {m.name: m.values for m in experiment.metrics}
+    guessed = [m for m in metrics if not hints.get(m)]
+    found = shortfall(experiment, guessed) if guessed else {}
+    return {m: value_kind(hints.get(m), found.get(m, 0.0)) for m in metrics}
 
 
 def _check_parameters(name: str, functions: Mapping[str, Callable], processes: str, size: str) -> None:
@@ -725,21 +764,32 @@ def _check_parameters(name: str, functions: Mapping[str, Callable], processes: s
 
 def _rows_of(name: str, functions: Mapping[str, Callable], base: System,
              upgraded: Sequence[tuple[Upgrade, System]], processes: str, size: str) -> list[RequirementRow]:
-    def state(system: System) -> dict[str, float]:
+    below: dict[tuple[str, str, str], list[tuple[str, float, dict[str, float]]]] = {}  # where a model is below 0
+
+    def state(system: System, label: str) -> tuple[dict[str, float], set[str]]:
         p, memory = system.processes, system.memory_per_process
         n = fill_memory(lambda x: functions["memory"]({processes: p, size: x}), memory, name, size)
         figures = {"processes": p, "memory_per_process": memory, "problem_size_per_process": n,
                    "problem_size": p * n}
+        cut = set()
         for role, f in functions.items():
-            figures[role] = f({processes: p, size: n})
-        return figures
+            point = {processes: p, size: n}
+            figures[role] = 0.0
+            for m in f.models:  # type: ignore[attr-defined]
+                value = _predict_at(m, point)
+                if value < 0:  # an amount never is: cut at 0, and the role's ratios are not given
+                    below.setdefault((role, m.callpath, m.metric), []).append((label, value, point))
+                    cut.add(role)
+                figures[role] += max(value, 0.0) if not math.isnan(value) else value
+        return figures, cut
 
-    old = state(base)
+    old, old_cut = state(base, "the system")
     rows = []
     for upgrade, system in upgraded:
-        new = state(system)
+        new, new_cut = state(system, f"upgrade {upgrade.name!r}")
         grow = new["processes"] / old["processes"]
-        per_process = {role: _ratio(new[role], old[role]) for role in functions}
+        per_process = {role: math.nan if role in old_cut | new_cut else _ratio(new[role], old[role])
+                       for role in functions}
         rows.append(RequirementRow(
             application=name, upgrade=upgrade.name,
             problem_size_per_process=_ratio(new["problem_size_per_process"], old["problem_size_per_process"]),
@@ -747,7 +797,35 @@ def _rows_of(name: str, functions: Mapping[str, Callable], base: System,
             requirements=per_process,
             requirements_total={role: ratio * grow for role, ratio in per_process.items()},
             old=old, new=new))
+    _warn_below_zero(below)
     return rows
+
+
+def _predict_at(model, point: Mapping[str, float]) -> float:
+    """The model's value at one point (a mapping of its parameters' values)."""
+    X = np.array([[point[q] for q in model.parameters]], dtype=np.float64).reshape(1, len(model.parameters))
+    return float(np.asarray(model.predict(X), dtype=np.float64).reshape(-1)[0])
+
+
+def _warn_below_zero(below: Mapping[tuple[str, str, str], list[tuple[str, float, dict[str, float]]]]) -> None:
+    """One warning per model (role, call path, metric) that lies below 0 where a system or an upgrade puts the
+    application, naming the first such place and how many others there are."""
+    from .formatting import format_number, format_value
+
+    for (role, callpath, metric), places in below.items():
+        label, value, point = places[0]
+        where = ", ".join(f"{name}={format_value(x) if float(x).is_integer() else format_number(x, False)}"
+                          for name, x in point.items())  # n is solved: 1.342e8, not 134217721.75000022
+        more = f", and {len(places) - 1} more" if len(places) > 1 else ""
+        warnings.warn(ExtrapWarning(
+            f"the model is {format_number(value, False)} at {where} ({label}{more}), below 0, which "
+            f"a requirement never is: it is taken as 0 there, and the ratios of {_role_text(role)} are not given "
+            f"(–) for the upgrades it touches (do not trust the model there)", callpath, metric),
+            stacklevel=4)
+
+
+def _role_text(role: str) -> str:
+    return role.replace("_", " ")
 
 
 def _ratio(new: float, old: float) -> float:
@@ -759,15 +837,17 @@ def _ratio(new: float, old: float) -> float:
 def _mark(rows: list[RequirementRow], rank_by: str) -> None:
     """Mark the best and worst upgrade per application (none when there is only one upgrade or all tie)."""
     for application in dict.fromkeys(r.application for r in rows):
-        mine = [r for r in rows if r.application == application]
-        if len(mine) < 2:
-            continue
         if rank_by == "problem_size":
-            def key(r):  # larger overall problem first; then less computation per process
-                return (-round(r.problem_size, 9), round(r.requirements.get("computation", 1.0), 9))
+            def key(r):  # larger overall problem first; then less computation per process (unknown: the most)
+                computation = r.requirements.get("computation", 1.0)
+                return (-round(r.problem_size, 9), round(computation, 9) if math.isfinite(computation) else math.inf)
         else:
             def key(r):
                 return (round(r.requirements[rank_by], 9), -round(r.problem_size, 9))
+        # an upgrade whose ranking ratio is not known (a model below 0: "–") is neither best nor worst
+        mine = [r for r in rows if r.application == application and not math.isnan(key(r)[0])]
+        if len(mine) < 2:
+            continue
         ordered = sorted(mine, key=key)
         if key(ordered[0]) == key(ordered[-1]):
             continue

@@ -225,6 +225,20 @@ def _whatif_cells(result, row) -> list[str]:
             *(_ratio(row.speedups[r.name]) for r in result.machine.resources), _ratio(row.speedups["all"])]
 
 
+def _total_text(values: dict[str, str]) -> str:
+    """What the total row sums: the root call paths (inclusive values) or every call path (exclusive ones)."""
+    kinds = set(values.values())
+    if not kinds:
+        return ""
+    if kinds == {"inclusive"}:
+        return "total: the sum of the root call paths (inclusive values)"
+    if kinds == {"exclusive"}:
+        return "total: the sum of every call path (exclusive values)"
+    by_kind = {kind: ", ".join(m for m, k in values.items() if k == kind) for kind in ("inclusive", "exclusive")}
+    return (f"total: the sum of the root call paths for inclusive values ({by_kind['inclusive']}), of every call "
+            f"path for exclusive ones ({by_kind['exclusive']})")
+
+
 def _calibration_rows(calibration) -> list[list[str]]:
     return [[f.callpath, str(f.points), f"{f.mean_error:.2%}", f"{f.max_error:.2%}", _ratio(f.share)]
             for f in calibration.fits]
@@ -262,17 +276,19 @@ def render_whatif(result, kind: str = "text") -> str:
             "metric's own model there; speedups: the time over the time with that resource improved"
             + (" (–: a resource the times do not identify)" if any(r.unidentified is not None
                                                                    for r in result.machine.resources) else ""))
+    total = _total_text(result.values)
     if kind == "text":
         parts = head[:]
         if calibration is not None:
             parts += ["", _table(CALIBRATION_HEADERS, _calibration_rows(calibration))]
-        parts += ["", _table(headers, rows), "", note]
+        parts += ["", _table(headers, rows), "", note, *([total] if total else [])]
         return "\n".join(parts) + "\n"
     body = [f"<p>{html.escape(line)}</p>" for line in head]
     if calibration is not None:
         body += ["<h2>calibration</h2>", _html_table(CALIBRATION_HEADERS, _calibration_rows(calibration))]
     body += ["<h2>prediction and sensitivity</h2>", _html_table(headers, rows),
-             f"<p class=\"note\">{html.escape(note)}</p>"]
+             f"<p class=\"note\">{html.escape(note)}</p>",
+             *([f"<p class=\"note\">{html.escape(total)}</p>"] if total else [])]
     formulas = [[cp, metric, text] for cp, by_metric in result.models.items() for metric, text in by_metric.items()]
     if formulas:
         body += ["<h2>requirement models (per process)</h2>", _html_table(["call path", "metric", "model"], formulas)]

@@ -46,7 +46,7 @@ import numpy as np
 
 from .api import model, names_argument
 from .errors import ExtrapWarning, InputError
-from .extrapolation import extrapolate, largest_point, parse_target
+from .extrapolation import extrapolate, largest_point, parse_target, warn_below_floor
 from .formatting import format_point, format_value
 from .models import Model, ModelSet, described
 from .experiment import Experiment
@@ -70,6 +70,16 @@ class Rule:
     source: str | None = field(default=None, compare=False)
     line: int | None = field(default=None, compare=False)
 
+    def __post_init__(self) -> None:
+        """Refuse a rule whose B has more ``*`` than A (each ``*`` of B takes the text of one of A), where it is
+        written, before any reading or modelling."""
+        if self.b.count("*") > self.a.count("*"):
+            message = (f"B's call path {self.b} has more '*' than A's {self.a}: each '*' of B takes the text of one "
+                       f"'*' of A")
+            if self.source is None:
+                raise InputError(f"{self.where}: {message}")
+            raise InputError(message, self.source, self.line)
+
     @property
     def where(self) -> str:
         """The rule as the user wrote it, with its file and line: ``map.csv:3: the rule a,b`` or
@@ -85,10 +95,8 @@ class Rule:
         found = re.match(regex, name, re.S)
         if not found:
             return None
-        parts = self.b.split("*")
+        parts = self.b.split("*")  # no more '*' than A's (__post_init__)
         captured = list(found.groups())
-        if len(parts) - 1 > len(captured):
-            raise InputError(f"mapping rule {self.a!r} = {self.b!r}: B has more '*' than A")
         text = parts[0]
         for value, part in zip(captured, parts[1:]):
             text += value + part
@@ -389,20 +397,21 @@ def compare_models(
     given = target_point is not None
     target_point = target_point or dict(largest)
     along = _along(parameters, along)
-    rows_a = _rows(a, target_point, level)
+    rows_a = _rows(a, target_point, largest, level)
     rows_b = _rows(ModelSet(parameters, b_models, experiment=b.experiment, measure=b.measure, metrics=b.metrics),
-                   target_point, level)
+                   target_point, largest, level)
     lo, hi = smallest[along], target_point[along]
     comparison = Comparison(labels, parameters, along, largest, smallest, target_point, given, level, [], unmatched,
                             (a, b), list(rules), measured)
     untested = comparison.untested
     pairs = []
     for model_a, model_b in matched:
-        xa, xb = rows_a[(model_a.callpath, model_a.metric)], rows_b[(model_b.callpath, model_b.metric)]
+        (xa, now_a), (xb, now_b) = rows_a[(model_a.callpath, model_a.metric)], rows_b[(model_b.callpath,
+                                                                                       model_b.metric)]
         crossing = _crossovers(model_a, model_b, comparison, lo, hi)
         unit = units_a.get(model_a.metric, "") or units_b.get(model_b.metric, "")
         pairs.append(Pair(model_a.callpath, model_b.callpath, model_a.metric, unit, model_a, model_b,
-                          xa.growth, xb.growth, model_a.predict(largest), model_b.predict(largest),
+                          xa.growth, xb.growth, now_a, now_b,
                           xa.value_target, xb.value_target, xa.interval, xb.interval, crossing, untested))
     pairs.sort(key=lambda p: (not math.isfinite(p.change), -p.change if math.isfinite(p.change) else 0.0))
     comparison.pairs = pairs
@@ -493,9 +502,22 @@ def _reordered(model: Model, parameters: tuple[str, ...]) -> Model:
     return replace(model, parameters=parameters)
 
 
-def _rows(model_set: ModelSet, target: dict[str, float], level: float):
+def _rows(model_set: ModelSet, target: dict[str, float], largest: dict[str, float], level: float):
+    """Per (call path, metric): the extrapolation to ``target``, and the value at the largest common point.
+
+    That value is cut at the floor the target's is cut at (0 for a quantity measured never below 0), and the cut
+    is said, so that the two ratios of a pair mean the same where the two points are one (a model extrapolated
+    below its side's measurements to the largest common point may lie below 0 there).
+    """
     ranked = extrapolate(model_set, target, level=level, intervals=True)
-    return {(m.callpath, m.metric): x for m, x in zip(model_set.models, ranked.rows)}
+    floors = np.array([u.floor if u is not None else -math.inf for u in ranked.uncertainty])
+    if largest == target:
+        now = np.array([x.value_target for x in ranked.rows])
+    else:
+        now = np.array([float(m.predict(largest)) for m in model_set.models])
+        warn_below_floor(model_set.models, now, floors, largest)
+        now = np.where(np.isnan(now), now, np.maximum(now, floors))
+    return {(m.callpath, m.metric): (x, float(value)) for m, x, value in zip(model_set.models, ranked.rows, now)}
 
 
 def _crossovers(model_a: Model, model_b: Model, comparison: Comparison, lo: float, hi: float) -> tuple[Crossover, ...]:

@@ -908,8 +908,13 @@ def _value_kinds(model_set: ModelSet, now: np.ndarray, values: str) -> dict[str,
     found = shortfall(experiment, guessed) if guessed and experiment is not None and len(experiment) else {}
     if any(metric not in found for metric in guessed):
         found = {**_model_shortfall(models, now), **found}
-    return {metric: hints[metric] or ("exclusive" if found.get(metric, 0.0) > AUTO_SHORTFALL else "inclusive")
-            for metric in metrics}
+    return {metric: value_kind(hints[metric], found.get(metric, 0.0)) for metric in metrics}
+
+
+def value_kind(hint: str | None, found: float) -> str:
+    """``"inclusive"`` or ``"exclusive"``: the metric's own hint where it has one, else exclusive where its parents
+    fall short of their children by more than :data:`AUTO_SHORTFALL` (``found``, from :func:`shortfall`)."""
+    return hint or ("exclusive" if found > AUTO_SHORTFALL else "inclusive")
 
 
 def shortfall(experiment: Experiment, metrics: Sequence[str] | None = None) -> dict[str, float]:

@@ -248,6 +248,9 @@ def load_machine(path: str | os.PathLike) -> Machine:
     head = document.get("machine", {})
     if not isinstance(head, Mapping):
         raise InputError("[machine] must be a table (name = \"...\")", where)
+    extra = [k for k in head if k != "name"]
+    if extra:
+        raise InputError(f"[machine] has no key {', '.join(map(repr, extra))}; its one key is name", where)
     resources = []
     for table, kind, key in (("rates", "rate", "rate"), ("latencies", "latency", "seconds")):
         entries = document.get(table, {})
@@ -265,6 +268,7 @@ def load_machine(path: str | os.PathLike) -> Machine:
                         raise InputError(f"[{table}] {name}: metric must be a metric name (or names joined by +)",
                                          where)
                     metrics = tuple(m.strip() for m in entry["metric"].split("+"))
+                    _check_sum(metrics, f"[{table}] {name}", where)
                 value = entry.get(key)
             else:
                 value = entry
@@ -281,6 +285,17 @@ def load_machine(path: str | os.PathLike) -> Machine:
         raise InputError("no resource: give [rates] (and [latencies])", where)
     name = head.get("name", "")
     return Machine(tuple(resources), str(name), where)
+
+
+def _check_sum(metrics: Sequence[str], what: str, where: str) -> None:
+    """A resource's metrics, summed into its amount: each a name, each once (``flop+flop`` would count it twice)."""
+    if not all(metrics):
+        raise InputError(f"{what}: metric must be a metric name (or names joined by +), got {'+'.join(metrics)!r}",
+                         where)
+    twice = list(dict.fromkeys(m for m in metrics if metrics.count(m) > 1))
+    if twice:
+        raise InputError(f"{what}: metric {', '.join(map(repr, twice))} is named twice in {'+'.join(metrics)!r}, "
+                         f"so its amount would count twice; name each metric once", where)
 
 
 def default_machine(metrics: Sequence[str]) -> Machine:
@@ -588,6 +603,9 @@ class WhatIf:
     total: WhatIfRow
     calibration: Calibration | None = None
     models: dict[str, dict[str, str]] = field(default_factory=dict)
+    values: dict[str, str] = field(default_factory=dict)
+    """Per metric (amounts and time), ``"inclusive"`` or ``"exclusive"``: what the total sums (the root call paths,
+    or every call path)."""
 
     def as_json(self) -> dict[str, Any]:
         def row(r: WhatIfRow) -> dict[str, Any]:
@@ -598,7 +616,7 @@ class WhatIf:
         return {"format": FORMAT, "version": VERSION, "machine": self.machine.as_json(), "scale": self.scale,
                 "target": self.target, "sensitivity": self.sensitivity,
                 "calibration": None if self.calibration is None else self.calibration.as_json(),
-                "rows": [row(r) for r in self.rows], "total": row(self.total)}
+                "values": self.values, "rows": [row(r) for r in self.rows], "total": row(self.total)}
 
     def render(self, kind: str = "text") -> str:
         from . import codesign_output
@@ -697,6 +715,7 @@ def whatif(
     amount_metrics = [m for r in machine.resources for m in r.metrics]
     rows = []
     formulas: dict[str, dict[str, str]] = {}
+    given_by_metric: dict[str, dict[str, float]] = {}  # call path -> metric -> amount (for the total)
     for callpath in names:
         amounts, found, cut = {}, False, False
         for r in machine.resources:
@@ -706,6 +725,7 @@ def whatif(
                 if m is not None:
                     value = float(m.predict(point))
                     given = _at_least_zero(m, value, point, negatives, "an amount")
+                    given_by_metric.setdefault(callpath, {})[metric] = given
                     amount += given
                     found, cut = True, cut or value < 0
                     formulas.setdefault(callpath, {})[metric] = m.formula
@@ -725,12 +745,34 @@ def whatif(
             raise InputError(f"no call path has an amount of {', '.join(amount_metrics)} above 0 at "
                              f"{format_point(point)} to predict from")
         raise InputError(f"no call path has a model of {', '.join(sorted(wanted))} to predict from")
-    roots = [r for r in rows if not any(r.callpath.startswith(o.callpath + "->") for o in rows)]
-    amounts = {name: sum(r.amounts[name] for r in roots) for name in machine.names}
-    modelled = [r.modelled_time for r in roots]
+    kinds = _value_kinds(models, [*amount_metrics, time_metric])
+    amounts = {r.name: sum(given_by_metric.get(row.callpath, {}).get(metric, 0.0)
+                           for metric in r.metrics for row in _total_rows(rows, kinds[metric]))
+               for r in machine.resources}
+    modelled = [r.modelled_time for r in _total_rows(rows, kinds[time_metric])]
     total = _row("total", amounts, machine, changed, sensitivity,
                  None if any(m is None for m in modelled) else float(sum(modelled)))
-    return WhatIf(machine, factors, point, float(sensitivity), rows, total, calibration, formulas)
+    return WhatIf(machine, factors, point, float(sensitivity), rows, total, calibration, formulas,
+                  {metric: kinds[metric] for metric in dict.fromkeys([*amount_metrics, time_metric])
+                   if any(m.metric == metric for m in models)})
+
+
+def _value_kinds(models: ModelSet, metrics: Sequence[str]) -> dict[str, str]:
+    """Per metric, whether a call path's value includes its children's (``"inclusive"``) or not
+    (``"exclusive"``), as :func:`~extrap_plugins.extrapolate` tells them apart; inclusive where no model has it."""
+    from .extrapolation import extrapolate
+
+    present = {m.metric for m in models}
+    found = extrapolate(models, intervals=False).values if present else {}
+    return {metric: found.get(metric, "inclusive") for metric in metrics}
+
+
+def _total_rows(rows: Sequence[WhatIfRow], kind: str) -> list[WhatIfRow]:
+    """The rows whose sum is the whole program: every one for exclusive values, else those without an ancestor
+    among them (the roots)."""
+    if kind == "exclusive":
+        return list(rows)
+    return [r for r in rows if not any(r.callpath.startswith(o.callpath + "->") for o in rows)]
 
 
 def _negative_series(experiment: Experiment | None) -> set[tuple[str, str]] | None:

@@ -207,7 +207,7 @@ def test_upgrade_that_changes_nothing_is_one_line_exit_2(tmp_path, system_file, 
     ("[system]\nprocesses = 4\n", "[system] gives no memory; give one of memory_per_process, memory_per_node, "
                                   "memory_per_socket, memory_per_core"),
     ("[system]\nprocesses = -4\nmemory_per_process = 1\n",
-     "[system] processes: expected a positive number, a size such as \"2 GiB\", got -4"),
+     "[system] processes: expected a positive number (a count, without a unit), got -4"),
     ("[system]\nprocesses = 4\nmemory_per_process = \"2 GB\"\n[upgrades]\nx = { memory = \"2x\" }\n",
      "upgrade 'x': unknown key 'memory'; the keys are processes, memory_per_process, racks, nodes_per_rack, "
      "sockets_per_node, cores_per_socket, processes_per_core, memory_per_node, memory_per_socket, memory_per_core"),

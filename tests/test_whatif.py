@@ -484,9 +484,10 @@ def test_improving_a_resource_that_is_not_identified_buys_an_unknown_speedup_not
     lines = out.splitlines()
     header = [line for line in lines if line.startswith("call path")][-1]  # the calibration's table comes first
     assert re.split(r"\s{2,}", header)[-3:] == ["processor ×4", "bandwidth ×4", "all 4×"]
-    [total] = [line for line in lines if line.startswith("total")]
+    [total] = [line for line in lines if line.startswith("total ")]
     assert re.split(r"\s{2,}", total)[-3:] == ["4", "–", "4"]
-    assert lines[-1].endswith("improved (–: a resource the times do not identify)")
+    assert lines[-2].endswith("improved (–: a resource the times do not identify)")
+    assert lines[-1] == "total: the sum of the root call paths (inclusive values)"
     with pytest.warns(ExtrapWarning):
         result = whatif(compute_bound(), str(machine), target="p=256,n=1e6", calibrate_rates=True)
     row = result.as_json()["total"]
