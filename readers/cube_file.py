@@ -61,8 +61,17 @@ class CubeMetric:
             return "count"
         return ""
 
-    def as_metric(self) -> Metric:
-        return Metric(self.name, self.unit, self.kind)
+    def values(self, inclusive: bool) -> str:
+        """Whether a call path's value, read as asked, includes its children's (:attr:`Metric.values`).
+
+        A minimum or maximum is inclusive either way: Score-P's ``min_time`` is the shortest visit, children
+        included, and has no exclusive part (:meth:`CallTree.exclusive`); shares must not sum it over a subtree.
+        """
+        return "inclusive" if inclusive or self.combine != SUM else "exclusive"
+
+    def as_metric(self, inclusive: bool) -> Metric:
+        """The metric as the experiment holds it, its values read inclusive or exclusive."""
+        return Metric(self.name, self.unit, self.kind, self.values(inclusive))
 
 
 @dataclass

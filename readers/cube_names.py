@@ -8,19 +8,28 @@ application, the parameter values and the repetition::
     lulesh.p64.size25.r2  ->  p=64, size=25, repetition 2
     app.n1e6.ranks8       ->  n=1000000, ranks=8
     mm.x20,5.y20,5.z1,5   ->  x=20.5, y=20.5, z=1.5 (decimal commas)
+    p=64_n=1000_rep3      ->  p=64, n=1000, repetition 3
 
 Rules, in order:
 
-* a trailing ``.r<digits>`` is the repetition (so ``.ranks8`` is a parameter);
+* a trailing ``.r<digits>`` or ``.rep<digits>`` is the repetition (so ``.ranks8`` is a parameter), and so is
+  ``_r<digits>``, ``-r<digits>``, ``_rep<digits>`` or ``-rep<digits>`` right after a value;
 * the prefix is what a ``pattern`` says (a literal prefix, or else a regular
   expression matched at the start), else everything up to the first dot; when
   that leaves no valid pairs, the whole name is tried (``x10y1z1``,
-  ``x22.5.y22.5``);
+  ``x22.5.y22.5``); a name without dots that is no pairs as a whole is tried
+  after its first ``-`` or ``_`` (``scorep-p64-n1000``);
 * the rest is a sequence of ``<name><number>`` pairs: a name is letters (then
   letters or underscores), a number has an optional sign, a decimal point or
-  comma and an exponent (``1.5``, ``2,5``, ``1e6``, ``-3``); pairs may be
-  separated by ``.``, ``,``, ``_`` or ``-``.  A name directly followed by
-  ``e<digits>`` after a number reads as an exponent (``n1e6`` is n = 10^6).
+  comma and an exponent (``1.5``, ``2,5``, ``1e6``, ``-3``), and may follow
+  its name after ``=`` (``p=64``); pairs may be separated by ``.``, ``,``,
+  ``_`` or ``-``.  A name directly followed by ``e<digits>`` after a number
+  reads as an exponent (``n1e6`` is n = 10^6); a value beyond the
+  floating-point range (``n1e400``) is an error.
+
+A run folder may hold one folder per repetition instead of the profiles
+(``app.p64/r1/profile.cubex``, ``app.p64/scorep-20240101_1200_123/...``):
+:func:`repetition_folder` reads their numbers.
 
 Anything else is an :class:`~extrap_plugins.errors.InputError` naming the
 folder and what was expected; a mapping file (:func:`read_mapping`) takes the
@@ -30,6 +39,7 @@ values from a CSV instead when the folder names follow no convention.
 from __future__ import annotations
 
 import csv
+import math
 import pathlib
 import re
 from dataclasses import dataclass
@@ -39,9 +49,11 @@ from extrap_plugins.errors import InputError
 from ._common import read_text
 
 CONVENTION = "<prefix>.<name><value>...[.r<repetition>], e.g. app.p64.size25.r1"
-_REPETITION = re.compile(r"\.r(\d+)$")
+_REPETITION = re.compile(r"(?:\.|(?<=\d)[_-])r(?:ep)?(\d+)$")
+_SCOREP_DEFAULT = re.compile(r"scorep-\d{8}_\d{4}_\d+")  # SCOREP_EXPERIMENT_DIRECTORY unset: scorep-YYYYMMDD_HHMM_ticks
+_REPETITION_FOLDER = re.compile(r"(?:r|rep|run|repetition)?[_-]?(\d+)", re.IGNORECASE)
 _NUMBER = r"[+-]?(?:\d+(?:[.,]\d+)?|[.,]\d+)(?:[eE][+-]?\d+)?"
-_PAIR = re.compile(rf"(?P<name>[A-Za-z][A-Za-z_]*)(?P<value>{_NUMBER})(?:[.,_-](?=[A-Za-z])|[.,_-]?$|(?=[A-Za-z]))")
+_PAIR = re.compile(rf"(?P<name>[A-Za-z][A-Za-z_]*)=?(?P<value>{_NUMBER})(?:[.,_-](?=[A-Za-z])|[.,_-]?$|(?=[A-Za-z]))")
 
 
 @dataclass(frozen=True)
@@ -102,8 +114,8 @@ def parse_run_name(name: str, pattern: str | None = None, where: str | None = No
         candidates = [_strip_pattern(body, pattern, where, what)]
     elif "." in body:
         candidates = [body.split(".", 1)[1], body]
-    else:
-        candidates = [body]
+    else:  # no dot: the whole name, else after a prefix ended by - or _ (scorep-p64-n1000)
+        candidates = [body] + [body.split(separator, 1)[1] for separator in "-_" if separator in body][:1]
     first_error = None
     for candidate in candidates:
         try:
@@ -112,12 +124,26 @@ def parse_run_name(name: str, pattern: str | None = None, where: str | None = No
             first_error = first_error or error
             continue
         return RunName(parameters, values, repetition)
-    note = f" (the trailing .r{repetition} is read as the repetition)" if repetition is not None else ""
+    note = f" (the trailing {found.group(0)} is read as the repetition)" if found else ""
+    if _SCOREP_DEFAULT.fullmatch(name):
+        first_error = "it is Score-P's default name, which holds no parameters (name each run's folder with " \
+                      "SCOREP_EXPERIMENT_DIRECTORY=app.p64.r1)"
     raise InputError(
         f"cannot read parameters from the {what} {name!r}: {first_error}{note}; expected {CONVENTION} "
         f"(give --reader-option pattern=PREFIX when the prefix contains dots, or mapping=FILE.csv)",
         where,
     )
+
+
+def repetition_folder(name: str) -> int | None:
+    """The number of a folder that holds one repetition of a run (``r1``, ``rep2``, ``run_3``, ``4``), or None when
+    its name is no such number (``scorep-20240101_1200_123``: the repetitions are then numbered in order).
+
+    >>> repetition_folder("rep2"), repetition_folder("scorep-20240101_1200_123")
+    (2, None)
+    """
+    found = _REPETITION_FOLDER.fullmatch(name)
+    return int(found.group(1)) if found else None
 
 
 def parse_pairs(text: str) -> tuple[tuple[str, ...], tuple[float, ...]]:
@@ -146,8 +172,11 @@ def parse_pairs(text: str) -> tuple[tuple[str, ...], tuple[float, ...]]:
         name = match.group("name")
         if name in names:
             raise ValueError(f"the parameter {name!r} appears twice")
+        value = float(match.group("value").replace(",", "."))
+        if not math.isfinite(value):
+            raise ValueError(f"the value {match.group('value')} of {name!r} is beyond the floating-point range")
         names.append(name)
-        values.append(float(match.group("value").replace(",", ".")))
+        values.append(value)
         position = match.end()
     return tuple(names), tuple(values)
 

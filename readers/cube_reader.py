@@ -3,7 +3,9 @@
 Input is a folder of runs, one sub-folder per run and repetition named by
 Extra-P's convention (``mm.x25y10z1.r1/profile.cubex``, see
 :mod:`extrap_plugins.readers.cube_names`), or a single ``.cubex`` file whose
-folder is named that way, or a folder of ``.cubex`` files named that way.
+folder is named that way, or a folder of ``.cubex`` files named that way.  A
+run folder may hold a folder per repetition (``app.p64/r1/profile.cubex``),
+and a repetition folder a folder per run (``r1/app.p64/profile.cubex``).
 
 Every metric with data is read (time, visits, bytes, PAPI counters,
 min_time/max_time, ...), exclusive by default, and its values over the
@@ -31,21 +33,21 @@ import itertools
 import pathlib
 import re
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterable, Sequence
 
 import numpy as np
 
 from extrap_plugins.errors import ExtrapWarning, InputError, none_read, skip_warnings
-from extrap_plugins.experiment import Experiment, Metric
-from extrap_plugins.formatting import describe_inputs
+from extrap_plugins.experiment import Experiment, Metric, callpath_hint
+from extrap_plugins.formatting import describe_inputs, did_you_mean
 from extrap_plugins.hookspecs import hookimpl
 from extrap_plugins.options import parse_bool
 from extrap_plugins.registration import ReaderInfo
 from extrap_plugins.joining import coverage_findings, omitted_zeros
 
 from ._common import EMPTY_FILE, RUN_FOLDER_EXTRAS, SAME_FILE, check_distinct_files, same_file
-from .cube_names import CONVENTION, RunName, parse_run_name, read_mapping
+from .cube_names import CONVENTION, RunName, parse_run_name, read_mapping, repetition_folder
 from .cube_tree import AGGREGATIONS
 
 OPTIONS = {
@@ -59,6 +61,7 @@ OPTIONS = {
     "callpaths": "only call paths matching these globs (comma-separated)",
 }
 VALUES = ("exclusive", "inclusive")
+SCOREP_PROFILE = "profile.cubex"  # the name Score-P gives every run's profile
 WARNING_NOTE = "warning: "  # notes that join() turns into warnings in the main process
 
 
@@ -201,11 +204,13 @@ def _scan_folder(folder: pathlib.Path, pattern: str | None) -> list[tuple[pathli
             continue
         if entry.is_dir():
             profiles = _cubex_files(entry)
-            if not profiles:
+            if profiles:
+                parsed = parse_run_name(entry.name, pattern, str(entry))
+                runs.extend((profile, (entry.name, parsed)) for profile in profiles)
+            elif _nested_folders(entry):
+                runs.extend(_nested_runs(entry, pattern))
+            else:
                 warnings.warn(ExtrapWarning(f"{entry}: ignored, a folder without .cubex files"), stacklevel=4)
-                continue
-            parsed = parse_run_name(entry.name, pattern, str(entry))
-            runs.extend((profile, (entry.name, parsed)) for profile in profiles)
         elif entry.suffix.lower() == ".cubex":
             direct.append(entry)
         else:
@@ -214,18 +219,44 @@ def _scan_folder(folder: pathlib.Path, pattern: str | None) -> list[tuple[pathli
         # A run folder given directly (mm.x1y1z1/profile1.cubex, profile2.cubex): its files are repetitions.
         # Otherwise each file names its run (app.p8.cubex).
         try:
-            folder_run = parse_run_name(folder.name, pattern, str(folder))
-        except InputError:
-            folder_run = None
+            folder_run, folder_error = parse_run_name(folder.name, pattern, str(folder)), None
+        except InputError as error:
+            folder_run, folder_error = None, error
         for profile in direct:
             if folder_run is not None:
                 runs.append((profile, (folder.name, folder_run)))
+            elif profile.name == SCOREP_PROFILE:  # Score-P's own file name: only the folder could name the run
+                raise folder_error
             else:
                 runs.append((profile, (profile.stem, parse_run_name(profile.stem, pattern, str(profile),
                                                                     what="file name"))))
     if not runs:
         raise InputError(f"no CUBE profiles here: expected run folders holding .cubex files "
                          f"({CONVENTION}/profile.cubex) or .cubex files", folder)
+    return runs
+
+
+def _nested_folders(folder: pathlib.Path) -> list[pathlib.Path]:
+    """The sub-folders of ``folder`` that hold .cubex files (one repetition each, or one run each)."""
+    return [sub for sub in sorted(folder.iterdir())
+            if not sub.name.startswith(".") and sub.is_dir() and _cubex_files(sub)]
+
+
+def _nested_runs(folder: pathlib.Path, pattern: str | None) -> list[tuple[pathlib.Path, tuple[str, RunName]]]:
+    """The runs of a folder of folders: a run's repetitions (``app.p64/r1/profile.cubex``: numbered by
+    :func:`repetition_folder`, else in order), or one repetition's runs (``r1/app.p64/profile.cubex``)."""
+    runs = []
+    repetition = repetition_folder(folder.name)
+    if repetition is not None:  # r1/app.p64/profile.cubex
+        for sub in _nested_folders(folder):
+            parsed = parse_run_name(sub.name, pattern, str(sub))
+            named = replace(parsed, repetition=repetition if parsed.repetition is None else parsed.repetition)
+            runs.extend((profile, (sub.name, named)) for profile in _cubex_files(sub))
+        return runs
+    parsed = parse_run_name(folder.name, pattern, str(folder))
+    for sub in _nested_folders(folder):
+        named = replace(parsed, repetition=repetition_folder(sub.name))
+        runs.extend((profile, (folder.name, named)) for profile in _cubex_files(sub))
     return runs
 
 
@@ -342,7 +373,7 @@ def read_run(spec: RunSpec, settings: Settings) -> Experiment:
             codes.append(rows)
             metric_codes.append(np.full(rows.size, len(metrics), dtype=np.int64))
             values.append(per_callpath[rows])
-            metrics.append(metric.as_metric())
+            metrics.append(metric.as_metric(settings.inclusive))
         if profile.has_duplicate_callpaths:
             n_merged = profile.tree.n_nodes - len(profile.callpaths)
             notes.append(f"{n_merged} call-tree nodes repeat a call path (different call sites or parameters); "
@@ -454,20 +485,29 @@ def join_runs(experiments: Sequence[Experiment], source: str, settings: Settings
 
 
 def _check_selection(experiment: Experiment, settings: Settings, source: str, first_profile: str) -> None:
+    """``--metric`` names a metric with data and ``--callpath`` matches a call path; else an error saying which
+    names were likely meant (the first profile is opened again for them, on this error path only)."""
     known = {m.name for m in experiment.metrics}
     missing = [m for m in settings.metrics if m not in known]
     if missing:
-        from .cube_file import open_profile
-
-        with open_profile(first_profile) as profile:  # only on this error path: what does a file declare?
-            declared = [m.name for m in profile.metrics]
+        declared = [m.name for m in _declared(first_profile).metrics]
         unknown = [m for m in missing if m not in declared]
         if unknown:
-            raise InputError(f"no metric {', '.join(map(repr, unknown))}; the metrics are {', '.join(declared)}",
-                             source)
+            every = f"the metrics are {', '.join(declared)}"
+            hint = did_you_mean(unknown[0], declared, every) if len(unknown) == 1 else every
+            raise InputError(f"no metric {', '.join(map(repr, unknown))}; {hint}", source)
         raise InputError(f"metric {', '.join(map(repr, missing))} has no data in any run", source)
     if settings.callpaths and not experiment.callpaths:
-        raise InputError(f"no call path matches {', '.join(map(repr, settings.callpaths))}", source)
+        hint = callpath_hint(settings.callpaths, _declared(first_profile).callpaths)
+        raise InputError(f"no call path matches {', '.join(map(repr, settings.callpaths))}{hint}", source)
+
+
+def _declared(path: str):
+    """What a profile declares: its metrics and call paths (:class:`~.cube_file.CubeProfile`), closed again."""
+    from .cube_file import open_profile
+
+    with open_profile(path) as profile:
+        return profile
 
 
 def emit_warnings(experiment: Experiment) -> Experiment:
@@ -584,7 +624,16 @@ def sniff(path: pathlib.Path) -> bool:
             continue
         if entry.suffix.lower() == ".cubex" and entry.is_file():
             return True
-        if entry.is_dir() and any(f.suffix.lower() == ".cubex" for f in itertools.islice(entry.iterdir(), 50)):
+        if entry.is_dir() and _holds_cubex(entry, depth=2):
+            return True
+    return False
+
+
+def _holds_cubex(folder: pathlib.Path, depth: int) -> bool:
+    """Whether one of the first entries of ``folder``, or of its sub-folders down to ``depth``, is a .cubex file."""
+    for entry in itertools.islice(folder.iterdir(), 50):
+        if entry.suffix.lower() == ".cubex" or (depth > 1 and entry.is_dir() and not entry.name.startswith(".")
+                                                and _holds_cubex(entry, depth - 1)):
             return True
     return False
 

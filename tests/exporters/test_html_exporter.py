@@ -18,6 +18,16 @@ from extrap_plugins.extrapolation import extrapolate
 P = np.array([4.0, 8.0, 16.0, 32.0, 64.0])
 
 
+def test_the_headers_say_at_which_point_and_of_what_a_value_or_share_is(browser, known_report):
+    """They said "value now" and "share now": now was the largest measured point, the share that of the root."""
+    page = Page(browser, known_report)
+    headers = page.page.eval_on_selector_all("#table th", "nodes => nodes.map(n => n.textContent)")
+    assert headers[6:11] == ["value at p=64", "value at p=4096", "95% interval", "share of root at p=64",
+                             "share of root at p=4096"]
+    assert page.console == []
+    page.page.close()
+
+
 class Page:
     """A page with every console message, page error and request recorded."""
 

@@ -7,7 +7,7 @@ import pathlib
 import pytest
 
 from extrap_plugins.errors import InputError
-from extrap_plugins.readers.cube_names import RunName, parse_pairs, parse_run_name, read_mapping
+from extrap_plugins.readers.cube_names import RunName, parse_pairs, parse_run_name, read_mapping, repetition_folder
 
 
 @pytest.mark.parametrize("name, parameters, values, repetition", [
@@ -35,6 +35,16 @@ from extrap_plugins.readers.cube_names import RunName, parse_pairs, parse_run_na
     ("lulesh2.p8", ("p",), (8,), None),
     ("app.size_x4_size_y8", ("size_x", "size_y"), (4, 8), None),
     ("x22.5.y22.5", ("x", "y"), (22.5, 22.5), None),  # no prefix: the whole name is tried
+    # what users write besides Extra-P's convention: name=value, a repetition after _ or -, .rep, a prefix ended by -
+    ("p=64_n=1000", ("p", "n"), (64, 1000), None),
+    ("p=64,n=1000", ("p", "n"), (64, 1000), None),
+    ("app.p=64.n=1000.r2", ("p", "n"), (64, 1000), 2),
+    ("num_procs=8_n=3", ("num_procs", "n"), (8, 3), None),
+    ("app.p64.n1000.rep3", ("p", "n"), (64, 1000), 3),
+    ("app.p64.n1000_r1", ("p", "n"), (64, 1000), 1),
+    ("p64-n1000-rep2", ("p", "n"), (64, 1000), 2),
+    ("app.grid_r8", ("grid_r",), (8,), None),  # _r8 after a letter is a name's end, not a repetition
+    ("scorep-p64-n1000", ("p", "n"), (64, 1000), None),
 ])
 def test_folder_names(name, parameters, values, repetition):
     assert parse_run_name(name) == RunName(parameters, tuple(float(v) for v in values), repetition)
@@ -77,11 +87,20 @@ def test_a_file_name_is_called_a_file_name():
     ("app.p", "'p' is not a <name><number> pair"),
     ("mm.x1x2", "the parameter 'x' appears twice"),
     ("app.r8", "'app' is not a <name><number> pair (the trailing .r8 is read as the repetition)"),
+    ("app.n1e400", "the value 1e400 of 'n' is beyond the floating-point range"),
+    ("scorep-20240312_1012_1234567890", "it is Score-P's default name, which holds no parameters (name each run's "
+                                        "folder with SCOREP_EXPERIMENT_DIRECTORY=app.p64.r1)"),
 ])
 def test_names_without_parameters_are_errors_saying_why(name, reason):
     with pytest.raises(InputError) as caught:
         parse_run_name(name)
     assert str(caught.value).startswith(f"{name}: cannot read parameters from the folder name {name!r}: {reason}; ")
+
+
+@pytest.mark.parametrize("name, number", [
+    ("r1", 1), ("rep2", 2), ("run_3", 3), ("4", 4), ("Rep-05", 5), ("scorep-20240101_1200_123", None), ("p64", None)])
+def test_repetition_folders(name, number):
+    assert repetition_folder(name) == number
 
 
 def test_pairs():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import gzip
 import hashlib
+import json
 import pathlib
 import shutil
 import warnings
@@ -286,6 +287,83 @@ def test_sniff(cube, tmp_path):
     (tmp_path / "notes.txt").write_text("x")
     assert not cube_reader.sniff(tmp_path)
     assert not cube_reader.sniff(tmp_path / "notes.txt")
+
+
+def copy_runs(cube, folder, names):
+    """``folder/NAME/profile.cubex`` for each NAME, a copy of single_parameter's run at x = the value given."""
+    for name, x in names.items():
+        (folder / name).mkdir(parents=True)
+        shutil.copy(cube / "single_parameter" / f"mm.x{x}y1z1.r1" / "profile.cubex", folder / name / "profile.cubex")
+
+
+def points_and_repetitions(experiment):
+    rows = (experiment.callpath_index == 0) & (experiment.metric_index == 0)
+    return sorted(zip(experiment.coordinates[rows].ravel().tolist(), experiment.repetition[rows].tolist()))
+
+
+@pytest.mark.parametrize("layout", [
+    "app.p{x}.rep{r}", "p={x}_rep{r}", "app.p{x}_r{r}", "app.p{x}/r{r}", "r{r}/app.p{x}", "p={x}/{r}"])
+def test_repetitions_however_the_folders_say_them(host, cube, tmp_path, layout):
+    """A repetition is never read as a parameter (app.p8.rep2 gave a parameter 'rep'), and a run folder may hold
+    one folder per repetition, or a repetition folder one per run (nested folders were no input at all)."""
+    copy_runs(cube, tmp_path, {layout.format(x=x, r=r): x for x in (1, 10, 25) for r in (1, 2)})
+    e = read_quietly(tmp_path, metrics=["time"])
+    assert e.parameter_names == ["p"]
+    assert points_and_repetitions(e) == [(x, r) for x in (1.0, 10.0, 25.0) for r in (1, 2)]
+
+
+def test_repetition_folders_named_by_score_p_are_numbered_in_order(host, cube, tmp_path):
+    copy_runs(cube, tmp_path, {f"app.p{x}/scorep-2024010{r}_1200_{x}": x for x in (1, 10) for r in (1, 2)})
+    assert cube_reader.sniff(tmp_path)
+    e = read_quietly(tmp_path, metrics=["time"])
+    assert points_and_repetitions(e) == [(1.0, 0), (1.0, 1), (10.0, 0), (10.0, 1)]
+
+
+def test_a_run_folder_named_by_score_p_is_the_error_not_its_profile(host, cube, tmp_path, capsys):
+    copy_runs(cube, tmp_path, {"scorep-20240312_1012_1234567890": 1})
+    run = tmp_path / "scorep-20240312_1012_1234567890"
+    assert cli.main(["model", str(run)]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"extrap-plugins: error: {run}: cannot read parameters from the folder name "
+        "'scorep-20240312_1012_1234567890': it is Score-P's default name, which holds no parameters (name each run's "
+        "folder with SCOREP_EXPERIMENT_DIRECTORY=app.p64.r1); expected <prefix>.<name><value>...[.r<repetition>], "
+        "e.g. app.p64.size25.r1 (give --reader-option pattern=PREFIX when the prefix contains dots, or "
+        "mapping=FILE.csv)"]
+
+
+def test_each_metric_says_whether_its_values_are_inclusive(host, cube):
+    """The reader knows what it read; the exporters guessed from the measurements and got PAPI_L3_TCM wrong."""
+    exclusive = read_quietly(cube / "single_parameter")
+    inclusive = read_quietly(cube / "single_parameter", values="inclusive")
+    minmax = {"min_time", "max_time"}  # the shortest and longest visit, children included: never summed
+    assert {m.name: m.values for m in exclusive.metrics} == {
+        name: "inclusive" if name in minmax else "exclusive" for name in MM_METRICS}
+    assert {m.name: m.values for m in inclusive.metrics} == dict.fromkeys(MM_METRICS, "inclusive")
+
+
+def test_shares_of_exclusive_counters_count_the_whole_subtree(host, cube, tmp_path):
+    out = tmp_path / "models.json"
+    assert cli.main(["model", str(cube / "single_parameter"), "--metric", "PAPI_L3_TCM", "--export", "json",
+                     "-o", str(out)]) == 0
+    document = json.loads(out.read_text())
+    assert document["values"] == {"PAPI_L3_TCM": "exclusive"}
+    value = {m["callpath"]: m["largest"]["value"] for m in document["models"]}
+    share = {m["callpath"]: m["largest"]["share_of_root"] for m in document["models"]}
+    assert share["main->init_mat"] == pytest.approx(value["main->init_mat"] / sum(value.values()))  # was 0.254
+    assert share["main->init_mat"] == pytest.approx(0.2028, abs=1e-4)
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"metrics": ["tim"]}, "no metric 'tim'; did you mean 'time'?"),
+    ({"callpaths": ["main->init"]}, "no call path matches 'main->init'; the call paths are main, main->init_mat, "
+                                    "main->zero_mat, main->mat_mul"),
+    ({"callpaths": ["main->initmat"]}, "no call path matches 'main->initmat'; did you mean 'main->init_mat'?"),
+])
+def test_a_selection_that_misses_says_what_was_meant(host, cube, options, message):
+    for path in (cube / "single_parameter", cube / "single_parameter" / "mm.x1y1z1.r1"):
+        with pytest.raises(InputError) as caught:
+            extrap_plugins.read(path, **options)
+        assert str(caught.value) == f"{path}: {message}"
 
 
 # --------------------------------------------------------------- bad input

@@ -33,6 +33,9 @@
   function colour(category) { return data.categories[category][1]; }
 
   const hasTarget = data.settings.target !== null;
+  // what "now" and "target" are, in the headers as in the text export: the value at the largest measured point
+  const atLargest = data.settings.largest ? "at " + point(data.settings.largest) : "at the largest point";
+  const atTarget = hasTarget ? "at " + point(data.settings.target) : "at target";
   const columns = [
     {key: "callpath", label: "call path", text: function (r) { return r[C.callpath]; }, value: function (r) { return r[C.callpath]; }, numeric: false},
     {key: "metric", label: "metric", text: function (r) { return data.metrics[r[C.metric]]; }, value: function (r) { return data.metrics[r[C.metric]]; }, numeric: false},
@@ -40,11 +43,11 @@
     {key: "growth", label: "growth", text: function (r) { return r[C.growth]; }, value: function (r) { return r[C.degree]; }, numeric: true},
     {key: "ar2", label: "adj. R²", text: function (r) { return r[C.ar2] === null ? "n/a" : r[C.ar2].toFixed(4); }, value: function (r) { return r[C.ar2]; }, numeric: true},
     {key: "smape", label: "SMAPE", text: function (r) { return r[C.smape] === null ? "n/a" : r[C.smape].toFixed(2) + "%"; }, value: function (r) { return r[C.smape]; }, numeric: true},
-    {key: "now", label: "value now", text: function (r) { return num(r[C.now]); }, value: function (r) { return r[C.now]; }, numeric: true},
-    {key: "target", label: "value at target", text: function (r) { return num(r[C.target]); }, value: function (r) { return r[C.target]; }, numeric: true},
+    {key: "now", label: "value " + atLargest, text: function (r) { return num(r[C.now]); }, value: function (r) { return r[C.now]; }, numeric: true},
+    {key: "target", label: "value " + atTarget, text: function (r) { return num(r[C.target]); }, value: function (r) { return r[C.target]; }, numeric: true},
     {key: "interval", label: Math.round(100 * data.settings.level) + "% interval", text: function (r) { return r[C.low] === null ? "n/a" : num(r[C.low]) + " … " + num(r[C.high]); }, value: function (r) { return r[C.low] === null ? null : r[C.high] - r[C.low]; }, numeric: true},
-    {key: "share_now", label: "share now", text: function (r) { return pct(r[C.root_now]); }, value: function (r) { return r[C.root_now]; }, numeric: true},
-    {key: "share_target", label: "share at target", text: function (r) { return pct(r[C.root_target]); }, value: function (r) { return r[C.root_target]; }, numeric: true},
+    {key: "share_now", label: "share of root " + atLargest, text: function (r) { return pct(r[C.root_now]); }, value: function (r) { return r[C.root_now]; }, numeric: true},
+    {key: "share_target", label: "share of root " + atTarget, text: function (r) { return pct(r[C.root_target]); }, value: function (r) { return r[C.root_target]; }, numeric: true},
     {key: "validation", label: "held-out error", text: function (r) { return r[C.validation] === null ? "n/a" : (100 * r[C.validation]).toFixed(1) + "%"; }, value: function (r) { return r[C.validation]; }, numeric: true},
     {key: "warnings", label: "warnings", text: function (r) { return r[C.warnings]; }, value: function (r) { return r[C.warnings]; }, numeric: false},
   ].filter(function (c) { return hasTarget || (c.key !== "target" && c.key !== "interval" && c.key !== "share_target"); })
