@@ -315,10 +315,17 @@ class ModelSet:
     :attr:`known_metrics`, which prefer the experiment's.  Like ``experiment``, not compared: two sets of the same
     models are equal whatever is known of their units."""
 
+    notes: tuple[str, ...] = field(default=(), compare=False)
+    """What the reader said of how it read the measurements (which metadata became parameters, what was left out
+    and why): given by a streamed set, else taken from ``experiment`` (its ``notes``).  Not compared."""
+
     def __post_init__(self):
         self.metrics = tuple(self.metrics)
         if not self.metrics and self.experiment is not None:
             self.metrics = tuple(self.experiment.metrics)
+        self.notes = tuple(self.notes)
+        if not self.notes and self.experiment is not None:
+            self.notes = tuple(self.experiment.notes)
 
     @property
     def known_metrics(self) -> tuple[Metric, ...]:

@@ -683,13 +683,15 @@ def stream_models(
             check_selection(metrics, callpaths, with_values=[m.name for m in catalogue.metrics],
                             declared=list(dict.fromkeys(m.name for p in catalogue.parts for m in p.declared_metrics)),
                             any_callpath=bool(catalogue.callpaths), source=source)
+        notes = list(dict.fromkeys(note for p in catalogue.parts for note in p.notes))  # (as runs are joined)
         if joins:
-            follow_join(info, catalogue, target, reader_options, host=host, source=source)
+            notes = follow_join(info, catalogue, target, reader_options, host=host, source=source).notes
         if info.omits_zeros:
             for finding in coverage_findings(catalogue.callpath_runs(), catalogue.metric_in_run(),
                                              catalogue.callpaths, [m.name for m in catalogue.metrics],
                                              [p.source for p in catalogue.parts]):
                 warnings.warn(ExtrapWarning(finding), stacklevel=2)
+                notes.append(finding)  # (CUBE's join keeps its findings as notes too)
         instance = host.build_modeler(modeler, options, catalogue.parameters)
         said = warn_constant_parameters(catalogue)
         size = engine.block_size(len(catalogue.metrics))
@@ -713,6 +715,7 @@ def stream_models(
         experiment=None,
         measured_points=catalogue.measured_points(),
         metrics=tuple(metrics),
+        notes=tuple(notes),
     )
 
 

@@ -219,6 +219,8 @@ def summary(ranked: Extrapolations) -> list[list[str]]:
         items.append(metrics)
         items.append(["call paths", str(len({int(c) for c in np.unique(experiment.callpath_index)}))])
         items.append(["reader", experiment.reader or "n/a"])
+        if model_set.notes:
+            items.append(["notes on reading", "; ".join(model_set.notes)])
     elif model_set.known_metrics:  # streamed: no measurements, but what the source said of its metrics
         items.append(metrics)
     items.append(["models", str(len(model_set.models))])

@@ -70,6 +70,8 @@ def export_text(model_set: ModelSet, out: IO[str], options: dict[str, str]) -> N
         out.write("\ninconsistent extrapolation (a minimum above its maximum at the target, each modelled apart):\n")
         for m, x in crossed:
             out.write(f"  {names[m.callpath]}: {m.metric} above {x.crosses}\n")
+    if model_set.notes:
+        out.write("\nnotes on reading:\n" + "".join(f"  {note}\n" for note in model_set.notes))
     causes: dict[str, list[str]] = {}  # one line per cause, as at the end of ``model``
     for m, _ in ranked:
         for text in m.warnings:

@@ -61,3 +61,18 @@ def test_a_model_of_its_own_text_alone_is_not_pmnf_either():
     m = Model("main", "time", ("p",), 0.0, function_text="see the paper")
     (model,) = document(ModelSet(("p",), [m]))["models"]
     assert (model["function"], model["constant"], model["terms"]) == ("see the paper", None, None)
+
+
+def test_version_2_carries_the_reader_s_notes_in_memory_and_streamed(host, shared_data, tmp_path):
+    """How the reader read the runs (which metadata became parameters, what was left out) was in
+    ``Experiment.notes`` only: no output said it."""
+    from extrap_plugins.streaming import stream_models
+
+    folder = shared_data / "cube" / "extrap" / "single_parameter"
+    in_memory = extrap_plugins.model(extrap_plugins.read(folder, metrics=["time"]), executor="serial")
+    streamed = stream_models(folder, metrics=["time"], executor="serial", scratch=tmp_path)
+    expected = ["parameters with one value in every run are left out: y=1, z=1"]
+    for models in (in_memory, streamed):
+        document = json.loads(extrap_plugins.export(models, "json", version=2))
+        assert document["notes"] == expected
+    assert list(in_memory.notes) == expected

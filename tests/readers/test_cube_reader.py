@@ -540,7 +540,9 @@ def test_command_line(host, cube, capsys):
                        "--metric", "visits", "--executor", "serial"])
     out, err = capsys.readouterr()
     assert status == 0 and err == ""
-    assert [line.split()[:2] for line in out.splitlines()[2:]] == [[c, "visits"] for c in MM_CALLPATHS]
+    table, notes = out.split("\nnotes on reading:\n")
+    assert [line.split()[:2] for line in table.splitlines()[2:]] == [[c, "visits"] for c in MM_CALLPATHS]
+    assert notes == "  parameters with one value in every run are left out: y=1, z=1\n"
     status = cli.main(["model", str(cube / "negative_example")])
     out, err = capsys.readouterr()
     assert status == 2 and out == ""

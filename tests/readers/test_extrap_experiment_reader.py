@@ -256,7 +256,9 @@ def test_measure_median_on_stored_means_says_which_option_reads_the_medians(shar
                      "--reader-option", "value=median"]) == 0
     out, err = capsys.readouterr()
     assert "keeps one" not in err
-    assert out.splitlines()[-1].split()[:3] == ["met1", "test", "4.04"]  # the stored medians
+    table, notes = out.split("\nnotes on reading:\n")
+    assert table.splitlines()[-1].split()[:3] == ["met1", "test", "4.04"]  # the stored medians
+    assert notes.startswith("  an Extra-P 3 experiment keeps")
     for args in ([], ["--measure", "mean"], ["--reader-option", "value=median"]):
         assert cli.main(["model", str(path), "--callpath", "met1", *args]) == 0
         assert "keeps one" not in capsys.readouterr().err
