@@ -28,7 +28,9 @@ import pathlib
 import struct
 import warnings
 import zipfile
+from dataclasses import dataclass
 from fractions import Fraction
+from typing import Callable
 
 import numpy as np
 from numpy.lib import format as npy
@@ -70,47 +72,81 @@ def export_extrap_experiment(model_set: ModelSet, path: pathlib.Path, options: d
     if experiment is None:
         raise InputError(f"the {NAME} exporter writes the models with the measurements behind them, and this model "
                          f"set carries none (a streamed model set: model it without --stream on)")
-    measurements, repetitions = _measurements(experiment)
+    points = Points.of(experiment)
     document = {
         "Extra-P": VERSION,
         "parameters": list(experiment.parameter_names),
-        "measurements": measurements,
-        "modelers": [_modeler(model_set, experiment)],
+        "measurements": points.measurements(experiment),
+        "modelers": [_modeler(model_set, experiment, points)],
     }
     with atomic_writer(path, binary=True, allow_read_only=True) as stream, \
             zipfile.ZipFile(stream, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
-        _write_values(archive, repetitions)
+        _write_values(archive, np.split(points.values, points.starts[1:]) if len(points.starts) else [])
         archive.writestr("experiment.json", json.dumps(document))
 
 
-def _measurements(experiment) -> tuple[dict, list[np.ndarray]]:
-    """Extra-P's ``measurements`` (call path → metric → one entry per point) and every point's repetitions, in the
-    order of the entries' ``values: [0, index]``.  Values that are not finite (missing) are left out, with one
-    warning."""
-    finite = np.isfinite(experiment.value)
-    if not finite.all():
-        warnings.warn(ExtrapWarning(
-            f"the {NAME} export leaves out {format_count(int((~finite).sum()), 'missing value')} (not a finite "
-            f"number)"), stacklevel=3)
-    coordinates, value = experiment.coordinates[finite], experiment.value[finite]
-    callpath, metric = experiment.callpath_index[finite], experiment.metric_index[finite]
-    order = np.lexsort((value, *coordinates.T[::-1], metric, callpath))
-    keys = np.column_stack([callpath[order], metric[order], coordinates[order]])
-    starts = np.flatnonzero(np.r_[True, np.any(keys[1:] != keys[:-1], axis=1)]) if len(keys) else np.array([], int)
-    groups = np.split(value[order], starts[1:]) if len(keys) else []
-    measurements: dict = {}
-    repetitions = []
-    for start, values in zip(starts, groups):
-        c, m = int(keys[start, 0]), int(keys[start, 1])
-        series = measurements.setdefault(experiment.callpaths[c].name, {}).setdefault(experiment.metrics[m].name, [])
-        series.append({
-            "coordinate": keys[start, 2:].tolist(),
-            "median": float(np.median(values)), "mean": float(values.mean()),
-            "minimum": float(values[0]), "maximum": float(values[-1]), "std": float(values.std()),
-            "repetitions": len(values), "values": [0, len(repetitions)],
-        })
-        repetitions.append(values)
-    return measurements, repetitions
+@dataclass
+class Points:
+    """Every (series, point) of an experiment with its statistics, computed for all at once: the measured values
+    sorted by call path, metric, coordinates and value, and where each point's repetitions start among them.
+    Values that are not finite (missing) are left out, with one warning."""
+
+    callpath: np.ndarray  # shape (n_points,): each point's call path code, then metric code, coordinates
+    metric: np.ndarray
+    coordinates: np.ndarray  # shape (n_points, n_params)
+    values: np.ndarray  # every repetition, shape (n_values,)
+    starts: np.ndarray  # shape (n_points,): where each point's repetitions start in ``values``
+    statistics: dict[str, np.ndarray]  # "mean", "median", "minimum", "maximum", "std", "repetitions"
+
+    @classmethod
+    def of(cls, experiment) -> Points:
+        finite = np.isfinite(experiment.value)
+        if not finite.all():
+            warnings.warn(ExtrapWarning(
+                f"the {NAME} export leaves out {format_count(int((~finite).sum()), 'missing value')} (not a finite "
+                f"number)"), stacklevel=4)
+        coordinates, value = experiment.coordinates[finite], experiment.value[finite]
+        callpath, metric = experiment.callpath_index[finite], experiment.metric_index[finite]
+        order = np.lexsort((value, *coordinates.T[::-1], metric, callpath))
+        keys = np.column_stack([callpath[order], metric[order], coordinates[order]])
+        values = value[order]
+        starts = np.flatnonzero(np.r_[True, np.any(keys[1:] != keys[:-1], axis=1)]) if len(keys) else \
+            np.array([], dtype=np.int64)
+        counts = np.diff(np.r_[starts, len(values)])
+        ends = starts + counts - 1
+        mean = np.add.reduceat(values, starts) / counts if len(starts) else values[:0]
+        spread = np.add.reduceat((values - np.repeat(mean, counts)) ** 2, starts) / counts if len(starts) else mean
+        median = (values[starts + (counts - 1) // 2] + values[starts + counts // 2]) / 2  # (sorted in each point)
+        return cls(keys[starts, 0].astype(np.int64), keys[starts, 1].astype(np.int64), keys[starts, 2:], values,
+                   starts, {"mean": mean, "median": median, "minimum": values[starts], "maximum": values[ends],
+                            "std": np.sqrt(spread), "repetitions": counts})
+
+    def measurements(self, experiment) -> dict:
+        """Extra-P's ``measurements``: call path → metric → one entry per point, whose ``values: [0, i]`` is the
+        ``i``-th array of :func:`_write_values`."""
+        columns = {name: self.statistics[name].tolist() for name in ("median", "mean", "minimum", "maximum", "std",
+                                                                     "repetitions")}
+        coordinates = self.coordinates.tolist()
+        measurements: dict = {}
+        for i, (c, m) in enumerate(zip(self.callpath.tolist(), self.metric.tolist())):
+            series = measurements.setdefault(experiment.callpaths[c].name, {}).setdefault(
+                experiment.metrics[m].name, [])
+            series.append({"coordinate": coordinates[i], **{name: column[i] for name, column in columns.items()},
+                           "values": [0, i]})
+        return measurements
+
+    def of_series(self, experiment) -> Callable[[str, str], slice]:
+        """``points(callpath, metric)``: the slice of this series' points."""
+        n_metrics = max(len(experiment.metrics), 1)
+        keys = self.callpath * n_metrics + self.metric
+        callpaths = {c.name: i for i, c in enumerate(experiment.callpaths)}
+        metrics = {m.name: i for i, m in enumerate(experiment.metrics)}
+
+        def points(callpath: str, metric: str) -> slice:
+            key = callpaths[callpath] * n_metrics + metrics[metric]
+            return slice(int(np.searchsorted(keys, key, "left")), int(np.searchsorted(keys, key, "right")))
+
+        return points
 
 
 def _write_values(archive: zipfile.ZipFile, repetitions: list[np.ndarray]) -> None:
@@ -129,11 +165,13 @@ def _write_values(archive: zipfile.ZipFile, repetitions: list[np.ndarray]) -> No
     archive.writestr(zipfile.ZipInfo("values/0.indx"), index, compress_type=zipfile.ZIP_STORED)
 
 
-def _modeler(model_set: ModelSet, experiment) -> dict:
+def _modeler(model_set: ModelSet, experiment, points: Points) -> dict:
     """One entry of Extra-P's ``modelers``: our models under the name ``extrap-plugins NAME``, as made with the
     measure ``model_set.measure`` (Extra-P's own modeler type, so that Extra-P can model again from it)."""
     measure = MEASURES[model_set.measure]
     parameters = list(experiment.parameter_names)
+    of_series = points.of_series(experiment)
+    reduced = points.statistics[model_set.measure]
     models: dict = {}
     left_out = []
     for model in model_set.models:
@@ -141,8 +179,9 @@ def _modeler(model_set: ModelSet, experiment) -> dict:
         if hypothesis is None:
             left_out.append(model)
             continue
-        X, y = experiment.values_of(model.callpath, model.metric)
-        hypothesis.update(_costs(model, X, y, parameters, model_set.measure))
+        where = of_series(model.callpath, model.metric)
+        columns = [parameters.index(name) for name in model.parameters]
+        hypothesis.update(_costs(model, points.coordinates[where][:, columns], reduced[where]))
         models.setdefault(model.callpath, {})[model.metric] = {"hypothesis": hypothesis, "annotations": []}
     if left_out:
         first, verb = left_out[0], "is" if len(left_out) == 1 else "are"
@@ -197,16 +236,12 @@ def _exponent(value: float) -> float | str:
     return f"{fraction.numerator}/{fraction.denominator}"
 
 
-def _costs(model: Model, X: np.ndarray, y: np.ndarray, parameters: list[str], measure: str) -> dict:
+def _costs(model: Model, points: np.ndarray, actual: np.ndarray) -> dict:
     """The costs Extra-P shows for a model, as Extra-P computes them (``Hypothesis.compute_cost``), over the
-    series' points reduced by ``measure``; the adjusted R² counts the model's terms (1 for a constant, as
-    Extra-P's; NaN where it is not defined, as nRSS for values of mean 0: Extra-P writes NaN there too)."""
-    keep = np.isfinite(y)
-    points, inverse = np.unique(X[keep], axis=0, return_inverse=True)
-    reduce = {"mean": np.mean, "median": np.median, "minimum": np.min, "maximum": np.max}[measure]
-    actual = np.array([reduce(y[keep][inverse.reshape(-1) == i]) for i in range(len(points))])
-    columns = [parameters.index(name) for name in model.parameters]
-    predicted = model.predict(points[:, columns])
+    series' ``points`` (in the model's parameter order) and their values reduced by the measure, ``actual``; the
+    adjusted R² counts the model's terms (1 for a constant, as Extra-P's; NaN where it is not defined, as nRSS for
+    values of mean 0: Extra-P writes NaN there too)."""
+    predicted = model.predict(points)
     difference = predicted - actual
     rss = float(np.sum(difference ** 2))
     nonzero = actual != 0

@@ -57,6 +57,20 @@ def test_a_two_parameter_model_is_written_as_extrap_writes_one(host, shared_data
     assert points[0]["values"] == [0, 0] and points[24]["values"] == [0, 24]
 
 
+def test_the_measure_of_the_models_is_extrap_s_and_the_costs_are_over_it(host, shared_data, tmp_path):
+    source = shared_data / "extrap" / "text" / "one_parameter_1.txt"
+    models = extrap_plugins.model(extrap_plugins.read(source), measure="median", executor="serial")
+    (model,) = models.models
+    document = json.loads(zipfile.ZipFile(_written(models)).read("experiment.json"))
+    modeler = document["modelers"][0]
+    assert modeler["modeler"]["use_measure"] == "MEDIAN" and modeler["modeler"]["use_median"] is True
+    hypothesis = modeler["models"]["compute"]["time"]["hypothesis"]
+    assert hypothesis["_use_measure"] == "MEDIAN"
+    assert hypothesis["SMAPE"] == pytest.approx(model.quality.smape, rel=1e-9)  # over the medians, as the fit
+    first = document["measurements"]["compute"]["time"][0]  # six repetitions: the median of the middle two
+    assert first["repetitions"] == 6 and first["median"] == pytest.approx((81.98984501217201 + 82.00848518948744) / 2)
+
+
 def test_the_archive_reads_back_into_the_same_measurements_and_models(host, shared_data, tmp_path):
     source = shared_data / "extrap" / "text" / "three_parameter_1.txt"
     experiment = extrap_plugins.read(source)
