@@ -357,10 +357,18 @@ def _check_launch(candidates, command, output, mpiexec, mpiexec_args, timeout) -
 
 def _check_own_files(folder: pathlib.Path) -> None:
     """The loop replaces its state file every round and its reports at the end: a read-only one stops it before
-    anything runs (the write would, after the first round)."""
+    anything runs (the write would, after the first round), and so does a file with a report's name in a folder no
+    loop has tuned (no state file: a loop saves it before its first run, and its reports only at its end), which is
+    the user's, not a report to replace."""
     for own in (folder / STATE, folder / REPORT, folder / MODELS):
         if own.is_file() and not own.stat().st_mode & 0o222:
             raise InputError("is read-only; the loop keeps its state and reports here: make it writable", own)
+    if (folder / STATE).exists():
+        return
+    for report in (folder / REPORT, folder / MODELS):
+        if report.exists() or report.is_symlink():
+            raise InputError(f"is not a report an earlier loop wrote here (there is no {STATE} beside it); it is not "
+                             f"replaced (move it away, or give another -o folder)", report)
 
 
 def _check_only_this_program(folder: pathlib.Path, data: pathlib.Path) -> None:
@@ -615,10 +623,27 @@ def _suggest(space: design.Space, experiment, rounds: list[Round], told, setting
     except InputError:
         if not (rounds and rounds[-1].status == "base"):
             raise
-        rest = design.suggest(space, experiment, progress=told, **{**settings, "metrics": (), "callpaths": ()})
-        if rest.status != "base":
+        rest = _base_without_names(space, experiment, told, settings)
+        if rest is None or rest.status != "base":
             raise
         return rest
+
+
+def _base_without_names(space: design.Space, experiment, told, settings: dict) -> design.Suggestion | None:
+    """The rest of the base design planned without the names that match nothing yet: without the call paths where
+    the metrics match (their kind still decides the repetitions: exact counts need one run a point), else without
+    both; None when neither plans.  Metrics named with --metric stay the judged ones, so the note on the minima
+    and maxima that are not judged unless named is left out."""
+    for dropped in (("callpaths",), ("metrics", "callpaths")):
+        try:
+            rest = design.suggest(space, experiment, progress=told, **{**settings, **dict.fromkeys(dropped, ())})
+        except InputError:
+            continue
+        if settings.get("metrics"):
+            unnamed = design.EXTREMES_NOTE.partition("{")[0]
+            rest.notes = [note for note in rest.notes if not note.startswith(unnamed)]
+        return rest
+    return None
 
 
 def _unmatched_names(folder: pathlib.Path, host, run: design.Run, metrics, callpaths) -> str | None:
@@ -803,12 +828,16 @@ def summary(result: AutotuneResult) -> str:
 
 
 def final_notes(rounds: list[Round]) -> list[str]:
-    """The notes of the last round, after those of the base design's rounds that it does not repeat (what the
-    budget did to the base: lines shorter than five values, no point off them)."""
+    """The notes of the last round, after those of the base design's last round that it does not repeat (what the
+    budget did to the base: lines shorter than five values, no point off them).  The last: the base design's first
+    run, measured alone, was planned before the metrics' kind and a run's time were known, and the rest of the base
+    is planned again after it (its "no point off the lines fits the budget" was said to the end of a loop whose
+    next round measured one)."""
     if not rounds:
         return []
     last = list(rounds[-1].notes)
-    base = [n for r in rounds[:-1] if r.status == "base" for n in r.notes if n not in last]
+    bases = [r for r in rounds[:-1] if r.status == "base"]
+    base = [n for n in (bases[-1].notes if bases else []) if n not in last]
     if any(n.startswith(design.UNPRICED) for n in last):  # the growth the cost leaves out, as fitted last only
         base = [n for n in base if not n.startswith(design.UNPRICED)]
     return list(dict.fromkeys(base)) + last
@@ -818,7 +847,7 @@ def final_notes(rounds: list[Round]) -> list[str]:
 def _write_reports(result: AutotuneResult, final, host) -> None:
     from . import api
 
-    target = result.target
+    target = _models_target(result)
     options = {"target": target} if target else {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -827,6 +856,14 @@ def _write_reports(result: AutotuneResult, final, host) -> None:
         api.export(result.model_set, "html", result.folder / MODELS, host=host, inputs=(), **options)
     with atomic_writer(result.folder / REPORT) as stream:
         stream.write(render_report(result, final))
+
+
+def _models_target(result: AutotuneResult) -> dict[str, float] | None:
+    """The target in the final models' parameters: one of one candidate value (``--param n=1000``) is a constant
+    the readers leave out of the models, and the target lies at that value."""
+    if not result.target:
+        return result.target
+    return {name: value for name, value in result.target.items() if name in result.model_set.parameters}
 
 
 def _interval(width: float | None, why_not: str | None) -> str:
@@ -844,7 +881,7 @@ def render_report(result: AutotuneResult, final) -> str:
 
     esc = html.escape
     target = result.target
-    ranked = extrapolate(result.model_set, target, intervals=target is not None)
+    ranked = extrapolate(result.model_set, _models_target(result), intervals=target is not None)
     widths = (final.widths or {}) if final is not None else {}
     not_judged = (final.not_judged or {}) if final is not None else {}
     copy_of = {name: why[len(COPY_OF):].strip() for name, why in not_judged.items()

@@ -483,6 +483,13 @@ class Space:
     def shape(self) -> tuple[int, ...]:
         return tuple(v.size for v in self.values)
 
+    @property
+    def varied(self) -> tuple[str, ...]:
+        """The parameters of more than one candidate value: those the design varies and the models have (one of
+        one value is a constant, which the readers leave out of the models; it counts neither for the advised
+        repetitions nor for lines and a point off them)."""
+        return tuple(name for name, values in zip(self.parameters, self.values) if values.size > 1)
+
 
 def cheapest_cross(space: Space, cost: np.ndarray, line: int = LINE) -> np.ndarray:
     """The cheapest corner and lines of ``line`` values per parameter through it.
@@ -849,6 +856,8 @@ def suggest(
     """
     if strategy not in ("uncertainty", "cheapest"):
         raise InputError(f"--strategy {strategy!r}: expected uncertainty or cheapest")
+    if isinstance(target, str) and not target.strip():  # none given (as `model --target ''`): the default target
+        target = None
     space, experiment = _as_space(space, experiment)
     parameters = space.parameters
     if experiment is not None and list(experiment.parameter_names) != list(parameters):
@@ -900,7 +909,7 @@ def suggest(
     base[cheapest_cross(space, effective, line)] = True
     roles = _roles(grid, base, space, effective)
     notes = [EXTREMES_NOTE.format(metrics=", ".join(extremes))] if extremes else []
-    short = [name for name, values in zip(parameters, space.values) if values.size < line]
+    short = [name for name, values in zip(parameters, space.values) if 1 < values.size < line]
     if short:
         notes.append(f"{', '.join(short)} {'has' if len(short) == 1 else 'have'} fewer than {line} candidate values; "
                      f"give more with --param for a trustworthy model")
@@ -932,7 +941,7 @@ def _suggest_cheapest(grid, costs, measured, base, order, rank, roles, suggestio
     parameters, repetitions = suggestion.plan.parameters, suggestion.repetitions
     missing = base & ~measured
     off = off_the_lines(grid, np.flatnonzero(base))
-    extra_needed = len(parameters) > 1 and not (measured & off).any()
+    extra_needed = len(suggestion.space.varied) > 1 and not (measured & off).any()
     unmeasured = [int(i) for i in order if not measured[i]]
     if missing.any() or extra_needed:
         chosen = [i for i in unmeasured if missing[i]]
@@ -1143,7 +1152,7 @@ def base_points(space, cost_of: np.ndarray, remaining: float, line: int = LINE, 
     measured = np.zeros(grid.shape[0], dtype=bool) if measured is None else measured
     allowed = cost_of < FORBIDDEN if allowed is None else allowed
     order = np.argsort(cost_of, kind="stable") if order is None else order
-    several = len(space.parameters) > 1
+    several = len(space.varied) > 1
 
     def fits(indices, with_off: bool = True) -> bool:
         off = off_the_lines(grid, indices)
@@ -1274,7 +1283,7 @@ def _suggest_uncertainty(space, grid, costs, measured_runs, order, rank, effecti
     for length in (line, 4, 3):
         cross = cheapest_cross(space, cost_of, min(length, line))
         # With two or more parameters one point off the lines tells additive from multiplicative (Ritter et al. 2020).
-        if not (~measured[cross]).any() and (len(parameters) == 1 or (measured & off_the_lines(grid, cross)).any()):
+        if not (~measured[cross]).any() and (len(space.varied) <= 1 or (measured & off_the_lines(grid, cross)).any()):
             complete = length
             break
     if complete is None or selected is None or len(selected) == 0:
@@ -1415,7 +1424,7 @@ def _untested_near_target(space, grid, measured, excluded, costs, target) -> lis
     on the parameters' effects combining as the lines and the points off them show, which none of the ensemble's
     members can question (a product term small where the lines run; benchmarks/design-history.md, sessions 41 and
     42).  Names the cheapest run next to the target that would test it."""
-    if len(space.parameters) < 2 or not target_inside(space, dict(zip(space.parameters, target))):
+    if len(space.varied) < 2 or not target_inside(space, dict(zip(space.parameters, target))):
         return []
     steps = np.stack([np.abs(np.searchsorted(values, grid[:, i]) - np.searchsorted(values, target[i]))
                       for i, values in enumerate(space.values)], axis=1)
@@ -1640,7 +1649,7 @@ def _repetitions(space, costs, given, noise, counters, strategy, budget, line, i
     plans single runs for a target ``inside`` the candidate values (:func:`target_inside`), else as many of the
     advised repetitions as the whole base design can have within :data:`BASE_SHARE` of the budget, and single
     runs when not even two fit."""
-    n = len(space.parameters)
+    n = max(len(space.varied), 1)
     if given is not None:
         if int(given) != given or given < 1:
             raise InputError(f"--repetitions {given!r}: expected a whole number >= 1")
@@ -1677,6 +1686,8 @@ def target_inside(space: Space, target) -> bool:
     from .extrapolation import parse_target
 
     point = parse_target(target, space.parameters)
+    if point is None:  # none given: the default target lies one step beyond the candidates
+        return False
     return all(values.min() <= point[name] <= values.max() for name, values in zip(space.parameters, space.values))
 
 
@@ -1739,7 +1750,7 @@ def _roles(grid, base, space, effective) -> list[str]:
     for i in members:
         differs = np.flatnonzero(grid[i] != corner)
         if differs.size == 0:
-            roles[i] = "corner" if len(space.parameters) > 1 else f"line {space.parameters[0]}"
+            roles[i] = "corner" if len(space.varied) > 1 else f"line {(space.varied or space.parameters)[0]}"
         else:
             roles[i] = f"line {space.parameters[differs[0]]}"
     return roles

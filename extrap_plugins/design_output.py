@@ -44,7 +44,7 @@ def format_suggestion(result: Suggestion) -> str:
         lines.append(f"repetitions per run: {reason}")
     heading = {
         "base": ("next: the base design (a line of values per parameter through a common corner, and one point "
-                 "off the lines)" if len(names) > 1 else "next: the base design (a line of values)"),
+                 "off the lines)" if len(_varied(result)) > 1 else "next: the base design (a line of values)"),
         "add": ("next: the runs that narrow the intervals at the target most per unit of cost; measure them "
                 "(the first at least), then run suggest again with all measurements"
                 if result.strategy == "uncertainty" else
@@ -77,6 +77,11 @@ def format_suggestion(result: Suggestion) -> str:
         lines.append(f"planned: {planned}; with the measured ones {result.share:.1%} of the full factorial's cost")
     lines.extend(f"note: {note}" for note in result.notes)
     return "\n".join(lines) + "\n"
+
+
+def _varied(result: Suggestion) -> tuple[str, ...]:
+    """The parameters the suggestion's design varies (those of more than one candidate value)."""
+    return result.space.varied if result.space is not None else tuple(result.plan.parameters)
 
 
 def _why(run, labels: dict[str, str]) -> str:

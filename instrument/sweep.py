@@ -471,7 +471,7 @@ def run(args: argparse.Namespace) -> int:
         check_program(command)
     if command[0] in ("python", "python3"):  # the Python that runs us: it has extrap_plugins and mpi4py
         command[0] = sys.executable
-    folder = pathlib.Path(args.output)
+    folder = _output_folder(args.output)
     data = data_file(folder, command)
     how = describe_launcher(launcher)
     loop = getattr(args, "loop", False)  # a round of autotune's loop: it says what the rounds run and why
@@ -518,6 +518,15 @@ def run(args: argparse.Namespace) -> int:
     else:
         _say("nothing was measured: fix the failures above and start again")
     return status
+
+
+def _output_folder(output: str) -> pathlib.Path:
+    """The ``-o`` folder; a file there is one line before the first, as ``autotune`` says it (the launches would
+    fail to make it)."""
+    folder = pathlib.Path(output)
+    if folder.exists() and not folder.is_dir():
+        raise InputError("is not a folder", folder)
+    return folder
 
 
 def _launch_all(plan: list[Launch], launcher, command, names, folder: pathlib.Path, data: pathlib.Path,

@@ -865,3 +865,39 @@ def test_minima_and_maxima_are_judged_only_when_named():
     assert by_default.notes[0].startswith("not judged unless named with --metric: visit_time_min, visit_time_max (")
     named = design.suggest(space, e, budget="60%", metrics=["visit_time_min", "time"])
     assert set(named.widths) == {"solve", "solve [visit_time_min]"}
+
+
+def test_a_parameter_of_one_candidate_value_counts_neither_for_repetitions_nor_for_the_base_design():
+    """``--param p=1,...,5 --param n=20000`` (n held fixed): the advice was four repetitions, as for two parameters,
+    the heading promised a point off the lines, and once the line along p was measured the base design was never
+    complete (no point can lie off the lines when only p varies): "no further run of the base design fits the
+    budget (21 cost units left)" with nothing assessed, and autotune's report failed on the target's n."""
+    space = Space.of({"p": [1, 2, 3, 4, 5], "n": [20000]})
+    first = suggest(space, budget="60%")
+    assert first.reference_repetitions == 2 and first.repetitions_reason.startswith("1: the base design with the "
+                                                                                      "advised 2 would cost")
+    assert [(run.point["p"], run.role) for run in first.plan.runs] == [
+        (1, "line p"), (2, "line p"), (3, "line p"), (4, "line p"), (5, "line p")]
+    assert "next: the base design (a line of values)\n" in str(first)
+    assert not any("fewer than" in note for note in first.notes)  # n is held, not short of values
+    p = np.array([1, 2, 3, 4, 5, 1, 2, 3, 4, 5], dtype=float)
+    measured = Experiment.from_columns(["p", "n"], callpath="main", metric="time",
+                                       coordinates=np.stack([p, np.full(10, 20000.0)], axis=1),
+                                       value=3.0 + 2.0 * p * (1 + 0.01 * np.tile([1, -1], 5)),
+                                       repetition=np.repeat([0, 1], 5))
+    for strategy in ("uncertainty", "cheapest"):
+        after = suggest(space, measured, budget="60%", strategy=strategy)
+        assert after.status != "base" and not any("base design" in note for note in after.notes), strategy
+    assessed = suggest(space, measured, budget="60%")
+    assert assessed.target == {"p": 6.0, "n": 20000.0} and set(assessed.widths) == {"main"}
+    assert space.varied == ("p",)
+
+
+@pytest.mark.parametrize("target", ["", "  "])
+def test_an_empty_target_is_the_default_one(capsys, target):
+    # `suggest --target ''` (a script's empty variable) was an internal error, exit 1: 'NoneType' object is not
+    # subscriptable; `model --target ''` is no target
+    assert main(["suggest", "--param", "p=1,2,3,4,5", "--target", target]) == ExitStatus.OK
+    assert "next: the base design (a line of values)" in capsys.readouterr().out
+    assert suggest(Space.of({"p": [1, 2, 3, 4, 5]}), target=target).target == {"p": 6.0}
+    assert design.target_inside(Space.of({"p": [1, 2, 3, 4, 5]}), target) is False

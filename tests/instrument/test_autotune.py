@@ -884,3 +884,80 @@ def test_a_parameter_the_program_never_reads_ends_the_loop_at_the_first_runs_tha
     assert cli.main(args) == cli.ExitStatus.BAD_INPUT
     assert capsys.readouterr().err.endswith(message)
     assert len(records(runs / "typo.extrap.jsonl")) == 2
+
+
+def test_a_parameter_held_at_one_value_is_designed_around_and_reported_at_that_value(tmp_path, no_extrap_environment,
+                                                                                     capsys):
+    # --param m=7 beside the values of n: the loop measured its runs, then ended with exit status 2 and no report,
+    # "target 'n=6.0,m=7.0': unknown parameter 'm'; the parameters are n" (the readers leave m out of the models)
+    program = tmp_path / "held.py"
+    program.write_text('from extrap_plugins import instrument\n\nn = instrument.parameter("n", 1)\n'
+                       'm = instrument.parameter("m", 1)\nwith instrument.region("work"):\n'
+                       '    instrument.count("cells", 3 * n * m)\n')
+    runs = tmp_path / "runs"
+    args = ["autotune", "--param", "n=1,2,3,4,5", "--param", "m=7", "--budget", "100%", "--metric", "cells", "-o",
+            str(runs), "--", sys.executable, str(program)]
+    assert cli.main(args) == cli.ExitStatus.OK
+    captured = capsys.readouterr()
+    assert captured.out.splitlines()[0] == ("done: the models are within tolerance at the target (50.0% of the full "
+                                            "factorial's cost)")
+    assert "round 1: the base design's first run, alone" in captured.err  # then the rest of the line along n
+    assert "off the lines" not in captured.err and "m has fewer" not in captured.err
+    assert [r["parameters"]["n"] for r in records(runs / "held.extrap.jsonl")] == [1, 2, 3, 4, 5]
+    report = (runs / autotune.REPORT).read_text()
+    assert "target: (n=6, m=7)" in report
+    assert "<td>cells</td><td class=f>21 · n</td><td>126</td><td>±0.0%</td>" in report
+
+
+@pytest.mark.parametrize("name", [autotune.MODELS, autotune.REPORT])
+def test_a_file_of_the_user_s_with_a_report_s_name_is_not_replaced(tmp_path, capsys, name):
+    # -o into a folder of the user's holding their own models.html: the loop ran and replaced it at its end
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    (folder / name).write_text("<p>mine</p>\n")
+    (folder / "notes.txt").write_text("mine too\n")
+    args = ["autotune", "--param", "p=1,2", "--param", "n=1,2", "-o", str(folder), "--", sys.executable,
+            str(PROGRAMS / "plain.py")]
+    assert cli.main(args) == cli.ExitStatus.BAD_INPUT
+    assert capsys.readouterr().err == (f"extrap-plugins: error: {folder / name}: is not a report an earlier loop "
+                                       f"wrote here (there is no autotune.json beside it); it is not replaced (move "
+                                       f"it away, or give another -o folder)\n")
+    assert sorted(path.name for path in folder.iterdir()) == sorted([name, "notes.txt"])
+    assert (folder / name).read_text() == "<p>mine</p>\n"
+    # a loop's own report, beside its state file, is replaced as before
+    (folder / autotune.STATE).write_text("{}")
+    autotune._check_own_files(folder)
+
+
+def test_the_base_planned_past_a_call_path_not_measured_yet_keeps_the_metrics_named(tmp_path, no_extrap_environment,
+                                                                                    capsys):
+    # --metric cells --callpath wrk: the rest of the base was planned as if no --metric had been given, so its runs
+    # were repeated for the noise of times, and "not judged unless named with --metric: visit_time_min, ..." was
+    # said in that round and in the summary, though the user had named the metric
+    program = tmp_path / "cells.py"
+    program.write_text('from extrap_plugins import instrument\n\nn = instrument.parameter("n", 1)\n'
+                       'with instrument.region("work"):\n    instrument.count("cells", 3 * n)\n')
+    runs = tmp_path / "runs"
+    args = ["autotune", "--param", "n=1,2,3,4,5,6,7,8,9,10", "--budget", "100%", "--metric", "cells", "--callpath",
+            "wrk", "-o", str(runs), "--", sys.executable, str(program)]
+    assert cli.main(args) == cli.ExitStatus.BAD_INPUT
+    err = capsys.readouterr().err
+    assert ("extrap-plugins autotune: round 2: the base design: 4 points × 1 repetition (n=2), (n=3), (n=4) ... "
+            in err)
+    assert "extrap-plugins autotune: round 2: repetitions per run: 1: the metrics are exact counters\n" in err
+    assert "not judged unless named" not in err
+    assert err.endswith(f"extrap-plugins: error: {runs}: no call path matches 'wrk'; did you mean 'work'?\n")
+    assert len(records(runs / "cells.extrap.jsonl")) == 6  # the first run twice (before its kind was known)
+
+
+def test_the_summary_says_what_the_budget_did_to_the_base_as_its_last_round_planned_it():
+    # the base design's first run, alone, was planned counting a run's time as 1: "no point off the lines fits the
+    # budget" ended the summary and the report of a loop whose next round measured the rest of the base with one
+    lone = ["p has fewer than 5 candidate values", "even lines of 3 values exceed the budget: these runs are the "
+            "minimum for a model", "no point off the lines fits the budget: the models cannot tell whether the "
+            "parameters' effects add or multiply"]
+    rest = ["p has fewer than 5 candidate values", "repetitions per run: 3: the base design with the advised 4 would "
+            "cost 32.0% of the full factorial"]
+    rounds = [autotune.Round(1, "base", 0.01, [], {}, lone), autotune.Round(2, "base", 0.2, [], {}, rest),
+              autotune.Round(3, "add", 0.3, [], {}, ["p has fewer than 5 candidate values"])]
+    assert autotune.final_notes(rounds) == [rest[1], "p has fewer than 5 candidate values"]

@@ -398,3 +398,13 @@ def test_the_first_line_names_score_p_profiles_only_for_a_program_that_may_write
     assert not sweep.uses_shim(["python3", str(script)])  # (the stand-in of test_scorep_runs.py is such a one)
     assert not sweep.uses_shim(["python", "-m", "scorep", str(PROGRAMS / "sweepable.py")])  # Score-P's Python
     assert not sweep.uses_shim(["./lulesh2.0", "-s", "{n}"])
+
+
+def test_an_output_that_is_a_file_is_one_line_before_anything_runs(tmp_path, capsys):
+    # it said the first line, "measurements to notes.txt/plain.extrap.jsonl", then "notes.txt: File exists"
+    output = tmp_path / "notes.txt"
+    output.write_text("mine\n")
+    args = ["run", "--np", "1", "-o", str(output), "--", sys.executable, str(PROGRAMS / "plain.py")]
+    assert cli.main(args) == ExitStatus.BAD_INPUT
+    assert capsys.readouterr().err == f"extrap-plugins: error: {output}: is not a folder\n"
+    assert output.read_text() == "mine\n"
