@@ -22,7 +22,7 @@ from .experiment import MEASURES
 from .exporters.json_exporter import JSON_VERSION, JSON_VERSIONS
 from .exporters.text_exporter import WARNINGS_LISTED
 from .extrapolation import SORT_KEYS
-from .options import Parser, guess_type, parse_share
+from .options import Parser, guess_type, parse_share, split_values
 from .plugins import get_host
 
 PLOT_STYLES = ("lines", "heatmap")
@@ -653,7 +653,11 @@ def parse_params(pairs: Sequence[str]) -> dict[str, list[float]]:
         name, sep, values = pair.partition("=")
         name = name.strip()
         try:
-            numbers = [float(v) for v in values.split(",") if v.strip()]
+            items = split_values(values)
+        except ValueError as error:
+            raise InputError(f"--param {pair!r}: {error}") from None
+        try:
+            numbers = [float(v) for v in items]
         except ValueError:
             numbers = []
         if not sep or not name or not numbers:

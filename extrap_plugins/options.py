@@ -100,6 +100,27 @@ def parse_share(value: object, name: str, example: str = "5%") -> float:
     return number
 
 
+def split_values(text: str) -> list[str]:
+    """``"4,8,16"`` -> ``["4", "8", "16"]``: a list of values on the command line (``--param``, ``--np``), each
+    stripped; one comma at the end is allowed, an empty value between commas is not (``4,8,,32``: a value was
+    left out, and dropping it silently would measure another design).
+
+    >>> split_values(" 4, 8,16,")
+    ['4', '8', '16']
+
+    Raises
+    ------
+    ValueError
+        Saying a value is missing between commas.
+    """
+    items = [item.strip() for item in text.split(",")]
+    if len(items) > 1 and not items[-1]:
+        items.pop()
+    if any(not item for item in items) and any(items):
+        raise ValueError("a value is missing between commas")
+    return [item for item in items if item]
+
+
 def guess_type(text: str) -> object:
     """``--option KEY=VALUE`` text as the value it spells: bool words, int, float, else the text.
 

@@ -385,12 +385,18 @@ def assess(
         kernels.append(Kernel(m.callpath, m.metric, value, D, np.where(np.isfinite(relative), relative, 0.0),
                               formula=m.formula, run_noise=noise.get(index, math.nan),
                               largest_measured=largest.get(index, math.nan)))
-    _mark_judged(kernels, min_share)
+    # A copy is judged by its own metric (its metric's largest value, the reason named with it), then the series is
+    # judged once: as the original where that is judged, else as the copy where the copy matters under its metric.
     by_key = {(k.callpath, k.metric): k for k in kernels}
-    for (callpath, metric), first in copies.items():
-        original = by_key[first]
-        why = f"{COPY_OF} {original.name}" if original.judged else original.why_not
-        kernels.append(replace(original, callpath=callpath, metric=metric, judged=False, why_not=why))
+    copied = [(replace(by_key[first], callpath=callpath, metric=metric), by_key[first])
+              for (callpath, metric), first in copies.items()]
+    _mark_judged(kernels + [copy for copy, _ in copied], min_share)
+    for copy, original in copied:
+        if original.judged:
+            copy.judged, copy.why_not = False, f"{COPY_OF} {original.name}"
+        elif copy.judged:
+            original.why_not = f"{COPY_OF} {copy.name}"
+        kernels.append(copy)
     return Assessment(parameters, target[0], candidates, kernels, level, full)
 
 

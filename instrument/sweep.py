@@ -45,6 +45,7 @@ from typing import Callable, Mapping, Sequence
 
 from extrap_plugins.errors import ExitStatus, InputError
 from extrap_plugins.formatting import format_count
+from extrap_plugins.options import split_values
 
 PROG = "extrap-plugins run"
 TAIL_LINES = 5
@@ -129,7 +130,11 @@ def describe_launcher(launcher: Launcher | None) -> str:
 def parse_counts(text: str) -> list[int]:
     """``"1,2,4"`` -> ``[1, 2, 4]``."""
     try:
-        counts = [int(part) for part in text.split(",") if part.strip()]
+        parts = split_values(text)
+    except ValueError as error:
+        raise InputError(f"--np {text!r}: {error}") from None
+    try:
+        counts = [int(part) for part in parts]
     except ValueError:
         counts = []
     if not counts or any(c < 1 for c in counts):
@@ -181,7 +186,10 @@ def parse_parameters(pairs: Sequence[str]) -> list[tuple[str, list[str]]]:
             raise InputError("--param p=...: p is the process count; give it with --np")
         if name in {n for n, _ in parsed}:
             raise InputError(f"--param {name} is given twice; list all its values in one --param {name}=V1,V2")
-        values = [v.strip() for v in text.split(",") if v.strip()]
+        try:
+            values = split_values(text)
+        except ValueError as error:
+            raise InputError(f"--param {pair!r}: {error}") from None
         for value in values:
             try:
                 ok = math.isfinite(float(value))

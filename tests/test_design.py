@@ -697,6 +697,7 @@ def test_the_python_api_takes_the_tolerance_as_the_command_line_does():
     (["suggest", "--param", "p=4,x"], "--param 'p=4,x': expected NAME=V1,V2,... with numbers, such as p=4,8,16,32,64"),
     (["suggest", "--param", "p=4", "--param", "p=8"], "--param p is given twice; list all its values once"),
     (["suggest", "--param", "p=4,8,8,16"], "--param 'p=4,8,8,16': a value appears twice"),
+    (["suggest", "--param", "p=4,8,,32,64"], "--param 'p=4,8,,32,64': a value is missing between commas"),
     (["suggest", "--param", "p=4,8", "--budget", "lots"],
      "--budget 'lots': expected a share of the full factorial cost (15% or 0.15), a cost in the cost model's units (400u) or a number of points (20)"),
     (["suggest", "--param", "p=4,8", "--cost", "z"],

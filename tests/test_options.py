@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from extrap_plugins.options import parse_share
+from extrap_plugins.options import parse_share, split_values
 
 
 @pytest.mark.parametrize("text, share", [("5%", 0.05), ("0.05", 0.05), (" 80% ", 0.8), ("99.5%", 0.995), (0.25, 0.25)])
@@ -29,3 +29,15 @@ def test_the_sweeps_own_parser_names_an_unknown_option_before_the_program(capsys
     assert ended.value.code == 2
     assert capsys.readouterr().err == ("extrap-plugins run: error: unrecognized option '--parm' (before '--'); did "
                                        "you mean --param?; see extrap-plugins run --help\n")
+
+
+@pytest.mark.parametrize("text, values", [("4,8,16", ["4", "8", "16"]), (" 4, 8 ,16,", ["4", "8", "16"]),
+                                          ("4", ["4"]), ("", [])])
+def test_a_list_of_values_may_end_with_a_comma(text, values):
+    assert split_values(text) == values
+
+
+@pytest.mark.parametrize("text", ["4,,16", ",4", "4, ,8"])
+def test_a_value_left_out_between_commas_is_refused(text):
+    with pytest.raises(ValueError, match="^a value is missing between commas$"):
+        split_values(text)

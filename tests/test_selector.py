@@ -646,3 +646,30 @@ def test_a_kernel_that_matters_where_measured_is_judged_whatever_its_model_says_
     selector._mark_judged(kernels, 0.01)
     assert [k.judged for k in kernels] == [True, True, False]
     assert kernels[2].why_not == "below 1% of the largest time at the target"
+
+
+def test_a_copy_in_another_metric_is_judged_by_its_own_metric():
+    # main->norm's bytes received copy its bytes sent; the copy said "below 1% of the largest bytes_sent", naming the
+    # original's metric, and where the copy's metric has no large kernel it was left unjudged by the other's
+    space = Space.of({"p": P, "n": N})
+    points = base_points(suggest(space)) + [(16.0, 20.0)]
+    timed = measured({"exchange": lambda p, n: 1e6 * p * n, "norm": lambda p, n: 8.0 * p}, points, seed=4)
+    sent = Experiment.from_columns(["p", "n"], callpath=[timed.callpaths[i].name for i in timed.callpath_index],
+                                   metric="bytes_sent", coordinates=timed.coordinates, value=timed.value,
+                                   repetition=timed.repetition)
+    norm = sent.take(np.array([sent.callpaths[i].name == "norm" for i in sent.callpath_index]))
+    received = Experiment.from_columns(["p", "n"], callpath="norm", metric="bytes_received",
+                                       coordinates=norm.coordinates, value=norm.value, repetition=norm.repetition)
+    kernels = {k.name: k for k in selector.assess(Experiment.concatenate([sent, received]), [128, 60],
+                                                  space.grid()).kernels}
+    # bytes_received has no larger kernel: the copy matters there, so the series is judged once, as the copy
+    assert kernels["norm [bytes_received]"].judged
+    assert not kernels["norm [bytes_sent]"].judged
+    assert kernels["norm [bytes_sent]"].why_not == "the same measurements as norm [bytes_received]"
+    large = Experiment.from_columns(["p", "n"], callpath="exchange", metric="bytes_received",
+                                    coordinates=norm.coordinates, value=norm.value * 1e6,
+                                    repetition=norm.repetition)
+    kernels = {k.name: k for k in selector.assess(Experiment.concatenate([sent, received, large]), [128, 60],
+                                                  space.grid()).kernels}
+    assert not kernels["norm [bytes_received]"].judged
+    assert kernels["norm [bytes_received]"].why_not == "below 1% of the largest bytes_received at the target"

@@ -159,6 +159,8 @@ def test_a_program_that_writes_no_measurements_is_a_failed_run(tmp_path, no_extr
     (["--np", "1,x", "--", "app"], "--np '1,x': expected a comma-separated list of positive integers such as 1,2,4"),
     (["--np", "0", "--", "app"], "--np '0': expected a comma-separated list of positive integers such as 1,2,4"),
     (["--np", "2,2", "--", "app"], "--np '2,2': a process count appears twice"),
+    (["--np", "1,,4", "--", "app"], "--np '1,,4': a value is missing between commas"),  # (was 1,4: a design lost)
+    (["--np", "1", "--param", "n=1,,3", "--", "app"], "--param 'n=1,,3': a value is missing between commas"),
     (["--np", "1", "--param", "p=1,2", "--", "app"], "--param p=...: p is the process count; give it with --np"),
     (["--np", "1", "--param", "n=1,big", "--", "app"], "--param 'n=1,big': 'big' is not a number"),
     (["--np", "1", "--param", "n", "--", "app"],
