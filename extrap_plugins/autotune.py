@@ -816,7 +816,7 @@ def _verdict(result: AutotuneResult) -> str:
 
 def summary(result: AutotuneResult) -> str:
     """The final state as text for stdout."""
-    measuring = sum(1 for r in result.rounds if r.runs)  # not the last assessment, which measured nothing
+    measuring = _measuring_rounds(result)
     lines = [_verdict(result), f"measured: {format_count(result.points, 'point')}, "
                                f"{format_count(result.runs, 'run')} with the repetitions, in "
                                f"{format_count(measuring, 'round')}; "
@@ -825,6 +825,12 @@ def summary(result: AutotuneResult) -> str:
         lines.append(result.message)
     lines.extend(f"note: {n}" for n in final_notes(result.rounds))
     return "\n".join(lines) + "\n"
+
+
+def _measuring_rounds(result: AutotuneResult) -> int:
+    """The rounds that measured something (not the last assessment, which measured nothing): the summary's and
+    the report's count."""
+    return sum(1 for r in result.rounds if r.runs)
 
 
 def final_notes(rounds: list[Round]) -> list[str]:
@@ -906,6 +912,9 @@ def render_report(result: AutotuneResult, final) -> str:
         f"({result.budget_limit / result.full_cost:.1%} of the full factorial)"
     if result.budget_points is not None:
         budget = f"at most {format_count(result.budget_points, 'point')}"
+    measuring = _measuring_rounds(result)  # as the summary counts them
+    rounds = f"{measuring} that measured" + (f", then {format_count(len(result.rounds) - measuring, 'assessment')}"
+                                             if len(result.rounds) > measuring else "")
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>extrap-plugins autotune: {esc(str(result.folder))}</title>
 <style>body{{font-family:system-ui,sans-serif;margin:2em;max-width:75em}}table{{border-collapse:collapse;margin:1em 0}}
@@ -915,7 +924,7 @@ td,th{{border:1px solid #ccc;padding:.25em .6em;text-align:left}}th{{background:
 <p class="verdict">{esc(_verdict(result))}</p>
 <ul><li>target: {esc(where)}; stopping rule: every judged kernel's 95 % interval at the target within
 ±{format_percent(result.tolerance)}</li><li>budget: {esc(budget)}; spent: {result.cost:g} cost units{esc(priced)}</li>
-<li>rounds: {len(result.rounds)}; measurements: {esc(str(result.folder))}; interactive models report:
+<li>rounds: {esc(rounds)}; measurements: {esc(str(result.folder))}; interactive models report:
 <a href="{MODELS}">{MODELS}</a></li>{notes}</ul>
 <h2>Models</h2>
 <table><tr><th>call path</th><th>metric</th><th>model</th><th>value at the target</th>

@@ -190,8 +190,9 @@ def add_design_arguments(parser: argparse.ArgumentParser) -> None:
                              "time fitted to the measured runs ('p*time': core-seconds) (default: the product of the "
                              "resource parameters p, procs, ranks, jobsize, nodes, threads...)")
     parser.add_argument("--budget", metavar="SHARE|Cu|N",
-                        help="limit for the whole design: a share of the full factorial's cost (15%%, 0.15), a cost "
-                             "in the cost model's units (400u) or a number of points (20)")
+                        help="limit for the whole design: a share of the full factorial's cost (15%%, 0.15; a "
+                             "number up to 1 is a share: 1 is 100%%), a cost in the cost model's units (400u) or a "
+                             "number of points (20: a whole number above 1)")
     parser.add_argument("--repetitions", type=int, metavar="N", help="repetitions per run (default: advised)")
     parser.add_argument("--tolerance", default=None, metavar="SHARE",
                         help="stopping rule: relative half-width of the 95%% interval at the target (uncertainty) "

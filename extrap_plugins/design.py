@@ -1673,7 +1673,9 @@ def _repetitions(space, costs, given, noise, counters, strategy, budget, line, i
             if fewer >= 2:
                 return fewer, (f"{fewer}: {too_dear}; with {fewer} it fits, and the repetitions still tell the "
                                f"noise of a run"), reference
-            return 1, (f"1: {too_dear}; single runs keep its lines whole and leave the selector room to buy each "
+            lines = ("keep its lines whole" if once <= limit * (1 + 1e-9) else
+                     "are what it can have, though even they do not keep its lines whole (see the notes),")
+            return 1, (f"1: {too_dear}; single runs {lines} and leave the selector room to buy each "
                        f"further run where it narrows the intervals most per unit of cost (until a point is measured "
                        f"twice the noise is judged from the models' residuals, and on noisy data a model can take a "
                        f"term from the noise)"), reference

@@ -902,3 +902,12 @@ def test_an_empty_target_is_the_default_one(capsys, target):
     assert "next: the base design (a line of values)" in capsys.readouterr().out
     assert suggest(Space.of({"p": [1, 2, 3, 4, 5]}), target=target).target == {"p": 6.0}
     assert design.target_inside(Space.of({"p": [1, 2, 3, 4, 5]}), target) is False
+
+
+def test_single_runs_that_cannot_keep_the_lines_whole_do_not_say_they_do():
+    # at 1 % even single runs of the base shorten its lines; the reason said "single runs keep its lines whole"
+    space = Space.of({"p": [2, 4, 8, 16, 32, 64], "n": [10, 20, 40, 80, 160]})
+    tiny, enough = suggest(space, budget="1%"), suggest(space, budget="8%")
+    assert "single runs are what it can have, though even they do not keep its lines whole (see the notes)," \
+        in tiny.repetitions_reason
+    assert "single runs keep its lines whole and leave the selector room" in enough.repetitions_reason

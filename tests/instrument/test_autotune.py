@@ -58,6 +58,7 @@ def test_the_loop_ends_by_itself_within_budget_and_resumes(mpiexec, tmp_path, no
     report = (runs / "autotune.html").read_text()
     assert "Points measured, and why" in report and "off the lines (additive or multiplicative?)" in report
     assert "<td>before</td>" not in report  # every run in the folder was planned by a round
+    assert "<li>rounds: 2 that measured, then 1 assessment; " in report  # (it said "rounds: 3", the summary 2)
     assert (runs / "models.html").exists()
     assert not (runs / ".autotune-plan.json").exists()  # the sweep's copy of the last round's plan was left behind
 
