@@ -45,7 +45,7 @@ import numpy as np
 
 from .api import model, names_argument
 from .errors import InputError
-from .experiment import Experiment, Metric
+from .experiment import REDUCERS, Experiment, Metric
 from .extrapolation import extrapolate, growth_class, growth_degree, largest_point, parse_target, tree_links
 from .formatting import format_number, format_point, format_value
 from .models import Model, ModelSet, Term, described
@@ -122,6 +122,10 @@ class CallpathOverhead:
     are no shares (above 100 % or below 0 %, or parts of an overhead that another model contradicts): the reports
     leave them out, the ranking puts the call path after the consistent ones and :attr:`Efficiency.limiter` passes
     it over."""
+    own_overhead_growth: str | None = None
+    """The growth class of the call path's own overhead, the one :attr:`own_overhead_share_target` is a share of:
+    with inclusive values in a call tree its overhead less its modelled children's (a PMNF model again,
+    :func:`own_overhead_models`), else its overhead's (:attr:`overhead_growth`).  None where a model is not PMNF."""
 
     @property
     def consistent(self) -> bool:
@@ -328,9 +332,19 @@ def efficiency_values(total: Sequence[Model], X: np.ndarray, k: int, p0: float,
     W = sum_predict(total, X0)
     if scaling == "weak":
         W = W * X[:, k] / p0
+    return C, W, work_share(W, C)
+
+
+def work_share(W: np.ndarray, C: np.ndarray) -> np.ndarray:
+    """``E = W / C`` where it is an efficiency: NaN where ``C ≤ 0`` or ``W < 0``.
+
+    A model that falls to zero or below predicts no resource consumption (a time of zero or less), so ``W / C``
+    there is no efficiency: it passes a pole at ``C = 0`` and changes sign beyond (and ``0 / 0`` where every value
+    is zero is undefined).
+    """
+    W, C = np.asarray(W, dtype=np.float64), np.asarray(C, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
-        E = W / C
-    return C, W, E
+        return np.where((C > 0) & (W >= 0), W / C, np.nan)
 
 
 def overhead_model(model: Model, processes: str, p0: float, scaling: str) -> Model | None:
@@ -460,6 +474,8 @@ def analyse(
         result.notes.append(f"the input has no call tree: a call path's value may hold others' (the input cannot "
                             f"say which), so its share of the overhead is that of its value with whatever it calls, "
                             f"and the shares overlap{added}")
+    result.notes += _vanishing_notes(result)
+    result.notes += _level_notes(result)
     result.notes += _superlinear_notes(result)
     inconsistent = [c for c in result.callpaths if not c.consistent]
     if inconsistent:
@@ -568,6 +584,9 @@ def _target(target, parameters, processes, largest) -> dict[str, float]:
     if isinstance(target, numbers.Real):
         target = {processes: float(target)}
     elif isinstance(target, str) and "=" not in target:
+        if not _is_number(target):
+            raise InputError(f"{argument('target', target)}: expected a process count or 'P=V,...' such as "
+                             f"{processes}={format_value(defaults[processes])}")
         target = f"{processes}={target.strip()}"  # a bare number is the process count
     point = parse_target(target, parameters, defaults=defaults)
     if point[processes] < largest[processes]:
@@ -575,6 +594,14 @@ def _target(target, parameters, processes, largest) -> dict[str, float]:
                          f"{processes}={format_value(largest[processes])}: give a target of at least "
                          f"{format_value(largest[processes])}")
     return point
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _outside_notes(target: Mapping[str, float], processes: str, parameters: Sequence[str], low: np.ndarray,
@@ -592,7 +619,9 @@ def _outside_notes(target: Mapping[str, float], processes: str, parameters: Sequ
 
 
 def _measured_resource(result: Efficiency, experiment: Experiment) -> dict[float, float]:
-    """Measured mean ``C`` of the total at each measured process count (at the reference size)."""
+    """Measured ``C`` of the total at each measured process count (at the reference size): per call path, its
+    repetitions reduced as for the models (``ModelSet.measure``: mean, median, minimum or maximum)."""
+    reduce = REDUCERS.get(result.model_set.measure, np.nanmean)
     names = {m.callpath for m in result.total}
     k = result.parameters.index(result.processes)
     metric_rows = np.array([m.name == result.metric for m in experiment.metrics])[experiment.metric_index]
@@ -606,7 +635,7 @@ def _measured_resource(result: Efficiency, experiment: Experiment) -> dict[float
         rows = metric_rows & at_reference & (experiment.callpath_index == code)
         for p in np.unique(experiment.coordinates[rows, k]):
             at_p = rows & (experiment.coordinates[:, k] == p)
-            sums.setdefault(float(p), []).append(float(np.nanmean(experiment.value[at_p])))
+            sums.setdefault(float(p), []).append(float(reduce(experiment.value[at_p])))
     return {p: float(np.sum(v)) for p, v in sums.items() if len(v) == len(names)}
 
 
@@ -654,14 +683,50 @@ def _largest_p(result: Efficiency) -> tuple[float | None, str]:
     def gap(p):
         return efficiency_values(result.total, result.points(p), k, result.p0, result.scaling)[2] - result.level
 
-    falls = [p for p, after in crossings(gap, result.p0 * (1 + 1e-9), hi) if after < 0]
+    end = _vanishes(result, hi)  # beyond it W / C is no efficiency: search no further
+    falls = [p for p, after in crossings(gap, result.p0 * (1 + 1e-9), hi if end is None else end) if after < 0]
     where = _size_text(result)
     if falls:
         return falls[0], f"E falls below {result.level:g} at {result.processes}={falls[0]:.4g}{where}"
     first = gap(np.array([result.p0 * (1 + 1e-6)]))[0]
     if first < 0:
         return result.p0, f"E is below {result.level:g} right above {result.processes}={format_value(result.p0)}{where}"
+    if end is not None:
+        return None, (f"E stays at or above {result.level:g} up to {result.processes}={end:.4g}{where}, where the "
+                      f"model of the total's C = {result.processes}·T falls to zero: beyond it the model predicts no "
+                      f"time, so where E falls below {result.level:g} is unknown")
     return None, f"E stays at or above {result.level:g} up to {result.processes}={hi:.4g}{where} (searched no further)"
+
+
+def _vanishes(result: Efficiency, hi: float) -> float | None:
+    """The smallest process count from ``p0`` up to ``hi`` at which the model of the total's ``C = p·T`` falls to
+    zero or below (at the reference problem size); None where it stays positive."""
+    def consumption(p):
+        return sum_predict(result.total, result.points(p))
+
+    if consumption(np.array([result.p0]))[0] <= 0:
+        return result.p0
+    return next((p for p, after in crossings(consumption, result.p0, hi) if after < 0), None)
+
+
+def _vanishing_notes(result: Efficiency) -> list[str]:
+    """A note where the model of the total's ``C`` falls to zero or below by the target, and one naming the call
+    paths whose model is negative at the target: a time of zero or less is no time, so ``E`` there is n/a."""
+    p = result.processes
+    notes = []
+    end = _vanishes(result, result.target[p])
+    if end is not None:
+        notes.append(f"the model of the total's C = {p}·T falls to zero or below from {p}={end:.4g} on (at the "
+                     f"target, {_number(result.rows[-1].resource)}): a time of zero or less is no time, so E and S "
+                     f"there are n/a; the model is not to be trusted beyond the data")
+    whole = [m.callpath for m in result.total] if len(result.total) == 1 else []
+    negative = [c for c in result.callpaths if c.work_target + c.overhead_target < 0 and c.callpath not in whole]
+    if negative:
+        named = ", ".join(f"{c.callpath} [{c.metric}] ({_number(c.work_target + c.overhead_target)})"
+                          for c in negative[:3]) + (f" and {len(negative) - 3} more" if len(negative) > 3 else "")
+        notes.append(f"at {p}={format_value(result.target[p])} the model of C = {p}·T is negative for {named}: a "
+                     f"time below zero is no time, so E there is n/a")
+    return notes
 
 
 def _size_text(result: Efficiency) -> str:
@@ -740,6 +805,7 @@ def _callpaths(result: Efficiency, models: Sequence[Model], kind: str) -> list[C
     if result.scaling == "weak":
         W = W * X[0, k] / result.p0
     overhead = C - W
+    E = work_share(W, C)
     total_overhead = float(np.sum([overhead[i] for i, m in enumerate(models) if any(m is t for t in result.total)]))
     parent, _, ancestor, depth = tree_links(models)
     subtree = overhead.copy()
@@ -755,19 +821,37 @@ def _callpaths(result: Efficiency, models: Sequence[Model], kind: str) -> list[C
         share = subtree / total_overhead if total_overhead > 0 else np.full(len(models), np.nan)
         own_share = own / total_overhead if total_overhead > 0 else np.full(len(models), np.nan)
     reasons = _inconsistencies(models, kind, overhead, subtree, own, total_overhead, parent, ancestor)
+    o_models = [overhead_model(m, result.processes, result.p0, result.scaling) for m in models]
+    own_models = own_overhead_models(o_models, ancestor) if kind == "inclusive" else o_models
     entries = []
     for i, m in enumerate(models):
-        o_model = overhead_model(m, result.processes, result.p0, result.scaling)
+        o_model = o_models[i]
         entries.append(CallpathOverhead(
             callpath=m.callpath, metric=m.metric, model=m, work_target=float(W[i]), overhead_target=float(overhead[i]),
             overhead_share_target=float(share[i]), own_overhead_share_target=float(own_share[i]),
             overhead_model=o_model, overhead_growth=None if o_model is None else growth_class(o_model),
             overhead_degree=(math.nan, math.nan) if o_model is None else growth_degree(o_model),
-            efficiency_target=float(W[i] / C[i]) if C[i] != 0 else math.nan, inconsistency=reasons[i]))
+            efficiency_target=float(E[i]), inconsistency=reasons[i],
+            own_overhead_growth=None if own_models[i] is None else growth_class(own_models[i])))
     aside = set(_set_aside(entries, result.total, result.total_given))  # last, as the limiter passes them over
     entries.sort(key=lambda e: (e.callpath in aside, not e.consistent, not math.isfinite(e.own_overhead_share_target),
                                 -e.own_overhead_share_target if math.isfinite(e.own_overhead_share_target) else 0.0))
     return entries
+
+
+def own_overhead_models(overheads: Sequence[Model | None], ancestor: np.ndarray) -> list[Model | None]:
+    """Per call path of a call tree with inclusive values, its own overhead as a PMNF model: its overhead less
+    the overheads of the call paths whose nearest modelled ancestor it is (``ancestor``, of
+    :func:`~extrap_plugins.extrapolation.tree_links`), term by term; None where one of these is None."""
+    own: list[Model | None] = []
+    for i, o in enumerate(overheads):
+        children = [overheads[j] for j in np.flatnonzero(ancestor == i)]
+        if o is None or any(c is None for c in children):
+            own.append(None)
+            continue
+        terms = list(o.terms) + [dataclasses.replace(t, coefficient=-t.coefficient) for c in children for t in c.terms]
+        own.append(combine(o.callpath, o.metric, o.parameters, o.constant - sum(c.constant for c in children), terms))
+    return own
 
 
 def _inconsistencies(models: Sequence[Model], kind: str, overhead: np.ndarray, subtree: np.ndarray, own: np.ndarray,
@@ -826,6 +910,22 @@ def _set_aside(entries: Sequence[CallpathOverhead], total: Sequence[Model], give
     if not any(_limits(e) and e.callpath not in names for e in entries):
         return []
     return [e.callpath for e in entries if e.callpath in names]
+
+
+def _level_notes(result: Efficiency) -> list[str]:
+    """A note where the measured E and the models' E lie on opposite sides of the level at a measured process
+    count: there the largest p at the level, which the models give, contradicts the measurements."""
+    p, level = result.processes, result.level
+    rows = [r for r in result.rows if math.isfinite(r.measured_efficiency) and math.isfinite(r.efficiency)
+            and (r.measured_efficiency < level) != (r.efficiency < level)]
+    if not rows:
+        return []
+    named = ", ".join(f"at {p}={format_value(r.point[p])} E measured {r.measured_efficiency:.4f} "
+                      + (f"< {level:g} ≤ E of the models {r.efficiency:.4f}" if r.measured_efficiency < level
+                         else f"≥ {level:g} > E of the models {r.efficiency:.4f}") for r in rows[:3])
+    more = f" and {len(rows) - 3} more" if len(rows) > 3 else ""
+    return [f"the measurements and the models disagree about the level {level:g}: {named}{more}; the largest {p} "
+            f"at the level comes from the models and is only as good as their fit to the measurements"]
 
 
 def _superlinear_notes(result: Efficiency) -> list[str]:

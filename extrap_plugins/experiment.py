@@ -27,6 +27,8 @@ from .errors import InputError
 from .formatting import CALLPATH_SEPARATOR, format_callpath, format_count, format_value
 
 MEASURES = ("mean", "median", "minimum", "maximum")
+REDUCERS = {"mean": np.nanmean, "median": np.nanmedian, "minimum": np.nanmin, "maximum": np.nanmax}
+"""How each of :data:`MEASURES` reduces the repetitions of a point (missing values, NaN, left out)."""
 
 
 def check_measure(measure) -> str:
@@ -176,18 +178,12 @@ class SeriesGroup:
         -------
         ndarray, shape (n_series, n_points)
         """
-        functions = {
-            "mean": np.nanmean,
-            "median": np.nanmedian,
-            "minimum": np.nanmin,
-            "maximum": np.nanmax,
-        }
-        if measure not in functions:
+        if measure not in REDUCERS:
             raise ValueError(
                 f"unknown measure {measure!r}: expected one of {', '.join(MEASURES)}"
             )
         with np.errstate(all="ignore"):
-            return functions[measure](self.values, axis=2)
+            return REDUCERS[measure](self.values, axis=2)
 
     def repetitions(self) -> np.ndarray:
         """Number of non-missing repetitions, shape (n_series, n_points)."""

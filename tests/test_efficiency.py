@@ -161,6 +161,7 @@ def test_json_document(known):
         "callpath": "main", "metric": "time", "function": known.callpaths[0].model.function,
         "work_target": pytest.approx(1.6e5), "overhead_target": pytest.approx(256 * 8),
         "overhead_share_target": 1.0, "own_overhead_share_target": 1.0, "overhead_growth": "O(p·log p)",
+        "own_overhead_growth": "O(p·log p)",
         "overhead_function": known.callpaths[0].overhead_model.function,
         "efficiency_target": pytest.approx(1.6e5 / (1.6e5 + 2048)), "inconsistency": None}
     assert document["passed_over"] == []
@@ -179,7 +180,7 @@ def test_csv_and_text(known):
     text = extrap_plugins.export_report(known, "text")
     assert "strong scaling, fixed problem size n=160000" in text
     assert "iso-efficiency: n = 4 · p · log2(p)   [O(p·log p)]" in text
-    assert "largest p with E ≥ 0.8: 3409" in text
+    assert "largest p with E ≥ 0.8: 3408 (E falls below 0.8 at p=3409 for n=160000)" in text
     assert "limiter: main" in text
 
 

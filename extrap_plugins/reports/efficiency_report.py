@@ -54,9 +54,22 @@ def undefined(result: Efficiency) -> bool:
     return not any(math.isfinite(r.efficiency) for r in result.rows)
 
 
+def rounded_down(value: float, digits: int = 4) -> float:
+    """``value`` rounded down to ``digits`` significant digits: the largest p at the level printed as the process
+    count where E is still at the level (2377.69 is 2377: at 2378, E is below it).
+
+    >>> rounded_down(2377.69), rounded_down(79.258), rounded_down(145746.3)
+    (2377.0, 79.25, 145700.0)
+    """
+    if not math.isfinite(value) or value <= 0:
+        return value
+    scale = 10.0 ** (digits - 1 - math.floor(math.log10(value)))
+    return math.floor(value * scale * (1 + 1e-9)) / scale  # not below a root that Brent put a hair under
+
+
 def largest_p_text(result: Efficiency) -> str:
     if result.largest_p_at_level is not None:
-        value = f"{result.largest_p_at_level:.4g}"
+        value = f"{rounded_down(result.largest_p_at_level):.4g}"
     else:
         value = "n/a" if undefined(result) else "none found"
     return f"largest {result.processes} with E ≥ {result.level:g}: {value} ({result.largest_p_note})"
@@ -88,11 +101,20 @@ def limiter_text(result: Efficiency) -> str:
     calls = ", with what it calls" if result.flat else ""
     where = f"{result.processes}={format_value(result.target[result.processes])}"
     text = (f"limiter: {top.callpath} ({percent(top.own_overhead_share_target)} of the overhead at {where}{calls}; "
-            f"its overhead grows as {top.overhead_growth or 'n/a'})")
+            f"{growth_text(top)})")
     passed = result.passed_over
     if passed:
         text += f"; passed over as inconsistent: {inconsistencies(passed)}"
     return text
+
+
+def growth_text(entry) -> str:
+    """How the overhead that a call path's own share is of grows: ``its overhead grows as O(p)``, or where its own
+    overhead (without its modelled children's) grows otherwise than its overhead with them, both."""
+    whole = entry.overhead_growth or "n/a"
+    if entry.own_overhead_growth is None or entry.own_overhead_growth == entry.overhead_growth:
+        return f"its overhead grows as {whole}"
+    return f"its own overhead grows as {entry.own_overhead_growth}, with its children's as {whole}"
 
 
 def share_headers(result: Efficiency) -> list[str]:
@@ -222,7 +244,7 @@ def json_document(result: Efficiency) -> dict[str, Any]:
                        "overhead_share_target": json_number(c.overhead_share_target) if c.consistent else None,
                        "own_overhead_share_target": json_number(c.own_overhead_share_target) if c.consistent
                        else None,
-                       "overhead_growth": c.overhead_growth,
+                       "overhead_growth": c.overhead_growth, "own_overhead_growth": c.own_overhead_growth,
                        "overhead_function": None if c.overhead_model is None else c.overhead_model.function,
                        "efficiency_target": json_number(c.efficiency_target),
                        "inconsistency": c.inconsistency or None} for c in result.callpaths],
@@ -311,8 +333,8 @@ def html_parts(result: Efficiency, title: str | None = None, plot_top: int | Non
 <section id="summary"><h2>Analysis</h2>{definition_list(summary, "summary-list")}{conclusions}</section>
 <section id="plots"><h2>Efficiency and speedup</h2>
 <figure id="efficiency-figure">{charts["efficiency"]}
-<figcaption>E = W / C from the models of C = {html.escape(p)}·T (line) and from the measured means (dots); the
-level is the horizontal line.</figcaption></figure>
+<figcaption>E = W / C from the models of C = {html.escape(p)}·T (line) and from the measurements, their
+repetitions reduced as for the models (dots); the level is the horizontal line.</figcaption></figure>
 <figure id="speedup-figure">{charts["speedup"]}</figure>
 </section>
 <section id="isoefficiency"><h2>Iso-efficiency</h2>
