@@ -63,7 +63,8 @@ def choice(options: Mapping[str, str], key: str, allowed: Sequence[str], default
 
 # --------------------------------------------------------------------- files
 def read_text(path: pathlib.Path, hint: str = "is this the right reader?") -> str:
-    """The whole file as text (UTF-8, a byte-order mark dropped).
+    """The whole file as text (UTF-8, a byte-order mark dropped; a gzip-compressed file decompressed, up to
+    :func:`max_inflated` bytes).
 
     ``hint`` ends the message for a file that is not UTF-8 (a mapping file is not read by a reader).
 
@@ -78,11 +79,46 @@ def read_text(path: pathlib.Path, hint: str = "is this the right reader?") -> st
         raise InputError("is a folder; this reader reads one file", path) from None
     except OSError as error:
         raise InputError(f"cannot read: {error.strerror or error}", path) from None
+    if data.startswith(GZIP_MAGIC):
+        data = gunzip(data, path)
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         line = data.count(b"\n", 0, error.start) + 1
         raise InputError(f"not UTF-8 text (byte 0x{data[error.start]:02x}); {hint}", path, line) from None
+
+
+#: The first bytes of a gzip file.
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def gunzip(data: bytes, path) -> bytes:
+    """The decompressed bytes of a gzip file (of several members, as ``cat a.gz b.gz`` makes), at most
+    :func:`max_inflated` of them.
+
+    Raises
+    ------
+    InputError
+        The stream is corrupt or cut short, or inflates past the limit.
+    """
+    import zlib
+
+    limit, out, size = max_inflated(), [], 0
+    try:
+        while data:
+            stream = zlib.decompressobj(wbits=31)
+            piece = stream.decompress(data, limit + 1 - size)
+            size += len(piece)
+            out.append(piece)
+            if size > limit:
+                raise InputError(f"decompresses to more than {_size(limit)}, the limit for one input "
+                                 "(EXTRAP_PLUGINS_MAX_INFLATED=BYTES raises it)", path)
+            if not stream.eof:
+                raise InputError("the gzip stream is cut short (the file is truncated)", path)
+            data = stream.unused_data.lstrip(b"\0")
+    except zlib.error as error:
+        raise InputError(f"a compressed stream is corrupt ({error})", path) from None
+    return b"".join(out)
 
 
 #: The message for a file with nothing in it, the same from every reader.
@@ -294,7 +330,7 @@ NOT_FINITE = "nan, inf or beyond the range of a float"
 
 
 def warn_missing(experiment: Experiment, path, line_of: LineOf | None = None,
-                 place_of: Callable[[int], str] | None = None, shown: int = 5) -> None:
+                 place_of: Callable[[int], str] | None = None, shown: int = 5, why: str = NOT_FINITE) -> None:
     """One warning for the values of a file that were not finite numbers and are left out as missing.
 
     The readers read ``nan``, ``inf`` and numbers beyond the range of a float as missing values (NaN, see
@@ -309,6 +345,8 @@ def warn_missing(experiment: Experiment, path, line_of: LineOf | None = None,
         The line of row i.
     place_of : callable(int) -> str, optional
         Where row i is, in words, for inputs without lines (``(p=8)``); said after its series.
+    why : str
+        What the missing values were written as, in the brackets (a CSV table adds its empty and ``NA`` cells).
 
     The message names the file, the first ``shown`` lines and how many there are, and the series
     (``main [time]``)::
@@ -335,7 +373,7 @@ def warn_missing(experiment: Experiment, path, line_of: LineOf | None = None,
         if lines:
             where = f"{_listed(lines, 'line', shown)}; {where}"
     count = "1 value is not a finite number" if n == 1 else f"{n:,} values are not finite numbers"
-    warnings.warn(ExtrapWarning(f"{path}: {count} ({NOT_FINITE}) and {'is' if n == 1 else 'are'} left out as "
+    warnings.warn(ExtrapWarning(f"{path}: {count} ({why}) and {'is' if n == 1 else 'are'} left out as "
                                 f"missing: {where}"), stacklevel=3)
 
 

@@ -83,15 +83,17 @@ def extrap_readers() -> list[ReaderInfo]:
 
 
 def sniff(path: pathlib.Path) -> bool:
-    """JSON whose start shows Extra-P's keys (not Talpas' ``;`` records, not the shim's runs); or an empty
-    ``*.json``/``*.jsonl`` (this reader says it is empty, rather than no reader recognising it)."""
-    if pathlib.Path(path).suffix.lower() in (".json", ".jsonl") and is_blank(path):
+    """JSON whose start shows Extra-P's keys (not Talpas' ``;`` records, not the shim's runs); or any JSON, or
+    nothing, named ``*.json``/``*.jsonl`` (this reader says what is wrong with it, such as ``no 'params'``, rather
+    than no reader recognising it)."""
+    ours = pathlib.Path(path).suffix.lower() in (".json", ".jsonl")
+    if ours and is_blank(path):
         return True
     data = head(path, 8192)
     first = first_content_line(data)
-    if not first.startswith((b"{", b"[")):
+    if not first.startswith((b"{", b"[")) or _TALPAS_LIKE.search(first) or _SHIM.search(data):
         return False
-    return bool(_EXTRAP_KEYS.search(data)) and not _TALPAS_LIKE.search(first) and not _SHIM.search(data)
+    return ours or bool(_EXTRAP_KEYS.search(data))
 
 
 def read(path: pathlib.Path, options: dict[str, str]) -> Experiment:

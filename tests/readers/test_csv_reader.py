@@ -78,7 +78,8 @@ def test_blocks_give_the_same_result_and_the_right_lines(tmp_path, monkeypatch):
     bad = write(tmp_path, "bad.csv", text.replace("25,f1,37.5", "25,f1,x"))
     with pytest.raises(InputError) as error:
         read(bad)
-    assert str(error.value) == f"{bad}:27: column 'value': 'x' is not a number"  # header, 24 rows, a blank line
+    assert str(error.value) == (f"{bad}:27: column 'value': 'x' is not a number (a value not measured is written "
+                                "empty, NA or nan: it is left out as missing)")  # header, 24 rows, a blank line
 
 
 # ------------------------------------------------------------ mpi_data.csv
@@ -151,9 +152,12 @@ def test_mpi_data_models_from_the_command_line(shared_data, host, capsys):
 # ------------------------------------------------------------ bad input
 EMPTY = "has an empty region name (a call path is region names joined with '->', each non-empty)"
 BAD = [
-    ("a.csv", "p,value\n1,1\n2,abc\n", "3: column 'value': 'abc' is not a number"),
+    ("a.csv", "p,value\n1,1\n2,abc\n", "3: column 'value': 'abc' is not a number (a value not measured is written "
+                                      "empty, NA or nan: it is left out as missing)"),
     ("b.csv", "p,value\n1,1\n2,3,4\n", "3: 3 fields, expected 2 (p, value)"),
-    ("c.csv", "p,value\n1,1\n2,\n", "3: column 'value' is empty"),
+    ("c.csv", "p,value\n1,1\n,2\n", "3: column 'p' is empty; every column but value is a numeric parameter: "
+                                   "choose the parameter columns with --reader-option parameters=COL[,COL...] (and "
+                                   "callpath=COL[,COL...] for name columns)"),
     ("d.csv", "p,callpath,value\n1,,1\n", "2: column 'callpath' is empty"),
     ("e.csv", "p,value,p\n1,1,1\n", "1: column 'p' appears twice in the header"),
     ("f.csv", "value\n1\n", "1: no parameter column (the columns are: value); add one, such as p, or choose them "
@@ -170,7 +174,9 @@ BAD = [
                                   "numeric parameter: choose the parameter columns with --reader-option "
                                   "parameters=COL[,COL...] (and callpath=COL[,COL...] for name columns)"),
     ("m.csv", 'p,value\n1,2\n"2",3,4\n', "3: 3 fields, expected 2 (p, value)"),
-    ("n.csv", "p,,value\n1,2,3\n", "1: column 2 has no name in the header"),
+    ("n.csv", "p,,value\n1,2,3\n", "2: column 2 has no name in the header, yet holds '2': name it in the header, or "
+                                   "choose the parameter columns with --reader-option parameters=COL[,COL...] (the "
+                                   "other columns are then ignored)"),
     # accepted before, as the JSON Lines and Talpas readers refuse it
     ("o.csv", "p,callpath,value\n1,main,1\n2,main->->solve,2\n3,main->->solve,3\n",
      f"3: 'callpath' 'main->->solve' {EMPTY}"),
@@ -193,8 +199,8 @@ def test_an_empty_region_name_in_joined_call_path_columns(tmp_path):
 
 
 @pytest.mark.parametrize("options, message", [
-    (dict(unit="s"), "the csv reader has no option 'unit'; its options are: callpath, delimiter, metric, parameters, "
-                     "repetition, value"),
+    (dict(unit="s"), "the csv reader has no option 'unit'; its options are: callpath, decimal, delimiter, metric, "
+                     "parameters, repetition, value"),
     (dict(value="runtime"), "{path}:1: no column 'runtime' (option value=); the columns are: p, n, callpath, metric, "
                             "value"),
     (dict(value="value,p"), "{path}: several value columns (value, p) name the metrics themselves; drop the metric "
