@@ -67,9 +67,19 @@ def _problem(argv: list[str], module: bool) -> str | None:
         return "no program given"
     if module and len(argv) < 2:
         return "-m needs a module name"
+    if module and not _findable(argv[1]):
+        return f"{argv[1]}: no such module"
     if not module and not os.path.isfile(argv[0]):
         return f"{argv[0]}: no such file"
     return None
+
+
+def _findable(name: str) -> bool:
+    """Whether ``python -m name`` finds a module (importing the packages it is in, as python does)."""
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def _record_world_on_import() -> None:

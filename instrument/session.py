@@ -37,7 +37,6 @@ import sys
 import threading
 import time
 import uuid
-import warnings
 from typing import Any
 
 from extrap_plugins.options import env_flag
@@ -112,20 +111,25 @@ class Session:
         self.read_parameters: set[str] = set()
         if self.environment_parameters:
             _watch_environment(self)
-        repetition = os.environ.get("EXTRAP_REPETITION", "").strip()
-        self.repetition: int | None = int(repetition) if repetition.isdigit() else None
+        self.repetition, repetition_problem = _repetition_env()
         self.run_id: str | None = os.environ.get("EXTRAP_RUN_ID") or None  # else one per launch, see _launch_id
-        self.timeout = _float_env("EXTRAP_EXIT_TIMEOUT", DEFAULT_TIMEOUT)
+        self.timeout, timeout_problem = _seconds_env("EXTRAP_EXIT_TIMEOUT", DEFAULT_TIMEOUT)
+        self.setting_problems = [problem for problem in (repetition_problem, timeout_problem) if problem]
         self.quiet = env_flag("EXTRAP_QUIET")
         self.output: str | None = _default_output(self.program)
         self.failure: str | None = None
         self.finished = False
+        self.gathering = False  # in the exit gather: the measurements are not written yet
         self.hooks_installed = False
         self.mpi_attached = False
         self.world: tuple[int, int] | None = None  # (rank, size) once MPI was seen
         self.used = False
         self.lock = threading.Lock()
         self.cut_short: threading.Event | None = None  # set once a signal's measurements are written
+        self.signals: list[int] = []  # the signals whose handler is ours (_watch_signals)
+        self.wakeup: tuple[int, int] | None = None  # our wakeup pipe (reading, writing), see _watch_wakeups
+        self.forked = False  # this process is a child os.fork made of the measured one (see _forked)
+        self.interrupted = False  # the program ended by Ctrl-C (an unhandled KeyboardInterrupt)
 
     def name_program(self, name: str) -> None:
         """The program is ``name`` (``python -m extrap_plugins.instrument app.py`` runs ``app``): its
@@ -142,13 +146,16 @@ class Session:
             previous = sys.excepthook
 
             def record_failure(kind, value, traceback):
-                self.failure = f"{kind.__name__}: {value}"
+                self.failure = f"{kind.__name__}: {value}" if str(value) else kind.__name__
+                self.interrupted = issubclass(kind, KeyboardInterrupt)
                 previous(kind, value, traceback)
 
             sys.excepthook = record_failure
             self._watch_exit_calls()
             self._watch_signals()
-            for problem in self.parameter_problems:
+            if hasattr(os, "register_at_fork"):
+                os.register_at_fork(after_in_child=self._forked)
+            for problem in self.setting_problems + self.parameter_problems:
                 _note(problem)
         self.attach_mpi()
 
@@ -195,6 +202,7 @@ class Session:
                     watched.append(number)
             except (ValueError, OSError):  # not the main thread of the main interpreter
                 return
+        self.signals = watched
         if watched:
             self._watch_wakeups(watched)
 
@@ -214,6 +222,7 @@ class Session:
                 return
         except (ValueError, OSError):
             return
+        self.wakeup = (reading, writing)
 
         def watch():
             while True:
@@ -232,9 +241,13 @@ class Session:
     def _on_signal(self, number, frame) -> None:
         import signal
 
+        if self.child_process():  # a pool worker ended by its pool: not a rank, nothing of the run to write
+            self._end_by(number)
+            return
         name = signal.Signals(number).name
         with self.lock:
-            first = not self.finished
+            # the first signal writes, also one that comes while this rank waits for the others in the exit gather
+            first = self.cut_short is None and (not self.finished or self.gathering)
             self.finished = True
             if first:
                 self.cut_short = threading.Event()
@@ -253,10 +266,50 @@ class Session:
         # The launcher ends the whole job once one rank dies of the signal: give the other ranks, which got
         # the signal at the same moment, a little time to write theirs before this one goes.
         time.sleep(SIGNAL_GRACE if self.world and self.world[1] > 1 else 0.0)
+        self._end_by(number)
+
+    @staticmethod
+    def _end_by(number: int) -> None:
+        """End this process by the signal ``number``, as it would have ended without the shim."""
+        import signal
+
         if threading.current_thread() is not threading.main_thread():  # the wakeup watcher: end the process
             os._exit(128 + number)
         signal.signal(number, signal.SIG_DFL)
         os.kill(os.getpid(), number)
+
+    def child_process(self) -> bool:
+        """Whether this process is a child of the measured program (``os.fork``, a ``multiprocessing`` worker or
+        process, forked or spawned): not a rank of the run, so it writes no measurements, at exit or at a signal
+        (a pool ends its workers by SIGTERM)."""
+        if self.forked:
+            return True
+        multiprocessing = sys.modules.get("multiprocessing")
+        return multiprocessing is not None and multiprocessing.parent_process() is not None
+
+    def _forked(self) -> None:
+        """In the child of an ``os.fork``: it inherited the parent's measurements, hooks and wakeup pipe.  It
+        writes nothing (the parent writes the run), a signal ends it as without the shim, and its signals no longer
+        reach the parent's wakeup watcher through the pipe (which made the parent end as if it got them)."""
+        import signal
+
+        self.forked = True
+        self.lock = threading.Lock()  # another thread of the parent may have held it at the fork
+        try:
+            for number in self.signals:
+                if signal.getsignal(number) == self._on_signal:
+                    signal.signal(number, signal.SIG_DFL)
+            if self.wakeup is not None:
+                reading, writing = self.wakeup
+                previous = signal.set_wakeup_fd(-1)
+                if previous not in (writing, -1):  # the program's own since ours: left as it is
+                    signal.set_wakeup_fd(previous)
+                os.close(reading)
+                os.close(writing)
+        except (ValueError, OSError):  # not the main thread (an older Python): _on_signal still ends it
+            pass
+        finally:
+            self.signals, self.wakeup = [], None
 
     def _write_cut_short(self, name: str) -> str | None:
         """This rank's measurements so far, as a fragment marked ``terminated``: fast and without numpy
@@ -310,17 +363,39 @@ class Session:
             self.finish(reason="MPI_Finalize")
 
     def _at_exit(self) -> None:
+        if self.child_process():  # no MPI calls from a forked copy of a rank either
+            return
         self.finish(reason="exit")
+        if self.interrupted:
+            _end_by_sigint_after_exit()
         # Drop the COMM_SELF attribute while Python still runs: mpi4py finalises
         # MPI after the interpreter, when the callback could no longer run.
         keyval = getattr(self, "_keyval", None)
         MPI = sys.modules.get("mpi4py.MPI")
-        if keyval is not None and MPI is not None and not MPI.Is_finalized():
-            try:
-                MPI.COMM_SELF.Delete_attr(keyval)
-                MPI.Comm.Free_keyval(keyval)
-            except Exception:
-                pass
+        if MPI is not None and not MPI.Is_finalized():
+            if keyval is not None:
+                try:
+                    MPI.COMM_SELF.Delete_attr(keyval)
+                    MPI.Comm.Free_keyval(keyval)
+                except Exception:
+                    pass
+            self._outlast_signals()
+
+    def _outlast_signals(self) -> None:
+        """This rank has written its measurements; it will wait in ``MPI_Finalize`` for the other ranks, after the
+        interpreter has dropped our handlers.  A SIGTERM to the job would end it there at once, and the launcher
+        would then kill a rank still writing the measurements it had when the signal came (a rank that hung): it
+        ignores SIGTERM and SIGHUP from now on, and ends with the job (the others' end, or the launcher's kill)."""
+        import signal
+
+        if not self.world or self.world[1] == 1:
+            return
+        try:
+            for number in self.signals:
+                if signal.getsignal(number) == self._on_signal:
+                    signal.signal(number, signal.SIG_IGN)
+        except (ValueError, OSError):  # not the main thread
+            pass
 
     # -------------------------------------------------------- parameters
     def parameters(self, values: dict[str, Any]) -> dict[str, float]:
@@ -372,7 +447,7 @@ class Session:
             if self.finished:
                 return None
             self.finished = True
-        if regions._state.environment_off or self.output is None or not self.used:
+        if regions._state.environment_off or self.output is None or not self.used or self.child_process():
             return None
         self.attach_mpi()
         from . import output
@@ -392,7 +467,11 @@ class Session:
                 return self._write_fragment(table, size, self.run_id or _launch_id(),
                                             "MPI was finalised before the shim could gather the ranks")
             return self._write_single(table)
-        return self._gather(comm, table)
+        self.gathering = True
+        try:
+            return self._gather(comm, table)
+        finally:
+            self.gathering = False
 
     def _gather(self, comm, table) -> str | None:
         from . import output
@@ -510,16 +589,28 @@ class Session:
             self.quiet = bool(quiet)
 
 
-def _float_env(name: str, default: float) -> float:
+def _seconds_env(name: str, default: float) -> tuple[float, str | None]:
+    """Seconds from the environment variable ``name`` (``default`` where unset), and what is wrong with it."""
     text = os.environ.get(name, "").strip()
     if not text:
-        return default
+        return default, None
     try:
         value = float(text)
     except ValueError:
-        warnings.warn(f"{name}={text!r} is not a number; using {default:g}", RuntimeWarning, stacklevel=2)
-        return default
-    return value if value > 0 else default
+        value = math.nan
+    if not 0 < value < math.inf:
+        return default, f"{name}={text!r} is not a positive number of seconds; using {default:g}"
+    return value, None
+
+
+def _repetition_env() -> tuple[int | None, str | None]:
+    """The repetition number from ``EXTRAP_REPETITION`` (None where unset), and what is wrong with it."""
+    text = os.environ.get("EXTRAP_REPETITION", "").strip()
+    if not text:
+        return None, None
+    if not text.isascii() or not text.isdigit() or int(text) >= 2**31:
+        return None, f"EXTRAP_REPETITION={text!r} is not a whole number from 0 to {2**31 - 1}; ignored"
+    return int(text), None
 
 
 def _watch_environment(session: Session) -> None:
@@ -539,6 +630,18 @@ def _watch_environment(session: Session) -> None:
     try:
         environ.__class__ = _Environ
     except TypeError:  # another os.environ (replaced by some library): reads through it are not seen
+        pass
+
+
+def _end_by_sigint_after_exit() -> None:
+    """Let a program ended by Ctrl-C end by SIGINT (status 130) as without the shim.  CPython notes the unhandled
+    KeyboardInterrupt in a flag that any ``exec`` of a string clears (importing ``dataclasses`` or numpy, as
+    writing the measurements may): set it again (CPython 3.10 and 3.11; a no-op where the flag is not exported)."""
+    try:
+        import ctypes
+
+        ctypes.c_int.in_dll(ctypes.pythonapi, "_Py_UnhandledKeyboardInterrupt").value = 1
+    except (ImportError, AttributeError, ValueError, OSError):
         pass
 
 

@@ -129,10 +129,14 @@ def test_a_program_that_fails_fails_the_same_way_when_measured(tmp_path):
     ([], "no program given"),
     (["missing.py"], "missing.py: no such file"),
     (["-m"], "-m needs a module name"),
+    # a traceback from runpy, exit status 1, and a failed run's file for a program that never ran
+    (["-m", "missing_module"], "missing_module: no such module"),
+    (["-m", "missing_package.app"], "missing_package.app: no such module"),
 ])
 def test_bad_arguments_say_what_is_wrong_in_one_line(tmp_path, args, problem):
     result = run_program([*LAUNCH, *args], tmp_path)
     assert result.returncode == 2 and result.stdout == ""
+    assert sorted(tmp_path.iterdir()) == []
     assert result.stderr.splitlines() == ["usage: python -m extrap_plugins.instrument (SCRIPT.py | -m MODULE) [ARGS...]",
                                           f"extrap_plugins.instrument: error: {problem}"]
 

@@ -86,6 +86,28 @@ def test_environment_parameters_are_read_and_bad_ones_reported(monkeypatch):
     assert s.current_parameters(size=4) == {"p": 4.0, "n": 1000.0}
 
 
+@pytest.mark.parametrize("timeout", ["-3", "0", "nan", "inf", "soon"])
+def test_unusable_settings_are_said_once_when_the_program_uses_the_shim(tmp_path, timeout):
+    # a timeout of 0 or below was replaced by 30 s without a word; a word was a RuntimeWarning pointing into the
+    # shim, and a bad EXTRAP_REPETITION was dropped silently
+    result = run_program([sys.executable, str(PROGRAMS / "plain.py")], tmp_path, EXTRAP_EXIT_TIMEOUT=timeout,
+                         EXTRAP_REPETITION="first")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.splitlines()[:2] == [
+        "extrap-plugins instrument: EXTRAP_REPETITION='first' is not a whole number from 0 to 2147483647; ignored",
+        f"extrap-plugins instrument: EXTRAP_EXIT_TIMEOUT={timeout!r} is not a positive number of seconds; using 30"]
+    assert "Warning" not in result.stderr
+    [record] = records(tmp_path / "out.extrap.jsonl")
+    assert record["repetition"] is None
+
+
+def test_usable_settings_are_taken_without_a_word(monkeypatch):
+    monkeypatch.setenv("EXTRAP_EXIT_TIMEOUT", " 2.5 ")
+    monkeypatch.setenv("EXTRAP_REPETITION", "3")
+    s = Session()
+    assert (s.timeout, s.repetition, s.setting_problems) == (2.5, 3, [])
+
+
 def test_parameter_reads_the_environment_or_the_default(monkeypatch):
     from extrap_plugins.instrument.session import session
 

@@ -19,11 +19,11 @@ from shim_helpers import PROGRAMS, clean_environment, records
 
 
 
-def start_job(mpiexec, folder: pathlib.Path, mode: str, processes: int = 3):
+def start_job(mpiexec, folder: pathlib.Path, mode: str, processes: int = 3, **environment: str):
     ready = folder / "ready"
     command = [*mpiexec[:1], "-n", str(processes), *mpiexec[1:], sys.executable, str(PROGRAMS / "long.py"),
                str(ready), mode]
-    env = clean_environment(EXTRAP_OUTPUT=str(folder / "out.extrap.jsonl"), EXTRAP_PARAM_N="7")
+    env = clean_environment(EXTRAP_OUTPUT=str(folder / "out.extrap.jsonl"), EXTRAP_PARAM_N="7", **environment)
     job = subprocess.Popen(command, cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                            start_new_session=True)
     deadline = time.monotonic() + 60
@@ -49,6 +49,32 @@ def test_sigterm_to_the_job_leaves_every_ranks_measurements_and_model_reads_them
                                             r"before it finished\): its measurements go up to the signal"):
         experiment = extrap_plugins.read(tmp_path)
     assert "setup" in [c.name for c in experiment.callpaths]
+
+
+@pytest.mark.parametrize("where", ["exit gather", "MPI_Finalize"])
+def test_sigterm_to_a_job_with_one_hung_rank_leaves_every_ranks_measurements(mpiexec, tmp_path, where):
+    # ranks 0 and 2 have ended and wait for rank 1, first in the exit gather (EXTRAP_EXIT_TIMEOUT), then, having
+    # written their own, in MPI_Finalize.  A signal in the gather ended them without writing anything; one in
+    # MPI_Finalize ended them at once (the interpreter had dropped the handler), and the launcher killed rank 1
+    # before it wrote the measurements it had
+    job = start_job(mpiexec, tmp_path, "straggler", EXTRAP_EXIT_TIMEOUT="60" if where == "exit gather" else "1")
+    deadline = time.monotonic() + 60
+    if where == "MPI_Finalize":
+        while len(list(tmp_path.glob("out.*.rank*.extrap.jsonl"))) < 2:
+            assert job.poll() is None and time.monotonic() < deadline, job.communicate()
+            time.sleep(0.05)
+    time.sleep(1.0)
+    os.killpg(job.pid, signal.SIGTERM)
+    _, err = job.communicate(timeout=60)
+    fragments = {records(path)[0]["rank"]: records(path)[0] for path in tmp_path.glob("out.*.rank*.extrap.jsonl")}
+    assert sorted(fragments) == [0, 1, 2], err
+    assert fragments[1]["status"] == "terminated" and "setup->wait" not in fragments[1]["callpaths"]
+    assert {"setup", "wait"} <= set(fragments[1]["callpaths"])
+    ended = "terminated" if where == "exit gather" else "partial"
+    assert [fragments[r]["status"] for r in (0, 2)] == [ended, ended]
+    with pytest.warns(ExtrapWarning, match=r"run \S+ was cut short by SIGTERM after [\d.]+ s"):
+        experiment = extrap_plugins.read(tmp_path)
+    assert {"setup", "wait"} <= {c.name for c in experiment.callpaths}
 
 
 def test_a_sweep_timeout_keeps_the_measurements_of_the_launch(mpiexec, tmp_path, no_extrap_environment, capsys,

@@ -2,7 +2,8 @@
 
 ``long.py READY_FILE [MODE]``: after the first region has exited on every rank, rank 0 creates READY_FILE;
 then each rank loops in short regions (MODE ``loop``) or waits in a barrier that never completes (``barrier``:
-rank 0 sleeps in Python while the others block inside MPI).
+rank 0 sleeps in Python while the others block inside MPI), or (``straggler``) rank 1 sleeps in Python while the
+others end (they wait for it in the exit gather, then in MPI_Finalize).
 """
 
 import pathlib
@@ -25,6 +26,11 @@ if mode == "barrier":
         with instrument.region("wait"):
             time.sleep(600)
     comm.barrier()
+if mode == "straggler":
+    if comm.Get_rank() == 1:
+        with instrument.region("wait"):
+            time.sleep(600)
+    sys.exit()
 while True:
     with instrument.region("work"):
         time.sleep(0.01)
