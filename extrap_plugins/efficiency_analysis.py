@@ -49,6 +49,7 @@ from .experiment import REDUCERS, Experiment, Metric
 from .extrapolation import extrapolate, growth_class, growth_degree, largest_point, parse_target, tree_links
 from .formatting import format_number, format_point, format_value
 from .models import Model, ModelSet, Term, described
+from .options import is_number
 from .plugins import PluginHost, get_host
 from .scaling import (argument, at_value, combine, crossings, experiment_of, pmnf_part, processes_name,
                       refuse_reading_options, report_text, selected_models, share_argument, sum_predict,
@@ -584,7 +585,7 @@ def _target(target, parameters, processes, largest) -> dict[str, float]:
     if isinstance(target, numbers.Real):
         target = {processes: float(target)}
     elif isinstance(target, str) and "=" not in target:
-        if not _is_number(target):
+        if not is_number(target):
             raise InputError(f"{argument('target', target)}: expected a process count or 'P=V,...' such as "
                              f"{processes}={format_value(defaults[processes])}")
         target = f"{processes}={target.strip()}"  # a bare number is the process count
@@ -594,14 +595,6 @@ def _target(target, parameters, processes, largest) -> dict[str, float]:
                          f"{processes}={format_value(largest[processes])}: give a target of at least "
                          f"{format_value(largest[processes])}")
     return point
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 def _outside_notes(target: Mapping[str, float], processes: str, parameters: Sequence[str], low: np.ndarray,

@@ -100,6 +100,15 @@ def parse_share(value: object, name: str, example: str = "5%") -> float:
     return number
 
 
+def is_number(text: str) -> bool:
+    """Whether ``text`` spells a number ``float`` reads (``"1e3"``, ``" 2 "``, ``"nan"``; not ``"1,5"``)."""
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def split_values(text: str) -> list[str]:
     """``"4,8,16"`` -> ``["4", "8", "16"]``: a list of values on the command line (``--param``, ``--np``), each
     stripped; one comma at the end is allowed, an empty value between commas is not (``4,8,,32``: a value was

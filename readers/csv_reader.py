@@ -55,6 +55,7 @@ from extrap_plugins.errors import InputError
 from extrap_plugins.experiment import Experiment, row_codes
 from extrap_plugins.formatting import format_point
 from extrap_plugins.hookspecs import hookimpl
+from extrap_plugins.options import is_number
 from extrap_plugins.registration import ReaderInfo
 
 from ._common import (
@@ -470,16 +471,8 @@ def _measured(cells: list[str], name: str, path, line_of, delimiter: str) -> tup
     try:
         return to_float(marked, path, line_of, what, missing=True), True
     except InputError as error:
-        bad = next(cell for cell, mark in zip(cells, marked) if mark != "nan" and _not_a_number(cell))
+        bad = next(cell for cell, mark in zip(cells, marked) if mark != "nan" and not is_number(cell))
         raise InputError(f"{error.message}{_number_hint(bad, delimiter)}", error.path, error.line) from None
-
-
-def _not_a_number(cell: str) -> bool:
-    try:
-        float(cell)
-    except ValueError:
-        return True
-    return False
 
 
 def _number_hint(cell: str, delimiter: str) -> str:
