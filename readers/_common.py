@@ -366,18 +366,18 @@ def warn_missing(experiment: Experiment, path, line_of: LineOf | None = None,
              for c, m in zip(experiment.callpath_index[rows].tolist(), experiment.metric_index[rows].tolist())]
     lines = sorted({line for line in map(line_of, rows.tolist()) if line is not None}) if line_of else []
     if place_of is not None and not lines:
-        where = _listed(list(dict.fromkeys(f"{name} {place_of(row)}" for name, row in zip(names, rows.tolist()))),
+        where = some_listed(list(dict.fromkeys(f"{name} {place_of(row)}" for name, row in zip(names, rows.tolist()))),
                         "measurement", shown)
     else:
-        where = _listed(list(dict.fromkeys(names)), "series", shown, plural="series")
+        where = some_listed(list(dict.fromkeys(names)), "series", shown, plural="series")
         if lines:
-            where = f"{_listed(lines, 'line', shown)}; {where}"
+            where = f"{some_listed(lines, 'line', shown)}; {where}"
     count = "1 value is not a finite number" if n == 1 else f"{n:,} values are not finite numbers"
     warnings.warn(ExtrapWarning(f"{path}: {count} ({why}) and {'is' if n == 1 else 'are'} left out as "
                                 f"missing: {where}"), stacklevel=3)
 
 
-def _listed(items: Sequence, noun: str, shown: int, plural: str = "") -> str:
+def some_listed(items: Sequence, noun: str, shown: int, plural: str = "") -> str:
     """``line 7``, ``lines 7, 9``, ``lines 7, 9, 12, 15, 20 and 3 more (8 lines)``."""
     plural = plural or noun + "s"
     listed = ", ".join(map(str, items[:shown]))

@@ -59,8 +59,8 @@ from extrap_plugins.options import is_number
 from extrap_plugins.registration import ReaderInfo
 
 from ._common import (
-    DEFAULT_CALLPATH, DEFAULT_METRIC, EMPTY_FILE, NOT_FINITE, _listed, build, check_callpaths, check_line_ends,
-    check_options, choice, head, read_text, to_float, warn_missing,
+    DEFAULT_CALLPATH, DEFAULT_METRIC, EMPTY_FILE, NOT_FINITE, build, check_callpaths, check_line_ends,
+    check_options, choice, head, read_text, some_listed, to_float, warn_missing,
 )
 
 NAME = "csv"
@@ -443,7 +443,7 @@ class _Columns:
                                self.path)
         notes = [f"ignored columns: {', '.join(roles.ignored)}"] if roles.ignored else []
         if self.headers:
-            notes.append(f"skipped {_listed(self.headers, 'line', 5)}: the header again")
+            notes.append(f"skipped {some_listed(self.headers, 'line', 5)}: the header again")
         experiment = build(roles.parameters, _single(callpath), _single(metric), coordinates, value, self.path,
                            NAME, repetition=repetition, notes=notes)
         warn_missing(experiment, self.path, lambda i: int(lines[i % n]),
