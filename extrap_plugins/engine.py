@@ -104,6 +104,9 @@ def input_paths(path: str | os.PathLike | Sequence[str | os.PathLike]) -> list[p
         raise InputError("no input given")
     seen: dict[str, pathlib.Path] = {}
     for p in paths:
+        if str(p) == "-" and not p.exists():  # (a file named - in the folder is read as any other)
+            raise InputError("standard input is not read: save the measurements to a file and give its name "
+                             "(a reader needs the file's name and can read it more than once)", p)
         if not p.exists():
             raise InputError("no such file or folder", p)
         check_input_file(p)

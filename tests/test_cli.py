@@ -492,3 +492,12 @@ def test_compare_shows_the_runs_of_both_sides(runs_reader, capsys):
     assert bar_states(err, "reading")[-1] == "10/10" and bar_states(err, "modeling")[-1] == "2/2"
     assert main(["compare", str(runs_reader), str(runs_reader), "--progress", "off"]) == ExitStatus.OK
     assert capsys.readouterr().err == ""
+
+
+def test_standard_input_is_refused_saying_what_to_do(host, capsys, tmp_path, monkeypatch):
+    # `cat runs.csv | extrap-plugins model -` said "-: no such file or folder"
+    monkeypatch.chdir(tmp_path)
+    assert main(["model", "-"]) == ExitStatus.BAD_INPUT
+    assert capsys.readouterr().err == (
+        "extrap-plugins: error: -: standard input is not read: save the measurements to a file and give its name "
+        "(a reader needs the file's name and can read it more than once)\n")
