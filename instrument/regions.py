@@ -296,6 +296,9 @@ def _check_name(name: str) -> str:
         raise ValueError(f"a region name must be a non-empty str, got {name!r}")
     if SEPARATOR in name:
         raise ValueError(f"a region name must not contain {SEPARATOR!r} (the call-path separator): {name!r}")
+    if not name.isprintable():  # a line break or a tab would break every table and line that names the call path
+        raise ValueError(f"a region name must be printable text (no line breaks, tabs or other control "
+                         f"characters): {name!r}")
     return name
 
 

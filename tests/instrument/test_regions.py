@@ -232,6 +232,12 @@ def test_bad_names_and_targets_are_refused(clean):
         instrument.region("a->b")
     with pytest.raises(ValueError, match="non-empty"):
         instrument.region("  ")
+    for name in ("solve\nstep", "solve\tstep"):  # they broke every table that names the call path
+        with pytest.raises(ValueError) as caught:
+            instrument.region(name)
+        assert str(caught.value) == ("a region name must be printable text (no line breaks, tabs or other control "
+                                     f"characters): {name!r}")
+    assert instrument.region("Lösung 2 (µs)").name == "Lösung 2 (µs)"  # any printable text
     with pytest.raises(TypeError, match="cannot decorate the class .*Thing; decorate its methods"):
         @instrument.region
         class Thing:
