@@ -33,6 +33,7 @@ The summary ranks the pairs by how much they changed: ``|log2(B/A)|`` at the tar
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import math
@@ -40,7 +41,7 @@ import os
 import re
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -397,9 +398,11 @@ def compare_models(
     given = target_point is not None
     target_point = target_point or dict(largest)
     along = _along(parameters, along)
-    rows_a = _rows(a, target_point, largest, level)
-    rows_b = _rows(ModelSet(parameters, b_models, experiment=b.experiment, measure=b.measure, metrics=b.metrics),
-                   target_point, largest, level)
+    with of_side(labels[0]):
+        rows_a = _rows(a, target_point, largest, level)
+    with of_side(labels[1]):
+        rows_b = _rows(ModelSet(parameters, b_models, experiment=b.experiment, measure=b.measure, metrics=b.metrics),
+                       target_point, largest, level)
     lo, hi = smallest[along], target_point[along]
     comparison = Comparison(labels, parameters, along, largest, smallest, target_point, given, level, [], unmatched,
                             (a, b), list(rules), measured)
@@ -579,10 +582,27 @@ def compare(
             sides.append(experiment_of(data, reader, reader_options, metrics, selection, host, f"compare: {side}"))
     names = [list(s.parameters) if isinstance(s, ModelSet) else s.parameter_names for s in sides]
     check_parameters(names[0], names[1], labels)  # before the modelling
-    sets = [side if isinstance(side, ModelSet) else
-            model(side, modeler, measure=measure, executor="serial", host=host, **options) for side in sides]
+    sets = []
+    for side, label in zip(sides, labels):
+        with of_side(label):
+            sets.append(side if isinstance(side, ModelSet) else
+                        model(side, modeler, measure=measure, executor="serial", host=host, **options))
     return compare_models(sets[0], sets[1], labels=labels, rules=mapping_rules, target=target, along=along,
                           level=level)
+
+
+@contextlib.contextmanager
+def of_side(label: str) -> Iterator[None]:
+    """Warnings about a series said inside the block name the side it is of (``new: main [time]: ...``): both sides
+    have their ``main [time]``.  Other warnings pass as they are."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield
+    for said in caught:
+        message = said.message
+        if isinstance(message, ExtrapWarning) and (message.callpath or message.metric):
+            message = type(message)(message.message, f"{label}: {message.callpath}", message.metric)
+        warnings.warn(message, said.category, stacklevel=3)
 
 
 def _labels(labels: Any) -> tuple[str, str]:

@@ -511,3 +511,14 @@ def test_a_notebook_shows_the_html_report(known):
     assert shown == f'<div class="extrap-plugins-report">\n<style>{scoped_style()}</style>\n{content}\n</div>\n'
     assert shown.count('class="pair"') == 2 and '<table id="pair-table">' in shown
     assert not any(tag in shown for tag in ("<!DOCTYPE", "<html", "<head>", "<body", "<meta", "<script"))
+
+
+def test_a_warning_about_a_series_names_its_side(tmp_path, capsys):
+    # both sides have their main [time]: "main [time]: the model is the mean" did not say whose
+    scattered, rising = tmp_path / "old.csv", tmp_path / "new.csv"
+    scattered.write_text("p,callpath,value\n" + "".join(f"{p},main,{v}\n" for p, v in zip(P, (5, 1, 9, 2, 7))))
+    rising.write_text("p,callpath,value\n" + "".join(f"{p},main,{10 + p}\n" for p in P))
+    assert main(["compare", str(scattered), str(rising), "--label", "A=old", "--label", "B=new"]) == 0
+    assert capsys.readouterr().err == (
+        "extrap-plugins: warning: old: main [time]: no hypothesis describes the measurements better than their mean "
+        "(they jump or scatter, as a step does): the model is the mean\n")
