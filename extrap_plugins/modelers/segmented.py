@@ -15,7 +15,8 @@ Options (``--option KEY=VALUE``): ``base``, ``window``, ``heterogeneous``,
 other option goes to the wrapped modeler, and an option prefixed ``window_``
 (``window_max_terms=2``) to the wrapped modeler for the window fits only.
 Windows are fitted with one-term models (``max_terms=1``) when the wrapped
-modeler has that option, as in Ilyas et al. 2017.
+modeler has that option, as in Ilyas et al. 2017; a falling window also tries
+the falling factors (``p^-1``), so that strong scaling is not cut.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ from .segmentation import (
     Detection,
     Settings,
     detect,
+    model_rss,
     segment_ranges,
     too_few_points_note,
 )
@@ -117,11 +119,25 @@ class SegmentedModeler:
         if host is None:
             raise TypeError("SegmentedModeler is built by a PluginHost (host.build_modeler('segmented', ...)), "
                             "which passes itself as host")
+        known = host.modeler_options(self.base)
+        unknown = [k for k in options if k.startswith("window_") and known is not None
+                   and k[len("window_"):] not in known]
+        if unknown:
+            raise ValueError(f"{', '.join(unknown)}: modeler {self.base!r} has no option "
+                             f"{', '.join(repr(k[len('window_'):]) for k in unknown)}; its options are: "
+                             f"{', '.join(known) or 'none'}")
         window_options = {**segment_options, **window_defaults(host, self.base),
                           **{k[len("window_"):]: v for k, v in options.items() if k.startswith("window_")}}
         self.inner = host.build_modeler(self.base, segment_options, tuple(parameters))
         self.window_inner = (host.build_modeler(self.base, window_options, tuple(parameters))
                              if window_options != segment_options else self.inner)
+        # Falling windows (strong scaling, 5 + 1000/p) have no one-term fit without p^-i: every window would
+        # look mixed and a smooth series be cut.  They also try the falling factors, unless the user chose.
+        self.falling_inner = None
+        if window_options.get("negative_exponents") is False and not any(
+                k in options for k in ("negative_exponents", "window_negative_exponents")):
+            self.falling_inner = host.build_modeler(self.base, {**window_options, "negative_exponents": True},
+                                                    tuple(parameters))
 
     def __repr__(self) -> str:
         return f"SegmentedModeler(base={self.base!r}, settings={self.settings!r})"
@@ -129,7 +145,7 @@ class SegmentedModeler:
     # ------------------------------------------------------------------ API
     def detect(self, group: SeriesGroup, *, measure: str = "mean") -> list[Detection]:
         """The change points of every series of ``group`` (no segment models)."""
-        window_fit = partial(fit_quietly, self.window_inner, measure=measure, name=self.base)
+        window_fit = partial(fit_windows, self.window_inner, self.falling_inner, measure=measure, name=self.base)
         return detect(group, window_fit, self.settings, measure)
 
     def fit_group(self, group: SeriesGroup, *, measure: str = "mean") -> list[Model]:
@@ -292,6 +308,27 @@ def fit_quietly(instance, group: SeriesGroup, *, measure: str, name: str) -> lis
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return fit_any(instance, group, measure, name)
+
+
+def fit_windows(instance, falling, group: SeriesGroup, *, measure: str, name: str) -> list[Model]:
+    """Window models: :func:`fit_quietly` with ``instance``; where the window falls (its last value below
+    its first) and ``falling`` is given, also with ``falling`` (the falling factors), keeping the better fit."""
+    models = list(fit_quietly(instance, group, measure=measure, name=name))
+    if falling is None:
+        return models
+    Y = group.reduce(measure)
+    down = np.flatnonzero(Y[:, -1] < Y[:, 0])
+    if down.size == 0:
+        return models
+    part = SeriesGroup(group.parameters, group.points, [group.keys[s] for s in down], group.values[down])
+    X = np.asarray(group.points, dtype=np.float64)
+    before = model_rss([models[s] for s in down], X, Y[down])
+    refitted = fit_quietly(falling, part, measure=measure, name=name)
+    after = model_rss(refitted, X, Y[down])
+    for s, model, old, new in zip(down, refitted, before, after):
+        if new < old:
+            models[s] = model
+    return models
 
 
 def _placement(changes: Sequence[ChangePoint]) -> tuple[ChangePoint, ...]:
