@@ -8,7 +8,8 @@ no stage writes its own pool.
 ``serial``
     In this process, one piece after the other.
 ``process``
-    A :class:`~concurrent.futures.ProcessPoolExecutor` with ``jobs`` workers.
+    A :class:`~concurrent.futures.ProcessPoolExecutor` with ``jobs`` workers
+    (default and at most: the cores, :func:`process_workers`).
 ``mpi``
     :class:`mpi4py.futures.MPIPoolExecutor`, started as
     ``mpiexec -n N python -m mpi4py.futures -m extrap_plugins model ...``:
@@ -41,9 +42,10 @@ import contextvars
 import os
 import sys
 import time
+import warnings
 from typing import Callable, Iterable, Iterator, TypeVar
 
-from .errors import ExtrapError, InputError
+from .errors import ExtrapError, ExtrapWarning, InputError
 
 EXECUTORS = ("auto", "serial", "process", "mpi")
 MPI_LAUNCH = "mpiexec -n N python -m mpi4py.futures -m extrap_plugins model ..."
@@ -158,10 +160,29 @@ def create_executor(kind: str = "serial", jobs: int | None = None, preload: Iter
 
         # "spawn" would re-import plugins in each worker; "fork" is the cheap, usual choice on Linux.
         context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
-        return _ProcessPool(max_workers=jobs or available_cores(), mp_context=context, initializer=_process_worker)
+        return _ProcessPool(max_workers=process_workers(jobs), mp_context=context, initializer=_process_worker)
     if kind == "mpi":
         return _mpi_executor(jobs)
     raise InputError(f"unknown executor {kind!r}; expected one of {', '.join(EXECUTORS[1:])}")
+
+
+def process_workers(jobs: int | None) -> int:
+    """How many workers a ``process`` pool of ``--jobs jobs`` starts: ``jobs``, at most the cores (the default).
+
+    A forking pool starts all its workers at once, each a copy of this process
+    holding up to two pieces of work: ``--jobs 1000`` on two cores forked a
+    thousand processes (minutes of forking, gigabytes, Ctrl-C unheard) for
+    work that two of them do as fast.  More workers than cores is said once.
+    """
+    cores = available_cores()
+    if jobs is None:
+        return cores
+    if jobs > cores:
+        warnings.warn(ExtrapWarning(f"--jobs {jobs} is more than the {cores} cores here: {cores} worker processes "
+                                    "(more would only share the cores, each holding its own work in memory)"),
+                      stacklevel=3)
+        return cores
+    return jobs
 
 
 def _mpi_executor(jobs: int | None) -> cf.Executor:

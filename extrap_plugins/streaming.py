@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import errno
 import hashlib
 import json
 import os
@@ -74,6 +75,8 @@ STREAM_AUTO_BYTES = 2 * 1024**3
 STREAM_CHOICES = ("auto", "on", "off")
 COLUMNS = {"value": "<f8", "metric": "<i4", "point": "<i4", "repetition": "<i4"}
 """The per-row column files of a spilled run and their types."""
+ROW_BYTES = sum(np.dtype(dtype).itemsize for dtype in COLUMNS.values())
+"""Bytes a measured value takes in the scratch folder, at most (its row in every column file)."""
 
 
 # ---------------------------------------------------------- pass 1: spill
@@ -169,6 +172,8 @@ def write_part(experiment: Experiment, folder: str) -> PartSummary:
         raise InputError(f"the scratch folder is not visible on this worker ({socket.gethostname()}): give "
                          f"--scratch a folder on a file system every MPI rank sees",
                          os.path.dirname(folder)) from None
+    except OSError as error:
+        raise _unwritable(e, folder, error) from None
     cp_counts = np.bincount(e.callpath_index, minlength=len(e.callpaths)) if len(e) else np.zeros(0, np.int64)
     used_cp = np.flatnonzero(cp_counts)
     local_cp = np.full(len(e.callpaths), -1, dtype=np.int64)
@@ -183,8 +188,6 @@ def write_part(experiment: Experiment, folder: str) -> PartSummary:
     points, point_code = row_codes(e.coordinates) if len(e) else (np.zeros((0, len(e.parameters))), np.zeros(0))
     text = json.dumps([e.callpaths[i].name for i in used_cp])
     base = pathlib.Path(folder)
-    (base / "callpaths.json").write_text(text, encoding="utf-8")
-    offsets.astype("<i8").tofile(base / "offsets.bin")
     columns = {
         "value": e.value[order],
         "metric": local_m[e.metric_index[order]],
@@ -192,11 +195,16 @@ def write_part(experiment: Experiment, folder: str) -> PartSummary:
         "repetition": e.repetition[order],
     }
     constants = []
-    for name, column in columns.items():
-        if name != "value" and column.size and np.all(column == column[0]):
-            constants.append((name, int(column[0])))
-        else:
-            np.ascontiguousarray(column, dtype=COLUMNS[name]).tofile(base / f"{name}.bin")
+    try:
+        (base / "callpaths.json").write_text(text, encoding="utf-8")
+        offsets.astype("<i8").tofile(base / "offsets.bin")
+        for name, column in columns.items():
+            if name != "value" and column.size and np.all(column == column[0]):
+                constants.append((name, int(column[0])))
+            else:
+                np.ascontiguousarray(column, dtype=COLUMNS[name]).tofile(base / f"{name}.bin")
+    except OSError as error:  # numpy's tofile names no file: "No space left on device" alone said nothing of where
+        raise _unwritable(e, folder, error) from None
     return PartSummary(
         folder=str(folder),
         source=e.source,
@@ -214,6 +222,17 @@ def write_part(experiment: Experiment, folder: str) -> PartSummary:
                if len(e) else np.zeros((0, 2), dtype=np.int64)),
         run_constants=tuple(e.constants.items()),
     )
+
+
+def _unwritable(experiment: Experiment, folder: str, error: OSError) -> InputError:
+    """A run that cannot be written to the scratch folder (full, over quota): said of the ``--scratch`` folder the
+    user gave, with the run."""
+    message = f"cannot write the measurements of {experiment.source or 'a run'} into the scratch folder: " \
+              f"{error.strerror or error}"
+    if error.errno in (errno.ENOSPC, errno.EDQUOT):
+        message += f" (streaming writes {ROW_BYTES} bytes there per measured value); give --scratch a folder with " \
+                   "more room"
+    return InputError(message, os.path.dirname(os.path.dirname(folder)))
 
 
 # --------------------------------------------------------- the catalogue
