@@ -337,9 +337,6 @@ def _stream_command(args: argparse.Namespace, options: dict) -> ExitStatus:
 
     if args.validate:
         raise InputError("--validate needs the measurements in memory: use --stream off")
-    if args.target is not None:
-        warnings.warn("streamed models carry no measurements: prediction intervals at --target are left out "
-                      "(--stream off computes them)", stacklevel=2)
     from .engine import following
 
     show = progress_shown(args)
@@ -349,8 +346,11 @@ def _stream_command(args: argparse.Namespace, options: dict) -> ExitStatus:
                                   callpaths=args.callpath, measure=args.measure, executor=args.executor,
                                   jobs=args.jobs, scratch=args.scratch, progress=bar.update,
                                   reader_options=parse_options(args.reader_option, "--reader-option",
-                                                               reserved=READ_FLAGS),
+                                                               reserved=READ_FLAGS), target=args.target,
                                   **parse_options(args.option, "--option", reserved=STREAM_FLAGS))
+    if args.target is not None:
+        warnings.warn("streamed models carry no measurements: prediction intervals at --target are left out "
+                      "(--stream off computes them)", stacklevel=2)
     return _export_command(args, model_set, options, show)
 
 
@@ -677,7 +677,8 @@ READ_FLAGS = {"reader": "--reader", "metrics": "--metric", "callpaths": "--callp
 MODEL_FLAGS = {"modeler": "--modeler", "measure": "--measure", "metrics": "--metric", "callpaths": "--callpath",
                "progress": "--progress", "executor": "--executor", "jobs": "--jobs", "validate": "--validate",
                "host": None}
-STREAM_FLAGS = {**MODEL_FLAGS, "scratch": "--scratch", "reader_options": "--reader-option", "reader": "--reader"}
+STREAM_FLAGS = {**MODEL_FLAGS, "scratch": "--scratch", "reader_options": "--reader-option", "reader": "--reader",
+                "target": "--target"}
 DESIGN_FLAGS = {"modeler": "--modeler", "measure": "--measure", "metrics": "--metric", "callpaths": "--callpath",
                 "target": "--target", "budget": "--budget", "cost": "--cost", "tolerance": "--tolerance",
                 "repetitions": "--repetitions", "strategy": "--strategy", "host": None, "exclude": None,

@@ -54,7 +54,7 @@ import socket
 import tempfile
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -616,6 +616,7 @@ def stream_models(
     progress: engine.Progress | None = None,
     reader_options: dict[str, Any] | None = None,
     host: PluginHost | None = None,
+    target: str | Mapping[str, float] | None = None,
     **options: Any,
 ) -> ModelSet:
     """Read and model inputs too large for memory, run by run, block by block.
@@ -638,6 +639,9 @@ def stream_models(
         MPI on several nodes it must be on a file system every node sees.
     reader_options : dict, optional
         Options for the reader (``--reader-option``).
+    target : str or mapping, optional
+        Where the models will be extrapolated to (``--target``): checked against the parameters once the runs are
+        read, before the modelling (a name the runs lack is said then, not after all the modelling).
 
     Returns
     -------
@@ -665,13 +669,13 @@ def stream_models(
     if info.filters:
         reader_options.update(metrics=metrics, callpaths=callpaths)
     selection = None if info.filters else (metrics, callpaths)
-    target = paths[0] if len(paths) == 1 else paths
+    inputs = paths[0] if len(paths) == 1 else paths
     runs = info.parts is not None and info.read_part is not None
     if runs:
-        parts, read = engine.call_reader(info, info.parts, target, target, reader_options, host=host), info.read_part
+        parts, read = engine.call_reader(info, info.parts, inputs, inputs, reader_options, host=host), info.read_part
     else:
         parts, read = list(paths), info.read
-    source = describe_inputs(target)
+    source = describe_inputs(inputs)
     if not parts:
         raise InputError(f"no runs found for the {info.name} reader", source)
     joins = runs and info.join is not None and not info.omits_zeros  # (CUBE's join is the one done here)
@@ -704,13 +708,17 @@ def stream_models(
                             any_callpath=bool(catalogue.callpaths), source=source)
         notes = list(dict.fromkeys(note for p in catalogue.parts for note in p.notes))  # (as runs are joined)
         if joins:
-            notes = follow_join(info, catalogue, target, reader_options, host=host, source=source).notes
+            notes = follow_join(info, catalogue, inputs, reader_options, host=host, source=source).notes
         if info.omits_zeros:
             for finding in coverage_findings(catalogue.callpath_runs(), catalogue.metric_in_run(),
                                              catalogue.callpaths, [m.name for m in catalogue.metrics],
                                              [p.source for p in catalogue.parts]):
                 warnings.warn(ExtrapWarning(finding), stacklevel=2)
                 notes.append(finding)  # (CUBE's join keeps its findings as notes too)
+        if target is not None:  # a target naming no parameter is said before the modelling, as in memory
+            from .extrapolation import parse_target
+
+            parse_target(target, catalogue.parameters)
         instance = host.build_modeler(modeler, options, catalogue.parameters)
         said = warn_constant_parameters(catalogue)
         size = engine.block_size(len(catalogue.metrics))

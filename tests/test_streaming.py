@@ -678,3 +678,16 @@ def test_a_run_with_a_value_that_is_not_finite_names_the_reader_streamed_as_in_m
     assert in_memory[0] == 0 and in_memory[2] == (
         f"extrap-plugins: warning: skipped: {runs_plug / 'run128.run'}: parameter 'p' has the value inf in 1 of 1 "
         f"measurement (as reader 'tabdir' {RUNS_PLUGIN} read it); a parameter's values must be finite numbers\n")
+
+
+def test_a_target_naming_no_parameter_is_said_before_the_modelling_streamed(host, tmp_path, monkeypatch):
+    # streamed, the exporter said it after all the modelling; now stream_models checks it once the runs are read
+    from extrap_plugins import streaming
+
+    fitted = []
+    monkeypatch.setattr(streaming, "_fit_in_pool", lambda *args: fitted.append(1) or [])
+    data = tmp_path / "runs.csv"
+    data.write_text("p,value\n" + "".join(f"{p},{p}\n" for p in (2, 4, 8, 16, 32)))
+    with pytest.raises(InputError) as caught:
+        streaming.stream_models(data, executor="serial", scratch=tmp_path, target="q=5")
+    assert str(caught.value) == "target 'q=5': unknown parameter 'q'; the parameters are p" and fitted == []
