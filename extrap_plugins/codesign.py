@@ -709,11 +709,11 @@ def _models_of(name: str, source, given_roles: Mapping[str, str], callpaths: Seq
     measurements are modelled only where a role needs them (of exclusive values, every call path: their sum is the
     whole program)."""
     from . import api
-    from .extrapolation import extrapolate
+    from .extrapolation import value_kinds
 
     if isinstance(source, ModelSet):
         metrics = list(dict.fromkeys(m.metric for m in source))
-        return source, resolve_roles(name, metrics, given_roles), extrapolate(source, intervals=False).values
+        return source, resolve_roles(name, metrics, given_roles), value_kinds(source)
     if not isinstance(source, Experiment):
         source = api.read(source, reader, **reader_options)
     metrics = [m.name for m in source.metrics]

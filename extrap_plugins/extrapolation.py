@@ -46,7 +46,7 @@ import math
 import re
 import warnings
 from dataclasses import dataclass, field, fields, replace
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -700,9 +700,7 @@ def extrapolate(
     target_point = parse_target(target, parameters)
     if sort == "target" and target_point is None:
         raise InputError("sorting by 'target' needs a target point (--target p=...)")
-    largest = largest_point(model_set.experiment)
-    if largest is None and model_set.measured_points is not None and len(model_set.measured_points):  # streamed
-        largest = {name: float(v) for name, v in zip(parameters, np.max(model_set.measured_points, axis=0))}
+    largest = _largest_measured(model_set)
     models = model_set.models
     n = len(models)
     now = _values_at(models, largest)
@@ -716,7 +714,7 @@ def extrapolate(
         floors = np.array([u.floor if u is not None else -math.inf for u in uncertainty])
         warn_below_floor(models, later, floors, target_point)
         later = np.where(np.isnan(later), later, np.maximum(later, floors))
-    kinds = _value_kinds(model_set, now, values)
+    kinds = _value_kinds(model_set, lambda: now, values)
     links = tree_links(models)
     share_parent_now, share_root_now = shares(models, now, kinds, links)
     share_parent_later, share_root_later = shares(models, later, kinds, links)
@@ -889,15 +887,30 @@ def _growth_table(models: Sequence[Model]) -> list[tuple[str | None, tuple[float
     return result
 
 
-def _value_kinds(model_set: ModelSet, now: np.ndarray, values: str) -> dict[str, str]:
+def _largest_measured(model_set: ModelSet) -> dict[str, float] | None:
+    """The largest measured point of the models' measurements, or of a streamed set's measured points."""
+    largest = largest_point(model_set.experiment)
+    if largest is None and model_set.measured_points is not None and len(model_set.measured_points):  # streamed
+        largest = {name: float(v) for name, v in zip(model_set.parameters, np.max(model_set.measured_points, axis=0))}
+    return largest
+
+
+def value_kinds(model_set: ModelSet, values: str = "auto") -> dict[str, str]:
+    """What :func:`extrapolate`'s ``values`` says of each metric (``"inclusive"`` or ``"exclusive"``), without the
+    extrapolation: the models are evaluated only where the rule needs them (streamed sets without hints)."""
+    return _value_kinds(model_set, lambda: _values_at(model_set.models, _largest_measured(model_set)), values)
+
+
+def _value_kinds(model_set: ModelSet, now: Callable[[], np.ndarray], values: str) -> dict[str, str]:
     """Per metric of the models of ``model_set``, whether its values are ``"inclusive"`` or ``"exclusive"``.
 
     ``values`` itself unless it is ``"auto"``.  Under ``"auto"``: the metric's own hint
     (:attr:`~extrap_plugins.experiment.Metric.values`, from :meth:`ModelSet.metric
     <extrap_plugins.models.ModelSet.metric>`: the source knew it, streamed or not); else the rule of
     :func:`shortfall` on the measured means of ``model_set.experiment``; else (streamed models, no measurements) on
-    the models' values at the largest measured point, ``now`` (shape (n_models,)).  Exclusive when the shortfall
-    exceeds :data:`AUTO_SHORTFALL`; inclusive otherwise, and where no parent has a child to compare with.
+    the models' values at the largest measured point, ``now()`` (shape (n_models,); called only then).  Exclusive
+    when the shortfall exceeds :data:`AUTO_SHORTFALL`; inclusive otherwise, and where no parent has a child to
+    compare with.
     """
     models, experiment = model_set.models, model_set.experiment
     metrics = list(dict.fromkeys(m.metric for m in models))
@@ -907,7 +920,7 @@ def _value_kinds(model_set: ModelSet, now: np.ndarray, values: str) -> dict[str,
     guessed = [metric for metric in metrics if not hints[metric]]
     found = shortfall(experiment, guessed) if guessed and experiment is not None and len(experiment) else {}
     if any(metric not in found for metric in guessed):
-        found = {**_model_shortfall(models, now), **found}
+        found = {**_model_shortfall(models, now()), **found}
     return {metric: value_kind(hints[metric], found.get(metric, 0.0)) for metric in metrics}
 
 

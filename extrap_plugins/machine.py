@@ -760,10 +760,9 @@ def whatif(
 def _value_kinds(models: ModelSet, metrics: Sequence[str]) -> dict[str, str]:
     """Per metric, whether a call path's value includes its children's (``"inclusive"``) or not
     (``"exclusive"``), as :func:`~extrap_plugins.extrapolate` tells them apart; inclusive where no model has it."""
-    from .extrapolation import extrapolate
+    from .extrapolation import value_kinds
 
-    present = {m.metric for m in models}
-    found = extrapolate(models, intervals=False).values if present else {}
+    found = value_kinds(models)
     return {metric: found.get(metric, "inclusive") for metric in metrics}
 
 

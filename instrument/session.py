@@ -296,9 +296,7 @@ class Session:
         self.forked = True
         self.lock = threading.Lock()  # another thread of the parent may have held it at the fork
         try:
-            for number in self.signals:
-                if signal.getsignal(number) == self._on_signal:
-                    signal.signal(number, signal.SIG_DFL)
+            self._hand_over_signals(signal.SIG_DFL)
             if self.wakeup is not None:
                 reading, writing = self.wakeup
                 previous = signal.set_wakeup_fd(-1)
@@ -391,11 +389,18 @@ class Session:
         if not self.world or self.world[1] == 1:
             return
         try:
-            for number in self.signals:
-                if signal.getsignal(number) == self._on_signal:
-                    signal.signal(number, signal.SIG_IGN)
+            self._hand_over_signals(signal.SIG_IGN)
         except (ValueError, OSError):  # not the main thread
             pass
+
+    def _hand_over_signals(self, handler) -> None:
+        """The signals whose handler is still ours get ``handler`` (``SIG_DFL``, ``SIG_IGN``); raises as
+        ``signal.signal`` does outside the main thread."""
+        import signal
+
+        for number in self.signals:
+            if signal.getsignal(number) == self._on_signal:
+                signal.signal(number, handler)
 
     # -------------------------------------------------------- parameters
     def parameters(self, values: dict[str, Any]) -> dict[str, float]:
