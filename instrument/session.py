@@ -284,6 +284,11 @@ class Session:
         (a pool ends its workers by SIGTERM)."""
         if self.forked:
             return True
+        # A spawned (or forkserver) worker runs the program's file under the name ``__mp_main__`` before
+        # multiprocessing records its parent, and a pool ended at once ends workers that are still there.  (In the
+        # parent, ``__mp_main__`` is another name of ``__main__``.)
+        if getattr(sys.modules.get("__mp_main__"), "__name__", None) == "__mp_main__":
+            return True
         multiprocessing = sys.modules.get("multiprocessing")
         return multiprocessing is not None and multiprocessing.parent_process() is not None
 

@@ -22,6 +22,18 @@ def test_a_pool_ending_its_workers_neither_ends_the_program_nor_adds_runs(tmp_pa
     assert record["status"] == "ok" and series(record, "visits") == {"main": 1, "main->square": 1}
 
 
+def test_a_spawned_process_ended_while_it_imports_the_program_writes_nothing(tmp_path):
+    # a pool that ends at once ends workers still importing the program: multiprocessing did not yet know them
+    # as children, so the shim took the worker for a rank and wrote its fragment, "cut short by SIGTERM"
+    result = run_program([sys.executable, str(PROGRAMS / "processes.py"), "early"], tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["-15"]
+    assert "cut short" not in result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.extrap.jsonl"]
+    [record] = records(tmp_path / "out.extrap.jsonl")
+    assert series(record, "visits") == {"main": 1, "main->square": 1}
+
+
 def test_a_forked_child_writes_no_run_of_its_own(tmp_path):
     # the child ended normally and appended its copy of the parent's measurements as a second run
     result = run_program([sys.executable, str(PROGRAMS / "processes.py"), "fork"], tmp_path)
