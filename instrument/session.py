@@ -97,6 +97,15 @@ def _environment_parameters() -> tuple[dict[str, float], list[str]]:
     return {name: found[name] for name in given + others}, problems
 
 
+def _importing_as_worker() -> bool:
+    """Whether this process is a spawned (or forkserver) ``multiprocessing`` worker that is importing the program:
+    it runs the program's file under the name ``__mp_main__`` before multiprocessing records its parent (in the
+    parent, ``__mp_main__`` is another name of ``__main__``).  A pool ended at once ends such workers, and a program
+    without the ``if __name__ == "__main__"`` guard fails there; :class:`Session` remembers it once seen, as a
+    failed import leaves no trace of it at exit."""
+    return getattr(sys.modules.get("__mp_main__"), "__name__", None) == "__mp_main__"
+
+
 class Session:
     """Process-wide state of the shim (one instance, :data:`session`)."""
 
@@ -129,6 +138,7 @@ class Session:
         self.signals: list[int] = []  # the signals whose handler is ours (_watch_signals)
         self.wakeup: tuple[int, int] | None = None  # our wakeup pipe (reading, writing), see _watch_wakeups
         self.forked = False  # this process is a child os.fork made of the measured one (see _forked)
+        self.spawned = _importing_as_worker()  # a spawned worker importing the program (see child_process)
         self.interrupted = False  # the program ended by Ctrl-C (an unhandled KeyboardInterrupt)
 
     def name_program(self, name: str) -> None:
@@ -140,7 +150,9 @@ class Session:
     def use(self) -> None:
         """The program uses the shim: install the exit hooks, look for MPI."""
         self.used = True
-        if not self.hooks_installed and not regions._state.environment_off:
+        self.spawned = self.spawned or _importing_as_worker()
+        # (a spawned worker is no rank: no hooks, and its signals keep their default action)
+        if not self.hooks_installed and not regions._state.environment_off and not self.spawned:
             self.hooks_installed = True
             atexit.register(self._at_exit)
             previous = sys.excepthook
@@ -282,12 +294,7 @@ class Session:
         """Whether this process is a child of the measured program (``os.fork``, a ``multiprocessing`` worker or
         process, forked or spawned): not a rank of the run, so it writes no measurements, at exit or at a signal
         (a pool ends its workers by SIGTERM)."""
-        if self.forked:
-            return True
-        # A spawned (or forkserver) worker runs the program's file under the name ``__mp_main__`` before
-        # multiprocessing records its parent, and a pool ended at once ends workers that are still there.  (In the
-        # parent, ``__mp_main__`` is another name of ``__main__``.)
-        if getattr(sys.modules.get("__mp_main__"), "__name__", None) == "__mp_main__":
+        if self.forked or self.spawned or _importing_as_worker():
             return True
         multiprocessing = sys.modules.get("multiprocessing")
         return multiprocessing is not None and multiprocessing.parent_process() is not None

@@ -34,6 +34,18 @@ def test_a_spawned_process_ended_while_it_imports_the_program_writes_nothing(tmp
     assert series(record, "visits") == {"main": 1, "main->square": 1}
 
 
+def test_a_spawned_child_that_fails_to_import_an_unguarded_program_writes_nothing(tmp_path):
+    # the child failed before multiprocessing knew it as a child, and wrote a fragment of a failed "run" (a pool of
+    # such children, respawned, wrote one each until the program was stopped)
+    result = run_program([sys.executable, str(PROGRAMS / "unguarded.py")], tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["1"]
+    assert "bootstrapping phase" in result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.extrap.jsonl"]
+    [record] = records(tmp_path / "out.extrap.jsonl")
+    assert record["status"] == "ok" and series(record, "visits") == {"main": 1}
+
+
 def test_a_forked_child_writes_no_run_of_its_own(tmp_path):
     # the child ended normally and appended its copy of the parent's measurements as a second run
     result = run_program([sys.executable, str(PROGRAMS / "processes.py"), "fork"], tmp_path)
