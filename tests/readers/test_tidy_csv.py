@@ -53,7 +53,7 @@ def test_pandas_nan_in_one_of_several_value_columns(tmp_path):
 
 @pytest.mark.parametrize("cell, hint", [
     ("-", " (a value not measured is written empty, NA or nan: it is left out as missing)"),
-    ("1,5", " (a thousands separator? write numbers without them)"),
+    ("1,5", " (a decimal comma? --reader-option decimal=, reads it)"),
     ("1e3x", ""),
 ])
 def test_a_value_that_is_no_number_says_how_to_write_it(tmp_path, cell, hint):
@@ -150,8 +150,8 @@ def test_the_index_pandas_writes_is_refused_saying_how_to_leave_it_out(tmp_path)
         read(path)
     assert str(error.value) == (
         f"{path}:2: column 1 has no name in the header, yet holds '0' (pandas' to_csv writes its index so: "
-        "index=False leaves it out): name it in the header, or choose the parameter columns with --reader-option "
-        "parameters=COL[,COL...] (the other columns are then ignored)")
+        "index=False leaves it out; R's write.csv its row names: row.names=FALSE): name it in the header, or choose "
+        "the parameter columns with --reader-option parameters=COL[,COL...] (the other columns are then ignored)")
     experiment = read(path, parameters="p")
     assert experiment.parameter_names == ["p"]
     assert cells(experiment) == {("<root>", "time", (1.0,)): [2.0], ("<root>", "time", (2.0,)): [4.0]}
