@@ -161,20 +161,14 @@ def line_at(text: str, index: int) -> int:
     return text.count("\n", 0, index) + 1
 
 
-def check_line_ends(text: str, path, noun: str = "file") -> None:
-    """Lines end with ``\\n`` or ``\\r\\n``: a carriage return inside the first line means the file ends its lines
-    with ``\\r`` alone (old Mac editors), which would read as one long line.
-
-    Raises
-    ------
-    InputError
-        At line 1, saying how to save the file (``noun``: "table", "file").
-    """
+def universal_newlines(text: str) -> str:
+    """``text`` with lines ended by a carriage return alone (old Mac editors) ended by ``\\n``, as Extra-P reads
+    its files (Python's universal newlines); text whose first line ends with ``\\n`` or ``\\r\\n`` is returned as
+    it is (converting those would cost a pass over a large file for nothing)."""
     end = text.find("\n")
-    first = text if end < 0 else text[:end]
-    if "\r" in first.rstrip("\r"):
-        raise InputError(f"the lines end with a carriage return only (\\r); save the {noun} with \\n or \\r\\n "
-                         "line ends", path, 1)
+    if "\r" not in (text if end < 0 else text[:end]).rstrip("\r"):
+        return text
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 #: The message for two names of one file among the files of an input (a symbolic or hard link).

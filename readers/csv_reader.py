@@ -69,8 +69,9 @@ from extrap_plugins.options import is_number
 from extrap_plugins.registration import ReaderInfo
 
 from ._common import (
-    DEFAULT_CALLPATH, DEFAULT_METRIC, EMPTY_FILE, NOT_FINITE, build, check_callpaths, check_line_ends,
-    check_options, choice, first_content_line, head, read_text, some_listed, to_float, warn_missing,
+    DEFAULT_CALLPATH, DEFAULT_METRIC, EMPTY_FILE, NOT_FINITE, build, check_callpaths,
+    check_options, choice, first_content_line, head, read_text, some_listed, to_float, universal_newlines,
+    warn_missing,
 )
 
 NAME = "csv"
@@ -114,10 +115,9 @@ def sniff(path: pathlib.Path) -> bool:
 def read(path: pathlib.Path, options: dict[str, str]) -> Experiment:
     """Read a CSV table."""
     settings = check_options(options, OPTIONS, NAME)
-    text = read_text(path, hint="save the table as UTF-8 (a spreadsheet's \"CSV UTF-8\")")
+    text = universal_newlines(read_text(path, hint="save the table as UTF-8 (a spreadsheet's \"CSV UTF-8\")"))
     if not text.strip():
         raise InputError(EMPTY_FILE, path)
-    check_line_ends(text, path, "table")
     header_text, line, body, first, declared = _locate_header(text, path)
     if declared and "delimiter" not in settings:
         settings["delimiter"] = declared

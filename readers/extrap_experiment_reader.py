@@ -29,6 +29,7 @@ import json
 import pathlib
 import re
 import struct
+import tokenize
 import zipfile
 from dataclasses import dataclass, field
 
@@ -41,8 +42,8 @@ from extrap_plugins.hookspecs import hookimpl
 from extrap_plugins.registration import ReaderInfo
 
 from ._common import (
-    EMPTY_FILE, build, check_options, check_parameter_names, check_points_once, choice, factorize, head,
-    STATISTICS, inflate_limit_error, json_to_float, max_inflated, summary_note, warn_missing,
+    DEFAULT_CALLPATH, DEFAULT_METRIC, EMPTY_FILE, build, check_options, check_parameter_names, check_points_once,
+    choice, factorize, head, STATISTICS, inflate_limit_error, json_to_float, max_inflated, summary_note, warn_missing,
 )
 
 OPTIONS = {
@@ -51,6 +52,8 @@ OPTIONS = {
 }
 ARCHIVE = "extrap-experiment"
 EXTRAP3 = "extrap3"
+#: How Extra-P 4 saves a statistic that is not a finite number (and reads it back, in any case).
+_SAVED_NOT_FINITE = frozenset({"nan", "inf", "-inf"})
 _MAGIC3 = b"EXTRAP_EXPERIMENT"
 
 
@@ -196,7 +199,7 @@ def _archive_experiment(document: bytes, values: _ValueStore, path, statistic: s
         return f"{where}: call path {callpaths[i]!r}, metric {metrics[i]!r}, point ({point}) ({place(i)})"
 
     if any(s is not None for s in stored):
-        arrays = [values.read(s, where) if s is not None else np.asarray([e.get(statistic)], dtype=object)
+        arrays = [values.read(s, where) if s is not None else np.asarray([_saved(e, statistic)], dtype=object)
                   for s, e in zip(stored, entries)]
         counts = np.fromiter((a.size for a in arrays), dtype=np.int64, count=len(arrays))
         row_of = np.repeat(np.arange(len(entries)), counts)
@@ -214,7 +217,7 @@ def _archive_experiment(document: bytes, values: _ValueStore, path, statistic: s
     else:
         counts = np.ones(len(entries), dtype=np.int64)
         row_of = np.arange(len(entries))
-        value = json_to_float([e.get(statistic) for e in entries], path, no_line, statistic, measurement,
+        value = json_to_float([_saved(e, statistic) for e in entries], path, no_line, statistic, measurement,
                               missing=True)
         notes = [summary_note(statistic, "the experiment")]
     point = np.column_stack([json_to_float(column, path, no_line, f"coordinate of {name!r}", measurement)
@@ -226,11 +229,27 @@ def _archive_experiment(document: bytes, values: _ValueStore, path, statistic: s
                           no_line, place)
     except InputError as error:  # one entry holds all the repetitions of its point: a second one is damage
         raise InputError(f"{where}: {error.message}", path) from None
+    callpath_names, metric_names = _named(callpath_names, DEFAULT_CALLPATH), _named(metric_names, DEFAULT_METRIC)
     experiment = build(parameters, (callpath_names, callpath_codes[row_of]), (metric_names, metric_codes[row_of]),
                        point[row_of], value, path, ARCHIVE, notes=notes)
     warn_missing(experiment, path,
                  place_of=lambda i: format_point(experiment.coordinates[i], parameters, brackets=True))
     return experiment
+
+
+def _saved(entry: dict, statistic: str):
+    """The entry's statistic: Extra-P writes one that is not finite as the string "nan", "inf" or "-inf", a
+    missing value (as every reader reads a value that is not finite)."""
+    value = entry.get(statistic)
+    return float("nan") if isinstance(value, str) and value.lower() in _SAVED_NOT_FINITE else value
+
+
+def _named(names: list[str], default: str) -> list[str]:
+    """Extra-P names a value without a call path or metric (in its text reader) "": ``default`` here, as in
+    every reader, unless the experiment has a call path or metric of that name too."""
+    if "" in names and default not in names:
+        return [default if name == "" else name for name in names]
+    return names
 
 
 class _ValueStore:
@@ -278,12 +297,13 @@ def _npy_array(data: bytes, offset: int) -> np.ndarray:
     stream = io.BytesIO(data)
     stream.seek(offset)
     version = np.lib.format.read_magic(stream)
-    if version == (1, 0):
-        shape, fortran, dtype = np.lib.format.read_array_header_1_0(stream)
-    elif version in ((2, 0), (3, 0)):
-        shape, fortran, dtype = np.lib.format.read_array_header_2_0(stream)
-    else:
+    if version not in ((1, 0), (2, 0), (3, 0)):
         raise ValueError(f"unknown format version {version}")
+    read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+    try:
+        shape, fortran, dtype = read_header(stream)
+    except (SyntaxError, tokenize.TokenError):  # numpy tokenizes the header: an unbalanced bracket
+        raise ValueError("its header cannot be read") from None
     if dtype.hasobject:
         raise ValueError("it holds Python objects")
     count = int(np.prod(shape, dtype=object)) if shape else 1

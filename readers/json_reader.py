@@ -27,8 +27,9 @@ and the older schema with ids (``json/input_*.JSON``)::
 As in Extra-P, every call path and metric must be measured at every point
 (``--reader-option incomplete=allow`` relaxes that).  Numbers are JSON numbers
 (``"81"`` is refused, as ``null`` is); in the newer schema ``point`` and
-``values`` are lists, and a series lists each point once (its ``values`` hold
-the repetitions).
+``values`` are lists (a number, as in Extra-P, is a point of one parameter or
+one repetition), and a series lists each point once (its ``values`` hold the
+repetitions).
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ from extrap_plugins.registration import ReaderInfo
 from ._common import (
     DEFAULT_CALLPATH, DEFAULT_METRIC, EMPTY_FILE, INCOMPLETE_OPTION, LineOf, build, check_callpaths, check_complete,
     check_options, check_parameter_names, check_points_once, choice, factorize, first_content_line, head, is_blank,
-    json_error, json_to_float, json_with_lines, read_text, warn_missing,
+    json_error, json_to_float, json_with_lines, read_text, universal_newlines, warn_missing,
 )
 
 NAME = "json"
@@ -100,7 +101,7 @@ def read(path: pathlib.Path, options: dict[str, str]) -> Experiment:
     """Read a JSON Lines file or an Extra-P JSON document."""
     settings = check_options(options, OPTIONS, NAME)
     allow_incomplete = choice(settings, "incomplete", ("error", "allow"), "error") == "allow"
-    text = read_text(path)
+    text = universal_newlines(read_text(path))
     if _is_json_lines(text, path):
         lines = JsonLines(text, path)
         columns = read_json_lines(lines, path, params_key="params")
@@ -384,7 +385,11 @@ def _read_document(text: str, path, allow_incomplete: bool) -> Experiment:
             return experiment
         # missing values: read again, with the lines to name in the warning
     except json.JSONDecodeError as error:
-        raise json_error(error, path) from None
+        problem = json_error(error, path)
+        if _TALPAS_LIKE.search(text.lstrip().partition("\n")[0].encode()):
+            problem = InputError(f"{problem.message}; the fields are separated by ';' as in a Talpas file: "
+                                 "--reader talpas reads it", path, problem.line)
+        raise problem from None
     except InputError as error:
         if error.line is not None:
             raise
@@ -446,15 +451,18 @@ def _new_columns(data: dict, path, line_of: Callable[[object], int | None]):
             metrics.extend([metric] * len(points))
     if not entries:
         raise InputError("no measurements in this file", path, line_of(measurements))
+    n_params = len(parameters)
     for entry in entries:
         if not isinstance(entry, dict) or "point" not in entry or "values" not in entry:
             raise InputError("expected {\"point\": [...], \"values\": [...]} for every measurement", path,
                              line_of(entry) if isinstance(entry, (dict, list)) else line_of(measurements))
+        # As in Extra-P, a number is the point of one parameter, or one repetition.
+        entry["point"] = _listed(entry["point"], n_params == 1)
+        entry["values"] = _listed(entry["values"], True)
         for key, what in (("point", "one number per parameter"), ("values", "numbers, one per repetition")):
             if not isinstance(entry[key], list):
                 raise InputError(f"{key!r} must be a list of {what}, got {_kind(entry[key])}", path, line_of(entry))
     points = [e["point"] for e in entries]
-    n_params = len(parameters)
     if not all(len(p) == n_params for p in points):
         i = next(i for i, p in enumerate(points) if len(p) != n_params)
         raise InputError(f"point {json.dumps(entries[i]['point'])} has {_count(len(points[i]), 'value')}, "
@@ -482,6 +490,11 @@ def _new_columns(data: dict, path, line_of: Callable[[object], int | None]):
                    metric=(metric[0], metric[1][row_of]), coordinates=coordinates, value=value,
                    row_of=np.arange(value.shape[0]))
     return columns, [entries[i] for i in row_of.tolist()]
+
+
+def _listed(value, number_allowed: bool):
+    """``[value]`` for a JSON number that stands for a list of one, else ``value``."""
+    return [value] if number_allowed and type(value) in (int, float) else value
 
 
 def _legacy_columns(data: dict, path, line_of: Callable[[object], int | None]):

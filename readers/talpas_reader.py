@@ -22,7 +22,9 @@ from extrap_plugins.experiment import Experiment
 from extrap_plugins.hookspecs import hookimpl
 from extrap_plugins.registration import ReaderInfo
 
-from ._common import EMPTY_FILE, INCOMPLETE_OPTION, check_options, choice, first_content_line, head, read_text
+from ._common import (
+    EMPTY_FILE, INCOMPLETE_OPTION, check_options, choice, first_content_line, head, read_text, universal_newlines,
+)
 from .json_reader import JsonLines, finish, read_json_lines
 
 NAME = "talpas"
@@ -54,7 +56,7 @@ def read(path: pathlib.Path, options: dict[str, str]) -> Experiment:
     """Read a Talpas file."""
     settings = check_options(options, OPTIONS, NAME)
     allow_incomplete = choice(settings, "incomplete", ("error", "allow"), "error") == "allow"
-    text = read_text(path)
+    text = universal_newlines(read_text(path))
     if not text.strip():
         raise InputError(EMPTY_FILE, path)
     lines = JsonLines(text, path, separator=";")

@@ -19,6 +19,7 @@ until the next one; each ``REGION``/``METRIC`` line starts a new block of
 ``METRIC`` line the metric is ``time``; ``DATA`` before any ``REGION`` belongs
 to the call path ``<root>``.  On ``PARAMETER``, ``POINTS`` and ``DATA`` lines a
 ``#`` also starts a comment (region and metric names may contain ``#``).
+Lines end in ``\\n``, ``\\r\\n`` or, as Extra-P reads them, ``\\r`` alone.
 """
 
 from __future__ import annotations
@@ -36,8 +37,8 @@ from extrap_plugins.hookspecs import hookimpl
 from extrap_plugins.registration import ReaderInfo
 
 from ._common import (
-    DEFAULT_CALLPATH, DEFAULT_METRIC, EMPTY_FILE, build, check_callpaths, check_line_ends, check_options, factorize,
-    first_content_line, head, is_blank, read_text, to_float, warn_missing,
+    DEFAULT_CALLPATH, DEFAULT_METRIC, EMPTY_FILE, build, check_callpaths, check_options, factorize, first_content_line,
+    head, is_blank, read_text, to_float, universal_newlines, warn_missing,
 )
 
 NAME = "text"
@@ -74,10 +75,9 @@ def read(path: pathlib.Path, options: dict[str, str]) -> Experiment:
     """Read an Extra-P text file."""
     check_options(options, OPTIONS, NAME)
     parser = _Parser(path)
-    text = read_text(path)
+    text = universal_newlines(read_text(path))
     if not text.strip():
         raise InputError(EMPTY_FILE, path)
-    check_line_ends(text, path)
     for number, line in enumerate(text.split("\n"), start=1):
         parser.feed(number, line)
     return parser.experiment()

@@ -215,3 +215,15 @@ def test_r_row_names_are_refused_saying_how_to_leave_them_out(tmp_path):
         f"{path}:2: column 1 has no name in the header, yet holds '1' (pandas' to_csv writes its index so: "
         "index=False leaves it out; R's write.csv its row names: row.names=FALSE): name it in the header, or choose "
         "the parameter columns with --reader-option parameters=COL[,COL...] (the other columns are then ignored)")
+
+
+def test_lines_ended_by_a_carriage_return_alone_are_read_as_the_other_readers_read_them(tmp_path, host, capsys):
+    # a table from an old Mac editor was refused ("the lines end with a carriage return only"), while the text,
+    # JSON and Talpas readers read such lines as Extra-P does; errors still name the line
+    path = tmp_path / "cr.csv"
+    path.write_bytes(b"p,value\r1,2\r2,3\r")
+    assert cells(read(path)) == {("<root>", "time", (1.0,)): [2.0], ("<root>", "time", (2.0,)): [3.0]}
+    bad = tmp_path / "bad.csv"
+    bad.write_bytes(b"p,value\r1,2\r2,3x\r")
+    assert error_of(bad) == f"{bad}:3: column 'value': '3x' is not a number"
+    assert main(["model", str(path)]) == ExitStatus.OK

@@ -11,7 +11,7 @@ import pytest
 
 import extrap_plugins
 from extrap_plugins import cli
-from extrap_plugins.errors import InputError
+from extrap_plugins.errors import ExtrapWarning, InputError
 from extrap_plugins.readers import extrap_experiment_reader as reader
 from extrap_plugins.readers import text_reader
 
@@ -277,3 +277,53 @@ def test_measure_warning_for_part_of_an_archive_and_other_statistics(shared_data
     assert measure_warning(experiment, "median").startswith(
         f"{path}: part of the experiment keeps one mean per point, not the repetitions: --measure median has no "
         "repetitions to act on there and the stored means are modelled")
+
+
+def test_archive_statistics_extrap_saved_as_nan_or_inf_are_missing_values(tmp_path, host, capsys):
+    """Extra-P 4 saves a statistic that is not finite as the string "nan", "inf" or "-inf" (a point whose every
+    repetition is nan: also "std": "--"); it was an error, "mean 'nan' is a string, not a number (write it without
+    quotes)", for a file the user did not write (Extra-P itself cannot read it back)."""
+    path = small_archive(tmp_path, [{}, {"mean": "nan", "median": "nan", "minimum": "nan", "maximum": "nan",
+                                         "std": "--", "repetitions": 2}, {"mean": "inf"}, {"mean": "-Inf"}, {}])
+    with pytest.warns(ExtrapWarning, match=r"1 value is not a finite number .*: measurement merge \[time\] \(x=2\)$"):
+        experiment = reader.read_archive(path, {"value": "median"})
+    assert np.isnan(experiment.values_of("merge", "time")[1]).tolist() == [False, True, False, False, False]
+    assert cli.main(["model", str(path)]) == 0
+    assert capsys.readouterr().err.splitlines()[0] == (
+        f"extrap-plugins: warning: {path}: 3 values are not finite numbers (nan, inf or beyond the range of a float) "
+        "and are left out as missing: measurements merge [time] (x=2), merge [time] (x=4), merge [time] (x=8)")
+
+
+def test_archive_values_without_call_path_or_metric_are_root_and_time(tmp_path):
+    """Extra-P's text reader names DATA before any REGION, and a file without METRIC lines, "" (saved so in its
+    archives); our text reader names them <root> and time, and so must the archive of the same file (they were
+    printed as blank names, and `compare` found nothing in common between the text file and its archive)."""
+    path = small_archive(tmp_path, [{}] * 5)
+    document = json.loads(zipfile.ZipFile(path).read("experiment.json"))
+    series = document["measurements"].pop("merge")["time"]
+    document["measurements"] = {"": {"": series}, "main": {"": series}}
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("experiment.json", json.dumps(document))
+    experiment = reader.read_archive(path, {})
+    assert [c.name for c in experiment.callpaths] == ["<root>", "main"]
+    assert [m.name for m in experiment.metrics] == ["time"]
+    assert experiment.values_of("<root>", "time")[1].tolist() == [1, 2, 4, 8, 16]
+
+
+@pytest.mark.parametrize("header, message", [
+    # numpy's header parser raised tokenize.TokenError: "internal error: TokenError: ('EOF in multi-line
+    # statement', (2, 0))", exit 1
+    (b"'shape': (5,), }  (", "its header cannot be read"),
+    (b"'shape': (5,), }  )", "its header cannot be read"),
+])
+def test_archive_damaged_value_header_is_bad_input(tmp_path, host, capsys, header, message):
+    with zipfile.ZipFile(DATA / "extrap_kept_values.extra-p") as archive:
+        members = {name: archive.read(name) for name in archive.namelist()}
+    members["values/0.vals"] = members["values/0.vals"].replace(b"'shape': (5,), }  ", header, 1)
+    path = tmp_path / "damaged.extra-p"
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, content in members.items():
+            archive.writestr(name, content)
+    assert cli.main(["model", str(path)]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"extrap-plugins: error: {path}: values/0.vals: entry 0 is not a numpy array ({message})"]

@@ -81,6 +81,17 @@ def test_blank_lines_and_windows_line_ends(tmp_path):
     assert cells(read(path)) == {("<root>", "time", (1.0,)): [1.5], ("<root>", "time", (2.0,)): [2.5]}
 
 
+def test_old_mac_line_ends_read_as_extrap_reads_them(tmp_path):
+    """JSON Lines ended by a carriage return alone, as Extra-P reads them; said "not valid JSON: Extra data"."""
+    path = tmp_path / "cr.jsonl"
+    path.write_bytes(b'{"params": {"p": 1}, "value": 1.5}\r\r{"params": {"p": 2}, "value": 2.5}\r')
+    assert cells(read(path)) == {("<root>", "time", (1.0,)): [1.5], ("<root>", "time", (2.0,)): [2.5]}
+    path.write_bytes(b'{"params": {"p": 1}, "value": 1.5}\r\r{"params": {"p": 2}, "value": "2.5"}\r')
+    with pytest.raises(InputError) as error:
+        read(path)
+    assert str(error.value) == f"{path}:3: value '2.5' is a string, not a number (write it without quotes)"
+
+
 def test_incomplete_series_allowed_on_request(tmp_path):
     path = tmp_path / "sparse.jsonl"
     path.write_text('{"params": {"p": 1}, "metric": "a", "value": 1}\n{"params": {"p": 2}, "metric": "a", "value": 2}\n'
@@ -215,6 +226,17 @@ def test_sniffing_tells_json_from_talpas_and_the_shim(tmp_path):
     assert not json_reader.sniff(tmp_path / "missing.json")
 
 
+def test_talpas_records_named_json_are_told_apart(tmp_path, host, capsys):
+    """Extra-P's Talpas files named *.json: said only "not valid JSON: Expecting ',' delimiter (column 23)"."""
+    path = tmp_path / "talpas.json"
+    path.write_text('{"parameters":{"x":20};"metric":"time";"callpath":"compute";"value":82.0}\n')
+    assert cli.main(["model", str(path)]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"extrap-plugins: error: {path}:1: not valid JSON: Expecting ',' delimiter (column 23); the fields are "
+        "separated by ';' as in a Talpas file: --reader talpas reads it"]
+    assert cli.main(["model", str(path), "--reader", "talpas"]) == 0
+
+
 def test_read_through_the_api_chooses_this_reader(shared_data, host):
     experiment = extrap_plugins.read(shared_data / "extrap" / "json" / "input_1.JSON")
     assert experiment.reader == "json"
@@ -263,7 +285,7 @@ GOOD = ['{"point": [4], "values": [3.5]}', '{"point": [16], "values": [9.5]}']
     ('{"point": [8], "values": ["5"]}', "value '5' is a string, not a number (write it without quotes)"),
     ('{"point": ["8"], "values": [5]}', "parameter 'x': '8' is a string, not a number (write it without quotes)"),
     ('{"point": "8", "values": [5]}', "'point' must be a list of one number per parameter, got the string '8'"),
-    ('{"point": [8], "values": 5}', "'values' must be a list of numbers, one per repetition, got the number 5"),
+    ('{"point": [8], "values": "5"}', "'values' must be a list of numbers, one per repetition, got the string '5'"),
     ('{"point": [8], "values": [null]}', "value null is not a number"),
     # a second entry at a point became its repetitions, and a point disappeared
     ('{"point": [4], "values": [5.5]}', "call path 'sweep', metric 'time': point (x=4) is listed twice "
@@ -275,6 +297,19 @@ def test_document_entries_hold_json_numbers_at_distinct_points(tmp_path, entry, 
     with pytest.raises(InputError) as error:
         read(path)
     assert str(error.value) == f"{path}:4: {message}"
+
+
+def test_document_point_and_values_may_be_numbers_as_extrap_reads_them(tmp_path):
+    """Extra-P 4.2.5 reads ``"point": 8`` (one parameter) and ``"values": 5`` (one repetition); both were refused."""
+    path = tmp_path / "doc.json"
+    path.write_text(document([GOOD[0], '{"point": 8, "values": 5}', '{"point": [12], "values": 7.5}', GOOD[1]]))
+    assert cells(read(path)) == {("sweep", "time", (4.0,)): [3.5], ("sweep", "time", (8.0,)): [5.0],
+                                 ("sweep", "time", (12.0,)): [7.5], ("sweep", "time", (16.0,)): [9.5]}
+    path.write_text(document(['{"point": [4, 1], "values": [3.5]}', '{"point": 8, "values": [5]}'],
+                             parameters='["x", "y"]'))
+    with pytest.raises(InputError) as error:
+        read(path)
+    assert str(error.value) == f"{path}:4: 'point' must be a list of one number per parameter, got the number 8"
 
 
 def test_a_parameter_declared_twice_is_named(tmp_path):

@@ -34,6 +34,14 @@ def test_records_with_blank_lines_and_repetitions(tmp_path):
     assert experiment.value.tolist() == [1.5, 1.7, 3.0] and experiment.repetition.tolist() == [0, 1, 0]
 
 
+def test_old_mac_line_ends_read_as_extrap_reads_them(tmp_path):
+    """Records ended by a carriage return alone, as Extra-P reads them; said "not valid JSON: Extra data"."""
+    path = tmp_path / "t.txt"
+    path.write_text((RECORD.format(x=1, m="time", c="f", v=1.5) + RECORD.format(x=2, m="time", c="f", v=3))
+                    .replace("\n", "\r"))
+    assert read(path).value.tolist() == [1.5, 3.0]
+
+
 @pytest.mark.parametrize("content, message", [
     (RECORD.format(x=1, m="time", c="f", v=1) + '{"parameters":{"x":2};"metric":"time";"value":1}\n',
      "2: no 'callpath'"),

@@ -82,6 +82,18 @@ def test_windows_line_ends(tmp_path):
     assert cells(read(path)) == {("main", "time", (1.0,)): [1.0, 2.0], ("main", "time", (2.0,)): [3.0]}
 
 
+def test_old_mac_line_ends_read_as_extrap_reads_them(tmp_path):
+    """Lines ended by a carriage return alone: Extra-P reads them (Python's universal newlines); they were refused
+    ("the lines end with a carriage return only"). Errors still name the line."""
+    path = tmp_path / "cr.txt"
+    path.write_bytes(b"PARAMETER p\rPOINTS ( 1 ) ( 2 )\rREGION main\r\r\nMETRIC time\rDATA 1 2\rDATA 3\r")
+    assert cells(read(path)) == {("main", "time", (1.0,)): [1.0, 2.0], ("main", "time", (2.0,)): [3.0]}
+    path.write_bytes(b"PARAMETER p\rPOINTS ( 1 ) ( 2 )\rREGION main\r\r\nMETRIC time\rDATA 1 2\rDATA x\r")
+    with pytest.raises(InputError) as error:
+        read(path)
+    assert str(error.value) == f"{path}:7: DATA value 'x' is not a number"
+
+
 # ------------------------------------------------------------ bad input
 BAD = [
     ("a.txt", "PARAMETER p\nPOINTS 1 2 4\nREGION main\nDATA 1 2\nDATA 2 abc\nDATA 3\n",
@@ -112,9 +124,6 @@ BAD = [
     ("r.txt", "PARAMETER p\nPOINTS 1 2\nREGION main->->solve\nDATA 1\nDATA 2\n",
      "3: REGION 'main->->solve' has an empty region name (a call path is region names joined with '->', each "
      "non-empty)"),
-    # said "parameter 'POINTS' is declared twice (first on line 1)": the CSV reader's explanation
-    ("s.txt", "PARAMETER p\rPOINTS 1 2\rREGION a\rDATA 1\rDATA 2\r",
-     "1: the lines end with a carriage return only (\\r); save the file with \\n or \\r\\n line ends"),
 ]
 
 
