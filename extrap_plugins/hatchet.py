@@ -71,7 +71,7 @@ def from_graphframes(
     names, points = _points(parameters, len(frames), "frame")
     columns = []
     for i, frame in enumerate(frames):
-        chosen = list(metrics) if metrics is not None else _default_metrics(frame)
+        chosen = metric_names(metrics) if metrics is not None else _default_metrics(frame)
         columns.append(frame_columns(frame.dataframe, chosen, f"frame {i}"))
     hints = [metric_values(list(values), getattr(frame, "exc_metrics", ()), getattr(frame, "inc_metrics", ()),
                            spot_metrics(getattr(frame, "metadata", None) or {}))
@@ -192,6 +192,15 @@ def metric_values(names: Sequence[str], exc_metrics: Iterable[str] = (), inc_met
     return result
 
 
+def metric_names(metrics: str | Iterable[str]) -> list[str]:
+    """The metrics asked for as a list: a string names one metric (not one per character).
+
+    >>> metric_names("Avg time/rank"), metric_names(("time", "time (inc)"))
+    (['Avg time/rank'], ['time', 'time (inc)'])
+    """
+    return [metrics] if isinstance(metrics, str) else list(metrics)
+
+
 def _default_metrics(frame) -> list[str]:
     listed = list(dict.fromkeys([*getattr(frame, "exc_metrics", []), *getattr(frame, "inc_metrics", [])]))
     frame_df = frame.dataframe
@@ -202,14 +211,25 @@ def _points(parameters, n_runs: int, what: str) -> tuple[list[str], np.ndarray]:
     """Parameter names and a (n_runs, n_params) array from either accepted form."""
     if isinstance(parameters, Mapping):
         names = [str(k) for k in parameters]
-        columns = [list(v) if not isinstance(v, (str, bytes)) else [v] for v in parameters.values()]
+        for name, value in zip(names, parameters.values()):
+            if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+                raise InputError(f"parameter {name!r} has the value {value!r} for {n_runs} {what}s; give one value "
+                                 f"per {what} ({{{name!r}: [27, 64, ...]}})")
+        columns = [list(v) for v in parameters.values()]
         for name, column in zip(names, columns):
             if len(column) != n_runs:
                 raise InputError(f"parameter {name!r} has {len(column)} values for {n_runs} {what}s; "
                                  f"give one value per {what}")
         rows = [dict(zip(names, values)) for values in zip(*columns)] if names else [{}] * n_runs
     else:
-        rows = list(parameters)
+        rows = list(parameters) if isinstance(parameters, Iterable) and not isinstance(parameters, (str, bytes)) \
+            else [parameters]
+        if not all(isinstance(row, Mapping) for row in rows):
+            forms = "one list of values per name ({'p': [27, 64, ...]}) or one mapping per frame ([{'p': 27}, ...])"
+            if isinstance(parameters, str):
+                key = repr(parameters)
+                forms += f"; from the frames' metadata: {{{key}: [gf.metadata[{key}] for gf in frames]}}"
+            raise InputError(f"from_graphframes: parameters: got {given(parameters)}; give {forms}")
         if len(rows) != n_runs:
             raise InputError(f"{len(rows)} parameter mappings for {n_runs} {what}s; give one per {what}")
         names = list(dict.fromkeys(str(k) for row in rows for k in row))
@@ -271,13 +291,21 @@ def frame_columns(dataframe, metrics: Sequence[str], what: str, node_level: int 
         if key not in cache:
             cache[key] = node_callpath(node, what)
         callpaths.append(cache[key])
-    values = {}
-    for metric in metrics:
-        try:
-            values[metric] = dataframe[metric].to_numpy(dtype=np.float64, na_value=np.nan)
-        except (TypeError, ValueError):
-            raise InputError(f"{what}: metric {metric!r} is not numeric") from None
-    return callpaths, values
+    return callpaths, {metric: numeric_column(dataframe, metric, what) for metric in metrics}
+
+
+def numeric_column(dataframe, metric: str, what: str) -> np.ndarray:
+    """The column ``metric`` of a Hatchet-style DataFrame as float64, missing values NaN.
+
+    Raises
+    ------
+    InputError
+        The column is not numeric (``name``), naming ``what`` holds it.
+    """
+    try:
+        return dataframe[metric].to_numpy(dtype=np.float64, na_value=np.nan)
+    except (TypeError, ValueError):
+        raise InputError(f"{what}: metric {metric!r} is not numeric") from None
 
 
 def build(names: Sequence[str], points: np.ndarray, columns, source: str,

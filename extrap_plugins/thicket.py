@@ -40,8 +40,8 @@ import numpy as np
 
 from .errors import ExtrapWarning, InputError
 from .experiment import Experiment, Metric
-from .hatchet import (build, frame_columns, given, is_thicket, metric_values, node_callpath, read_argument,
-                      spot_metrics)
+from .hatchet import (build, frame_columns, given, is_thicket, metric_names, metric_values, node_callpath,
+                      numeric_column, read_argument, spot_metrics)
 
 MODEL_TAG = "_extrap-model"
 """The suffix of the columns ``Modeling`` writes, as Thicket names them."""
@@ -95,13 +95,14 @@ def from_thicket(tk, parameters: str | Sequence[str] | Mapping[str, Any] | None 
     if metrics is None:
         listed = list(dict.fromkeys([*tk.exc_metrics, *tk.inc_metrics]))
         metrics = [m for m in listed if m in dataframe.columns and np.issubdtype(dataframe[m].dtype, np.number)]
+    metrics = metric_names(metrics)
     level = _profile_level(dataframe)
     files = _files(tk)
     columns = []
     for profile, group in dataframe.groupby(level=level, sort=False):
-        columns.append((profiles.index(profile), frame_columns(group, list(metrics), _profile_name(profile, files))))
+        columns.append((profiles.index(profile), frame_columns(group, metrics, _profile_name(profile, files))))
     columns.sort(key=lambda item: item[0])
-    hints = thicket_metric_values(tk, list(metrics))
+    hints = thicket_metric_values(tk, metrics)
     experiment = build(names, points[[i for i, _ in columns]], [c for _, c in columns], source="thicket",
                        hints=[hints])
     experiment.reader = "thicket"
@@ -169,9 +170,7 @@ def _profile_points(tk, profiles: list, parameters) -> tuple[list[str], np.ndarr
     if parameters is None:
         from .readers.caliper_reader import choose_parameters, missing_keys
 
-        numeric = [c for c in metadata.columns if np.issubdtype(metadata[c].dtype, np.number)]
-        rows = [{c: float(metadata.at[p, c]) for c in numeric if np.isfinite(float(metadata.at[p, c]))}
-                for p in profiles]
+        rows = _numeric_rows(metadata, profiles)
         names, notes = choose_parameters(rows)
         if not names:
             raise InputError(_nothing_varies(rows, where))
@@ -183,6 +182,9 @@ def _profile_points(tk, profiles: list, parameters) -> tuple[list[str], np.ndarr
     asked = parameters
     if isinstance(parameters, str):
         parameters = [parameters]
+    if not len(parameters):
+        raise InputError("from_thicket: no parameter named; name metadata columns (parameters='jobsize'), or leave "
+                         "parameters out to take the columns that vary")
     if isinstance(parameters, Mapping):
         names = [str(n) for n in parameters]
         points = np.empty((len(profiles), len(names)))
@@ -207,7 +209,38 @@ def _profile_points(tk, profiles: list, parameters) -> tuple[list[str], np.ndarr
                              f"have it: from_thicket({_having(name)}, parameters={asked!r})")
     points = np.array([[_number(metadata.at[p, n], n, w) for n in names] for p, w in zip(profiles, where)],
                       dtype=float)
+    warn_also_varying(metadata, profiles, names, "from_thicket")
     return names, points.reshape(len(profiles), len(names)), notes
+
+
+def _numeric_rows(metadata, profiles: Sequence) -> list[dict[str, float]]:
+    """Each profile's numeric metadata with a value, as the caliper reader's :func:`choose_parameters` takes it."""
+    numeric = [c for c in metadata.columns if np.issubdtype(metadata[c].dtype, np.number)]
+    return [{c: float(metadata.at[p, c]) for c in numeric if np.isfinite(float(metadata.at[p, c]))}
+            for p in profiles]
+
+
+def warn_also_varying(metadata, profiles: Sequence, names: Sequence[str], call: str) -> None:
+    """Warn, naming them, of the metadata columns that would be parameters besides ``names``
+    (:func:`choose_parameters`) and take several values among profiles of equal ``names``: a model over ``names``
+    alone averages them as repetitions of one point (the runs at two problem sizes of one rank count).
+
+    Columns that vary with ``names`` (``mpi.world.size`` with ``jobsize``) take one value there and are not named.
+    """
+    from .readers.caliper_reader import choose_parameters
+
+    rows = _numeric_rows(metadata, profiles)
+    groups: dict = {}
+    for row, profile in zip(rows, profiles):
+        groups.setdefault(tuple(metadata.at[profile, n] for n in names), []).append(row)
+    others = [key for key in choose_parameters(rows)[0] if key not in names
+              and any(len({row.get(key) for row in group}) > 1 for group in groups.values())]
+    if others:
+        one = len(others) == 1
+        warnings.warn(ExtrapWarning(
+            f"{call}: metadata {', '.join(others)} {'varies' if one else 'vary'} between profiles of equal "
+            f"{', '.join(names)}: their values are averaged as repetitions of one point; to model "
+            f"{'it' if one else 'them'} too: extrap_plugins.from_thicket(tk, {[*names, *others]!r})"), stacklevel=3)
 
 
 def _nothing_varies(rows: list[dict], where: list[str]) -> str:
@@ -386,8 +419,28 @@ class ModelWrapper:
         return f"ModelWrapper({self.mdl.callpath!r}, {self.mdl.metric!r}: {self})"
 
     def eval(self, val):
-        """The model at ``val`` (a number or an array of numbers)."""
-        return self.mdl.hypothesis.function.evaluate(val)
+        """The model at ``val`` (a number or an array of numbers).
+
+        Where every measured value is 0 or more (a time, a count), a value below 0 (a target below the
+        measurements, where a falling term wins) is given as 0, with an
+        :class:`~extrap_plugins.errors.ExtrapWarning` naming the lowest, as the command line's targets are
+        (:func:`~extrap_plugins.extrapolation.warn_below_floor`); ``mdl.hypothesis.function.evaluate`` is the
+        function itself.
+        """
+        from .extrapolation import warn_below_floor
+
+        value = self.mdl.hypothesis.function.evaluate(val)
+        if not all(m.minimum >= 0 for m in self.mdl.measurements):
+            return value
+        values = np.atleast_1d(value)
+        with np.errstate(invalid="ignore"):
+            below = values < 0
+        if not below.any():
+            return value
+        lowest = int(np.nanargmin(values))
+        at = float(np.atleast_1d(np.asarray(val, dtype=np.float64)).reshape(len(values), -1)[lowest, 0])
+        warn_below_floor([self.mdl.model], values[lowest:lowest + 1], np.zeros(1), {self.param_name: at})
+        return np.where(below, 0.0, values) if np.ndim(value) else 0.0
 
     def _repr_html_(self) -> str:
         from .notebook import model_html
@@ -485,7 +538,7 @@ class Modeling:
                     raise ValueError(f"params names {file_name!r}, which is not a profile of this Thicket")
                 tht.metadata.at[by_file[file_name], param_name] = value
             self.params = tht.metadata[param_name].tolist()
-        self.chosen_metrics = list(chosen_metrics) if chosen_metrics else list(tht.exc_metrics) + list(
+        self.chosen_metrics = metric_names(chosen_metrics) if chosen_metrics else list(tht.exc_metrics) + list(
             tht.inc_metrics)
         self.model_set = None
         """The :class:`~extrap_plugins.models.ModelSet` of the last :meth:`produce_models`."""
@@ -511,7 +564,8 @@ class Modeling:
         missing = [m for m in metrics if m not in tht.dataframe.columns]
         if missing:
             raise InputError(f"no metric {', '.join(map(repr, missing))} in this Thicket's dataframe")
-        frame = tht.dataframe[metrics]
+        frame = pd.DataFrame({m: numeric_column(tht.dataframe, m, "this Thicket") for m in metrics},
+                             index=tht.dataframe.index)
         if frame.index.nlevels > 2 or not frame.index.is_unique:
             how = "mean" if agg_func in (statistics.mean, np.mean) else agg_func
             frame = frame.groupby(level=[0, 1], sort=False).agg(how)
@@ -530,10 +584,11 @@ class Modeling:
             names[node] = unique
         callpath = np.array([names[n] for n in nodes], dtype=object)
         number = {p: _number(value_of[p], self.param_name, _profile_name(p, files)) for p in dict.fromkeys(profiles)}
+        warn_also_varying(tht.metadata, list(number), [self.param_name], "Modeling")
         point = np.array([number[p] for p in profiles], dtype=np.float64)
         cp_rows, mt_rows, x_rows, y_rows = [], [], [], []
         for j, metric in enumerate(metrics):
-            column = frame[metric].to_numpy(dtype=np.float64, na_value=np.nan)
+            column = frame[metric].to_numpy()
             keep = np.isfinite(column)
             cp_rows.append(callpath[keep])
             mt_rows.append(np.full(int(keep.sum()), j))

@@ -11,7 +11,8 @@ recursively for them; each file is one run.  The files are parsed by LLNL's
   The record outside any region (Caliper's root totals) is left out, as
   Hatchet and Thicket do.  A region whose name contains ``->`` is refused
   (:func:`callpath_of`).
-* **Metrics** are every numeric value attribute, named by their alias when
+* **Metrics** are every numeric value attribute but those that say where a
+  record was measured (``mpi.rank``, thread ids: :data:`_NOT_METRICS`), named by their alias when
   Caliper gives one (``Avg time/rank`` for ``avg#inclusive#sum#time.duration``)
   with their unit (``sec``) and, where the attribute's name says it, whether
   the values include the children's (:func:`values_of_attribute`: inclusive
@@ -88,6 +89,10 @@ _UNSIGNED_TYPES = {"uint", "u64"}
 #: Metadata that describes when a run happened, never what it computed.
 _TIME_WORDS = ("date", "day", "time", "timestamp")
 _RUN_NOTE = "caliper-run: "  # carries a run's metadata from read_part to join
+#: Numeric value attributes that say where a record was measured, never how much: the rank and thread of a per-rank
+#: or per-thread profile (Caliper's hatchet-region-profile groups by ``mpi.rank``), the aggregation slot, the first
+#: loop iteration.  As Hatchet, they are not metrics (``mpi.rank`` would be modelled as growing with the ranks).
+_NOT_METRICS = ("mpi.rank", "omp.thread.id", "pthread.id", "aggregate.slot", "loop.start_iteration")
 
 
 @hookimpl
@@ -136,6 +141,10 @@ def parse_options(options: dict) -> Settings:
     parameters = _names(options.get("parameters", ()))
     if "parameters" in options and not parameters:
         raise InputError("option parameters is empty; name metadata keys, e.g. parameters=jobsize")
+    twice = [k for i, k in enumerate(parameters) if k in parameters[:i]]
+    if twice:
+        raise InputError(f"option parameters names {', '.join(dict.fromkeys(twice))} twice; "
+                         f"name each metadata key once")
     return Settings(parameters=parameters, metrics=_names(options.get("metrics", ())),
                     callpaths=_names(options.get("callpaths", ())))
 
@@ -284,7 +293,7 @@ def _attributes(reader) -> tuple[dict[str, Metric], dict[str, str], dict[str, st
         if attribute.is_global():
             types[name] = kind
             adiak_types[name] = str(attribute.get("adiak.type") or "")
-        elif attribute.is_value() and kind in _NUMERIC_TYPES and name != "min#min#aggregate.slot":
+        elif attribute.is_value() and kind in _NUMERIC_TYPES and not _is_identifier(name):
             alias = attribute.get("attribute.alias")
             unit = attribute.get("attribute.unit")
             metrics[name] = Metric(str(alias) if alias else name, str(unit) if unit else "",
@@ -292,6 +301,12 @@ def _attributes(reader) -> tuple[dict[str, Metric], dict[str, str], dict[str, st
     for name in reader.globals:
         types.setdefault(name, "string")
     return metrics, types, adiak_types
+
+
+def _is_identifier(name: str) -> bool:
+    """Whether the attribute ``name`` is one of :data:`_NOT_METRICS`, or an aggregate of one
+    (``min#min#aggregate.slot``)."""
+    return name.rsplit("#", 1)[-1] in _NOT_METRICS
 
 
 SPOT_ALIASES = {

@@ -187,3 +187,27 @@ def test_a_node_named_with_the_separator_is_refused_naming_the_frame():
     assert str(caught.value) == (
         "frame 0: node 'main->solve' contains the call-path separator '->': its call path would read as nested "
         "nodes and could merge with a nested call path; rename the node (its region in the program)")
+
+
+_FORMS = "give one list of values per name ({'p': [27, 64, ...]}) or one mapping per frame ([{'p': 27}, ...])"
+
+
+@pytest.mark.parametrize("parameters, message", [
+    ([4, 8, 16], f"from_graphframes: parameters: got a list of 3 int; {_FORMS}"),
+    (None, f"from_graphframes: parameters: got a NoneType; {_FORMS}"),
+    ("p", f"from_graphframes: parameters: got the str 'p'; {_FORMS}; from the frames' metadata: "
+          "{'p': [gf.metadata['p'] for gf in frames]}"),
+    ({"p": 4}, "parameter 'p' has the value 4 for 3 frames; give one value per frame ({'p': [27, 64, ...]})"),
+])
+def test_parameters_in_another_form_are_one_input_error_saying_the_forms(parameters, message):
+    # these were TypeErrors ('int' object is not iterable), and "p" was "1 parameter mappings for 3 frames"
+    with pytest.raises(InputError) as caught:
+        extrap_plugins.from_graphframes([literal(p) for p in (4, 8, 16)], parameters)
+    assert str(caught.value) == message
+
+
+def test_one_metric_named_by_a_string_is_that_metric():
+    # metrics="time" was read as the metrics 't', 'i', 'm', 'e'
+    experiment = extrap_plugins.from_graphframes([literal(p) for p in (4, 8, 16)], {"p": [4, 8, 16]},
+                                                 metrics="time (inc)")
+    assert [m.name for m in experiment.metrics] == ["time (inc)"]
