@@ -505,8 +505,6 @@ def _plugins_command(args: argparse.Namespace) -> ExitStatus:
 
     A modeler whose ``ModelerInfo.options`` disagree with its factory's keywords is a warning naming it.
     """
-    from tabulate import tabulate
-
     host = get_host()
     if args.name is not None:
         found = host.named(args.name)
@@ -527,7 +525,9 @@ def _plugins_command(args: argparse.Namespace) -> ExitStatus:
     order = {"reader": 0, "modeler": 1, "exporter": 2, "plugin": 3}
     rows.sort(key=lambda row: (order[row[0]], row[1], row[2]))
     host.check_modeler_options()
-    sys.stdout.write(tabulate(rows, headers=["kind", "name", "provided by", "description"], tablefmt="simple") + "\n")
+    from .formatting import text_table
+
+    sys.stdout.write(text_table(["kind", "name", "provided by", "description"], rows) + "\n")
     return ExitStatus.OK
 
 

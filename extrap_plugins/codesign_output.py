@@ -18,7 +18,7 @@ import math
 from typing import Any, Sequence
 
 from .errors import InputError
-from .formatting import format_bytes, format_point, json_number
+from .formatting import format_bytes, format_point, json_number, text_table
 
 KINDS = ("text", "csv", "json", "html")
 
@@ -74,9 +74,7 @@ def _clean(value: Any) -> Any:
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    from tabulate import tabulate
-
-    return tabulate(rows, headers=list(headers), tablefmt="simple", disable_numparse=True)
+    return text_table(headers, rows)
 
 
 def _html_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:

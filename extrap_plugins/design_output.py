@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .formatting import (callpath_labels, format_callpath, format_callpaths, format_count, format_point, format_share,
-                         format_value)
+                         format_value, printable, text_table)
 from .selector import COPY_OF, NARROWS, NOT_JUDGED, SERVES_SAID
 
 if TYPE_CHECKING:
@@ -26,8 +26,6 @@ the exported plan keeps them on one line, its ``serves`` whole)."""
 def format_suggestion(result: Suggestion) -> str:
     """The suggestion as text: what the space is, the runs as a table, and what to do after (what ``suggest``
     prints, and ``str(suggestion)``)."""
-    from tabulate import tabulate
-
     names = result.plan.parameters
     sizes = " × ".join(names)
     if result.space is not None:
@@ -63,12 +61,13 @@ def format_suggestion(result: Suggestion) -> str:
         rows, spent = [], result.measured_cost
         labels = callpath_labels([name for run in result.plan.runs for name, _, _ in run.serves[:SERVES_SAID]],
                                  WHY_WIDTH)
+        labels = {name: printable(label) for name, label in labels.items()}  # (a cell of several lines, below)
         for k, run in enumerate(result.plan.runs, 1):
             spent += run.cost * run.repetitions
             rows.append([k, *(format_value(run.point[n]) for n in names), run.repetitions, f"{run.cost:g}",
                          f"{spent / result.full_cost if result.full_cost else 0:.1%}", _why(run, labels)])
-        table = tabulate(rows, headers=["#", *names, "repetitions", "cost of a run", "share so far", "why"],
-                         tablefmt="simple", disable_numparse=True)
+        table = text_table(["#", *names, "repetitions", "cost of a run", "share so far", "why"], rows,
+                           lines_in_cells=True)
         lines.extend(["", table, ""])
         points = len({tuple(run.point[n] for n in names) for run in result.plan.runs})
         runs = sum(run.repetitions for run in result.plan.runs)

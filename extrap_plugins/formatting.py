@@ -16,6 +16,8 @@
 :func:`callpath_labels`   the same as a mapping: whole name -> what people read
 :func:`json_number`       NaN and infinity become ``null`` (JSON has neither)
 :func:`json_plain`        whole numbers as JSON integers, others as floats
+:func:`printable`         control characters as escapes: ``a\\tb`` (one line, nothing sent to the terminal)
+:func:`text_table`        an aligned table for people (wide characters take two columns)
 ========================  ==========================================================
 
 Every module that writes numbers for people or machines calls these, so the
@@ -30,7 +32,7 @@ from typing import Mapping, Sequence
 
 __all__ = ["format_number", "format_value", "format_share", "format_percent", "format_bytes", "format_exponent",
            "format_point", "did_you_mean", "format_count", "describe_inputs", "format_warned", "format_callpath",
-           "format_callpaths", "callpath_labels", "json_number", "json_plain"]
+           "format_callpaths", "callpath_labels", "json_number", "json_plain", "printable", "text_table"]
 
 CALLPATH_SEPARATOR = "->"
 """Between the regions of a call path written as text (``main->solve``)."""
@@ -278,3 +280,28 @@ def json_plain(value: float) -> int | float | None:
     if not math.isfinite(value):
         return None
     return int(value) if value.is_integer() and abs(value) < EXACT_INTEGERS else value
+
+
+def printable(text: str) -> str:
+    """``text`` with its control characters as escapes (``\\t``, ``\\n``, ``\\x1b``): a name read from a file stays on
+    its line of a table, and sends nothing to the terminal.
+
+    >>> printable("main->a\\tb")
+    'main->a\\\\tb'
+    """
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def text_table(headers: Sequence[str], rows: Sequence[Sequence[object]], lines_in_cells: bool = False) -> str:
+    """An aligned table for people: tabulate's ``simple`` layout, every cell :func:`printable` and taken as text
+    (no number reformatted); with ``wcwidth`` (a dependency) tabulate aligns wide characters, as a terminal shows
+    them (a CJK character takes two columns, a combining mark none).  With ``lines_in_cells`` a cell's own line
+    breaks stay (the caller wrote them: names in it must be :func:`printable` already)."""
+    from tabulate import tabulate
+
+    def cell(value: object) -> str:
+        text = str(value)
+        return "\n".join(map(printable, text.split("\n"))) if lines_in_cells else printable(text)
+
+    return tabulate([[cell(value) for value in row] for row in rows], headers=[cell(h) for h in headers],
+                    tablefmt="simple", disable_numparse=True)

@@ -95,3 +95,22 @@ def test_call_paths_shortened_alike_keep_the_region_that_tells_most_of_them_apar
     twins = ["main->" + "x" * 50 + kind + "y" * 50 for kind in ("float", "double")]
     assert [text[-4:] for text in format_callpaths(twins, 40)] == [" (1)", " (2)"]
     assert format_callpaths(["main", "main->solve"]) == ["main", "main->solve"]
+
+
+def test_a_text_table_aligns_wide_characters_as_a_terminal_shows_them():
+    # tabulate counts characters: a column after a call path in Japanese started 6 columns too far right
+    from extrap_plugins.formatting import text_table
+
+    assert text_table(["call path", "metric"], [["main->日本語", "time"], ["main->x", "bytes"]]).splitlines() == [
+        "call path     metric",
+        "------------  --------",
+        "main->日本語  time",
+        "main->x       bytes"]
+
+
+def test_a_text_table_shows_control_characters_escaped_one_row_a_line():
+    # a tab or a newline in a region's name broke the row; an escape sequence was sent to the terminal
+    from extrap_plugins.formatting import printable, text_table
+
+    assert printable("a\tb\nc\x1b[2Jd") == "a\\tb\\nc\\x1b[2Jd" and printable("日本 é") == "日本 é"
+    assert text_table(["name"], [["a\tb\nc"]]).splitlines() == ["name", "-------", "a\\tb\\nc"]

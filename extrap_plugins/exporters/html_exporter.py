@@ -34,7 +34,7 @@ import numpy as np
 
 from extrap_plugins.errors import InputError
 from extrap_plugins.extrapolation import Extrapolations, rank
-from extrap_plugins.formatting import format_point, format_value, json_number
+from extrap_plugins.formatting import format_percent, format_point, format_value, json_number
 from extrap_plugins.hookspecs import hookimpl
 from extrap_plugins.models import ModelSet
 from extrap_plugins.quality import validation_line
@@ -156,6 +156,7 @@ def report_data(ranked: Extrapolations, plots: dict[int, str], title: str | None
         "metrics": metrics,
         "categories": [list(c) for c in GROWTH_CATEGORIES],
         "settings": describe(ranked),
+        "level": format_percent(ranked.level),  # as the text export says it: 97.5% (not rounded to 98%)
         "columns": ["callpath", "metric", "model", "growth", "category", "ar2", "smape", "now", "target",
                     "low", "high", "parent_now", "root_now", "parent_target", "root_target", "warnings", "plot",
                     "degree", "function", "validation"],
@@ -233,7 +234,8 @@ def summary(ranked: Extrapolations) -> list[list[str]]:
     if ranked.largest:
         items.append(["largest measured point", format_point(ranked.largest)])
     items.append(["target", format_point(ranked.target) if ranked.target else "none (give one with --target)"])
-    items.append(["intervals", f"{ranked.level:.0%} prediction intervals from the least-squares covariance"])
+    items.append(["intervals",
+                  f"{format_percent(ranked.level)} prediction intervals from the least-squares covariance"])
     if ranked.values:
         items.append(["values", ", ".join(f"{k}: {v}" for k, v in ranked.values.items())])
     items.append(["ranking", f"by {ranked.sort}" if ranked.sort else "model order"])

@@ -5,10 +5,9 @@ from __future__ import annotations
 import math
 from typing import IO
 
-from tabulate import tabulate
-
 from extrap_plugins.extrapolation import Extrapolation, Extrapolations, is_minimum
-from extrap_plugins.formatting import CALLPATH_WIDTH, callpath_labels, format_point, format_warned
+from extrap_plugins.formatting import (CALLPATH_WIDTH, callpath_labels, format_percent, format_point, format_warned,
+                                      printable, text_table)
 from extrap_plugins.hookspecs import hookimpl
 from extrap_plugins.models import ModelSet
 from extrap_plugins.quality import validation_line
@@ -43,7 +42,7 @@ def export_text(model_set: ModelSet, out: IO[str], options: dict[str, str]) -> N
         headers += _extrapolation_headers(ranked)
     rows = []
     # one shortened name per call path, told apart from the others (in the table and the lists below it)
-    names = callpath_labels([m.callpath for m in model_set.models])
+    names = {name: printable(label) for name, label in callpath_labels([m.callpath for m in model_set.models]).items()}
     for m, x in ranked:
         row = [names[m.callpath], m.metric, m.formula, _fixed(m.quality.ar2, 4),
                _fixed(m.quality.smape, 2, "%")]
@@ -52,7 +51,7 @@ def export_text(model_set: ModelSet, out: IO[str], options: dict[str, str]) -> N
         if extended:
             row += _extrapolation_cells(ranked, x)
         rows.append(row)
-    out.write(tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True))
+    out.write(text_table(headers, rows))
     out.write("\n")
     if any(len(m.callpath) > CALLPATH_WIDTH for m in model_set.models):
         out.write(f"\ncall paths longer than {CALLPATH_WIDTH} characters are shortened here (their root, …, their last "
@@ -85,7 +84,7 @@ def export_text(model_set: ModelSet, out: IO[str], options: dict[str, str]) -> N
 def _extrapolation_headers(ranked: Extrapolations) -> list[str]:
     headers = ["growth", f"at {format_point(ranked.largest)}" if ranked.largest else "at largest"]
     if ranked.target is not None:
-        headers += [f"at {format_point(ranked.target)}", f"{ranked.level:.0%} interval"]
+        headers += [f"at {format_point(ranked.target)}", f"{format_percent(ranked.level)} interval"]
     arrow = " → target" if ranked.target is not None else ""
     return headers + [f"share of parent{arrow}", f"share of root{arrow}"]
 

@@ -17,7 +17,8 @@ import numpy as np
 from extrap_plugins.comparison import Comparison, Pair
 from extrap_plugins.errors import InputError
 from extrap_plugins.exporters._options import option_int
-from extrap_plugins.formatting import format_point, format_value, json_number
+from extrap_plugins.formatting import (callpath_labels, format_percent, format_point, format_value, json_number,
+                                      text_table)
 
 from . import cell, definition_list, json_lines, people, table
 from .svg import PALETTE, Mark, Series, chart
@@ -43,7 +44,7 @@ def _header(result: Comparison) -> list[str]:
     a, b = result.labels
     crossovers = (f"crossovers along {result.along} from {format_value(result.smallest[result.along])} to "
                   f"{format_value(result.target[result.along])}")
-    significant = f"significant: the {result.level:.0%} prediction intervals at the target do not overlap"
+    significant = f"significant: the {format_percent(result.level)} prediction intervals at the target do not overlap"
     if result.untested:
         significant = f"significant: n/a, not tested: {result.untested}"
     if result.common:
@@ -76,25 +77,37 @@ def _no_common_point(result: Comparison) -> str:
             f"where {values} are extrapolated; target {target}")
 
 
-def text(result: Comparison) -> str:
-    from tabulate import tabulate
+def _ratio_headers(result: Comparison) -> list[str]:
+    """The headers of the two ratios, naming their points (``v2/v1 at p=64``; they said ``now`` and ``target``),
+    told apart where the target is the largest point measured."""
+    a, b = result.labels
+    largest, target = format_point(result.largest), format_point(result.target)
+    return [f"{b}/{a} at {largest}", f"{b}/{a} at {target}" + (" (target)" if target == largest else "")]
 
+
+def text(result: Comparison) -> str:
     a, b = result.labels
     lines = _header(result) + [""]
+    # long call paths shortened as in the text export, each told apart from the others (CSV and JSON keep them whole)
+    names = callpath_labels([*(p.callpath_a for p in result.pairs), *(p.callpath_b for p in result.pairs),
+                             *(u.callpath for u in result.unmatched)])
+
+    def name(pair: Pair) -> str:
+        return names[pair.callpath_a] + ("" if pair.callpath_a == pair.callpath_b else f" → {names[pair.callpath_b]}")
+
     rows = []
     for rank, pair in enumerate(result.pairs, 1):
         growth = f"{pair.growth_a} → {pair.growth_b}" if pair.growth_differs else (pair.growth_a or "n/a")
-        rows.append([rank, pair.name, pair.metric, growth, people(pair.ratio_largest), people(pair.ratio_target),
+        rows.append([rank, name(pair), pair.metric, growth, people(pair.ratio_largest), people(pair.ratio_target),
                      _significant(pair), _crossings(pair, result.along) or "none"])
-    lines.append(tabulate(rows, headers=["#", "call path", "metric", f"growth {a} → {b}", f"{b}/{a} now",
-                                         f"{b}/{a} target", "significant", "crossovers"],
-                          tablefmt="simple", disable_numparse=True))
+    lines.append(text_table(["#", "call path", "metric", f"growth {a} → {b}", *_ratio_headers(result), "significant",
+                             "crossovers"], rows))
     lines += ["", "models:"]
     for pair in result.pairs:
-        lines.append(f"  {pair.name} [{pair.metric}]: {a}: {pair.model_a.formula}   {b}: {pair.model_b.formula}")
+        lines.append(f"  {name(pair)} [{pair.metric}]: {a}: {pair.model_a.formula}   {b}: {pair.model_b.formula}")
     if result.unmatched:
         lines += ["", f"unmatched ({len(result.unmatched)}):"]
-        lines += [f"  {u.side}: {u.callpath} [{u.metric}]: {u.reason}" for u in result.unmatched]
+        lines += [f"  {u.side}: {names[u.callpath]} [{u.metric}]: {u.reason}" for u in result.unmatched]
     return "\n".join(lines) + "\n"
 
 
@@ -219,7 +232,7 @@ def html_parts(result: Comparison, title: str | None = None, plot_top: int | Non
     body = f"""
 <section id="summary"><h2>Comparison</h2>{summary}</section>
 <section id="ranking"><h2>What changed most (by |log2 {html.escape(b)}/{html.escape(a)}| at the target)</h2>
-{table(["#", "call path", "metric", "growth", f"{b}/{a} now", f"{b}/{a} target", "significant", "crossovers"],
+{table(["#", "call path", "metric", "growth", *_ratio_headers(result), "significant", "crossovers"],
        rows, "pair-table", numeric=(0, 4, 5), raw=range(8))}
 </section>
 <section id="figures"><h2>Both models per call path</h2>{figures or "<p>No figures (plot_top=0).</p>"}</section>

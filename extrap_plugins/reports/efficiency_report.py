@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from extrap_plugins.efficiency_analysis import Efficiency, efficiency_values, inconsistencies
-from extrap_plugins.formatting import format_point, format_value, json_number
+from extrap_plugins.formatting import callpath_labels, format_point, format_value, json_number, text_table
 
 from . import cell, definition_list, json_lines, people, percent, table
 from .svg import PALETTE, Mark, Series, chart
@@ -151,8 +151,6 @@ def ranking_text(result: Efficiency) -> str:
 
 # -------------------------------------------------------------------- text
 def text(result: Efficiency) -> str:
-    from tabulate import tabulate
-
     p = result.processes
     lines = [
         f"efficiency of {result.metric} over {p}: {scaling_text(result)}; level {result.level:g}",
@@ -164,17 +162,16 @@ def text(result: Efficiency) -> str:
     ]
     rows = [[row_label(result, r), people(r.time), people(r.resource), people(r.work), people(r.overhead),
              efficiency_cell(r.efficiency), people(r.speedup), measured_cell(r)] for r in result.rows]
-    lines.append(tabulate(rows, headers=[p, "T", f"C = {p}·T", "W", "O = C − W", "E = W/C", "S", "E measured"],
-                          tablefmt="simple", disable_numparse=True))
+    lines.append(text_table([p, "T", f"C = {p}·T", "W", "O = C − W", "E = W/C", "S", "E measured"], rows))
     lines += ["", isoefficiency_text(result), largest_p_text(result), limiter_text(result), ""]
     why = inconsistent(result)
-    rows = [[c.callpath, *share_cells(result, c), c.overhead_growth or "n/a", people(c.overhead_target),
+    names = callpath_labels([c.callpath for c in result.callpaths])  # shortened as in the text export
+    rows = [[names[c.callpath], *share_cells(result, c), c.overhead_growth or "n/a", people(c.overhead_target),
              people(c.work_target), people(c.efficiency_target), *([c.inconsistency] if why else [])]
             for c in result.callpaths]
     lines.append(f"overhead per call path at {format_point(result.target)}{ranking_text(result)}:")
-    lines.append(tabulate(rows, headers=["call path", *share_headers(result), "overhead growth", "overhead", "work",
-                                         "E", *(["inconsistency"] if why else [])],
-                          tablefmt="simple", disable_numparse=True))
+    lines.append(text_table(["call path", *share_headers(result), "overhead growth", "overhead", "work", "E",
+                             *(["inconsistency"] if why else [])], rows))
     lines += [f"note: {note}" for note in result.notes]
     return "\n".join(lines) + "\n"
 

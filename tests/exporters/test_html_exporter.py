@@ -181,3 +181,17 @@ def test_a_streamed_report_lists_the_metrics_with_their_units(host):
     summary = dict(report_data(extrapolate(streamed), {})["summary"])
     assert summary["metrics"] == "time [sec]"
     assert "metrics" not in dict(report_data(extrapolate(ModelSet(("p",), list(KNOWN))), {})["summary"])
+
+
+def test_the_interval_is_labelled_with_the_level_given(browser, tmp_path):
+    # level=0.975 was "98% interval" in the table's header, the detail and the summary
+    path = tmp_path / "level.html"
+    extrap_plugins.export(ModelSet(("p",), list(KNOWN), modeler="hand"), "html", path, target="p=4096",
+                          level="0.975", plot_top=0)
+    page = Page(browser, path)
+    assert page.page.text_content('th[data-key="interval"]') == "97.5% interval"
+    page.page.click('#rows tr[data-row] >> text="main->y"')
+    assert "97.5% interval" in page.page.text_content("#detail dl")
+    assert "97.5% prediction intervals" in page.page.text_content("#summary-list")
+    assert page.console == []
+    page.page.close()

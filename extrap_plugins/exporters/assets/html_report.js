@@ -45,7 +45,7 @@
     {key: "smape", label: "SMAPE", text: function (r) { return r[C.smape] === null ? "n/a" : r[C.smape].toFixed(2) + "%"; }, value: function (r) { return r[C.smape]; }, numeric: true},
     {key: "now", label: "value " + atLargest, text: function (r) { return num(r[C.now]); }, value: function (r) { return r[C.now]; }, numeric: true},
     {key: "target", label: "value " + atTarget, text: function (r) { return num(r[C.target]); }, value: function (r) { return r[C.target]; }, numeric: true},
-    {key: "interval", label: Math.round(100 * data.settings.level) + "% interval", text: function (r) { return r[C.low] === null ? "n/a" : num(r[C.low]) + " … " + num(r[C.high]); }, value: function (r) { return r[C.low] === null ? null : r[C.high] - r[C.low]; }, numeric: true},
+    {key: "interval", label: data.level + " interval", text: function (r) { return r[C.low] === null ? "n/a" : num(r[C.low]) + " … " + num(r[C.high]); }, value: function (r) { return r[C.low] === null ? null : r[C.high] - r[C.low]; }, numeric: true},
     {key: "share_now", label: "share of root " + atLargest, text: function (r) { return pct(r[C.root_now]); }, value: function (r) { return r[C.root_now]; }, numeric: true},
     {key: "share_target", label: "share of root " + atTarget, text: function (r) { return pct(r[C.root_target]); }, value: function (r) { return r[C.root_target]; }, numeric: true},
     {key: "validation", label: "held-out error", text: function (r) { return r[C.validation] === null ? "n/a" : (100 * r[C.validation]).toFixed(1) + "%"; }, value: function (r) { return r[C.validation]; }, numeric: true},
@@ -208,7 +208,7 @@
     fact("at " + point(data.settings.largest), num(r[C.now]) + " (share of parent " + pct(r[C.parent_now]) + ", of root " + pct(r[C.root_now]) + ")");
     if (hasTarget) {
       fact("at " + point(data.settings.target), num(r[C.target]) + " (share of parent " + pct(r[C.parent_target]) + ", of root " + pct(r[C.root_target]) + ")");
-      fact(Math.round(100 * data.settings.level) + "% interval", r[C.low] === null ? "n/a" : num(r[C.low]) + " … " + num(r[C.high]));
+      fact(data.level + " interval", r[C.low] === null ? "n/a" : num(r[C.low]) + " … " + num(r[C.high]));
     }
     if (r[C.warnings]) fact("warnings", r[C.warnings]);
     about.appendChild(facts);
