@@ -18,13 +18,14 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from . import executors
-from .engine import (BlockPlan, Growing, Progress, call_exporter, call_reader, fit_blocks, followed, held_out_points,
-                     input_paths, read_parts, select_reader, validation_errors)
+from .engine import (BlockPlan, Growing, Progress, call_exporter, call_reader, check_coordinates, fit_blocks, followed,
+                     held_out_points, input_paths, read_parts, select_reader, validation_errors)
 from .errors import ExtrapWarning, InputError
 from .experiment import Experiment, check_measure
 from .files import atomic_writer, check_destination
-from .formatting import format_value
-from .models import ModelSet, described, expect_model_set
+from .formatting import described, format_value
+from .models import ModelSet, expect_model_set
+from .options import parse_bool, parse_int
 from .plugins import PluginHost, get_host
 from .registration import ExporterInfo, ReaderInfo
 
@@ -80,6 +81,26 @@ def paths_argument(value: Any, function: str, expected: str = PATHS) -> str | os
     raise InputError(f"{function}: expected {expected}, got {described(value)}")
 
 
+def checked(parse, value: Any, name: str, *bounds: int) -> Any:
+    """``parse(value, name, *bounds)`` (a parser of :mod:`extrap_plugins.options`), its ValueError an InputError."""
+    try:
+        return parse(value, name, *bounds)
+    except ValueError as error:
+        raise InputError(str(error)) from None
+
+
+def workers_argument(executor: Any, jobs: Any) -> int | None:
+    """``jobs`` as a number of workers (None: the cores), once ``executor`` is known to name an executor.
+
+    Raises
+    ------
+    InputError
+        ``executor`` names none, or ``jobs`` is not a whole number of at least 1.
+    """
+    executors.resolve(executor, 0)
+    return None if jobs is None else checked(parse_int, jobs, "jobs (--jobs)", 1)
+
+
 # ---------------------------------------------------------------------- read
 def read(
     path: str | os.PathLike | Sequence[str | os.PathLike],
@@ -126,6 +147,7 @@ def read(
     """
     host = host or get_host()
     paths = input_paths(paths_argument(path, "read"))
+    jobs = workers_argument(executor, jobs)
     progress = progress or followed().reading
     metrics, callpaths = names_argument(metrics, "metrics"), names_argument(callpaths, "callpaths")
     str_options = {key: str(value) for key, value in options.items()}
@@ -242,6 +264,9 @@ def model(
     host = host or get_host()
     _check_experiment(experiment)
     check_measure(measure)
+    jobs, validate = workers_argument(executor, jobs), checked(parse_bool, validate, "validate (--validate)")
+    if not isinstance(modeler, str):
+        raise InputError(f"model: modeler: expected a modeler name such as 'default', got {described(modeler)}")
     info = host.modeler(modeler)
     instance = host.build_modeler(modeler, options, tuple(experiment.parameter_names))
     metrics, callpaths = names_argument(metrics, "metrics"), names_argument(callpaths, "callpaths")
@@ -282,6 +307,10 @@ def model(
 def _check_experiment(experiment: Any) -> None:
     """What :func:`model` is given must be an Experiment: say how to get one from what it is."""
     if isinstance(experiment, Experiment):
+        if not experiment.parameters:
+            raise InputError("model: the experiment has no parameters, so there is nothing to model a value over; "
+                             "give Experiment.from_columns the parameter names and one coordinate column for each")
+        check_coordinates(experiment, experiment.source or None)
         return
     if isinstance(experiment, (str, os.PathLike)):
         fix = f": read it first, extrap_plugins.model(extrap_plugins.read({os.fspath(experiment)!r}))"
@@ -369,6 +398,10 @@ def export(
     """
     host = host or get_host()
     expect_model_set(model_set, "export")
+    jobs = workers_argument(executor, jobs)
+    if path is not None and not isinstance(path, (str, os.PathLike)):
+        raise InputError(f"export: path: expected a path (str or os.PathLike), or None for the text, got "
+                         f"{described(path)}")
     if path is not None:
         check_output(host, exporter, path, model_inputs(model_set) if inputs is None else inputs, allow_read_only)
     with executors.chosen(executor, jobs):

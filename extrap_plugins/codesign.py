@@ -635,7 +635,7 @@ def requirements(
     elif isinstance(system, (str, os.PathLike)):
         base, listed = load_system(system)
     else:
-        from .models import described
+        from .formatting import described
 
         raise InputError(f"requirements: expected a System or the path of a system file (TOML), got "
                          f"{described(system)}")

@@ -48,8 +48,8 @@ import numpy as np
 from .api import model, names_argument
 from .errors import ExtrapWarning, InputError
 from .extrapolation import extrapolate, largest_point, parse_target, warn_below_floor
-from .formatting import format_point, format_value
-from .models import Model, ModelSet, described
+from .formatting import described, format_point, format_value
+from .models import Model, ModelSet
 from .experiment import Experiment
 from .plugins import PluginHost, get_host
 from .scaling import (argument, crossings, experiment_of, refuse_reading_options, report_text, resource_parameter,

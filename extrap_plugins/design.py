@@ -1414,7 +1414,7 @@ def _holds_note(suggestion, level: float, where: str, tolerance: float) -> str:
     if not suggestion.widths:
         return f"no kernel is judged at {where}: all {len(suggestion.not_judged)} are {NOT_JUDGED}"
     widest, width = max(suggestion.widths.items(), key=lambda kv: kv[1])
-    return (f"the rule holds: every judged kernel's {level:.0%} interval at {where} is within "
+    return (f"the rule holds: every judged kernel's {format_percent(level)} interval at {where} is within "
             f"±{format_percent(tolerance)} (widest: {format_callpath(widest)} ±{format_share(width)})")
 
 

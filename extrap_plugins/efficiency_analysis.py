@@ -47,8 +47,8 @@ from .api import model, names_argument
 from .errors import InputError
 from .experiment import REDUCERS, Experiment, Metric
 from .extrapolation import extrapolate, growth_class, growth_degree, largest_point, parse_target, tree_links
-from .formatting import format_number, format_point, format_value
-from .models import Model, ModelSet, Term, described
+from .formatting import described, format_number, format_point, format_value
+from .models import Model, ModelSet, Term
 from .options import is_number
 from .plugins import PluginHost, get_host
 from .scaling import (argument, at_value, combine, crossings, experiment_of, pmnf_part, processes_name,

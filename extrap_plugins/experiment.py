@@ -19,12 +19,12 @@ from __future__ import annotations
 import difflib
 import fnmatch
 from dataclasses import dataclass, field, replace
-from typing import Iterable, Iterator, Sequence
+from typing import Iterable, Iterator, Sequence, Sized
 
 import numpy as np
 
 from .errors import InputError
-from .formatting import CALLPATH_SEPARATOR, format_callpath, format_count, format_value
+from .formatting import CALLPATH_SEPARATOR, described, format_callpath, format_count, format_value
 
 MEASURES = ("mean", "median", "minimum", "maximum")
 REDUCERS = {"mean": np.nanmean, "median": np.nanmedian, "minimum": np.nanmin, "maximum": np.nanmax}
@@ -257,8 +257,8 @@ class Experiment:
 
         Parameters
         ----------
-        parameters : sequence of str, length n_params
-        callpath, metric : array of str, shape (n_rows,), one str for all rows,
+        parameters : sequence of str, length n_params (one str: one parameter)
+        callpath, metric : array of str, shape (n_rows,) (a pandas column), one str (a Callpath, a Metric) for all rows,
             or a pair ``(names, codes)`` with ``codes`` an int array of shape
             (n_rows,) indexing ``names`` (the fastest form, for readers).
             Call paths are ``->``-joined region names.
@@ -277,26 +277,49 @@ class Experiment:
         >>> e.callpaths, len(e)
         ([Callpath(name='main')], 5)
         """
+        if isinstance(parameters, (str, Parameter)):  # one name, not one parameter per letter
+            parameters = [parameters]
+        if not isinstance(parameters, Iterable):
+            raise InputError(f"parameters: expected a name or a list of names, got {described(parameters)}")
         parameters = tuple(p if isinstance(p, Parameter) else Parameter(str(p)) for p in parameters)
         names = [p.name for p in parameters]
         if len(set(names)) != len(names):
             raise InputError(f"parameter names must be unique, got {names}")
+        given = value
         value = _numbers(value, "value").reshape(-1)
         n_rows = value.shape[0]
         coordinates = _numbers(coordinates, "coordinates")
         if coordinates.ndim == 1 and len(parameters) == 1:
             coordinates = coordinates.reshape(-1, 1)
+        if coordinates.ndim == 2 and coordinates.shape[1] == len(parameters) and (
+                given is None or coordinates.shape[0] != n_rows):
+            raise InputError(f"value: expected one value per row of coordinates ({coordinates.shape[0]}), got "
+                             f"{'None' if given is None else n_rows}")
         if coordinates.shape != (n_rows, len(parameters)):
             raise InputError(
                 f"expected coordinates of shape ({n_rows}, {len(parameters)}) "
                 f"(one row per value, one column per parameter), got shape {coordinates.shape}"
             )
-        callpath_names, callpath_index = _factorize(callpath, n_rows)
-        metric_names, metric_index = _factorize(metric, n_rows)
+        metrics = [metrics] if isinstance(metrics, (str, Metric)) else list(metrics)
+        if isinstance(metric, Metric):  # one metric for all rows, with its unit
+            metric, metrics = metric.name, [metric, *metrics]
+        callpath = callpath.name if isinstance(callpath, Callpath) else callpath
+        callpath_names, callpath_index = _factorize(callpath, n_rows, "callpath")
+        metric_names, metric_index = _factorize(metric, n_rows, "metric")
+        wrong = [m for m in metrics if not isinstance(m, Metric)]
+        if wrong:
+            raise InputError(f"metrics: expected Metric objects such as Metric('time', 'sec'), got "
+                             f"{described(wrong[0])}")
         known = {m.name: m for m in metrics}
         metric_objects = [known.get(name, Metric(name)) for name in metric_names]
         if repetition is None:
             repetition = _number_repetitions(callpath_index, metric_index, coordinates)
+        if not (isinstance(repetition, np.ndarray) and repetition.dtype.kind in "iu"):  # (readers give ints)
+            repetition = _numbers(repetition, "repetition").reshape(-1)
+            fractional = np.flatnonzero(repetition != np.round(repetition))
+            if fractional.size:
+                row = fractional[0]
+                raise InputError(f"repetition: row {row} is {repetition[row]:g}, not a whole number")
         repetition = np.asarray(repetition, dtype=np.int32).reshape(-1)
         if repetition.shape[0] != n_rows:
             raise InputError(f"expected {n_rows} repetition numbers, got {repetition.shape[0]}")
@@ -530,12 +553,14 @@ class Experiment:
         raise KeyError(f"no metric {name!r} in {self.source or 'the experiment'}")
 
 
-def _factorize(column, n_rows: int) -> tuple[list[str], np.ndarray]:
+def _factorize(column, n_rows: int, argument: str = "names") -> tuple[list[str], np.ndarray]:
     """Names in first-seen order and an int32 index per row.
 
-    ``column`` is one name for all rows, a sequence of names, or an already
-    factorised pair ``(names, codes)`` (what fast readers pass).
+    ``column`` (the ``argument`` of :meth:`Experiment.from_columns`, for messages) is one name for all rows, a
+    sequence of names, or an already factorised pair ``(names, codes)`` (what fast readers pass).
     """
+    if column is None or not isinstance(column, (str, Sized)):
+        raise InputError(f"{argument}: expected a name, or one name per value, got {described(column)}")
     if isinstance(column, str):
         return [column], np.zeros(n_rows, dtype=np.int32)
     if isinstance(column, tuple) and len(column) == 2 and not isinstance(column[0], str):
@@ -549,6 +574,10 @@ def _factorize(column, n_rows: int) -> tuple[list[str], np.ndarray]:
         raise InputError(f"expected {n_rows} names, one per value, got {len(column)}")
     seen: dict = {}
     codes = np.fromiter((seen.setdefault(name, len(seen)) for name in column), dtype=np.int32, count=n_rows)
+    missing = [name for name in seen if name is None or name != name]  # a pandas column's empty cells: None, NaN
+    if missing:
+        row = int(np.flatnonzero(codes == seen[missing[0]])[0])
+        raise InputError(f"{argument}: row {row} is {missing[0]!r}, not a name")
     return [str(name) for name in seen], codes
 
 

@@ -18,6 +18,7 @@
 :func:`json_plain`        whole numbers as JSON integers, others as floats
 :func:`printable`         control characters as escapes: ``a\\tb`` (one line, nothing sent to the terminal)
 :func:`text_table`        an aligned table for people (wide characters take two columns)
+:func:`described`         a value as a message names it: ``the int 42``, ``an Experiment``
 ========================  ==========================================================
 
 Every module that writes numbers for people or machines calls these, so the
@@ -32,7 +33,8 @@ from typing import Mapping, Sequence
 
 __all__ = ["format_number", "format_value", "format_share", "format_percent", "format_bytes", "format_exponent",
            "format_point", "did_you_mean", "format_count", "describe_inputs", "format_warned", "format_callpath",
-           "format_callpaths", "callpath_labels", "json_number", "json_plain", "printable", "text_table"]
+           "format_callpaths", "callpath_labels", "json_number", "json_plain", "printable", "text_table",
+           "described", "shortened_repr"]
 
 CALLPATH_SEPARATOR = "->"
 """Between the regions of a call path written as text (``main->solve``)."""
@@ -305,3 +307,20 @@ def text_table(headers: Sequence[str], rows: Sequence[Sequence[object]], lines_i
 
     return tabulate([[cell(value) for value in row] for row in rows], headers=[cell(h) for h in headers],
                     tablefmt="simple", disable_numparse=True)
+
+
+def described(value, width: int = 60) -> str:
+    """``value`` as a message names it: ``None``, ``an Experiment``, ``the int 42``, ``the str 'p=4'`` (cut when
+    long)."""
+    if value is None:
+        return "None"
+    name = type(value).__name__
+    if type(value).__module__.startswith("extrap_plugins."):  # our objects by their kind, not their dump
+        return f"{'an' if name[0] in 'AEIOU' else 'a'} {name}"
+    return f"the {name} {shortened_repr(value, width)}"
+
+
+def shortened_repr(value, width: int = 60) -> str:
+    """``repr(value)``, cut to ``width`` characters."""
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 1] + "…"

@@ -54,8 +54,8 @@ import numpy as np
 from .errors import ExtrapWarning, InputError
 from .experiment import Experiment, check_measure
 from .extrapolation import warn_below_floor
-from .formatting import format_number, format_point
-from .models import Model, ModelSet, described
+from .formatting import described, format_number, format_point
+from .models import Model, ModelSet
 from .codesign import _read_toml, default_roles
 
 __all__ = ["Resource", "Machine", "Calibration", "WhatIf", "load_machine", "default_machine", "calibrate",

@@ -24,7 +24,8 @@ import numpy as np
 
 from .errors import ExtrapWarning, InputError
 from .experiment import Metric
-from .formatting import did_you_mean, format_count, format_exponent, format_number, format_value
+from .formatting import (described, did_you_mean, format_count, format_exponent, format_number, format_value,
+                         shortened_repr)
 
 if TYPE_CHECKING:
     from .experiment import Experiment
@@ -159,7 +160,8 @@ class Model:
             ``{"p": [64, 128], "n": [1e6, 1e6]}``: one column per parameter (a single value stands for every
             point), an array of shape (n_points,) returned; one point as a sequence of n_params numbers
             (in the order of ``parameters``), a float returned; or an array of shape (n_points, n_params),
-            an array of shape (n_points,) returned.
+            an array of shape (n_points,) returned.  A pandas DataFrame (or Series) whose columns (or index) are
+            the parameter names is taken as the mapping of them, by name whatever their order.
 
         The value is NaN (or infinite) where the model is undefined: ``log2`` of a value at or below 0, a
         fractional power of a negative value, a negative power of 0.  A mapping point where that happens
@@ -196,6 +198,7 @@ class Model:
                 and point.dtype.kind in "fiu"):
             return np.asarray(point, dtype=np.float64), False  # the fast path of the analyses' grids
         shape = f"({', '.join(names)})" if names else "(no parameter)"
+        point = _by_name(point)
         if isinstance(point, Mapping):
             missing = [name for name in names if name not in point]
             unknown = [key for key in point if key not in names]
@@ -205,12 +208,12 @@ class Model:
                     + ([f"names {', '.join(map(repr, unknown))}, which {'is' if len(unknown) == 1 else 'are'} "
                         "not among them"] if unknown else []))
                 raise InputError(f"predict: the model of {self.callpath} [{self.metric}] has the parameters "
-                                 f"{shape}; the point {_cut(dict(point))} {problem}: give a value for each "
+                                 f"{shape}; the point {shortened_repr(dict(point))} {problem}: give a value for each "
                                  f"parameter and no other, such as {_example(names)}")
             columns = [_numbers(point[name], f"the value of {name}") for name in names]
             if any(column.ndim > 1 for column in columns):
                 raise InputError(f"predict: expected one number or a list of numbers per parameter, got "
-                                 f"{_cut(dict(point))}")
+                                 f"{shortened_repr(dict(point))}")
             try:
                 columns = np.broadcast_arrays(*columns) if columns else []
             except ValueError:
@@ -441,23 +444,6 @@ def _notebook():
     return importlib.import_module("extrap_plugins.notebook")
 
 
-def described(value, width: int = 60) -> str:
-    """``value`` as a message names it: ``None``, ``an Experiment``, ``the int 42``, ``the str 'p=4'`` (cut when
-    long)."""
-    if value is None:
-        return "None"
-    name = type(value).__name__
-    if type(value).__module__.startswith("extrap_plugins."):  # our objects by their kind, not their dump
-        return f"{'an' if name[0] in 'AEIOU' else 'a'} {name}"
-    return f"the {name} {_cut(value, width)}"
-
-
-def _cut(value, width: int = 60) -> str:
-    """``repr(value)``, cut to ``width`` characters."""
-    text = repr(value)
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
 def expect_model_set(value, function: str) -> ModelSet:
     """``value`` if it is a ModelSet, else an InputError saying what ``function`` got and how to make one."""
     if isinstance(value, ModelSet):
@@ -478,11 +464,24 @@ def _example(names: Sequence[str]) -> str:
     return "{" + ", ".join(f"{name!r}: 64" for name in names) + "}"
 
 
+def _by_name(point):
+    """A point with named columns (a pandas DataFrame, a Series indexed by name) as a mapping of them, so that its
+    values are taken by parameter name, not by the order of its columns; anything else as it is."""
+    keys = getattr(point, "keys", None)
+    if isinstance(point, (Mapping, np.ndarray)) or not callable(keys):
+        return point
+    names = list(keys())
+    if not names or not all(isinstance(name, str) for name in names):
+        return point  # columns numbered 0, 1, ...: by position
+    return {name: point[name] for name in names}
+
+
 def _numbers(value, what: str) -> np.ndarray:
-    """``value`` as float64 numbers; an InputError for text, truth values and anything else that is not one."""
+    """``value`` as float64 numbers; an InputError for text, truth values, None and anything else that is not
+    one."""
     try:
         raw = np.asarray(value)
-        if raw.dtype.kind in "USb":
+        if raw.dtype.kind in "USb" or (raw.dtype.kind == "O" and any(item is None for item in raw.flat)):
             raise ValueError
         return raw.astype(np.float64)
     except (TypeError, ValueError):

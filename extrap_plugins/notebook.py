@@ -168,11 +168,9 @@ def curve_svg(model: Model, points=None, values=None, width: int = 360, height: 
     if not hi > lo:
         hi = lo + 1.0
     finite_measured = y_measured[np.isfinite(y_measured)]
-    non_negative = bool(np.all(finite_measured >= 0)) if finite_measured.size else model.non_negative is True
+    non_negative = never_negative(model, y_measured)
     x = np.linspace(lo, hi, 120)
-    y = np.asarray(model.predict(x.reshape(-1, 1)), dtype=float)
-    if non_negative:
-        y = np.where(y >= 0, y, np.nan)
+    y = drawn(model, model.predict(x.reshape(-1, 1)), y_measured)
     every = np.concatenate([y[np.isfinite(y)], finite_measured])
     if every.size == 0:
         return ""
@@ -203,6 +201,22 @@ def curve_svg(model: Model, points=None, values=None, width: int = 360, height: 
             f"aria-label='{html.escape(model.callpath)} {html.escape(model.metric)}'>"
             f"<rect x='{left}' y='{top}' width='{width - left - right}' height='{height - top - bottom}' "
             f"fill='none' stroke='#999'/>{lines}{dots}{labels}</svg>")
+
+
+def never_negative(model: Model, measured=()) -> bool:
+    """Whether the values ``model`` stands for are all 0 or more (times, counts): the finite ``measured`` values
+    (an array of any shape), else, without them, :attr:`~extrap_plugins.models.Model.non_negative`."""
+    finite = np.asarray(measured, dtype=float).reshape(-1)
+    finite = finite[np.isfinite(finite)]
+    return bool(np.all(finite >= 0)) if finite.size else model.non_negative is True
+
+
+def drawn(model: Model, y, measured=()) -> np.ndarray:
+    """The model's values ``y`` along a curve as a figure draws them: NaN (a gap) where they fall below 0 for values
+    that are never negative (:func:`never_negative`), where such a model has no meaning, as its value at a target
+    is cut to 0 (:mod:`extrap_plugins.extrapolation`).  The notebook's curves and the ``plot`` exporter's follow it."""
+    y = np.asarray(y, dtype=float)
+    return np.where(y >= 0, y, np.nan) if never_negative(model, measured) else y
 
 
 def _pieces(x: np.ndarray, y: np.ndarray) -> list[list[tuple[float, float]]]:

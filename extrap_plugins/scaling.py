@@ -25,7 +25,8 @@ import numpy as np
 from .api import names_argument, paths_argument, read
 from .errors import InputError
 from .experiment import CALLPATH_SEPARATOR, RESOURCE_NAMES, Experiment
-from .models import Factor, Model, ModelSet, Term, described
+from .formatting import described
+from .models import Factor, Model, ModelSet, Term
 from .options import parse_share
 
 

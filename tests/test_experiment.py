@@ -229,3 +229,38 @@ def test_joined_experiments_that_disagree_about_a_metric_s_values_leave_it_unkno
     assert Experiment.concatenate([one("inclusive"), one("")]).metrics == [Metric("time")]
     assert Experiment.concatenate([one(""), one("inclusive")]).metrics == [Metric("time")]
     assert Experiment.concatenate([one("exclusive"), one("exclusive")]).metrics == [Metric("time", values="exclusive")]
+
+
+# ------------------------------------------------- from_columns: wrong arguments are named
+def columns(**given):
+    """``Experiment.from_columns`` of three values of ``p``, with ``given`` in place of the defaults."""
+    arguments = dict(parameters=["p"], callpath="main", metric="time", coordinates=[[1], [2], [4]],
+                     value=[1.0, 2.0, 4.0])
+    arguments.update(given)
+    parameters = arguments.pop("parameters")
+    return Experiment.from_columns(parameters, **arguments)
+
+
+def test_from_columns_takes_one_str_as_one_parameter_and_a_metric_with_its_unit():
+    assert columns(parameters="procs").parameter_names == ["procs"]  # not five parameters p, r, o, c, s
+    e = columns(metric=Metric("time", "sec"), callpath=Callpath("main"))
+    assert e.metrics == [Metric("time", "sec")] and e.callpaths == [Callpath("main")]
+
+
+@pytest.mark.parametrize("given, message", [
+    (dict(parameters=None), "parameters: expected a name or a list of names, got None"),
+    (dict(callpath=None), "callpath: expected a name, or one name per value, got None"),
+    (dict(metric=7), "metric: expected a name, or one name per value, got the int 7"),
+    (dict(metrics=["time"]), "metrics: expected Metric objects such as Metric('time', 'sec'), got the str 'time'"),
+    (dict(metrics="time"), "metrics: expected Metric objects such as Metric('time', 'sec'), got the str 'time'"),
+    (dict(repetition="abc"), "repetition: row 0 is 'abc', not a number"),
+    (dict(repetition=[0, 0.5, 1]), "repetition: row 1 is 0.5, not a whole number"),
+    (dict(value=5.0), "value: expected one value per row of coordinates (3), got 1"),
+    (dict(value=None), "value: expected one value per row of coordinates (3), got None"),
+    (dict(callpath=["main", None, "main"]), "callpath: row 1 is None, not a name"),
+    (dict(metric=["time", "time", float("nan")]), "metric: row 2 is nan, not a name"),
+])
+def test_from_columns_names_the_argument_that_is_wrong(given, message):
+    with pytest.raises(InputError) as error:
+        columns(**given)
+    assert type(error.value) is InputError and str(error.value) == message

@@ -291,3 +291,25 @@ def test_a_model_set_carries_its_metrics_with_or_without_its_experiment(host):
     hinted = dataclasses.replace(experiment, metrics=[dataclasses.replace(time, values="exclusive"), visits])
     assert dataclasses.replace(streamed, experiment=hinted).metric("time").values == "exclusive"
     assert ModelSet(("p",), [], metrics=[time]).metrics == (time,)  # any sequence, kept as a tuple
+
+
+# ------------------------------------------------------------ points with named columns (pandas)
+def test_predict_takes_a_data_frame_or_series_by_its_column_names_not_their_order():
+    pd = pytest.importorskip("pandas", reason="pandas is not installed")
+    m = Model("main", "time", ("p", "n"), 1.0, (Term(2.0, {"p": Factor(1, 0)}), Term(3.0, {"n": Factor(2, 0)})))
+    frame = pd.DataFrame({"n": [10.0, 20.0], "p": [4.0, 8.0]})  # columns in another order than the parameters
+    np.testing.assert_allclose(m.predict(frame), [1 + 2 * 4 + 3 * 100, 1 + 2 * 8 + 3 * 400])
+    assert m.predict(frame.iloc[1]) == 1 + 2 * 8 + 3 * 400  # one row: a float
+    assert raised(lambda: m.predict(frame[["n"]])).startswith(
+        "predict: the model of main [time] has the parameters (p, n); the point {'n': ")
+    assert raised(lambda: m.predict(frame.assign(q=1.0))).endswith(
+        "names 'q', which is not among them: give a value for each parameter and no other, such as "
+        "{'p': 64, 'n': 64}")
+    np.testing.assert_allclose(m.predict(pd.DataFrame([[4.0, 10.0]])), [309.0])  # unnamed columns: by position
+
+
+def test_predict_refuses_a_missing_value_rather_than_answering_nan():
+    assert raised(lambda: two_parameters().predict({"p": None, "n": 10})) == (
+        "predict: the value of p must be a number (or a list of numbers), got None")
+    assert raised(lambda: two_parameters().predict({"p": [4, None], "n": 10})) == (
+        "predict: the value of p must be a number (or a list of numbers), got the list [4, None]")

@@ -39,9 +39,10 @@ import numpy as np
 from extrap_plugins.errors import InputError
 from extrap_plugins.extrapolation import Extrapolations, Uncertainty
 from extrap_plugins.files import FolderOutput, atomic_writer, write_atomically
-from extrap_plugins.formatting import format_point
+from extrap_plugins.formatting import format_percent, format_point
 from extrap_plugins.hookspecs import hookimpl
 from extrap_plugins.models import Model, ModelSet
+from extrap_plugins.notebook import drawn
 from extrap_plugins.registration import ExporterInfo
 
 from ._options import from_options, option_int
@@ -218,6 +219,7 @@ def _draw_lines(ax, data: PlotData) -> None:
     for color, second in zip(colors, seconds):
         X = _curve_points(xs, params, second, fixed)
         y = data.model.predict(X) if n_params else np.full(len(xs), data.model.predict([]))
+        y = drawn(data.model, y, data.low)
         inside = xs <= x_hi_measured
         label = "model" if second is None else f"model, {params[1]}={second:g}"
         ax.plot(xs[inside], y[inside], color=color, lw=1.6, label=label)
@@ -226,7 +228,7 @@ def _draw_lines(ax, data: PlotData) -> None:
         if data.uncertainty is not None and second == banded:
             low, high = data.uncertainty.bounds(y, data.uncertainty.half_width(X, data.level, "prediction"))
             ax.fill_between(xs, low, high, color=color, alpha=0.18, lw=0,
-                            label=f"{data.level:.0%} prediction interval")
+                            label=f"{format_percent(data.level)} prediction interval")
         rows = _rows_matching(data.points, params, second, fixed) if n_params else np.ones(len(data.center), bool)
         measured.append((rows, color))
     # All measured points in two artists (one errorbar call per curve costs more than the rest of the figure).
@@ -315,7 +317,7 @@ def _draw_heatmap(fig, ax, data: PlotData) -> None:
     X[:, 0], X[:, 1] = gx.ravel(), gy.ravel()
     for k in range(2, len(params)):
         X[:, k] = target[params[k]] if target else np.max(data.points[:, k])
-    Z = data.model.predict(X).reshape(gx.shape)
+    Z = drawn(data.model, data.model.predict(X), data.low).reshape(gx.shape)
     finite = Z[np.isfinite(Z)]
     norm = None
     if finite.size and 0 < finite.min() < finite.max():

@@ -164,3 +164,18 @@ def test_figures_are_rendered_on_the_executor_the_user_chose(host, tmp_path, ste
     serial = sorted(p.read_bytes() for p in (tmp_path / "serial").iterdir())
     assert serial == sorted(p.read_bytes() for p in (tmp_path / "process").iterdir())  # same figures
     assert executors.current() == ("auto", None)  # the choice ends with the export
+
+
+def test_a_model_of_values_never_below_zero_is_not_drawn_below_zero(host):
+    # as the target's value (0, with a warning) and a notebook's curve: before, the dashed curve fell to -20
+    p = np.array([1.0, 2, 4, 8, 16, 32, 64])
+    experiment = Experiment.from_columns(["p"], callpath="main", metric="time", coordinates=p[:, None],
+                                         value=100 - 10 * np.log2(p))
+    falling = Model("main", "time", ("p",), 100.0, (Term(-10.0, {"p": Factor(0, 1)}),), points=7)
+    with pytest.warns(extrap_plugins.ExtrapWarning, match="below 0 though every measured value is 0 or more"):
+        (data,) = plot_data(extrapolate(ModelSet(("p",), [falling], experiment=experiment), "p=4096"))
+    ax = figure(data).axes[0]
+    curves = [line.get_ydata() for line in ax.lines if line.get_label() == "model" or line.get_linestyle() == "--"]
+    assert len(curves) == 2 and all(np.nanmin(y) >= 0 for y in curves)
+    assert np.nanmin(curves[1]) == pytest.approx(0, abs=0.5)  # it stops where it reaches 0 (p = 1024)
+    assert ax.get_ylim()[0] > -10
