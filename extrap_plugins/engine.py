@@ -495,7 +495,8 @@ def check_predictions(series: str, predicted: np.ndarray, measured: np.ndarray) 
 
 
 def select_reader(path: pathlib.Path, host: PluginHost) -> ReaderInfo:
-    """Choose the reader for ``path``: by file-name pattern, then by sniffing the content."""
+    """Choose the reader for ``path``: by file-name pattern, then by sniffing the content (of the readers the name
+    fits when several do, and of every other reader when none of those recognises it)."""
     readers = [r.info for r in host.readers.values()]
     if path.is_dir():
         readers = [r for r in readers if r.directories]
@@ -505,6 +506,8 @@ def select_reader(path: pathlib.Path, host: PluginHost) -> ReaderInfo:
         return by_name[0]
     candidates = by_name or readers
     by_content = [r for r in candidates if r.sniff is not None and _safe_sniff(r, path, host)]
+    if not by_content and by_name:  # named as one format, written in another (a CSV table called results.txt)
+        by_content = [r for r in readers if r not in by_name and r.sniff is not None and _safe_sniff(r, path, host)]
     if len(by_content) == 1:
         return by_content[0]
     if not by_content:

@@ -166,6 +166,23 @@ def test_an_unrecognised_file_lists_the_readers(host, tmp_path, capsys):
     assert err.startswith(f"extrap-plugins: error: {path}: no reader recognises this input; choose one with --reader (readers: ")
 
 
+def test_a_file_named_as_one_format_and_written_in_another_is_read_by_its_content(host, tmp_path, capsys):
+    # a CSV table or JSON Lines named *.txt: only the readers claiming *.txt (text, talpas) were asked, and none
+    # recognised it ("no reader recognises this input")
+    table = tmp_path / "results.txt"
+    table.write_text("p,value\n2,1\n4,2\n8,3\n16,4\n32,5\n")
+    lines = tmp_path / "runs.txt"
+    lines.write_text("".join(f'{{"params": {{"p": {p}}}, "callpath": "main", "metric": "time", "value": {2 * p}}}\n'
+                             for p in (2, 4, 8, 16, 32)))
+    for path, model in ((table, "1 · log2(p)"), (lines, "2 · p")):
+        assert main(["model", str(path)]) == ExitStatus.OK
+        assert model in capsys.readouterr().out
+    still = tmp_path / "notes.txt"
+    still.write_text("hello\n")
+    assert main(["model", str(still)]) == ExitStatus.BAD_INPUT
+    assert "no reader recognises this input" in capsys.readouterr().err
+
+
 def test_a_crashing_modeler_is_an_internal_error_without_traceback(numbers_reader, host, capsys):
     class Crash:
         def fit_group(self, group, measure="mean"):
