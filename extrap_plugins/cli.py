@@ -11,7 +11,7 @@ import contextlib
 import os
 import sys
 import warnings
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -235,7 +235,8 @@ def program(args: argparse.Namespace) -> ExitStatus:
 def _model_command(args: argparse.Namespace) -> ExitStatus:
     from . import streaming
 
-    options = {**parse_options(args.export_option, "--export-option", reserved=EXPORT_FLAGS), **export_options(args)}
+    given = parse_options(args.export_option, "--export-option", reserved=EXPORT_FLAGS)
+    options = {**given, **export_options(args, given)}
     _check_output(args, options)  # before any work: the exporter, its options and -o, the modeler
     if streaming.should_stream(args.inputs, args.stream):
         return _stream_command(args, options)
@@ -354,14 +355,18 @@ def _stream_command(args: argparse.Namespace, options: dict) -> ExitStatus:
     return _export_command(args, model_set, options, show)
 
 
-def export_options(args: argparse.Namespace) -> dict[str, object]:
-    """The exporter options the dedicated flags stand for (only those given)."""
+def export_options(args: argparse.Namespace, given: Mapping[str, object] = {}) -> dict[str, object]:
+    """The exporter options the dedicated flags stand for (only those given), beside those ``--export-option``
+    ``given``."""
     options: dict[str, object] = {}
     if args.target is not None:
         options["target"] = args.target
     if args.sort is not None:
         options["sort"] = args.sort
-    if args.export == "json":
+    if args.export == "json" and "version" in given:  # (the default version overwrote it, without a word)
+        if args.json_version is not None:
+            raise InputError("give the JSON version once: --json-version or --export-option version=")
+    elif args.export == "json":
         options["version"] = args.json_version or JSON_VERSION
     elif args.json_version is not None:
         raise InputError("--json-version applies to --export json only")

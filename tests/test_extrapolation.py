@@ -372,16 +372,25 @@ def test_cli_target_sort_and_json_versions(host, numbers, capsys):
     assert document["models"][1]["target"]["share_of_parent"] == pytest.approx(5 / (8 + 2 * 1024 * 10))
     args = ["model", str(numbers), "--export", "json", "--json-version", "1", "--target", "p=1024"]
     assert main(args) == ExitStatus.OK
-    document = json.loads(capsys.readouterr().out)
+    out, err = capsys.readouterr()
+    document = json.loads(out)
+    # the target was left out without a word
+    assert ("extrap-plugins: warning: JSON version 1 holds no values at a target: the target is left out (version "
+            "2, the command line's default, has them)") in err.splitlines()
     assert set(document) == {"format", "version", "parameters", "models"} and document["version"] == 1
     assert set(document["models"][0]) == {"callpath", "metric", "modeler", "function", "constant", "terms",
                                           "segments", "quality", "points"}
+    assert main(["model", str(numbers), "--export", "json", "--export-option", "version=1"]) == ExitStatus.OK
+    assert json.loads(capsys.readouterr().out)["version"] == 1  # (it was 2)
 
 
 @pytest.mark.parametrize("args, message", [
     (["--target", "q=4"], "target 'q=4': unknown parameter 'q'; the parameters are p"),
     (["--sort", "target"], "sorting by 'target' needs a target point (--target p=...)"),
     (["--json-version", "1"], "--json-version applies to --export json only"),
+    # the command line's default version overwrote the option's, without a word
+    (["--export", "json", "--json-version", "2", "--export-option", "version=1"],
+     "give the JSON version once: --json-version or --export-option version="),
     (["--plot-top", "3"], "--plot-top applies to --export plot and html only"),
 ])
 def test_cli_bad_extrapolation_options(host, numbers, capsys, args, message):

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 from typing import IO, Any
 
-from extrap_plugins.errors import InputError
+from extrap_plugins.errors import ExtrapWarning, InputError
 from extrap_plugins.extrapolation import Extrapolation, Extrapolations, extrapolate
 from extrap_plugins.formatting import json_number, json_plain
 from extrap_plugins.hookspecs import hookimpl
@@ -41,6 +42,9 @@ def export_json(model_set: ModelSet, out: IO[str], options: dict[str, str]) -> N
     if version not in {str(v) for v in JSON_VERSIONS}:
         known = ", ".join(map(str, JSON_VERSIONS))
         raise InputError(f"JSON version {version!r} does not exist; expected one of {known}")
+    if version == "1" and ranked.target is not None:  # (it was left out without a word)
+        warnings.warn(ExtrapWarning("JSON version 1 holds no values at a target: the target is left out (version 2, "
+                                    "the command line's default, has them)"), stacklevel=2)
     write_document(json_document(model_set, version=int(version), extrapolations=ranked), out)
 
 
