@@ -296,8 +296,10 @@ class Uncertainty:
         return np.sqrt(fit * fit + choice * choice) * self.unit
 
     def bounds(self, value: np.ndarray, half_width: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The interval ``value ± half_width``, cut at :attr:`floor` (shapes as ``value``)."""
-        return np.maximum(value - half_width, self.floor), np.maximum(value + half_width, self.floor)
+        """The interval ``value ± half_width``, cut at :attr:`floor` (shapes as ``value``); both bounds NaN
+        (unknown) where either is not finite (the width overflowed far out: its low end was the floor, 0, and
+        said so)."""
+        return interval_bounds(value, half_width, self.floor)
 
 
 @dataclass(frozen=True)
@@ -857,9 +859,17 @@ def _intervals(uncertainty: Sequence[Uncertainty | None], value: np.ndarray, poi
         for out, factor in ((prediction, 1.0 + h), (confidence, h)):
             in_units = choice / units  # squares in the unit of s² (values of 1e160 or 1e-200 square out of range)
             half = np.sqrt(quantile * quantile * s2 * max(factor, 0.0) + in_units * in_units) * units
-            out[members, 0] = np.maximum(center - half, floor)
-            out[members, 1] = np.maximum(center + half, floor)
+            out[members, 0], out[members, 1] = interval_bounds(center, half, floor)
     return prediction, confidence
+
+
+def interval_bounds(center, half_width, floor) -> tuple[np.ndarray, np.ndarray]:
+    """``center ± half_width`` cut at ``floor`` (arrays that broadcast); both bounds NaN, unknown, where either is
+    not finite: a width that overflowed far out had its low end cut to the floor, and 0 was said for it."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        low, high = center - half_width, center + half_width
+    known = np.isfinite(low) & np.isfinite(high)
+    return np.where(known, np.maximum(low, floor), np.nan), np.where(known, np.maximum(high, floor), np.nan)
 
 
 def _spread_row(u: Uncertainty) -> tuple[float, ...]:

@@ -731,3 +731,13 @@ def test_real_data_inclusive_from_caliper_and_exclusive_from_score_p(host, share
     cube = extrap_plugins.read(shared_data / "cube" / "extrap" / "single_parameter")  # Score-P, exclusive values
     assert shortfall(cube, ["time", "min_time"]) == {"time": 0.5938179558869214, "min_time": 0.0}
     assert extrapolate(extrap_plugins.model(cube, metrics=["time"])).values == {"time": "exclusive"}
+
+
+def test_an_interval_whose_width_overflows_far_out_is_unknown_not_cut_to_0(host, tmp_path, capsys):
+    # at p = 1e150 the model 2·p² is 2e300 but its interval's width overflows: the low end was cut to the floor,
+    # and the output said "0 … n/a" (CSV: interval_low 0.0)
+    path = tmp_path / "square.csv"
+    path.write_text("p,value\n2,8.1\n4,32\n8,128.5\n16,512\n32,2047\n")
+    assert main(["model", str(path), "--target", "p=1e150", "--export", "csv"]) == ExitStatus.OK
+    row = capsys.readouterr().out.splitlines()[1].split(",")
+    assert float(row[11]) == pytest.approx(2e300, rel=1e-4) and row[12:14] == ["", ""]
