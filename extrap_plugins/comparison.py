@@ -314,8 +314,11 @@ def match(models_a: Sequence[Model], models_b: Sequence[Model], units_a: Mapping
                 break
         key = (target_name, m.metric)
         if key not in by_b:
+            named = "it" if target_name == m.callpath else target_name  # (the line names the call path already)
             if target_name in b_paths:
-                reason = f"{labels[1]} has {target_name} but not its metric {m.metric}"
+                reason = f"{labels[1]} has {named} but not its metric {m.metric}"
+            elif target_name == m.callpath:
+                reason = f"not in {labels[1]} ({how})"
             else:
                 reason = f"no call path {target_name} in {labels[1]} ({how})"
             unmatched.append(Unmatched(labels[0], m.callpath, m.metric, reason))

@@ -198,11 +198,12 @@ def format_warned(series: Sequence[str], text: str, every: str = "") -> str:
 def format_callpath(name: str, width: int = CALLPATH_WIDTH) -> str:
     """A call path as people read it in a line: whole while it fits ``width``, else its root, ``…`` for the middle
     and as many of its last regions as fit (a last region longer than that keeps its beginning and end).  Machine
-    output keeps the whole name.
+    output keeps the whole name.  Control characters read from a file are escaped (:func:`printable`).
 
     >>> format_callpath("main->a->b->solve [time]", 21)
     'main->…->solve [time]'
     """
+    name = printable(name)
     if len(name) <= width:
         return name
     regions = name.split(CALLPATH_SEPARATOR)
@@ -242,6 +243,7 @@ def format_callpaths(names: Sequence[str], width: int = CALLPATH_WIDTH) -> list[
         if kinds and max(kinds) > 1:
             differ = 1 + kinds.index(max(kinds))
             shown.update((name, _with_region(r, differ, width)) for name, r in zip(alike, regions))
+    shown = {name: printable(text) for name, text in shown.items()}
     for alike in _alike(shown):
         shown.update((name, f"{shown[name]} ({number})") for number, name in enumerate(alike, 1))
     return [shown[name] for name in names]

@@ -66,7 +66,7 @@ import pluggy
 
 from . import hookspecs
 from .errors import InputError, PluginError, exit_text
-from .formatting import did_you_mean
+from .formatting import described, did_you_mean
 from .options import env_flag
 from .registration import ExporterInfo, ModelerInfo, ReaderInfo
 
@@ -386,6 +386,10 @@ class PluginHost:
     def _lookup(self, kind: str, name: str) -> Registered:
         """The registration in use for ``name``; a set-aside one is its problem (a :class:`PluginError`)."""
         table = self._table(kind)
+        if not isinstance(name, str):  # (a list or None crashed below, in name.strip())
+            known = ", ".join(sorted(table.usable)) or "none"
+            article = "an" if kind[0] in "aeiou" else "a"
+            raise InputError(f"{article} {kind} is named by a string, got {described(name)}; the {kind}s are: {known}")
         if name in table.usable:
             return table.usable[name]
         for problem in table.problems:

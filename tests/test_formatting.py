@@ -114,3 +114,12 @@ def test_a_text_table_shows_control_characters_escaped_one_row_a_line():
 
     assert printable("a\tb\nc\x1b[2Jd") == "a\\tb\\nc\\x1b[2Jd" and printable("日本 é") == "日本 é"
     assert text_table(["name"], [["a\tb\nc"]]).splitlines() == ["name", "-------", "a\\tb\\nc"]
+
+
+def test_call_paths_for_people_escape_control_characters_also_in_warnings():
+    # the warnings at the end of the text output named a region with a tab or an escape sequence raw
+    from extrap_plugins.formatting import format_callpath, format_callpaths, format_warned
+
+    assert format_callpath("main->a\tb") == "main->a\\tb"
+    assert format_callpaths(["main->x\x1b[2J", "main->y"]) == ["main->x\\x1b[2J", "main->y"]
+    assert format_warned(["main->a\nb [time]"], "noisy") == "main->a\\nb [time]: noisy"

@@ -502,6 +502,17 @@ def test_plugins_name_unknown_and_far_from_every_name_lists_them(host, capsys):
                f"{', '.join(names)}\n")
 
 
+def test_a_plugin_named_by_no_string_is_bad_input(host):
+    # None or a list crashed the lookup (AttributeError: 'NoneType' object has no attribute 'strip')
+    from extrap_plugins.errors import InputError
+
+    with pytest.raises(InputError, match=r"^a modeler is named by a string, got the list \['default'\]; the "
+                                         r"modelers are: default, "):
+        host.modeler(["default"])
+    with pytest.raises(InputError, match="^an exporter is named by a string, got None; the exporters are: "):
+        host.exporter(None)
+
+
 def test_unknown_modeler_option_lists_the_known_ones(host):
     e = extrap_plugins.Experiment.from_columns(["p"], callpath="main", metric="time",
                                                coordinates=[[1], [2], [3], [4], [5]], value=[1, 2, 3, 4, 5])
