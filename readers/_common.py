@@ -63,8 +63,8 @@ def choice(options: Mapping[str, str], key: str, allowed: Sequence[str], default
 
 # --------------------------------------------------------------------- files
 def read_text(path: pathlib.Path, hint: str = "is this the right reader?") -> str:
-    """The whole file as text (UTF-8, a byte-order mark dropped; a gzip-compressed file decompressed, up to
-    :func:`max_inflated` bytes).
+    """The whole file as text (UTF-8, a byte-order mark dropped, or UTF-16 with its byte-order mark; a
+    gzip-compressed file decompressed, up to :func:`max_inflated` bytes).
 
     ``hint`` ends the message for a file that is not UTF-8 (a mapping file is not read by a reader).
 
@@ -81,6 +81,15 @@ def read_text(path: pathlib.Path, hint: str = "is this the right reader?") -> st
         raise InputError(f"cannot read: {error.strerror or error}", path) from None
     if data.startswith(GZIP_MAGIC):
         data = gunzip(data, path)
+    if data.startswith(UTF16_MARKS):  # Windows PowerShell's "> file", Excel's "Unicode Text": marked, so certain
+        try:
+            return data.decode("utf-16")
+        except UnicodeDecodeError as error:
+            raise InputError(f"not UTF-16 text past its byte-order mark (byte {error.start}); {hint}", path) from None
+    nul = data.find(b"\x00", 0, 4096)
+    if nul >= 0:  # (valid UTF-8, yet no text file holds it: a name would carry it)
+        raise InputError(f"not UTF-8 text (NUL bytes: UTF-16 without its byte-order mark?); {hint}", path,
+                         data.count(b"\n", 0, nul) + 1)
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
@@ -90,6 +99,8 @@ def read_text(path: pathlib.Path, hint: str = "is this the right reader?") -> st
 
 #: The first bytes of a gzip file.
 GZIP_MAGIC = b"\x1f\x8b"
+#: The byte-order marks of UTF-16 text (little- and big-endian).
+UTF16_MARKS = (b"\xff\xfe", b"\xfe\xff")
 
 
 def gunzip(data: bytes, path) -> bytes:
@@ -139,12 +150,16 @@ def is_blank(path: pathlib.Path, limit: int = 1 << 16) -> bool:
 
 
 def head(path: pathlib.Path, size: int = 4096) -> bytes:
-    """The first ``size`` bytes of a file, or b"" when it cannot be read (for sniffers)."""
+    """The first ``size`` bytes of a file, or b"" when it cannot be read (for sniffers); those of UTF-16 text (with
+    its byte-order mark, as :func:`read_text` reads it) as UTF-8."""
     try:
         with open(path, "rb") as stream:
-            return stream.read(size)
+            data = stream.read(size)
     except OSError:
         return b""
+    if data.startswith(UTF16_MARKS):
+        return data[: len(data) // 2 * 2].decode("utf-16", errors="ignore").encode("utf-8")
+    return data
 
 
 def first_content_line(data: bytes, comment: bytes | None = None) -> bytes:

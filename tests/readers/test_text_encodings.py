@@ -1,0 +1,33 @@
+"""The encodings every text reader reads (``readers._common.read_text`` and ``head``, for the sniffers)."""
+
+from __future__ import annotations
+
+import codecs
+
+import pytest
+
+from extrap_plugins.cli import ExitStatus, main
+
+
+@pytest.mark.parametrize("name, text, model", [
+    ("table.csv", "p,value\r\n2,1\r\n4,2\r\n8,3\r\n16,4\r\n32,5\r\n", "1 · log2(p)"),
+    ("extrap.txt", "PARAMETER p\nPOINTS 2 4 8 16 32\nREGION main\n" + "".join(f"DATA {2 * p}\n" for p in (2, 4, 8, 16, 32)),
+     "2 · p"),
+])
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be"])
+def test_utf16_with_its_byte_order_mark_is_read(host, tmp_path, capsys, name, text, model, encoding):
+    # Windows PowerShell's "> file" and Excel's "Unicode Text" write UTF-16: "not UTF-8 text (byte 0xff)", and a
+    # .txt was "no reader recognises this input" (the sniffers saw the bytes)
+    path = tmp_path / name
+    path.write_bytes(text.encode("utf-16") if encoding == "utf-16" else codecs.BOM_UTF16_BE + text.encode(encoding))
+    assert main(["model", str(path)]) == ExitStatus.OK
+    assert model in capsys.readouterr().out
+
+
+def test_utf16_without_its_mark_is_said_to_be_no_utf8(host, tmp_path, capsys):
+    # NUL is valid UTF-8: the table was read as names with NULs in them ("no 'value' column; the columns are ...")
+    path = tmp_path / "table.csv"
+    path.write_bytes("p,value\n2,1\n".encode("utf-16-le"))
+    assert main(["model", str(path)]) == ExitStatus.BAD_INPUT
+    assert capsys.readouterr().err == (f"extrap-plugins: error: {path}:1: not UTF-8 text (NUL bytes: UTF-16 without "
+                                       "its byte-order mark?); save the table as UTF-8 (a spreadsheet's \"CSV UTF-8\")\n")
