@@ -31,6 +31,12 @@ if TYPE_CHECKING:
     from .experiment import Experiment
 
 
+def _one_nan(value):
+    """NaN as the one object ``math.nan``: NaN equals nothing, not even itself, so two models (or a model and its
+    pickled copy, whose NaN is a new object) compared equal only where their NaN fields were the same object."""
+    return math.nan if isinstance(value, float) and value != value else value
+
+
 @dataclass(frozen=True)
 class Factor:
     """``x^exponent * log2(x)^log_exponent`` for one parameter ``x``."""
@@ -80,6 +86,14 @@ class Quality:
     ar2: float = math.nan
     smape: float = math.nan
     re: float = math.nan
+
+    def __post_init__(self) -> None:
+        for name, value in self.__dict__.items():
+            object.__setattr__(self, name, _one_nan(value))
+
+    def __setstate__(self, state: dict) -> None:
+        for name, value in state.items():
+            object.__setattr__(self, name, _one_nan(value))
 
 
 @dataclass(frozen=True)
@@ -137,11 +151,17 @@ class Model:
     # (``_measurements``: a weak reference to the Experiment), so that its notebook view shows them; the link is
     # no field: models compare, hash, copy and pickle as before, and a model never keeps an experiment alive.
 
+    def __post_init__(self) -> None:
+        self.validation = _one_nan(self.validation)
+
     def __getstate__(self) -> dict:
         """Pickled and copied without the link to the measurements (a weak reference pickles not)."""
         state = dict(self.__dict__)
         state.pop("_measurements", None)
         return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state, validation=_one_nan(state.get("validation", math.nan)))
 
     def _linked_experiment(self) -> Experiment | None:
         """The Experiment of the ModelSet this model was last taken from (``models.get``, ``models[i]``, iteration)

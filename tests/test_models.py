@@ -313,3 +313,16 @@ def test_predict_refuses_a_missing_value_rather_than_answering_nan():
         "predict: the value of p must be a number (or a list of numbers), got None")
     assert raised(lambda: two_parameters().predict({"p": [4, None], "n": 10})) == (
         "predict: the value of p must be a number (or a list of numbers), got the list [4, None]")
+
+
+def test_a_pickled_model_and_model_set_equal_the_originals_with_nan_fields():
+    # NaN equals nothing: a pickled copy's NaN validation and quality fields (new objects) made it unequal
+    import pickle
+
+    from extrap_plugins.models import Quality
+
+    model = Model("main", "time", ("p",), 1.0, (Term(2.0, {"p": Factor(1, 0)}),),
+                  quality=Quality(rss=float("nan"), ar2=np.float64("nan")), validation=np.nan)
+    again = pickle.loads(pickle.dumps(model))
+    assert again == model and hash(again.quality) == hash(model.quality)
+    assert Model("main", "time", ("p",), 1.0, validation=float("nan")) == Model("main", "time", ("p",), 1.0)
