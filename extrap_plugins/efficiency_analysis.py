@@ -213,6 +213,15 @@ class Efficiency:
     that of its value with whatever it calls, the shares overlap, and no own share can be told."""
 
     @property
+    def callpath_scope(self) -> str:
+        """What a call path's overhead, its growth, work and E (:class:`CallpathOverhead`) are of: ``own`` (exclusive
+        values: the call path alone, without its children), ``with children`` (inclusive values in a call tree) or
+        ``with what it calls`` (:attr:`flat`: the input cannot say what its value holds)."""
+        if self.values == "exclusive":
+            return "own"
+        return "with what it calls" if self.flat else "with children"
+
+    @property
     def limiter(self) -> CallpathOverhead | None:
         """The call path with the largest own share of the overhead at the target: the first of :attr:`callpaths`
         with overhead, as they are ranked by the same rule.
@@ -851,9 +860,11 @@ def _inconsistencies(models: Sequence[Model], kind: str, overhead: np.ndarray, s
                      total_overhead: float, parent: np.ndarray, ancestor: np.ndarray) -> list[str]:
     """Per call path, why its overhead at the target is inconsistent (:attr:`CallpathOverhead.inconsistency`).
 
-    With inclusive values a call path's overhead is at most its parent's, and its modelled children's add up to at
-    most its own; with either kind it is at most the whole program's (``total_overhead``).  Each is allowed
-    :data:`CONSISTENT` of the whole program's overhead for rounding.  With inclusive values, a call path's own
+    With inclusive values a call path's overhead is at most its parent's (more by what the negative overhead of its
+    siblings, which scale superlinearly, takes off the parent's), and its modelled children's add up to at most its
+    own (a call path without modelled children may have a negative overhead, and so a negative share); with either
+    kind it is at most the whole program's (``total_overhead``).  Each is allowed :data:`CONSISTENT` of the whole
+    program's overhead for rounding.  With inclusive values, a call path's own
     overhead is its overhead less its modelled children's, so a call path with an inconsistent child is
     inconsistent too.  Nothing is checked where the whole program has no overhead (there are no shares then).
     """
@@ -862,22 +873,30 @@ def _inconsistencies(models: Sequence[Model], kind: str, overhead: np.ndarray, s
         return reasons
     slack = CONSISTENT * total_overhead
     tree = kind == "inclusive"
+    children: dict[int, list[int]] = {}  # the modelled children of each call path, in order
+    for j, up in enumerate(ancestor.tolist()):
+        if up >= 0:
+            children.setdefault(up, []).append(j)
+    negative = np.minimum(overhead, 0.0)
+    # siblings that scale superlinearly (negative overhead) take their part off the parent's overhead
+    children_negative = {up: float(negative[js].sum()) for up, js in children.items()}
     for i in range(len(models)):
         up = int(ancestor[i])
-        if tree and up >= 0 and overhead[i] > overhead[up] + slack:
+        faster = -(children_negative[up] - negative[i]) if up >= 0 else 0.0
+        if tree and up >= 0 and overhead[i] > overhead[up] + faster + slack:
             whose = "its parent's" if parent[i] == up else f"that of {models[up].callpath}, which calls it"
             reasons[i] = f"its overhead, {_number(overhead[i])}, exceeds {whose}, {_number(overhead[up])}"
         elif subtree[i] > total_overhead + slack:
             reasons[i] = f"its overhead, {_number(subtree[i])}, exceeds the whole program's, {_number(total_overhead)}"
-        elif tree and own[i] < -slack:
+        elif tree and own[i] < -slack and i in children:  # without children: its overhead is negative
             reasons[i] = (f"its modelled children's overhead, {_number(overhead[i] - own[i])}, exceeds its own, "
                           f"{_number(overhead[i])}")
     if tree:  # an own overhead is the overhead less the children's: it is no better than theirs
         for i in range(len(models)):
-            children = [j for j in np.flatnonzero(ancestor == i) if reasons[j]]
-            if children and not reasons[i]:
+            inconsistent = [j for j in children.get(i, ()) if reasons[j]]
+            if inconsistent and not reasons[i]:
                 reasons[i] = (f"its own overhead, {_number(own[i])}, is its overhead less its modelled children's, "
-                              f"and that of {models[children[0]].callpath} is inconsistent")
+                              f"and that of {models[inconsistent[0]].callpath} is inconsistent")
     return reasons
 
 

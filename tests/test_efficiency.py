@@ -451,7 +451,7 @@ def test_superlinear_speedup_is_explained_and_names_no_limiter(tmp_path):
     assert result.notes == [note]
     text = extrap_plugins.export_report(result, "text")
     assert "limiter: none (the overhead at p=256, -93.75, is negative: there is no overhead to limit)\n" in text
-    assert "60.0%" not in text and "overhead per call path at p=256:\n" in text
+    assert "60.0%" not in text and "overhead per call path at p=256 (overhead growth, overhead, work and E with its children):\n" in text
     assert text.endswith(f"note: {note}\n")
     document = json.loads(extrap_plugins.export_report(result, "json"))
     assert document["limiter"] is None and document["notes"] == [note]
@@ -561,8 +561,8 @@ def test_without_a_call_tree_the_shares_are_said_to_hold_the_callees_and_the_lim
     lines = extrap_plugins.export_report(result, "text").splitlines()
     assert "limiter: loop (66.7% of the overhead at p=256, with what it calls; its overhead grows as O(p·log p))" \
         in lines
-    title = lines.index("overhead per call path at p=256, n=160000, ranked by share, so the limiter comes first; "
-                        "the total, main(), last:")
+    title = lines.index("overhead per call path at p=256, n=160000 (overhead growth, overhead, work and E with what it "
+                        "calls), ranked by share, so the limiter comes first; the total, main(), last:")
     assert [cell for cell in lines[title + 1].split("  ") if cell][:2] == ["call path", "share with what it calls"]
     assert [line.split()[:2] for line in lines[title + 3:title + 6]] == [["loop", "66.7%"], ["comm", "33.3%"],
                                                                           ["main()", "100.0%"]]
@@ -583,16 +583,16 @@ def test_with_a_call_tree_a_named_total_is_ranked_last_as_the_limiter_passes_it_
     assert [(c.callpath, round(c.own_overhead_share_target, 6)) for c in result.callpaths] == [
         ("main->allreduce", round(1 / 3, 6)), ("main", round(2 / 3, 6))]
     lines = extrap_plugins.export_report(result, "text").splitlines()
-    title = lines.index("overhead per call path at p=256, n=160000, ranked by own share, so the limiter comes first; "
-                        "the total, main, last:")
+    title = lines.index("overhead per call path at p=256, n=160000 (overhead growth, overhead, work and E with its "
+                        "children), ranked by own share, so the limiter comes first; the total, main, last:")
     assert lines[title + 1].split()[:6] == ["call", "path", "own", "share", "with", "children"]
     assert "limiter: main->allreduce (33.3% of the overhead at p=256; its overhead grows as O(p·log p))" in lines
     assert json.loads(extrap_plugins.export_report(result, "json"))["flat"] is False
     found = extrap_plugins.efficiency(data, size="n", target=256)  # the root found: ranked by own share alone
     assert [c.callpath for c in found.callpaths] == ["main", "main->allreduce"] and found.set_aside == []
     assert found.limiter is found.callpaths[0]
-    assert "overhead per call path at p=256, n=160000, ranked by own share, so the limiter comes first:" in \
-        extrap_plugins.export_report(found, "text").splitlines()
+    assert ("overhead per call path at p=256, n=160000 (overhead growth, overhead, work and E with its children), "
+            "ranked by own share, so the limiter comes first:") in extrap_plugins.export_report(found, "text").splitlines()
 
 
 # ------------------------------------------- overhead the models disagree on
@@ -642,7 +642,7 @@ def test_no_report_shows_a_share_above_100_or_below_0_percent(lulesh_max):
     lines = text.splitlines()
     assert limiter in lines
     assert all(0 <= share <= 1 for share in shown_shares(text)) and "1013.4%" not in text
-    title = lines.index("overhead per call path at jobsize=2744, ranked by own share, so the limiter comes first; "
+    title = lines.index("overhead per call path at jobsize=2744 (overhead growth, overhead, work and E with its children), ranked by own share, so the limiter comes first; "
                         "those with inconsistent overhead after the others:")
     assert lines[title + 1].split()[-1] == "inconsistency"
     row = next(line for line in lines[title:] if line.startswith(WAITALL_NODAL + " "))
@@ -693,7 +693,7 @@ def test_the_limiter_is_undetermined_when_no_call_path_with_overhead_is_consiste
     assert repr(result) == "<Efficiency of time over p, strong scaling: iso-efficiency none; limiter undetermined>"
     text = extrap_plugins.export_report(result, "text")
     assert f"limiter: undetermined ({UNDETERMINED})\n" in text
-    assert "overhead per call path at p=256, ranked by own share; those with inconsistent overhead after the others:" \
+    assert "overhead per call path at p=256 (overhead growth, overhead, work and E with its children), ranked by own share; those with inconsistent overhead after the others:" \
         in text and all(0 <= share <= 1 for share in shown_shares(text))
     document = json.loads(extrap_plugins.export_report(result, "json"))
     assert document["limiter"] is None and document["limiter_note"] == UNDETERMINED

@@ -25,7 +25,10 @@ FORMAT = "extrap-plugins/efficiency"
 VERSION = 1
 CSV_COLUMNS = ("kind", "callpath", "metric", "processes", "size", "time", "resource", "work", "overhead",
                "efficiency", "speedup", "measured_efficiency", "overhead_share", "own_overhead_share",
-               "overhead_growth", "function", "inconsistency")
+               "overhead_growth", "function", "inconsistency", "scope")
+SCOPES = {"own": "each call path's own, without its children", "with children": "with its children",
+          "with what it calls": "with what it calls"}
+"""How the title of the table of call paths says what their overhead, work and E are of (``callpath_scope``)."""
 
 
 # ------------------------------------------------------------------- words
@@ -134,6 +137,12 @@ def inconsistent(result: Efficiency) -> bool:
     return any(not c.consistent for c in result.callpaths)
 
 
+def callpaths_title(result: Efficiency) -> str:
+    """The title of the table of call paths: where, what its overhead, work and E are of, and how it is ranked."""
+    return (f"overhead per call path at {format_point(result.target)} (overhead growth, overhead, work and E "
+            f"{SCOPES[result.callpath_scope]}){ranking_text(result)}")
+
+
 def ranking_text(result: Efficiency) -> str:
     """How the table of call paths is ranked, as its title says: by the rule the limiter is chosen by."""
     if not any(math.isfinite(c.own_overhead_share_target) for c in result.callpaths):
@@ -169,7 +178,7 @@ def text(result: Efficiency) -> str:
     rows = [[names[c.callpath], *share_cells(result, c), c.overhead_growth or "n/a", people(c.overhead_target),
              people(c.work_target), people(c.efficiency_target), *([c.inconsistency] if why else [])]
             for c in result.callpaths]
-    lines.append(f"overhead per call path at {format_point(result.target)}{ranking_text(result)}:")
+    lines.append(f"{callpaths_title(result)}:")
     lines.append(text_table(["call path", *share_headers(result), "overhead growth", "overhead", "work", "E",
                              *(["inconsistency"] if why else [])], rows))
     lines += [f"note: {note}" for note in result.notes]
@@ -186,18 +195,18 @@ def csv_text(result: Efficiency) -> str:
     for r in result.rows:
         writer.writerow(["total", total, result.metric, cell(r.point[p]), cell(r.point[s]) if s else "",
                          cell(r.time), cell(r.resource), cell(r.work), cell(r.overhead), cell(r.efficiency),
-                         cell(r.speedup), cell(r.measured_efficiency), "", "", "", "", ""])
+                         cell(r.speedup), cell(r.measured_efficiency), "", "", "", "", "", "whole program"])
     if result.isoefficiency is not None:
         for x, n in result.isoefficiency.points:
             writer.writerow(["isoefficiency", "", result.metric, cell(x), cell(n), "", "", "", "",
                              cell(result.level), "", "", "", "", result.isoefficiency.growth or "",
-                             result.isoefficiency.function or "", ""])
+                             result.isoefficiency.function or "", "", ""])
     for c in result.callpaths:
         shares = (c.overhead_share_target, c.own_overhead_share_target) if c.consistent else (None, None)
         writer.writerow(["callpath", c.callpath, c.metric, cell(result.target[p]),
                          cell(result.target[s]) if s else "", "", "", cell(c.work_target), cell(c.overhead_target),
                          cell(c.efficiency_target), "", "", cell(shares[0]), cell(shares[1]),
-                         c.overhead_growth or "", c.model.function, c.inconsistency])
+                         c.overhead_growth or "", c.model.function, c.inconsistency, result.callpath_scope])
     return out.getvalue()
 
 
@@ -234,7 +243,7 @@ def json_document(result: Efficiency) -> dict[str, Any]:
         "limiter": None if limiter is None else limiter.callpath,
         "limiter_note": result.limiter_note or None,
         "passed_over": [c.callpath for c in result.passed_over],
-        "flat": result.flat,
+        "flat": result.flat, "callpath_scope": result.callpath_scope,
         "notes": list(result.notes),
         "callpaths": [{"callpath": c.callpath, "metric": c.metric, "function": c.model.function,
                        "work_target": json_number(c.work_target), "overhead_target": json_number(c.overhead_target),
@@ -343,8 +352,7 @@ repetitions reduced as for the models (dots); the level is the horizontal line.<
 {table([p, "T", f"C = {p}·T", "W", "O = C − W", "E", "S", "E measured"], scaling_rows, "scaling-table",
        numeric=range(1, 8))}
 </section>
-<section id="callpaths"><h2>Overhead per call path at {html.escape(format_point(result.target))}{
-    html.escape(ranking_text(result))}</h2>
+<section id="callpaths"><h2>{html.escape(callpaths_title(result).replace("overhead", "Overhead", 1))}</h2>
 {table(["call path", *share_columns, "overhead growth", "overhead", "work", "E", f"model of C = {p}·T",
         *(["inconsistency"] if why else [])], path_rows, "callpath-table", numeric=range(first + 1, first + 4),
        raw=range(first + 6))}
