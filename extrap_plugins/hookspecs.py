@@ -13,7 +13,10 @@ provides, not a generic one like ``plugin``: the host registers it as
 are both loaded, but messages name the plugin by its entry point, and
 ``EXTRAP_PLUGINS_DISABLE=DISTRIBUTION:ENTRY_POINT`` switches one off by it.
 
-Hooks are called with keyword arguments only.  Each returns a list of
+Hooks are called without arguments.  A plugin with a function marked ``@hookimpl``
+whose name is no hook below (unless marked ``optionalhook=True``), with a hook
+that takes arguments, or with no hook at all (a function named like one but not
+marked) is not loaded, with a warning naming it and the function.  Each returns a list of
 registration objects (:mod:`extrap_plugins.registration`); the host joins the
 lists of every plugin and alone decides about names: one plugin registering a
 name twice is that plugin's fault; two third-party plugins registering the

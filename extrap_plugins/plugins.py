@@ -9,7 +9,8 @@ the same distribution found twice on the path is loaded once (the first, as
 ``import`` would).
 
 A third-party plugin that cannot be used does not stop the tool: one that fails
-to import, and one whose hook fails or returns something wrong, is skipped with a
+to import or whose hooks cannot be called (:func:`_hooks_problem`), and one
+whose hook fails or returns something wrong, is skipped with a
 :class:`PluginLoadWarning` naming it, its distribution and the problem (for a
 hook, every registration that hook returned is set aside: a list with one bad
 entry is not trusted for the others).  It is an error (:class:`PluginError`,
@@ -238,15 +239,21 @@ class PluginHost:
                     f"switched off ({DISABLE_VARIABLE})", f"switched off by {DISABLE_VARIABLE}",
                     entry_point.name, distribution))
                 continue
+            cause = None
             try:
-                self.register(entry_point.load(), name=name, distribution=distribution, label=entry_point.name)
+                plugin = entry_point.load()
+                problem = _hooks_problem(self.manager, plugin)
+                if problem is None:
+                    self.register(plugin, name=name, distribution=distribution, label=entry_point.name)
             except KeyboardInterrupt:
                 raise
             except BaseException as error:  # a broken plugin must not break the tool (not even sys.exit())
-                failure = f"failed to load: {type(error).__name__}: {error}"
+                problem, cause = _error_text(error), error
+            if problem is not None:
+                failure = f"failed to load: {problem}"
                 message = f"plugin {entry_point.name!r} from distribution {distribution!r} {failure}"
                 if strict:
-                    raise PluginError(message) from error
+                    raise PluginError(message) from cause
                 self.load_problems.append(Problem("plugin", "broken", message, failure, entry_point.name,
                                                   distribution))
                 warnings.warn(message, PluginLoadWarning, stacklevel=2)
@@ -364,8 +371,13 @@ class PluginHost:
             raise InputError(
                 f"modeler {info.name!r} has no option {', '.join(map(repr, unknown))}; its options are: {listed}"
             )
-        options = dict(options)
         accepted = _factory_parameters(info.factory) or {}
+        needed = [n for n in _keywords(accepted) if accepted[n].default is accepted[n].empty and n not in options]
+        if needed:  # (not the factory's TypeError, which names its class and its arguments)
+            what = f"the option {_names(needed)}: it has" if len(needed) == 1 else \
+                f"the options {_names(needed)}: they have"
+            raise InputError(f"modeler {info.name!r} needs {what} no default")
+        options = dict(options)
         for injected, value in (("parameters", parameters), ("host", self)):
             if injected in accepted:
                 options[injected] = value
@@ -479,7 +491,7 @@ def _call_hook(function, hook_name: str, info_type: type) -> tuple[list, list[st
     except KeyboardInterrupt:
         raise
     except BaseException as error:  # a hook that raises (or exits) is the plugin's fault: name it
-        return [], [f"{hook_name} failed: {type(error).__name__}: {error}"]
+        return [], [f"{hook_name} failed: {_error_text(error)}"]
     if returned is None:  # nothing to register
         return [], []
     if not isinstance(returned, (list, tuple)):  # a dict would register its keys
@@ -499,6 +511,46 @@ def _call_hook(function, hook_name: str, info_type: type) -> tuple[list, list[st
     what = info_type.__name__.removesuffix("Info").lower()
     faults += [f"{hook_name} returned the {what} {name!r} more than once" for name, n in counts.items() if n > 1]
     return returned, faults
+
+
+HOOKS = tuple(hook for hook, _ in KINDS.values())
+"""The hooks a plugin implements (each called without arguments)."""
+
+
+def _hooks_problem(manager: pluggy.PluginManager, plugin) -> str | None:
+    """Why the host cannot call a plugin's hooks, as the end of a sentence (None: it can).
+
+    pluggy itself would register a misspelt hook, or functions not marked ``@hookimpl``, as nothing at all,
+    and say a hook with arguments over three lines.  A hook marked ``optionalhook=True`` (of a later version of
+    this host) is no problem.
+    """
+    marked = {}
+    for attribute in dir(plugin):
+        marker = manager.parse_hookimpl_opts(plugin, attribute)
+        if marker is not None:
+            marked[marker.get("specname") or attribute] = (getattr(plugin, attribute), marker)
+    for hook, (function, marker) in marked.items():
+        if hook not in HOOKS:
+            if marker.get("optionalhook"):
+                continue
+            return f"{hook} is marked @hookimpl, but no hook has that name; the hooks are {_and(list(HOOKS))}"
+        taken = [name for name, p in inspect.signature(function).parameters.items()
+                 if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+        if taken:
+            return f"its hook {hook} takes {', '.join(taken)}, but hooks are called without arguments"
+    if marked:
+        return None
+    unmarked = [hook for hook in HOOKS if callable(getattr(plugin, hook, None))]
+    if unmarked:
+        return f"it implements no hook: its {_and(unmarked)} {'is' if len(unmarked) == 1 else 'are'} not marked " \
+               "@extrap_plugins.hookimpl"
+    return f"it implements no hook ({', '.join(HOOKS[:-1])} or {HOOKS[-1]}, marked @extrap_plugins.hookimpl)"
+
+
+def _error_text(error: BaseException) -> str:
+    """``KeyError: 'time'``: an exception a plugin raised, on one line (pluggy's own take three)."""
+    text = re.sub(r"\s*\n\s*", " ", str(error)).strip()
+    return f"{type(error).__name__}: {text}"
 
 
 _CALLABLES: dict[type, tuple[tuple[str, bool], ...]] = {

@@ -146,7 +146,8 @@ class ModelerInfo:
         arrive as int, float, bool or str).  A factory with a ``parameters``
         argument also receives the experiment's parameter names, in order.
         A factory raises ``ValueError`` for a bad option value, with a message
-        that says what was expected.  The object it returns is either
+        that says what was expected.  A keyword without a default is an
+        option the user must give: the host names it when it is missing.  The object it returns is either
 
         * batched: it has ``fit_group(group: SeriesGroup, *, measure: str)
           -> list[Model]``, one model per series of the group, in order; or
