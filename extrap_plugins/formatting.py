@@ -112,6 +112,8 @@ def format_exponent(exponent: float, machine: bool = False) -> str:
     if machine:
         return repr(exponent)
     fraction = Fraction(exponent).limit_denominator(12)
+    if abs(float(fraction) - exponent) < 1e-9 and fraction.denominator == 1:  # whole but for rounding: not (2/1)
+        return str(fraction.numerator)
     if abs(float(fraction) - exponent) < 1e-9:
         return f"({fraction.numerator}/{fraction.denominator})"
     return f"{exponent:.4g}"

@@ -123,3 +123,10 @@ def test_call_paths_for_people_escape_control_characters_also_in_warnings():
     assert format_callpath("main->a\tb") == "main->a\\tb"
     assert format_callpaths(["main->x\x1b[2J", "main->y"]) == ["main->x\\x1b[2J", "main->y"]
     assert format_warned(["main->a\nb [time]"], "noisy") == "main->a\\nb [time]: noisy"
+
+
+def test_an_exponent_a_rounding_away_from_whole_is_whole():
+    # a plugin's fitted 0.9999999999 was printed p^(1/1)
+    from extrap_plugins.formatting import format_exponent
+
+    assert [format_exponent(e) for e in (0.9999999999, 2.0000000001, 0.5000000001)] == ["1", "2", "(1/2)"]
