@@ -161,6 +161,9 @@ def call_reader(info: ReaderInfo, function: Callable, path, *args, host: PluginH
         raise plugin_failure(host, "reader", info.name, fault) or fault
     if isinstance(result, Experiment):
         check_coordinates(result, inputs, reader_label(host, info.name))
+        if function is info.read and not len(result) and registered_plugin(host, "reader", info.name) is not None:
+            # (the built-in readers say what they found instead; an empty table was printed, exit 0)
+            raise InputError(f"no measurements: {reader_label(host, info.name)} read none", inputs or None)
     return result
 
 

@@ -189,8 +189,13 @@ class Plugin:
         return [ReaderInfo("raises", boom, patterns=("*.broken",)),
                 ReaderInfo("none", lambda path, options: None, patterns=("*.none",)),
                 ReaderInfo("str", lambda path, options: "not an experiment", patterns=("*.str",)),
+                ReaderInfo("empty", _read_nothing, patterns=("*.empty",)),
                 ReaderInfo("exits", _read_exits, patterns=("*.exits",)),
                 ReaderInfo("runs", boom, patterns=("*.runs",), parts=_parts, read_part=_read_part)]
+
+
+def _read_nothing(path, options):
+    return Experiment.from_columns(["p"], callpath="main", metric="time", coordinates=np.zeros((0, 1)), value=[])
 
 
 class HookRaises:
@@ -309,6 +314,14 @@ def test_a_reader_returning_something_other_than_an_experiment_is_exit_3_naming_
     assert run(capsys, path) == (
         3, f"extrap-plugins: error: {who('reader', suffix)}: returned {returned} for {path}, expected an "
            "extrap_plugins.Experiment\n")
+
+
+def test_a_reader_returning_no_measurements_is_bad_input_naming_it(broken, capsys, tmp_path):
+    # an empty table and exit 0, without a word
+    path = tmp_path / "in.empty"
+    path.write_text("anything")
+    assert run(capsys, path) == (
+        2, f"extrap-plugins: error: {path}: no measurements: {who('reader', 'empty')} read none\n")
 
 
 @pytest.mark.parametrize("executor", ["serial", "process"])
