@@ -46,6 +46,7 @@ from typing import Any, Iterable, Iterator, Mapping, Sequence
 import numpy as np
 
 from .api import model, names_argument
+from .engine import warn_per_cause, warned_cause
 from .errors import ExtrapWarning, InputError
 from .extrapolation import extrapolate, largest_point, parse_target, warn_below_floor
 from .formatting import described, format_point, format_value
@@ -377,6 +378,7 @@ def compare_models(
     units_a = {m.name: m.unit for m in a.known_metrics}
     units_b = {m.name: m.unit for m in b.known_metrics}
     matched, unmatched = match(a.models, b_models, units_a, units_b, rules, labels)
+    _warn_one_unit([model_a.metric for model_a, _ in matched], units_a, units_b, labels)
     if not matched:
         names_a = ", ".join(sorted({m.callpath for m in a.models})[:4])
         names_b = ", ".join(sorted({m.callpath for m in b.models})[:4])
@@ -393,19 +395,17 @@ def compare_models(
     measured = (_ranges(a.experiment, parameters), _ranges(b.experiment, parameters))
     largest = {p: min(measured[0][p][1], measured[1][p][1]) for p in parameters}
     smallest = {p: min(measured[0][p][0], measured[1][p][0]) for p in parameters}
-    target_point = parse_target(target, parameters) if target is not None else None
-    if target_point is not None:
-        below = [p for p in parameters if target_point[p] < largest[p]]
-        if below:
-            raise InputError(_below_largest(target_point, below, measured, labels))
+    target_point = _target(target, parameters, measured, labels)
     given = target_point is not None
     target_point = target_point or dict(largest)
     along = _along(parameters, along)
-    with of_side(labels[0]):
-        rows_a = _rows(a, target_point, largest, level)
-    with of_side(labels[1]):
-        rows_b = _rows(ModelSet(parameters, b_models, experiment=b.experiment, measure=b.measure, metrics=b.metrics),
-                       target_point, largest, level)
+    with once_per_cause():
+        with of_side(labels[0]):
+            rows_a = _rows(a, target_point, largest, level)
+        with of_side(labels[1]):  # B's measurements in A's order of the parameters, as its models are
+            experiment_b = b.experiment.with_parameters(parameters)
+            rows_b = _rows(ModelSet(parameters, b_models, experiment=experiment_b, measure=b.measure,
+                                    metrics=b.metrics), target_point, largest, level)
     lo, hi = smallest[along], target_point[along]
     comparison = Comparison(labels, parameters, along, largest, smallest, target_point, given, level, [], unmatched,
                             (a, b), list(rules), measured)
@@ -429,6 +429,20 @@ def _ranges(experiment: Experiment, parameters: Sequence[str]) -> dict[str, tupl
     columns = experiment.coordinates
     return {p: (float(columns[:, experiment.parameter_names.index(p)].min()),
                 float(columns[:, experiment.parameter_names.index(p)].max())) for p in parameters}
+
+
+def _target(target: str | Mapping[str, float] | None, parameters: Sequence[str],
+            measured: tuple[Mapping[str, tuple[float, float]], ...], labels: tuple[str, str]
+            ) -> dict[str, float] | None:
+    """The target point given (None without one), at least the largest common point (``measured``: per side, per
+    parameter the smallest and the largest measured value)."""
+    if target is None:
+        return None
+    point = parse_target(target, parameters)
+    below = [p for p in parameters if point[p] < min(measured[0][p][1], measured[1][p][1])]
+    if below:
+        raise InputError(_below_largest(point, below, measured, labels))
+    return point
 
 
 def _below_largest(target: Mapping[str, float], below: Sequence[str],
@@ -490,6 +504,19 @@ def _warn_unused_rules(rules: Sequence[Rule], callpaths: Iterable[str], label: s
         else:
             text = f"{rule.where} matches no call path of {label} ({_some(callpaths)})"
         warnings.warn(ExtrapWarning(text), stacklevel=3)
+
+
+def _warn_one_unit(metrics: Iterable[str], units_a: Mapping[str, str], units_b: Mapping[str, str],
+                   labels: tuple[str, str]) -> None:
+    """Warn once per compared metric whose unit only one side gives (a CSV gives none): its values are compared as
+    if both were in that unit."""
+    for metric in dict.fromkeys(metrics):
+        unit_a, unit_b = units_a.get(metric, ""), units_b.get(metric, "")
+        if bool(unit_a) != bool(unit_b):
+            (known, unit), other = ((labels[0], unit_a), labels[1]) if unit_a else ((labels[1], unit_b), labels[0])
+            warnings.warn(ExtrapWarning(f"metric {metric}: {known} gives its unit, {unit}, {other} none: {other}'s "
+                                        f"values are compared as if they were in {unit} (convert them if not)"),
+                          stacklevel=3)
 
 
 def _some(names: Sequence[str], count: int = 4) -> str:
@@ -584,28 +611,48 @@ def compare(
         else:
             sides.append(experiment_of(data, reader, reader_options, metrics, selection, host, f"compare: {side}"))
     names = [list(s.parameters) if isinstance(s, ModelSet) else s.parameter_names for s in sides]
-    check_parameters(names[0], names[1], labels)  # before the modelling
+    check_parameters(names[0], names[1], labels)  # before the modelling, as the target and along are
+    experiments = [s.experiment if isinstance(s, ModelSet) else s for s in sides]
+    if all(largest_point(e) is not None for e in experiments):
+        _target(target, names[0], tuple(_ranges(e, names[0]) for e in experiments), labels)
+    _along(names[0], along)
     sets = []
-    for side, label in zip(sides, labels):
-        with of_side(label):
-            sets.append(side if isinstance(side, ModelSet) else
-                        model(side, modeler, measure=measure, executor="serial", host=host, **options))
+    with once_per_cause():
+        for side, label in zip(sides, labels):
+            with of_side(label):
+                sets.append(side if isinstance(side, ModelSet) else
+                            model(side, modeler, measure=measure, executor="serial", host=host, **options))
     return compare_models(sets[0], sets[1], labels=labels, rules=mapping_rules, target=target, along=along,
                           level=level)
 
 
 @contextlib.contextmanager
 def of_side(label: str) -> Iterator[None]:
-    """Warnings about a series said inside the block name the side it is of (``new: main [time]: ...``): both sides
-    have their ``main [time]``.  Other warnings pass as they are."""
+    """Warnings about series said inside the block name the side they are of (``new: main [time]: ...``): both
+    sides have their ``main [time]``.  A warning of several series (:func:`~extrap_plugins.engine.warn_per_cause`)
+    is said once per series, for :func:`once_per_cause` around both sides to join.  Other warnings pass as they
+    are."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         yield
     for said in caught:
         message = said.message
-        if isinstance(message, ExtrapWarning) and (message.callpath or message.metric):
-            message = type(message)(message.message, f"{label}: {message.callpath}", message.metric)
-        warnings.warn(message, said.category, stacklevel=3)
+        text, series = warned_cause(message)
+        if isinstance(message, ExtrapWarning) and series:
+            for callpath, metric in series:
+                warnings.warn(type(message)(text, f"{label}: {callpath}", metric), said.category, stacklevel=3)
+        else:
+            warnings.warn(message, said.category, stacklevel=3)
+
+
+@contextlib.contextmanager
+def once_per_cause() -> Iterator[None]:
+    """The warnings said inside the block, one per cause naming its series of both sides
+    (:func:`~extrap_plugins.engine.warn_per_cause`)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield
+    warn_per_cause([said.message for said in caught], stacklevel=3)
 
 
 def _labels(labels: Any) -> tuple[str, str]:

@@ -337,11 +337,11 @@ def test_cli_with_a_mapping_file_and_csv(tmp_path, capsys):
     assert "no such mapping file" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("content, line, byte", [
-    (b"a,b\nmain->s\xe9lve,main->solve\n", 2, "0xe9"),  # Latin-1
-    (b"tAu\xc5p\xa3\xacp\xef\n\x00\x87", 1, "0xc5"),  # random bytes
+@pytest.mark.parametrize("content, line, why", [
+    (b"a,b\nmain->s\xe9lve,main->solve\n", 2, "byte 0xe9"),  # Latin-1
+    (b"tAu\xc5p\xa3\xacp\xef\n\x00\x87", 2, "NUL bytes: UTF-16 without its byte-order mark?"),  # random bytes
 ])
-def test_a_mapping_file_not_in_utf8_is_one_line_exit_2_naming_its_line(tmp_path, capsys, content, line, byte):
+def test_a_mapping_file_not_in_utf8_is_one_line_exit_2_naming_its_line(tmp_path, capsys, content, line, why):
     # both ended in UnicodeDecodeError in read_mapping (exit 1)
     a = write(tmp_path / "a.csv", {"main": lambda p: 10 + p})
     b = write(tmp_path / "b.csv", {"main": lambda p: 10 + p})
@@ -350,7 +350,7 @@ def test_a_mapping_file_not_in_utf8_is_one_line_exit_2_naming_its_line(tmp_path,
     assert main(["compare", a, b, "--map", str(mapping)]) == 2
     out, err = capsys.readouterr()
     assert out == ""
-    assert err == (f"extrap-plugins: error: {mapping}:{line}: not UTF-8 text (byte {byte}); save the mapping "
+    assert err == (f"extrap-plugins: error: {mapping}:{line}: not UTF-8 text ({why}); save the mapping "
                     "file as UTF-8 (a CSV of 'A call path,B call path' lines)\n")
 
 

@@ -17,8 +17,8 @@ import numpy as np
 from extrap_plugins.comparison import Comparison, Pair
 from extrap_plugins.errors import InputError
 from extrap_plugins.exporters._options import option_int
-from extrap_plugins.formatting import (callpath_labels, format_percent, format_point, format_value, json_number,
-                                      text_table)
+from extrap_plugins.formatting import (callpath_labels, format_count, format_percent, format_point, format_value,
+                                      json_number, text_table)
 
 from . import cell, definition_list, json_lines, people, table
 from .svg import PALETTE, Mark, Series, chart
@@ -77,6 +77,20 @@ def _no_common_point(result: Comparison) -> str:
             f"where {values} are extrapolated; target {target}")
 
 
+def _verdict(result: Comparison) -> str:
+    """What the pairs say in one line: no difference where every pair has one model on both sides, else how many
+    differ significantly at the target."""
+    a, b = result.labels
+    pairs = format_count(len(result.pairs), "pair")
+    unmatched = f"; {len(result.unmatched)} unmatched" if result.unmatched else ""
+    if all(pair.model_a.function == pair.model_b.function for pair in result.pairs):
+        return f"no difference: {a} and {b} have the same model in every pair ({pairs}){unmatched}"
+    if result.untested:
+        return f"{pairs}, not tested for significance{unmatched}"
+    different = sum(pair.significant is True for pair in result.pairs)
+    return f"significantly different at {format_point(result.target)}: {different} of {pairs}{unmatched}"
+
+
 def _ratio_headers(result: Comparison) -> list[str]:
     """The headers of the two ratios, naming their points (``v2/v1 at p=64``; they said ``now`` and ``target``),
     told apart where the target is the largest point measured."""
@@ -102,7 +116,7 @@ def text(result: Comparison) -> str:
                      _significant(pair), _crossings(pair, result.along) or "none"])
     lines.append(text_table(["#", "call path", "metric", f"growth {a} → {b}", *_ratio_headers(result), "significant",
                              "crossovers"], rows))
-    lines += ["", "models:"]
+    lines += ["", _verdict(result), "", "models:"]
     for pair in result.pairs:
         lines.append(f"  {name(pair)} [{pair.metric}]: {a}: {pair.model_a.formula}   {b}: {pair.model_b.formula}")
     if result.unmatched:
@@ -221,13 +235,15 @@ def html_parts(result: Comparison, title: str | None = None, plot_top: int | Non
         f'<figure id="pair-{rank}" class="pair">{figure(result, pair)}<figcaption>{html.escape(a)}: '
         f"{html.escape(pair.model_a.formula)} ({html.escape(pair.growth_a or 'n/a')}); {html.escape(b)}: "
         f"{html.escape(pair.model_b.formula)} ({html.escape(pair.growth_b or 'n/a')}); {html.escape(b)}/"
-        f"{html.escape(a)} at the target: {html.escape(people(pair.ratio_target))}</figcaption></figure>"
+        f"{html.escape(a)} at {html.escape(format_point(result.target))}: {html.escape(people(pair.ratio_target))}"
+        "</figcaption></figure>"
         for rank, pair in enumerate(result.pairs[:top], 1))
     unmatched = table(["side", "call path", "metric", "why"],
                       [[u.side, u.callpath, u.metric, u.reason] for u in result.unmatched], "unmatched-table") \
         if result.unmatched else "<p>Every call path and metric found its partner.</p>"
     summary = definition_list([("A", a), ("B", b), ("pairs", str(len(result.pairs))),
-                               ("unmatched", str(len(result.unmatched)))] + [("", line) for line in _header(result)],
+                               ("unmatched", str(len(result.unmatched)))] +
+                              [("", line) for line in [*_header(result), _verdict(result)]],
                               "summary-list")
     body = f"""
 <section id="summary"><h2>Comparison</h2>{summary}</section>
