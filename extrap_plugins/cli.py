@@ -332,8 +332,6 @@ def same_destination(a, b) -> bool:
 
 
 def _stream_command(args: argparse.Namespace, options: dict) -> ExitStatus:
-    from tqdm import tqdm
-
     from .streaming import stream_models
 
     if args.validate:
@@ -341,14 +339,23 @@ def _stream_command(args: argparse.Namespace, options: dict) -> ExitStatus:
     from .engine import following
 
     show = progress_shown(args)
-    with growing_bar(show, "reading", unit="run") as reading, following(reading=reading), \
-            tqdm(disable=not show, file=sys.stderr, unit="series", desc="modeling") as bar:
-        model_set = stream_models(args.inputs, args.reader, args.modeler, metrics=args.metric,
-                                  callpaths=args.callpath, measure=args.measure, executor=args.executor,
-                                  jobs=args.jobs, scratch=args.scratch, progress=bar.update,
-                                  reader_options=parse_options(args.reader_option, "--reader-option",
-                                                               reserved=READ_FLAGS), target=args.target,
-                                  **parse_options(args.option, "--option", reserved=STREAM_FLAGS))
+    with contextlib.ExitStack() as bars:
+        reading = bars.enter_context(growing_bar(show, "reading", unit="run"))
+        modeling = []
+
+        def model(done: int, more: int) -> None:  # told the call paths once the runs are read: their bar ends there
+            if not modeling:
+                bars.close()
+                modeling.append(bars.enter_context(growing_bar(show, "modeling", unit="callpath")))
+            modeling[0](done, more)
+
+        with following(reading=reading):
+            model_set = stream_models(args.inputs, args.reader, args.modeler, metrics=args.metric,
+                                      callpaths=args.callpath, measure=args.measure, executor=args.executor,
+                                      jobs=args.jobs, scratch=args.scratch, callpath_progress=model,
+                                      reader_options=parse_options(args.reader_option, "--reader-option",
+                                                                   reserved=READ_FLAGS), target=args.target,
+                                      **parse_options(args.option, "--option", reserved=STREAM_FLAGS))
     if args.target is not None:
         warnings.warn("streamed models carry no measurements: prediction intervals at --target are left out "
                       "(--stream off computes them)", stacklevel=2)
@@ -683,7 +690,7 @@ MODEL_FLAGS = {"modeler": "--modeler", "measure": "--measure", "metrics": "--met
                "progress": "--progress", "executor": "--executor", "jobs": "--jobs", "validate": "--validate",
                "host": None}
 STREAM_FLAGS = {**MODEL_FLAGS, "scratch": "--scratch", "reader_options": "--reader-option", "reader": "--reader",
-                "target": "--target"}
+                "target": "--target", "callpath_progress": "--progress"}
 DESIGN_FLAGS = {"modeler": "--modeler", "measure": "--measure", "metrics": "--metric", "callpaths": "--callpath",
                 "target": "--target", "budget": "--budget", "cost": "--cost", "tolerance": "--tolerance",
                 "repetitions": "--repetitions", "strategy": "--strategy", "host": None, "exclude": None,

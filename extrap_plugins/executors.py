@@ -94,8 +94,8 @@ class SerialExecutor(cf.Executor):
         future: cf.Future = cf.Future()
         try:
             future.set_result(fn(*args, **kwargs))
-        except BaseException as error:  # delivered through the future, as other executors do
-            future.set_exception(error)
+        except Exception as error:  # delivered through the future, as other executors do (not Ctrl-C: kept in
+            future.set_exception(error)  # the future, it took effect only after the next piece of work had run)
         return future
 
 

@@ -197,13 +197,13 @@ def write_part(experiment: Experiment, folder: str) -> PartSummary:
     constants = []
     try:
         (base / "callpaths.json").write_text(text, encoding="utf-8")
-        offsets.astype("<i8").tofile(base / "offsets.bin")
+        _write_raw(base / "offsets.bin", offsets, "<i8")
         for name, column in columns.items():
             if name != "value" and column.size and np.all(column == column[0]):
                 constants.append((name, int(column[0])))
             else:
-                np.ascontiguousarray(column, dtype=COLUMNS[name]).tofile(base / f"{name}.bin")
-    except OSError as error:  # numpy's tofile names no file: "No space left on device" alone said nothing of where
+                _write_raw(base / f"{name}.bin", column, COLUMNS[name])
+    except OSError as error:  # "No space left on device" alone said nothing of where
         raise _unwritable(e, folder, error) from None
     return PartSummary(
         folder=str(folder),
@@ -222,6 +222,13 @@ def write_part(experiment: Experiment, folder: str) -> PartSummary:
                if len(e) else np.zeros((0, 2), dtype=np.int64)),
         run_constants=tuple(e.constants.items()),
     )
+
+
+def _write_raw(path: pathlib.Path, array: np.ndarray, dtype: str) -> None:
+    """Write ``array`` as raw ``dtype`` values.  Not numpy's ``tofile``: a write that fails when its buffer is
+    flushed (a full disk) went unsaid there, or was said as "1001 requested and 0 written", without an errno."""
+    with open(path, "wb") as stream:
+        stream.write(memoryview(np.ascontiguousarray(array, dtype=dtype)).cast("B"))
 
 
 def _unwritable(experiment: Experiment, folder: str, error: OSError) -> InputError:
@@ -617,6 +624,7 @@ def stream_models(
     reader_options: dict[str, Any] | None = None,
     host: PluginHost | None = None,
     target: str | Mapping[str, float] | None = None,
+    callpath_progress: engine.Growing | None = None,
     **options: Any,
 ) -> ModelSet:
     """Read and model inputs too large for memory, run by run, block by block.
@@ -642,6 +650,9 @@ def stream_models(
     target : str or mapping, optional
         Where the models will be extrapolated to (``--target``): checked against the parameters once the runs are
         read, before the modelling (a name the runs lack is said then, not after all the modelling).
+    callpath_progress : callable, optional
+        Told ``(done, more)`` in call paths: all of them once the runs are read, then each block's as it is fitted
+        (a total for a progress bar, which the series, found block by block, cannot give).
 
     Returns
     -------
@@ -724,7 +735,7 @@ def stream_models(
         size = engine.block_size(len(catalogue.metrics))
         blocks = _block_tasks(catalogue, size, instance, measure, info_modeler.name, info.omits_zeros)
         with engine.modeler_guard(host, info_modeler.name):
-            models = _fit_in_pool(pool, blocks, progress, said)
+            models = _fit_in_pool(pool, blocks, progress, said, callpath_progress, len(catalogue.callpaths))
     order = {name: i for i, name in enumerate(catalogue.callpaths)}
     metric_order = {m.name: k for k, m in enumerate(catalogue.metrics)}
     models.sort(key=lambda m: (order[m.callpath], metric_order[m.metric]))
@@ -758,12 +769,23 @@ def _refused(results: Iterable[tuple[Any, Any, list[Warning]]]) -> Iterator[tupl
         yield result
 
 
-def _fit_in_pool(pool, blocks: Iterator[BlockTask], progress, said: Sequence[str] = ()) -> list[Model]:
+def _fit_in_pool(pool, blocks: Iterator[BlockTask], progress, said: Sequence[str] = (),
+                 callpath_progress: engine.Growing | None = None, n_callpaths: int = 0) -> list[Model]:
     """Fit every block; their warnings are shown once all are fitted, one per cause, as
-    :func:`~extrap_plugins.engine.fit_blocks` shows them (causes beginning with one of ``said`` left out)."""
+    :func:`~extrap_plugins.engine.fit_blocks` shows them (causes beginning with one of ``said`` left out).
+    ``progress`` is told each block's series; ``callpath_progress`` the ``n_callpaths`` first, then each block's
+    call paths (every one has a series)."""
     models: list[Model] = []
     caught: list[Warning] = []
-    done = (lambda result: progress(len(result[0]))) if progress is not None else None
+    if callpath_progress is not None:
+        callpath_progress(0, n_callpaths)
+
+    def done(result: tuple[list[Model], list[Warning]]) -> None:
+        if progress is not None:
+            progress(len(result[0]))
+        if callpath_progress is not None:
+            callpath_progress(len({m.callpath for m in result[0]}), 0)
+
     for fitted, warned in executors.map_ordered(pool, fit_streamed_block, blocks, on_done=done):
         caught.extend(warned)
         models.extend(fitted)

@@ -557,6 +557,16 @@ def test_streaming_reports_the_series_it_fits_as_model_does(sweep, tmp_path):
     assert told and sum(done for done, _ in told) == sum(found for _, found in told) == len(models)
 
 
+def test_streaming_announces_its_call_paths_before_modelling_them(sweep, tmp_path):
+    # the series are found block by block, so the modelling bar had no total (no ETA on a long run); the call
+    # paths are known once the runs are read
+    told = []
+    models, _ = quietly(streaming.stream_models, sweep, executor="serial", scratch=tmp_path,
+                        callpath_progress=lambda *progress: told.append(progress))
+    assert told == [(0, 300), (300, 0)]
+    assert len({m.callpath for m in models.models}) == 300
+
+
 # ------------------------------------ a third-party reader's messages, streamed and in memory
 RUNS_READER = """
     import pathlib

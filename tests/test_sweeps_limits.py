@@ -66,3 +66,24 @@ def test_a_full_scratch_folder_is_named_with_the_run(tmp_path, capsys, monkeypat
         f"{os.strerror(errno.ENOSPC)} (streaming writes 20 bytes there per measured value); give --scratch a folder "
         "with more room\n"))
     assert os.listdir(scratch) == []  # nothing left behind
+
+
+def test_a_scratch_folder_that_fills_up_while_a_column_is_written_is_said_to_be_full(tmp_path, capsys, monkeypatch):
+    # numpy's tofile says a short write as "40 requested and 0 written" (no errno): a full disk was not said to be
+    # full, nor what streaming needs there
+    data, scratch = tidy_csv(tmp_path / "runs.csv"), tmp_path / "scratch"
+    scratch.mkdir()
+    mkdir = os.mkdir
+
+    def run_folder_on_a_full_disk(path, *args, **kwargs):
+        mkdir(path, *args, **kwargs)
+        if os.path.basename(path) == "p000000":
+            os.symlink("/dev/full", os.path.join(path, "value.bin"))
+
+    monkeypatch.setattr(os, "mkdir", run_folder_on_a_full_disk)
+    assert cli.main(["model", data, "--stream", "on", "--scratch", str(scratch), "--executor", "serial"]) == 2
+    assert capsys.readouterr() == ("", (
+        f"extrap-plugins: error: {scratch}: cannot write the measurements of {data} into the scratch folder: "
+        f"{os.strerror(errno.ENOSPC)} (streaming writes 20 bytes there per measured value); give --scratch a folder "
+        "with more room\n"))
+    assert os.listdir(scratch) == []
