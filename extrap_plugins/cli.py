@@ -788,11 +788,15 @@ def add_analysis_commands(commands) -> None:
 
 def _labels(pairs: Sequence[str]) -> tuple[str, str]:
     labels = {"A": "A", "B": "B"}
+    given: dict[str, str] = {}
     for pair in pairs:
         side, sep, name = pair.partition("=")
-        if not sep or side.strip().upper() not in labels or not name.strip():
+        side = side.strip().upper()
+        if not sep or side not in labels or not name.strip():
             raise InputError(f"--label {pair!r}: expected A=NAME or B=NAME")
-        labels[side.strip().upper()] = name.strip()
+        if side in given and given[side] != name.strip():  # (the last one won, without a word)
+            raise InputError(f"--label names {side} twice: {given[side]!r} and {name.strip()!r}")
+        given[side] = labels[side] = name.strip()
     return labels["A"], labels["B"]
 
 

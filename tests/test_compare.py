@@ -236,6 +236,8 @@ def write(path, functions, ps=P):
                                                  "must be at least it"),
     ({"main": lambda p: p}, ["--label", "A=x", "--label", "B=x"],
      "the two labels are both 'x': give each side its own (labels=('v1', 'v2'); --label A=... --label B=...)"),
+    # a side labelled twice: the last label won, without a word
+    ({"main": lambda p: p}, ["--label", "A=x", "--label", "a=y"], "--label names A twice: 'x' and 'y'"),
     ({"main": lambda p: p}, ["--map-rule", "nothing"],
      "mapping rule 'nothing': expected A_CALLPATH=B_CALLPATH, such as 'IntelMPI->*=OpenMPI->*'"),
     ({"main": lambda p: p}, ["--level", "100%"],
