@@ -237,7 +237,7 @@ def autotune(
             runs, alone = _this_round(last, experiment, metrics, callpaths)
             spent = last.measured_cost + sum(r.cost * r.repetitions for r in runs)
             share = spent / last.full_cost if last.full_cost else 0.0
-            say(f"round {number}: {_describe_round(last, runs, share, alone)}")
+            say(f"round {number}: {_describe_round(last, runs, share, tolerance, alone)}")
             _say_notes(last, rounds, number, say)
             _say_repetitions(last, runs, rounds, number, say, alone)
             timed = _say_timed_cost(last, timed, number, say)
@@ -252,7 +252,7 @@ def autotune(
             if alone:
                 _note_unmatched(folder, host, runs[0], metrics, callpaths, say)
         else:
-            message = (f"stopped after --max-steps {max_steps} rounds; start again to go on"
+            message = (f"stopped after --max-steps {format_count(max_steps, 'round')}; start again to go on"
                        if max_steps is not None else
                        f"stopped after {steps} rounds, as many as the full factorial has runs, before the rule held or "
                        f"the budget was spent: the runs may not measure the points planned (see {folder / 'logs'})")
@@ -762,11 +762,11 @@ def _say(message: str) -> None:
     sys.stderr.flush()
 
 
-def _widest(widths: Mapping[str, float] | None) -> str:
+def _widest(widths: Mapping[str, float] | None, tolerance: float) -> str:
     if not widths:
         return ""
     name, width = max(widths.items(), key=lambda kv: kv[1])
-    return f"; widest interval at the target: {format_callpath(name)} ±{format_share(width)}"
+    return f"; widest interval at the target: {format_callpath(name)} ±{design.format_width(width, tolerance)}"
 
 
 def _count(repetitions: list[int]) -> str:
@@ -782,7 +782,7 @@ def _points(runs: list[design.Run], shown: int = 3) -> str:
     return ", ".join(format_point(r.point, brackets=True) for r in runs[:shown]) + (" ..." if len(runs) > shown else "")
 
 
-def _describe_round(s, runs, share, alone: bool = False) -> str:
+def _describe_round(s, runs, share, tolerance, alone: bool = False) -> str:
     if alone:
         what = ("the base design's first run, alone (it tells what --metric and --callpath match and whether the "
                 "metrics are exact counts)")
@@ -791,16 +791,18 @@ def _describe_round(s, runs, share, alone: bool = False) -> str:
     else:
         what = "a repetition of largest expected gain" if runs[0].first else "the run of largest expected gain"
     count = _count([int(r.repetitions) for r in runs])
-    return f"{what}: {count} {_points(runs)} (cost so far {share:.1%} of the full factorial){_widest(s.widths)}"
+    return (f"{what}: {count} {_points(runs)} (cost so far {share:.1%} of the full factorial)"
+            f"{_widest(s.widths, tolerance)}")
 
 
 def _describe_end(s, tolerance) -> str:
     if s.status == "done":
-        return f"the stopping rule holds (every judged interval within ±{format_percent(tolerance)}){_widest(s.widths)}"
+        return (f"the stopping rule holds (every judged interval within ±{format_percent(tolerance)})"
+                f"{_widest(s.widths, tolerance)}")
     if s.status == "budget":
-        return f"the budget left buys no further run the selector would plan{_widest(s.widths)}"
+        return f"the budget left buys no further run the selector would plan{_widest(s.widths, tolerance)}"
     if s.status == "exhausted":
-        return f"every candidate point is measured{_widest(s.widths)}"
+        return f"every candidate point is measured{_widest(s.widths, tolerance)}"
     return s.status
 
 
@@ -838,12 +840,13 @@ def final_notes(rounds: list[Round]) -> list[str]:
     budget did to the base: lines shorter than five values, no point off them).  The last: the base design's first
     run, measured alone, was planned before the metrics' kind and a run's time were known, and the rest of the base
     is planned again after it (its "no point off the lines fits the budget" was said to the end of a loop whose
-    next round measured one)."""
+    next round measured one).  Notes about the candidates and the metrics come from the last round alone (a loop
+    resumed with other --param values said "p has fewer than 5 …" of the base and "p, n have fewer …" last)."""
     if not rounds:
         return []
     last = list(rounds[-1].notes)
     bases = [r for r in rounds[:-1] if r.status == "base"]
-    base = [n for n in (bases[-1].notes if bases else []) if n not in last]
+    base = [n for n in (bases[-1].notes if bases else []) if n not in last and not design.is_space_note(n)]
     if any(n.startswith(design.UNPRICED) for n in last):  # the growth the cost leaves out, as fitted last only
         base = [n for n in base if not n.startswith(design.UNPRICED)]
     return list(dict.fromkeys(base)) + last

@@ -688,6 +688,15 @@ EXTREMES_NOTE = ("not judged unless named with --metric: {metrics} (minima and m
                  "widest interval always a visit_time_min)")
 """The note for the metrics :func:`suggest` leaves out of its judgement by default."""
 
+FEW_VALUES = "fewer than {line} candidate values; give more with --param for a trustworthy model"
+"""The note, after the parameters' names, for parameters of fewer candidate values than a line has."""
+
+
+def is_space_note(note: str) -> bool:
+    """Whether ``note`` is one that every suggestion makes afresh about the candidates and the metrics
+    (:data:`EXTREMES_NOTE`, :data:`FEW_VALUES`), not about the base design or the plan."""
+    return note.startswith(EXTREMES_NOTE.partition("{")[0]) or note.endswith(FEW_VALUES.partition("}")[2])
+
 
 @dataclass(frozen=True)
 class Budget:
@@ -911,8 +920,7 @@ def suggest(
     notes = [EXTREMES_NOTE.format(metrics=", ".join(extremes))] if extremes else []
     short = [name for name, values in zip(parameters, space.values) if 1 < values.size < line]
     if short:
-        notes.append(f"{', '.join(short)} {'has' if len(short) == 1 else 'have'} fewer than {line} candidate values; "
-                     f"give more with --param for a trustworthy model")
+        notes.append(f"{', '.join(short)} {'has' if len(short) == 1 else 'have'} {FEW_VALUES.format(line=line)}")
     suggestion = Suggestion(
         plan=Plan(parameters), status="base", cost_model=cost_model, repetitions=repetitions,
         repetitions_reason=reason, full_cost=full_cost, full_points=int(grid.shape[0]),
@@ -1105,9 +1113,11 @@ def base_design(space, effective: np.ndarray, limit: float, line: int = 5,
     notes = []
     if length < line and min(v.size for v in space.values) >= line:
         terms = "one term per parameter" if length >= 3 else "only constants"
-        why = (f"the budget allows lines of {length} values, not {line}" if length < longest else
-               f"lines of {length} values, not {line} (longer lines would run through the target, or an "
-               f"excluded point, which is never measured)")
+        longer = " or ".join(map(str, range(longest, length, -1)))  # the lengths the budget did not pay for
+        why = (f"lines of {length} values, not {line} (longer lines would run through the target, or an "
+               f"excluded point, which is never measured)" if length == longest else
+               f"the budget allows lines of {length} values, not {line}" if within else  # not when even they exceed it
+               f"the budget allows no lines of {longer} values; they have {length}")
         notes.append(f"{why}: models get at most {terms} along each line (fewer exponents are told apart), and the "
                      f"interval at the target says how much that costs")
     if not within:
@@ -1320,7 +1330,7 @@ def _suggest_uncertainty(space, grid, costs, measured_runs, order, rank, effecti
             extra, after = plan_runs(assessment, run_costs, tolerance=0.0, limit=remaining,
                                      max_runs=_room(max_points, suggestion), available=available)
         suggestion.notes.append(_would_buy(extra, after, suggestion.widths, remaining, budget, candidates.size,
-                                           per_run))
+                                           per_run, _room(max_points, suggestion)))
         return suggestion
     runs, predicted = plan_runs(assessment, run_costs, tolerance=tolerance, limit=remaining,
                                 max_runs=_room(max_points, suggestion), available=available)
@@ -1407,6 +1417,17 @@ def _fewer_repetitions(costs: np.ndarray, per_run: int, remaining: float) -> int
     return next((r for r in range(per_run - 1, 0, -1) if cheapest * r <= remaining * (1 + 1e-12)), 0)
 
 
+def format_width(width: float, tolerance: float) -> str:
+    """A relative half-width beside the tolerance it is judged by: :func:`format_share`, with more decimals where
+    one would put it on the tolerance's side while it lies beyond (±5.04 % against 5 % is "5.04%", not "5.0%")."""
+    text = format_share(width)
+    for digits in range(2, 6):
+        if abs(width) >= 100 or (float(text[:-1]) / 100 > tolerance) == (width > tolerance):
+            break
+        text = f"{width:.{digits}%}"
+    return text
+
+
 def _holds_note(suggestion, level: float, where: str, tolerance: float) -> str:
     """The note when the rule holds: the widest interval, or, with no kernel judged, why none is."""
     from .selector import NOT_JUDGED
@@ -1415,7 +1436,7 @@ def _holds_note(suggestion, level: float, where: str, tolerance: float) -> str:
         return f"no kernel is judged at {where}: all {len(suggestion.not_judged)} are {NOT_JUDGED}"
     widest, width = max(suggestion.widths.items(), key=lambda kv: kv[1])
     return (f"the rule holds: every judged kernel's {format_percent(level)} interval at {where} is within "
-            f"±{format_percent(tolerance)} (widest: {format_callpath(widest)} ±{format_share(width)})")
+            f"±{format_percent(tolerance)} (widest: {format_callpath(widest)} ±{format_width(width, tolerance)})")
 
 
 def _untested_near_target(space, grid, measured, excluded, costs, target) -> list[str]:
@@ -1503,7 +1524,7 @@ def _nothing_to_plan(suggestion, where, tolerance, why) -> None:
     single runs are noisy; ``few pairs``: the same, some are, but the budget left does not pay for repetitions at
     :data:`PAIRS` measured points)."""
     widest = max(suggestion.widths.items(), key=lambda kv: kv[1])
-    stays = (f"the widest interval at {where} stays {format_callpath(widest[0])} ±{format_share(widest[1])} "
+    stays = (f"the widest interval at {where} stays {format_callpath(widest[0])} ±{format_width(widest[1], tolerance)} "
              f"(tolerance ±{format_percent(tolerance)})")
     suggestion.status = "exhausted" if why in ("exhausted", "no gain") else "budget"
     suggestion.notes.append({"budget": f"no further run fits the budget; {stays}",
@@ -1568,27 +1589,30 @@ def _room(max_points, suggestion) -> int | None:
     return max(max_points - suggestion.measured_points, 0)
 
 
-def _would_buy(runs, after, widths, remaining, budget, n_candidates, per_run: int = 1) -> str:
+def _would_buy(runs, after, widths, remaining, budget, n_candidates, per_run: int = 1, room: int | None = None) -> str:
     """What the budget left would buy once the rule holds (``n_candidates``: points new or still to repeat;
-    ``per_run``: the runs of each new point, its repetitions)."""
+    ``per_run``: the runs of each new point, its repetitions; ``room``: the points a budget of points has left)."""
     if budget is None:
         return "without a budget, further runs are not planned"
+    if room == 0:
+        return (f"the measured points already fill the budget (at most {format_count(budget.points, 'point')}): "
+                f"nothing is left to spend")
     if remaining <= 0:
         return "the measured runs already cost the whole budget or more: nothing is left to spend"
     if not n_candidates:
         return "every candidate point is measured with its repetitions: nothing is left to buy"
+    left = format_count(room, "point") if room is not None else f"{remaining:g} cost units"  # (inf with points)
     if not runs:
-        return f"the remaining budget ({remaining:g} cost units) buys no further run"
+        return f"the remaining budget ({left}) buys no further run"
     worst = max(widths, key=widths.get)
     if widths[worst] - after[worst] < 0.0005 or format_share(widths[worst]) == format_share(after[worst]):
-        return (f"further runs would not narrow the intervals noticeably: the remaining budget ({remaining:g} cost "
-                f"units) is left")
+        return f"further runs would not narrow the intervals noticeably: the remaining budget ({left}) is left"
     # The ensembles conditioned on the runs as if the models kept their form: a run that changes a model's terms
     # moves the interval more than that, either way (benchmarks/design-history.md, "the widths plans promise").
     bought = format_count(len(runs), "more run")
     if per_run > 1:
         bought = f"{format_count(len(runs), 'more point')} ({len(runs) * per_run} runs with the repetitions)"
-    return (f"the remaining budget ({remaining:g} cost units) would buy {bought}, "
+    return (f"the remaining budget ({left}) would buy {bought}, "
             f"which would narrow the widest interval ({format_callpath(worst)}) from "
             f"±{format_share(widths[worst])} to ±{format_share(after[worst])} if the models kept their form")
 

@@ -1,0 +1,50 @@
+"""What the notes of a plan say about the budget: each true, none contradicting another."""
+
+from extrap_plugins import design
+from extrap_plugins.design import Space, suggest
+from extrap_plugins.experiment import Experiment
+
+P = [1, 2, 4, 8, 16]
+N = [10, 20, 30, 40, 50]
+
+
+def test_lines_that_do_not_fit_the_budget_are_not_said_to_be_allowed_by_it():
+    # 1 % of the full factorial's 620 is 6.2; the lines of three through (1, 10) cost 9 even as single runs
+    notes = suggest(Space.of({"p": P, "n": N}), budget="1%").notes
+    assert notes[:2] == [
+        "the budget allows no lines of 5 or 4 values; they have 3: models get at most one term per parameter along "
+        "each line (fewer exponents are told apart), and the interval at the target says how much that costs",
+        "even lines of 3 values exceed the budget: these runs are the minimum for a model"]
+    # a budget of 3 points: the lines of three are 5
+    notes = suggest(Space.of({"p": P, "n": N}), budget="3").notes
+    assert notes[0].startswith("the budget allows no lines of 5 or 4 values; they have 3: ")
+    assert notes[-1] == "the base design needs 5 points, more than the budget's 3: these runs are the minimum for a model"
+
+
+def exact_counts():
+    """A count of 3 + 2·p measured twice at p = 1 … 16: the rule holds at once."""
+    return Experiment.from_columns(["p"], callpath="main", metric="visits",
+                                   coordinates=[[p] for p in P for _ in range(2)],
+                                   value=[3 + 2 * p for p in P for _ in range(2)])
+
+
+def test_what_a_budget_of_points_leaves_is_said_in_points():
+    # before: "the remaining budget (inf cost units) is left", and with every point of the budget measured
+    # "the remaining budget (inf cost units) buys no further run"
+    space = Space.of({"p": P + [32]})
+    assert suggest(space, exact_counts(), budget="8").notes[-1] == (
+        "further runs would not narrow the intervals noticeably: the remaining budget (3 points) is left")
+    assert suggest(space, exact_counts(), budget="5").notes[-1] == (
+        "the measured points already fill the budget (at most 5 points): nothing is left to spend")
+
+
+def test_an_interval_just_beyond_the_tolerance_is_not_printed_as_the_tolerance():
+    # ±32.9150 % at p = 64 against a tolerance of 32.9 %: before, "stays main ±32.9% (tolerance ±32.9%)"
+    noise = [1.03, 0.98, 0.99, 1.02, 1.01, 0.97, 1.0, 1.02, 0.98, 1.01]
+    points = [p for p in P for _ in range(2)]
+    experiment = Experiment.from_columns(["p"], callpath="main", metric="time", coordinates=[[p] for p in points],
+                                         value=[(3 + 2 * p) * factor for p, factor in zip(points, noise)])
+    result = suggest(Space.of({"p": P + [32]}), experiment, budget="5", tolerance=0.329)
+    assert result.notes == ["no further run fits the budget; the widest interval at (p=64) stays main ±32.91% "
+                            "(tolerance ±32.9%)"]
+    assert [design.format_width(w, 0.05) for w in (0.0504, 0.04996, 0.050004, 0.9)] == ["5.04%", "5.0%", "5.0004%", "90.0%"]
