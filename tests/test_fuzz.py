@@ -30,7 +30,7 @@ def _fuzz():
 def test_mutants_of_every_real_file_are_a_model_or_one_clean_error(shared_data, tmp_path, host):
     fuzz = _fuzz()
     outcomes = []
-    for i, case in enumerate(fuzz.cases(600, seed=14, data=shared_data)):
+    for i, case in enumerate(fuzz.cases(300, seed=14, data=shared_data)):  # (benchmarks/fuzz.py runs thousands)
         outcomes.append(fuzz.run_case(case, tmp_path / f"case{i}", timeout=30))
     bad = [f"{o.case.seed.path.name}: {o.case.description}: {o.outcome}: {o.stderr.strip()[-300:]}"
            for o in outcomes if o.outcome not in ("ok", "clean error")]
