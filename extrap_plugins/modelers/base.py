@@ -348,8 +348,13 @@ class PMNFModeler:
             constant, predicted = self._whole_search(result, X, Y, V, counts, active, usable, config, constant,
                                                      predicted)
         worse = _worse_than_the_mean(Y, predicted, result.n_terms)
+        # values of one parameter that clearly trend are said to (_selection_notes), not to jump or scatter: a line
+        # falling towards 0, all of whose fits are ruled out, was said to "jump or scatter"
+        trending = np.zeros(n_series, dtype=bool)
+        if worse.any() and single is not None:
+            trending = _trending(single, X[:, active[0]], Y)
         if worse.any():
-            for s in np.flatnonzero(worse):
+            for s in np.flatnonzero(worse & ~trending):
                 per_series[s].append(WORSE_THAN_THE_MEAN)
             result.coefficients[worse] = 0.0
             result.coefficients[worse, 0] = Y[worse].mean(axis=1)
@@ -359,7 +364,7 @@ class PMNFModeler:
         figures = quality_figures(Y, predicted, result.n_terms)
         if single is not None:
             _selection_notes(single, X[:, active[0]], Y, result.n_terms, figures["smape"], names[active[0]],
-                             per_series, worse | all_zero)
+                             per_series, (worse & ~trending) | all_zero)
         slots = result.coefficients.shape[1] - 1
         if slots >= 2:
             used = np.arange(slots)[None, :] < result.n_terms[:, None]
@@ -720,8 +725,7 @@ def _selection_notes(single: SingleFit, x, Y, n_terms, smape, name: str, per_ser
     values that clearly trend (:attr:`SingleFit.trend`), a model chosen because every clearly better fit was ruled
     implausible (:attr:`SingleFit.ruled_at`).  ``skip``: series that have their note already."""
     if single.trend is not None:
-        flat = (n_terms == 0) & (single.trend != 0) & ~skip & np.all(Y > 0, axis=1)
-        flat &= np.abs(kendall_tau(x, Y)) >= MONOTONE
+        flat = (n_terms == 0) & _trending(single, x, Y) & ~skip
         for s in np.flatnonzero(flat):
             per_series[s].append(unexplained_trend_note(x, Y[s], name))
     if single.ruled_at is not None:
@@ -729,6 +733,14 @@ def _selection_notes(single: SingleFit, x, Y, n_terms, smape, name: str, per_ser
         for s in np.flatnonzero(np.isfinite(single.ruled_at[:, 0]) & ~skip & misses):
             per_series[s].append(ruled_out_note(tuple(single.ruled_at[s]), int(single.ruled_kind[s]),
                                                 int(single.ruled_count[s]), float(smape[s]), name))
+
+
+def _trending(single: SingleFit, x: np.ndarray, Y: np.ndarray) -> np.ndarray:
+    """Which series of positive values clearly rise or fall with their one parameter (:attr:`SingleFit.trend`,
+    and a rank correlation of at least :data:`MONOTONE`), shape (n_series,)."""
+    if single.trend is None:
+        return np.zeros(Y.shape[0], dtype=bool)
+    return (single.trend != 0) & np.all(Y > 0, axis=1) & (np.abs(kendall_tau(x, Y)) >= MONOTONE)
 
 
 def kendall_tau(x: np.ndarray, Y: np.ndarray) -> np.ndarray:

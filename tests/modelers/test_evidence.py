@@ -81,6 +81,17 @@ def test_values_that_jump_get_their_mean_when_no_hypothesis_fits_better():
                             "as a step does): the model is the mean") in caught
 
 
+def test_a_line_falling_towards_zero_is_said_to_fall_not_to_jump_or_scatter():
+    # 120 - 0.1·p, exact: every hypothesis that follows it reaches 0 within 100x of the data (ruled out), so the model
+    # is the mean; the warning said the values "jump or scatter, as a step does"
+    e = experiment(["p"], [64, 128, 256, 512, 1024], {"solve": lambda p: 120 - 0.1 * p})
+    (model,), caught = model_with_warnings(e)
+    assert model.terms == () and model.constant == pytest.approx(80.32)
+    assert [text for _, _, text in caught] == [
+        "the values fall 6.45-fold from p=64 to p=1024 (113.6 to 17.6), but the model is the constant: no hypothesis "
+        "that describes them is plausible"]
+
+
 def test_values_that_rise_peak_and_fall_within_the_data_may_fall_beyond_them():
     # 1 + 2·log2(p)/p at p = 1 ... 16, exact: it became 1.774 - 0.7629·p^-3 (adjusted R² 0.55), since the values rise
     # from p = 1 to 16 and a model falling beyond the data counted as turning
