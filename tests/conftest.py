@@ -28,6 +28,19 @@ def shared_data() -> pathlib.Path:
     return SHARED_DATA
 
 
+LULESH_RANKS = (27, 64, 125, 216, 343)
+"""The rank counts of Thicket's LULESH Caliper files (``caliper/thicket/mpi_scaling_cali``)."""
+
+
+@pytest.fixture(scope="session")
+def mpi_scaling_cali(shared_data) -> list[str]:
+    """Thicket's LULESH Caliper files, one per rank count of :data:`LULESH_RANKS`."""
+    folder = shared_data / "caliper" / "thicket" / "mpi_scaling_cali"
+    if not folder.is_dir():
+        pytest.skip(f"Thicket's LULESH data is not in {folder}")
+    return [str(folder / f"{n}_cores.cali") for n in LULESH_RANKS]
+
+
 @pytest.fixture
 def host(monkeypatch):
     """A fresh plugin host with the built-ins only, installed as the process-wide host."""

@@ -7,27 +7,17 @@ without a word (or, for arguments, print pluggy's message over three lines).
 
 from __future__ import annotations
 
+import inspect
 import pathlib
 
 import pytest
 
-from plugin_helpers import cli, fake_distribution, installed, third_party_rows  # noqa: F401
+from plugin_helpers import Mean, cli, fake_distribution, installed, third_party_rows  # noqa: F401
 
 EXAMPLE = pathlib.Path(__file__).resolve().parents[1] / "examples" / "stencil.jsonl"
 
-MEAN = """
-import numpy as np
-from extrap_plugins import ModelerInfo, hookimpl
-
-class Mean:
-    def fit(self, X, y):
-        self.constant_, self.terms_ = float(np.mean(y)), []
-        return self
-
-    def predict(self, X):
-        return np.full(len(X), self.constant_)
-
-"""
+MEAN = ("import numpy as np\nfrom extrap_plugins import ModelerInfo, hookimpl\n\n" + inspect.getsource(Mean)
+        + "\n")  # the module of an installed plugin: its source
 
 CASES = {
     "arguments": (MEAN + "@hookimpl\ndef extrap_modelers(config):\n    return [ModelerInfo('mine', Mean)]\n",

@@ -18,15 +18,7 @@ from thicket import Thicket  # noqa: E402
 
 from extrap_plugins.thicket import MODEL_TAG, Modeling, ModelWrapper, from_thicket  # noqa: E402
 
-RANKS = (27, 64, 125, 216, 343)
-
-
-@pytest.fixture(scope="module")
-def mpi_scaling_cali(shared_data):
-    folder = shared_data / "caliper" / "thicket" / "mpi_scaling_cali"
-    if not folder.is_dir():
-        pytest.skip(f"Thicket's LULESH data is not in {folder}")
-    return [str(folder / f"{n}_cores.cali") for n in RANKS]
+RANKS = (27, 64, 125, 216, 343)  # (conftest's mpi_scaling_cali: one file per rank count)
 
 
 def thicket_of(files):

@@ -18,16 +18,6 @@ from thicket import Thicket  # noqa: E402
 
 from extrap_plugins.thicket import MODEL_TAG, Modeling, from_thicket  # noqa: E402
 
-RANKS = (27, 64, 125, 216, 343)
-
-
-@pytest.fixture(scope="module")
-def mpi_scaling_cali(shared_data):
-    folder = shared_data / "caliper" / "thicket" / "mpi_scaling_cali"
-    if not folder.is_dir():
-        pytest.skip(f"Thicket's LULESH data is not in {folder}")
-    return [str(folder / f"{n}_cores.cali") for n in RANKS]
-
 
 @pytest.fixture
 def tk(mpi_scaling_cali):
