@@ -1217,7 +1217,7 @@ def _base_out_of_budget(suggestion, said: int, remaining: float) -> None:
                                 f"{suggestion.measured_points} measured)")
         return
     suggestion.notes.append(f"{_spent(suggestion)}: nothing is left to spend" if remaining <= 0 else
-                            f"no further run of the base design fits the budget ({remaining:g} cost units left)")
+                            f"no further run of the base design fits the budget ({cost_units(remaining)} left)")
 
 
 def _check_single_values(space: Space, target: Mapping[str, float], experiment) -> None:
@@ -1243,7 +1243,7 @@ def _spent(suggestion) -> str:
     if full > 0:
         return (f"the measured runs already cost {format_share(suggestion.measured_share)} of the full factorial's, "
                 f"the budget {format_share(suggestion.budget_limit / full)}")
-    return (f"the measured runs already cost {suggestion.measured_cost:g} cost units, the budget "
+    return (f"the measured runs already cost {cost_units(suggestion.measured_cost)}, the budget "
             f"{suggestion.budget_limit:g}")
 
 
@@ -1415,6 +1415,15 @@ def _fewer_repetitions(costs: np.ndarray, per_run: int, remaining: float) -> int
         return 0
     cheapest = float(costs.min())
     return next((r for r in range(per_run - 1, 0, -1) if cheapest * r <= remaining * (1 + 1e-12)), 0)
+
+
+def cost_units(amount: float) -> str:
+    """``1 cost unit``, ``2.5 cost units``: an amount of the cost model's units.
+
+    >>> cost_units(1.0), cost_units(98)
+    ('1 cost unit', '98 cost units')
+    """
+    return f"{amount:g} cost unit{'' if amount == 1 else 's'}"
 
 
 def format_width(width: float, tolerance: float) -> str:
@@ -1601,7 +1610,7 @@ def _would_buy(runs, after, widths, remaining, budget, n_candidates, per_run: in
         return "the measured runs already cost the whole budget or more: nothing is left to spend"
     if not n_candidates:
         return "every candidate point is measured with its repetitions: nothing is left to buy"
-    left = format_count(room, "point") if room is not None else f"{remaining:g} cost units"  # (inf with points)
+    left = format_count(room, "point") if room is not None else cost_units(remaining)  # (inf with points)
     if not runs:
         return f"the remaining budget ({left}) buys no further run"
     worst = max(widths, key=widths.get)

@@ -697,7 +697,7 @@ def _largest_p(result: Efficiency) -> tuple[float | None, str]:
         return None, (f"E stays at or above {result.level:g} up to {result.processes}={end:.4g}{where}, where the "
                       f"model of the total's C = {result.processes}·T falls to zero: beyond it the model predicts no "
                       f"time, so where E falls below {result.level:g} is unknown")
-    return None, f"E stays at or above {result.level:g} up to {result.processes}={hi:.4g}{where} (searched no further)"
+    return None, f"E stays at or above {result.level:g} up to {result.processes}={hi:.4g}{where}; searched no further"
 
 
 def _vanishes(result: Efficiency, hi: float) -> float | None:

@@ -48,3 +48,10 @@ def test_an_interval_just_beyond_the_tolerance_is_not_printed_as_the_tolerance()
     assert result.notes == ["no further run fits the budget; the widest interval at (p=64) stays main ±32.91% "
                             "(tolerance ±32.9%)"]
     assert [design.format_width(w, 0.05) for w in (0.0504, 0.04996, 0.050004, 0.9)] == ["5.04%", "5.0%", "5.0004%", "90.0%"]
+
+
+def test_one_cost_unit_is_singular():
+    # "the remaining budget (1 cost units) ..."
+    from extrap_plugins.design import cost_units
+
+    assert (cost_units(1.0), cost_units(98), cost_units(2.5)) == ("1 cost unit", "98 cost units", "2.5 cost units")
