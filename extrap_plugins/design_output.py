@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .formatting import (callpath_labels, format_callpath, format_callpaths, format_count, format_point, format_share,
-                         format_value, printable, text_table)
+                         format_value, text_table)
 from .selector import COPY_OF, NARROWS, NOT_JUDGED, SERVES_SAID
 
 if TYPE_CHECKING:
@@ -61,7 +61,6 @@ def format_suggestion(result: Suggestion) -> str:
         rows, spent = [], result.measured_cost
         labels = callpath_labels([name for run in result.plan.runs for name, _, _ in run.serves[:SERVES_SAID]],
                                  WHY_WIDTH)
-        labels = {name: printable(label) for name, label in labels.items()}  # (a cell of several lines, below)
         for k, run in enumerate(result.plan.runs, 1):
             spent += run.cost * run.repetitions
             rows.append([k, *(format_value(run.point[n]) for n in names), run.repetitions, f"{run.cost:g}",

@@ -428,9 +428,10 @@ class ModelWrapper:
         function itself.
         """
         from .extrapolation import warn_below_floor
+        from .notebook import never_negative
 
         value = self.mdl.hypothesis.function.evaluate(val)
-        if not all(m.minimum >= 0 for m in self.mdl.measurements):
+        if not never_negative(self.mdl.model, [m.minimum for m in self.mdl.measurements]):
             return value
         values = np.atleast_1d(value)
         with np.errstate(invalid="ignore"):

@@ -7,7 +7,7 @@ from typing import IO
 
 from extrap_plugins.extrapolation import Extrapolation, Extrapolations, is_minimum
 from extrap_plugins.formatting import (CALLPATH_WIDTH, callpath_labels, format_percent, format_point, format_warned,
-                                      printable, text_table)
+                                      text_table)
 from extrap_plugins.hookspecs import hookimpl
 from extrap_plugins.models import ModelSet
 from extrap_plugins.quality import validation_line
@@ -42,7 +42,7 @@ def export_text(model_set: ModelSet, out: IO[str], options: dict[str, str]) -> N
         headers += _extrapolation_headers(ranked)
     rows = []
     # one shortened name per call path, told apart from the others (in the table and the lists below it)
-    names = {name: printable(label) for name, label in callpath_labels([m.callpath for m in model_set.models]).items()}
+    names = callpath_labels([m.callpath for m in model_set.models])  # (printable, as people read them)
     for m, x in ranked:
         row = [names[m.callpath], m.metric, m.formula, _fixed(m.quality.ar2, 4),
                _fixed(m.quality.smape, 2, "%")]
