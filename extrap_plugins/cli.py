@@ -431,7 +431,8 @@ def add_codesign_commands(commands) -> None:
     what.add_argument("inputs", nargs="+", metavar="INPUT", help="measurements (several are joined)")
     what.add_argument("--machine", metavar="M.toml", help="the machine profile: [rates] and [latencies]")
     what.add_argument("--calibrate", action="store_true",
-                      help="fit the profile's rates to the measured times (non-negative least squares) first")
+                      help="fit the values the profile leaves out to the measured times (non-negative least squares) "
+                           "first; values it gives are kept")
     what.add_argument("--save-machine", metavar="OUT.toml", help="write the (calibrated) profile here")
     what.add_argument("--target", required=True, metavar="P=V,...", help="the point to predict, e.g. p=4096,n=1e6")
     what.add_argument("--scale", action="append", default=[], metavar="NAME=FACTOR,...",

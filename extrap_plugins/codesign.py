@@ -48,7 +48,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .codesign_output import size_text as _size_text
+from .codesign_output import is_size as _is_size, size_text as _size_text
 from .errors import ExtrapWarning, InputError
 from .experiment import Experiment
 from .formatting import json_plain
@@ -112,11 +112,6 @@ def _number(value: Any, what: str, where: str | None, *, factor: bool, size: boo
                     + (", or a factor such as \"2x\"" if factor else ""))
         raise InputError(f"{what}: expected {expected}, got {value!r}", where)
     return kind, number
-
-
-def _is_size(key: str) -> bool:
-    """Whether a system key is a memory (a size, which may have a unit) rather than a count."""
-    return key.startswith("memory_per_")
 
 
 def _float(text: str) -> float | None:
@@ -337,9 +332,22 @@ def parse_roles(spec: str | Iterable[str] | Mapping[str, str] | None) -> dict[st
     for role, metric in items:
         if role in roles:
             raise InputError(f"--role {role} is given twice")
+        _check_sum(tuple(part.strip() for part in metric.split("+")), f"--role {role}={metric}", None)
         roles[role] = metric
         _warn_near_role(role, metric)
     return roles
+
+
+def _check_sum(metrics: Sequence[str], what: str, where: str | None) -> None:
+    """A role's or a machine resource's metrics, summed into its amount: each a name, each once (``flop+flop``
+    would count it twice)."""
+    if not all(metrics):
+        raise InputError(f"{what}: metric must be a metric name (or names joined by +), got {'+'.join(metrics)!r}",
+                         where)
+    twice = list(dict.fromkeys(m for m in metrics if metrics.count(m) > 1))
+    if twice:
+        raise InputError(f"{what}: metric {', '.join(map(repr, twice))} is named twice in {'+'.join(metrics)!r}, "
+                         f"so its amount would count twice; name each metric once", where)
 
 
 def _warn_near_role(role: str, metric: str) -> None:

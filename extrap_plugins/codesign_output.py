@@ -18,7 +18,7 @@ import math
 from typing import Any, Sequence
 
 from .errors import InputError
-from .formatting import format_bytes, format_point, json_number, text_table
+from .formatting import format_bytes, format_point, format_value, json_number, text_table
 
 KINDS = ("text", "csv", "json", "html")
 
@@ -55,8 +55,8 @@ def _number(value: float | None) -> str:
 
 
 def _csv_number(value: float | None) -> str:
-    """A number as Python writes it back exactly; an empty cell for none."""
-    return "" if value is None else repr(value)
+    """A number as Python writes it back exactly; an empty cell for none or one not given (NaN: "–" in the text)."""
+    return "" if value is None or math.isnan(value) else repr(value)
 
 
 def _json(document: Any) -> str:
@@ -111,11 +111,21 @@ def _label(name: str) -> str:
 
 def _system_line(result) -> str:
     s = result.system
-    return f"system: {s.processes:g} processes, {size_text(s.memory_per_process)} of memory per process"
+    return f"system: {format_value(s.processes)} processes, {size_text(s.memory_per_process)} of memory per process"
+
+
+def is_size(key: str) -> bool:
+    """Whether a system key is a memory (a size, which may have a unit) rather than a count."""
+    return key.startswith("memory_per_")
+
+
+def _system_value(key: str, value: float) -> str:
+    """A value of a system key as given: a memory as a size (``512 GiB``), a count exactly (``2097152``)."""
+    return size_text(value) if is_size(key) else format_value(value)
 
 
 def _upgrade_line(upgrade) -> str:
-    changes = ", ".join(f"{k} {v:g}x" if kind == "factor" else f"{k} = {v:g}"
+    changes = ", ".join(f"{k} {v:g}x" if kind == "factor" else f"{k} = {_system_value(k, v)}"
                         for k, (kind, v) in upgrade.changes.items())
     return f"{upgrade.name} ({changes})"
 
@@ -164,9 +174,9 @@ def render_requirements(result, kind: str = "text") -> str:
                          *roles, *(f"{r}_total" for r in roles)])
         for r in result.rows:
             writer.writerow([r.application, r.upgrade, int(r.best), int(r.worst),
-                             repr(r.problem_size_per_process), repr(r.problem_size),
-                             *(repr(r.requirements[x]) if x in r.requirements else "" for x in roles),
-                             *(repr(r.requirements_total[x]) if x in r.requirements_total else "" for x in roles)])
+                             _csv_number(r.problem_size_per_process), _csv_number(r.problem_size),
+                             *(_csv_number(r.requirements.get(x)) for x in roles),
+                             *(_csv_number(r.requirements_total.get(x)) for x in roles)])
         return out.getvalue()
     blocks = _requirement_blocks(result)
     ranking = ("the largest overall problem size (ties: the least computation per process)"
@@ -259,14 +269,15 @@ def render_whatif(result, kind: str = "text") -> str:
                          *(f"speedup_{n}" for n in names), "speedup_all"])
         for r in [*result.rows, result.total]:
             writer.writerow([r.callpath, repr(r.time), _csv_number(r.modelled_time),
-                             repr(r.scaled_time), repr(r.speedup), *(repr(r.amounts[n]) for n in names),
+                             repr(r.scaled_time), _csv_number(r.speedup), *(repr(r.amounts[n]) for n in names),
                              *(repr(r.shares[n]) for n in names), *(_csv_number(r.speedups[n]) for n in names),
                              repr(r.speedups["all"])])
         return out.getvalue()
     head = [_machine_line(result.machine), f"target: {format_point(result.target)}"]
     calibration = result.calibration
     if calibration is not None:
-        head.append(f"calibrated on {calibration.rows} measurements (non-negative least squares): mean error "
+        given = f"; {', '.join(calibration.given)} as given" if calibration.given else ""
+        head.append(f"calibrated on {calibration.rows} measurements (non-negative least squares{given}): mean error "
                     f"{calibration.mean_error:.2%}, max {calibration.max_error:.2%}")
     headers = _whatif_headers(result)
     rows = [_whatif_cells(result, r) for r in [*result.rows, result.total]]

@@ -141,15 +141,18 @@ BINARY_UNITS = (("EiB", 2**60), ("PiB", 2**50), ("TiB", 2**40), ("GiB", 2**30), 
 
 def format_bytes(value: float) -> str:
     """A size in bytes: a whole number of the largest binary unit it is a whole number of (below 10000 of it), else
-    the plain number of bytes.
+    the number of bytes, short where that is exact (:func:`format_value` where it is not).
 
     >>> format_bytes(2**31), format_bytes(2**50), format_bytes(1536 * 2**40), format_bytes(1.5e9)
     ('2 GiB', '1 PiB', '1536 TiB', '1.5e+09 bytes')
+    >>> format_bytes(2**31 + 1)
+    '2147483649 bytes'
     """
     for unit, size in BINARY_UNITS:
         if value >= size and (value / size).is_integer() and value / size < 10000:
             return f"{int(value / size)} {unit}"
-    return f"{value:g} bytes"
+    short = f"{value:g}"
+    return f"{short if float(short) == value else format_value(value)} bytes"
 
 
 def describe_inputs(path) -> str:

@@ -56,7 +56,7 @@ from .experiment import Experiment, check_measure
 from .extrapolation import warn_below_floor
 from .formatting import described, format_number, format_point
 from .models import Model, ModelSet
-from .codesign import _read_toml, default_roles
+from .codesign import _check_sum, _read_toml, default_roles
 
 __all__ = ["Resource", "Machine", "Calibration", "WhatIf", "load_machine", "default_machine", "calibrate",
            "whatif", "parse_scale", "convolve"]
@@ -64,6 +64,8 @@ __all__ = ["Resource", "Machine", "Calibration", "WhatIf", "load_machine", "defa
 FORMAT = "extrap-plugins/whatif"
 VERSION = 1
 SENSITIVITY = 4.0
+TIME_METRIC = "time"
+"""The measured time's metric unless named (``--time-metric``)."""
 NEGLIGIBLE = 1e-9
 """A resource whose fitted cost is at most this share of every measured time is not identified by them (a
 rounding's worth, not a cost)."""
@@ -287,17 +289,6 @@ def load_machine(path: str | os.PathLike) -> Machine:
     return Machine(tuple(resources), str(name), where)
 
 
-def _check_sum(metrics: Sequence[str], what: str, where: str) -> None:
-    """A resource's metrics, summed into its amount: each a name, each once (``flop+flop`` would count it twice)."""
-    if not all(metrics):
-        raise InputError(f"{what}: metric must be a metric name (or names joined by +), got {'+'.join(metrics)!r}",
-                         where)
-    twice = list(dict.fromkeys(m for m in metrics if metrics.count(m) > 1))
-    if twice:
-        raise InputError(f"{what}: metric {', '.join(map(repr, twice))} is named twice in {'+'.join(metrics)!r}, "
-                         f"so its amount would count twice; name each metric once", where)
-
-
 def default_machine(metrics: Sequence[str]) -> Machine:
     """The resources the metric names suggest (for ``--calibrate`` without ``--machine``)."""
     probe = Machine(tuple(Resource(DEFAULT_NAMES[role], "latency" if role == "messages" else "rate", None)
@@ -385,10 +376,12 @@ class Calibration:
     mean_error: float
     max_error: float
     rows: int
+    given: tuple[str, ...] = ()
+    """The resources whose values the machine gave: kept, not fitted."""
 
     def as_json(self) -> dict[str, Any]:
         return {"machine": self.machine.as_json(), "mean_error": self.mean_error, "max_error": self.max_error,
-                "rows": self.rows,
+                "rows": self.rows, "given": list(self.given),
                 "callpaths": [{"callpath": f.callpath, "points": f.points, "mean_error": f.mean_error,
                                "max_error": f.max_error, "share": f.share} for f in self.fits]}
 
@@ -397,19 +390,21 @@ def calibrate(
     experiment: Experiment | ModelSet | str | os.PathLike | Sequence[str | os.PathLike],
     machine: Machine | str | os.PathLike | None = None,
     *,
-    time_metric: str = "time",
+    time_metric: str = TIME_METRIC,
     callpaths: str | Sequence[str] | None = None,
     measure: str = "mean",
     reader: str | None = None,
     reader_options: Mapping[str, Any] | None = None,
 ) -> Calibration:
-    """Fit the machine's rates and latencies to the measured times by non-negative least squares.
+    """Fit the machine's rates and latencies left out to the measured times by non-negative least squares.
 
     Every measured (call path, point) with a time and at least one
     resource amount is one equation ``time = Σ amount_k · s_k`` with
     ``s_k >= 0`` the seconds per unit of resource ``k``; each equation is
     divided by its time, so relative errors are minimised
     (``scipy.optimize.nnls``).  Rates are ``1 / s_k``, latencies ``s_k``.
+    A value the machine gives is kept (:attr:`Calibration.given`): the others
+    explain what it leaves of each time.
 
     A resource the times do not identify -- its fitted cost is 0, at most
     :data:`NEGLIGIBLE` of every measured time, or not significantly above 0
@@ -443,9 +438,7 @@ def calibrate(
                                "measurements: an Experiment, a ModelSet of them, or a path (str or os.PathLike) or "
                                "a list of paths")
     metrics = [m.name for m in experiment.metrics]
-    if time_metric not in metrics:
-        raise InputError(f"--time-metric {time_metric}: no such metric; the metrics are {', '.join(metrics)}",
-                         experiment.source or None)
+    _check_time_metric(time_metric, metrics, experiment.source, required=True)
     machine = (machine or default_machine(metrics)).resolved(metrics, experiment.source)
     data = _series(experiment, measure)
     names = [c.name for c in experiment.callpaths]
@@ -468,15 +461,25 @@ def calibrate(
                          f"{', '.join(machine.names)}", experiment.source or None)
     A = np.asarray(rows, dtype=np.float64)
     t = np.asarray(times, dtype=np.float64)
-    unused = [r.name for r, column in zip(machine.resources, A.T) if not np.any(column)]
+    given = [k for k, r in enumerate(machine.resources) if r.value is not None]
+    left_out = [k for k, r in enumerate(machine.resources) if r.value is None]
+    unused = [machine.resources[k].name for k in left_out if not np.any(A[:, k])]
     if unused:
         raise InputError(f"machine resource {', '.join(map(repr, unused))}: its amount is zero wherever time is "
                          f"measured; it cannot be calibrated (leave it out of the machine file)",
                          experiment.source or None)
-    seconds_per_unit, unidentified = _fit(A / t[:, None])  # each equation over its time: relative errors
+    seconds_per_unit = np.array([r.seconds_per_unit if k in given else 0.0 for k, r in enumerate(machine.resources)])
+    unidentified: dict[int, str] = {}
+    if left_out:  # the values given are kept: the others explain what they leave of each time
+        rest = 1.0 - (A[:, given] @ seconds_per_unit[given]) / t
+        fitted, why = _fit(A[:, left_out] / t[:, None], rest)  # each equation over its time: relative errors
+        seconds_per_unit[left_out] = fitted
+        unidentified = {left_out[j]: text for j, text in why.items()}
     values: dict[int, float] = {}
     for k, r in enumerate(machine.resources):
-        if k in unidentified:
+        if k in given:
+            values[k] = r.value
+        elif k in unidentified:
             warnings.warn(ExtrapWarning(
                 f"machine resource {r.name!r} ({'+'.join(r.metrics)}): the measured times do not identify its "
                 f"{_cost_word(r)} ({unidentified[k]}); it is taken to cost no time and a saved machine leaves it "
@@ -494,32 +497,33 @@ def calibrate(
         mine = np.array([o == callpath for o in owners])
         fits.append(CallpathFit(callpath, int(mine.sum()), float(error[mine].mean()), float(error[mine].max()),
                                 float(predicted[mine].sum() / t[mine].sum())))
-    return Calibration(fitted, fits, float(error.mean()), float(error.max()), len(t))
+    return Calibration(fitted, fits, float(error.mean()), float(error.max()), len(t),
+                       tuple(machine.resources[k].name for k in given))
 
 
-def _fit(weighted: np.ndarray) -> tuple[np.ndarray, dict[int, str]]:
-    """Seconds per unit of each resource fitting ``weighted @ s = 1`` (non-negative least squares), and why each
+def _fit(weighted: np.ndarray, rest: np.ndarray) -> tuple[np.ndarray, dict[int, str]]:
+    """Seconds per unit of each resource fitting ``weighted @ s = rest`` (non-negative least squares), and why each
     resource the equations do not identify is left out (its cost 0).
 
-    ``weighted`` : ndarray, shape (n_equations, n_resources).  The unidentified (:func:`_unidentified`) are left out
-    and the rest fitted again -- those of no cost at once, else the least significant -- until none is, or one is
-    left.
+    ``weighted`` : ndarray, shape (n_equations, n_resources), each equation over its time; ``rest`` the share of each
+    time these resources are to explain (1 where no value is given).  The unidentified (:func:`_unidentified`) are
+    left out and the rest fitted again -- those of no cost at once, else the least significant -- until none is, or
+    one of a cost above 0 is left.
     """
     from scipy.optimize import nnls
     from scipy.special import stdtrit  # the t distribution's quantile; lighter than scipy.stats
 
     kept = list(range(weighted.shape[1]))
     unidentified: dict[int, str] = {}
-    ones = np.ones(weighted.shape[0])
     while True:
         scale = weighted[:, kept].max(axis=0)  # columns of comparable size: nnls is scale-sensitive in its tolerance
-        solution, _ = nnls(weighted[:, kept] / scale, ones, maxiter=50 * len(kept))
+        solution, _ = nnls(weighted[:, kept] / scale, rest, maxiter=50 * len(kept))
         seconds_per_unit = np.zeros(weighted.shape[1])
         seconds_per_unit[kept] = solution / scale
-        if len(kept) == 1:
+        if len(kept) == 1 and seconds_per_unit[kept[0]] > 0:
             return seconds_per_unit, unidentified
-        free, weak = _unidentified(weighted[:, kept], seconds_per_unit[kept], stdtrit)
-        if len(free) == len(kept):  # cannot be (the times are positive); were it so, keep the one of most cost
+        free, weak = _unidentified(weighted[:, kept], seconds_per_unit[kept], rest, stdtrit)
+        if len(free) == len(kept) and np.any(seconds_per_unit[kept] > 0):  # keep the one of most cost
             del free[int(np.argmax((weighted[:, kept] * seconds_per_unit[kept]).max(axis=0)))]
         if weak and not free:  # the least significant alone: without it the others may be
             least = min(weak, key=lambda j: weak[j][1])
@@ -529,15 +533,18 @@ def _fit(weighted: np.ndarray) -> tuple[np.ndarray, dict[int, str]]:
         for j in sorted(free, reverse=True):
             unidentified[kept[j]] = free[j]
             del kept[j]
+        if not kept:  # the values given explain the times already
+            return seconds_per_unit, unidentified
 
 
-def _unidentified(weighted: np.ndarray, seconds_per_unit: np.ndarray, quantile) -> tuple[dict[int, str],
-                                                                                         dict[int, tuple[str, float]]]:
-    """The columns of a non-negative fit of ``weighted @ s = 1`` whose cost the data do not show, with why: those
+def _unidentified(weighted: np.ndarray, seconds_per_unit: np.ndarray, rest: np.ndarray,
+                  quantile) -> tuple[dict[int, str], dict[int, tuple[str, float]]]:
+    """The columns of a non-negative fit of ``weighted @ s = rest`` whose cost the data do not show, with why: those
     of no cost (0, or a rounding's worth), else those whose cost is not significantly above 0 with their t.
 
-    ``weighted`` : ndarray, shape (n_equations, n_resources), each equation over its time; ``quantile(dof, q)``
-    the t distribution's.  The t statistics are those of least squares on these columns, all of positive cost.
+    ``weighted`` : ndarray, shape (n_equations, n_resources), each equation over its time; ``rest`` what they are
+    to explain of each time (:func:`_fit`); ``quantile(dof, q)`` the t distribution's.  The t statistics are
+    those of least squares on these columns, all of positive cost.
     """
     share = weighted * seconds_per_unit  # each resource's share of each measured time
     largest = share.max(axis=0)
@@ -549,7 +556,7 @@ def _unidentified(weighted: np.ndarray, seconds_per_unit: np.ndarray, quantile) 
             free[j] = f"its fitted cost is at most {largest[j]:.1e} of any measured time"
     n, k = weighted.shape
     dof = n - k
-    residual = 1.0 - share.sum(axis=1)
+    residual = rest - share.sum(axis=1)
     if free or dof <= 0 or not np.any(residual):  # no residual to judge by (an exact fit): every cost is shown
         return free, {}
     size = weighted.max(axis=0)
@@ -635,7 +642,7 @@ def whatif(
     scale: Mapping[str, Any] | str | None = None,
     calibrate_rates: bool = False,
     sensitivity: float = SENSITIVITY,
-    time_metric: str = "time",
+    time_metric: str = TIME_METRIC,
     callpaths: Sequence[str] | None = None,
     measure: str = "mean",
     reader: str | None = None,
@@ -686,6 +693,8 @@ def whatif(
                                    f"an Experiment, a ModelSet or {api.PATHS}")
     metrics = [m.name for m in experiment.metrics] if experiment is not None else \
         list(dict.fromkeys(m.metric for m in models))
+    _check_time_metric(time_metric, metrics, models.source if experiment is None else experiment.source,
+                       required=calibrate_rates)
     calibration = None
     if calibrate_rates:
         if experiment is None:
@@ -803,6 +812,14 @@ def _at_least_zero(model: Model, value: float, point: Mapping[str, float], negat
                                     f"which {what} never is: the value given is 0 (do not trust the model there)",
                                     model.callpath, model.metric), stacklevel=3)
     return 0.0
+
+
+def _check_time_metric(time_metric: str, metrics: Sequence[str], source: str | None, required: bool) -> None:
+    """The time metric must be measured to calibrate on; else it may be missing only as the default
+    (:data:`TIME_METRIC`: the time metric's own model is then not given), not as a name given (a typo)."""
+    if time_metric not in metrics and (required or time_metric != TIME_METRIC):
+        raise InputError(f"--time-metric {time_metric}: no such metric; the metrics are {', '.join(metrics)}",
+                         source or None)
 
 
 def _callpaths_argument(callpaths: Any) -> tuple[str, ...]:

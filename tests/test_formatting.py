@@ -64,7 +64,8 @@ def test_byte_sizes_go_up_to_exbibytes():
     assert [format_bytes(2.0**k) for k in (10, 31, 40, 50, 60, 62)] == \
         ["1 KiB", "2 GiB", "1 TiB", "1 PiB", "1 EiB", "4 EiB"]
     assert format_bytes(1536 * 2.0**40) == "1536 TiB" and format_bytes(1.5e9) == "1.5e+09 bytes"
-    assert format_bytes(1000) == "1000 bytes" and format_bytes(2.0**80) == "1.20893e+24 bytes"
+    assert format_bytes(1000) == "1000 bytes" and format_bytes(2.0**80) == "1.2089258196146292e+24 bytes"
+    assert format_bytes(2147483649) == "2147483649 bytes"  # exact, not 2.14748e+09
     from extrap_plugins.codesign_output import size_text  # the codesign outputs' sizes (system: ... per process)
 
     assert size_text(2.0**50) == "1 PiB"
