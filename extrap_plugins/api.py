@@ -24,6 +24,7 @@ from .errors import ExtrapWarning, InputError
 from .experiment import Experiment, check_measure
 from .files import atomic_writer, check_destination
 from .formatting import described, format_value
+from .joining import select_each
 from .models import ModelSet, expect_model_set
 from .options import parse_bool, parse_int
 from .plugins import PluginHost, get_host
@@ -152,7 +153,7 @@ def read(
     metrics, callpaths = names_argument(metrics, "metrics"), names_argument(callpaths, "callpaths")
     str_options = {key: str(value) for key, value in options.items()}
     infos = [named_reader(host, reader, p) if reader else select_reader(p, host) for p in paths]
-    experiments = []
+    experiments, unselected = [], []
     for info, group in _by_reader(infos, paths):
         reader_options = dict(str_options)
         if info.filters:
@@ -166,13 +167,21 @@ def read(
         else:
             batch = [_read_whole(info, p, reader_options, host, progress) for p in group]
         for experiment in batch:
-            if not info.filters and (metrics or callpaths):
-                experiment = experiment.select(metrics=metrics, callpaths=callpaths)
             experiment.reader = info.name
+            if not info.filters:
+                unselected.append(len(experiments))
             experiments.append(experiment)
+    source = ", ".join(str(p) for p in paths)
+    if len(experiments) == 1 and unselected:
+        experiments = [experiments[0].select(metrics=metrics, callpaths=callpaths)]
+    elif unselected and (metrics or callpaths):  # a name need only be in one input
+        chosen = select_each([experiments[k] for k in unselected], metrics, callpaths, source=source,
+                             selected=[e for k, e in enumerate(experiments) if k not in unselected])
+        for k, experiment in zip(unselected, chosen):
+            experiments[k] = experiment
     if len(experiments) == 1:
         return experiments[0]
-    joined = Experiment.concatenate(experiments, source=", ".join(str(p) for p in paths))
+    joined = Experiment.concatenate(experiments, source=source)
     joined.reader = experiments[0].reader
     return joined
 

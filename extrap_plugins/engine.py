@@ -24,8 +24,10 @@ import contextlib
 import contextvars
 import copy
 import errno
+import filecmp
 import fnmatch
 import gc
+import hashlib
 import io
 import numbers
 import os
@@ -44,7 +46,7 @@ from .formatting import describe_inputs, format_count, format_warned
 from .joining import check_selection, join_parts, select_leniently, with_rows
 from .models import Factor, Model, Quality, Segment, Term
 from .quality import quality_figures
-from .readers._common import check_input_file, guarded_read
+from .readers._common import SAME_FILE, check_input_file, guarded_read
 from .registration import ReaderInfo
 
 if TYPE_CHECKING:
@@ -97,12 +99,13 @@ def input_paths(path: str | os.PathLike | Sequence[str | os.PathLike]) -> list[p
     Raises
     ------
     InputError
-        No input, one that does not exist, or one given twice (by any name).
+        No input, one that does not exist, or one given twice (by any name, a hard link too).
     """
     paths = [pathlib.Path(path)] if isinstance(path, (str, os.PathLike)) else [pathlib.Path(p) for p in path]
     if not paths:
         raise InputError("no input given")
     seen: dict[str, pathlib.Path] = {}
+    files: dict[tuple[int, int], pathlib.Path] = {}
     for p in paths:
         if str(p) == "-" and not p.exists():  # (a file named - in the folder is read as any other)
             raise InputError("standard input is not read: save the measurements to a file and give its name "
@@ -113,11 +116,36 @@ def input_paths(path: str | os.PathLike | Sequence[str | os.PathLike]) -> list[p
         first = seen.setdefault(os.path.realpath(p), p)
         if first is not p:  # its runs would count twice, as repetitions the program never ran
             raise InputError(f"given twice (also as {first}): its measurements would count twice", p)
+        status = os.stat(p)
+        linked = files.setdefault((status.st_dev, status.st_ino), p)
+        if linked is not p:  # a hard link to another input: one file under two names
+            raise InputError(SAME_FILE.format(linked), p)
     for real, p in seen.items():  # a run inside a folder also given: the folder's reader reads it too
         folder = next((f for r, f in seen.items() if real.startswith(r.rstrip(os.sep) + os.sep) and f.is_dir()), None)
         if folder is not None:
             raise InputError(f"inside {folder}, also given: its measurements would count twice", p)
+    warn_copies(paths)
     return paths
+
+
+def warn_copies(paths: Sequence[pathlib.Path]) -> None:
+    """Warn about an input file with the bytes of an earlier one (``week1/runs.csv`` copied into ``week2/``): its
+    measurements are read again, as repetitions never run.  Files are told apart by size and a digest of their first
+    64 KiB; only files alike in both are compared whole, so many inputs cost one short read each."""
+    earlier: dict[tuple[int, bytes], list[pathlib.Path]] = {}
+    for p in paths:
+        try:
+            if not p.is_file() or not p.stat().st_size:
+                continue
+            with open(p, "rb") as file:
+                key = (p.stat().st_size, hashlib.blake2b(file.read(1 << 16), digest_size=16).digest())
+            copied = [e for e in earlier.get(key, []) if filecmp.cmp(e, p, shallow=False)]
+        except OSError:  # (the reader says what is wrong with the file)
+            continue
+        if copied:
+            warnings.warn(ExtrapWarning(f"{p}: the same bytes as {copied[0]}: its measurements count twice, as "
+                                        "repetitions never run (a copy given by mistake?)"), stacklevel=3)
+        earlier.setdefault(key, []).append(p)
 
 
 def call_reader(info: ReaderInfo, function: Callable, path, *args, host: PluginHost | None = None):

@@ -15,7 +15,8 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from .errors import InputError
-from .experiment import Callpath, Experiment, Metric
+from .experiment import Callpath, Experiment, Metric, callpath_hint
+from .formatting import format_count
 
 
 def join_parts(experiments: Sequence[Experiment], source: str = "") -> Experiment:
@@ -142,6 +143,8 @@ def coverage_findings(callpath_runs: np.ndarray, metric_in_run: np.ndarray, call
     callpath_runs : ndarray of int, shape (n_callpaths,)
         In how many runs each call path has values.
     metric_in_run : ndarray of bool, shape (n_runs, n_metrics)
+        A run with none of the metrics (``--metric`` chose one it lacks) is
+        said of the metrics, not again of every call path.
     callpath_names, metric_names : sequences of str
     sources : sequence of str, length n_runs
         How to name each run (its file).
@@ -155,12 +158,14 @@ def coverage_findings(callpath_runs: np.ndarray, metric_in_run: np.ndarray, call
     findings: list[str] = []
     if n_runs < 2:
         return findings
-    partial = np.flatnonzero(callpath_runs < n_runs)
+    n_measured = int(metric_in_run.any(axis=1).sum())
+    partial = np.flatnonzero(callpath_runs < n_measured)
     if partial.size:
-        examples = ", ".join(f"{callpath_names[i]} ({callpath_runs[i]} of {n_runs} runs)" for i in partial[:3])
+        examples = ", ".join(f"{callpath_names[i]} ({callpath_runs[i]} of {n_measured} runs)" for i in partial[:3])
         more = f" and {partial.size - 3} more" if partial.size > 3 else ""
-        findings.append(f"{partial.size} call paths are measured in only some runs and are kept where measured: "
-                        f"{examples}{more}")
+        are = "is" if partial.size == 1 else "are"
+        findings.append(f"{format_count(partial.size, 'call path')} {are} measured in only some runs and {are} kept "
+                        f"where measured: {examples}{more}")
     by_runs: dict[tuple[int, ...], list[str]] = {}
     for k in np.flatnonzero(metric_in_run.sum(axis=0) < n_runs):
         by_runs.setdefault(tuple(np.flatnonzero(~metric_in_run[:, k]).tolist()), []).append(metric_names[k])
@@ -198,6 +203,24 @@ def check_selection(metrics: Sequence[str], callpaths: Sequence[str], *, with_va
         raise InputError(f"metric {', '.join(map(repr, missing))} has no data in any run", source)
     if callpaths and not any_callpath:
         raise InputError(f"no call path matches {', '.join(map(repr, callpaths))}", source)
+
+
+def select_each(experiments: Sequence[Experiment], metrics: Sequence[str], callpaths: Sequence[str], *,
+                selected: Sequence[Experiment] = (), source: str) -> list[Experiment]:
+    """Each input's rows of the named metrics and of call paths matching the globs, checked once across all: a
+    name need only be in one input (week 2's runs added a metric).  ``selected``: inputs their readers selected
+    from already, counted in the check."""
+    chosen = [select_leniently(e, metrics, callpaths) for e in experiments]
+    every = [*chosen, *selected]
+    if callpaths and not any(len(e) for e in every):
+        names = list(dict.fromkeys(c.name for e in experiments for c in e.callpaths))
+        raise InputError(f"no call path matches {', '.join(map(repr, callpaths))}{callpath_hint(callpaths, names)}",
+                         source)
+    check_selection(metrics, callpaths, with_values={m.name for e in every for m in with_rows(e.metrics,
+                                                                                              e.metric_index)},
+                    declared=list(dict.fromkeys(m.name for e in [*experiments, *selected] for m in e.metrics)),
+                    any_callpath=True, source=source)
+    return chosen
 
 
 def select_leniently(experiment: Experiment, metrics: Sequence[str], callpaths: Sequence[str]) -> Experiment:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import extrap_plugins
-from extrap_plugins import joining
+from extrap_plugins import joining, read
+from extrap_plugins.errors import InputError
 
 
 def test_join_parts_numbers_names_first_seen_in_each_runs_own_order():
@@ -37,3 +39,41 @@ def test_coverage_findings_name_partial_call_paths_and_metrics():
         "2 call paths are measured in only some runs and are kept where measured: main->a (2 of 3 runs), "
         "main->b (1 of 3 runs)",
         "metric 'bytes' has no data in 2 of 3 runs (r2, r3); kept where measured"]
+
+
+def test_coverage_findings_say_one_call_path_in_the_singular():
+    findings = joining.coverage_findings(np.array([2, 1]), np.ones((2, 1), bool), ["main", "main->late"], ["time"],
+                                         ["r1", "r2"])
+    assert findings == ["1 call path is measured in only some runs and is kept where measured: main->late "
+                        "(1 of 2 runs)"]
+
+
+def test_a_run_without_the_chosen_metric_is_said_of_the_metric_not_of_every_call_path():
+    # --metric PAPI_FP_OPS, which run r2 did not count: r2 has no rows at all, and that is one cause, not two
+    findings = joining.coverage_findings(np.array([2, 2, 1]), np.array([[1], [0], [1]], bool),
+                                         ["main", "main->a", "main->late"], ["PAPI_FP_OPS"], ["r1", "r2", "r3"])
+    assert findings == [
+        "1 call path is measured in only some runs and is kept where measured: main->late (1 of 2 runs)",
+        "metric 'PAPI_FP_OPS' has no data in 1 of 3 runs (r2); kept where measured"]
+
+
+def test_a_metric_or_call_path_of_one_input_selects_from_several(tmp_path):
+    # runs of week 1 measured time only; week 2 added bytes: --metric bytes and --callpath main->b need only be in
+    # one input (they were checked against each input alone: "w1.csv: no metric 'bytes'")
+    (tmp_path / "w1.csv").write_text("p,value\n2,3\n4,5\n8,9\n")
+    (tmp_path / "b.csv").write_text("callpath,metric,p,value\n" + "".join(f"main->b,bytes,{p},{2 * p}\n"
+                                                                          for p in (2, 4, 8)))
+    inputs = [tmp_path / "w1.csv", tmp_path / "b.csv"]
+    chosen = read(inputs, metrics=["bytes"])
+    assert [m.name for m in chosen.metrics] == ["bytes"] and len(chosen) == 3
+    chosen = read(inputs, callpaths=["main->b"])
+    assert [c.name for c in chosen.callpaths] == ["main->b"] and len(chosen) == 3
+    # what no input has is still refused, once, naming the inputs
+    with pytest.raises(InputError) as refused:
+        read(inputs, metrics=["flops"])
+    assert str(refused.value) == f"{tmp_path / 'w1.csv'}, {tmp_path / 'b.csv'}: no metric 'flops'; the metrics are " \
+                                 "time, bytes"
+    with pytest.raises(InputError) as refused:
+        read(inputs, callpaths=["main->c"])
+    assert str(refused.value) == f"{tmp_path / 'w1.csv'}, {tmp_path / 'b.csv'}: no call path matches 'main->c'; " \
+                                 "the call paths are <root>, main->b"
