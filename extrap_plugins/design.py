@@ -1501,7 +1501,8 @@ def _note_left_open(suggestion, tolerance, where, why) -> None:
         return
     if all(widths[name] - predicted[name] < BARELY * (widths[name] - tolerance) for name in left_open):
         widest = max(left_open, key=widths.get)
-        why = (f"these runs barely narrow them: the widest, {format_callpath(widest)}, from "
+        them = "them: the widest," if len(left_open) > 1 else "it:"
+        why = (f"these runs barely narrow {them} {format_callpath(widest)}, from "
                f"±{format_share(widths[widest])} only to ±{format_share(predicted[widest])}")
     suggestion.notes.append(f"after these runs the selector still expects {format_count(len(left_open), 'kernel')} "
                             f"above ±{format_percent(tolerance)} at {where} ({why})")
