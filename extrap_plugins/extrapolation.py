@@ -33,7 +33,8 @@ times the largest measured point); at a target ``x`` it is interpolated and
 added in quadrature: ``z · |f(x)| · spread(x)``.  An interval of a quantity whose every measured value
 is 0 or more (a time, a count) is cut at 0 (:attr:`Uncertainty.floor`), and so is its value at the target (a
 target below the measured range can take a model below 0), with an :class:`~extrap_plugins.errors.ExtrapWarning`
-naming the series and the model's own value there.
+naming the series and the model's own value there, and its value at the largest measured point (inside the
+measurements, where the modelers say of a model below 0; :func:`value_floors`).
 
 A segmented model's interval at a target is that of the segment :meth:`Model.predict` uses there (the one
 that contains the target; outside all of them the nearest, so beyond the data the last), each segment's
@@ -52,7 +53,7 @@ import numpy as np
 
 from .errors import ExtrapWarning, InputError
 from .experiment import CALLPATH_SEPARATOR, Experiment, row_codes
-from .formatting import format_exponent, format_number, format_point
+from .formatting import format_exponent, format_number, format_point, format_share
 from .models import Factor, Model, ModelSet, Term, expect_model_set
 from .options import parse_share
 
@@ -587,6 +588,18 @@ class Extrapolation:
     below that minimum): ``visit_time_min`` and ``visit_time_max``, ``Min time/rank`` and ``Max time/rank``.
     Modelled apart, the two contradict each other there, so at least one is wrong."""
 
+    def inconsistencies(self, metric: str, target: Mapping[str, float]) -> list[str]:
+        """:attr:`outgrows_parent` and :attr:`crosses` of this model of ``metric`` at ``target``, as sentences for
+        a report's row (none where the extrapolation is consistent)."""
+        said = []
+        at, wrong = format_point(target), "at least one of the two models is wrong there"
+        if self.outgrows_parent:
+            said.append(f"outgrows its parent at {at} ({format_share(self.share_parent_target)} of its value): {wrong}")
+        if self.crosses:
+            side = "above" if is_minimum(metric) else "below"
+            said.append(f"{side} {self.crosses} at {at}, each modelled apart: {wrong}")
+        return said
+
 
 @dataclass
 class Extrapolations:
@@ -710,10 +723,12 @@ def extrapolate(
     if intervals is None:
         intervals = target_point is not None
     uncertainty = uncertainties(model_set) if intervals else [None] * n
+    # a quantity never below 0 is not given below it: the value is cut as its interval is, before its shares are
+    # taken; at a target (one under the measured range can take a model there) the cut is said, at the largest
+    # point, inside the measurements, the modelers said it (a model of terms of opposite sign can dip there)
+    floors = value_floors(models, uncertainty)
+    now = np.where(np.isnan(now), now, np.maximum(now, floors))
     if target_point is not None:
-        # a quantity never below 0 is not predicted below it (a target under the measured range can take a
-        # model there): the value is cut as its interval is, before its shares are taken, and the cut is said
-        floors = np.array([u.floor if u is not None else -math.inf for u in uncertainty])
         warn_below_floor(models, later, floors, target_point)
         later = np.where(np.isnan(later), later, np.maximum(later, floors))
     kinds = _value_kinds(model_set, lambda: now, values)
@@ -742,6 +757,14 @@ def extrapolate(
     result = Extrapolations(model_set, rows, target_point, largest, level, sort, kinds, uncertainty, list(range(n)))
     result.order = rank(result, sort)
     return result
+
+
+def value_floors(models: Sequence[Model], uncertainty: Sequence[Uncertainty | None]) -> np.ndarray:
+    """The least value each model may be given, shape (n_models,): its interval's :attr:`Uncertainty.floor` where
+    it has one, else 0 where every measured value of its series is 0 or more (:attr:`Model.non_negative
+    <extrap_plugins.models.Model.non_negative>`: a time, a count), else -inf."""
+    return np.array([u.floor if u is not None else 0.0 if m.non_negative else -math.inf
+                     for m, u in zip(models, uncertainty)], dtype=np.float64)
 
 
 def warn_below_floor(models: Sequence[Model], value: np.ndarray, floors: np.ndarray,

@@ -102,20 +102,35 @@ def export_html(model_set: ModelSet, out: IO[str], options: dict[str, str]) -> N
 
 def _plots(ranked: Extrapolations, top: int, style: str) -> dict[int, str]:
     """SVG text of the first ``top`` models in the ranking, by model position."""
-    if top == 0 or ranked.model_set.experiment is None:
-        return {}
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        return {}
     from .plot_exporter import STYLES, plot_data, render_all
 
     if style not in STYLES:
         raise InputError(f"unknown plot style {style!r}; expected one of {', '.join(STYLES)}")
+    if top == 0 or ranked.model_set.experiment is None or not _have_matplotlib():
+        return {}
     items = plot_data(ranked, top)
     position = {id(m): i for i, m in enumerate(ranked.model_set.models)}
     rendered = render_all(items, style, "svg")
     return {position[id(d.model)]: _inline_svg(svg) for d, svg in zip(items, rendered)}
+
+
+def _have_matplotlib() -> bool:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _plot_note(ranked: Extrapolations) -> str | None:
+    """Why the report has no static plots where it is not the user's ``plot_top``; None otherwise."""
+    if ranked.model_set.experiment is None:
+        return ("the models came without their measurements (streamed, or read as models): nothing to plot; "
+                "the page draws the model curves itself")
+    if not _have_matplotlib():
+        return ("matplotlib is not installed, so the report has no static plots "
+                "(pip install 'extrap-plugins[plot]'); the page draws the model curves itself")
+    return None
 
 
 def _inline_svg(svg: bytes) -> str:
@@ -145,13 +160,15 @@ def report_data(ranked: Extrapolations, plots: dict[int, str], title: str | None
             json_number(x.interval[0]), json_number(x.interval[1]),
             json_number(x.share_parent_largest), json_number(x.share_root_largest),
             json_number(x.share_parent_target), json_number(x.share_root_target),
-            "; ".join(m.warnings), i in plots,
+            "; ".join([*(x.inconsistencies(m.metric, ranked.target) if ranked.target else []), *m.warnings]),
+            i in plots,
             json_number(x.degree[0] * 1000 + x.degree[1]), _function(m), json_number(m.validation),
         ])
     order_position = {i: k for k, i in enumerate(ranked.order)}
     return {
         "title": title or _default_title(model_set),
         "summary": summary(ranked),
+        "plot_note": _plot_note(ranked),
         "parameters": list(model_set.parameters),
         "metrics": metrics,
         "categories": [list(c) for c in GROWTH_CATEGORIES],
@@ -182,12 +199,16 @@ def _function(model) -> list | None:
 
 
 def _ranges(model_set: ModelSet) -> dict[str, list[float]] | None:
-    """Smallest and largest measured value of every parameter."""
+    """Smallest and largest measured value of every parameter (of the measured points of streamed models)."""
     experiment = model_set.experiment
-    if experiment is None or len(experiment) == 0:
+    if experiment is not None and len(experiment):
+        points, names = experiment.coordinates, experiment.parameter_names
+    else:
+        points, names = model_set.measured_points, model_set.parameters
+    if points is None or len(points) == 0:
         return None
-    low, high = experiment.coordinates.min(axis=0), experiment.coordinates.max(axis=0)
-    return {name: [float(a), float(b)] for name, a, b in zip(experiment.parameter_names, low, high)}
+    low, high = points.min(axis=0), points.max(axis=0)
+    return {name: [float(a), float(b)] for name, a, b in zip(names, low, high)}
 
 
 
@@ -239,6 +260,8 @@ def summary(ranked: Extrapolations) -> list[list[str]]:
     if ranked.values:
         items.append(["values", ", ".join(f"{k}: {v}" for k, v in ranked.values.items())])
     items.append(["ranking", f"by {ranked.sort}" if ranked.sort else "model order"])
+    if note := _plot_note(ranked):
+        items.append(["plots", note])
     items.append(["tool", f"extrap-plugins {__version__}"])
     return items
 

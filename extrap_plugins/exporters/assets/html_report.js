@@ -220,9 +220,10 @@
     } else {
       const curve = r[C["function"]] ? sketch(r) : null;
       if (curve) figure.appendChild(curve);
-      figure.appendChild(el("p", {"class": "hint"}, "No plot for this row: static plots exist for the first " +
-        Object.keys(data.plots).length + " rows of the ranking (" + (data.settings.sort || "model order") +
-        "). Raise --plot-top for more." + (curve ? " Above: the model curve, drawn here." : "")));
+      const why = data.plot_note ? "No plot for this row: " + data.plot_note + "." :
+        "No plot for this row: static plots exist for the first " + Object.keys(data.plots).length +
+        " rows of the ranking (" + (data.settings.sort || "model order") + "). Raise --plot-top for more.";
+      figure.appendChild(el("p", {"class": "hint"}, why + (curve ? " Above: the model curve, drawn here." : "")));
     }
     detail.appendChild(figure);
   }
@@ -244,7 +245,8 @@
     const params = data.parameters, fn = r[C["function"]];
     if (!params.length) return null;
     const ranges = data.ranges || {}, target = data.settings.target, largest = data.settings.largest;
-    const x0 = ranges[params[0]] ? ranges[params[0]][0] : 1;
+    // from the measured range to the target, on whichever side of it the target lies
+    const x0 = Math.min(target ? target[params[0]] : Infinity, ranges[params[0]] ? ranges[params[0]][0] : 1);
     const x1 = Math.max(target ? target[params[0]] : 0, ranges[params[0]] ? ranges[params[0]][1] : 64);
     if (!(x0 > 0) || !(x1 > x0)) return null;
     const fixed = params.map(function (p) { return target ? target[p] : (largest ? largest[p] : 1); });
@@ -281,7 +283,7 @@
     const path = xs.map(function (x, k) { return (k ? "L" : "M") + sx(x).toFixed(1) + "," + sy(ys[k]).toFixed(1); }).join("");
     svg.appendChild(node("path", {d: path, fill: "none", stroke: colour(r[C.category]), "stroke-width": 2}));
     if (target && r[C.target] !== null) {
-      svg.appendChild(node("circle", {cx: sx(x1), cy: sy(r[C.target]), r: 5, fill: "crimson"}));
+      svg.appendChild(node("circle", {cx: sx(target[params[0]]), cy: sy(r[C.target]), r: 5, fill: "crimson"}));
     }
     svg.appendChild(node("text", {x: L + 6, y: T + 14, "font-size": 12}, r[C.callpath] + " [" + data.metrics[r[C.metric]] + "]" +
       (params.length > 1 ? "  (" + params.slice(1).map(function (p, k) { return p + "=" + fixed[k + 1]; }).join(", ") + ")" : "")));
