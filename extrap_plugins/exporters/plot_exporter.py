@@ -195,15 +195,16 @@ def _draw_lines(ax, data: PlotData) -> None:
     x_measured = data.points[:, 0] if n_params else np.zeros(len(data.center))
     target = data.target
     x_target = target[params[0]] if target and n_params else None
-    x_lo = float(np.min(x_measured))
-    x_hi_measured = float(np.max(x_measured))
-    x_hi = max(x_hi_measured, x_target or -math.inf)
+    x_lo_measured, x_hi_measured = float(np.min(x_measured)), float(np.max(x_measured))
+    # from the measurements to the target, on whichever side of them it lies
+    x_lo = min(x_lo_measured, x_target if x_target is not None else math.inf)
+    x_hi = max(x_hi_measured, x_target if x_target is not None else -math.inf)
     positive_x = x_lo > 0
     if positive_x and x_hi > x_lo:
         xs = np.geomspace(x_lo, x_hi, CURVE_POINTS)
     else:
         xs = np.linspace(x_lo, max(x_hi, x_lo + 1), CURVE_POINTS)
-    xs = np.unique(np.concatenate([xs, [x_hi_measured]]))
+    xs = np.unique(np.concatenate([xs, [x_lo_measured, x_hi_measured]]))
     # One curve per measured value of the second parameter (others at their largest measured value).
     fixed = {p: float(np.max(data.points[:, k])) for k, p in enumerate(params) if k >= 2}
     if target:
@@ -220,11 +221,12 @@ def _draw_lines(ax, data: PlotData) -> None:
         X = _curve_points(xs, params, second, fixed)
         y = data.model.predict(X) if n_params else np.full(len(xs), data.model.predict([]))
         y = drawn(data.model, y, data.low)
-        inside = xs <= x_hi_measured
+        inside = (xs >= x_lo_measured) & (xs <= x_hi_measured)
         label = "model" if second is None else f"model, {params[1]}={second:g}"
         ax.plot(xs[inside], y[inside], color=color, lw=1.6, label=label)
-        if np.any(~inside):
-            ax.plot(xs[xs >= x_hi_measured], y[xs >= x_hi_measured], color=color, lw=1.6, ls="--")
+        for beyond in (xs <= x_lo_measured, xs >= x_hi_measured):  # dashed outside the measurements
+            if np.count_nonzero(beyond) > 1:
+                ax.plot(xs[beyond], y[beyond], color=color, lw=1.6, ls="--")
         if data.uncertainty is not None and second == banded:
             low, high = data.uncertainty.bounds(y, data.uncertainty.half_width(X, data.level, "prediction"))
             ax.fill_between(xs, low, high, color=color, alpha=0.18, lw=0,
@@ -307,7 +309,7 @@ def _draw_heatmap(fig, ax, data: PlotData) -> None:
     for k in (0, 1):
         lo, hi = float(np.min(data.points[:, k])), float(np.max(data.points[:, k]))
         if target:
-            hi = max(hi, target[params[k]])
+            lo, hi = min(lo, target[params[k]]), max(hi, target[params[k]])
         if lo > 0 and hi > lo:  # a margin of a quarter octave, so that points on the edge show whole
             ranges.append(np.geomspace(lo / 2**0.25, hi * 2**0.25, HEATMAP_CELLS))
         else:

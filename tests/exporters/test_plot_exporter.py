@@ -179,3 +179,18 @@ def test_a_model_of_values_never_below_zero_is_not_drawn_below_zero(host):
     assert len(curves) == 2 and all(np.nanmin(y) >= 0 for y in curves)
     assert np.nanmin(curves[1]) == pytest.approx(0, abs=0.5)  # it stops where it reaches 0 (p = 1024)
     assert ax.get_ylim()[0] > -10
+
+
+def test_a_target_below_the_measurements_gets_the_curve_drawn_down_to_it():
+    # p = 2 under p = 4 ... 64: the star used to float apart from a curve that began at p = 4
+    ranked = extrapolate(one_parameter(), "p=2")
+    data = plot_data(ranked)[0]
+    fig = figure(data, "lines")
+    curves = [line for line in fig.axes[0].get_lines() if line.get_label() == "model" or line.get_linestyle() == "--"]
+    xs = np.concatenate([line.get_xdata() for line in curves])
+    assert xs.min() == 2 and xs.max() == 64
+    dashed = [line for line in curves if line.get_linestyle() == "--"]
+    assert [(line.get_xdata().min(), line.get_xdata().max()) for line in dashed] == [(2, 4)]
+    y_star = data.model.predict({"p": 2.0})
+    below = dashed[0]
+    assert below.get_ydata()[0] == pytest.approx(y_star)
