@@ -19,7 +19,8 @@ import numpy as np
 
 from . import executors
 from .engine import (BlockPlan, Growing, Progress, call_exporter, call_reader, check_coordinates, fit_blocks, followed,
-                     held_out_points, input_paths, read_parts, select_reader, validation_errors)
+                     held_out_points, input_paths, options_by_reader, read_parts, select_reader,
+                     validation_errors)
 from .errors import ExtrapWarning, InputError
 from .experiment import Experiment, check_measure
 from .files import atomic_writer, check_destination
@@ -154,8 +155,9 @@ def read(
     str_options = {key: str(value) for key, value in options.items()}
     infos = [named_reader(host, reader, p) if reader else select_reader(p, host) for p in paths]
     experiments, unselected = [], []
+    by_reader = options_by_reader(infos, str_options)
     for info, group in _by_reader(infos, paths):
-        reader_options = dict(str_options)
+        reader_options = dict(by_reader[info.name])
         if info.filters:
             reader_options.update(metrics=metrics, callpaths=callpaths)
         if info.parts is not None and info.read_part is not None:

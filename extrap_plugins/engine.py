@@ -148,6 +148,29 @@ def warn_copies(paths: Sequence[pathlib.Path]) -> None:
         earlier.setdefault(key, []).append(p)
 
 
+def options_by_reader(infos: Sequence[ReaderInfo], options: Mapping[str, str]) -> dict[str, dict[str, str]]:
+    """Each reader's share of ``--reader-option``, by reader name.  With inputs for several readers (a CUBE folder
+    and a CSV file), each gets the options it declares (:attr:`ReaderInfo.options`; one declaring none gets them
+    all), so ``delimiter=;`` for the CSV file is no error of the CUBE reader's.
+
+    Raises
+    ------
+    InputError
+        With several readers, each declaring its options, an option none of them declares.
+    """
+    readers = list({info.name: info for info in infos}.values())
+    if len(readers) < 2:
+        return {info.name: dict(options) for info in readers}
+    if all(info.options for info in readers):
+        unknown = [key for key in options if not any(key in info.options for info in readers)]
+        if unknown:
+            listed = "; ".join(f"{info.name}: {', '.join(info.options)}" for info in readers)
+            raise InputError(f"--reader-option {', '.join(map(repr, unknown))}: no reader of these inputs has it; "
+                             f"their options are {listed}")
+    return {info.name: {k: v for k, v in options.items() if k in info.options or not info.options}
+            for info in readers}
+
+
 def call_reader(info: ReaderInfo, function: Callable, path, *args, host: PluginHost | None = None):
     """Call one of a reader's functions through the one guarded entry of every read.
 

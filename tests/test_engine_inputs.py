@@ -7,7 +7,7 @@ import warnings
 
 import pytest
 
-from extrap_plugins import engine
+from extrap_plugins import engine, read
 from extrap_plugins.errors import ExtrapWarning, InputError
 
 
@@ -41,3 +41,29 @@ def test_a_copy_of_another_input_is_read_with_a_warning_naming_both(tmp_path):
     assert [str(w.message) for w in caught] == [
         f"{tmp_path / 'w2.csv'}: the same bytes as {tmp_path / 'w1.csv'}: its measurements count twice, as "
         "repetitions never run (a copy given by mistake?)"]
+
+
+def test_reader_options_go_to_the_readers_that_have_them(shared_data, tmp_path):
+    # a CUBE folder and a spreadsheet's CSV of later runs: decimal=, is the CSV reader's (the CUBE reader refused it)
+    later = tmp_path / "later.csv"
+    later.write_text("callpath;metric;x;value\nextra;time;10;1,5\nextra;time;100;2,5\nextra;time;1000;3,5\n")
+    folder = shared_data / "cube" / "extrap" / "single_parameter"
+    joined = read([folder, later], decimal=",", metrics=["time"])
+    extra = joined.take(joined.callpath_index == [c.name for c in joined.callpaths].index("extra"))
+    assert sorted(extra.value.tolist()) == [1.5, 2.5, 3.5]
+    with pytest.raises(InputError) as refused:
+        read([folder, later], decimals=",")
+    assert str(refused.value) == (
+        "--reader-option 'decimals': no reader of these inputs has it; their options are cube: aggregation, values, "
+        "pattern, mapping, parallel, metrics, callpaths; csv: value, parameters, callpath, metric, repetition, "
+        "delimiter, decimal")
+
+
+def test_one_reader_says_itself_which_options_it_has():
+    from extrap_plugins.registration import ReaderInfo
+
+    csv = ReaderInfo("csv", read=lambda path, options: None, options={"decimal": "the decimal mark"})
+    assert engine.options_by_reader([csv, csv], {"bogus": "1"}) == {"csv": {"bogus": "1"}}
+    undeclared = ReaderInfo("theirs", read=lambda path, options: None)
+    assert engine.options_by_reader([csv, undeclared], {"bogus": "1", "decimal": ","}) == {
+        "csv": {"decimal": ","}, "theirs": {"bogus": "1", "decimal": ","}}
