@@ -184,8 +184,9 @@ def report_data(ranked: Extrapolations, plots: dict[int, str], title: str | None
 
 
 def _function(model) -> list | None:
-    """``[constant, [[coefficient, [e_1, j_1, e_2, j_2, ...]], ...]]`` in parameter order, for the page to
-    draw a model curve when there is no static plot; None for models that are not plain PMNF."""
+    """``[constant, [[coefficient, [e_1, j_1, e_2, j_2, ...]], ...], floor]`` in parameter order, for the page to
+    draw a model curve when there is no static plot (``floor``: 0 for a model of values never below 0, which is not
+    drawn below it, else None); None for models that are not plain PMNF."""
     if model.predictor is not None or model.function_text is not None or model.segments:
         return None
     terms = []
@@ -195,7 +196,7 @@ def _function(model) -> list | None:
             factor = t.factors.get(name)
             powers += [float(factor.exponent), float(factor.log_exponent)] if factor else [0.0, 0.0]
         terms.append([json_number(t.coefficient), powers])
-    return [json_number(model.constant), terms]
+    return [json_number(model.constant), terms, 0.0 if model.non_negative else None]
 
 
 def _ranges(model_set: ModelSet) -> dict[str, list[float]] | None:

@@ -126,3 +126,20 @@ def test_the_curve_of_a_streamed_model_spans_its_measured_points():
                          measured_points=np.array([[27.0, 10.0], [64.0, 20.0], [343.0, 10.0]]))
     assert report_data(extrapolate(model_set, "p=4096,n=10"), {})["ranges"] == {"p": [27.0, 343.0],
                                                                                 "n": [10.0, 20.0]}
+
+
+def test_the_page_never_draws_a_model_of_non_negative_values_below_0(browser, tmp_path):
+    """The table cut the value at 0, the page's own curve went on to -70 at p = 64 (terms of opposite sign)."""
+    falling = Model("main", "time", ("p",), 10.0, (Term(-1.25, {"p": Factor(1, 0)}),), non_negative=True)
+    path = tmp_path / "report.html"
+    extrap_plugins.export(_model_set([falling]), "html", path, target="p=64", plot_top=0)
+    assert _document(path)["rows"][0][18][2] == 0.0
+    page = StaticPage(browser, path)
+    page.page.wait_for_function("window.__reportReady === true")
+    page.page.click("#rows tr[data-row]")
+    ys = page.page.eval_on_selector("#detail svg.sketch", """svg => svg.querySelector('path').getAttribute('d')
+        .slice(1).split('L').map(p => Number(p.split(',')[1]))""")
+    assert max(ys) - min(ys) > 100  # the curve falls across the plot ...
+    assert len([y for y in ys if y == max(ys)]) > 10  # ... to 0, where it stays (the lowest y on the screen)
+    assert page.console == []
+    page.page.close()

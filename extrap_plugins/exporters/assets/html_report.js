@@ -239,7 +239,7 @@
       }
       value += product;
     });
-    return value;
+    return typeof fn[2] === "number" ? Math.max(value, fn[2]) : value;  // a time or a count: never below 0
   }
   function sketch(r) {
     const params = data.parameters, fn = r[C["function"]];
