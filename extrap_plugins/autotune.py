@@ -43,6 +43,7 @@ import json
 import math
 import os
 import pathlib
+import shlex
 import socket
 import sys
 import warnings
@@ -487,8 +488,8 @@ def _unseen(runs: list[design.Run], number: int, folder: pathlib.Path) -> str:
     return (f"round {number}'s runs at {_points(runs)} ended well, yet the measurements in {folder} hold none of "
             f"them (as the readers number points and repetitions; see {folder / 'logs'}): does the program take its "
             f"parameters from EXTRAP_PARAM_<NAME> or {{name}} in its arguments, and do earlier runs in the folder "
-            f"come from another sweep? (`extrap-plugins model {folder}` shows what the readers make of it, broken "
-            f"profiles too) Start again in a new folder")
+            f"come from another sweep? (`extrap-plugins model {shlex.quote(str(folder))}` shows what the readers make "
+            f"of it, broken profiles too) Start again in a new folder")
 
 
 def _left_out(runs: list[design.Run], space: design.Space, experiment) -> list[design.Run]:

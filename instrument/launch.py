@@ -21,6 +21,7 @@ import importlib.util
 import os
 import runpy
 import sys
+import zipfile
 from typing import Sequence
 
 from . import mpi, regions
@@ -50,15 +51,24 @@ def main(argv: Sequence[str] | None = None) -> None:
         raise SystemExit(2)
     target = argv[1] if module else argv[0]
     sys.argv = argv[1:] if module else argv
-    _session.name_program(target.rsplit(".", 1)[-1] if module else os.path.splitext(os.path.basename(target))[0])
+    _session.name_program(target.rsplit(".", 1)[-1] if module else script_name(target))
     if not regions._state.environment_off and importlib.util.find_spec("mpi4py") is not None:
         _record_world_on_import()
     with regions.region(ROOT):
         if module:
             runpy.run_module(target, run_name="__main__", alter_sys=True)
+        elif os.path.isdir(target) or zipfile.is_zipfile(target):  # a folder or zip with __main__.py: runpy puts
+            del sys.path[0]                                          # it first on the path, as python does
+            runpy.run_path(os.path.abspath(target), run_name="__main__")
         else:
             sys.path[0] = os.path.dirname(os.path.abspath(target))  # as python puts the script's folder first
             runpy.run_path(target, run_name="__main__")
+
+
+def script_name(path: str) -> str:
+    """What the measurements of ``python PATH`` are named after: ``app`` of ``app.py``, of a folder ``app/`` or
+    of a zip application ``app.pyz`` that holds a ``__main__.py``."""
+    return os.path.splitext(os.path.basename(os.path.normpath(path)))[0]
 
 
 def _problem(argv: list[str], module: bool) -> str | None:
@@ -69,8 +79,10 @@ def _problem(argv: list[str], module: bool) -> str | None:
         return "-m needs a module name"
     if module and not _findable(argv[1]):
         return f"{argv[1]}: no such module"
-    if not module and not os.path.isfile(argv[0]):
+    if not module and not os.path.exists(argv[0]):
         return f"{argv[0]}: no such file"
+    if not module and os.path.isdir(argv[0]) and not os.path.isfile(os.path.join(argv[0], "__main__.py")):
+        return f"{argv[0]}: a folder without __main__.py"
     return None
 
 

@@ -481,8 +481,10 @@ class Session:
                                  now - self.started, counters, dict(regions._counters), self.unread_parameters())
         if comm is None or comm.Get_size() == 1:
             if size > 1:  # MPI is gone (or was never initialised here): no gather possible
-                return self._write_fragment(table, size, self.run_id or _launch_id(),
-                                            "MPI was finalised before the shim could gather the ranks")
+                started = MPI is not None and MPI.Is_initialized()
+                why = ("MPI was finalised before the shim could gather the ranks" if started else
+                       "the program did not start MPI, so the shim could not gather the ranks")
+                return self._write_fragment(table, size, self.run_id or _launch_id(), why)
             return self._write_single(table)
         self.gathering = True
         try:

@@ -28,6 +28,7 @@ import argparse
 import contextlib
 import dataclasses
 import glob
+import importlib.machinery
 import itertools
 import json
 import math
@@ -46,6 +47,8 @@ from typing import Callable, Mapping, Sequence
 from extrap_plugins.errors import ExitStatus, InputError
 from extrap_plugins.formatting import format_count
 from extrap_plugins.options import split_values
+
+from .launch import script_name
 
 PROG = "extrap-plugins run"
 TAIL_LINES = 5
@@ -262,27 +265,34 @@ _CONVENTIONAL_NAME = re.compile(r"[A-Za-z][A-Za-z_]*")
 def program_name(command: Sequence[str]) -> str:
     """The name of the output file: the script of ``python app.py`` (also of ``python -m
     extrap_plugins.instrument app.py``), the module of ``python -m module``, else the executable."""
+    if _launched(command) and command[3] != "-m":  # its script, folder or zip application, as the shim names it
+        return script_name(command[3])
     command = _unlaunched(command)
+    if len(command) > 2 and command[1] == "-m":
+        return command[2].rsplit(".", 1)[-1]
     for word in command[1:]:
         if word.endswith(".py"):
             return pathlib.Path(word).stem
-    if len(command) > 2 and command[1] == "-m":
-        return command[2].rsplit(".", 1)[-1]
     return pathlib.Path(command[0]).name
 
 
 def _unlaunched(command: Sequence[str]) -> list[str]:
     """``python -m extrap_plugins.instrument app.py ARGS`` as ``python app.py ARGS`` (the program the launcher
     runs); any other command as it is."""
-    if list(command[1:3]) == ["-m", "extrap_plugins.instrument"] and len(command) > 3:
-        return [command[0], *command[3:]]
-    return list(command)
+    return [command[0], *command[3:]] if _launched(command) else list(command)
+
+
+def _launched(command: Sequence[str]) -> bool:
+    """Whether ``command`` is ``python -m extrap_plugins.instrument PROGRAM ...``."""
+    return list(command[1:3]) == ["-m", "extrap_plugins.instrument"] and len(command) > 3
 
 
 def check_program(command: Sequence[str]) -> None:
     """That the program can be started, before anything runs: the executable exists (a path, or a name on the
     PATH; ``python`` is the Python running us), and so does the script of ``python app.py`` (also under
-    ``python -m extrap_plugins.instrument``) unless a ``{name}`` in it is filled in per launch."""
+    ``python -m extrap_plugins.instrument``) unless a ``{name}`` in it is filled in per launch, and the module of
+    ``python -m package.module`` when that Python is ours (its top package, looked for as ``python -m`` does: in
+    the current folder, then on our path; nothing is imported)."""
     executable = command[0]
     if executable not in ("python", "python3") and not (
             os.path.isfile(executable) if os.sep in executable else shutil.which(executable)):
@@ -292,6 +302,11 @@ def check_program(command: Sequence[str]) -> None:
     script = program[1] if len(program) > 1 else ""
     if script.endswith(".py") and "{" not in script and not os.path.isfile(script):
         raise InputError(f"the script {script!r}: no such file (from {os.getcwd()})")
+    top = program[2].split(".")[0] if script == "-m" and len(program) > 2 else ""
+    ours = executable in ("python", "python3", sys.executable)
+    if ours and top and "{" not in top and top not in sys.builtin_module_names and \
+            importlib.machinery.PathFinder.find_spec(top, [os.getcwd(), *sys.path]) is None:
+        raise InputError(f"the module {top!r}: no such module (from {os.getcwd()})")
 
 
 def scorep_folder(data: pathlib.Path, launch: Launch) -> pathlib.Path | None:
@@ -367,6 +382,13 @@ def has_measurements(folder: pathlib.Path) -> bool:
     return any(folder.glob("*.extrap.jsonl")) or any(folder.glob(f"*/{SCOREP_PROFILE}"))
 
 
+def has_measured_runs(data: pathlib.Path, names: Sequence[str]) -> bool:
+    """Whether ``data`` holds a run measured whole (of the parameters ``names`` or of others), or a Score-P profile
+    of these parameters is beside it: something ``model`` reads.  Files of launches that failed after writing do not
+    count (:func:`has_measurements` counts them)."""
+    return bool(measured_launches(data, names) or measured_launches(data, ()))
+
+
 def data_file(folder: str | os.PathLike, command: Sequence[str]) -> pathlib.Path:
     """Where a sweep of ``command`` writes its measurements: ``<folder>/<program>.extrap.jsonl``."""
     return pathlib.Path(folder) / f"{program_name(command)}.extrap.jsonl"
@@ -406,6 +428,8 @@ def check_launch(timeout: float | None, mpiexec: str | None, mpiexec_args: Seque
                  counts: Sequence[int]) -> Launcher | None:
     """The launcher for these process counts (None: no launcher, and every count is 1), once the timeout and the
     launcher settings are good; else an :class:`InputError` (``run``, and ``autotune`` before anything runs)."""
+    if timeout is not None and not math.isfinite(timeout):
+        raise InputError(f"--timeout must be a number of seconds, got {timeout}")
     if timeout is not None and timeout <= 0:
         raise InputError(f"--timeout must be positive, got {timeout}")
     launcher = find_launcher(mpiexec, mpiexec_args)
@@ -479,7 +503,7 @@ def run(args: argparse.Namespace) -> int:
         check_program(command)
     if command[0] in ("python", "python3"):  # the Python that runs us: it has extrap_plugins and mpi4py
         command[0] = sys.executable
-    folder = _output_folder(args.output)
+    folder = _output_folder(args.output, make=not args.dry_run)
     data = data_file(folder, command)
     how = describe_launcher(launcher)
     loop = getattr(args, "loop", False)  # a round of autotune's loop: it says what the rounds run and why
@@ -489,7 +513,7 @@ def run(args: argparse.Namespace) -> int:
     plan = _not_measured(plan, data, names, quiet=loop)
     if not plan:
         if not loop:
-            _say(f"nothing to run: model them with: extrap-plugins model {folder}")
+            _say(f"nothing to run: model them with: extrap-plugins model {shlex.quote(str(folder))}")
         return ExitStatus.OK
     if args.dry_run:
         for launch in plan:
@@ -504,8 +528,6 @@ def run(args: argparse.Namespace) -> int:
     replaced = scorep_replaced(data, names, command)
     if replaced and not loop:
         _say(f"note: {replaced}")
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "logs").mkdir(exist_ok=True)
     # a round of autotune ends at the first runs that show a parameter the program never reads (the loop says it)
     until = (lambda: bool(never_read(data, names, command))) if loop else None
     outcomes = _launch_all(plan, launcher, command, names, folder, data, args.timeout, getattr(args, "quiet", False),
@@ -521,19 +543,25 @@ def run(args: argparse.Namespace) -> int:
         _say(f"all {len(plan)} runs succeeded" if len(plan) > 1 else "the run succeeded")
     for unread in never_read(data, names, command):
         _say(f"warning: {unread}")
-    if has_measurements(folder):
-        _say(f"model them with: extrap-plugins model {folder}")
+    if any(outcome.ok for outcome in outcomes) or has_measured_runs(data, names):
+        _say(f"model them with: extrap-plugins model {shlex.quote(str(folder))}")
     else:
         _say("nothing was measured: fix the failures above and start again")
     return status
 
 
-def _output_folder(output: str) -> pathlib.Path:
-    """The ``-o`` folder; a file there is one line before the first, as ``autotune`` says it (the launches would
-    fail to make it)."""
+def _output_folder(output: str, make: bool = False) -> pathlib.Path:
+    """The ``-o`` folder (``make``: made, with its ``logs/``); a file there or at ``logs``, or a folder that cannot
+    be made, is one line before the first, as ``autotune`` says it (the launches would fail to make it)."""
     folder = pathlib.Path(output)
-    if folder.exists() and not folder.is_dir():
-        raise InputError("is not a folder", folder)
+    for path in (folder, folder / "logs"):
+        if path.exists() and not path.is_dir():
+            raise InputError("is not a folder", path)
+    if make:
+        try:
+            (folder / "logs").mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise InputError(f"cannot make the folder: {error.strerror or error}", folder) from None
     return folder
 
 
@@ -933,6 +961,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run(args)
     except InputError as error:
         sys.stderr.write(f"{PROG}: error: {error}\n")
+        return ExitStatus.BAD_INPUT
+    except OSError as error:  # a file of the sweep that cannot be written, as extrap-plugins run says it
+        where = f"{error.filename}: " if error.filename else ""
+        sys.stderr.write(f"{PROG}: error: {where}{error.strerror or error}\n")
         return ExitStatus.BAD_INPUT
     except KeyboardInterrupt:
         sys.stderr.write(f"{PROG}: interrupted\n")

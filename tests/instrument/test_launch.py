@@ -162,3 +162,36 @@ def test_the_parameters_keep_the_order_the_sweep_gives_them(mpiexec, tmp_path, n
                        str(program)]) == ExitStatus.OK
     assert list(records(runs / "quiet.extrap.jsonl")[0]["parameters"]) == ["p", "z", "a"]
     assert extrap_plugins.read(runs).parameter_names == ["z", "a"]
+
+
+@pytest.mark.parametrize("kind", ["folder", "zip"])
+def test_a_folder_or_zip_application_runs_measured_as_python_runs_it(tmp_path, kind):
+    # python app/ and python app.pyz run the __main__.py inside, with the folder or zip first on sys.path (it was
+    # "app: no such file" for a folder)
+    main = ("import os, sys\nfrom helper import size\n"
+            "print(size(), sys.argv[1:], os.path.basename(sys.path[0]))\n")
+    app = tmp_path / ("app" if kind == "folder" else "app.pyz")
+    if kind == "folder":
+        app.mkdir()
+        (app / "__main__.py").write_text(main)
+        (app / "helper.py").write_text("def size():\n    return 7\n")
+    else:
+        import zipfile
+
+        with zipfile.ZipFile(app, "w") as archive:
+            archive.writestr("__main__.py", main)
+            archive.writestr("helper.py", "def size():\n    return 7\n")
+    result = run_program([*LAUNCH, app.name, "--size", "3"], tmp_path, EXTRAP_OUTPUT="")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == f"7 ['--size', '3'] {app.name}\n"
+    [record] = records(tmp_path / "app.extrap.jsonl")
+    assert record["program"] == "app" and record["callpaths"] == ["main"]
+    assert sweep.program_name([sys.executable, "-m", "extrap_plugins.instrument", f"{app.name}/", "-v"]) == "app"
+
+
+def test_a_folder_without_main_is_said_as_python_would(tmp_path):
+    (tmp_path / "lib").mkdir()
+    result = run_program([*LAUNCH, "lib"], tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.splitlines()[-1] == "extrap_plugins.instrument: error: lib: a folder without __main__.py"
+    assert sorted(tmp_path.iterdir()) == [tmp_path / "lib"]
