@@ -114,8 +114,8 @@ def test_ours_starts_from_the_lines_and_the_point_off_them(bench, shared_data):
     np.testing.assert_array_equal(case.points[off], [[30.0, 2.0]])  # the cheapest point off the lines
     counts, held = bench.run_ours(case, 0.3, bench.Ours(0.05, off_line=False, points="new"))
     assert held.all() and case.errors(counts)[0] > 0.8 and case.spent(counts)[0] < 0.02
-    counts, held = bench.run_ours(case, 0.3, bench.Ours(0.05, points="new"))
-    assert case.errors(counts)[0] < 0.10 and case.spent(counts)[0] <= 0.3
+    counts, held = bench.run_ours(case, 0.1, bench.Ours(0.05, points="new"))
+    assert case.errors(counts)[0] < 0.10 and case.spent(counts)[0] <= 0.1
 
 
 def test_a_synthetic_function_reads_as_the_formula_it_computes(bench):
