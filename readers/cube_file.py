@@ -12,6 +12,7 @@ without the ``cube`` extra.
 
 from __future__ import annotations
 
+import collections
 import os
 import pathlib
 import struct
@@ -30,6 +31,7 @@ from .cube_tree import MAXIMUM, MINIMUM, SUM, CallTree, LocationAccumulator, mer
 INSTALL_HINT = "reading CUBE files needs pycubexr: pip install 'extrap-plugins[cube]'"
 TIME_UNITS = {"sec", "s", "seconds", "second", "usec", "msec", "nsec", "ms", "us", "ns"}
 _COMBINE = {"MINDOUBLE": MINIMUM, "MAXDOUBLE": MAXIMUM}
+VISITS = "visits"  # Score-P's count of a node's visits per location
 BLOCK_SIZE = 1 << 23  # values (nodes x locations) converted at once: 64 MiB of float64
 
 
@@ -103,6 +105,7 @@ class CubeProfile:
     metrics: list[CubeMetric]
     n_locations: int
     _parser: object = field(repr=False, default=None)
+    _visits_stored: tuple | None = field(repr=False, default=None)
 
     @property
     def has_duplicate_callpaths(self) -> bool:
@@ -145,6 +148,11 @@ class CubeProfile:
         (nodes x locations), so that a run with many ranks needs memory for
         its raw data plus one block, not several copies of all of it.
 
+        A minimum or maximum (min_time, max_time) comes from the locations
+        that visited the node (``visits`` > 0): elsewhere Score-P leaves its
+        start value (2^64 timer ticks as seconds, or 0), which is no visit's
+        time.  A node that no location visited is 0.
+
         Returns
         -------
         values : ndarray of float64, shape (n_callpaths,)
@@ -157,8 +165,11 @@ class CubeProfile:
         n = len(self.callpaths)
         width = max(1, block_size // max(self.tree.n_nodes, 1))
         accumulator = LocationAccumulator(aggregation, metric.combine, n)
+        visits = self._visits() if metric.combine != SUM else None
         for start in range(0, self.n_locations, width):
-            values = self._convert(metric, stored, slice(start, start + width), inclusive)
+            locations = slice(start, start + width)
+            unvisited = None if visits is None else self._convert(self._visits_metric, visits, locations, False) == 0
+            values = self._convert(metric, stored, locations, inclusive, unvisited)
             if self.has_duplicate_callpaths:
                 values = merge_duplicates(values, self.callpath_of_node, n, metric.combine)
             accumulator.add(values)
@@ -167,19 +178,33 @@ class CubeProfile:
             has_data = merge_duplicates(has_data, self.callpath_of_node, n, MAXIMUM)
         return accumulator.result(), has_data
 
-    def _convert(self, metric: CubeMetric, stored, locations: slice, inclusive: bool) -> np.ndarray:
-        """Dense values of some locations, shape (n_nodes, n_selected), converted as asked."""
+    def _convert(self, metric: CubeMetric, stored, locations: slice, inclusive: bool,
+                 no_value: np.ndarray | None = None) -> np.ndarray:
+        """Dense values of some locations, shape (n_nodes, n_selected), converted as asked; where ``no_value``
+        (same shape, for a float minimum or maximum) is set, NaN, which the conversion and aggregation skip."""
         raw, positions, _ = stored
         block = raw[:, locations]
         # Widest type of the kind, so that sums over the tree cannot overflow an INT8 or UINT16.
         dtype = np.float64 if raw.dtype.kind == "f" else np.int64 if raw.dtype.kind == "i" else np.uint64
         dense = np.zeros((self.tree.n_nodes, block.shape[1]), dtype=dtype)
         dense[positions] = block
+        if no_value is not None and dtype == np.float64:
+            dense[no_value] = np.nan
         if metric.stored == "INCLUSIVE" and not inclusive:
             return self.tree.exclusive(dense, metric.combine)
         if metric.stored == "EXCLUSIVE" and inclusive:
             return self.tree.inclusive(dense, metric.combine)
         return dense
+
+    @property
+    def _visits_metric(self) -> CubeMetric | None:
+        return next((m for m in self.metrics if m.name == VISITS), None)
+
+    def _visits(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """The stored values of the ``visits`` metric (read once), or None when the file has none."""
+        if self._visits_stored is None and self._visits_metric is not None:
+            self._visits_stored = self._stored_values(self._visits_metric) or ()
+        return self._visits_stored or None
 
     def _has_data(self, metric: CubeMetric, stored, inclusive: bool) -> np.ndarray:
         present = stored[2]
@@ -290,7 +315,7 @@ def open_profile(path: str | os.PathLike) -> CubeProfile:
         if problem is not None:
             _close_quietly(parser)
     if problem is not None:
-        raise InputError(f"not a readable CUBE file ({problem}); is it truncated or corrupt?", path)
+        raise _unreadable(problem, path)
     try:
         cnodes, parent = _preorder(parser.get_root_cnodes())
         if not cnodes:
@@ -301,15 +326,24 @@ def open_profile(path: str | os.PathLike) -> CubeProfile:
             CubeMetric(m.name, (m.units or "").strip(), (m.data_type or "").strip(), m.metric_type, m)
             for m in parser.all_metrics()
         ]
+        # pycubexr finds a metric's data and a node's values by id: one defined twice reads another's
+        for what, ids in (("metric", [m.handle.id for m in metrics]), ("call-tree node", [c.id for c in cnodes])):
+            twice = next((i for i, n in collections.Counter(ids).items() if n > 1), None)
+            if twice is not None:
+                raise _unreadable(f"the file defines {what} id {twice} twice", path)
         n_locations = len(parser.get_locations())
     except InputError:
         _close_quietly(parser)
         raise
     except Exception as error:
         _close_quietly(parser)
-        raise InputError(f"not a readable CUBE file ({_describe(error)}); is it truncated or corrupt?", path) from None
+        raise _unreadable(_describe(error), path) from None
     cnode_ids = np.fromiter((c.id for c in cnodes), dtype=np.int64, count=len(cnodes))
     return CubeProfile(path, tree, cnode_ids, callpaths, callpath_of_node, metrics, n_locations, parser)
+
+
+def _unreadable(problem: str, path: pathlib.Path) -> InputError:
+    return InputError(f"not a readable CUBE file ({problem}); is it truncated or corrupt?", path)
 
 
 def _close_quietly(parser) -> None:

@@ -42,13 +42,14 @@ import csv
 import math
 import pathlib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from extrap_plugins.errors import InputError
 
 from ._common import read_text
 
 CONVENTION = "<prefix>.<name><value>...[.r<repetition>], e.g. app.p64.size25.r1"
+MAX_REPETITION = 2**31 - 1  # an Experiment's repetitions are int32
 _REPETITION = re.compile(r"(?:\.|(?<=\d)[_-])r(?:ep)?(\d+)$")
 _SCOREP_DEFAULT = re.compile(r"scorep-\d{8}_\d{4}_\d+")  # SCOREP_EXPERIMENT_DIRECTORY unset: scorep-YYYYMMDD_HHMM_ticks
 _REPETITION_FOLDER = re.compile(r"(?:r|rep|run|repetition)?[_-]?(\d+)", re.IGNORECASE)
@@ -71,6 +72,9 @@ class RunName:
     parameters: tuple[str, ...]
     values: tuple[float, ...]
     repetition: int | None
+    prefix: str = field(default="", repr=False, compare=False)
+    """What comes before the parameters (``mm`` of ``mm.x25y10z1.r1``): the program, by Extra-P's convention; the
+    pattern when one is given, "" when the whole name is parameters."""
 
 
 def parse_run_name(name: str, pattern: str | None = None, where: str | None = None,
@@ -110,22 +114,25 @@ def parse_run_name(name: str, pattern: str | None = None, where: str | None = No
     if found:
         repetition = int(found.group(1))
         body = body[: found.start()]
+        if repetition > MAX_REPETITION:
+            raise InputError(f"the repetition {found.group(0)} in the {what} {name!r} is not from 0 to "
+                             f"{MAX_REPETITION}", where)
     if pattern is not None:
-        candidates = [_strip_pattern(body, pattern, where, what)]
+        candidates = [(pattern, _strip_pattern(body, pattern, where, what))]
     elif "." in body:
-        candidates = [body.split(".", 1)[1], body]
+        candidates = [tuple(body.split(".", 1)), ("", body)]
     else:  # no dot: the whole name, else after a prefix ended by - or _ (scorep-p64-n1000)
-        candidates = [body] + [body.split(separator, 1)[1] for separator in "-_" if separator in body][:1]
+        candidates = [("", body)] + [tuple(body.split(separator, 1)) for separator in "-_" if separator in body][:1]
     first_error = None
-    for candidate in candidates:
+    for prefix, candidate in candidates:
         try:
             parameters, values = parse_pairs(candidate)
         except ValueError as error:
             first_error = first_error or error
             continue
-        return RunName(parameters, values, repetition)
+        return RunName(parameters, values, repetition, prefix)
     note = f" (the trailing {found.group(0)} is read as the repetition)" if found else ""
-    if _SCOREP_DEFAULT.fullmatch(name):
+    if is_scorep_default(name):
         first_error = "it is Score-P's default name, which holds no parameters (name each run's folder with " \
                       "SCOREP_EXPERIMENT_DIRECTORY=app.p64.r1)"
     raise InputError(
@@ -133,6 +140,15 @@ def parse_run_name(name: str, pattern: str | None = None, where: str | None = No
         f"(give --reader-option pattern=PREFIX when the prefix contains dots, or mapping=FILE.csv)",
         where,
     )
+
+
+def is_scorep_default(name: str) -> bool:
+    """Whether ``name`` is the folder name Score-P chooses without ``SCOREP_EXPERIMENT_DIRECTORY``.
+
+    >>> is_scorep_default("scorep-20240312_1012_1234567890"), is_scorep_default("app.p64")
+    (True, False)
+    """
+    return _SCOREP_DEFAULT.fullmatch(name) is not None
 
 
 def repetition_folder(name: str) -> int | None:
@@ -143,7 +159,7 @@ def repetition_folder(name: str) -> int | None:
     (2, None)
     """
     found = _REPETITION_FOLDER.fullmatch(name)
-    return int(found.group(1)) if found else None
+    return int(found.group(1)) if found and int(found.group(1)) <= MAX_REPETITION else None
 
 
 def parse_pairs(text: str) -> tuple[tuple[str, ...], tuple[float, ...]]:
@@ -259,15 +275,17 @@ def read_mapping(mapping: pathlib.Path) -> tuple[tuple[str, ...], list[MappedRun
         numbers = []
         for column, cell in zip(columns, cells[1:]):
             number = _number(cell)
-            if number is None:
-                raise InputError(f"the {column} value {cell!r} is not a number", mapping, line)
+            if number is None or not math.isfinite(number):
+                raise InputError(f"the {column} value {cell!r} is not a {'' if number is None else 'finite '}number",
+                                 mapping, line)
             numbers.append(number)
         repetition = None
         if repetition_column is not None:
-            value = numbers.pop(repetition_column)
+            value, cell = numbers.pop(repetition_column), cells[1 + repetition_column]
             if value != int(value):
-                raise InputError(f"the repetition {cells[1 + repetition_column]!r} is not a whole number",
-                                 mapping, line)
+                raise InputError(f"the repetition {cell!r} is not a whole number", mapping, line)
+            if not 0 <= value <= MAX_REPETITION:
+                raise InputError(f"the repetition {cell!r} is not from 0 to {MAX_REPETITION}", mapping, line)
             repetition = int(value)
         target = pathlib.Path(cells[0])
         if not target.is_absolute():

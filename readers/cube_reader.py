@@ -47,7 +47,7 @@ from extrap_plugins.registration import ReaderInfo
 from extrap_plugins.joining import coverage_findings, omitted_zeros
 
 from ._common import EMPTY_FILE, RUN_FOLDER_EXTRAS, SAME_FILE, check_distinct_files, same_file
-from .cube_names import CONVENTION, RunName, parse_run_name, read_mapping, repetition_folder
+from .cube_names import CONVENTION, RunName, is_scorep_default, parse_run_name, read_mapping, repetition_folder
 from .cube_tree import AGGREGATIONS
 
 OPTIONS = {
@@ -62,6 +62,8 @@ OPTIONS = {
 }
 VALUES = ("exclusive", "inclusive")
 SCOREP_PROFILE = "profile.cubex"  # the name Score-P gives every run's profile
+# What else Score-P writes into an experiment directory: passed by without a word when one is given.
+SCOREP_FILES = frozenset({"scorep.cfg", "MANIFEST.md", "traces.otf2", "traces.def", "traces"})
 WARNING_NOTE = "warning: "  # notes that join() turns into warnings in the main process
 
 
@@ -191,6 +193,7 @@ def find_runs(path: pathlib.Path | Sequence[pathlib.Path], settings: Settings) -
     if not named:
         raise InputError("no input given")
     check_distinct_files([profile for profile, _ in named])
+    _check_one_program(named, describe_inputs(path))
     parameters, found = _runs_from_names(named)
     return _number_runs(parameters, found)
 
@@ -199,14 +202,24 @@ def _scan_folder(folder: pathlib.Path, pattern: str | None) -> list[tuple[pathli
     """(profile, (label, parsed name)) for the runs in ``folder``; warns about stray entries."""
     runs: list[tuple[pathlib.Path, tuple[str, RunName]]] = []
     direct: list[pathlib.Path] = []
+    try:  # a run folder given directly (mm.x1y1z1 holding profile1.cubex, profile2.cubex, or r1/, r2/)
+        folder_run, folder_error = parse_run_name(folder.name, pattern, str(folder)), None
+    except InputError as error:
+        folder_run, folder_error = None, error
     for entry in sorted(folder.iterdir()):
-        if entry.name.startswith(".") or entry.name in RUN_FOLDER_EXTRAS:
+        if entry.name.startswith(".") or entry.name in RUN_FOLDER_EXTRAS or entry.name in SCOREP_FILES:
             continue
         if entry.is_dir():
             profiles = _cubex_files(entry)
-            if profiles:
+            number = repetition_folder(entry.name)
+            if profiles and folder_run is not None and (number is not None or is_scorep_default(entry.name)):
+                named = replace(folder_run, repetition=number)  # one repetition of the run folder given
+                runs.extend((profile, (folder.name, named)) for profile in profiles)
+            elif profiles:
                 parsed = parse_run_name(entry.name, pattern, str(entry))
                 runs.extend((profile, (entry.name, parsed)) for profile in profiles)
+                if _nested_folders(entry):  # repetition folders beside the run's own profiles
+                    runs.extend(_nested_runs(entry, pattern))
             elif _nested_folders(entry):
                 runs.extend(_nested_runs(entry, pattern))
             else:
@@ -216,12 +229,7 @@ def _scan_folder(folder: pathlib.Path, pattern: str | None) -> list[tuple[pathli
         else:
             warnings.warn(ExtrapWarning(f"{entry}: ignored, neither a run folder nor a .cubex file"), stacklevel=4)
     if direct:
-        # A run folder given directly (mm.x1y1z1/profile1.cubex, profile2.cubex): its files are repetitions.
-        # Otherwise each file names its run (app.p8.cubex).
-        try:
-            folder_run, folder_error = parse_run_name(folder.name, pattern, str(folder)), None
-        except InputError as error:
-            folder_run, folder_error = None, error
+        # The run folder's files are repetitions; in a folder named by no run, each file names its run (app.p8.cubex).
         for profile in direct:
             if folder_run is not None:
                 runs.append((profile, (folder.name, folder_run)))
@@ -239,7 +247,7 @@ def _scan_folder(folder: pathlib.Path, pattern: str | None) -> list[tuple[pathli
 def _nested_folders(folder: pathlib.Path) -> list[pathlib.Path]:
     """The sub-folders of ``folder`` that hold .cubex files (one repetition each, or one run each)."""
     return [sub for sub in sorted(folder.iterdir())
-            if not sub.name.startswith(".") and sub.is_dir() and _cubex_files(sub)]
+            if not sub.name.startswith(".") and sub.name not in SCOREP_FILES and sub.is_dir() and _cubex_files(sub)]
 
 
 def _nested_runs(folder: pathlib.Path, pattern: str | None) -> list[tuple[pathlib.Path, tuple[str, RunName]]]:
@@ -275,6 +283,25 @@ def _file_run_name(path: pathlib.Path, pattern: str | None) -> tuple[str, RunNam
 def _cubex_files(folder: pathlib.Path) -> list[pathlib.Path]:
     return sorted(f for f in folder.iterdir()
                   if f.suffix.lower() == ".cubex" and not f.name.startswith(".") and f.is_file())
+
+
+def _check_one_program(runs, source: str) -> None:
+    """The runs' names start with one program (``lulesh`` of ``lulesh.p64.r1``; runs named by parameters alone go
+    with any): runs of two would be read as repetitions of each other."""
+    programs: dict[str, set[str]] = {}
+    for _, (label, parsed) in runs:
+        if parsed.prefix:
+            programs.setdefault(parsed.prefix, set()).add(label)
+    if len(programs) > 1:
+        listed = ", ".join(f"{prefix} ({', '.join(sorted(labels)[:2])}{_more(len(labels) - 2)})"
+                           for prefix, labels in sorted(programs.items()))
+        raise InputError(f"the runs' names start with {len(programs)} programs: {listed}; read each "
+                         f"program's runs on its own, or give --reader-option pattern=REGEX matching every prefix "
+                         f"when they name one program", source)
+
+
+def _more(n: int) -> str:
+    return f" and {n} more" if n > 0 else ""
 
 
 def _runs_from_names(runs) -> tuple[tuple[str, ...], list[tuple[pathlib.Path, str, tuple[float, ...], int | None]]]:

@@ -127,9 +127,10 @@ class CallTree:
         """Exclusive values from inclusive ones: each node minus its children.
 
         For unsigned integers a difference below zero becomes 0 (as CubeLib
-        and pycubexr do for overflowed hardware counters).  For min/max
-        metrics the stored values are returned unchanged: a minimum has no
-        exclusive part.
+        and pycubexr do for overflowed hardware counters); for floats a
+        difference within rounding of the node's inclusive value is 0 (a node
+        without time of its own is no -3.5e-17 s).  For min/max metrics the
+        stored values are returned unchanged: a minimum has no exclusive part.
 
         Parameters
         ----------
@@ -151,6 +152,11 @@ class CallTree:
                 result[parents] = np.where(remaining >= child, remaining - child, 0)
             else:
                 result[parents] = remaining - child
+        if np.issubdtype(result.dtype, np.floating):
+            # Each subtraction may be off by half an ulp of the inclusive value: that much is no value of its own.
+            n_children = np.bincount(self.parent[self.parent >= 0], minlength=self.n_nodes)
+            bound = np.abs(values) * (np.finfo(result.dtype).eps * n_children.reshape((-1,) + (1,) * (result.ndim - 1)))
+            result[np.abs(result) <= bound] = 0.0
         return result
 
     def subtree_any(self, flags: np.ndarray) -> np.ndarray:
@@ -158,7 +164,8 @@ class CallTree:
         return self.inclusive(np.asarray(flags, dtype=bool), MAXIMUM)
 
 
-_UFUNCS = {SUM: np.add, MINIMUM: np.minimum, MAXIMUM: np.maximum}
+# fmin/fmax skip NaN, which marks a minimum or maximum without a value (a location that never visited the node).
+_UFUNCS = {SUM: np.add, MINIMUM: np.fmin, MAXIMUM: np.fmax}
 
 
 def aggregate_locations(values: np.ndarray, aggregation: str, combine: str = SUM) -> np.ndarray:
@@ -176,6 +183,8 @@ def aggregate_locations(values: np.ndarray, aggregation: str, combine: str = SUM
         smallest location (the critical path).
     combine : {"sum", "min", "max"}
         How the metric combines (``min`` for min_time, ``max`` for max_time).
+        For ``min`` and ``max``, NaN is a location without a value (one that
+        never visited the node) and is left out; a node without any is 0.
 
     Returns
     -------
@@ -201,6 +210,7 @@ class LocationAccumulator:
         if aggregation == "strong" and combine != SUM:
             aggregation = combine  # the sum of minimum times is meaningless: the minimum of them
         self.aggregation = aggregation
+        self.skip_nan = combine != SUM
         self.total: np.ndarray | None = None
         self.count = np.zeros(n_nodes, dtype=np.int64)
         self.n_nodes = n_nodes
@@ -211,15 +221,22 @@ class LocationAccumulator:
         if values.shape[1] == 0:
             return
         if self.aggregation in ("max", "min"):
-            part = values.max(axis=1) if self.aggregation == "max" else values.min(axis=1)
+            ufunc = _UFUNCS[MAXIMUM if self.aggregation == "max" else MINIMUM] if self.skip_nan \
+                else np.maximum if self.aggregation == "max" else np.minimum
+            part = ufunc.reduce(values, axis=1)
             if self.total is not None:
-                part = np.maximum(self.total, part) if self.aggregation == "max" else np.minimum(self.total, part)
+                part = ufunc(self.total, part)
         else:
+            n_measured = values.shape[1]
+            if self.skip_nan:
+                measured = ~np.isnan(values)
+                n_measured = np.count_nonzero(measured, axis=1)
+                values = np.where(measured, values, 0.0)
             part = values.sum(axis=1) if self.total is None else self.total + values.sum(axis=1)
             if self.aggregation == "weak_threaded":
                 self.count += np.count_nonzero(values, axis=1)
             else:
-                self.count += values.shape[1]
+                self.count += n_measured
         self.total = part
 
     def result(self) -> np.ndarray:
@@ -228,7 +245,7 @@ class LocationAccumulator:
             return np.zeros(self.n_nodes)
         if self.aggregation in ("weak", "weak_threaded"):
             return np.divide(self.total, self.count, out=np.zeros_like(self.total), where=self.count > 0)
-        return self.total
+        return np.where(np.isnan(self.total), 0.0, self.total) if self.skip_nan else self.total
 
 
 def merge_duplicates(values: np.ndarray, codes: np.ndarray, n_unique: int, combine: str = SUM) -> np.ndarray:

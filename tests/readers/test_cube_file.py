@@ -160,6 +160,33 @@ def test_a_tar_without_anchor_is_not_a_cube_file(tmp_path):
                                     "is it truncated or corrupt?")
 
 
+@pytest.mark.parametrize("old, new, problem", [
+    # time read visits' integers as doubles (-1.5e-323 s for main), without a word
+    ('<metric id="1"', '<metric id="0"', "the file defines metric id 0 twice"),
+    # was "cannot read the data of metric 'time': AssertionError"
+    ('<cnode id="1" ', '<cnode id="0" ', "the file defines call-tree node id 0 twice"),
+])
+def test_an_anchor_defining_an_id_twice_is_damaged(shared_data, tmp_path, old, new, problem):
+    import gzip
+    import io
+    import tarfile
+
+    source = shared_data / "cube" / "extrap" / "single_parameter" / "mm.x10y1z1.r1" / "profile.cubex"
+    path = tmp_path / "profile.cubex"
+    with tarfile.open(source) as original, tarfile.open(path, "w") as damaged:
+        for member in original.getmembers():
+            data = original.extractfile(member).read()
+            if member.name == "anchor.xml":
+                data = gzip.decompress(data).replace(old.encode(), new.encode(), 1)
+            member.size = len(data)
+            damaged.addfile(member, io.BytesIO(data))
+    with pytest.raises(InputError) as caught:
+        with open_profile(path) as profile:
+            for metric in profile.metrics:
+                profile.callpath_values(metric, False, "weak")
+    assert caught.value.message == f"not a readable CUBE file ({problem}); is it truncated or corrupt?"
+
+
 def test_without_pycubexr_the_error_says_what_to_install(shared_data, monkeypatch):
     monkeypatch.setitem(sys.modules, "pycubexr", None)
     path = shared_data / "cube" / "extrap" / "single_parameter" / "mm.x10y1z1.r1" / "profile.cubex"

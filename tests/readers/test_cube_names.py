@@ -97,8 +97,17 @@ def test_names_without_parameters_are_errors_saying_why(name, reason):
     assert str(caught.value).startswith(f"{name}: cannot read parameters from the folder name {name!r}: {reason}; ")
 
 
+def test_a_repetition_beyond_int32_is_an_error_naming_the_folder():
+    """Was 'none of the 3 runs could be read; the first: .../profile.cubex: a number is out of range'."""
+    with pytest.raises(InputError) as caught:
+        parse_run_name("app.p8.r3000000000", where="/runs/app.p8.r3000000000")
+    assert str(caught.value) == ("/runs/app.p8.r3000000000: the repetition .r3000000000 in the folder name "
+                                 "'app.p8.r3000000000' is not from 0 to 2147483647")
+
+
 @pytest.mark.parametrize("name, number", [
-    ("r1", 1), ("rep2", 2), ("run_3", 3), ("4", 4), ("Rep-05", 5), ("scorep-20240101_1200_123", None), ("p64", None)])
+    ("r1", 1), ("rep2", 2), ("run_3", 3), ("4", 4), ("Rep-05", 5), ("scorep-20240101_1200_123", None), ("p64", None),
+    ("3000000000", None)])
 def test_repetition_folders(name, number):
     assert repetition_folder(name) == number
 
@@ -129,6 +138,13 @@ def test_mapping_file(tmp_path):
     ("path,p,n\na,1\n", 2, "expected 3 fields (path,p,n), got 2"),
     ("path,p\na,four\n", 2, "the p value 'four' is not a number"),
     ("path,p,repetition\na,4,1.5\n", 2, "the repetition '1.5' is not a whole number"),
+    # were a run skipped later for its parameter, a traceback (exit 1), or an error naming neither file nor line
+    ("path,p\na,nan\n", 2, "the p value 'nan' is not a finite number"),
+    ("path,p\na,1e400\n", 2, "the p value '1e400' is not a finite number"),
+    ("path,p,repetition\na,4,nan\n", 2, "the repetition value 'nan' is not a finite number"),
+    ("path,p,repetition\na,4,-inf\n", 2, "the repetition value '-inf' is not a finite number"),
+    ("path,p,repetition\na,4,3e9\n", 2, "the repetition '3e9' is not from 0 to 2147483647"),
+    ("path,p,repetition\na,4,-1\n", 2, "the repetition '-1' is not from 0 to 2147483647"),
 ])
 def test_mapping_errors_name_file_and_line(tmp_path, text, line, message):
     mapping = tmp_path / "runs.csv"

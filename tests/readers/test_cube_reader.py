@@ -106,6 +106,45 @@ def test_stray_entries_are_ignored_with_a_warning_naming_them(host, cube, folder
     assert len(e) == 2 * 4 * 7
 
 
+def test_no_negative_exclusive_time_from_rounding(host, cube):
+    """KERNELS groups the CUDA kernels: its inclusive time minus theirs was -3.5e-17 s at the GPU stream, and its
+    model a time of -1.168e-17 s."""
+    e = read_quietly(cube / "cuda_callsite_data", metrics=["time"])
+    assert e.value.min() == 0.0
+    assert e.values_of("lulesh2.0-cuda-scorep8->KERNELS", "time")[1].tolist() == [0.0, 0.0]
+
+
+def test_runs_of_two_programs_are_an_error_naming_each(host, cube, tmp_path):
+    """blast.p8 and kripke.p8 were read as two repetitions of p = 8: the call paths both programs have (PARALLEL,
+    MPI_Init...) were averaged over the two, with only a note that some call paths are in 5 of 10 runs."""
+    profile = cube / "single_parameter" / "mm.x10y1z1.r1" / "profile.cubex"
+    for name in ("blast.p8.r1", "blast.p16.r1", "kripke.p8.r1", "kripke.p16.r1", "p32.r1"):
+        (tmp_path / name).mkdir()
+        shutil.copy(profile, tmp_path / name)
+    with pytest.raises(InputError) as caught:
+        extrap_plugins.read(tmp_path)
+    assert str(caught.value) == (
+        f"{tmp_path}: the runs' names start with 2 programs: blast (blast.p16.r1, blast.p8.r1), kripke "
+        f"(kripke.p16.r1, kripke.p8.r1); read each program's runs on its own, or give --reader-option "
+        f"pattern=REGEX matching every prefix when they name one program")
+    e = extrap_plugins.read(tmp_path, pattern="(blast|kripke)?")
+    assert e.points().ravel().tolist() == [8, 16, 32]
+
+
+def test_score_p_files_beside_the_profile_are_no_stray_entries(host, cube, tmp_path):
+    """Score-P writes scorep.cfg and MANIFEST.md (and traces with tracing on) into every experiment directory:
+    given one, each was a warning 'ignored, neither a run folder nor a .cubex file'."""
+    run = tmp_path / "app.p8.r1"
+    (run / "traces").mkdir(parents=True)
+    shutil.copy(cube / "single_parameter" / "mm.x10y1z1.r1" / "profile.cubex", run)
+    for name in ("scorep.cfg", "MANIFEST.md", "traces.otf2", "traces.def", "notes.txt"):
+        (run / name).write_text("x\n")
+    with pytest.warns(ExtrapWarning) as caught:
+        e = extrap_plugins.read(run, metrics=["time"])
+    assert [str(w.message) for w in caught] == [f"{run / 'notes.txt'}: ignored, neither a run folder nor a .cubex file"]
+    assert e.parameter_names == ["p"] and len(e) == 4
+
+
 @pytest.mark.parametrize("folder, other", [
     ("negative_example", "mm.x1y1wrong1 has (x, y, wrong)"),
     ("negative_example2", "mm.y1x1z1 has (y, x, z)"),
@@ -157,8 +196,13 @@ def test_values_equal_what_extrap_reads(host, cube, reference):
     # Extra-P pools the values of every location and repetition; we aggregate locations per run first.  The
     # means agree exactly; median, minimum and maximum too where a run has one location or sums them (strong).
     all_statistics = aggregation == "strong" or fixture in ("single_parameter", "multi_parameter", "allowed_formats")
+    # Deliberately different: Extra-P averages min_time and max_time over every location, also those that never
+    # visited the call path (test_min_and_max_time_come_from_the_locations_that_visited_the_call_path).
+    unvisited = {"min_time", "max_time"} if fixture == "cuda_callsite_data" else set()
     for row in rows[1:]:
         key = (row[0], row[1], tuple(float(v) for v in row[2:2 + n_params]))
+        if row[1] in unvisited:
+            continue
         mean, median, minimum, maximum = (float(v) for v in row[2 + n_params:])
         mine = np.array(ours[key])
         assert mine.mean() == mean, key
@@ -310,6 +354,24 @@ def test_repetitions_however_the_folders_say_them(host, cube, tmp_path, layout):
     e = read_quietly(tmp_path, metrics=["time"])
     assert e.parameter_names == ["p"]
     assert points_and_repetitions(e) == [(x, r) for x in (1.0, 10.0, 25.0) for r in (1, 2)]
+
+
+@pytest.mark.parametrize("first, second, repetitions", [
+    ("r1", "r2", [1, 2]), ("scorep-20240101_1200_1", "scorep-20240101_1300_2", [0, 1])])
+def test_a_run_folder_given_with_its_repetition_folders(host, cube, tmp_path, first, second, repetitions):
+    """app.p8 given, holding r1/ and r2/: read as a parameter 'r' of values 1 and 2 and no p (and Score-P's names
+    were an error)."""
+    copy_runs(cube, tmp_path, {f"app.p8/{first}": 1, f"app.p8/{second}": 10})
+    e = read_quietly(tmp_path / "app.p8", metrics=["time"])
+    assert e.parameter_names == ["p"] and points_and_repetitions(e) == [(8.0, r) for r in repetitions]
+
+
+def test_a_run_folder_with_a_profile_and_repetition_folders_reads_them_all(host, cube, tmp_path):
+    """app.p{x}/profile.cubex beside app.p{x}/r2/profile.cubex: the folder r2 was passed over without a word."""
+    copy_runs(cube, tmp_path, {name.format(x=x): x for x in (1, 10) for name in ("app.p{x}", "app.p{x}/r2")})
+    e = read_quietly(tmp_path, metrics=["time"])
+    assert points_and_repetitions(e) == [(1.0, 0), (1.0, 1), (10.0, 0), (10.0, 1)]
+    assert points_and_repetitions(read_quietly(tmp_path / "app.p1", metrics=["time"])) == [(1.0, 0), (1.0, 1)]
 
 
 def test_repetition_folders_named_by_score_p_are_numbered_in_order(host, cube, tmp_path):
@@ -636,3 +698,17 @@ def test_a_damaged_data_member_says_what_is_wrong(host, cube, tmp_path, cut, pro
     with pytest.raises(InputError) as caught:
         extrap_plugins.read(run / "profile.cubex")
     assert str(caught.value) == f"{run / 'profile.cubex'}: cannot read the data of metric 'time': {problem}"
+
+
+@pytest.mark.parametrize("aggregation", ["weak", "min", "max", "strong"])
+def test_min_and_max_time_come_from_the_locations_that_visited_the_call_path(host, cube, aggregation):
+    """A location that never entered a call path holds no visit to take the minimum or maximum of: Score-P leaves
+    min_time there at its start value (2^64 timer ticks, 7.4e9 s) or 0, and max_time at 0.  Averaged in, the CUDA
+    kernels' shortest visit was 2.465e9 s (78 years) and their longest a third of the one GPU stream's."""
+    e = read_quietly(cube / "cuda_callsite_data" / "gpu.s64" / "profile.cubex", metrics=["min_time", "max_time"],
+                     callpaths=["*->KERNELS", "*->KERNELS->COMPUTE IDLE"], aggregation=aggregation)
+    found = {(c, m): v[0] for (c, m, _), v in series(e, lambda name: name.rsplit("->", 1)[1]).items()}
+    # COMPUTE IDLE: visits 0, 610, 0 at the master thread and the two GPU streams
+    assert found["COMPUTE IDLE", "min_time"] == 1.2542918208359267e-05
+    assert found["COMPUTE IDLE", "max_time"] == 0.24076438939562228
+    assert found["KERNELS", "min_time"] == found["KERNELS", "max_time"] == 0.0  # visited nowhere: no visit to measure
