@@ -53,6 +53,7 @@ from .launch import script_name
 PROG = "extrap-plugins run"
 TAIL_LINES = 5
 FAILURES_SHOWN = 3
+MAX_LAUNCHES = 1_000_000  # more than a year of launches at 30 s each
 """Failed runs listed per problem at the end of a sweep (the others are counted)."""
 STILL_RUNNING = 60.0
 """Seconds after which a launch still running is said (with its log), then again at twice, four times ... that."""
@@ -472,6 +473,10 @@ def _planned(args: argparse.Namespace) -> tuple[list[Launch], list[str], list[in
         repetitions = 1 if args.repetitions is None else args.repetitions
         if repetitions < 1:
             raise InputError(f"--repetitions must be at least 1, got {repetitions}")
+        asked = len(counts) * math.prod(len(values) for _, values in parameters) * repetitions
+        if asked > MAX_LAUNCHES:  # a typo (--repetitions 100000000000 built the list for minutes)
+            raise InputError(f"the sweep asks for {asked:,} launches, more than {MAX_LAUNCHES:,}: is --np, --param "
+                             "or --repetitions mistyped?")
         plan = launches(counts, parameters, repetitions)
         names = [n for n, _ in parameters]
         shape = " × ".join([format_count(len(counts), "process count")]

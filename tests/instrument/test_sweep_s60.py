@@ -121,3 +121,13 @@ def test_a_data_file_that_cannot_be_read_is_one_line_also_from_the_module(tmp_pa
     assert status == ExitStatus.BAD_INPUT
     assert capsys.readouterr().err.splitlines()[-1] == (f"{sweep.PROG}: error: {runs / 'sweepable.extrap.jsonl'}: "
                                                         "Is a directory")
+
+
+def test_a_sweep_of_more_launches_than_anyone_runs_is_one_line(tmp_path, capsys):
+    # --repetitions 100000000000 built the list of launches for minutes before the first line
+    status = sweep.main(["--np", "1,2", "--repetitions", "100000000000", "-o", str(tmp_path / "runs"), "--",
+                         sys.executable, str(PROGRAMS / "sweepable.py")])
+    assert status == ExitStatus.BAD_INPUT
+    assert capsys.readouterr().err == (f"{sweep.PROG}: error: the sweep asks for 200,000,000,000 launches, more than "
+                                       "1,000,000: is --np, --param or --repetitions mistyped?\n")
+    assert not (tmp_path / "runs").exists()
