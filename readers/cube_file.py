@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from extrap_plugins.errors import InputError
+from extrap_plugins.errors import ExtrapWarning, InputError
 from extrap_plugins.experiment import CALLPATH_SEPARATOR, Metric
 
 from ._common import EMPTY_FILE
@@ -369,11 +369,21 @@ def _preorder(roots) -> tuple[list, list[int]]:
     return nodes, parents
 
 
+SEPARATOR_SHOWN = "-›"
+"""How a ``->`` inside a region name (C++'s ``operator->``) is shown: as the separator it would make the call
+tree's parent of ``main->Ptr::operator->()`` ``main->Ptr::operator``."""
+
+
 def _callpath_names(cnodes, parent: list[int]) -> tuple[list[str], np.ndarray]:
     """``->``-joined region names per node, and the distinct names."""
     full: list[str] = []
     for node, p in zip(cnodes, parent):
         name = node.region.name if node.region is not None else f"cnode {node.id}"
+        if CALLPATH_SEPARATOR in name:
+            shown = name.replace(CALLPATH_SEPARATOR, SEPARATOR_SHOWN)
+            warnings.warn(ExtrapWarning(f"region {name!r} contains the call-path separator {CALLPATH_SEPARATOR!r}: "
+                                        f"it is called {shown!r}"), stacklevel=2)
+            name = shown
         full.append(name if p < 0 else full[p] + CALLPATH_SEPARATOR + name)
     codes: dict[str, int] = {}
     of_node = np.fromiter((codes.setdefault(name, len(codes)) for name in full), dtype=np.int64, count=len(full))

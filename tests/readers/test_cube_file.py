@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from extrap_plugins.errors import InputError
+from extrap_plugins.errors import ExtrapWarning, InputError
 from extrap_plugins.readers.cube_file import UnsupportedMetricType, open_profile
 
 pytest.importorskip("pycubexr")
@@ -208,3 +208,26 @@ def test_locations_in_blocks_give_the_same_values(shared_data, aggregation, incl
             blocks = profile.callpath_values(metric, inclusive, aggregation, block_size=profile.tree.n_nodes * 5)
             np.testing.assert_allclose(blocks[0], whole[0], rtol=1e-13, err_msg=metric.name)
             np.testing.assert_array_equal(blocks[1], whole[1])
+
+
+def test_a_region_named_with_the_separator_keeps_the_call_tree(shared_data, tmp_path):
+    # C++'s Ptr::operator->() under main: joined with -> its parent would read as main->Ptr::operator
+    import gzip
+    import io
+    import tarfile
+
+    source = shared_data / "cube" / "extrap" / "single_parameter" / "mm.x10y1z1.r1" / "profile.cubex"
+    path = tmp_path / "profile.cubex"
+    with tarfile.open(source) as original, tarfile.open(path, "w") as renamed:
+        for member in original.getmembers():
+            data = original.extractfile(member).read()
+            if member.name == "anchor.xml":
+                data = gzip.decompress(data).replace(b"<name>init_mat</name>", b"<name>Ptr::operator-&gt;()</name>")
+            member.size = len(data)
+            renamed.addfile(member, io.BytesIO(data))
+    with pytest.warns(ExtrapWarning) as caught:
+        with open_profile(path) as profile:
+            names = list(profile.callpaths)
+    assert "main->Ptr::operator-›()" in names and "main->init_mat" not in names
+    assert [str(w.message) for w in caught] == [
+        "region 'Ptr::operator->()' contains the call-path separator '->': it is called 'Ptr::operator-›()'"]
