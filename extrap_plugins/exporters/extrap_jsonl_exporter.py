@@ -22,7 +22,7 @@ from typing import IO
 import numpy as np
 
 from extrap_plugins.errors import ExtrapWarning, InputError
-from extrap_plugins.formatting import format_count, json_plain
+from extrap_plugins.formatting import format_callpath, format_count, format_warned, json_plain
 from extrap_plugins.hookspecs import hookimpl
 from extrap_plugins.models import ModelSet
 from extrap_plugins.registration import ExporterInfo
@@ -74,8 +74,9 @@ def export_extrap_jsonl(model_set: ModelSet, out: IO[str], options: dict[str, st
     if not finite.all():
         missing = int((~finite).sum())
         warnings.warn(ExtrapWarning(f"the {NAME} export leaves out {format_count(missing, 'missing value')} (not "
-                                    f"a finite number) that JSON cannot hold; Extra-P reads the rest"), stacklevel=2)
+                                    f"a finite number) that JSON cannot hold"), stacklevel=2)
     order, values, point_index = order[finite], values[finite], point_index.reshape(-1)[finite]
+    _warn_incomplete(experiment, order, point_index, len(points))
     if values.size == 0:
         return
     texts = np.array(json.dumps(values.tolist())[1:-1].split(", "), dtype=object)  # exact float reprs, in C
@@ -83,3 +84,20 @@ def export_extrap_jsonl(model_set: ModelSet, out: IO[str], options: dict[str, st
              + metrics[experiment.metric_index[order]] + texts + "}\n")
     out.write("".join(lines.tolist()))
 
+
+
+def _warn_incomplete(experiment, order: np.ndarray, point_index: np.ndarray, n_points: int) -> None:
+    """Say which series the file holds at fewer than all its points: Extra-P 4.2.5 then reads none of it
+    ("the number of measurements ... does not match the number of coordinates")."""
+    series = experiment.callpath_index[order].astype(np.int64) * len(experiment.metrics) + \
+        experiment.metric_index[order]
+    pairs = np.unique(np.column_stack([series, point_index]), axis=0)
+    codes, counts = np.unique(pairs[:, 0], return_counts=True)
+    short = codes[counts < n_points]
+    if short.size:
+        names = [f"{format_callpath(experiment.callpaths[c // len(experiment.metrics)].name)} "
+                 f"[{experiment.metrics[c % len(experiment.metrics)].name}]" for c in short.tolist()]
+        warnings.warn(ExtrapWarning(format_warned(names, f"measured at fewer than all {n_points} points of the "
+                                                         "file: Extra-P 4.2.5 reads no file where a series misses a "
+                                                         "point (select complete series with --callpath or "
+                                                         "--metric)")), stacklevel=3)

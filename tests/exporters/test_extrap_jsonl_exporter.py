@@ -65,14 +65,30 @@ def test_the_options_of_every_exporter_are_taken(host, tmp_path, capsys):
 
 
 def test_a_missing_value_is_left_out_with_a_warning(host):
-    # a reader's nan (a failed repetition) is a missing value: JSON has no number for it, Extra-P reads the rest
+    # a reader's nan (a failed repetition) is a missing value: JSON has no number for it; the
+    # other repetition keeps the point, so Extra-P reads the file
     experiment = Experiment.from_columns(["p"], callpath="main", metric="time", coordinates=[[1], [2], [2]],
                                          value=[1.0, float("nan"), 2.5])
     models = extrap_plugins.model(experiment, executor="serial")
     with pytest.warns(extrap_plugins.errors.ExtrapWarning) as said:
         text = extrap_plugins.export(models, "extrap-jsonl")
     assert [str(w.message) for w in said] == [
-        "the extrap-jsonl export leaves out 1 missing value (not a finite number) that JSON cannot hold; Extra-P "
-        "reads the rest"]
+        "the extrap-jsonl export leaves out 1 missing value (not a finite number) that JSON cannot hold"]
     assert text.splitlines() == ['{"params":{"p":1},"callpath":"main","metric":"time","value":1.0}',
                                  '{"params":{"p":2},"callpath":"main","metric":"time","value":2.5}']
+
+
+def test_a_series_missing_a_point_is_named_since_extra_p_then_reads_nothing(host):
+    # main->a's only value at p = 3 is missing: Extra-P 4.2.5 refuses the whole file ("the number of measurements
+    # (4) ... does not match the number of coordinates (5)"); the warning said "Extra-P reads the rest"
+    p = [1, 2, 3, 4, 5]
+    experiment = Experiment.from_columns(["p"], callpath=["main->a"] * 5 + ["main->b"] * 5, metric="time",
+                                         coordinates=[[x] for x in p + p],
+                                         value=[1.0, 2.0, float("nan"), 4.0, 5.0] + [1.0, 2.0, 3.0, 4.0, 5.0])
+    models = extrap_plugins.model(experiment, executor="serial")
+    with pytest.warns(extrap_plugins.errors.ExtrapWarning) as said:
+        text = extrap_plugins.export(models, "extrap-jsonl")
+    assert [str(w.message) for w in said][1:] == [
+        "main->a [time]: measured at fewer than all 5 points of the file: Extra-P 4.2.5 reads no file where a series "
+        "misses a point (select complete series with --callpath or --metric)"]
+    assert len(text.splitlines()) == 9
