@@ -116,9 +116,14 @@ def parse_rule(text: str) -> Rule:
     return Rule(a.strip(), b.strip())
 
 
+MAPPING_HEADERS = (["a", "b"], ["callpath_a", "callpath_b"], ["from", "to"])
+"""The headers a mapping file may begin with (after comments)."""
+
+
 def read_mapping(path: str | os.PathLike) -> list[Rule]:
     """Rules from a CSV file (UTF-8, a byte-order mark dropped): two columns, A's call path and B's (``*`` allowed);
-    ``#`` lines and a header ``a,b`` (or any header naming the two sides) are skipped."""
+    ``#`` lines and blank lines are skipped, and so is a header (``a,b``, ``callpath_a,callpath_b`` or ``from,to``)
+    before the first rule."""
     from .readers._common import read_text  # UTF-8, a byte-order mark dropped: the readers' rule
 
     if not isinstance(path, (str, os.PathLike)):
@@ -130,14 +135,16 @@ def read_mapping(path: str | os.PathLike) -> list[Rule]:
         raise InputError("is a folder; expected a CSV file of 'A call path,B call path' lines", path)
     text = read_text(path, hint="save the mapping file as UTF-8 (a CSV of 'A call path,B call path' lines)")
     rows = list(csv.reader(io.StringIO(text, newline="")))
-    rules = []
+    rules: list[Rule] = []
+    headed = False
     for number, row in enumerate(rows, 1):
         cells = [cell.strip() for cell in row]
         if not cells or not any(cells) or cells[0].startswith("#"):
             continue
         if len(cells) != 2 or not cells[0] or not cells[1]:
             raise InputError(f"expected two columns, A's call path and B's, got {len(cells)}", path, number)
-        if number == 1 and [c.lower() for c in cells] in (["a", "b"], ["callpath_a", "callpath_b"], ["from", "to"]):
+        if not rules and not headed and [c.lower() for c in cells] in MAPPING_HEADERS:
+            headed = True
             continue
         rules.append(Rule(cells[0], cells[1], os.fspath(path), number))
     if not rules:

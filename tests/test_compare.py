@@ -101,6 +101,9 @@ def test_mapping_rules_and_files(tmp_path):
     path = tmp_path / "map.csv"
     path.write_text("a,b\n# comment\ncpu->solve,gpu->solve_kernel\n\nIntelMPI->*,OpenMPI->*\n")
     assert read_mapping(path) == [Rule("cpu->solve", "gpu->solve_kernel"), Rule("IntelMPI->*", "OpenMPI->*")]
+    # the header after a comment line is still the header (it was read as the rule a -> b)
+    path.write_text("# the port of the solver\n\nFrom,To\ncpu->solve,gpu->solve_kernel\n")
+    assert read_mapping(path) == [Rule("cpu->solve", "gpu->solve_kernel")]
     a = experiment({"main": lambda p: 10 + p, "main->cpu_solve": lambda p: 5 * p})
     b = experiment({"main": lambda p: 10 + p, "main->gpu_solve": lambda p: 0.5 * p})
     (tmp_path / "port.csv").write_text("main->cpu_solve,main->gpu_solve\n")
