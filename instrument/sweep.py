@@ -734,7 +734,10 @@ def _not_measured(plan: list[Launch], data: pathlib.Path, names: Sequence[str], 
     ``quiet``, a line says how many are skipped."""
     done = measured_launches(data, names)
     left = [launch for launch in plan if _key(launch) not in done]
-    if len(left) < len(plan) and not quiet:
+    if not left and plan and not quiet:
+        every = f"all {len(plan)} runs are" if len(plan) > 1 else "the run is"
+        _say(f"{every} already measured in {data} (a new -o folder measures everything again)")
+    elif len(left) < len(plan) and not quiet:
         _say(f"{len(plan) - len(left)} of these runs are already measured in {data}: only the other {len(left)} "
              f"are launched (a new -o folder measures everything again)")
     return left

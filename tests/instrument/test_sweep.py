@@ -90,7 +90,9 @@ def test_a_sweep_started_again_launches_only_what_is_not_measured(tmp_path, no_e
     assert sorted((r["parameters"]["n"], r["repetition"]) for r in records(data)) == [
         (1, 0), (1, 1), (1, 2), (3, 0), (3, 1), (3, 2)]
     assert sweep.main(["--repetitions", "3", *command]) == ExitStatus.OK
-    assert "nothing to run: model them with: extrap-plugins model" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert f"all 6 runs are already measured in {data} (a new -o folder measures everything again)\n" in err
+    assert "only the other 0" not in err and "nothing to run: model them with: extrap-plugins model" in err
     assert len(records(data)) == 6
 
 
