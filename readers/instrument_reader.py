@@ -115,6 +115,7 @@ def read(path: pathlib.Path, options: dict[str, str]) -> Experiment:
     runs: list[_Run] = []
     for file in files:
         runs.extend(_read_file(file, aggregation))
+    _warn_programs(runs, path)
     skipped: list[InputError] = []  # why each run that cannot be read cannot
     runs = _join(_drop_failed_launches(runs, skipped), skipped)
     n_runs = len(runs) + len(skipped)
@@ -126,6 +127,16 @@ def read(path: pathlib.Path, options: dict[str, str]) -> Experiment:
     for message in skip_warnings(_in_file_order(skipped), n_runs):
         warnings.warn(message, stacklevel=2)
     return _experiment(_measured(runs, n_runs), aggregation, str(path))
+
+
+def _warn_programs(runs: list[_Run], path: pathlib.Path) -> None:
+    """Warn when the runs are of several programs (each record names its own: ``app`` beside ``jacobi``, two sweeps
+    into one folder): their call trees are modelled as one."""
+    programs = sorted({str(r.record.get("program") or "") for r in runs} - {""})
+    if len(programs) > 1:
+        warnings.warn(ExtrapWarning(f"{path}: holds the measurements of {len(programs)} programs "
+                                    f"({', '.join(programs)}), modelled as one; read each program's runs alone if "
+                                    "they are different programs"), stacklevel=3)
 
 
 def _in_file_order(errors: list[InputError]) -> list[InputError]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import pathlib
 import warnings
@@ -334,3 +335,15 @@ def test_a_folder_of_runs_is_held_compactly_while_read(host, tmp_path):
     assert peak < 5 * size
     assert values(experiment, "main->f7", "time")[::2] == [([2.0], 9.0), ([4.0], 11.0), ([8.0], 15.0),
                                                            ([16.0], 23.0), ([32.0], 39.0)]
+
+
+def test_runs_of_two_programs_in_one_folder_are_a_warning_naming_them(host, tmp_path):
+    # runs/ holding app.py's sweep and then jacobi.py's: one call tree of both, said only as renumbered repetitions
+    for program in ("app", "jacobi"):
+        record = json.loads(make_line({"p": 1}, [{"main": {"time": 1.0, "visits": 1}}], run=program))
+        record["program"] = program
+        write(tmp_path / "runs" / f"{program}.extrap.jsonl", json.dumps(record) + "\n")
+    with pytest.warns(ExtrapWarning) as caught:
+        extrap_plugins.read(tmp_path / "runs")
+    assert f"{tmp_path / 'runs'}: holds the measurements of 2 programs (app, jacobi), modelled as one; read each " \
+           "program's runs alone if they are different programs" in [str(w.message) for w in caught]
