@@ -101,27 +101,31 @@ def input_paths(path: str | os.PathLike | Sequence[str | os.PathLike]) -> list[p
     InputError
         No input, one that does not exist, or one given twice (by any name, a hard link too).
     """
-    paths = [pathlib.Path(path)] if isinstance(path, (str, os.PathLike)) else [pathlib.Path(p) for p in path]
+    given = [path] if isinstance(path, (str, os.PathLike)) else list(path)
+    paths = [pathlib.Path(p) for p in given]
     if not paths:
         raise InputError("no input given")
-    seen: dict[str, pathlib.Path] = {}
-    files: dict[tuple[int, int], pathlib.Path] = {}
-    for p in paths:
+    shown = [os.fspath(g) for g in given]  # as the user typed it (pathlib drops ./): for messages
+    seen: dict[str, int] = {}
+    files: dict[tuple[int, int], int] = {}
+    for k, p in enumerate(paths):
         if str(p) == "-" and not p.exists():  # (a file named - in the folder is read as any other)
             raise InputError("standard input is not read: save the measurements to a file and give its name "
                              "(a reader needs the file's name and can read it more than once)", p)
         if not p.exists():
             raise InputError("no such file or folder", p)
         check_input_file(p)
-        first = seen.setdefault(os.path.realpath(p), p)
-        if first is not p:  # its runs would count twice, as repetitions the program never ran
-            raise InputError(f"given twice (also as {first}): its measurements would count twice", p)
+        first = seen.setdefault(os.path.realpath(p), k)
+        if first != k:  # its runs would count twice, as repetitions the program never ran
+            raise InputError(f"given twice (also as {shown[first]}): its measurements would count twice", shown[k])
         status = os.stat(p)
-        linked = files.setdefault((status.st_dev, status.st_ino), p)
-        if linked is not p:  # a hard link to another input: one file under two names
-            raise InputError(SAME_FILE.format(linked), p)
-    for real, p in seen.items():  # a run inside a folder also given: the folder's reader reads it too
-        folder = next((f for r, f in seen.items() if real.startswith(r.rstrip(os.sep) + os.sep) and f.is_dir()), None)
+        linked = files.setdefault((status.st_dev, status.st_ino), k)
+        if linked != k:  # a hard link to another input: one file under two names
+            raise InputError(SAME_FILE.format(shown[linked]), shown[k])
+    real_paths = {real: paths[k] for real, k in seen.items()}
+    for real, p in real_paths.items():  # a run inside a folder also given: the folder's reader reads it too
+        folder = next((f for r, f in real_paths.items() if real.startswith(r.rstrip(os.sep) + os.sep) and f.is_dir()),
+                      None)
         if folder is not None:
             raise InputError(f"inside {folder}, also given: its measurements would count twice", p)
     warn_copies(paths)

@@ -232,6 +232,15 @@ _REPETITION_COLUMN = re.compile(r"(?:(?P<stem>.+?)[ ._-]+)?(?:rep|repetition|run
                                 r"|(?P<name>.+?)[._][0-9]+", re.IGNORECASE)
 
 
+def _example(named: list[str], roles: list) -> str:
+    """The options for a table without a ``value`` column, for the message: of its own columns where it has few
+    (the last the value, the rest parameters), else those of Extra-P's ``mpi_data.csv``."""
+    others = [h for h in named[:-1] if h not in roles]
+    if len(named) <= 4 and others:
+        return f"for example: value={named[-1]} parameters={','.join(others)}"
+    return "Extra-P's mpi_data.csv, for example, is read with value=median parameters=Ranks callpath=mpi,variable"
+
+
 def _repetition_columns(names: list[str]) -> dict[str, list[str]]:
     """The columns among ``names`` that hold repetitions of one metric, by the metric's name ("" when they name
     none, as ``run1,run2``): two or more of one name, numbered as :data:`_REPETITION_COLUMN` says, and the
@@ -300,7 +309,7 @@ def _roles(header: list[str], settings: dict[str, str], path, line: int) -> _Rol
         raise InputError(
             f"no 'value' column; the columns are: {', '.join(named)}. Name the value column(s) with "
             "--reader-option value=COL[,COL...] and the parameter columns with --reader-option parameters=COL[,...] "
-            "(for example: value=median parameters=Ranks callpath=mpi,variable)", path, line)
+            f"({_example(named, callpath + [metric, repetition])})", path, line)
     metric_of, notes = _repetitions(groups, metric, repetition, path, line)
     if len({metric_of.get(v, v) for v in values}) > 1 and metric is not None:
         raise InputError(f"several value columns ({', '.join(values)}) name the metrics themselves; "

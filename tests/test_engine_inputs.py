@@ -67,3 +67,13 @@ def test_one_reader_says_itself_which_options_it_has():
     undeclared = ReaderInfo("theirs", read=lambda path, options: None)
     assert engine.options_by_reader([csv, undeclared], {"bogus": "1", "decimal": ","}) == {
         "csv": {"decimal": ","}, "theirs": {"bogus": "1", "decimal": ","}}
+
+
+def test_an_input_given_twice_is_named_as_the_user_typed_it(tmp_path, monkeypatch):
+    # model stencil.jsonl ./stencil.jsonl said "stencil.jsonl: given twice (also as stencil.jsonl)"
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "stencil.jsonl").write_text("{}\n")
+    with pytest.raises(InputError) as refused:
+        engine.input_paths(["stencil.jsonl", "./stencil.jsonl"])
+    assert str(refused.value) == "./stencil.jsonl: given twice (also as stencil.jsonl): its measurements would count " \
+                                 "twice"

@@ -86,6 +86,15 @@ def test_blocks_give_the_same_result_and_the_right_lines(tmp_path, monkeypatch):
 MPI = dict(value="median", parameters="Ranks", callpath="mpi,variable")
 
 
+def test_a_table_without_a_value_column_gets_an_example_of_its_own_columns(tmp_path):
+    # the example named mpi_data.csv's columns (value=median parameters=Ranks ...) for every table
+    path = tmp_path / "h.csv"
+    path.write_text("p,time_ms\n1,2\n2,3\n")
+    with pytest.raises(InputError) as error:
+        read(path)
+    assert str(error.value).endswith("(for example: value=time_ms parameters=p)")
+
+
 def test_mpi_data_needs_to_be_told_its_columns(shared_data):
     path = shared_data / "extrap" / "mpi_data.csv"
     with pytest.raises(InputError) as error:
@@ -95,7 +104,7 @@ def test_mpi_data_needs_to_be_told_its_columns(shared_data):
         "ci_sd_left, ci_sd_right, ci_median_left, ci_median_right, ci_iqr_left, ci_iqr_right, smallest_left, "
         "largest_left, smallest_right, largest_right, smallest_interval, largest_interval. Name the value column(s) "
         "with --reader-option value=COL[,COL...] and the parameter columns with --reader-option parameters=COL[,...] "
-        "(for example: value=median parameters=Ranks callpath=mpi,variable)")
+        "(Extra-P's mpi_data.csv, for example, is read with value=median parameters=Ranks callpath=mpi,variable)")
     with pytest.raises(InputError) as error:
         read(path, value="median")
     assert str(error.value) == (
