@@ -119,6 +119,7 @@ class Result:
     coefficients: np.ndarray  # (n_series, n_slots + 1)
     n_terms: np.ndarray  # (n_series,)
     spread: np.ndarray | None = None  # (n_series, len(evidence.REFERENCE)): model-choice spread, log scale
+    lines: list | None = None  # multi-parameter: (param, Line, projected values, SingleFit) of each parameter
 
 
 
@@ -350,9 +351,7 @@ class PMNFModeler:
         worse = _worse_than_the_mean(Y, predicted, result.n_terms)
         # values of one parameter that clearly trend are said to (_selection_notes), not to jump or scatter: a line
         # falling towards 0, all of whose fits are ruled out, was said to "jump or scatter"
-        trending = np.zeros(n_series, dtype=bool)
-        if worse.any() and single is not None:
-            trending = _trending(single, X[:, active[0]], Y)
+        trending = _trends(single, result, X, active, Y) if worse.any() else np.zeros(n_series, dtype=bool)
         if worse.any():
             for s in np.flatnonzero(worse & ~trending):
                 per_series[s].append(WORSE_THAN_THE_MEAN)
@@ -365,6 +364,8 @@ class PMNFModeler:
         if single is not None:
             _selection_notes(single, X[:, active[0]], Y, result.n_terms, figures["smape"], names[active[0]],
                              per_series, (worse & ~trending) | all_zero)
+        if result.lines:
+            _line_trend_notes(result, X, names, per_series, (worse & ~trending) | all_zero)
         slots = result.coefficients.shape[1] - 1
         if slots >= 2:
             used = np.arange(slots)[None, :] < result.n_terms[:, None]
@@ -543,7 +544,7 @@ class PMNFModeler:
         opinion = single_search is None
         single_search = self._single if single_search is None else single_search
         n_params = X.shape[1]
-        singles, lines = [], []
+        singles, lines, seen = [], [], []
         for param in active:
             line = parameter_line(X[:, active], active.index(param))
             lines.append(line)
@@ -554,6 +555,7 @@ class PMNFModeler:
             noise = regression.Noise.estimate(projected, *project_variance(line, *variance))
             singles.append(single_search(line.values, projected, noise, config.blocks, usable[param],
                                          replace(config, interior=False)))
+            seen.append((param, line, projected, singles[-1]))
             withhold_flat_runner_up(singles[-1], projected)  # its best one term is chosen by rounding
             if opinion:
                 self._second_opinion(singles[-1], line.values, projected, noise, config)
@@ -577,7 +579,9 @@ class PMNFModeler:
             fit.spread = combined_spread(fit.spread, spreads, values, joint, additive_parameters(fit))
             if opinion:
                 self._joint_opinion(fit, X, Y, variance, noise, active, config, names)
-        return _from_multi(fit, active, n_params)
+        result = _from_multi(fit, active, n_params)
+        result.lines = seen
+        return result
 
     def _joint_opinion(self, fit: MultiFit, X, Y, variance, noise, active, config: Config, names) -> None:
         """:meth:`_second_opinion` for a multi-parameter model: the ``refining`` search of every parameter,
@@ -663,10 +667,18 @@ WORSE_THAN_THE_MEAN = ("no hypothesis describes the measurements better than the
                        "as a step does): the model is the mean")
 
 
-def unexplained_trend_note(x: np.ndarray, y: np.ndarray, name: str) -> str:
+def unexplained_trend_note(x: np.ndarray, y: np.ndarray, name: str, where: str = "", constant: bool = True) -> str:
     """The warning for a constant model of values that clearly rise or fall (``x``, ``y`` of one series, shape
     (n_points,)): how they change, and, where one jump between neighbouring values makes most of the change
     and leaves :data:`SEGMENT_POINTS` on either side, that the segmented modeler fits each side.
+
+    For a parameter of several (:func:`_line_trend_notes`): ``y`` is its line, ``where`` says where it lies (after
+    the values), and a model that is not ``constant`` leaves the parameter out; no step is suggested (the segmented
+    modeler takes one parameter).
+
+    >>> unexplained_trend_note(np.array([20.0, 40, 60]), np.array([112.0, 443, 993]), "x", " at y=3", False)
+    'the values rise 8.87-fold from x=20 to x=60 (112 to 993 at y=3), but the model leaves x out: no hypothesis that \
+describes them is plausible'
 
     >>> p = np.arange(4.0, 44.0, 4.0)
     >>> unexplained_trend_note(p, np.where(p <= 20, np.log2(p), p ** 2), "p")  # doctest: +NORMALIZE_WHITESPACE
@@ -677,9 +689,12 @@ def unexplained_trend_note(x: np.ndarray, y: np.ndarray, name: str) -> str:
     xs, ys = x[order], y[order]
     ratio = ys[-1] / ys[0]
     factor = ratio if ratio >= 1 else 1.0 / ratio
+    model = "is the constant" if constant else f"leaves {name} out"
     note = (f"the values {'rise' if ratio >= 1 else 'fall'} {factor:.3g}-fold from {name}={format_value(xs[0])} to "
-            f"{name}={format_value(xs[-1])} ({ys[0]:.4g} to {ys[-1]:.4g}), but the model is the constant: no "
+            f"{name}={format_value(xs[-1])} ({ys[0]:.4g} to {ys[-1]:.4g}{where}), but the model {model}: no "
             f"hypothesis that describes them is plausible")
+    if where:
+        return note
     with np.errstate(all="ignore"):
         steps = np.abs(np.diff(np.log(ys)))
     jump = int(np.argmax(steps))
@@ -733,6 +748,46 @@ def _selection_notes(single: SingleFit, x, Y, n_terms, smape, name: str, per_ser
         for s in np.flatnonzero(np.isfinite(single.ruled_at[:, 0]) & ~skip & misses):
             per_series[s].append(ruled_out_note(tuple(single.ruled_at[s]), int(single.ruled_kind[s]),
                                                 int(single.ruled_count[s]), float(smape[s]), name))
+
+
+def _trends(single: SingleFit | None, result: Result, X: np.ndarray, active: list[int], Y: np.ndarray) -> np.ndarray:
+    """Which series clearly rise or fall (:func:`_trending`) with their one parameter (``single``) or along some
+    parameter's line (:attr:`Result.lines`), shape (n_series,)."""
+    if single is not None:
+        return _trending(single, X[:, active[0]], Y)
+    found = [_line_trending(fit, line, projected) for _, line, projected, fit in result.lines or ()]
+    return np.any(found, axis=0) if found else np.zeros(Y.shape[0], dtype=bool)
+
+
+def _line_trending(single: SingleFit, line, projected: np.ndarray) -> np.ndarray:
+    """:func:`_trending` of a parameter's line, only where the repetitions tell the noise: without them a line's
+    trend is judged against its own closest plausible fit, and on noise about a constant (6 × 6 points, 20 or 40 %,
+    one repetition, 100 series each) 6 and 7 lines trended whose combination of all 36 points rightly took the
+    constant (with 2 or 5 repetitions none)."""
+    known = np.zeros(projected.shape[0], dtype=bool) if single.misfit is None else np.isfinite(single.misfit)
+    return _trending(single, line.values, projected) & known
+
+
+def _line_trend_notes(result: Result, X: np.ndarray, names, per_series, skip) -> None:
+    """:func:`_selection_notes`' first note for a model of several parameters (in ``per_series``): where the values
+    clearly rise or fall along a parameter's line (its own selection, :func:`_line_trending`) and the model leaves
+    that parameter out.  Extra-P's ``strong_scaling/two_parameter_1.txt`` (x = 20 … 60 × y = 1 … 5, the values
+    rising with x and falling to 1 at y = 5) got the mean, SMAPE 91 %, without a word.  Not for a line that
+    averages every point of a value (``Line.n_lines == 0``): it mixes in the other parameters' effects."""
+    used = np.arange(result.terms.shape[1])[None, :] < result.n_terms[:, None]
+    for param, line, projected, single in result.lines:
+        if line.n_lines == 0:
+            continue
+        if line.n_lines > 1:
+            where = f", the mean of {line.n_lines} lines along {names[param]}"
+        else:  # one line: the other parameters' values on it
+            point = X[np.flatnonzero(line.weights[0])[0]]
+            where = " at " + ", ".join(f"{names[other]}={format_value(point[other])}"
+                                       for other, _, _, _ in result.lines if other != param)
+        left_out = ~np.any((result.terms[:, :, param] >= 0) & used, axis=1)
+        for s in np.flatnonzero(_line_trending(single, line, projected) & left_out & ~skip):
+            per_series[s].append(unexplained_trend_note(line.values, projected[s], names[param], where,
+                                                        result.n_terms[s] == 0))
 
 
 def _trending(single: SingleFit, x: np.ndarray, Y: np.ndarray) -> np.ndarray:
