@@ -167,19 +167,7 @@ def test_a_tar_without_anchor_is_not_a_cube_file(tmp_path):
     ('<cnode id="1" ', '<cnode id="0" ', "the file defines call-tree node id 0 twice"),
 ])
 def test_an_anchor_defining_an_id_twice_is_damaged(shared_data, tmp_path, old, new, problem):
-    import gzip
-    import io
-    import tarfile
-
-    source = shared_data / "cube" / "extrap" / "single_parameter" / "mm.x10y1z1.r1" / "profile.cubex"
-    path = tmp_path / "profile.cubex"
-    with tarfile.open(source) as original, tarfile.open(path, "w") as damaged:
-        for member in original.getmembers():
-            data = original.extractfile(member).read()
-            if member.name == "anchor.xml":
-                data = gzip.decompress(data).replace(old.encode(), new.encode(), 1)
-            member.size = len(data)
-            damaged.addfile(member, io.BytesIO(data))
+    path = _with_anchor_changed(shared_data, tmp_path, old.encode(), new.encode())
     with pytest.raises(InputError) as caught:
         with open_profile(path) as profile:
             for metric in profile.metrics:
@@ -212,22 +200,28 @@ def test_locations_in_blocks_give_the_same_values(shared_data, aggregation, incl
 
 def test_a_region_named_with_the_separator_keeps_the_call_tree(shared_data, tmp_path):
     # C++'s Ptr::operator->() under main: joined with -> its parent would read as main->Ptr::operator
-    import gzip
-    import io
-    import tarfile
-
-    source = shared_data / "cube" / "extrap" / "single_parameter" / "mm.x10y1z1.r1" / "profile.cubex"
-    path = tmp_path / "profile.cubex"
-    with tarfile.open(source) as original, tarfile.open(path, "w") as renamed:
-        for member in original.getmembers():
-            data = original.extractfile(member).read()
-            if member.name == "anchor.xml":
-                data = gzip.decompress(data).replace(b"<name>init_mat</name>", b"<name>Ptr::operator-&gt;()</name>")
-            member.size = len(data)
-            renamed.addfile(member, io.BytesIO(data))
+    path = _with_anchor_changed(shared_data, tmp_path, b"<name>init_mat</name>", b"<name>Ptr::operator-&gt;()</name>")
     with pytest.warns(ExtrapWarning) as caught:
         with open_profile(path) as profile:
             names = list(profile.callpaths)
     assert "main->Ptr::operator-›()" in names and "main->init_mat" not in names
     assert [str(w.message) for w in caught] == [
         "region 'Ptr::operator->()' contains the call-path separator '->': it is called 'Ptr::operator-›()'"]
+
+
+def _with_anchor_changed(shared_data, tmp_path, old: bytes, new: bytes):
+    """A copy of a real profile whose anchor.xml has its first ``old`` replaced by ``new``."""
+    import gzip
+    import io
+    import tarfile
+
+    source = shared_data / "cube" / "extrap" / "single_parameter" / "mm.x10y1z1.r1" / "profile.cubex"
+    path = tmp_path / "profile.cubex"
+    with tarfile.open(source) as original, tarfile.open(path, "w") as changed:
+        for member in original.getmembers():
+            data = original.extractfile(member).read()
+            if member.name == "anchor.xml":
+                data = gzip.decompress(data).replace(old, new, 1)
+            member.size = len(data)
+            changed.addfile(member, io.BytesIO(data))
+    return path
