@@ -49,7 +49,7 @@ def test_each_launch_of_a_score_p_program_is_a_run_folder_the_cube_reader_reads(
             == original.select(callpaths=["main"], metrics=["time"]).value[0])
     # started again, it launches nothing: the profiles are the measured runs
     assert sweep.main(args) == ExitStatus.OK
-    assert "4 of these runs are already measured in " in capsys.readouterr().err
+    assert "all 4 runs are already measured in " in capsys.readouterr().err
 
 
 def test_a_failed_launch_s_profile_is_set_aside_and_measured_again(mpiexec, tmp_path, shared_data,
