@@ -28,6 +28,7 @@ Options (``--reader-option KEY=VALUE``):
 
 from __future__ import annotations
 
+import filecmp
 import fnmatch
 import itertools
 import pathlib
@@ -358,6 +359,8 @@ def _number_runs(parameters: tuple[str, ...], found) -> list[RunSpec]:
                                                      str(found[i][0])))
     numbers = [run[3] for run in found]
     own = None not in numbers and len({(tuple(values[i]), n) for i, n in enumerate(numbers)}) == len(found)
+    if None not in numbers and not own:
+        _warn_same_run(found, values, numbers)
     specs: list[RunSpec | None] = [None] * len(found)
     for _, group in itertools.groupby(order, key=lambda i: tuple(values[i])):
         for repetition, i in enumerate(group):
@@ -365,6 +368,25 @@ def _number_runs(parameters: tuple[str, ...], found) -> list[RunSpec]:
             specs[i] = RunSpec(str(profile), label, parameters, tuple(float(v) for v in values[i]),
                                numbers[i] if own else repetition, notes, constants)
     return specs  # type: ignore[return-value]
+
+
+def _warn_same_run(found, values: np.ndarray, numbers: list[int]) -> None:
+    """Warn of a profile with the bytes of another of the same point and repetition number (``wk1/mm.x1.r1`` copied
+    into ``wk3/``): its measurements count twice.  Profiles that merely share a number (two sweeps numbered alike)
+    are repetitions, as read."""
+    first: dict[tuple, int] = {}
+    for i, n in enumerate(numbers):
+        j = first.setdefault((tuple(values[i]), n), i)
+        if j != i and _same_bytes(found[j][0], found[i][0]):
+            warnings.warn(ExtrapWarning(f"{found[i][0]}: the same bytes as {found[j][0]}: its measurements count "
+                                        "twice, as repetitions never run (a copy given by mistake?)"), stacklevel=4)
+
+
+def _same_bytes(a: pathlib.Path, b: pathlib.Path) -> bool:
+    try:
+        return filecmp.cmp(a, b, shallow=False)
+    except OSError:  # (reading the profile says what is wrong with it)
+        return False
 
 
 # ----------------------------------------------------------------- reading

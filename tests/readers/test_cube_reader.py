@@ -712,3 +712,23 @@ def test_min_and_max_time_come_from_the_locations_that_visited_the_call_path(hos
     assert found["COMPUTE IDLE", "min_time"] == 1.2542918208359267e-05
     assert found["COMPUTE IDLE", "max_time"] == 0.24076438939562228
     assert found["KERNELS", "min_time"] == found["KERNELS", "max_time"] == 0.0  # visited nowhere: no visit to measure
+
+
+def test_a_run_copied_into_a_second_input_folder_is_a_warning_naming_both(host, cube, tmp_path):
+    # wk1/ and wk3/ each with mm.x10y1z1.r1, the second a copy: read, silently, as a second repetition; a run that
+    # only shares its number (two sweeps numbered alike) is a repetition, as before, without a word
+    runs = {"wk1": ("mm.x10y1z1.r1", "mm.x100y1z1.r1"), "wk3": ("mm.x10y1z1.r1", "mm.x100y1z1.r1")}
+    for folder, names in runs.items():
+        for name in names:
+            (tmp_path / folder / name).mkdir(parents=True)
+    source = cube / "single_parameter"
+    shutil.copy(source / "mm.x10y1z1.r1" / "profile.cubex", tmp_path / "wk1" / "mm.x10y1z1.r1")
+    shutil.copy(source / "mm.x10y1z1.r1" / "profile.cubex", tmp_path / "wk3" / "mm.x10y1z1.r1")
+    shutil.copy(source / "mm.x100y1z1.r1" / "profile.cubex", tmp_path / "wk1" / "mm.x100y1z1.r1")
+    shutil.copy(source / "mm.x1000y1z1.r1" / "profile.cubex", tmp_path / "wk3" / "mm.x100y1z1.r1")
+    with pytest.warns(ExtrapWarning) as caught:
+        extrap_plugins.read([tmp_path / "wk1", tmp_path / "wk3"])
+    copies = [str(w.message) for w in caught if "the same bytes" in str(w.message)]
+    assert copies == [f"{tmp_path / 'wk3' / 'mm.x10y1z1.r1' / 'profile.cubex'}: the same bytes as "
+                      f"{tmp_path / 'wk1' / 'mm.x10y1z1.r1' / 'profile.cubex'}: its measurements count twice, as "
+                      "repetitions never run (a copy given by mistake?)"]
