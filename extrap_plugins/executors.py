@@ -45,7 +45,7 @@ import time
 import warnings
 from typing import Callable, Iterable, Iterator, TypeVar
 
-from .errors import ExtrapError, ExtrapWarning, InputError
+from .errors import ExitStatus, ExtrapError, ExtrapWarning, InputError
 
 EXECUTORS = ("auto", "serial", "process", "mpi")
 MPI_LAUNCH = "mpiexec -n N python -m mpi4py.futures -m extrap_plugins model ..."
@@ -192,6 +192,8 @@ def _mpi_executor(jobs: int | None) -> cf.Executor:
         from mpi4py.futures import MPIPoolExecutor
     except ImportError as error:
         raise InputError(f"--executor mpi needs mpi4py: pip install 'extrap-plugins[mpi]' ({error})") from None
+    if not launched_by_futures and MPI.COMM_WORLD.Get_rank() > 0:  # plain mpiexec: every rank runs the command,
+        raise SystemExit(ExitStatus.BAD_INPUT)                        # and rank 0 alone says why it cannot
     if not launched_by_futures or MPI.COMM_WORLD.Get_size() < 2:
         raise InputError(
             "--executor mpi needs a pool of MPI workers: start the command as "

@@ -15,6 +15,7 @@ import pytest
 import extrap_plugins
 from extrap_plugins import executors
 from extrap_plugins.engine import CHUNK_SERIES
+from extrap_plugins.errors import ExitStatus
 
 
 def synthetic(n_series=2 * CHUNK_SERIES + 7):
@@ -334,3 +335,11 @@ def test_mpi_workers_run_one_blas_thread_and_poll_often(mpiexec, tmp_path):
     assert result.stdout == f"{[[1]] * 4} {executors.MPI_BACKOFF}\n"
     chosen = under_mpi(mpiexec, 2, script, env={"MPI4PY_FUTURES_BACKOFF": "0.002"})
     assert chosen.stdout == f"{[[1]] * 4} None\n"  # the user's setting is left to mpi4py
+
+
+def test_a_command_under_plain_mpiexec_says_once_how_to_start_the_pool(mpiexec):
+    # every rank ran the command and printed the same line: two lines for -n 2
+    example = pathlib.Path(__file__).resolve().parents[1] / "examples" / "stencil.jsonl"
+    result = run(mpiexec, "-n", 2, sys.executable, "-m", "extrap_plugins", "model", example, "--executor", "mpi")
+    assert result.returncode == ExitStatus.BAD_INPUT
+    assert result.stderr.count("--executor mpi needs a pool of MPI workers") == 1, result.stderr
