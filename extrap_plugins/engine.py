@@ -24,7 +24,6 @@ import contextlib
 import contextvars
 import copy
 import errno
-import filecmp
 import fnmatch
 import gc
 import hashlib
@@ -46,7 +45,7 @@ from .formatting import describe_inputs, format_count, format_warned
 from .joining import check_selection, join_parts, select_leniently, with_rows
 from .models import Factor, Model, Quality, Segment, Term
 from .quality import quality_figures
-from .readers._common import SAME_FILE, check_input_file, guarded_read
+from .readers._common import SAME_BYTES, SAME_FILE, check_input_file, guarded_read, same_bytes
 from .registration import ReaderInfo
 
 if TYPE_CHECKING:
@@ -139,16 +138,16 @@ def warn_copies(paths: Sequence[pathlib.Path]) -> None:
     earlier: dict[tuple[int, bytes], list[pathlib.Path]] = {}
     for p in paths:
         try:
-            if not p.is_file() or not p.stat().st_size:
+            size = p.stat().st_size if p.is_file() else 0
+            if not size:
                 continue
             with open(p, "rb") as file:
-                key = (p.stat().st_size, hashlib.blake2b(file.read(1 << 16), digest_size=16).digest())
-            copied = [e for e in earlier.get(key, []) if filecmp.cmp(e, p, shallow=False)]
+                key = (size, hashlib.blake2b(file.read(1 << 16), digest_size=16).digest())
         except OSError:  # (the reader says what is wrong with the file)
             continue
+        copied = [e for e in earlier.get(key, []) if same_bytes(e, p)]
         if copied:
-            warnings.warn(ExtrapWarning(f"{p}: the same bytes as {copied[0]}: its measurements count twice, as "
-                                        "repetitions never run (a copy given by mistake?)"), stacklevel=3)
+            warnings.warn(ExtrapWarning(f"{p}: {SAME_BYTES.format(copied[0])}"), stacklevel=3)
         earlier.setdefault(key, []).append(p)
 
 

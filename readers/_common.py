@@ -188,6 +188,18 @@ def universal_newlines(text: str) -> str:
 
 #: The message for two names of one file among the files of an input (a symbolic or hard link).
 SAME_FILE = "the same file as {}: its measurements would count twice"
+SAME_BYTES = "the same bytes as {}: its measurements count twice, as repetitions never run (a copy given by mistake?)"
+
+
+def same_bytes(a, b) -> bool:
+    """Whether files ``a`` and ``b`` hold the same bytes (compared until the first that differs); False where one
+    cannot be read (its reader says why)."""
+    import filecmp
+
+    try:
+        return filecmp.cmp(a, b, shallow=False)
+    except OSError:
+        return False
 
 
 def same_file(files: Sequence) -> tuple[int, int] | None:

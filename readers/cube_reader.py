@@ -28,7 +28,6 @@ Options (``--reader-option KEY=VALUE``):
 
 from __future__ import annotations
 
-import filecmp
 import fnmatch
 import itertools
 import pathlib
@@ -47,7 +46,8 @@ from extrap_plugins.options import parse_bool
 from extrap_plugins.registration import ReaderInfo
 from extrap_plugins.joining import coverage_findings, omitted_zeros
 
-from ._common import EMPTY_FILE, RUN_FOLDER_EXTRAS, SAME_FILE, check_distinct_files, same_file
+from ._common import (EMPTY_FILE, RUN_FOLDER_EXTRAS, SAME_BYTES, SAME_FILE, check_distinct_files, same_bytes,
+                      same_file)
 from .cube_names import CONVENTION, RunName, is_scorep_default, parse_run_name, read_mapping, repetition_folder
 from .cube_tree import AGGREGATIONS
 
@@ -377,16 +377,8 @@ def _warn_same_run(found, values: np.ndarray, numbers: list[int]) -> None:
     first: dict[tuple, int] = {}
     for i, n in enumerate(numbers):
         j = first.setdefault((tuple(values[i]), n), i)
-        if j != i and _same_bytes(found[j][0], found[i][0]):
-            warnings.warn(ExtrapWarning(f"{found[i][0]}: the same bytes as {found[j][0]}: its measurements count "
-                                        "twice, as repetitions never run (a copy given by mistake?)"), stacklevel=4)
-
-
-def _same_bytes(a: pathlib.Path, b: pathlib.Path) -> bool:
-    try:
-        return filecmp.cmp(a, b, shallow=False)
-    except OSError:  # (reading the profile says what is wrong with it)
-        return False
+        if j != i and same_bytes(found[j][0], found[i][0]):
+            warnings.warn(ExtrapWarning(f"{found[i][0]}: {SAME_BYTES.format(found[j][0])}"), stacklevel=4)
 
 
 # ----------------------------------------------------------------- reading
