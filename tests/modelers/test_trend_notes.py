@@ -1,4 +1,4 @@
-"""Session 60: a multi-parameter model that leaves out a parameter along whose line the values clearly trend says so
+"""A multi-parameter model that leaves out a parameter along whose line the values clearly trend says so
 (the one-parameter selection's note, ``unexplained_trend_note``, was its only home)."""
 
 from __future__ import annotations
