@@ -342,12 +342,7 @@ class Experiment:
         if not experiments:
             raise InputError("no experiments to join")
         first = experiments[0]
-        for other in experiments[1:]:
-            if [p.name for p in other.parameters] != [p.name for p in first.parameters]:
-                raise InputError(
-                    f"{other.source}: parameters {[p.name for p in other.parameters]} differ "
-                    f"from {[p.name for p in first.parameters]} in {first.source}"
-                )
+        experiments = [first] + [in_parameter_order(other, first) for other in experiments[1:]]
         units = {m.name: m for m in merged_metrics(m for e in experiments for m in e.metrics)}
         return cls.from_columns(
             first.parameters,
@@ -551,6 +546,22 @@ class Experiment:
             if m.name == name:
                 return i
         raise KeyError(f"no metric {name!r} in {self.source or 'the experiment'}")
+
+
+def in_parameter_order(other: Experiment, first: Experiment) -> Experiment:
+    """``other`` with its coordinate columns in the order of ``first``'s parameters: inputs joined into one set
+    may name the same parameters in another order (a CSV's columns ``n,p`` beside another's ``p,n``).
+
+    Raises
+    ------
+    InputError
+        ``other`` has other parameters than ``first``.
+    """
+    names, theirs = first.parameter_names, other.parameter_names
+    if sorted(theirs) != sorted(names):
+        raise InputError(f"parameters ({', '.join(theirs)}) differ from ({', '.join(names)}) in {first.source}",
+                         other.source or None)
+    return other.with_parameters(names)
 
 
 def _factorize(column, n_rows: int, argument: str = "names") -> tuple[list[str], np.ndarray]:

@@ -15,7 +15,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from .errors import InputError
-from .experiment import Callpath, Experiment, Metric, callpath_hint
+from .experiment import Callpath, Experiment, Metric, callpath_hint, in_parameter_order
 from .formatting import format_count
 
 
@@ -28,7 +28,7 @@ def join_parts(experiments: Sequence[Experiment], source: str = "") -> Experimen
 
     Parameters
     ----------
-    experiments : sequence of Experiment, same parameters
+    experiments : sequence of Experiment, same parameters (in any order: the first's order is kept)
     source : str
 
     Returns
@@ -39,11 +39,8 @@ def join_parts(experiments: Sequence[Experiment], source: str = "") -> Experimen
     if not experiments:
         raise InputError("no runs to join", source or None)
     first = experiments[0]
-    names = [p.name for p in first.parameters]
-    for other in experiments[1:]:
-        if [p.name for p in other.parameters] != names:
-            raise InputError(f"parameters ({', '.join(p.name for p in other.parameters)}) differ from "
-                             f"({', '.join(names)}) in {first.source}", other.source or None)
+    names = first.parameter_names
+    experiments = [first] + [in_parameter_order(other, first) for other in experiments[1:]]
     callpath_code: dict[str, int] = {}
     metric_code: dict[str, int] = {}
     metrics: list[Metric] = []

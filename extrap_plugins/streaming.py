@@ -53,7 +53,7 @@ import shutil
 import socket
 import tempfile
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
@@ -288,8 +288,10 @@ class Catalogue:
         if not self.parts:
             self.parameters = summary.parameters
         elif summary.parameters != self.parameters and self.same_parameters:
-            raise InputError(f"parameters ({', '.join(summary.parameters)}) differ from "
-                             f"({', '.join(self.parameters)}) in {self.parts[0].source}", summary.source or None)
+            if sorted(summary.parameters) != sorted(self.parameters):
+                raise InputError(f"parameters ({', '.join(summary.parameters)}) differ from "
+                                 f"({', '.join(self.parameters)}) in {self.parts[0].source}", summary.source or None)
+            summary = _in_parameter_order(summary, self.parameters)
         shape = self._shapes.get(summary.digest)
         if shape is None:
             names = json.loads((pathlib.Path(summary.folder) / "callpaths.json").read_text(encoding="utf-8"))
@@ -358,6 +360,14 @@ class Catalogue:
         hi = np.minimum(s[:, 1] + s[:, 2], stop)
         hit = hi > lo
         return np.column_stack([s[hit, 0] + lo[hit] - s[hit, 1], lo[hit] - start, hi[hit] - lo[hit]]).astype(np.int32)
+
+
+def _in_parameter_order(summary: PartSummary, names: tuple[str, ...]) -> PartSummary:
+    """The run's summary with its coordinates in the order ``names`` (the same parameters, named in another order
+    by its input; its files hold point codes, not coordinates, so only the summary changes)."""
+    order = [summary.parameters.index(n) for n in names]
+    first_point = tuple(summary.first_point[i] for i in order) if summary.first_point else ()
+    return replace(summary, parameters=tuple(names), points=summary.points[:, order], first_point=first_point)
 
 
 def _segments(codes: np.ndarray) -> np.ndarray:

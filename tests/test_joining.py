@@ -77,3 +77,38 @@ def test_a_metric_or_call_path_of_one_input_selects_from_several(tmp_path):
         read(inputs, callpaths=["main->c"])
     assert str(refused.value) == f"{tmp_path / 'w1.csv'}, {tmp_path / 'b.csv'}: no call path matches 'main->c'; " \
                                  "the call paths are <root>, main->b"
+
+
+def _weeks(tmp_path):
+    """Week 1's CSV names its columns p, n; week 2's n, p (the same parameters): time = 1 + p² · n."""
+    (tmp_path / "w1.csv").write_text("p,n,value\n" + "".join(f"{p},{n},{1 + p * p * n}\n"
+                                                             for p in (2, 4, 8, 16) for n in (1, 2, 3, 4, 5)))
+    (tmp_path / "w2.csv").write_text("n,p,value\n" + "".join(f"{n},32,{1 + 32 * 32 * n}\n" for n in (1, 2, 3, 4, 5)))
+    return [tmp_path / "w1.csv", tmp_path / "w2.csv"]
+
+
+def test_inputs_that_name_the_same_parameters_in_another_order_are_joined_by_name(tmp_path):
+    # (they were refused: "w2.csv: parameters ['n', 'p'] differ from ['p', 'n'] in w1.csv")
+    joined = read(_weeks(tmp_path))
+    assert joined.parameter_names == ["p", "n"]
+    at_32 = joined.coordinates[:, 0] == 32
+    assert sorted(joined.coordinates[at_32, 1]) == [1, 2, 3, 4, 5]
+    assert list(joined.value[at_32]) == [1 + 1024 * n for n in joined.coordinates[at_32, 1]]
+    a, b = (extrap_plugins.read(path) for path in _weeks(tmp_path))
+    assert np.array_equal(joining.join_parts([a, b]).coordinates, joined.coordinates)
+
+
+@pytest.mark.parametrize("stream", ["off", "on"])
+def test_the_model_of_inputs_naming_parameters_in_another_order_is_the_model_of_one(tmp_path, capsys, stream):
+    from extrap_plugins.cli import main
+    assert main(["model", *map(str, _weeks(tmp_path)), "--stream", stream]) == 0
+    assert capsys.readouterr().out.splitlines()[2].split() == ["<root>", "time", "1", "+", "1", "·", "p^2", "·", "n",
+                                                               "1.0000", "0.00%"]
+
+
+def test_inputs_of_other_parameters_are_still_refused(tmp_path):
+    (tmp_path / "w1.csv").write_text("p,n,value\n2,1,3\n")
+    (tmp_path / "w2.csv").write_text("p,m,value\n2,1,3\n")
+    with pytest.raises(InputError) as refused:
+        read([tmp_path / "w1.csv", tmp_path / "w2.csv"])
+    assert str(refused.value) == f"{tmp_path / 'w2.csv'}: parameters (p, m) differ from (p, n) in {tmp_path / 'w1.csv'}"
