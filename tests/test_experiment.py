@@ -92,7 +92,7 @@ def test_concatenate_joins_runs_and_rejects_other_parameters():
     assert [c.name for c in joined.callpaths] == ["main", "main->x"]
     assert joined.metrics[0].unit == "sec"
     c = Experiment.from_columns(["n"], callpath="main", metric="time", coordinates=[[1]], value=[1.0], source="c")
-    with pytest.raises(InputError, match=r"c: parameters \['n'\] differ from \['p'\] in a"):
+    with pytest.raises(InputError, match=r"^c: parameters \(n\) differ from \(p\) in a$"):
         Experiment.concatenate([a, c])
 
 
