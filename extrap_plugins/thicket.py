@@ -214,10 +214,29 @@ def _profile_points(tk, profiles: list, parameters) -> tuple[list[str], np.ndarr
 
 
 def _numeric_rows(metadata, profiles: Sequence) -> list[dict[str, float]]:
-    """Each profile's numeric metadata with a value, as the caliper reader's :func:`choose_parameters` takes it."""
-    numeric = [c for c in metadata.columns if np.issubdtype(metadata[c].dtype, np.number)]
-    return [{c: float(metadata.at[p, c]) for c in numeric if np.isfinite(float(metadata.at[p, c]))}
-            for p in profiles]
+    """Each profile's numeric metadata with a value, as the caliper reader's :func:`choose_parameters` takes it:
+    numbers and numeric text (Caliper's JSON exports hold every metadata value as text: ``"jobsize": "64"``), as
+    the reader takes a run's metadata (:func:`~extrap_plugins.readers.caliper_reader.numeric_metadata`)."""
+    rows = []
+    for profile in profiles:
+        row = {}
+        for column in metadata.columns:
+            number = _metadata_number(metadata.at[profile, column])
+            if number is not None:
+                row[column] = number
+        rows.append(row)
+    return rows
+
+
+def _metadata_number(value) -> float | None:
+    """A metadata cell as a finite number (a number, or text of one), or None (text, a list, a flag, no value)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (str, int, float, np.number)):
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def warn_also_varying(metadata, profiles: Sequence, names: Sequence[str], call: str) -> None:

@@ -272,6 +272,8 @@ def _lines(path: str) -> list[str]:
     lines = text.split("\n")
     for number, line in enumerate(lines, 1):
         if line.strip() and not line.startswith("__rec="):
+            if number == len(lines) and "__rec=".startswith(line):  # cut within the first characters of a record
+                break
             raise InputError("not a Caliper .cali record (lines start with __rec=); is this the right reader?",
                              path, number)
     if not text.strip():
@@ -533,7 +535,7 @@ def _node_line(path: str | None, data: str) -> int | None:
     except InputError:
         return None
     for number, line in enumerate(lines, 1):
-        if line.startswith("__rec=node,") and data in line:
+        if line.startswith("__rec=node,"):  # the name as written may be escaped (a comma as \,)
             fields = _split_record(line.strip()) or {}
             if (fields.get("data") or [""])[0] == data:
                 return number

@@ -114,3 +114,30 @@ def test_no_parameter_named_is_one_input_error(host, tk, parameters):
         from_thicket(tk, parameters)
     assert str(caught.value) == ("from_thicket: no parameter named; name metadata columns (parameters='jobsize'), "
                                  "or leave parameters out to take the columns that vary")
+
+
+def test_metadata_of_caliper_json_exports_is_numeric_text_and_a_parameter(host, tmp_path):
+    # Caliper's JSON exports (cali-query -q "... format json-split") hold every metadata value as text, so
+    # Thicket.from_caliper gives object columns: from_thicket(tk) said "no numeric metadata column varies"
+    import json
+
+    files = []
+    for p in (2, 4, 8, 16, 32):
+        files.append(tmp_path / f"{p}.json")
+        files[-1].write_text(json.dumps({
+            "data": [[0, 1.0 * p, 0], [1, 0.5 * p * p, 1]], "columns": ["Node order", "time", "path"],
+            "column_metadata": [{"is_value": True}, {"is_value": True}, {"is_value": False}],
+            "nodes": [{"label": "main", "column": "path"}, {"label": "solve", "column": "path", "parent": 0}],
+            "jobsize": str(p), "launchdate": str(1685046480 + p), "cali.channel": "hatchet-region-profile"}))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tk = Thicket.from_caliper([str(f) for f in files], disable_tqdm=True)
+    assert tk.metadata["jobsize"].dtype == object
+    experiment = from_thicket(tk)
+    assert experiment.parameter_names == ["jobsize"]
+    assert experiment.notes == ["parameters from the Thicket metadata: jobsize",
+                                "metadata launchdate varies but is a date or time, not a parameter"]
+    values = {(experiment.callpaths[c].name, x[0]): v
+              for c, x, v in zip(experiment.callpath_index, experiment.coordinates, experiment.value)}
+    assert values == {**{("main", p): 1.0 * p for p in (2, 4, 8, 16, 32)},
+                      **{("main->solve", p): 0.5 * p * p for p in (2, 4, 8, 16, 32)}}

@@ -216,6 +216,8 @@ def test_non_numeric_parameter_skips_that_run(host, lulesh, tmp_path):
     ("p,value\n1,2\n", r"foreign.cali:1: not a Caliper .cali record"),
     ("", "foreign.cali: the file is empty$"),
     ("__rec=node,id=12,attr=10,data=64,parent=3\n__rec=nod", "foreign.cali:2: truncated: the last line"),
+    # cut within the first characters of a record: was "not a Caliper .cali record ...; is this the right reader?"
+    ("__rec=node,id=12,attr=10,data=64,parent=3\n__re", "foreign.cali:2: truncated: the last line is incomplete$"),
 ])
 def test_foreign_or_truncated_file(host, tmp_path, content, message):
     path = tmp_path / "foreign.cali"
@@ -572,13 +574,18 @@ def test_missing_keys_are_one_warning_per_set_of_runs_and_only_for_keys_that_cou
 REGION_36 = "__rec=node,id=36,attr=35,data=MPI_Comm_split\n"  # a root region of every LULESH run
 
 
-@pytest.mark.parametrize("name", ["main->MPI_Irecv", "operator->"])
-def test_a_region_named_with_the_separator_is_refused_naming_the_file_line_and_region(host, lulesh, tmp_path, name):
+@pytest.mark.parametrize("written, name", [
+    ("main->MPI_Irecv", "main->MPI_Irecv"), ("operator->", "operator->"),
+    # a name with characters the file escapes: the message lacked the line
+    ("std::map<int\\,int>::operator->", "std::map<int,int>::operator->"),
+])
+def test_a_region_named_with_the_separator_is_refused_naming_the_file_line_and_region(host, lulesh, tmp_path,
+                                                                                      written, name):
     # a root region "main->MPI_Irecv" merged with main's child MPI_Irecv: one series, the mean of both
     text = lulesh[0].read_text()
     assert text.count(REGION_36) == 1
     path = tmp_path / "27.cali"
-    path.write_text(text.replace(REGION_36, REGION_36.replace("MPI_Comm_split", name)))
+    path.write_text(text.replace(REGION_36, REGION_36.replace("MPI_Comm_split", written)))
     line = text[:text.index(REGION_36)].count("\n") + 1
     with pytest.raises(InputError) as caught:
         extrap_plugins.read(path)
