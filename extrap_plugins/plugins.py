@@ -216,8 +216,10 @@ class PluginHost:
         distributions are all loaded; the same distribution found twice on
         the path is loaded once.  Those ``EXTRAP_PLUGINS_DISABLE`` names are
         not imported.  A plugin that fails to import is skipped with a
-        :class:`PluginLoadWarning` naming its distribution and the error,
-        unless ``EXTRAP_PLUGINS_STRICT=1``.
+        :class:`PluginLoadWarning` naming its distribution and the error, and
+        so is an entry point naming a module loaded already (by another
+        entry point, or a built-in one), naming both, unless
+        ``EXTRAP_PLUGINS_STRICT=1``.
         """
         strict = env_flag("EXTRAP_PLUGINS_STRICT")
         disabled = _disabled_names()
@@ -239,24 +241,32 @@ class PluginHost:
                     f"switched off ({DISABLE_VARIABLE})", f"switched off by {DISABLE_VARIABLE}",
                     entry_point.name, distribution))
                 continue
-            cause = None
+            cause = loaded_as = None
             try:
                 plugin = entry_point.load()
-                problem = _hooks_problem(self.manager, plugin)
-                if problem is None:
+                loaded_as = self.manager.get_name(plugin)  # (pluggy refuses it with a list of every plugin)
+                problem = None if loaded_as else _hooks_problem(self.manager, plugin)
+                if problem is None and loaded_as is None:
                     self.register(plugin, name=name, distribution=distribution, label=entry_point.name)
             except KeyboardInterrupt:
                 raise
             except BaseException as error:  # a broken plugin must not break the tool (not even sys.exit())
                 problem, cause = _error_text(error), error
-            if problem is not None:
-                failure = f"failed to load: {problem}"
-                message = f"plugin {entry_point.name!r} from distribution {distribution!r} {failure}"
-                if strict:
-                    raise PluginError(message) from cause
-                self.load_problems.append(Problem("plugin", "broken", message, failure, entry_point.name,
-                                                  distribution))
-                warnings.warn(message, PluginLoadWarning, stacklevel=2)
+            if loaded_as is not None:  # two entry points naming one module (a renamed project's old dist-info)
+                owner = "a built-in plugin" if self.distributions[loaded_as] == BUILTIN_DISTRIBUTION else \
+                    f"plugin {self.labels[loaded_as]} from distribution {self.distributions[loaded_as]!r}"
+                note = f"it is {entry_point.value}, loaded already as {owner}"
+                status, said = "not used", f"is not loaded: {note}"
+            elif problem is not None:
+                status, note = "broken", f"failed to load: {problem}"
+                said = note
+            else:
+                continue
+            message = f"plugin {entry_point.name!r} from distribution {distribution!r} {said}"
+            if strict:
+                raise PluginError(message) from cause
+            self.load_problems.append(Problem("plugin", status, message, note, entry_point.name, distribution))
+            warnings.warn(message, PluginLoadWarning, stacklevel=2)
         for unknown in sorted(disabled - matched):
             known = sorted({key for key in installed if ":" not in key})
             what = ("the built-in plugins cannot be switched off" if unknown == _normalized(BUILTIN_DISTRIBUTION)
@@ -338,6 +348,14 @@ class PluginHost:
             parts.append(f"ModelerInfo.options lists {_names(untaken)}, which its factory does not take")
         if undocumented:
             parts.append(f"its factory takes {_names(undocumented)}, which ModelerInfo.options does not list")
+        third_party = registered.distribution != BUILTIN_DISTRIBUTION  # (ours are tested; it imports every command)
+        clashing, commands = _taken_by_commands(taken) if third_party and taken else ([], [])
+        if clashing:
+            many = len(clashing) > 1
+            parts.append(f"its option{'s' * many} {_names(clashing)} cannot be given to {_and(commands)}, which "
+                         f"{'takes' if len(commands) == 1 else 'take'} arguments of "
+                         f"{'those names' if many else 'that name'} themselves; name {'them' if many else 'it'} "
+                         "otherwise")
         if not parts:
             return None
         return f"{_who('modeler', name, registered)}: {'; '.join(parts)}"
@@ -604,6 +622,27 @@ def option_help(options) -> list[tuple[str, str]]:
     if isinstance(options, (list, tuple, set, frozenset)):
         return [(str(name), "") for name in options]
     return []
+
+
+_PASSING_OPTIONS = ("model", "stream_models", "suggest", "efficiency", "compare", "requirements", "whatif")
+"""The public functions (and commands) that hand the keyword arguments they do not take themselves to the
+modeler's factory (``--option``)."""
+_HANDED_ON = ("measure",)
+"""Their arguments that reach every modeler anyway (``fit_group(group, measure=...)``)."""
+
+
+def _taken_by_commands(options: tuple[str, ...]) -> tuple[list[str], list[str]]:
+    """Those of a factory's ``options`` that cannot be given to some of :data:`_PASSING_OPTIONS` (each takes an
+    argument of that name itself: ``suggest --option tolerance=...`` is refused for ``--tolerance``), and those."""
+    import extrap_plugins
+
+    clashing, commands = [], []
+    for command in _PASSING_OPTIONS:
+        taken = inspect.signature(getattr(extrap_plugins, command)).parameters
+        found = [option for option in options if option in taken and option not in _HANDED_ON]
+        clashing += [option for option in found if option not in clashing]
+        commands += [command] if found else []
+    return clashing, commands
 
 
 def _is_name(name) -> bool:

@@ -194,8 +194,11 @@ class ModelerInfo:
         takes (``parameters`` and ``host`` aside, which the host passes):
         the host rejects an option the factory does not take, and
         ``extrap-plugins plugins`` warns, naming the modeler, where the two
-        disagree.  A factory with ``**options`` takes any key, so only its
-        documented keys guide the user.
+        disagree, and where an option has the name of an argument of a
+        command that hands the other ``--option`` values to the modeler
+        (``tolerance`` of ``suggest``, ``level`` of ``efficiency``): it cannot
+        be given to that command.  A factory with ``**options`` takes any
+        key, so only its documented keys guide the user.
     """
 
     name: str

@@ -14,7 +14,7 @@ import extrap_plugins
 from extrap_plugins import ExporterInfo, ModelerInfo, ReaderInfo, hookimpl, hookspecs
 from extrap_plugins.cli import main
 from extrap_plugins.errors import PluginError
-from extrap_plugins.plugins import BUILTIN_DISTRIBUTION, PluginHost, PluginLoadWarning, set_host
+from extrap_plugins.plugins import BUILTIN_DISTRIBUTION, PluginHost, PluginLoadWarning, _taken_by_commands, set_host
 from plugin_helpers import Mean, cli, fake_distribution, installed, third_party_rows  # noqa: F401 - installed: a fixture
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -290,11 +290,11 @@ PLUG_MODULE = """
             return np.full(len(X), self.constant_)
 
     class Sloppy(Fixed):
-        def __init__(self, scale=1.0, **ignored):
+        def __init__(self, factor=1.0, **ignored):
             pass
 
     class Strict(Fixed):
-        def __init__(self, scale=1.0):
+        def __init__(self, factor=1.0):
             pass
 
     def export(model_set, out, options):
@@ -353,6 +353,29 @@ def test_the_same_distribution_twice_on_the_path_is_loaded_once(tmp_path, monkey
         assert host.exporters["dup"].distribution == "dup-plugin"
     assert [name for name in host.distributions if "dup" in name] == ["dup-plugin:dup"]
     assert host.problems == []
+
+
+@pytest.mark.parametrize("module, owner", [
+    ("extrap_plugins.modelers", "a built-in plugin"),
+    ("hunt_same", "plugin same from distribution 'hunt-new'"),
+])
+@pytest.mark.usefixtures("installed")
+def test_an_entry_point_naming_a_plugin_loaded_already_is_one_line_naming_both(tmp_path, monkeypatch, capsys,
+                                                                              module, owner):
+    # (a renamed project leaves its old dist-info behind; pluggy refused the module with a line of several KB
+    # listing every plugin registered)
+    fake_distribution(tmp_path / "old", monkeypatch, "hunt-old", {"old": module}, {})
+    fake_distribution(tmp_path / "new", monkeypatch, "hunt-new", {"same": "hunt_same"},  # (first on the path)
+                      {"hunt_same": EXPORTER_MODULE.format(name="same")})
+    message = f"plugin 'old' from distribution 'hunt-old' is not loaded: it is {module}, loaded already as {owner}"
+    status, out, err = cli(capsys, "plugins")
+    assert (status, err) == (0, f"extrap-plugins: warning: {message}\n")
+    assert ["plugin", "old", "hunt-old", f"NOT USED: it is {module}, loaded already as {owner}"] in \
+        third_party_rows(out)
+    status, out, err = cli(capsys, "model", EXAMPLE, "--export", "same", "--progress", "off")
+    assert (status, out, err) == (0, "same: 7 models\n", f"extrap-plugins: warning: {message}\n")
+    monkeypatch.setenv("EXTRAP_PLUGINS_STRICT", "1")
+    assert cli(capsys, "plugins")[::2] == (3, f"extrap-plugins: error: {message}\n")
 
 
 @pytest.mark.parametrize("disable", ["Hunt_EPB", "hunt.epb", " hunt-epb:plugin ,"])
@@ -452,11 +475,11 @@ def cli_on(host, capsys, *argv):
 
 
 @pytest.mark.parametrize("name, warning, shown", [
-    ("sloppy", "its factory takes 'scale', which ModelerInfo.options does not list",
-     ["    colour  the colour", "    scale   (not documented)"]),
-    ("strict", "ModelerInfo.options lists 'colour', which its factory does not take; its factory takes 'scale', "
+    ("sloppy", "its factory takes 'factor', which ModelerInfo.options does not list",
+     ["    colour  the colour", "    factor  (not documented)"]),
+    ("strict", "ModelerInfo.options lists 'colour', which its factory does not take; its factory takes 'factor', "
                "which ModelerInfo.options does not list",
-     ["    colour  the colour", "    scale   (not documented)"]),
+     ["    colour  the colour", "    factor  (not documented)"]),
 ])
 @pytest.mark.usefixtures("installed")
 def test_modeler_options_that_disagree_with_the_factory_are_a_warning_naming_the_plugin(tmp_path, monkeypatch,
@@ -473,10 +496,30 @@ def test_modeler_options_that_disagree_with_the_factory_are_a_warning_naming_the
     assert status == 0
     assert set(err.splitlines()) == {
         "extrap-plugins: warning: modeler 'sloppy' (plugin hunt_plug from distribution 'hunt-plug'): its factory "
-        "takes 'scale', which ModelerInfo.options does not list",
+        "takes 'factor', which ModelerInfo.options does not list",
         "extrap-plugins: warning: modeler 'strict' (plugin hunt_plug from distribution 'hunt-plug'): "
-        "ModelerInfo.options lists 'colour', which its factory does not take; its factory takes 'scale', which "
+        "ModelerInfo.options lists 'colour', which its factory does not take; its factory takes 'factor', which "
         "ModelerInfo.options does not list"}
+
+
+class Tuned(Mean):
+    def __init__(self, tolerance=0.1, level=2, k=1):
+        pass
+
+
+def test_modeler_options_a_command_takes_itself_are_a_warning_naming_the_commands():
+    # (suggest --option tolerance=0.2 was refused: "'tolerance' is not an option here; use --tolerance", which sets
+    # suggest's own tolerance: the plugin's option could not be given at all)
+    host = PluginHost(autoload=False)
+    host.register(plugin_module("tuned", extrap_modelers=[ModelerInfo("tuned", Tuned, "", dict.fromkeys(
+        ["tolerance", "level", "k"], "help"))]), "tuned", "tuned-dist")
+    assert host.modeler_options_problem("tuned") == (
+        "modeler 'tuned' (plugin tuned from distribution 'tuned-dist'): its options 'tolerance' and 'level' cannot "
+        "be given to suggest, efficiency and compare, which take arguments of those names themselves; name them "
+        "otherwise")
+    builtins = PluginHost(autoload=False)  # (not checked by the host: it would import every command)
+    assert [_taken_by_commands(builtins.modeler_options(name) or ()) for name in builtins.modelers] == \
+        [([], [])] * len(builtins.modelers)
 
 
 def test_every_built_in_modeler_documents_exactly_the_options_its_factory_takes():
