@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import inspect
 import os
 import sys
 import warnings
@@ -488,7 +489,7 @@ def _requirements_command(args: argparse.Namespace) -> ExitStatus:
         args.inputs, args.system, args.upgrade, roles=args.role or None, processes=args.processes, size=args.size,
         callpaths=args.callpath, rank_by=args.rank_by, reader=args.reader, modeler=args.modeler,
         reader_options=parse_options(args.reader_option, "--reader-option", reserved=READ_FLAGS),
-        **parse_options(args.option, "--option", reserved=MODEL_FLAGS))
+        **modeler_options(args.option, requirements, "requirements"))
     _write_output(result.render(args.export), args.output)
     return ExitStatus.OK
 
@@ -506,7 +507,7 @@ def _whatif_command(args: argparse.Namespace) -> ExitStatus:
         scale=args.scale or None, calibrate_rates=args.calibrate, sensitivity=args.sensitivity,
         time_metric=args.time_metric, callpaths=args.callpath, measure=args.measure, reader=args.reader,
         modeler=args.modeler, reader_options=parse_options(args.reader_option, "--reader-option", reserved=READ_FLAGS),
-        **parse_options(args.option, "--option", reserved=MODEL_FLAGS))
+        **modeler_options(args.option, whatif, "whatif"))
     if args.save_machine:
         _write_output(result.machine.toml(), args.save_machine)
     _write_output(result.render(args.export), args.output)
@@ -700,6 +701,21 @@ EXPORT_FLAGS = {"exporter": "--export", "path": "-o", "executor": "--executor", 
                 "inputs": None, "allow_read_only": "--overwrite-read-only"}
 
 
+def modeler_options(pairs: Sequence[str], call: Callable, command: str) -> dict[str, object]:
+    """``--option`` values for the modeler that the API ``call`` of ``command`` builds: a key that names an
+    argument of ``call`` itself is refused, for it would reach the call twice (``whatif --option scale=2``: "got
+    multiple values for keyword argument 'scale'"), not the modeler."""
+    options = parse_options(pairs, "--option", reserved=MODEL_FLAGS)
+    own = [name for name, parameter in inspect.signature(call).parameters.items()
+           if parameter.kind is not parameter.VAR_KEYWORD]
+    taken = next((key for key in options if key in own), None)
+    if taken is not None:
+        pair = next(pair for pair in pairs if pair.partition("=")[0].strip().replace("-", "_") == taken)
+        raise InputError(f"--option {pair!r}: {taken!r} is an argument of {command} itself, not an option of the "
+                         "modeler")
+    return options
+
+
 def parse_options(pairs: Sequence[str], flag: str, reserved: dict[str, str | None] | None = None) -> dict[str, object]:
     """``["terms=2", "negative=true"]`` -> ``{"terms": 2, "negative": True}``.
 
@@ -817,7 +833,7 @@ def analysis_command(args: argparse.Namespace) -> ExitStatus:
         report_options["title"] = args.title
     level = _share(args.level, "--level", "80%" if args.command == "efficiency" else "95%")
     reader_options = parse_options(args.reader_option, "--reader-option", reserved=READ_FLAGS)
-    options = parse_options(args.option, "--option", reserved=MODEL_FLAGS)
+    options = modeler_options(args.option, efficiency if args.command == "efficiency" else compare, args.command)
     common = dict(reader=args.reader, reader_options=reader_options, modeler=args.modeler, measure=args.measure)
     show = progress_shown(args)
     with growing_bar(show, "reading", unit="run") as reading, growing_bar(show, "modeling") as modeling, \

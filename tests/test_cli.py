@@ -396,6 +396,27 @@ def test_an_option_that_names_an_api_argument_is_bad_input(numbers_reader, capsy
     assert capsys.readouterr().err == "extrap-plugins: error: --option 'modeler=x': 'modeler' is not an option here; use --modeler\n"
 
 
+CODESIGN = ROOT / "examples" / "codesign"
+
+
+@pytest.mark.parametrize("command", [
+    ["whatif", str(CODESIGN / "runs" / "stencil" / "app.extrap.jsonl"), "--machine", str(CODESIGN / "machine.toml"),
+     "--target", "p=64", "--option", "scale=2"],
+    ["efficiency", str(ROOT / "examples" / "isoefficiency.csv"), "--size", "n", "--option", "level=0.5"],
+    ["compare", str(EXAMPLE), str(EXAMPLE), "--option", "along=p"],
+    ["requirements", str(CODESIGN / "runs" / "stencil" / "app.extrap.jsonl"), "--system",
+     str(CODESIGN / "system.toml"), "--upgrade", "x=a:2", "--option", "roles=x"],
+])
+def test_an_option_that_names_an_argument_of_the_command_s_own_call_is_bad_input(command, capsys):
+    # (it reached the call twice: "internal error: TypeError: whatif() got multiple values for keyword argument
+    # 'scale'", exit 1)
+    pair = command[-1]
+    assert main(command) == ExitStatus.BAD_INPUT
+    key = pair.partition("=")[0]
+    assert capsys.readouterr().err == (f"extrap-plugins: error: --option {pair!r}: {key!r} is an argument of "
+                                       f"{command[0]} itself, not an option of the modeler\n")
+
+
 @pytest.mark.parametrize("flags, message", [
     (["--export-option", "jobs=4"], "--export-option 'jobs=4': 'jobs' is not an option here; use --jobs"),
     (["--stream", "on", "--option", "scratch=/tmp"],
