@@ -43,7 +43,7 @@ from .errors import ExtrapWarning, InputError, PluginError, QualityWarning, exit
 from .experiment import Experiment, SeriesGroup
 from .formatting import describe_inputs, format_count, format_warned
 from .joining import check_selection, join_parts, select_leniently, with_rows
-from .models import Factor, Model, Quality, Segment, Term
+from .models import NO_FINITE_VALUES, Factor, Model, Quality, Segment, Term
 from .quality import quality_figures
 from .readers._common import SAME_BYTES, SAME_FILE, check_input_file, guarded_read, same_bytes
 from .registration import ReaderInfo
@@ -1156,6 +1156,10 @@ def fit_per_series(estimator, group: SeriesGroup, measure: str, name: str) -> li
         series = f"{callpath.name} [{metric.name}]"
         fitted = copy.deepcopy(estimator)
         valid = np.isfinite(y)
+        if not valid.any():  # nothing to fit: the plugin is not to blame for what it makes of no values
+            models.append(Model.missing(callpath.name, metric.name, parameters, name))
+            warnings.warn(QualityWarning(NO_FINITE_VALUES, callpath.name, metric.name), stacklevel=2)
+            continue
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:

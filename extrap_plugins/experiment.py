@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
+import warnings
 from dataclasses import dataclass, field, replace
 from typing import Iterable, Iterator, Sequence, Sized
 
@@ -182,7 +183,8 @@ class SeriesGroup:
             raise ValueError(
                 f"unknown measure {measure!r}: expected one of {', '.join(MEASURES)}"
             )
-        with np.errstate(all="ignore"):
+        with np.errstate(all="ignore"), warnings.catch_warnings():  # a point without values is NaN, said elsewhere
+            warnings.simplefilter("ignore", RuntimeWarning)  # ("Mean of empty slice", naming no series)
             return REDUCERS[measure](self.values, axis=2)
 
     def repetitions(self) -> np.ndarray:

@@ -165,8 +165,9 @@ def _degree_of(monomial: tuple[tuple[float, float], ...]) -> tuple[float, float]
 
 
 def _pmnf_part(model: Model) -> tuple[float, Sequence[Term]] | None:
-    """The constant and terms that rule the model's growth (the last segment's if segmented)."""
-    if model.predictor is not None or model.function_text is not None:
+    """The constant and terms that rule the model's growth (the last segment's if segmented); None for a model
+    not in PMNF, and for no model (:meth:`~extrap_plugins.models.Model.missing`)."""
+    if model.predictor is not None or model.function_text is not None or model.is_missing():
         return None
     if model.segments:
         last = _last_segment(model)

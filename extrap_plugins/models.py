@@ -37,6 +37,10 @@ def _one_nan(value):
     return math.nan if isinstance(value, float) and value != value else value
 
 
+NO_FINITE_VALUES = "no finite values: no model can be made"
+"""The note of a series none of whose points has a finite value (:meth:`Model.missing`)."""
+
+
 @dataclass(frozen=True)
 class Factor:
     """``x^exponent * log2(x)^log_exponent`` for one parameter ``x``."""
@@ -206,7 +210,7 @@ class Model:
             result = evaluate(self.constant, self.terms, self.parameters, X)
         if single:
             value = float(result[0])
-            if isinstance(point, Mapping) and not math.isfinite(value):
+            if isinstance(point, Mapping) and not math.isfinite(value) and not self.is_missing():
                 self._warn_undefined(X[0])
             return value
         return result
@@ -258,6 +262,18 @@ class Model:
             raise InputError(f"predict: expected an array of shape (n_points, {len(names)}), one column per "
                              f"parameter {shape}; got shape {X.shape}")
         return X, False
+
+    @classmethod
+    def missing(cls, callpath: str, metric: str, parameters: tuple[str, ...], modeler: str) -> Model:
+        """The stand-in for the model of a series without finite values: NaN everywhere, with the note saying so
+        (whichever modeler was asked: a plugin's ``fit`` is never given no values)."""
+        return cls(callpath, metric, parameters, float("nan"), (), Quality(), points=0, modeler=modeler,
+                   warnings=(NO_FINITE_VALUES,))
+
+    def is_missing(self) -> bool:
+        """Whether this stands for no model (:meth:`missing`): NaN everywhere, said once already."""
+        return (self.predictor is None and self.function_text is None and not self.segments and not self.terms
+                and math.isnan(self.constant))
 
     def _warn_undefined(self, x: np.ndarray) -> None:
         """Say why the model has no finite value at the one point ``x``."""

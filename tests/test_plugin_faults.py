@@ -891,3 +891,24 @@ def test_a_model_below_0_is_said_on_the_command_line(broken, capsys):
     broken.register(NegativeModelers(), name="negative_plugin", distribution=DIST)
     status, err = run(capsys, EXAMPLE, "--modeler", "negative", "--callpath", "main", "--metric", "time")
     assert (status, err) == (0, f"extrap-plugins: warning: main [time]: {NEGATIVE.format('negative')}\n")
+
+
+class PerSeriesMean:
+    @hookimpl
+    def extrap_modelers(self):
+        from plugin_helpers import Mean
+        return [ModelerInfo("series-mean", Mean)]
+
+
+def test_a_series_without_finite_values_never_reaches_a_per_series_modeler(broken):
+    # (its fit got no values and the quality figures of nothing failed: "modeler 'series-mean' ... failed:
+    # ValueError: zero-size array to reduction operation maximum which has no identity", exit 3 blaming the plugin)
+    broken.register(PerSeriesMean(), name="mean_plugin", distribution=DIST)
+    e = Experiment.from_columns(["p"], callpath=["gone"] * 5 + ["ok"] * 5, metric="time",
+                                coordinates=[[1], [2], [4], [8], [16]] * 2, value=[math.nan] * 5 + [1, 2, 3, 4, 5])
+    with pytest.warns(extrap_plugins.ExtrapWarning) as caught:
+        models = extrap_plugins.model(e, "series-mean", host=broken, executor="serial")
+    gone, ok = models.get("gone", "time"), models.get("ok", "time")
+    assert math.isnan(gone.constant) and gone.terms == () and gone.modeler == "series-mean"
+    assert [str(w.message) for w in caught] == ["gone [time]: no finite values: no model can be made"]
+    assert ok.constant == 3.0

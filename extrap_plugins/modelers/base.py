@@ -275,9 +275,9 @@ class PMNFModeler:
                     f"{n_missing} of {pattern.size} points have no finite value (NaN or infinite) "
                     f"and were left out"
                 )
-            if not pattern.any():
+            if not pattern.any():  # (the note of points left out would say the same)
                 for s, key in zip(members, member_keys):
-                    models[s] = self._no_model(key, names, notes + ["no finite values: no model can be made"])
+                    models[s] = Model.missing(*key, names, self.name)
                 continue
             fitted = self._fit_points(
                 X[pattern], Y[members][:, pattern], V[members][:, pattern], counts[members][:, pattern],
@@ -626,19 +626,6 @@ class PMNFModeler:
         predicted = predicted - np.where(tiny, constant, 0.0)[:, None]
         constant[tiny] = 0.0
         return constant, predicted
-
-    def _no_model(self, key, names, notes) -> Model:
-        return Model(
-            callpath=key[0],
-            metric=key[1],
-            parameters=names,
-            constant=float("nan"),
-            terms=(),
-            quality=Quality(),
-            points=0,
-            modeler=self.name,
-            warnings=tuple(notes),
-        )
 
 
 SINGLE_VALUE = "parameter {name} has the single value {value}:"

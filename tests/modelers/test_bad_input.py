@@ -88,8 +88,25 @@ def test_a_series_without_finite_values_gets_no_model_and_says_so():
     models, caught = model_with_warnings(e)
     gone = models.get("gone", "time")
     assert math.isnan(gone.constant) and gone.terms == () and gone.points == 0
-    assert ("gone", "time", "no finite values: no model can be made") in caught
-    assert not [c for c in caught if c[0] == "ok"]
+    # one warning for one cause (there were two: "5 of 5 points have no finite value ... and were left out")
+    assert caught == [("gone", "time", "no finite values: no model can be made")]
+    assert math.isnan(gone.predict({"p": 32}))  # without "the model is not finite at p=32" besides
+    from extrap_plugins.extrapolation import growth_class
+    assert growth_class(gone) is None  # it was "O(1)", in every export
+
+
+def test_a_series_without_finite_values_is_said_once_on_the_command_line(tmp_path, capsys):
+    from extrap_plugins.cli import main
+    path = tmp_path / "nan.csv"
+    path.write_text("callpath,metric,p,value\n" + "".join(f"f,time,{p},nan\ng,time,{p},{3 * p}\n"
+                                                         for p in (2, 4, 8, 16, 32)))
+    assert main(["model", str(path)]) == 0
+    # (besides these, numpy's "Mean of empty slice", naming no series, and "f [time]: the model is not finite
+    # at p=32")
+    assert capsys.readouterr().err.splitlines() == [
+        f"extrap-plugins: warning: {path}: 5 values are not finite numbers (nan, inf or beyond the range of a float) "
+        "and are left out as missing: lines 2, 4, 6, 8, 10; series f [time]",
+        "extrap-plugins: warning: f [time]: no finite values: no model can be made"]
 
 
 def test_all_zero_series_is_the_zero_model_with_a_warning():
