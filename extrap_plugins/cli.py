@@ -854,8 +854,17 @@ def analysis_command(args: argparse.Namespace) -> ExitStatus:
     return ExitStatus.OK
 
 
+def _encodable_stdout() -> None:
+    """Names the terminal's encoding cannot hold (``main->計算`` on an ASCII or cp1252 stdout) are written as
+    ``\\u8a08`` escapes, as stderr writes them, not an internal error."""
+    reconfigure = getattr(sys.stdout, "reconfigure", None)
+    if reconfigure is not None and (sys.stdout.errors or "strict") == "strict":
+        reconfigure(errors="backslashreplace")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI: errors become one line on stderr and an exit status, never a traceback."""
+    _encodable_stdout()
     parser = build_parser()
     args = parser.parse_args(argv)
     collected = WarningLines(WARNINGS_LISTED if args.command == "model" else "")

@@ -9,12 +9,12 @@
 
 Columns (names matched case-insensitively): ``value`` (required),
 ``callpath`` (optional, default ``<root>``), ``metric`` (optional, default
-``time``), ``repetition`` (optional, integers); every other column is a
-numeric parameter, in the order of the header.  Rows with the same
-parameters, call path and metric are repetitions.  The delimiter is ``,``,
-or ``;`` or a tab when the header has no comma.  Quoted fields follow the
-usual CSV rules.  Unlike Extra-P's formats, each series may be measured at
-its own points.
+``time``), ``repetition`` (optional, integers; or ``rep``, ``run``,
+``trial``, with a note); every other column is a numeric parameter, in the
+order of the header.  Rows with the same parameters, call path and metric
+are repetitions.  The delimiter is ``,``, or ``;`` or a tab where the header
+has more of them outside quotes.  Quoted fields follow the usual CSV rules.
+Unlike Extra-P's formats, each series may be measured at its own points.
 
 As tables are written: a value cell that is empty (pandas writes NaN so),
 ``NA``, ``null`` or not a finite number is a missing value (one warning names
@@ -82,7 +82,7 @@ OPTIONS = {
     "callpath": "the call path column, or several joined with -> (comma-separated); default: callpath if present",
     "metric": "the metric column; default: metric if present",
     "repetition": "the repetition column (integers); default: repetition if present",
-    "delimiter": "the field delimiter: , ; | or tab; default: , (or ; or tab when the header has no comma)",
+    "delimiter": "the field delimiter: , ; | or tab; default: the one of , ; tab the header has most of",
     "decimal": "the decimal mark of the numbers: . (default) or , (a spreadsheet's CSV in many locales: 1,25;4)",
 }
 _DELIMITERS = {",": ",", ";": ";", "|": "|", "tab": "\t", "\\t": "\t", "\t": "\t"}
@@ -129,10 +129,16 @@ def read(path: pathlib.Path, options: dict[str, str]) -> Experiment:
     header = _header(header_text, delimiter, path, line)
     roles = _roles(header, settings, path, line)
     columns = _Columns(roles, path, delimiter)
-    for block in _blocks(body, header, header_text.rstrip(), delimiter, path, first):
-        if decimal == ",":
-            _decimal_points(block, roles)
-        columns.add(block)
+    again = {header_text.strip()} | ({f"sep={declared}".strip()} if declared else set())  # (and Excel's sep= line)
+    for block in _blocks(body, header, again, delimiter, path, first):
+        written = _decimal_points(block, roles, path) if decimal == "," else None
+        try:
+            columns.add(block)
+        except InputError:
+            if written is None:
+                raise
+            columns.add(_as_written(block, written))  # the same error, quoting the cell as the file has it
+            raise
     return columns.experiment()
 
 
@@ -172,16 +178,16 @@ def _locate_header(text: str, path) -> tuple[str, int, str, int, str | None]:
 
 
 def _delimiter(settings: dict[str, str], header: str, path) -> str:
+    """The option's delimiter, else the one of ``,``, ``;`` and tab the header has most of outside its quotes (a
+    comma on a tie, and where it has none): a comma in a name (``p<tab>n, ranks``, ``p;"time, s"``) is no
+    delimiter."""
     if "delimiter" in settings:
         given = settings["delimiter"]
         if given.lower() not in _DELIMITERS and given not in _DELIMITERS:
             raise InputError(f"option delimiter={given!r}: expected one of , ; | tab", path)
         return _DELIMITERS.get(given, _DELIMITERS.get(given.lower()))
-    if "," not in header:
-        for candidate in (";", "\t"):
-            if candidate in header:
-                return candidate
-    return ","
+    unquoted = re.sub(r'"[^"]*"', "", header)
+    return max((",", ";", "\t"), key=unquoted.count)
 
 
 def _header(text: str, delimiter: str, path, line: int) -> list[str]:
@@ -230,6 +236,20 @@ class _Roles:
 #: the number is part of the name (``L1``, ``timer2``).
 _REPETITION_COLUMN = re.compile(r"(?:(?P<stem>.+?)[ ._-]+)?(?:rep|repetition|run|r|trial)[ ._-]*[0-9]+"
                                 r"|(?P<name>.+?)[._][0-9]+", re.IGNORECASE)
+
+
+#: The names of a repetition column besides ``repetition``, as the repetition columns of a wide table are named.
+_REPETITION_NAMES = ("rep", "run", "trial")
+
+
+def _repetition_by_name(named: list[str], settings: dict[str, str], taken: list) -> tuple[str | None, list[str]]:
+    """A column named as :data:`_REPETITION_NAMES` says, and a note on it; none where the parameters are chosen or
+    it is ``taken`` otherwise."""
+    found = [h for name in _REPETITION_NAMES for h in named if h.lower() == name and h not in taken]
+    if not found or "parameters" in settings:
+        return None, []
+    return found[0], [f"column {found[0]!r} numbers the repetitions; to model it as a parameter, name the parameters "
+                      "with --reader-option parameters=COL[,COL...]"]
 
 
 def _example(named: list[str], roles: list) -> str:
@@ -305,12 +325,15 @@ def _roles(header: list[str], settings: dict[str, str], path, line: int) -> _Rol
     else:
         groups = _repetition_columns([h for h in named if h not in callpath + [metric, repetition]])
         values = [h for h in named if any(h in columns for columns in groups.values())]
+    repetition, notes = (repetition, []) if repetition or groups else _repetition_by_name(
+        named, settings, values + callpath + [metric])
     if not values:
         raise InputError(
             f"no 'value' column; the columns are: {', '.join(named)}. Name the value column(s) with "
             "--reader-option value=COL[,COL...] and the parameter columns with --reader-option parameters=COL[,...] "
             f"({_example(named, callpath + [metric, repetition])})", path, line)
-    metric_of, notes = _repetitions(groups, metric, repetition, path, line)
+    metric_of, groups_notes = _repetitions(groups, metric, repetition, path, line)
+    notes += groups_notes
     if len({metric_of.get(v, v) for v in values}) > 1 and metric is not None:
         raise InputError(f"several value columns ({', '.join(values)}) name the metrics themselves; "
                          f"drop the metric column {metric!r} (option metric=) or choose one value column", path)
@@ -354,16 +377,16 @@ BLOCK = 1 << 22  # characters per block on the fast path
 QUOTED_BLOCK = 50_000  # rows per block on the quoted path
 
 
-def _blocks(body: str, header: list[str], header_line: str, delimiter: str, path, line: int) -> Iterator[_Block]:
+def _blocks(body: str, header: list[str], again: set[str], delimiter: str, path, line: int) -> Iterator[_Block]:
     """The rows below the header (``body``, from file line ``line``) in blocks of about 4 MB, so that only one
     block's strings live at a time.
 
     Split on the delimiter when nothing is quoted (fast); otherwise read with the csv module.  Blank lines, lines
     of empty cells (a spreadsheet's ``;;``) and lines that repeat the header (tables of several runs joined with
-    ``cat``) are not rows.
+    ``cat``: the lines ``again`` holds, stripped, the header's and the Excel ``sep=;`` line's above it) are not rows.
     """
     if '"' in body:
-        yield from _quoted_blocks(body, header, delimiter, path, line)
+        yield from _quoted_blocks(body, header, again, delimiter, path, line)
         return
     expected, start = len(header) - 1, 0
     empty = delimiter * expected  # how a line of empty cells starts
@@ -386,8 +409,8 @@ def _blocks(body: str, header: list[str], header_line: str, delimiter: str, path
         else:
             numbers = np.asarray([line + i for i, text in enumerate(lines) if is_row(text)], dtype=np.int64)
         headers = []
-        if header_line in piece:  # a header again (tables joined with cat): look for it row by row
-            rows, numbers, headers = _without_headers(rows, numbers, header_line)
+        if any(text in piece for text in again):  # a header again (tables joined with cat): look row by row
+            rows, numbers, headers = _without_headers(rows, numbers, again)
         if rows and set(map(operator.methodcaller("count", delimiter), rows)) != {expected}:
             i = next(i for i, text in enumerate(rows) if text.count(delimiter) != expected)
             raise _fields_error(rows[i].split(delimiter), header, delimiter, path, int(numbers[i]))
@@ -398,16 +421,32 @@ def _blocks(body: str, header: list[str], header_line: str, delimiter: str, path
         start = end
 
 
-def _decimal_points(block: _Block, roles: _Roles) -> None:
-    """Decimal commas become points in the number columns (parameters, values, repetition)."""
+def _decimal_points(block: _Block, roles: _Roles, path) -> dict[str, list[str]]:
+    """Decimal commas become points in the number columns (parameters, values, repetition); returns those columns'
+    cells as written.  A cell whose points group thousands is refused: where the decimal mark is a comma,
+    ``1.000`` is one thousand, not 1.0."""
     numbers = roles.parameters + roles.values + ([roles.repetition] if roles.repetition else [])
-    for name in numbers:
-        block.columns[name] = list(map(operator.methodcaller("replace", ",", "."), block.columns[name]))
+    written = {name: block.columns[name] for name in numbers}
+    for name, cells in written.items():
+        if "." in "".join(cells):
+            for i, cell in enumerate(cells):
+                if _THOUSANDS_POINT.fullmatch(cell):
+                    raise InputError(f"column {name!r}: {cell!r} is not a number where the decimal mark is a comma "
+                                     "(a thousands separator? write numbers without them)", path, block.line_of(i))
+        block.columns[name] = list(map(operator.methodcaller("replace", ",", "."), cells))
+    return written
 
 
-def _without_headers(rows: list[str], numbers: np.ndarray, header_line: str):
-    """``rows`` and their ``numbers`` without the lines that repeat the header line, and the lines of those."""
-    found = [i for i, text in enumerate(rows) if text.lstrip("\ufeff").rstrip() == header_line]
+def _as_written(block: _Block, written: dict[str, list[str]]) -> _Block:
+    """``block`` with the cells that are no numbers, even with a decimal point, as ``written`` (for the message)."""
+    for name, cells in written.items():
+        block.columns[name] = [point if is_number(point) else cell for point, cell in zip(block.columns[name], cells)]
+    return block
+
+
+def _without_headers(rows: list[str], numbers: np.ndarray, again: set[str]):
+    """``rows`` and their ``numbers`` without the lines that repeat the header (``again``), and the lines of those."""
+    found = [i for i, text in enumerate(rows) if text.lstrip("\ufeff").strip() in again]
     if not found:
         return rows, numbers, []
     keep = np.ones(len(rows), dtype=bool)
@@ -430,7 +469,8 @@ def _fields_error(cells: list[str], header: list[str], delimiter: str, path, lin
     return InputError(message, path, line)
 
 
-def _quoted_blocks(body: str, header: list[str], delimiter: str, path, first: int) -> Iterator[_Block]:
+def _quoted_blocks(body: str, header: list[str], again: set[str], delimiter: str, path,
+                   first: int) -> Iterator[_Block]:
     reader = csv.reader(io.StringIO(body), delimiter=delimiter)
     rows: list[list[str]] = []
     numbers: list[int] = []
@@ -441,7 +481,8 @@ def _quoted_blocks(body: str, header: list[str], delimiter: str, path, first: in
             line, start = start, reader.line_num + first
             if not "".join(row).strip():  # a blank line, or one of empty cells
                 continue
-            if _is_header([cell.strip() for cell in row], header):
+            cells = [cell.strip() for cell in row]
+            if _is_header(cells, header) or delimiter.join(cells).lstrip("\ufeff").strip() in again:
                 headers.append(line)
                 continue
             if len(row) != len(header):
@@ -481,16 +522,7 @@ class _Columns:
             return
         for name in roles.unnamed:
             _check_empty(name, cols[name], path, block.line_of)
-        try:
-            coordinates = np.column_stack([to_float(cols[p], path, block.line_of, f"column {p!r}:")
-                                           for p in roles.parameters])
-        except InputError as error:
-            if roles.parameters_chosen:
-                raise
-            used = ", ".join(roles.values + roles.callpath + [c for c in (roles.metric, roles.repetition) if c])
-            raise InputError(f"{error.message}; every column but {used} is a numeric parameter: choose the "
-                             "parameter columns with --reader-option parameters=COL[,COL...] (and "
-                             "callpath=COL[,COL...] for name columns)", error.path, error.line) from None
+        coordinates = np.column_stack([self._parameter(block, p) for p in roles.parameters])
         self.parts["coordinates"].append(coordinates)
         values = [_measured(cols[v], v, path, block.line_of, self.delimiter) for v in roles.values]
         self.parts["values"].append(np.column_stack([value for value, _ in values]))
@@ -508,6 +540,22 @@ class _Columns:
                                  "repetition number (0, 1, 2, ...)", path, block.line_of(i))
             self.parts["repetition"].append(repetition.astype(np.int64))
         self.parts["lines"].append(block.lines)
+
+    def _parameter(self, block: _Block, name: str) -> np.ndarray:
+        """A parameter column as float64.  A cell that is no number gets the hint that fits it: how to write a
+        number (a decimal comma), or, for a name, how to choose the parameter columns."""
+        roles, cells = self.roles, block.columns[name]
+        try:
+            return to_float(cells, self.path, block.line_of, f"column {name!r}:")
+        except InputError as error:
+            cell = cells[int(np.flatnonzero(block.lines == error.line)[0])]
+            hint = _number_hint(cell, self.delimiter) if any(map(str.isdigit, cell)) else ""
+            if roles.parameters_chosen or hint:
+                raise InputError(f"{error.message}{hint}", error.path, error.line) from None
+            used = ", ".join(roles.values + roles.callpath + [c for c in (roles.metric, roles.repetition) if c])
+            raise InputError(f"{error.message}; every column but {used} is a numeric parameter: choose the "
+                             "parameter columns with --reader-option parameters=COL[,COL...] (and "
+                             "callpath=COL[,COL...] for name columns)", error.path, error.line) from None
 
     def _codes(self, block: _Block, columns: list[str], default: str, index: dict[str, int]) -> np.ndarray:
         """Codes of a name column (several joined with ``->``), shape (n_rows,)."""
@@ -564,6 +612,8 @@ MISSING_CELLS = frozenset({"", "na", "n/a", "#n/a", "null", "none"})
 MISSING = f"empty, NA, {NOT_FINITE}"
 _DECIMAL_COMMA = re.compile(r"\s*[-+]?[0-9]+,[0-9]+(?:[eE][-+]?[0-9]+)?\s*")
 _THOUSANDS = re.compile(r"\s*[-+]?[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]*)?\s*")
+#: A number whose points group thousands, where the decimal mark is a comma: ``1.000``, ``1.234,5``.
+_THOUSANDS_POINT = re.compile(r"\s*[-+]?[1-9][0-9]{0,2}(?:\.[0-9]{3})+(?:,[0-9]*)?\s*")  # (0.125 groups nothing)
 
 
 def _measured(cells: list[str], name: str, path, line_of, delimiter: str) -> tuple[np.ndarray, bool]:

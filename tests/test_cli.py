@@ -539,3 +539,15 @@ def test_standard_input_is_refused_saying_what_to_do(host, capsys, tmp_path, mon
     assert capsys.readouterr().err == (
         "extrap-plugins: error: -: standard input is not read: save the measurements to a file and give its name "
         "(a reader needs the file's name and can read it more than once)\n")
+
+
+def test_names_an_ascii_stdout_cannot_hold_are_escaped_not_an_internal_error(tmp_path):
+    # (PYTHONIOENCODING=ascii, or a cp1252 console: "internal error: UnicodeEncodeError", exit 1)
+    path = tmp_path / "u.csv"
+    path.write_text("callpath,p,value\n" + "".join(f"main->計算,{p},{p}\n" for p in (1, 2, 4, 8, 16)),
+                    encoding="utf-8")
+    table = run_cli("model", path, env={"PYTHONIOENCODING": "ascii"})
+    assert table.returncode == 0, table.stderr
+    assert table.stdout.splitlines()[2].split()[:3] == ["main->\\u8a08\\u7b97", "time", "1"]
+    document = run_cli("model", path, "--export", "json", env={"PYTHONIOENCODING": "ascii"})
+    assert [m["callpath"] for m in json.loads(document.stdout)["models"]] == ["main->計算"]

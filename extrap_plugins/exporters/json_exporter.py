@@ -53,7 +53,8 @@ def write_document(document: dict[str, Any], out: IO[str]) -> None:
 
     Each model is encoded by the json module's C encoder (``indent`` would
     switch to its pure-Python encoder, five times slower on 100,000 models);
-    one line per model stays readable, and ``grep`` finds a call path's model.
+    one line per model stays readable, and ``grep`` finds a call path's model (names are written as they are,
+    not as ``\\u`` escapes: JSON is UTF-8).
     """
     out.write("{\n")
     last = len(document) - 1
@@ -61,10 +62,10 @@ def write_document(document: dict[str, Any], out: IO[str]) -> None:
         out.write(f" {json.dumps(key)}: ")
         if key == "models" and value:
             out.write("[\n  ")
-            out.write(",\n  ".join(json.dumps(m, allow_nan=False) for m in value))
+            out.write(",\n  ".join(json.dumps(m, allow_nan=False, ensure_ascii=False) for m in value))
             out.write("\n ]")
         else:
-            out.write(json.dumps(value, allow_nan=False))
+            out.write(json.dumps(value, allow_nan=False, ensure_ascii=False))
         out.write(",\n" if i < last else "\n")
     out.write("}\n")
 

@@ -76,3 +76,14 @@ def test_version_2_carries_the_reader_s_notes_in_memory_and_streamed(host, share
         document = json.loads(extrap_plugins.export(models, "json", version=2))
         assert document["notes"] == expected
     assert list(in_memory.notes) == expected
+
+
+@pytest.mark.parametrize("version", ["1", "2"])
+def test_a_name_that_is_not_ascii_is_written_as_it_is_so_grep_finds_its_model(version):
+    # it was "main->\u8a08\u7b97": grep 'main->計算' models.json found nothing
+    m = Model("main->計算", "Zeit [µs]", ("größe",), 1.5, (Term(2.0, {"größe": Factor(1.0, 0)}),))
+    out = io.StringIO()
+    export_json(ModelSet(("größe",), [m]), out, {"version": version})
+    (line,) = [line for line in out.getvalue().splitlines() if "main->計算" in line]
+    assert '"metric": "Zeit [µs]"' in line and '"größe": {"exponent": 1.0' in line
+    assert '"parameters": ["größe"]' in out.getvalue()

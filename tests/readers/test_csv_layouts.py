@@ -227,3 +227,75 @@ def test_lines_ended_by_a_carriage_return_alone_are_read_as_the_other_readers_re
     bad.write_bytes(b"p,value\r1,2\r2,3x\r")
     assert error_of(bad) == f"{bad}:3: column 'value': '3x' is not a number"
     assert main(["model", str(path)]) == ExitStatus.OK
+
+
+# ------------------------------------------------------------ spreadsheets: delimiters, decimal commas, sep= again
+@pytest.mark.parametrize("name, text", [
+    ("t.tsv", "p\tn, ranks\tvalue\n1\t1\t2\n2\t1\t4\n"),  # a comma in a name of a tab-delimited table
+    ("t.csv", 'p;"n, ranks";value\n1;1;2\n2;1;4\n'),  # a quoted comma in a name of a ;-delimited table
+])
+def test_a_comma_in_a_column_name_does_not_choose_the_delimiter(tmp_path, name, text):
+    # the header's comma made ',' the delimiter: "no 'value' column; the columns are: p	n, ranks	value"
+    experiment = read(write(tmp_path, name, text))
+    assert experiment.parameter_names == ["p", "n, ranks"]
+    assert cells(experiment) == {("<root>", "time", (1.0, 1.0)): [2.0], ("<root>", "time", (2.0, 1.0)): [4.0]}
+
+
+@pytest.mark.parametrize("cell", ["1.000", "1.234,5", "-12.500"])
+def test_a_thousands_point_where_the_decimal_mark_is_a_comma_is_refused(tmp_path, cell):
+    # '1.000' was read as 1.0 (one thousand in a decimal-comma locale), '1.234,5' quoted as '1.234.5'
+    path = write(tmp_path, "t.csv", f"p;value\n1;2\n2;{cell}\n")
+    assert error_of(path, decimal=",") == (f"{path}:3: column 'value': {cell!r} is not a number where the decimal "
+                                           "mark is a comma (a thousands separator? write numbers without them)")
+    parameter = write(tmp_path, "p.csv", f"p;value\n1;2\n{cell};4\n")
+    assert error_of(parameter, decimal=",").startswith(f"{parameter}:3: column 'p': {cell!r} is not a number where")
+
+
+@pytest.mark.parametrize("cell", ["12.34,5", "1\u00a0234,5", "3,5x"])
+def test_a_cell_that_is_no_number_where_the_decimal_mark_is_a_comma_is_quoted_as_written(tmp_path, cell):
+    # it was quoted with its comma made a point: '12.34.5', '1\xa0234.5', '3.5x'
+    path = write(tmp_path, "t.csv", f"p;value\n1;2,5\n2;1.5\n4;{cell}\n")
+    assert error_of(path, decimal=",") == f"{path}:4: column 'value': {cell!r} is not a number"
+    parameter = write(tmp_path, "p.csv", f"p;value\n1;2,5\n{cell};1.5\n")
+    assert error_of(parameter, decimal=",").startswith(f"{parameter}:3: column 'p': {cell!r} is not a number;")
+
+
+def test_a_point_where_the_decimal_mark_is_a_comma_is_a_decimal_point(tmp_path):
+    path = write(tmp_path, "t.csv", "p;value\n1;2,5\n2;1.5\n4;0.125\n")  # (a leading 0 groups no thousands)
+    assert cells(read(path, decimal=",")) == {("<root>", "time", (1.0,)): [2.5], ("<root>", "time", (2.0,)): [1.5],
+                                              ("<root>", "time", (4.0,)): [0.125]}
+
+
+@pytest.mark.parametrize("cell, message", [
+    ("4,5", "column 'p': '4,5' is not a number (a decimal comma? --reader-option decimal=, reads it)"),
+    ("main", "column 'p': 'main' is not a number; every column but value is a numeric parameter: choose the "
+             "parameter columns with --reader-option parameters=COL[,COL...] (and callpath=COL[,COL...] for name "
+             "columns)"),
+])
+def test_a_bad_parameter_cell_gets_the_hint_that_fits_it(tmp_path, cell, message):
+    # a decimal comma in a parameter column was told to choose the parameter columns
+    path = write(tmp_path, "t.csv", f"p;value\n1;2\n{cell};4\n")
+    assert error_of(path) == f"{path}:3: {message}"
+
+
+@pytest.mark.parametrize("quote", ["", '"'])  # the fast path and the csv module's
+def test_excel_tables_joined_with_cat_skip_their_sep_line_with_the_header(tmp_path, quote):
+    # the second table's "sep=;" was a row: "column 'p': 'sep=' is not a number"
+    run = f"\ufeffsep=;\r\np;value\r\n1;{quote}2{quote}\r\n"
+    path = write(tmp_path, "t.csv", run + run.replace("1;", "2;"), newline="")
+    experiment = read(path)
+    assert cells(experiment) == {("<root>", "time", (1.0,)): [2.0], ("<root>", "time", (2.0,)): [2.0]}
+    assert experiment.notes == ["skipped lines 4, 5: the header again"]
+
+
+@pytest.mark.parametrize("name", ["rep", "Run", "trial"])
+def test_a_column_named_as_the_repetitions_of_a_wide_table_numbers_the_repetitions(tmp_path, name):
+    # it was a parameter: a model of p and rep, "parameter rep has only 3 distinct values", no repetitions
+    path = write(tmp_path, "t.csv", f"p,{name},value\n1,1,10\n1,2,11\n2,1,20\n")
+    experiment = read(path)
+    assert experiment.parameter_names == ["p"]
+    assert cells(experiment) == {("<root>", "time", (1.0,)): [10.0, 11.0], ("<root>", "time", (2.0,)): [20.0]}
+    assert experiment.notes == [f"column {name!r} numbers the repetitions; to model it as a parameter, name the "
+                                "parameters with --reader-option parameters=COL[,COL...]"]
+    chosen = read(path, parameters=f"p,{name}")
+    assert chosen.parameter_names == ["p", name] and chosen.notes == []
