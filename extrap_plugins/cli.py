@@ -78,7 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     model.add_argument("--export", default="text", metavar="NAME", help="exporter name (default: %(default)s)")
     model.add_argument("--export-option", action="append", default=[], metavar="KEY=VALUE",
                        help="an option for the exporter (repeatable)")
-    model.add_argument("-o", "--output", metavar="PATH", help="write here instead of stdout (never over an input)")
+    model.add_argument("-o", "--output", metavar="PATH", help="write here instead of stdout (never over an input; - is stdout)")
     model.add_argument("--overwrite-read-only", action="store_true",
                        help="replace an -o file that is read-only (refused otherwise)")
     model.add_argument("--target", metavar="P=V,...",
@@ -401,7 +401,7 @@ def add_codesign_commands(commands) -> None:
         command.add_argument("--callpath", action="append", default=None, metavar="GLOB",
                              help=f"only these call paths (repeatable; default: {callpaths})")
         command.add_argument("--export", choices=KINDS, default="text", help="output format (default: %(default)s)")
-        command.add_argument("-o", "--output", metavar="PATH", help="write here (atomically) instead of stdout")
+        command.add_argument("-o", "--output", metavar="PATH", help="write here (atomically) instead of stdout; - is stdout")
 
     req = commands.add_parser(
         "requirements", help="how each application's requirements respond to system upgrades (Wolf's Extra-P slides)",
@@ -746,7 +746,7 @@ def _add_input_options(command: argparse.ArgumentParser) -> None:
     add_progress(command)
     command.add_argument("--export", choices=REPORT_FORMATS, default="text",
                          help="output format (default: %(default)s)")
-    command.add_argument("-o", "--output", metavar="PATH", help="write here (atomically) instead of stdout")
+    command.add_argument("-o", "--output", metavar="PATH", help="write here (atomically) instead of stdout; - is stdout")
     command.add_argument("--title", help="title of the html report")
 
 
@@ -854,6 +854,10 @@ def analysis_command(args: argparse.Namespace) -> ExitStatus:
     return ExitStatus.OK
 
 
+FOLDER_OUTPUTS = ("autotune", "run")
+"""The commands whose ``-o`` is a folder of runs (elsewhere ``-o -`` is stdout)."""
+
+
 def _encodable_stdout() -> None:
     """Names the terminal's encoding cannot hold (``main->計算`` on an ASCII or cp1252 stdout) are written as
     ``\\u8a08`` escapes, as stderr writes them, not an internal error."""
@@ -867,6 +871,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     _encodable_stdout()
     parser = build_parser()
     args = parser.parse_args(argv)
+    if getattr(args, "output", None) == "-" and args.command not in FOLDER_OUTPUTS:
+        args.output = None  # -o - is stdout, as the tools of a pipeline take it
     collected = WarningLines(WARNINGS_LISTED if args.command == "model" else "")
     args.warnings_shown = collected.shown
     try:

@@ -551,3 +551,11 @@ def test_names_an_ascii_stdout_cannot_hold_are_escaped_not_an_internal_error(tmp
     assert table.stdout.splitlines()[2].split()[:3] == ["main->\\u8a08\\u7b97", "time", "1"]
     document = run_cli("model", path, "--export", "json", env={"PYTHONIOENCODING": "ascii"})
     assert [m["callpath"] for m in json.loads(document.stdout)["models"]] == ["main->計算"]
+
+
+@pytest.mark.parametrize("command", [["model", str(EXAMPLE), "--callpath", "main"],
+                                     ["efficiency", str(ROOT / "examples" / "isoefficiency.csv"), "--size", "n"]])
+def test_output_dash_is_stdout_not_a_file_named_dash(command, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main([*command, "-o", "-"]) == ExitStatus.OK
+    assert capsys.readouterr().out and not (tmp_path / "-").exists()
