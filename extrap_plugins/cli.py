@@ -78,7 +78,8 @@ def build_parser() -> argparse.ArgumentParser:
     model.add_argument("--export", default="text", metavar="NAME", help="exporter name (default: %(default)s)")
     model.add_argument("--export-option", action="append", default=[], metavar="KEY=VALUE",
                        help="an option for the exporter (repeatable)")
-    model.add_argument("-o", "--output", metavar="PATH", help="write here instead of stdout (never over an input; - is stdout)")
+    model.add_argument("-o", "--output", metavar="PATH",
+                       help="write here instead of stdout (never over an input; - is stdout)")
     model.add_argument("--overwrite-read-only", action="store_true",
                        help="replace an -o file that is read-only (refused otherwise)")
     model.add_argument("--target", metavar="P=V,...",
@@ -401,7 +402,8 @@ def add_codesign_commands(commands) -> None:
         command.add_argument("--callpath", action="append", default=None, metavar="GLOB",
                              help=f"only these call paths (repeatable; default: {callpaths})")
         command.add_argument("--export", choices=KINDS, default="text", help="output format (default: %(default)s)")
-        command.add_argument("-o", "--output", metavar="PATH", help="write here (atomically) instead of stdout; - is stdout")
+        command.add_argument("-o", "--output", metavar="PATH",
+                             help="write here (atomically) instead of stdout; - is stdout")
 
     req = commands.add_parser(
         "requirements", help="how each application's requirements respond to system upgrades (Wolf's Extra-P slides)",
@@ -746,7 +748,8 @@ def _add_input_options(command: argparse.ArgumentParser) -> None:
     add_progress(command)
     command.add_argument("--export", choices=REPORT_FORMATS, default="text",
                          help="output format (default: %(default)s)")
-    command.add_argument("-o", "--output", metavar="PATH", help="write here (atomically) instead of stdout; - is stdout")
+    command.add_argument("-o", "--output", metavar="PATH",
+                         help="write here (atomically) instead of stdout; - is stdout")
     command.add_argument("--title", help="title of the html report")
 
 

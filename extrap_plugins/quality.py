@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .formatting import format_count
+
 
 def quality_figures(Y: np.ndarray, Y_hat: np.ndarray, n_terms) -> dict[str, np.ndarray]:
     """RSS, adjusted R², SMAPE and relative error of each series' fit.
@@ -85,6 +87,7 @@ def validation_line(errors) -> str:
     if not s["models"]:
         return ("validation: no model could be checked (every parameter needs a value left after holding out "
                 "its largest)")
-    return (f"validation (largest value of each parameter held out, refitted, predicted): {s['models']} models, "
+    return ("validation (largest value of each parameter held out, refitted, predicted): "
+            f"{format_count(s['models'], 'model')}, "
             f"{100 * s['within_10']:.1f} % within 10 %, {100 * s['within_25']:.1f} % within 25 %, "
             f"median error {100 * s['median']:.1f} %")

@@ -100,6 +100,11 @@ def test_cli_validate_prints_the_summary_line(host, measured, capsys):
            "within 10 %" in out
 
 
+def test_the_summary_line_counts_one_model_in_the_singular():
+    assert validation_line([0.05]).startswith("validation (largest value of each parameter held out, refitted, "
+                                              "predicted): 1 model, 100.0 % within 10 %")
+
+
 def test_cli_validate_refuses_streaming(host, measured, capsys):
     assert main(["model", str(measured), "--validate", "--stream", "on", "--progress", "off"]) == \
         ExitStatus.BAD_INPUT
