@@ -126,7 +126,7 @@ def read_mapping(path: str | os.PathLike) -> list[Rule]:
     before the first rule."""
     from .readers._common import read_text  # UTF-8, a byte-order mark dropped: the readers' rule
 
-    if not isinstance(path, (str, os.PathLike)):
+    if not isinstance(path, (str, os.PathLike)) or not os.fspath(path).strip():
         raise InputError(f"{argument('mapping', flag='map')}: expected the path (str or os.PathLike) of one CSV file "
                          f"of 'A call path,B call path' lines, got {described(path)}")
     if not os.path.exists(path):
@@ -198,8 +198,11 @@ class Pair:
 
     @property
     def change(self) -> float:
-        """``|log2(B/A)|`` at the target (NaN where the ratio is not positive)."""
+        """``|log2(B/A)|`` at the target: infinite where one side is 0 and the other not (a call path whose time
+        vanished or appeared), NaN where the ratio is unknown or negative."""
         r = self.ratio_target
+        if r == 0 or r == math.inf:
+            return math.inf
         return abs(math.log2(r)) if math.isfinite(r) and r > 0 else math.nan
 
     @property
@@ -300,8 +303,11 @@ class Comparison:
 
 
 def _ratio(b: float, a: float) -> float:
-    if not (math.isfinite(a) and math.isfinite(b)) or a == 0:
+    """``b / a``; infinite where only ``a`` is 0 and ``b`` positive, NaN where both are 0 or one is unknown."""
+    if not (math.isfinite(a) and math.isfinite(b)) or a == 0 == b:
         return math.nan
+    if a == 0:
+        return math.inf if b > 0 else math.nan
     return b / a
 
 
@@ -312,14 +318,13 @@ def match(models_a: Sequence[Model], models_b: Sequence[Model], units_a: Mapping
     by_b = {(m.callpath, m.metric): m for m in models_b}
     b_paths = {m.callpath for m in models_b}
     claimed: dict[tuple[str, str], str] = {}
+    why_b: dict[tuple[str, str], str] = {}  # why a B model found no partner, where A has one of its name
     pairs, unmatched = [], []
-    for m in models_a:
-        target_name, how = m.callpath, "by name"
-        for rule in rules:
-            mapped = rule.apply(m.callpath)
-            if mapped is not None:
-                target_name, how = mapped, f"by the rule {rule.a} = {rule.b}"
-                break
+    found = [(m, *_partner(m.callpath, rules)) for m in models_a]
+    # rules come first: a B call path a rule maps to is taken before one of A's of the same name can take it
+    for m, target_name, how in sorted(found, key=lambda f: f[1] == f[0].callpath):
+        if target_name != m.callpath:
+            why_b[(m.callpath, m.metric)] = f"{labels[0]}'s {m.callpath} is mapped to {target_name} {how}"
         key = (target_name, m.metric)
         if key not in by_b:
             named = "it" if target_name == m.callpath else target_name  # (the line names the call path already)
@@ -337,15 +342,28 @@ def match(models_a: Sequence[Model], models_b: Sequence[Model], units_a: Mapping
             continue
         unit_a, unit_b = units_a.get(m.metric, ""), units_b.get(m.metric, "")
         if unit_a and unit_b and unit_a != unit_b:
-            unmatched.append(Unmatched(labels[0], m.callpath, m.metric,
-                                       f"units differ: {unit_a} in {labels[0]}, {unit_b} in {labels[1]}"))
+            why_b[key] = f"units differ: {unit_a} in {labels[0]}, {unit_b} in {labels[1]}"
+            unmatched.append(Unmatched(labels[0], m.callpath, m.metric, why_b[key]))
             continue
         claimed[key] = m.callpath
         pairs.append((m, by_b[key]))
+    order = {(m.callpath, m.metric): i for i, m in enumerate(models_a)}
+    unmatched.sort(key=lambda u: order[(u.callpath, u.metric)])  # in A's order, as read
     for m in models_b:
-        if (m.callpath, m.metric) not in claimed:
-            unmatched.append(Unmatched(labels[1], m.callpath, m.metric, f"no partner in {labels[0]}"))
+        key = (m.callpath, m.metric)
+        if key not in claimed:
+            unmatched.append(Unmatched(labels[1], m.callpath, m.metric,
+                                       why_b.get(key, f"no partner in {labels[0]}")))
     return pairs, unmatched
+
+
+def _partner(callpath: str, rules: Sequence[Rule]) -> tuple[str, str]:
+    """The B call path for A's ``callpath`` and how it was found: by the first rule that covers it, else by name."""
+    for rule in rules:
+        mapped = rule.apply(callpath)
+        if mapped is not None:
+            return mapped, f"by the rule {rule.a} = {rule.b}"
+    return callpath, "by name"
 
 
 def check_parameters(a: Sequence[str], b: Sequence[str], labels: tuple[str, str]) -> None:
@@ -387,14 +405,14 @@ def compare_models(
     matched, unmatched = match(a.models, b_models, units_a, units_b, rules, labels)
     _warn_one_unit([model_a.metric for model_a, _ in matched], units_a, units_b, labels)
     if not matched:
-        names_a = ", ".join(sorted({m.callpath for m in a.models})[:4])
-        names_b = ", ".join(sorted({m.callpath for m in b.models})[:4])
+        names_a = _some(sorted({m.callpath for m in a.models}))
+        names_b = _some(sorted({m.callpath for m in b.models}))
         units = next((u for u in unmatched if u.reason.startswith("units differ")), None)
         if units is not None:
             raise InputError(f"no call path and metric match in name and unit: {units.callpath} [{units.metric}]: "
                              f"{units.reason}; convert one side, or compare other metrics, "
                              f"{argument('metrics', flag='metric')}")
-        raise InputError(f"no call path of {labels[0]} ({names_a}, ...) matches one of {labels[1]} ({names_b}, ...): "
+        raise InputError(f"no call path of {labels[0]} ({names_a}) matches one of {labels[1]} ({names_b}): "
                          f"map them with mapping=FILE or rules=['A_CALLPATH=B_CALLPATH'] (--map, --map-rule; '*' "
                          f"for any text)")
     if largest_point(a.experiment) is None or largest_point(b.experiment) is None:
@@ -426,7 +444,7 @@ def compare_models(
         pairs.append(Pair(model_a.callpath, model_b.callpath, model_a.metric, unit, model_a, model_b,
                           xa.growth, xb.growth, now_a, now_b,
                           xa.value_target, xb.value_target, xa.interval, xb.interval, crossing, untested))
-    pairs.sort(key=lambda p: (not math.isfinite(p.change), -p.change if math.isfinite(p.change) else 0.0))
+    pairs.sort(key=lambda p: (math.isnan(p.change), 0.0 if math.isnan(p.change) else -p.change))
     comparison.pairs = pairs
     return comparison
 
@@ -443,9 +461,9 @@ def _target(target: str | Mapping[str, float] | None, parameters: Sequence[str],
             ) -> dict[str, float] | None:
     """The target point given (None without one), at least the largest common point (``measured``: per side, per
     parameter the smallest and the largest measured value)."""
-    if target is None:
-        return None
     point = parse_target(target, parameters)
+    if point is None:  # none given, or an empty one (as efficiency takes it)
+        return None
     below = [p for p in parameters if point[p] < min(measured[0][p][1], measured[1][p][1])]
     if below:
         raise InputError(_below_largest(point, below, measured, labels))
@@ -664,8 +682,9 @@ def once_per_cause() -> Iterator[None]:
 
 def _labels(labels: Any) -> tuple[str, str]:
     """The two sides' names, given as a pair (a str would be its characters)."""
-    if isinstance(labels, str) or not isinstance(labels, Sequence) or len(labels) != 2:
-        count = f" ({len(labels)} given)" if isinstance(labels, Sequence) and not isinstance(labels, str) else ""
+    pair = isinstance(labels, Sequence) and not isinstance(labels, str)
+    if not pair or len(labels) != 2 or not all(str(label).strip() for label in labels):
+        count = "" if not pair else " (an empty name)" if len(labels) == 2 else f" ({len(labels)} given)"
         raise InputError(f"{argument('labels', flag='label')}: expected two names, A's and B's, such as "
                          f"('v1', 'v2'); got {described(labels)}{count}")
     return str(labels[0]), str(labels[1])

@@ -232,7 +232,7 @@ def write(path, functions, ps=P):
 
 
 @pytest.mark.parametrize("b_functions, arguments, message", [
-    ({"other": lambda p: p}, [], "no call path of A (main, ...) matches one of B (other, ...): map them with "
+    ({"other": lambda p: p}, [], "no call path of A (main) matches one of B (other): map them with "
                                  "mapping=FILE or rules=['A_CALLPATH=B_CALLPATH'] (--map, --map-rule; '*' for any "
                                  "text)"),
     ({"main": lambda p: p}, ["--target", "p=8"], "the target p=8 is below the largest measured p=64: the target "

@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import html
 import io
+import math
 from typing import Any
 
 import numpy as np
@@ -19,6 +20,7 @@ from extrap_plugins.errors import InputError
 from extrap_plugins.exporters._options import option_int
 from extrap_plugins.formatting import (callpath_labels, format_count, format_percent, format_point, format_value,
                                       json_number, text_table)
+from extrap_plugins.notebook import drawn
 
 from . import cell, definition_list, json_lines, people, table
 from .svg import PALETTE, Mark, Series, chart
@@ -33,7 +35,13 @@ CSV_COLUMNS = ("rank", "callpath_a", "callpath_b", "metric", "unit", "function_a
 
 
 def _crossings(pair: Pair, along: str) -> str:
-    return "; ".join(f"{along}={c.value:.4g} ({c.lower_after} lower after)" for c in pair.crossovers)
+    return "; ".join(f"{along}={people(c.value)} ({c.lower_after} lower after)" for c in pair.crossovers)
+
+
+def _ratio(value: float) -> str:
+    """A ratio for people: ``inf`` where A's value is 0 and B's not (CSV and JSON leave it empty, as their values
+    say it)."""
+    return "inf" if value == math.inf else people(value)
 
 
 def _significant(pair: Pair) -> str:
@@ -112,7 +120,7 @@ def text(result: Comparison) -> str:
     rows = []
     for rank, pair in enumerate(result.pairs, 1):
         growth = f"{pair.growth_a} → {pair.growth_b}" if pair.growth_differs else (pair.growth_a or "n/a")
-        rows.append([rank, name(pair), pair.metric, growth, people(pair.ratio_largest), people(pair.ratio_target),
+        rows.append([rank, name(pair), pair.metric, growth, _ratio(pair.ratio_largest), _ratio(pair.ratio_target),
                      _significant(pair), _crossings(pair, result.along) or "none"])
     lines.append(text_table(["#", "call path", "metric", f"growth {a} → {b}", *_ratio_headers(result), "significant",
                              "crossovers"], rows))
@@ -203,17 +211,21 @@ def figure(result: Comparison, pair: Pair) -> str:
     X = result.curve_points(grid)
     xa, ya = _measured(result, 0, pair.callpath_a, pair.metric)
     xb, yb = _measured(result, 1, pair.callpath_b, pair.metric)
-    marks = [Mark("x", c.value, f"crossover {result.along}={c.value:.4g}", "#b71c1c", dashed=False)
+    marks = [Mark("x", c.value, f"crossover {result.along}={people(c.value)}", "#b71c1c", dashed=False)
              for c in pair.crossovers]
     if hi > result.largest[result.along]:
         marks.append(Mark("x", hi, "target"))
     unit = f" [{pair.unit}]" if pair.unit else ""
-    curve_a, curve_b = pair.model_a.predict(X), pair.model_b.predict(X)
-    positive = bool(np.all(curve_a > 0) and np.all(curve_b > 0))
+    # cut at 0 where the values never are below (the table's values are), as the notebook's curves are
+    curve_a = drawn(pair.model_a, pair.model_a.predict(X), ya)
+    curve_b = drawn(pair.model_b, pair.model_b.predict(X), yb)
+    shown = np.concatenate([curve_a, curve_b])
+    positive = bool(np.all(shown[np.isfinite(shown)] > 0))
+    # a side measured nowhere at the target's other values has no points, and no legend entry for them
+    measured = [Series(f"{label} measured", x, y, "points", color)
+                for label, x, y, color in ((a, xa, ya, PALETTE[0]), (b, xb, yb, PALETTE[1])) if len(x)]
     return chart([Series(f"{a}: {pair.model_a.formula}", grid, curve_a, "line", PALETTE[0]),
-                  Series(f"{b}: {pair.model_b.formula}", grid, curve_b, "line", PALETTE[1]),
-                  Series(f"{a} measured", xa, ya, "points", PALETTE[0]),
-                  Series(f"{b} measured", xb, yb, "points", PALETTE[1])],
+                  Series(f"{b}: {pair.model_b.formula}", grid, curve_b, "line", PALETTE[1]), *measured],
                  title=f"{pair.name} [{pair.metric}]", x_label=result.along, y_label=f"{pair.metric}{unit}",
                  marks=marks, y_log=positive, css_class="chart pair-plot")
 
@@ -228,14 +240,14 @@ def html_parts(result: Comparison, title: str | None = None, plot_top: int | Non
         growth = (f'<span class="differs">{html.escape(str(pair.growth_a))} → {html.escape(str(pair.growth_b))}'
                   "</span>") if pair.growth_differs else html.escape(pair.growth_a or "n/a")
         link = f'<a href="#pair-{rank}">{html.escape(pair.name)}</a>' if rank <= top else html.escape(pair.name)
-        rows.append([str(rank), link, html.escape(pair.metric), growth, html.escape(people(pair.ratio_largest)),
-                     html.escape(people(pair.ratio_target)), _significant(pair),
+        rows.append([str(rank), link, html.escape(pair.metric), growth, html.escape(_ratio(pair.ratio_largest)),
+                     html.escape(_ratio(pair.ratio_target)), _significant(pair),
                      html.escape(_crossings(pair, result.along) or "none")])
     figures = "".join(
         f'<figure id="pair-{rank}" class="pair">{figure(result, pair)}<figcaption>{html.escape(a)}: '
         f"{html.escape(pair.model_a.formula)} ({html.escape(pair.growth_a or 'n/a')}); {html.escape(b)}: "
         f"{html.escape(pair.model_b.formula)} ({html.escape(pair.growth_b or 'n/a')}); {html.escape(b)}/"
-        f"{html.escape(a)} at {html.escape(format_point(result.target))}: {html.escape(people(pair.ratio_target))}"
+        f"{html.escape(a)} at {html.escape(format_point(result.target))}: {html.escape(_ratio(pair.ratio_target))}"
         "</figcaption></figure>"
         for rank, pair in enumerate(result.pairs[:top], 1))
     unmatched = table(["side", "call path", "metric", "why"],
