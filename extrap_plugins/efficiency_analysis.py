@@ -45,13 +45,13 @@ import numpy as np
 
 from .api import model, names_argument
 from .errors import InputError
-from .experiment import REDUCERS, Experiment, Metric
+from .experiment import REDUCERS, RESOURCE_NAMES, Experiment, Metric
 from .extrapolation import extrapolate, growth_class, growth_degree, largest_point, parse_target, tree_links
 from .formatting import described, format_number, format_point, format_value
 from .models import Model, ModelSet, Term
 from .options import is_number
 from .plugins import PluginHost, get_host
-from .scaling import (argument, at_value, combine, crossings, experiment_of, pmnf_part, processes_name,
+from .scaling import (ancestors, argument, at_value, combine, crossings, experiment_of, pmnf_part, processes_name,
                       refuse_reading_options, report_text, selected_models, share_argument, sum_predict,
                       total_models, with_factor)
 
@@ -66,6 +66,8 @@ N_BELOW, N_ABOVE = 1e-6, 1e12
 P_BEYOND = 1024.0
 """The largest p at the level is searched up to this many times the target."""
 ISO_MIN_POINTS = 5
+MISFIT = 0.1
+"""Where the PMNF model of the solved iso-efficiency points misses one by more than this share of it, a note says so."""
 CONSISTENT = 5e-4
 """How far, as a share of the whole program's overhead, a call path's overhead may exceed its parent's or the whole
 program's (or its modelled children's its own) before it is inconsistent: half the 0.1 % a share is printed to."""
@@ -269,8 +271,7 @@ class Efficiency:
         if not math.isfinite(overhead):
             return f"the overhead at {where} is undefined"
         if overhead < 0:
-            return (f"the overhead at {where}, {format_value(float(f'{overhead:.4g}'))}, is negative: there is no "
-                    f"overhead to limit")
+            return f"the overhead at {where}, {_number(overhead)}, is negative: there is no overhead to limit"
         return "no overhead at the target"
 
     # Curves for plots and checks: arrays of p at the reference problem size.
@@ -448,6 +449,8 @@ def analyse(
             raise InputError(f"{argument('total')}: no model of {metric} for {', '.join(map(repr, missing))}; the "
                              f"call paths are {', '.join(list(known)[:8])}{', ...' if len(known) > 8 else ''}")
         total_set = [known[name] for name in dict.fromkeys(total)]
+        if kind == "inclusive":
+            _refuse_counted_twice(list(dict.fromkeys(total)))
     else:
         total_set = total_models(models, kind)
 
@@ -481,9 +484,16 @@ def analyse(
     if result.flat:
         shares = [c.overhead_share_target for c in result.callpaths if math.isfinite(c.overhead_share_target)]
         added = f" (here they add up to {sum(shares):.1%})" if sum(shares) > 1 + SHARES_OVERLAP else ""
+        summed = ""
+        if not total:  # every call path is a root: their sum counts twice what one's value holds of another's
+            X0 = result.points(np.array([p0]))
+            largest = max(total_set, key=lambda m: float(m.predict(X0)[0])).callpath
+            summed = (f"; the whole program is taken as the sum of all {len(total_set)} call paths, which counts a "
+                      f"call path twice where another's value holds it: {argument('total')} names the call paths "
+                      f"whose sum is the whole program, such as {largest!r}")
         result.notes.append(f"the input has no call tree: a call path's value may hold others' (the input cannot "
                             f"say which), so its share of the overhead is that of its value with whatever it calls, "
-                            f"and the shares overlap{added}")
+                            f"and the shares overlap{added}{summed}")
     result.notes += _vanishing_notes(result)
     result.notes += _level_notes(result)
     result.notes += _superlinear_notes(result)
@@ -507,6 +517,18 @@ def analyse(
             f"are not given, the ranking puts {'it' if one else 'them'} after the others and the limiter passes "
             f"{'it' if one else 'them'} over: {inconsistencies(inconsistent)}{more}{hint}")
     return result
+
+
+def _refuse_counted_twice(total: Sequence[str]) -> None:
+    """An InputError where a named total (inclusive values) holds a call path and one of its callers: the caller's
+    value holds the call path's, so the sum would count it twice."""
+    named = set(total)
+    for callpath in total:
+        caller = next((a for a in ancestors(callpath) if a in named), None)
+        if caller is not None:
+            raise InputError(f"{argument('total')}: {callpath!r} is part of {caller!r} (inclusive values: a call "
+                             f"path's value holds its children's), so the total would count it twice: name "
+                             f"{caller!r} or its parts, not both")
 
 
 def check(experiment: Experiment, *, processes: str, size: str | None, scaling: str, level: float,
@@ -689,15 +711,16 @@ def _largest_p(result: Efficiency) -> tuple[float | None, str]:
     falls = [p for p, after in crossings(gap, result.p0 * (1 + 1e-9), hi if end is None else end) if after < 0]
     where = _size_text(result)
     if falls:
-        return falls[0], f"E falls below {result.level:g} at {result.processes}={falls[0]:.4g}{where}"
+        return falls[0], f"E falls below {result.level:g} at {result.processes}={_number(falls[0])}{where}"
     first = gap(np.array([result.p0 * (1 + 1e-6)]))[0]
     if first < 0:
         return result.p0, f"E is below {result.level:g} right above {result.processes}={format_value(result.p0)}{where}"
     if end is not None:
-        return None, (f"E stays at or above {result.level:g} up to {result.processes}={end:.4g}{where}, where the "
+        return None, (f"E stays at or above {result.level:g} up to {result.processes}={_number(end)}{where}, where the "
                       f"model of the total's C = {result.processes}·T falls to zero: beyond it the model predicts no "
                       f"time, so where E falls below {result.level:g} is unknown")
-    return None, f"E stays at or above {result.level:g} up to {result.processes}={hi:.4g}{where}; searched no further"
+    return None, (f"E stays at or above {result.level:g} up to {result.processes}={_number(hi)}{where}; searched no "
+                  f"further")
 
 
 def _vanishes(result: Efficiency, hi: float) -> float | None:
@@ -718,7 +741,7 @@ def _vanishing_notes(result: Efficiency) -> list[str]:
     notes = []
     end = _vanishes(result, result.target[p])
     if end is not None:
-        notes.append(f"the model of the total's C = {p}·T falls to zero or below from {p}={end:.4g} on (at the "
+        notes.append(f"the model of the total's C = {p}·T falls to zero or below from {p}={_number(end)} on (at the "
                      f"target, {_number(result.rows[-1].resource)}): a time of zero or less is no time, so E and S "
                      f"there are n/a; the model is not to be trusted beyond the data")
     whole = [m.callpath for m in result.total] if len(result.total) == 1 else []
@@ -761,14 +784,15 @@ def _isoefficiency(result: Efficiency, low: np.ndarray, high: np.ndarray,
             points.append((float(p), None))
             kinds.append("any" if gap(np.array([lo]))[0] >= 0 else "none")
     solved = [(p, n) for p, n in points if n is not None]
-    searched = f"{result.size} from {lo:.3g} to {hi:.3g} searched"
+    searched = f"{result.size} from {_number(lo)} to {_number(hi)} searched"
     none_from = next((p for p, kind in zip(ps, kinds) if kind == "none"), None)
     if len(solved) < ISO_MIN_POINTS:
         if none_from is not None:
-            return None, (f"no problem size keeps E at {result.level:g} from {result.processes}={none_from:.4g} on "
-                          f"({searched}): the overhead grows as fast in {result.size} as the work, or faster")
+            return None, (f"no problem size keeps E at {result.level:g} from {result.processes}="
+                          f"{_number(none_from)} on ({searched}): the overhead grows as fast in {result.size} as the "
+                          f"work, or faster")
         return None, (f"E stays at or above {result.level:g} for every problem size ({searched}) up to "
-                      f"{result.processes}={p_target:.4g}: no iso-efficiency constraint")
+                      f"{result.processes}={_number(p_target)}: no iso-efficiency constraint")
     notes = []
     directions = {kind for kind in kinds if kind in ("at least", "at most")}
     if directions == {"at most"}:
@@ -777,12 +801,11 @@ def _isoefficiency(result: Efficiency, low: np.ndarray, high: np.ndarray,
     elif len(directions) > 1:
         notes.append(f"E is not monotonic in {result.size}: the first solution from the smallest size is given")
     if none_from is not None:
-        notes.append(f"no problem size keeps E at {result.level:g} from {result.processes}={none_from:.4g} on "
+        notes.append(f"no problem size keeps E at {result.level:g} from {result.processes}={_number(none_from)} on "
                      f"({searched})")
     free = sum(kind == "any" for kind in kinds)
     if free:
         notes.append(f"at {free} process count{'s' if free > 1 else ''} every size keeps the level")
-    note = "; ".join(notes)
     model = None
     growth = None
     if fit is not None:
@@ -794,7 +817,26 @@ def _isoefficiency(result: Efficiency, low: np.ndarray, high: np.ndarray,
         if fitted.models:
             model = fitted.models[0]
             growth = growth_class(model)
+            notes += _misfit_notes(result, model, solved)
+    note = "; ".join(notes)
     return Isoefficiency(model, growth, points, note), note
+
+
+def _misfit_notes(result: Efficiency, model: Model, solved: Sequence[tuple[float, float]]) -> list[str]:
+    """A note where the PMNF model of the solved iso-efficiency points misses one by more than :data:`MISFIT` of it
+    (``n(p)`` grows faster than any PMNF function, or bends as none does), naming the point it misses most."""
+    p = np.array([x for x, _ in solved])
+    n = np.array([y for _, y in solved])
+    with np.errstate(all="ignore"):
+        predicted = np.asarray(model.predict(p[:, None]), dtype=np.float64).reshape(-1)
+        miss = np.where(np.isfinite(predicted), np.abs(predicted - n) / n, np.inf)
+    worst = int(np.argmax(miss))
+    if not miss[worst] > MISFIT:
+        return []
+    return [f"the PMNF model of {result.size}({result.processes}) misses the solved points by more than "
+            f"{MISFIT:.0%}: at {result.processes}={_number(p[worst])} it gives {_number(predicted[worst])} for the "
+            f"solved {_number(n[worst])}, so its formula and growth describe them only roughly (the solved points are "
+            f"exact)"]
 
 
 def _callpaths(result: Efficiency, models: Sequence[Model], kind: str) -> list[CallpathOverhead]:
@@ -1044,8 +1086,17 @@ def efficiency(
 
     result = analyse(model_set, processes=name, size=size, scaling=scaling, level=level, target=target,
                      metric=metric, values=values, total=total, fit=fit)
-    result.notes[:0] = [chosen] if chosen else []
+    result.notes[:0] = [note for note in (_stand_in_note(name, processes), chosen) if note]
     return result
+
+
+def _stand_in_note(name: str, given: str | None) -> str:
+    """A note where the only parameter is taken as the process count though it is not named like one."""
+    if given or name.lower() in RESOURCE_NAMES:
+        return ""
+    return (f"{name} is taken as the process count, as it is the only parameter, though not named like one (p, ranks, "
+            f"procs, jobsize, ...): if it is not the process count, the efficiency means nothing; "
+            f"{argument('processes')} names the parameter")
 
 
 def default_metric(metrics: Sequence[Metric]) -> tuple[str, str]:

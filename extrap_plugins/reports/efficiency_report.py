@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 
 from extrap_plugins.efficiency_analysis import Efficiency, efficiency_values, inconsistencies
-from extrap_plugins.formatting import callpath_labels, format_point, format_value, json_number, text_table
+from extrap_plugins.formatting import (callpath_labels, format_number, format_point, format_value, json_number,
+                                       text_table)
 
 from . import cell, definition_list, json_lines, people, percent, table
 from .svg import PALETTE, Mark, Series, chart
@@ -72,10 +73,15 @@ def rounded_down(value: float, digits: int = 4) -> float:
 
 def largest_p_text(result: Efficiency) -> str:
     if result.largest_p_at_level is not None:
-        value = f"{rounded_down(result.largest_p_at_level):.4g}"
+        value = format_number(rounded_down(result.largest_p_at_level), False)
     else:
         value = "n/a" if undefined(result) else "none found"
     return f"largest {result.processes} with E ≥ {result.level:g}: {value} ({result.largest_p_note})"
+
+
+def speedup_label(result: Efficiency) -> str:
+    """The speedup's column: ``S``, or with weak scaling ``scaled S`` (``(p / p0) · E``, not ``T(p0) / T(p)``)."""
+    return "scaled S" if result.scaling == "weak" else "S"
 
 
 def efficiency_cell(value: float) -> str:
@@ -171,7 +177,8 @@ def text(result: Efficiency) -> str:
     ]
     rows = [[row_label(result, r), people(r.time), people(r.resource), people(r.work), people(r.overhead),
              efficiency_cell(r.efficiency), people(r.speedup), measured_cell(r)] for r in result.rows]
-    lines.append(text_table([p, "T", f"C = {p}·T", "W", "O = C − W", "E = W/C", "S", "E measured"], rows))
+    lines.append(text_table([p, "T", f"C = {p}·T", "W", "O = C − W", "E = W/C", speedup_label(result), "E measured"],
+                            rows))
     lines += ["", isoefficiency_text(result), largest_p_text(result), limiter_text(result), ""]
     why = inconsistent(result)
     names = callpath_labels([c.callpath for c in result.callpaths])  # shortened as in the text export
@@ -200,7 +207,7 @@ def csv_text(result: Efficiency) -> str:
         for x, n in result.isoefficiency.points:
             writer.writerow(["isoefficiency", "", result.metric, cell(x), cell(n), "", "", "", "",
                              cell(result.level), "", "", "", "", result.isoefficiency.growth or "",
-                             result.isoefficiency.function or "", "", ""])
+                             result.isoefficiency.function or "", "", "whole program"])
     for c in result.callpaths:
         shares = (c.overhead_share_target, c.own_overhead_share_target) if c.consistent else (None, None)
         writer.writerow(["callpath", c.callpath, c.metric, cell(result.target[p]),
@@ -275,20 +282,25 @@ def figures(result: Efficiency) -> dict[str, str]:
     marks = [Mark("y", result.level, f"level {result.level:g}", "#b71c1c"),
              Mark("x", result.target[p], f"target {p}={format_value(result.target[p])}", "#555555")]
     if result.largest_p_at_level is not None:
-        marks.append(Mark("x", result.largest_p_at_level, f"E < {result.level:g} from {result.largest_p_at_level:.4g}",
-                          "#b71c1c", dashed=False))
-    top = max(1.05, float(np.nanmax(E)) * 1.05) if np.isfinite(E).any() else 1.05
+        marks.append(Mark("x", result.largest_p_at_level,
+                          f"E < {result.level:g} from {format_number(result.largest_p_at_level, False)}", "#b71c1c",
+                          dashed=False))
+    # near a zero of the model's C, E = W / C shoots up: the axis keeps the table's values readable
+    shown = [e for r in result.rows for e in (r.efficiency, r.measured_efficiency) if math.isfinite(e)]
+    top = max(1.05, min(float(np.nanmax(E)), 2 * max(shown, default=1.0)) * 1.05) if np.isfinite(E).any() else 1.05
     out = {"efficiency": chart(
         [Series("model E = W / C", grid, E, "line", PALETTE[0]),
          Series("measured", [r.point[p] for r in measured], [r.measured_efficiency for r in measured], "points",
                 PALETTE[1])],
         title=f"Parallel efficiency ({scaling_text(result)})", x_label=p, y_label="efficiency E",
         marks=marks, y_range=(0.0, top), css_class="chart efficiency-plot")}
+    speedup = "scaled speedup" if result.scaling == "weak" else "speedup"
     out["speedup"] = chart(
-        [Series("model S", grid, grid / result.p0 * E, "line", PALETTE[0]),
+        [Series(f"model {speedup_label(result)}", grid, grid / result.p0 * E, "line", PALETTE[0]),
          Series("ideal", grid, grid / result.p0, "dashed", "#888888")],
-        title="Speedup against the smallest measured process count", x_label=p, y_label="speedup S",
-        y_log=True, marks=[Mark("x", result.target[p], "target")], css_class="chart speedup-plot")
+        title=f"{speedup.capitalize()} against the smallest measured process count", x_label=p,
+        y_label=f"{speedup} S", y_log=True, marks=[Mark("x", result.target[p], "target")],
+        css_class="chart speedup-plot")
     iso = result.isoefficiency
     if iso is not None and iso.model is not None:
         solved = [(x, n) for x, n in iso.points if n is not None]
@@ -318,7 +330,8 @@ def html_parts(result: Efficiency, title: str | None = None, plot_top: int | Non
     ]
     charts = figures(result)
     conclusions = "".join(f"<p class=\"conclusion\">{html.escape(line)}</p>"
-                          for line in (isoefficiency_text(result), largest_p_text(result), limiter_text(result),
+                          for line in (*(line.strip() for line in isoefficiency_text(result).split("\n")),
+                                       largest_p_text(result), limiter_text(result),
                                        *(f"note: {note}" for note in result.notes)))
     scaling_rows = [[row_label(result, r), people(r.time), people(r.resource), people(r.work), people(r.overhead),
                      efficiency_cell(r.efficiency), people(r.speedup), measured_cell(r)] for r in result.rows]
@@ -349,8 +362,8 @@ repetitions reduced as for the models (dots); the level is the horizontal line.<
  if "isoefficiency" in charts else "<p>" + html.escape(result.isoefficiency_note) + "</p>"}
 </section>
 <section id="scaling"><h2>The whole program</h2>
-{table([p, "T", f"C = {p}·T", "W", "O = C − W", "E", "S", "E measured"], scaling_rows, "scaling-table",
-       numeric=range(1, 8))}
+{table([p, "T", f"C = {p}·T", "W", "O = C − W", "E", speedup_label(result), "E measured"], scaling_rows,
+       "scaling-table", numeric=range(1, 8))}
 </section>
 <section id="callpaths"><h2>{html.escape(callpaths_title(result).replace("overhead", "Overhead", 1))}</h2>
 {table(["call path", *share_columns, "overhead growth", "overhead", "work", "E", f"model of C = {p}·T",
