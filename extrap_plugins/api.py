@@ -22,7 +22,7 @@ from .engine import (BlockPlan, Growing, Progress, call_exporter, call_reader, c
                      held_out_points, input_paths, options_by_reader, read_parts, select_reader,
                      validation_errors)
 from .errors import ExtrapWarning, InputError
-from .experiment import Experiment, check_measure
+from .experiment import Callpath, Experiment, Metric, Parameter, check_measure
 from .files import atomic_writer, check_destination
 from .formatting import described, format_value
 from .joining import select_each
@@ -38,8 +38,13 @@ PATHS = "a path (str or os.PathLike) or a list of paths"
 
 
 # ------------------------------------------------------- checked arguments
+NAMED = (Callpath, Metric, Parameter)
+"""What an Experiment lists (``experiment.metrics``, ``callpaths``, ``parameters``): given for names, their names."""
+
+
 def names_argument(value: str | Iterable[str] | None, argument: str) -> tuple[str, ...]:
-    """Names given as one ``str`` or as an iterable of them (``metrics="time"`` is one metric, not four).
+    """Names given as one ``str`` or as an iterable of them (``metrics="time"`` is one metric, not four); a
+    :data:`NAMED` object (``experiment.metrics[0]``) stands for its name.
 
     >>> names_argument("time", "metrics"), names_argument(["time", "bytes"], "metrics")
     (('time',), ('time', 'bytes'))
@@ -51,15 +56,26 @@ def names_argument(value: str | Iterable[str] | None, argument: str) -> tuple[st
     """
     if value is None:
         return ()
-    if isinstance(value, str):
-        return (value,)
+    if isinstance(value, (str, *NAMED)):
+        value = [value]
     if isinstance(value, (bytes, Mapping)) or not isinstance(value, Iterable):
         raise InputError(f"{argument}: expected a name or a list of names, got {described(value)}")
-    names = tuple(value)
+    names = tuple(name.name if isinstance(name, NAMED) else name for name in value)
     wrong = [name for name in names if not isinstance(name, str)]
     if wrong:
         raise InputError(f"{argument}: expected names (str), got {described(wrong[0])} among them")
     return names
+
+
+def data_frame(value: Any) -> str | None:
+    """A pandas DataFrame as messages name it, with how to make an Experiment of it; None for anything else."""
+    if type(value).__name__ != "DataFrame" or not hasattr(value, "columns"):  # (pandas is not imported for it)
+        return None
+    columns = ", ".join(map(str, value.columns))
+    columns = columns if len(columns) <= 60 else columns[:59] + "…"
+    return (f"a pandas DataFrame (columns {columns}): build an Experiment from its columns, "
+            "extrap_plugins.Experiment.from_columns(PARAMETER_NAMES, callpath=..., metric=..., "
+            "coordinates=frame[PARAMETER_NAMES], value=frame[VALUE_COLUMN])")
 
 
 def paths_argument(value: Any, function: str, expected: str = PATHS) -> str | os.PathLike | list:
@@ -73,6 +89,8 @@ def paths_argument(value: Any, function: str, expected: str = PATHS) -> str | os
     if isinstance(value, (str, os.PathLike)):
         return value
     ours = type(value).__module__.startswith("extrap_plugins.")  # an Experiment given where paths are read
+    if frame := data_frame(value):  # (iterable, over its column names)
+        raise InputError(f"{function}: expected {expected}, got {frame}")
     if isinstance(value, Iterable) and not isinstance(value, (bytes, Mapping)) and not ours:
         paths = list(value)
         wrong = [p for p in paths if not isinstance(p, (str, os.PathLike))]
@@ -89,6 +107,13 @@ def checked(parse, value: Any, name: str, *bounds: int) -> Any:
         return parse(value, name, *bounds)
     except ValueError as error:
         raise InputError(str(error)) from None
+
+
+def progress_argument(value: Any, function: str, called: str) -> Any:
+    """``value`` if it is None or can be called (as ``called`` says), else an InputError naming ``function``."""
+    if value is None or callable(value):
+        return value
+    raise InputError(f"{function}: progress: expected a function, called as {called}, or None; got {described(value)}")
 
 
 def workers_argument(executor: Any, jobs: Any) -> int | None:
@@ -126,7 +151,8 @@ def read(
     skipped with a warning naming it (a third-party reader that fails on a
     run otherwise is a :class:`~extrap_plugins.errors.PluginError`, see
     :class:`~extrap_plugins.registration.ReaderInfo`).  ``options`` go to
-    the reader (for example ``aggregation="max"`` for CUBE).
+    the reader (for example ``aggregation="max"`` for CUBE; a list such as
+    ``parameters=["p", "n"]`` as its names, ``p,n``; None as not given).
 
     ``metrics`` and ``callpaths`` may each be one name (``metrics="time"``).
 
@@ -150,9 +176,9 @@ def read(
     host = host or get_host()
     paths = input_paths(paths_argument(path, "read"))
     jobs = workers_argument(executor, jobs)
-    progress = progress or followed().reading
+    progress = progress_argument(progress, "read", "progress(done, more)") or followed().reading
     metrics, callpaths = names_argument(metrics, "metrics"), names_argument(callpaths, "callpaths")
-    str_options = {key: str(value) for key, value in options.items()}
+    str_options = option_texts(options)
     infos = [named_reader(host, reader, p) if reader else select_reader(p, host) for p in paths]
     experiments, unselected = [], []
     by_reader = options_by_reader(infos, str_options)
@@ -275,6 +301,7 @@ def model(
     host = host or get_host()
     _check_experiment(experiment)
     check_measure(measure)
+    progress = progress_argument(progress, "model", "progress(series)")
     jobs, validate = workers_argument(executor, jobs), checked(parse_bool, validate, "validate (--validate)")
     if not isinstance(modeler, str):
         raise InputError(f"model: modeler: expected a modeler name such as 'default', got {described(modeler)}")
@@ -321,12 +348,17 @@ def _check_experiment(experiment: Any) -> None:
         if not experiment.parameters:
             raise InputError("model: the experiment has no parameters, so there is nothing to model a value over; "
                              "give Experiment.from_columns the parameter names and one coordinate column for each")
+        if not len(experiment):
+            raise InputError("model: the experiment holds no measured values, so there is nothing to model; give "
+                             "Experiment.from_columns one row (a coordinate and a value) per measurement")
         check_coordinates(experiment, experiment.source or None)
         return
     if isinstance(experiment, (str, os.PathLike)):
         fix = f": read it first, extrap_plugins.model(extrap_plugins.read({os.fspath(experiment)!r}))"
     elif isinstance(experiment, ModelSet):
         fix = ", which is modelled already (its measurements are ModelSet.experiment)"
+    elif frame := data_frame(experiment):
+        raise InputError(f"model: expected an Experiment (from extrap_plugins.read), got {frame}")
     else:
         fix = ""
     raise InputError(f"model: expected an Experiment (from extrap_plugins.read), got {described(experiment)}{fix}")
@@ -374,11 +406,22 @@ def _warn_constant_parameters(experiment: Experiment) -> tuple[str, ...]:
 
 # -------------------------------------------------------------------- export
 def _option_text(value: Any) -> str:
-    """Exporters receive text: a mapping such as a target point becomes ``p=65536,n=1e6``."""
+    """Readers and exporters receive text, as from the command line: a mapping such as a target point becomes
+    ``p=65536,n=1e6``, a list (any iterable but a str) of names such as ``["p", "n"]`` becomes ``p,n``."""
+    if isinstance(value, np.ndarray):
+        value = value.tolist()  # (one number, if it has no dimension)
     if isinstance(value, Mapping):
-        return ",".join(f"{key}={item!r}" if isinstance(item, float) else f"{key}={item}"
-                        for key, item in value.items())
+        return ",".join(f"{key}={float(item)!r}" if isinstance(item, float) else f"{key}={item}"
+                        for key, item in value.items())  # (float(): a numpy float's repr names its type)
+    if isinstance(value, Iterable) and not isinstance(value, (str, bytes)):
+        return ",".join(map(str, value))
     return str(value)
+
+
+def option_texts(options: Mapping[str, Any]) -> dict[str, str]:
+    """``**options`` of :func:`read` or :func:`export` as their plugin receives them (:func:`_option_text`); one
+    given as None is left out, as not given (``target=None``: no target, as for ``extrapolate``)."""
+    return {key: _option_text(value) for key, value in options.items() if value is not None}
 
 
 def export(
@@ -406,6 +449,7 @@ def export(
     is checked first (:func:`extrap_plugins.files.check_destination`): never
     one of ``inputs`` (default: the inputs the models were read from) nor
     inside an input folder, and a read-only file only with ``allow_read_only``.
+    ``options`` go to the exporter as to :func:`read`'s reader (``target={"p": 4096}`` as ``p=4096``).
     """
     host = host or get_host()
     expect_model_set(model_set, "export")
@@ -413,6 +457,10 @@ def export(
     if path is not None and not isinstance(path, (str, os.PathLike)):
         raise InputError(f"export: path: expected a path (str or os.PathLike), or None for the text, got "
                          f"{described(path)}")
+    allow_read_only = checked(parse_bool, allow_read_only, "allow_read_only (--overwrite-read-only)")
+    if inputs is not None:
+        inputs = paths_argument(inputs, "export: inputs")
+        inputs = [inputs] if isinstance(inputs, (str, os.PathLike)) else inputs
     if path is not None:
         check_output(host, exporter, path, model_inputs(model_set) if inputs is None else inputs, allow_read_only)
     with executors.chosen(executor, jobs):
@@ -457,7 +505,7 @@ def check_export_options(info: ExporterInfo, options: Iterable[str]) -> None:
 def _export(host: PluginHost, model_set: ModelSet, exporter: str, path, options: Mapping[str, Any],
             allow_read_only: bool = False) -> str | None:
     info = host.exporter(exporter)
-    str_options = {key: _option_text(value) for key, value in options.items()}
+    str_options = option_texts(options)
     check_export_options(info, str_options)
     if info.kind == "path":
         if path is None:

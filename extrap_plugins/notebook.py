@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Mapping
 
 import numpy as np
 
-from .formatting import format_number
+from .formatting import format_count, format_number
 
 if TYPE_CHECKING:
     import pandas
@@ -32,10 +32,12 @@ def to_dataframe(model_set: ModelSet, target: str | Mapping[str, float] | None =
     Columns: ``callpath``, ``metric``, ``unit`` (the metric's, :meth:`ModelSet.metric
     <extrap_plugins.models.ModelSet.metric>`, streamed or not: ``sec``, ``bytes``; empty when unknown),
     ``formula`` (human), ``function`` (machine-readable), ``growth`` (big-O class), ``rss``, ``ar2``, ``smape``,
-    ``re``, ``points``, ``modeler``, ``largest`` (the value at the largest
-    measured point), ``share_largest`` (of the root there); and given a
-    ``target`` (``"p=4096"`` or ``{"p": 4096}``): ``target``, ``lower``,
-    ``upper`` (the prediction interval) and ``share_target``.
+    ``re``, ``points``, ``modeler``, ``largest`` (the value at the largest measured value of every parameter,
+    ``frame.attrs["largest_point"]``: in a design that does not measure every combination, such as a cross, a
+    point not measured itself), ``share_largest`` (of the root there); and given a ``target`` (``"p=4096"`` or
+    ``{"p": 4096}``): ``target``, ``lower``, ``upper`` (the prediction interval) and ``share_target``; for models
+    made with ``model(..., validate=True)``, ``validation_error`` (:attr:`Model.validation
+    <extrap_plugins.models.Model.validation>`, as the csv exporter's column).
 
     Raises
     ------
@@ -65,11 +67,14 @@ def to_dataframe(model_set: ModelSet, target: str | Mapping[str, float] | None =
         if result.target is not None:
             entry.update(target=row.value_target, lower=row.interval[0], upper=row.interval[1],
                          share_target=row.share_root_target)
+        entry.update(validation_error=model.validation)
         rows.append(entry)
     columns = ["callpath", "metric", "unit", "formula", "function", "growth", "rss", "ar2", "smape", "re", "points",
                "modeler", "largest", "share_largest"]
     if result.target is not None:
         columns += ["target", "lower", "upper", "share_target"]
+    if any(math.isfinite(m.validation) for m in model_set.models):  # (as the csv exporter's)
+        columns.append("validation_error")
     frame = pd.DataFrame(rows, columns=columns)
     frame.attrs.update(parameters=list(model_set.parameters), largest_point=result.largest,
                        target_point=result.target, source=model_set.source)
@@ -112,9 +117,10 @@ def model_set_html(model_set: ModelSet) -> str:
     more = len(model_set.models) - HTML_ROWS
     if more > 0:
         body.append(f"<tr><td colspan='6'>… {more} more (ModelSet.to_dataframe() has them all)</td></tr>")
-    caption = (f"{len(model_set.models)} models of {', '.join(model_set.parameters) or 'no parameter'}"
-               f" by {html.escape(model_set.modeler or '?')}" + (f" from {html.escape(model_set.source)}"
-                                                                   if model_set.source else ""))
+    parameters = ", ".join(model_set.parameters) or "no parameter"
+    caption = (f"{format_count(len(model_set.models), 'model')} of {html.escape(parameters)}"
+               + (f" by {html.escape(model_set.modeler)}" if model_set.modeler else "")
+               + (f" from {html.escape(model_set.source)}" if model_set.source else ""))
     return (f"<table class='extrap-plugins-models'><caption>{caption}</caption>"
             f"<thead>{head}</thead><tbody>{''.join(body)}</tbody></table>")
 
