@@ -22,7 +22,7 @@ from .engine import (BlockPlan, Growing, Progress, call_exporter, call_reader, c
                      held_out_points, input_paths, options_by_reader, read_parts, select_reader,
                      validation_errors)
 from .errors import ExtrapWarning, InputError
-from .experiment import Callpath, Experiment, Metric, Parameter, check_measure
+from .experiment import Experiment, check_measure, names_argument
 from .files import atomic_writer, check_destination
 from .formatting import described, format_value
 from .joining import select_each
@@ -38,35 +38,6 @@ PATHS = "a path (str or os.PathLike) or a list of paths"
 
 
 # ------------------------------------------------------- checked arguments
-NAMED = (Callpath, Metric, Parameter)
-"""What an Experiment lists (``experiment.metrics``, ``callpaths``, ``parameters``): given for names, their names."""
-
-
-def names_argument(value: str | Iterable[str] | None, argument: str) -> tuple[str, ...]:
-    """Names given as one ``str`` or as an iterable of them (``metrics="time"`` is one metric, not four); a
-    :data:`NAMED` object (``experiment.metrics[0]``) stands for its name.
-
-    >>> names_argument("time", "metrics"), names_argument(["time", "bytes"], "metrics")
-    (('time',), ('time', 'bytes'))
-
-    Raises
-    ------
-    InputError
-        ``value`` is neither, or holds something other than a str.
-    """
-    if value is None:
-        return ()
-    if isinstance(value, (str, *NAMED)):
-        value = [value]
-    if isinstance(value, (bytes, Mapping)) or not isinstance(value, Iterable):
-        raise InputError(f"{argument}: expected a name or a list of names, got {described(value)}")
-    names = tuple(name.name if isinstance(name, NAMED) else name for name in value)
-    wrong = [name for name in names if not isinstance(name, str)]
-    if wrong:
-        raise InputError(f"{argument}: expected names (str), got {described(wrong[0])} among them")
-    return names
-
-
 def data_frame(value: Any) -> str | None:
     """A pandas DataFrame as messages name it, with how to make an Experiment of it; None for anything else."""
     if type(value).__name__ != "DataFrame" or not hasattr(value, "columns"):  # (pandas is not imported for it)

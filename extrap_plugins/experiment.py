@@ -20,7 +20,7 @@ import difflib
 import fnmatch
 import warnings
 from dataclasses import dataclass, field, replace
-from typing import Iterable, Iterator, Sequence, Sized
+from typing import Iterable, Iterator, Mapping, Sequence, Sized
 
 import numpy as np
 
@@ -290,7 +290,7 @@ class Experiment:
         given = value
         value = _numbers(value, "value").reshape(-1)
         n_rows = value.shape[0]
-        coordinates = _numbers(coordinates, "coordinates")
+        coordinates = _numbers(_columns_by_name(coordinates, names), "coordinates")
         if coordinates.ndim == 1 and len(parameters) == 1:
             coordinates = coordinates.reshape(-1, 1)
         if coordinates.ndim == 2 and coordinates.shape[1] == len(parameters) and (
@@ -402,10 +402,11 @@ class Experiment:
         rows = (self.callpath_index == c) & (self.metric_index == m)
         return self.coordinates[rows], self.value[rows]
 
-    def select(self, metrics: Iterable[str] = (), callpaths: Iterable[str] = ()) -> Experiment:
+    def select(self, metrics: str | Iterable[str] = (), callpaths: str | Iterable[str] = ()) -> Experiment:
         """A new Experiment with only the named metrics and the call paths
-        matching any of the glob patterns (``main->*``).  Empty means all."""
-        metrics, callpaths = list(metrics), list(callpaths)
+        matching any of the glob patterns (``main->*``).  Empty means all; one name is one
+        (:func:`names_argument`)."""
+        metrics, callpaths = list(names_argument(metrics, "metrics")), list(names_argument(callpaths, "callpaths"))
         keep = np.ones(len(self), dtype=bool)
         if metrics:
             known = [m.name for m in self.metrics]
@@ -538,16 +539,63 @@ class Experiment:
 
     # --------------------------------------------------------------- private
     def _callpath_position(self, name: str) -> int:
-        for i, c in enumerate(self.callpaths):
-            if c.name == name:
-                return i
-        raise KeyError(f"no call path {name!r} in {self.source or 'the experiment'}")
+        names = [c.name for c in self.callpaths]
+        if name not in names:
+            raise InputError(f"{self._where()}no call path {name!r}{callpath_hint([name], names)}")
+        return names.index(name)
 
     def _metric_position(self, name: str) -> int:
-        for i, m in enumerate(self.metrics):
-            if m.name == name:
-                return i
-        raise KeyError(f"no metric {name!r} in {self.source or 'the experiment'}")
+        names = [m.name for m in self.metrics]
+        if name not in names:
+            raise InputError(f"{self._where()}no metric {name!r}; the metrics are {', '.join(names) or 'none'}")
+        return names.index(name)
+
+
+NAMED = (Callpath, Metric, Parameter)
+"""What an Experiment lists (``experiment.metrics``, ``callpaths``, ``parameters``): given for names, their names."""
+
+
+def names_argument(value: str | Iterable[str] | None, argument: str) -> tuple[str, ...]:
+    """Names given as one ``str`` or as an iterable of them (``metrics="time"`` is one metric, not four); a
+    :data:`NAMED` object (``experiment.metrics[0]``) stands for its name.
+
+    >>> names_argument("time", "metrics"), names_argument(["time", "bytes"], "metrics")
+    (('time',), ('time', 'bytes'))
+
+    Raises
+    ------
+    InputError
+        ``value`` is neither, or holds something other than a str.
+    """
+    if value is None:
+        return ()
+    if isinstance(value, (str, *NAMED)):
+        value = [value]
+    if isinstance(value, (bytes, Mapping)) or not isinstance(value, Iterable):
+        raise InputError(f"{argument}: expected a name or a list of names, got {described(value)}")
+    names = tuple(name.name if isinstance(name, NAMED) else name for name in value)
+    wrong = [name for name in names if not isinstance(name, str)]
+    if wrong:
+        raise InputError(f"{argument}: expected names (str), got {described(wrong[0])} among them")
+    return names
+
+
+def _columns_by_name(coordinates, names: list[str]):
+    """Coordinates in a table of named columns (a pandas DataFrame) taken by the parameters' names, whatever the
+    order of its columns (``frame[["p", "n"]]`` for the parameters ``n, p`` was read as n = p); a table whose
+    columns are named otherwise is taken in order, and one that has only some of the names is refused."""
+    columns = getattr(coordinates, "columns", None)
+    if columns is None or isinstance(coordinates, np.ndarray):
+        return coordinates
+    have = [str(c) for c in columns]
+    if all(name in have for name in names):
+        return np.column_stack([np.asarray(coordinates[columns[have.index(name)]]) for name in names]) \
+            if names else coordinates
+    if any(name in have for name in names):
+        raise InputError(f"coordinates: the table's columns are {', '.join(have)}, the parameters "
+                         f"{', '.join(names)}: give a column of each parameter's name, or name the parameters as the "
+                         "columns")
+    return coordinates
 
 
 def in_parameter_order(other: Experiment, first: Experiment) -> Experiment:

@@ -264,3 +264,41 @@ def test_from_columns_names_the_argument_that_is_wrong(given, message):
     with pytest.raises(InputError) as error:
         columns(**given)
     assert type(error.value) is InputError and str(error.value) == message
+
+
+def test_coordinates_of_a_data_frame_are_taken_by_the_parameters_names():
+    # (frame[["p", "n"]] for the parameters n, p was read by position: n = p, and the model came out in the other)
+    pandas = pytest.importorskip("pandas")
+    frame = pandas.DataFrame({"p": [1, 2, 4], "n": [10, 20, 30], "t": [1.0, 2.0, 3.0]})
+    e = Experiment.from_columns(["n", "p"], callpath="main", metric="time", coordinates=frame[["p", "n"]],
+                                value=frame["t"])
+    assert e.coordinates.tolist() == [[10, 1], [20, 2], [30, 4]]
+    whole = Experiment.from_columns(["n", "p"], callpath="main", metric="time", coordinates=frame, value=frame["t"])
+    assert whole.coordinates.tolist() == e.coordinates.tolist()  # the other columns left out
+    renamed = Experiment.from_columns(["x", "y"], callpath="main", metric="time", coordinates=frame[["p", "n"]],
+                                      value=frame["t"])
+    assert renamed.coordinates.tolist() == [[1, 10], [2, 20], [4, 30]]  # named otherwise: in order
+    with pytest.raises(InputError) as refused:
+        Experiment.from_columns(["n", "q"], callpath="main", metric="time", coordinates=frame[["p", "n"]],
+                                value=frame["t"])
+    assert str(refused.value) == ("coordinates: the table's columns are p, n, the parameters n, q: give a column of "
+                                  "each parameter's name, or name the parameters as the columns")
+
+
+def test_select_takes_one_name_as_one_name_and_its_own_objects_as_their_names():
+    e = Experiment.from_columns(["p"], callpath="main", metric=["time", "bytes"], coordinates=[[1], [2]],
+                                value=[1.0, 2.0])
+    assert e.select(metrics="time").value.tolist() == [1.0]  # (was "no metric 't', 'i', 'm', 'e'")
+    assert e.select(metrics=e.metrics[1]).value.tolist() == [2.0]
+    with pytest.raises(InputError, match=r"^metrics: expected a name or a list of names, got the int 3$"):
+        e.select(metrics=3)
+
+
+def test_values_of_an_unknown_series_is_an_input_error_with_the_names_meant():
+    # (a bare KeyError)
+    e = Experiment.from_columns(["p"], callpath=["main->compute", "main"], metric="time", coordinates=[[1], [2]],
+                                value=[1.0, 2.0], source="runs.csv")
+    with pytest.raises(InputError, match=r"^runs\.csv: no call path 'main->comput'; did you mean 'main->compute'\?$"):
+        e.values_of("main->comput", "time")
+    with pytest.raises(InputError, match=r"^runs\.csv: no metric 'tim'; the metrics are time$"):
+        e.values_of("main", "tim")
