@@ -328,6 +328,7 @@ def described(value, width: int = 60) -> str:
 
 
 def shortened_repr(value, width: int = 60) -> str:
-    """``repr(value)``, cut to ``width`` characters."""
+    """``repr(value)`` on one line (a pandas frame's spans several), cut to ``width`` characters."""
     text = repr(value)
+    text = " ".join(text.split()) if "\n" in text else text
     return text if len(text) <= width else text[: width - 1] + "…"

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Callable, Iterator, Mapping, Sequence
 import numpy as np
 
 from .errors import ExtrapWarning, InputError
-from .experiment import Metric
+from .experiment import NAMED, Metric
 from .formatting import (described, did_you_mean, format_count, format_exponent, format_number, format_value,
                          shortened_repr)
 
@@ -406,7 +406,7 @@ class ModelSet:
     def __getitem__(self, key):
         """``models[0]`` (a Model, by position), ``models[1:3]`` (a ModelSet of those) or
         ``models["main", "time"]`` (as :meth:`get`)."""
-        if isinstance(key, tuple) and len(key) == 2 and all(isinstance(k, str) for k in key):
+        if isinstance(key, tuple) and len(key) == 2 and all(isinstance(k, (str, *NAMED)) for k in key):
             return self.get(*key)
         if isinstance(key, slice):
             return dataclasses.replace(self, models=self.models[key])
@@ -425,13 +425,14 @@ class ModelSet:
                          f"(models['main', 'time']); got {described(key)}")
 
     def get(self, callpath: str, metric: str) -> Model:
-        """The model of ``callpath`` and ``metric``.
+        """The model of ``callpath`` and ``metric`` (names, or the experiment's ``Callpath`` and ``Metric``).
 
         Raises
         ------
         InputError
             There is none (the message lists the call paths or metrics meant, or those there are).
         """
+        callpath, metric = (key.name if isinstance(key, NAMED) else key for key in (callpath, metric))
         for m in self.models:
             if m.callpath == callpath and m.metric == metric:
                 return self._linked(m)

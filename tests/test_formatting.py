@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from extrap_plugins.formatting import (format_bytes, format_callpath, format_callpaths, format_count, format_number,
+from extrap_plugins.formatting import (described, format_bytes, format_callpath, format_callpaths, format_count, format_number,
                                       format_percent, format_share, format_value, format_warned)
 
 
@@ -131,3 +131,12 @@ def test_an_exponent_a_rounding_away_from_whole_is_whole():
     from extrap_plugins.formatting import format_exponent
 
     assert [format_exponent(e) for e in (0.9999999999, 2.0000000001, 0.5000000001)] == ["1", "2", "(1/2)"]
+
+
+def test_a_value_whose_repr_spans_lines_is_described_on_one():
+    class Frame:
+        def __repr__(self):
+            return "   p   n\n0  1  10\n1  2  20"
+
+    assert described(Frame()) == "the Frame p n 0 1 10 1 2 20"
+    assert described("a  b") == "the str 'a  b'"  # a str's own spaces kept
