@@ -25,9 +25,11 @@ call                          sent (1 message + bytes)        received (1 messag
 Send, Isend, Ssend, ... send   the buffer / pickled object     --
 Recv, recv, Sendrecv           (Sendrecv: the send buffer)     what arrived (from the status)
 Irecv, irecv                   --                              the receive buffer's size
+Message.Recv, recv (MPI_Mrecv) --                              what arrived (from the status)
+Message.Irecv, irecv           --                              the receive buffer's size
 Bcast, bcast                   at the root: the buffer         elsewhere: the buffer
 Reduce, reduce                 every rank: its contribution    at the root: the result
-Allreduce, Scan, Exscan        the contribution                the result
+Allreduce, Scan, Exscan        the contribution                the result (Exscan: not on rank 0)
 Gather(v), gather              the contribution                at the root: all blocks
 Scatter(v), scatter            at the root: all blocks         the block
 Allgather(v), Alltoall(v, w)   the send buffer                 the receive buffer
@@ -36,14 +38,23 @@ Neighbor_* collectives         the send buffer                 the receive buffe
 Barrier, Probe, Comm_split..   --                              --
 ============================  ==============================  ==================================
 
+On an intercommunicator the root of a rooted call (``MPI.ROOT``) does the
+root's part alone, the ranks of the other group (passing the root's rank)
+the part of every rank, and the rest of the root's group
+(``MPI.PROC_NULL``) nothing.  A single count of a vector buffer
+(``[buf, 3]``) is one per rank, and per neighbour in the neighbourhood
+collectives.  ``Mprobe``, ``mprobe``, ``Improbe`` and ``improbe`` return
+messages whose receives are recorded.
+
 Buffer sizes are exact: ``count × MPI_Type_size`` for ``[buf, count, type]``
 and the vector forms, the buffer's size otherwise.  ``MPI.IN_PLACE`` counts
 the data taken from the receive buffer (the whole buffer for reductions,
 this rank's block for gathers).  Lower-case calls count the pickled size of
 the objects (``MPI.pickle.dumps``, computed after the call, outside its
-timed interval; a float's, bool's, None's or int's size is decided by its
-kind and magnitude alone, so it is pickled once per kind and remembered:
-replace ``MPI.pickle`` before the first lower-case call, not after).  Calls to or from ``MPI.PROC_NULL`` count no
+timed interval; a float's, bool's, None's, int's or numpy number's size is
+decided by its kind and magnitude alone, so it is pickled once per kind and
+remembered: replace ``MPI.pickle`` or set its ``PROTOCOL`` before the first
+lower-case call, not after).  Calls to or from ``MPI.PROC_NULL`` count no
 message.
 Completion calls are timed regions of their own (``MPI_Wait``, ``MPI_Waitall``,
 ``MPI_Test``, ``MPI_Testany``, ...; their messages were counted when the
@@ -52,14 +63,16 @@ returned, and ``MPI.Request.Waitall(requests)`` and the other class methods
 once the shim is loaded, which makes ``MPI.Request`` the recording request
 class (``isinstance`` and ``issubclass`` with it answer as with mpi4py's own;
 a ``Request`` imported by name before the first :func:`wrap` stays mpi4py's).
-Not counted: persistent requests (``Send_init``...) and the bytes of a
-lower-case ``irecv`` without a buffer (its message is).
+Not counted: persistent requests (``Send_init``...), one-sided calls
+(``MPI.Win``), MPI-IO (``MPI.File``), and the bytes of a lower-case
+``irecv`` without a buffer (its message is).
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
+import sys
 import warnings
 from time import perf_counter
 from typing import Any, Callable
@@ -73,11 +86,14 @@ _warned: set[str] = set()
 # Filled by _load() from mpi4py (never imported before wrap() is called).
 _MPI: Any = None
 _PROC_NULL = None
+_ROOT = None
 _IN_PLACE = None
 _BYTE = None
 _REQUEST: Any = None
 """mpi4py's own ``MPI.Request`` (the module's name is the recording class once loaded)."""
 _RecordingRequest: Any = None
+_MESSAGE: Any = None
+_RecordingMessage: Any = None
 _type_sizes: dict[str, int] = {}
 
 
@@ -224,6 +240,11 @@ def _block(message, rank: int, size: int, vector: bool) -> int:
 
 _pickled_sizes: dict[Any, int] = {}
 """Pickled sizes of scalars, by what decides them (see :func:`_pickled`)."""
+_fixed_size_kinds: dict[type, bool] = {}
+"""Whether every object of a type pickles to one size (see :func:`_fixed_size`), by type."""
+_NUMPY_SCALARS = ("bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "intc", "uintc",
+                  "int_", "uint", "longlong", "ulonglong", "float16", "float32", "float64", "longdouble", "complex64",
+                  "complex128", "clongdouble")
 
 
 def _pickled(obj) -> int:
@@ -233,9 +254,10 @@ def _pickled(obj) -> int:
     bytes count (BINFLOAT's 8-byte payload), so do ``None``, ``True`` and
     ``False``, and an int's size is decided by its bit length (pickle picks
     BININT1, BININT2, BININT or LONG1 by magnitude; all negative ints down to
-    -2**31 are BININT).  Those sizes are pickled once and remembered, which
-    halves the cost of counting ``comm.allreduce(x)``; other objects (and
-    large negative ints) are pickled every time.
+    -2**31 are BININT), and so is a numpy number's (``np.sum(a)``) by its
+    type (:func:`_fixed_size`).  Those sizes are pickled once and remembered,
+    which halves the cost of counting ``comm.allreduce(x)``; other objects
+    (and large negative ints) are pickled every time.
     """
     kind = type(obj)
     if kind is int and obj >= -0x80000000:
@@ -243,12 +265,28 @@ def _pickled(obj) -> int:
     elif kind is float or kind is bool or obj is None:
         key = kind
     else:
-        return len(_MPI.pickle.dumps(obj))
+        fixed = _fixed_size_kinds.get(kind)
+        if fixed is None:
+            fixed = _fixed_size_kinds[kind] = _fixed_size(kind)
+        if not fixed:
+            return len(_MPI.pickle.dumps(obj))
+        key = kind
     try:
         return _pickled_sizes[key]
     except KeyError:
         size = _pickled_sizes[key] = len(_MPI.pickle.dumps(obj))
         return size
+
+
+def _fixed_size(kind: type) -> bool:
+    """Whether every object of ``kind`` pickles to one size: numpy's numeric scalars (their dtype and their
+    value's bytes, of one length for the type), with pickle protocol 3 or later (protocol 2 writes those bytes as
+    text of varying length)."""
+    numpy = sys.modules.get("numpy")
+    if numpy is None or kind not in {getattr(numpy, name, None) for name in _NUMPY_SCALARS}:
+        return False
+    protocol = getattr(_MPI.pickle, "PROTOCOL", None)
+    return not (isinstance(protocol, int) and 0 <= protocol < 3)
 
 
 def _pickled_items(objects) -> int:
@@ -317,12 +355,14 @@ def _point_receive_status(sig: _Signature):
 
 
 def _point_receive_buffer(sig: _Signature):
-    get_buf, get_source = sig.get("buf"), sig.get("source")
+    """The receive buffer's size (none, as an ``irecv`` may have: the message alone); a matched message's
+    ``Irecv`` has no source (a message from ``MPI.PROC_NULL`` is not recorded, see :func:`_wrap_result`)."""
+    get_buf = sig.get("buf") if "buf" in sig.names else None
+    get_source = sig.get("source") if "source" in sig.names else None
 
     def count(comm, node, args, kwargs, result, status):
-        if get_source(args, kwargs) != _PROC_NULL:
-            buffer = get_buf(args, kwargs)
-            _received(node, message_bytes(buffer) if buffer is not None else 0)
+        if get_source is None or get_source(args, kwargs) != _PROC_NULL:
+            _received(node, 0 if get_buf is None else message_bytes(get_buf(args, kwargs)))
     return count
 
 
@@ -344,13 +384,31 @@ def _sendrecv(send: str, pickled: bool = False, receive: str | None = None) -> C
     return build
 
 
+def _parts(comm, root) -> tuple[bool, bool]:
+    """This rank's parts in a rooted collective: (the root's, a member's).
+
+    The members contribute to a reduce or gather and receive a broadcast or
+    scatter.  In an intracommunicator every rank is a member and one of them
+    the root.  In an intercommunicator the root passes ``MPI.ROOT`` and is no
+    member, the other ranks of its group pass ``MPI.PROC_NULL`` and take no
+    part, and the ranks of the other group, passing the root's rank, are the
+    members.
+    """
+    if root == _ROOT:
+        return True, False
+    if root == _PROC_NULL:
+        return False, False
+    return comm.Get_rank() == root and not comm.Is_inter(), True
+
+
 def _bcast(sig: _Signature):
     get_buf, get_root = sig.get("buf"), sig.get("root")
 
     def count(comm, node, args, kwargs, result, status):
-        if comm.Get_rank() == get_root(args, kwargs):
+        root, member = _parts(comm, get_root(args, kwargs))
+        if root:
             _sent(node, message_bytes(get_buf(args, kwargs)))
-        else:
+        elif member:
             _received(node, message_bytes(get_buf(args, kwargs)))
     return count
 
@@ -359,14 +417,16 @@ def _bcast_object(sig: _Signature):
     get_obj, get_root = sig.get("obj"), sig.get("root")
 
     def count(comm, node, args, kwargs, result, status):
-        if comm.Get_rank() == get_root(args, kwargs):
+        root, member = _parts(comm, get_root(args, kwargs))
+        if root:
             _sent(node, _pickled(get_obj(args, kwargs)))
-        else:
+        elif member:
             _received(node, _pickled(result))
     return count
 
 
-def _reduce(rooted: bool) -> Callable:
+def _reduce(rooted: bool, exclusive: bool = False) -> Callable:
+    """Reductions; an ``exclusive`` scan leaves rank 0's result undefined (it receives nothing)."""
     def build(sig: _Signature):
         (s, _), (r, _) = sig.where("sendbuf"), sig.where("recvbuf")
         get_root = sig.get("root") if rooted else None
@@ -375,9 +435,11 @@ def _reduce(rooted: bool) -> Callable:
             n = len(args)
             send = args[s] if n > s else kwargs["sendbuf"]
             receive = args[r] if n > r else kwargs["recvbuf"]
-            node.messages_sent += 1
-            node.bytes_sent += message_bytes(receive) if send is _IN_PLACE else message_bytes(send)
-            if get_root is None or comm.Get_rank() == get_root(args, kwargs):
+            root, member = (False, True) if get_root is None else _parts(comm, get_root(args, kwargs))
+            if member:
+                node.messages_sent += 1
+                node.bytes_sent += message_bytes(receive) if send is _IN_PLACE else message_bytes(send)
+            if (get_root is None or root) and not (exclusive and comm.Get_rank() == 0):
                 node.messages_received += 1
                 node.bytes_received += message_bytes(receive)
         return count
@@ -391,9 +453,11 @@ def _reduce_object(rooted: bool) -> Callable:
         pickled = _pickled
 
         def count(comm, node, args, kwargs, result, status):
-            node.messages_sent += 1
-            node.bytes_sent += pickled(args[i] if len(args) > i else kwargs.get("sendobj", default))
-            if (get_root is None or comm.Get_rank() == get_root(args, kwargs)) and result is not None:
+            root, member = (False, True) if get_root is None else _parts(comm, get_root(args, kwargs))
+            if member:
+                node.messages_sent += 1
+                node.bytes_sent += pickled(args[i] if len(args) > i else kwargs.get("sendobj", default))
+            if (get_root is None or root) and result is not None:
                 node.messages_received += 1
                 node.bytes_received += pickled(result)
         return count
@@ -408,8 +472,10 @@ def _gather(vector: bool, everyone: bool) -> Callable:
         def count(comm, node, args, kwargs, result, status):
             rank, size = comm.Get_rank(), comm.Get_size()
             send, receive = get_send(args, kwargs), get_receive(args, kwargs)
-            _sent(node, _block(receive, rank, size, vector) if send is _IN_PLACE else message_bytes(send))
-            if get_root is None or rank == get_root(args, kwargs):
+            root, member = (False, True) if get_root is None else _parts(comm, get_root(args, kwargs))
+            if member:
+                _sent(node, _block(receive, rank, size, vector) if send is _IN_PLACE else message_bytes(send))
+            if get_root is None or root:
                 _received(node, message_bytes(receive, vector, size))
         return count
     return build
@@ -422,23 +488,31 @@ def _scatter(vector: bool) -> Callable:
         def count(comm, node, args, kwargs, result, status):
             rank, size = comm.Get_rank(), comm.Get_size()
             send, receive = get_send(args, kwargs), get_receive(args, kwargs)
-            if rank == get_root(args, kwargs):
+            root, member = _parts(comm, get_root(args, kwargs))
+            if root:
                 _sent(node, message_bytes(send, vector, size))
-            _received(node, _block(send, rank, size, vector) if receive is _IN_PLACE else message_bytes(receive))
+            if member:
+                _received(node, _block(send, rank, size, vector) if receive is _IN_PLACE else message_bytes(receive))
         return count
     return build
 
 
-def _exchange(vector: bool) -> Callable:
-    """Alltoall(v, w) and the neighbourhood collectives: send buffer out, receive buffer in."""
+def _exchange(vector: bool, neighbours: bool = False, one_block_sent: bool = False) -> Callable:
+    """Alltoall(v, w) and the neighbourhood collectives: send buffer out, receive buffer in.
+
+    A vector buffer's single count (``[buf, 3]``) is the count of each block: one block per rank, or for the
+    neighbourhood collectives per neighbour (in-neighbours received from, out-neighbours sent to).  An
+    allgather's send buffer (``one_block_sent``) is one plain block.
+    """
     def build(sig: _Signature):
         get_send, get_receive = sig.get("sendbuf"), sig.get("recvbuf")
 
         def count(comm, node, args, kwargs, result, status):
-            size = comm.Get_size()
+            sources, destinations = comm.degrees if neighbours else (comm.Get_size(),) * 2
             send, receive = get_send(args, kwargs), get_receive(args, kwargs)
-            received = message_bytes(receive, vector, size)
-            _sent(node, received if send is _IN_PLACE else message_bytes(send, vector, size))
+            received = message_bytes(receive, vector, sources)
+            _sent(node, received if send is _IN_PLACE else message_bytes(send, vector and not one_block_sent,
+                                                                         destinations))
             _received(node, received)
         return count
     return build
@@ -477,14 +551,17 @@ def _objects(send: str, *, gather_root: bool = False, scatter_root: bool = False
 
         def count(comm, node, args, kwargs, result, status):
             obj = get_send(args, kwargs)
+            root, member = (False, True) if get_root is None else _parts(comm, get_root(args, kwargs))
             if scatter_root:
-                if comm.Get_rank() == get_root(args, kwargs):
+                if root:
                     _sent(node, _pickled_items(obj))
-                _received(node, _pickled(result))
+                if member:
+                    _received(node, _pickled(result))
                 return
-            _sent(node, _pickled_items(obj) if all_send else _pickled(obj))
+            if member:
+                _sent(node, _pickled_items(obj) if all_send else _pickled(obj))
             if gather_root:
-                if comm.Get_rank() == get_root(args, kwargs):
+                if root:
                     _received(node, _pickled_items(result))
             elif all_receive:
                 _received(node, _pickled_items(result))
@@ -550,21 +627,25 @@ _CALLS.update({
     "Ibarrier": ("MPI_Ibarrier", None, None),
     "barrier": ("MPI_Barrier", None, None),
 })
-for _name in ("Probe", "Iprobe", "Mprobe", "Improbe"):
+for _name in ("Probe", "Iprobe"):
     _CALLS[_name] = (f"MPI_{_name}", None, None)
     _CALLS[_name.lower()] = (f"MPI_{_name}", None, None)
-for _name in ("Allreduce", "Iallreduce", "Scan", "Iscan", "Exscan", "Iexscan"):
+for _name in ("Allreduce", "Iallreduce", "Scan", "Iscan"):
     _CALLS[_name] = (f"MPI_{_name}", _reduce(rooted=False), None)
+for _name in ("Exscan", "Iexscan"):
+    _CALLS[_name] = (f"MPI_{_name}", _reduce(rooted=False, exclusive=True), None)
 for _name in ("Neighbor_allgather", "Neighbor_alltoall", "Ineighbor_allgather", "Ineighbor_alltoall"):
     _CALLS[_name] = (f"MPI_{_name}", _exchange(vector=False), None)
-for _name in ("Neighbor_allgatherv", "Neighbor_alltoallv", "Neighbor_alltoallw",
-              "Ineighbor_allgatherv", "Ineighbor_alltoallv", "Ineighbor_alltoallw"):
-    _CALLS[_name] = (f"MPI_{_name}", _exchange(vector=True), None)
+for _name in ("Neighbor_alltoallv", "Neighbor_alltoallw", "Ineighbor_alltoallv", "Ineighbor_alltoallw"):
+    _CALLS[_name] = (f"MPI_{_name}", _exchange(vector=True, neighbours=True), None)
+for _name in ("Neighbor_allgatherv", "Ineighbor_allgatherv"):
+    _CALLS[_name] = (f"MPI_{_name}", _exchange(vector=True, neighbours=True, one_block_sent=True), None)
 _CALLS["neighbor_allgather"] = ("MPI_Neighbor_allgather", _objects("sendobj", all_receive=True), None)
 _CALLS["neighbor_alltoall"] = ("MPI_Neighbor_alltoall", _objects("sendobj", all_send=True, all_receive=True), None)
 
-# Methods returning new communicators: timed, and their results wrapped.
+# Methods returning new communicators or matched messages: timed, and their results wrapped.
 _DERIVED = {
+    "Mprobe": "MPI_Mprobe", "mprobe": "MPI_Mprobe", "Improbe": "MPI_Improbe", "improbe": "MPI_Improbe",
     "Dup": "MPI_Comm_dup", "Dup_with_info": "MPI_Comm_dup_with_info", "Clone": "MPI_Comm_dup",
     "Idup": "MPI_Comm_idup", "Idup_with_info": "MPI_Comm_idup_with_info",
     "Split": "MPI_Comm_split", "Split_type": "MPI_Comm_split_type", "Create": "MPI_Comm_create",
@@ -574,17 +655,26 @@ _DERIVED = {
     "Create_intercomm": "MPI_Intercomm_create", "Merge": "MPI_Intercomm_merge", "Sub": "MPI_Cart_sub",
 }
 
+# The receives of a matched message (from Mprobe, Improbe ...), as _CALLS.
+_MESSAGE_CALLS = {
+    "Recv": ("MPI_Mrecv", _point_receive_status, "status"),
+    "recv": ("MPI_Mrecv", _point_receive_status, "status"),
+    "Irecv": ("MPI_Imrecv", _point_receive_buffer, None),
+    "irecv": ("MPI_Imrecv", _point_receive_buffer, None),
+}
+
 
 # ------------------------------------------------------------------- the classes
 def _load() -> dict[type, type]:
     """Import mpi4py and build the recording classes (once)."""
-    global _classes, _wrapped_types, _MPI, _PROC_NULL, _IN_PLACE, _BYTE
+    global _classes, _wrapped_types, _MPI, _PROC_NULL, _ROOT, _IN_PLACE, _BYTE
     if _classes is not None:
         return _classes
     from mpi4py import MPI
 
-    _MPI, _PROC_NULL, _IN_PLACE, _BYTE = MPI, MPI.PROC_NULL, MPI.IN_PLACE, MPI.BYTE
+    _MPI, _PROC_NULL, _ROOT, _IN_PLACE, _BYTE = MPI, MPI.PROC_NULL, MPI.ROOT, MPI.IN_PLACE, MPI.BYTE
     _record_requests(MPI)  # before the methods: they return recording requests
+    _record_messages(MPI)
     classes: dict[type, type] = {}
     for base in (MPI.Cartcomm, MPI.Graphcomm, MPI.Distgraphcomm, MPI.Topocomm, MPI.Intracomm, MPI.Intercomm, MPI.Comm):
         namespace: dict[str, Any] = {"__module__": __name__,
@@ -602,6 +692,19 @@ def _load() -> dict[type, type]:
     _classes = classes
     _wrapped_types = tuple(classes.values())
     return classes
+
+
+def _record_messages(MPI) -> None:
+    """Build the class of the matched messages a recording communicator's ``Mprobe`` returns: their receives
+    (``MPI_Mrecv``, ``MPI_Imrecv``) are recorded and counted."""
+    global _MESSAGE, _RecordingMessage
+    if _RecordingMessage is not None:
+        return
+    _MESSAGE = MPI.Message
+    namespace: dict[str, Any] = {"__module__": __name__, "__doc__": "A matched message whose receive is recorded."}
+    for method, (region, counter, status) in _MESSAGE_CALLS.items():
+        namespace[method] = _recorder(getattr(_MESSAGE, method), region, counter, status)
+    _RecordingMessage = type("Message", (_MESSAGE,), namespace)
 
 
 # A request's completion calls: instance methods, and class methods over a list of requests.
@@ -755,6 +858,8 @@ def _wrap_result(result):
         return tuple(_wrap_result(part) for part in result)
     if type(result) is _REQUEST:
         return _RecordingRequest(result)
+    if type(result) is _MESSAGE and result != _MPI.MESSAGE_NO_PROC:  # (from MPI.PROC_NULL: no message)
+        return _RecordingMessage(result)
     if isinstance(result, _MPI.Comm) and not isinstance(result, _wrapped_types) and result != _MPI.COMM_NULL:
         for base in type(result).__mro__:
             if base in _classes:

@@ -526,7 +526,11 @@ class Session:
             return self.output
         run = result.run or self.run_id or _launch_id()
         reason = result.note or "the exit gather did not complete"
-        # A note from the gather names every rank's failure and every rank has it: rank 0 says it, once per run.
+        if result.run is None:  # rank 0 did not answer: its note, naming every rank's failure, never came
+            if table.error:
+                reason = f"rank {table.rank} failed: {table.error}; {reason}"
+            return self._write_fragment(table, size, run, reason)
+        # Rank 0's note names every rank's failure and every rank has it: rank 0 says it, once per run.
         return self._write_fragment(table, size, run, reason, announce=table.rank == 0 if result.note else None)
 
     def _combined_record(self, tables, run: str, size: int) -> dict:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import pickle
 import re
+import sys
 import warnings
 
 import pytest
 
 import extrap_plugins
-from shim_helpers import mpi_program, records, series
+from shim_helpers import PROGRAMS, mpi_program, records, run_program, series
 
 COUNTS = ("visits", "bytes_sent", "bytes_received", "messages_sent", "messages_received")
 
@@ -148,3 +149,60 @@ def test_a_rank_arriving_after_the_timeout_makes_every_rank_write_its_own_file(m
     assert values.tolist() == [40 / 3]  # rank 0 sent 40 bytes; mean over 3 ranks
     _, received = experiment.values_of("main->MPI_Bcast", "messages_received")
     assert received.tolist() == [2 / 3]
+
+
+def test_a_rank_that_fails_while_rank_0_is_busy_keeps_its_own_error_in_its_file(mpiexec, tmp_path):
+    # rank 0 did not answer rank 1's exit gather: rank 1's file said only that, its ZeroDivisionError was lost
+    result = mpi_program(mpiexec, "fails_alone", 3, tmp_path, EXTRAP_RUN_ID="alone", EXTRAP_EXIT_TIMEOUT="0.5")
+    assert result.returncode != 0
+    [line] = records(tmp_path / "out.alone.rank1.extrap.jsonl")
+    assert line["status"] == "failed"
+    assert line["errors"] == ["rank 1 failed: ZeroDivisionError: rank one divides by zero; "
+                              "rank 0 did not answer within 0.5 s"]
+    assert ("rank 1 failed: ZeroDivisionError: rank one divides by zero; rank 0 did not answer within 0.5 s; "
+            "each rank wrote its own measurements") in result.stderr
+
+
+def test_neighbourhood_collectives_matched_receives_and_exclusive_scans_count_exactly(mpiexec, tmp_path):
+    # a single count was taken per rank of the communicator (4 on a ring of 4 ranks, not its 2 neighbours), an
+    # allgatherv's send buffer was read as a vector, the receives of matched messages were not recorded, and
+    # rank 0 of an Exscan counted a result it never receives
+    command = [*mpiexec[:1], "-n", "4", *mpiexec[1:], sys.executable, "-m", "extrap_plugins.instrument",
+               str(PROGRAMS / "more_patterns.py")]
+    result = run_program(command, tmp_path)
+    assert result.returncode == 0, result.stderr
+    [record] = records(tmp_path / "out.extrap.jsonl")
+    expected = {  # every rank alike: (visits, bytes sent, bytes received, messages sent, messages received)
+        "main->MPI_Neighbor_alltoallv": (2, 24 + 8, 24 + 8, 2, 2),
+        "main->MPI_Neighbor_allgatherv": (1, 12, 24, 1, 1),
+        "main->MPI_Send": (3, 40 + pickled({"rank": 0}) + 16, 0, 3, 0),
+        "main->MPI_Mprobe": (3, 0, 0, 0, 0),
+        "main->MPI_Mrecv": (2, 0, 40 + pickled({"rank": 0}), 0, 2),
+        "main->MPI_Imrecv": (1, 0, 16, 0, 1),
+        "main->MPI_Wait": (1, 0, 0, 0, 0),
+    }
+    for path, values in expected.items():
+        for metric, value in zip(COUNTS, values):
+            assert {series(record, metric, s)[path] for s in ("min", "max")} == {value}, (path, metric)
+    # Exscan of 3 doubles and exscan of the rank on every rank; ranks 1 to 3 receive, rank 0 does not
+    exscan = {metric: series(record, metric)["main->MPI_Exscan"] for metric in COUNTS}
+    assert exscan == {"visits": 8, "bytes_sent": 4 * 24 + 4 * pickled(0), "bytes_received": 3 * 24 + 3 * pickled(0),
+                      "messages_sent": 8, "messages_received": 6}
+
+
+def test_rooted_collectives_on_an_intercommunicator_count_the_roots_part_and_the_other_groups(mpiexec, tmp_path):
+    # MPI.ROOT and MPI.PROC_NULL were taken for ranks: the root counted a receive, the rank 0 of the other group
+    # the root's send, and the root's idle group members a receive
+    result = mpi_program(mpiexec, "intercomm", 4, tmp_path)
+    assert result.returncode == 0, result.stderr
+    [record] = records(tmp_path / "out.extrap.jsonl")
+    bcast = 32 + pickled({"x": 1})
+    expected = {  # summed over the ranks: rank 0 is the root; ranks 1 and 3 the other group; rank 2 takes no part
+        "main->MPI_Bcast": (8, bcast, 2 * bcast, 2, 4),
+        "main->MPI_Reduce": (4, 2 * 16, 16, 2, 1),
+        "main->MPI_Gather": (8, 2 * 8 + pickled(1) + pickled(3), 16 + pickled(1) + pickled(3), 4, 2),
+        "main->MPI_Scatter": (4, 16, 2 * 8, 1, 2),
+    }
+    for path, values in expected.items():
+        assert tuple(series(record, metric)[path] for metric in COUNTS) == values, path
+    assert series(record, "bytes_sent", "max")["main"] == bcast + 16  # rank 0: Bcast, bcast, its Scatter
