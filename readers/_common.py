@@ -162,6 +162,17 @@ def head(path: pathlib.Path, size: int = 4096) -> bytes:
     return data
 
 
+def head_readings(path: pathlib.Path) -> tuple[bytes, ...]:
+    """The first bytes of a file as :func:`head` gives them, or, where they hold NUL bytes, as UTF-16
+    without a byte-order mark would read in either byte order (for sniffers: a reader then refuses the file,
+    saying it is not UTF-8, where no reader recognising it would leave the user guessing)."""
+    data = head(path)
+    if b"\0" not in data:
+        return (data,)
+    even = data[: len(data) // 2 * 2]
+    return tuple(even.decode(encoding, errors="ignore").encode("utf-8") for encoding in ("utf-16-le", "utf-16-be"))
+
+
 def first_content_line(data: bytes, comment: bytes | None = None) -> bytes:
     """The first line of ``data`` that is not blank (nor a comment), stripped."""
     for line in data.splitlines():

@@ -31,6 +31,7 @@ import re
 import struct
 import tokenize
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -55,6 +56,7 @@ EXTRAP3 = "extrap3"
 #: How Extra-P 4 saves a statistic that is not a finite number (and reads it back, in any case).
 _SAVED_NOT_FINITE = frozenset({"nan", "inf", "-inf"})
 _MAGIC3 = b"EXTRAP_EXPERIMENT"
+_ZIP_MAGIC = b"PK\x03\x04"
 
 
 @hookimpl
@@ -85,7 +87,7 @@ def _statistic(options: dict[str, str], reader: str) -> str:
 # ================================================================ Extra-P 4
 def sniff_archive(path: pathlib.Path) -> bool:
     """A zip archive holding ``experiment.json``."""
-    if not head(path, 4).startswith(b"PK\x03\x04"):
+    if not head(path, 4).startswith(_ZIP_MAGIC):
         return False
     try:
         with zipfile.ZipFile(path) as archive:
@@ -107,11 +109,21 @@ def read_archive(path: pathlib.Path, options: dict[str, str]) -> Experiment:
             values = _ValueStore(members, path)
             return _archive_experiment(document, values, path, statistic)
     except zipfile.BadZipFile as error:
-        raise InputError(f"not a valid zip archive ({error}); Extra-P 4 experiments are zip archives", path) from None
+        raise _bad_zip(error, path) from None
     except (NotImplementedError, RuntimeError) as error:  # compression method unknown, encrypted member
         raise InputError(f"cannot unpack this zip archive ({error})", path) from None
     except OSError as error:
         raise InputError(f"cannot read: {error.strerror or error}", path) from None
+
+
+def _bad_zip(error: zipfile.BadZipFile, path) -> InputError:
+    """What is wrong with a file that does not read as a zip archive: none at all, cut short or damaged."""
+    if not head(path, 4).startswith(_ZIP_MAGIC):
+        return InputError(f"not a valid zip archive ({error}); Extra-P 4 experiments are zip archives", path)
+    if str(error) == "File is not a zip file":  # a zip's directory is at its end: none found there
+        return InputError("truncated zip archive: it starts as one, but the directory at its end is missing (the "
+                          "file was cut short)", path)
+    return InputError(f"damaged zip archive: {error}", path)
 
 
 class _Members:
@@ -141,7 +153,10 @@ class _Members:
         pieces = []
         with self.archive.open(info) as stream:
             while True:
-                piece = stream.read(self.PIECE)
+                try:
+                    piece = stream.read(self.PIECE)
+                except zlib.error as error:
+                    raise InputError(f"damaged zip archive: {name} cannot be inflated ({error})", self.path) from None
                 if not piece:
                     break
                 self.used += len(piece)
@@ -161,7 +176,8 @@ def _archive_experiment(document: bytes, values: _ValueStore, path, statistic: s
     if not isinstance(data, dict) or not isinstance(data.get("measurements"), dict):
         raise InputError("experiment.json has no 'measurements' object", path)
     parameters = data.get("parameters")
-    if not isinstance(parameters, list) or not parameters or not all(isinstance(p, str) for p in parameters):
+    if not isinstance(parameters, list) or not parameters or not all(isinstance(p, str) and p.strip()
+                                                                     for p in parameters):
         raise InputError("experiment.json: 'parameters' must be a non-empty list of names", path)
     try:
         check_parameter_names(parameters, path)

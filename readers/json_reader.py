@@ -47,6 +47,7 @@ import numpy as np
 
 from extrap_plugins.errors import InputError
 from extrap_plugins.experiment import Experiment
+from extrap_plugins.formatting import format_count, format_point
 from extrap_plugins.hookspecs import hookimpl
 from extrap_plugins.registration import ReaderInfo
 
@@ -233,6 +234,8 @@ class RowColumns:
         self.params_key = params_key
         self.require_names = require_names
         self.parameters: list[str] | None = None
+        self.known = (params_key, "callpath", "metric", "value")
+        self.unread: dict[str, int] = {}  # a key of no meaning here -> the first row that has it
         self.codes: dict[str, dict[str, int]] = {"callpath": {}, "metric": {}}
         self.parts: dict[str, list[np.ndarray]] = {k: [] for k in ("coordinates", "value", "callpath", "metric", "row")}
 
@@ -243,6 +246,8 @@ class RowColumns:
         if set(map(type, rows)) != {dict}:
             i = next(i for i, r in enumerate(rows) if type(r) is not dict)
             raise InputError(f"expected a JSON object per line, got {_kind(rows[i])}", path, line_of(i))
+        for other in set().union(*rows).difference(self.known, self.unread):  # (a misspelt "callpath" is no call path)
+            self.unread[other] = first_row + next(i for i, r in enumerate(rows) if other in r)
         params = list(map(operator.methodcaller("get", key, _MISSING), rows))
         if set(map(type, params)) != {dict}:
             i = next(i for i, p in enumerate(params) if type(p) is not dict)
@@ -252,6 +257,10 @@ class RowColumns:
             self.parameters = list(params[0])
             if not self.parameters:
                 raise InputError(f"{key!r} is empty; give at least one parameter", path, line_of(0))
+            unnamed = [name for name in self.parameters if not name.strip()]
+            if unnamed:
+                raise InputError(f"parameter {unnamed[0]!r} has no name; give every parameter a name", path,
+                                 line_of(0))
         names = self.parameters
         try:
             columns = None
@@ -323,7 +332,8 @@ class RowColumns:
         parts = {name: np.concatenate(arrays) for name, arrays in self.parts.items()}
         return dict(parameters=self.parameters, coordinates=parts["coordinates"], value=parts["value"],
                     callpath=(list(self.codes["callpath"]), parts["callpath"]),
-                    metric=(list(self.codes["metric"]), parts["metric"]), row_of=parts["row"])
+                    metric=(list(self.codes["metric"]), parts["metric"]), row_of=parts["row"],
+                    unread=self.unread, known=self.known)
 
 
 def columns_from_rows(rows: Sequence, path, line_of: LineOf, *, params_key: str, require_names: bool = False):
@@ -347,10 +357,19 @@ def finish(columns: dict, path, allow_incomplete: bool, line_of: LineOf, declare
         check_complete(columns["parameters"], columns["callpath"], columns["metric"], columns["coordinates"],
                        path, row_line, declared=declared)
     experiment = build(columns["parameters"], _single(columns["callpath"]), _single(columns["metric"]),
-                       columns["coordinates"], columns["value"], path, reader)
+                       columns["coordinates"], columns["value"], path, reader, notes=_unread_notes(columns, line_of))
     if warn:
         warn_missing(experiment, path, row_line)
     return experiment
+
+
+def _unread_notes(columns: dict, line_of: LineOf) -> list[str]:
+    """A note naming the keys of rows that are not read (with the first line of each), if any."""
+    unread = sorted(columns.get("unread", {}).items(), key=operator.itemgetter(1))
+    if not unread:
+        return []
+    keys = ", ".join(f"{key!r} (line {line_of(row)})" for key, row in unread)
+    return [f"not read: {format_count(len(unread), 'key')} {keys}; a row holds {', '.join(columns['known'])}"]
 
 
 def _single(column: tuple[list[str], np.ndarray]):
@@ -428,7 +447,8 @@ def _document(data, path, allow_incomplete: bool, line_of_object: Callable[[obje
 def _new_columns(data: dict, path, line_of: Callable[[object], int | None]):
     """The newer schema: {"parameters": [names], "measurements": {callpath: {metric: [{"point", "values"}]}}}."""
     parameters = data["parameters"]
-    if not isinstance(parameters, list) or not parameters or not all(isinstance(p, str) and p for p in parameters):
+    if not isinstance(parameters, list) or not parameters or not all(isinstance(p, str) and p.strip()
+                                                                     for p in parameters):
         raise InputError("'parameters' must be a non-empty list of parameter names", path, line_of(parameters))
     check_parameter_names(parameters, path, line_of(parameters))
     measurements = data["measurements"]
@@ -438,10 +458,14 @@ def _new_columns(data: dict, path, line_of: Callable[[object], int | None]):
                          path, line_of(measurements))
     entries, callpaths, metrics = [], [], []
     for callpath, by_metric in measurements.items():
+        if not callpath.strip():
+            raise InputError("a call path has an empty name", path, line_of(measurements))
         if not isinstance(by_metric, dict):
             raise InputError(f"call path {callpath!r}: expected an object {{metric: [...]}}, got {_kind(by_metric)}",
                              path, line_of(measurements))
         for metric, points in by_metric.items():
+            if not metric.strip():
+                raise InputError(f"call path {callpath!r}: a metric has an empty name", path, line_of(by_metric))
             if not isinstance(points, list):
                 raise InputError(f"call path {callpath!r}, metric {metric!r}: expected a list of "
                                  f"{{\"point\": [...], \"values\": [...]}}, got {_kind(points)}",
@@ -451,6 +475,7 @@ def _new_columns(data: dict, path, line_of: Callable[[object], int | None]):
             metrics.extend([metric] * len(points))
     if not entries:
         raise InputError("no measurements in this file", path, line_of(measurements))
+    check_callpaths(measurements, path, lambda name: line_of(measurements), what="call path")
     n_params = len(parameters)
     for entry in entries:
         if not isinstance(entry, dict) or "point" not in entry or "values" not in entry:
@@ -511,7 +536,8 @@ def _legacy_columns(data: dict, path, line_of: Callable[[object], int | None]):
             raise InputError("a coordinate needs an 'id' and 'parameter_value_pairs'", path, line_of(entry))
         row = [None] * len(parameters)
         for pair in pairs:
-            if not isinstance(pair, dict) or pair.get("parameter_id") not in position or "parameter_value" not in pair:
+            if not isinstance(pair, dict) or type(pair.get("parameter_id")) not in _ID_TYPES \
+                    or pair["parameter_id"] not in position or "parameter_value" not in pair:
                 raise InputError("a parameter-value pair needs a known 'parameter_id' and a 'parameter_value'",
                                  path, line_of(pair) if isinstance(pair, dict) else line_of(entry))
             row[position[pair["parameter_id"]]] = pair["parameter_value"]
@@ -528,6 +554,7 @@ def _legacy_columns(data: dict, path, line_of: Callable[[object], int | None]):
         json_to_float(column, path, lambda i: line_of(coordinate_list[i]), f"parameter {name!r}:")
         for column, name in zip(zip(*coordinate_rows), parameters)
     ])
+    _check_distinct_points(declared, coordinate_ids, parameters, path, lambda i: line_of(coordinate_list[i]))
     measurements = _list(data, "measurements", path, line_of)
     if not all(isinstance(m, dict) for m in measurements):
         raise InputError("every measurement must be an object", path, line_of(measurements))
@@ -563,12 +590,36 @@ def _id_table(data: dict, key: str, path, line_of) -> tuple[list, list[str]]:
             raise InputError(f"every entry of {key!r} needs an 'id' and a 'name'", path,
                              line_of(entry) if isinstance(entry, dict) else line_of(entries))
     ids = [e["id"] for e in entries]
-    _check_ids(ids, entries, key.rstrip("s").replace("callpath", "call path"), path, line_of)
+    what = key.rstrip("s").replace("callpath", "call path")
+    _check_ids(ids, entries, what, path, line_of)
     try:
         order = sorted(range(len(entries)), key=lambda i: ids[i])
     except TypeError:
         raise InputError(f"the ids of {key!r} must be numbers", path, line_of(entries)) from None
+    first: dict[str, object] = {}  # name -> its first id
+    for i in order:
+        name = entries[i]["name"]
+        if not name.strip():
+            raise InputError(f"{what} {ids[i]} has an empty name", path, line_of(entries[i]))
+        if name in first:  # (Extra-P 4.2.5 fails with an IndexError)
+            raise InputError(f"{what}s {first[name]} and {ids[i]} have the same name {name!r}", path,
+                             line_of(entries[i]))
+        first[name] = ids[i]
+    if key == "callpaths":
+        check_callpaths(first, path, lambda name: line_of(entries[ids.index(first[name])]), what="call path")
     return [ids[i] for i in order], [entries[i]["name"] for i in order]
+
+
+def _check_distinct_points(declared: np.ndarray, ids: list, parameters: list[str], path, line_of: LineOf) -> None:
+    """No two coordinates are the same point (Extra-P 4.2.5 fails with an IndexError; read, the measurements of
+    the second would be repetitions at the first)."""
+    _, first, inverse = np.unique(declared, axis=0, return_index=True, return_inverse=True)
+    repeated = np.flatnonzero(first[inverse.reshape(-1)] != np.arange(declared.shape[0]))
+    if repeated.size:
+        i = int(repeated[0])
+        j = int(first[inverse.reshape(-1)[i]])
+        raise InputError(f"coordinates {ids[j]} and {ids[i]} are the same point "
+                         f"{format_point(declared[i].tolist(), parameters, brackets=True)}", path, line_of(i))
 
 
 def _check_ids(ids: list, entries: list, what: str, path, line_of) -> None:

@@ -23,7 +23,8 @@ from extrap_plugins.hookspecs import hookimpl
 from extrap_plugins.registration import ReaderInfo
 
 from ._common import (
-    EMPTY_FILE, INCOMPLETE_OPTION, check_options, choice, first_content_line, head, read_text, universal_newlines,
+    EMPTY_FILE, INCOMPLETE_OPTION, check_options, choice, first_content_line, head_readings, read_text,
+    universal_newlines,
 )
 from .json_reader import JsonLines, finish, read_json_lines
 
@@ -48,8 +49,9 @@ def extrap_readers() -> list[ReaderInfo]:
 
 
 def sniff(path: pathlib.Path) -> bool:
-    """The first non-blank line is a ``{...}`` record with ``;`` between its members."""
-    return bool(_SNIFF.match(first_content_line(head(path))))
+    """The first non-blank line is a ``{...}`` record with ``;`` between its members (in UTF-16 without its
+    byte-order mark too, which the reader then refuses, saying so)."""
+    return any(_SNIFF.match(first_content_line(data)) for data in head_readings(path))
 
 
 def read(path: pathlib.Path, options: dict[str, str]) -> Experiment:

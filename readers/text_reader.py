@@ -38,13 +38,13 @@ from extrap_plugins.registration import ReaderInfo
 
 from ._common import (
     DEFAULT_CALLPATH, DEFAULT_METRIC, EMPTY_FILE, build, check_callpaths, check_options, factorize, first_content_line,
-    head, is_blank, read_text, to_float, universal_newlines, warn_missing,
+    head_readings, is_blank, read_text, to_float, universal_newlines, warn_missing,
 )
 
 NAME = "text"
 OPTIONS: dict[str, str] = {}
 KEYWORDS = ("PARAMETER", "POINTS", "REGION", "METRIC", "DATA")
-_SNIFF = re.compile(rb"^(PARAMETER|POINTS|REGION|METRIC|DATA)(\s|$)")
+_SNIFF = re.compile(r"^(PARAMETER|POINTS|REGION|METRIC|DATA)(\s|$)")
 _GROUPS = re.compile(r"\s*(?:\([^()]*\)\s*)+")
 _GROUP = re.compile(r"\(([^()]*)\)")
 
@@ -64,11 +64,13 @@ def extrap_readers() -> list[ReaderInfo]:
 
 
 def sniff(path: pathlib.Path) -> bool:
-    """The first line that is neither blank nor a comment starts with one of the keywords; or an empty ``*.txt``
-    (this reader says it is empty, rather than no reader recognising it)."""
+    """The first line that is neither blank nor a comment starts with one of the keywords (in UTF-16 without its
+    byte-order mark too: :func:`~._common.read_text` then says what the file is); or an empty ``*.txt`` (this
+    reader says it is empty, rather than no reader recognising it)."""
     if pathlib.Path(path).suffix.lower() == ".txt" and is_blank(path):
         return True
-    return bool(_SNIFF.match(first_content_line(head(path), comment=b"#")))
+    return any(_SNIFF.match(first_content_line(data, comment=b"#").decode("utf-8", "replace"))
+               for data in head_readings(path))
 
 
 def read(path: pathlib.Path, options: dict[str, str]) -> Experiment:
@@ -122,10 +124,8 @@ class _Parser:
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
             return
-        keyword, _, rest = stripped.partition(" ")
-        if "\t" in keyword:
-            keyword, _, more = keyword.partition("\t")
-            rest = more + " " + rest
+        keyword, *more = stripped.split(None, 1)  # any white space, a tab or a no-break space too, as in Extra-P
+        rest = more[0] if more else ""
         if keyword not in KEYWORDS:
             raise self.error(f"unknown keyword {keyword!r}; a line starts with PARAMETER, POINTS, REGION, METRIC "
                              "or DATA (or # for a comment)", number)

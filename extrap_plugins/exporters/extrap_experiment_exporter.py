@@ -37,12 +37,13 @@ from numpy.lib import format as npy
 
 from extrap_plugins.errors import ExtrapWarning, InputError
 from extrap_plugins.files import atomic_writer
-from extrap_plugins.formatting import format_count
+from extrap_plugins.formatting import format_count, format_warned
 from extrap_plugins.hookspecs import hookimpl
 from extrap_plugins.models import Model, ModelSet
 from extrap_plugins.registration import ExporterInfo
 
 from ._options import check_option_names
+from .extrap_jsonl_exporter import series_names
 
 NAME = "extra-p"
 VERSION = "4.2.0"
@@ -79,10 +80,12 @@ def export_extrap_experiment(model_set: ModelSet, path: pathlib.Path, options: d
         "measurements": points.measurements(experiment),
         "modelers": [_modeler(model_set, experiment, points)],
     }
-    with atomic_writer(path, binary=True, allow_read_only=True) as stream, \
-            zipfile.ZipFile(stream, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
+    buffer = io.BytesIO()  # zipfile takes its offsets from the stream's position, which a device does not keep
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
         _write_values(archive, np.split(points.values, points.starts[1:]) if len(points.starts) else [])
         archive.writestr("experiment.json", json.dumps(document))
+    with atomic_writer(path, binary=True, allow_read_only=True) as stream:
+        stream.write(buffer.getbuffer())
 
 
 @dataclass
@@ -102,9 +105,10 @@ class Points:
     def of(cls, experiment) -> Points:
         finite = np.isfinite(experiment.value)
         if not finite.all():
-            warnings.warn(ExtrapWarning(
+            warnings.warn(ExtrapWarning(format_warned(
+                series_names(experiment, np.flatnonzero(~finite)),
                 f"the {NAME} export leaves out {format_count(int((~finite).sum()), 'missing value')} (not a finite "
-                f"number)"), stacklevel=4)
+                f"number)")), stacklevel=4)
         coordinates, value = experiment.coordinates[finite], experiment.value[finite]
         callpath, metric = experiment.callpath_index[finite], experiment.metric_index[finite]
         order = np.lexsort((value, *coordinates.T[::-1], metric, callpath))

@@ -22,7 +22,7 @@ from typing import IO
 import numpy as np
 
 from extrap_plugins.errors import ExtrapWarning, InputError
-from extrap_plugins.formatting import format_callpath, format_count, format_warned, json_plain
+from extrap_plugins.formatting import format_count, format_warned, json_plain
 from extrap_plugins.hookspecs import hookimpl
 from extrap_plugins.models import ModelSet
 from extrap_plugins.registration import ExporterInfo
@@ -73,8 +73,10 @@ def export_extrap_jsonl(model_set: ModelSet, out: IO[str], options: dict[str, st
     finite = np.isfinite(values)  # a missing value (a reader's nan or inf) has no JSON number: it is left out
     if not finite.all():
         missing = int((~finite).sum())
-        warnings.warn(ExtrapWarning(f"the {NAME} export leaves out {format_count(missing, 'missing value')} (not "
-                                    f"a finite number) that JSON cannot hold"), stacklevel=2)
+        warnings.warn(ExtrapWarning(format_warned(
+            series_names(experiment, order[~finite]),
+            f"the {NAME} export leaves out {format_count(missing, 'missing value')} (not a finite number) that JSON "
+            f"cannot hold")), stacklevel=2)
     order, values, point_index = order[finite], values[finite], point_index.reshape(-1)[finite]
     _warn_incomplete(experiment, order, point_index, len(points))
     if values.size == 0:
@@ -89,15 +91,26 @@ def export_extrap_jsonl(model_set: ModelSet, out: IO[str], options: dict[str, st
 def _warn_incomplete(experiment, order: np.ndarray, point_index: np.ndarray, n_points: int) -> None:
     """Say which series the file holds at fewer than all its points: Extra-P 4.2.5 then reads none of it
     ("the number of measurements ... does not match the number of coordinates")."""
-    series = experiment.callpath_index[order].astype(np.int64) * len(experiment.metrics) + \
-        experiment.metric_index[order]
+    series = _series_codes(experiment, order)
     pairs = np.unique(np.column_stack([series, point_index]), axis=0)
     codes, counts = np.unique(pairs[:, 0], return_counts=True)
     short = codes[counts < n_points]
     if short.size:
-        names = [f"{format_callpath(experiment.callpaths[c // len(experiment.metrics)].name)} "
-                 f"[{experiment.metrics[c % len(experiment.metrics)].name}]" for c in short.tolist()]
+        names = series_names(experiment, order[np.isin(series, short)])
         warnings.warn(ExtrapWarning(format_warned(names, f"measured at fewer than all {n_points} points of the "
                                                          "file: Extra-P 4.2.5 reads no file where a series misses a "
                                                          "point (select complete series with --callpath or "
                                                          "--metric)")), stacklevel=3)
+
+
+def _series_codes(experiment, rows: np.ndarray) -> np.ndarray:
+    """One code per series (call path, then metric, in the experiment's order) for the values at ``rows``."""
+    return experiment.callpath_index[rows].astype(np.int64) * len(experiment.metrics) + experiment.metric_index[rows]
+
+
+def series_names(experiment, rows: np.ndarray) -> list[str]:
+    """``callpath [metric]`` of every series that holds a value at ``rows`` (indices), in the experiment's order
+    (for a warning of :func:`~extrap_plugins.formatting.format_warned`)."""
+    n_metrics = len(experiment.metrics)
+    return [f"{experiment.callpaths[c // n_metrics].name} [{experiment.metrics[c % n_metrics].name}]"
+            for c in np.unique(_series_codes(experiment, rows)).tolist()]

@@ -181,3 +181,25 @@ def test_extrap_itself_opens_the_archive_and_evaluates_our_models(host, shared_d
     np.testing.assert_allclose(np.sort(theirs), np.sort(ours), rtol=1e-12)  # Extra-P evaluates our formula
     assert all(p[2] == 5 for p in points) and smape == pytest.approx(model.quality.smape, rel=1e-9)
     assert ar2 == pytest.approx(model.quality.ar2, rel=1e-9)
+
+
+def test_the_archive_can_be_written_to_a_device(host, tmp_path, capsys):
+    # -o /dev/null was exit 1, "internal error: error: argument out of range": zipfile wrote through a stream whose
+    # position stays 0, so the directory at the end had negative offsets
+    source = tmp_path / "runs.jsonl"
+    source.write_text("".join(f'{{"params": {{"p": {p}}}, "value": {2 * p}}}\n' for p in (1, 2, 4, 8, 16)))
+    assert cli.main(["model", str(source), "--export", "extra-p", "-o", os.devnull]) == cli.ExitStatus.OK
+    assert capsys.readouterr().err == ""
+
+
+def test_missing_values_left_out_are_said_with_their_series(host, tmp_path):
+    # "the extra-p export leaves out 2 missing values (not a finite number)", naming no series
+    experiment = Experiment.from_columns(["p"], callpath=["a"] * 3 + ["b"] * 3, metric="time",
+                                         coordinates=[[1], [2], [2]] * 2,
+                                         value=[1.0, float("nan"), 2.5, 1.0, 2.0, float("inf")])
+    models = extrap_plugins.model(experiment, executor="serial")
+    with pytest.warns(ExtrapWarning) as said:
+        extrap_plugins.export(models, "extra-p", tmp_path / "out.extra-p")
+    assert [str(w.message) for w in said] == [
+        "a [time] and b [time]: the extra-p export leaves out 2 missing values (not a finite number)"]
+    assert archive_json(tmp_path / "out.extra-p")["measurements"]["b"]["time"][1]["repetitions"] == 1

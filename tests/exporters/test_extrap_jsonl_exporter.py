@@ -72,8 +72,8 @@ def test_a_missing_value_is_left_out_with_a_warning(host):
     models = extrap_plugins.model(experiment, executor="serial")
     with pytest.warns(extrap_plugins.errors.ExtrapWarning) as said:
         text = extrap_plugins.export(models, "extrap-jsonl")
-    assert [str(w.message) for w in said] == [
-        "the extrap-jsonl export leaves out 1 missing value (not a finite number) that JSON cannot hold"]
+    assert [str(w.message) for w in said] == [  # the series was not named
+        "main [time]: the extrap-jsonl export leaves out 1 missing value (not a finite number) that JSON cannot hold"]
     assert text.splitlines() == ['{"params":{"p":1},"callpath":"main","metric":"time","value":1.0}',
                                  '{"params":{"p":2},"callpath":"main","metric":"time","value":2.5}']
 

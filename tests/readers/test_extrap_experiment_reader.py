@@ -327,3 +327,35 @@ def test_archive_damaged_value_header_is_bad_input(tmp_path, host, capsys, heade
     assert cli.main(["model", str(path)]) == 2
     assert capsys.readouterr().err.splitlines() == [
         f"extrap-plugins: error: {path}: values/0.vals: entry 0 is not a numpy array ({message})"]
+
+
+def test_archive_parameter_without_a_name(tmp_path):
+    # modelled and printed as the model "1 · " before
+    with pytest.raises(InputError) as error:
+        reader.read_archive(small_archive(tmp_path, [{}] * 5, parameters=(" ",)), {})
+    assert str(error.value) == (f"{tmp_path / 'small.extra-p'}: experiment.json: 'parameters' must be a non-empty "
+                                "list of names")
+
+
+def test_a_truncated_or_damaged_archive_is_called_so(tmp_path, host, capsys):
+    # each was "not a valid zip archive (...); Extra-P 4 experiments are zip archives", or, for a damaged
+    # compressed member, "a compressed stream is corrupt (...)" without the member
+    data = small_archive(tmp_path, [{}] * 5).read_bytes()
+    cut = tmp_path / "cut.extra-p"
+    cut.write_bytes(data[:-30])
+    flipped = tmp_path / "flipped.extra-p"
+    flipped.write_bytes(data[:60] + bytes([data[60] ^ 0xFF]) + data[61:])
+    with zipfile.ZipFile(deflated := tmp_path / "deflated.extra-p", "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("experiment.json", json.dumps({"parameters": ["x"], "measurements": {}}) * 50)
+    broken = bytearray(deflated.read_bytes())
+    broken[45] = 0xFF  # the first byte of the deflated data: a block of type 3, which deflate has not
+    deflated.write_bytes(bytes(broken))
+    for path in (cut, flipped, deflated):
+        assert cli.main(["model", str(path)]) == cli.ExitStatus.BAD_INPUT
+    assert capsys.readouterr().err.splitlines() == [
+        f"extrap-plugins: error: {cut}: truncated zip archive: it starts as one, but the directory at its end is "
+        "missing (the file was cut short)",
+        f"extrap-plugins: error: {flipped}: damaged zip archive: Bad CRC-32 for file 'experiment.json'",
+        f"extrap-plugins: error: {deflated}: damaged zip archive: experiment.json cannot be inflated (Error -3 while "
+        "decompressing data: invalid block type)",
+    ]

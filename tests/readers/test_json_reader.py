@@ -330,3 +330,90 @@ def test_a_json_list_of_numbers_is_called_a_list(tmp_path, host, capsys):
         f"extrap-plugins: error: {path}:1: the file is a JSON list, not an Extra-P experiment object ('parameters' "
         "and 'measurements'); a list must hold JSON Lines rows ({\"params\": {...}, \"value\": ...}), but item 1 "
         "is the number 1"]
+
+
+def legacy(callpaths=("a",), metrics=("t",), parameters=("x",), points=((4,), (8,)), parameter_id=None) -> str:
+    """An older-schema document, one entry per line: call paths from line 2, then metrics, parameters, coordinates
+    and one measurement per coordinate, call path and metric."""
+    def table(names):
+        return [json.dumps({"id": i + 1, "name": name}) for i, name in enumerate(names)]
+
+    coordinates = [json.dumps({"id": i + 1, "parameter_value_pairs": [
+        {"parameter_id": parameter_id or j + 1, "parameter_value": v} for j, v in enumerate(point)]})
+        for i, point in enumerate(points)]
+    measurements = [json.dumps({"callpath_id": c + 1, "metric_id": m + 1, "coordinate_id": i + 1, "value": 1.0})
+                    for c in range(len(callpaths)) for m in range(len(metrics)) for i in range(len(points))]
+    parts = [("callpaths", table(callpaths)), ("metrics", table(metrics)), ("parameters", table(parameters)),
+             ("coordinates", coordinates), ("measurements", measurements)]
+    return "{\n" + ",\n".join(f'"{key}": [\n' + ",\n".join(rows) + "\n]" for key, rows in parts) + "\n}"
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    # Extra-P 4.2.5 fails with an IndexError on each of these; we read the first as repetitions of x=4, the
+    # others as two series of one name
+    (dict(points=((4,), (4,))), "13: coordinates 1 and 2 are the same point (x=4)"),
+    (dict(callpaths=("a", "a")), "4: call paths 1 and 2 have the same name 'a'"),
+    (dict(metrics=("t", "t")), "7: metrics 1 and 2 have the same name 't'"),
+    # printed as the model "1 · " and a blank call path or metric, or read as a call path
+    (dict(parameters=("",)), "9: parameter 1 has an empty name"),
+    (dict(callpaths=("",)), "3: call path 1 has an empty name"),
+    (dict(metrics=("",)), "6: metric 1 has an empty name"),
+    (dict(callpaths=("a->->b",)), "3: call path 'a->->b' has an empty region name (a call path is region names "
+                                  "joined with '->', each non-empty)"),
+    # exit 1, "internal error: TypeError: unhashable type: 'list'"
+    (dict(parameter_id=[1]), "12: a parameter-value pair needs a known 'parameter_id' and a 'parameter_value'"),
+])
+def test_old_schema_names_and_points_are_distinct_and_named(tmp_path, kwargs, message):
+    path = tmp_path / "old.json"
+    path.write_text(legacy(**kwargs))
+    with pytest.raises(InputError) as error:
+        read(path)
+    assert str(error.value) == f"{path}:{message}"
+
+
+def test_old_schema_document_helper_reads(tmp_path):
+    path = tmp_path / "old.json"
+    path.write_text(legacy(callpaths=("a", "a->b"), points=((4,), (8,), (16,))))
+    got = cells(read(path))
+    assert got == {(c, "t", (x,)): [1.0] for c in ("a", "a->b") for x in (4.0, 8.0, 16.0)}
+
+
+@pytest.mark.parametrize("measurements, message", [
+    ('{"a->->b": {"time": [{"point": [4], "values": [1]}]}}', "2: call path 'a->->b' has an empty region name (a call "
+                                                               "path is region names joined with '->', each non-empty)"),
+    ('{"": {"time": [{"point": [4], "values": [1]}]}}', "2: a call path has an empty name"),
+    ('{"a": {"": [{"point": [4], "values": [1]}]}}', "2: call path 'a': a metric has an empty name"),
+])
+def test_new_schema_call_paths_and_metrics_have_names(tmp_path, measurements, message):
+    # read as a call path 'a->->b' and printed as blank names in the table
+    path = tmp_path / "new.json"
+    path.write_text('{"parameters": ["x"],\n"measurements": ' + measurements + "}")
+    with pytest.raises(InputError) as error:
+        read(path)
+    assert str(error.value) == f"{path}:{message}"
+
+
+@pytest.mark.parametrize("name", ["", " "])
+def test_a_parameter_without_a_name_is_refused(tmp_path, name):
+    # a JSON Lines parameter "" was modelled and printed as "2 · "
+    path = tmp_path / "p.jsonl"
+    path.write_text("".join(json.dumps({"params": {"p": p, name: p}, "value": p}) + "\n" for p in (1, 2)))
+    with pytest.raises(InputError) as error:
+        read(path)
+    assert str(error.value) == f"{path}:1: parameter {name!r} has no name; give every parameter a name"
+    path = tmp_path / "p.json"
+    path.write_text(document(GOOD, parameters=json.dumps(["x", name])))
+    with pytest.raises(InputError) as error:
+        read(path)
+    assert str(error.value) == f"{path}:1: 'parameters' must be a non-empty list of parameter names"
+
+
+def test_keys_that_are_not_read_are_noted(tmp_path):
+    # a misspelt "callpath" put every value in <root>, as repetitions of one another, without a word
+    path = tmp_path / "rows.jsonl"
+    path.write_text('{"params": {"p": 1}, "value": 1, "call_path": "a"}\n\n'
+                    '{"params": {"p": 1}, "value": 2, "call_path": "b", "unit": "s"}\n')
+    experiment = read(path)
+    assert [c.name for c in experiment.callpaths] == ["<root>"]
+    assert experiment.notes == ["not read: 2 keys 'call_path' (line 1), 'unit' (line 3); a row holds params, "
+                                "callpath, metric, value"]

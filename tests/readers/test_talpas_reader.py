@@ -71,3 +71,9 @@ def test_options_and_sniff(tmp_path, shared_data):
     with pytest.raises(InputError) as error:
         read(path, value="mean")
     assert str(error.value) == "the talpas reader has no option 'value'; its options are: incomplete"
+
+
+def test_keys_that_are_not_read_are_noted(tmp_path):
+    path = tmp_path / "talpas.txt"
+    path.write_text('{"parameters":{"x":1};"metric":"time";"callpath":"a";"value":1;"units":"s"}\n')
+    assert read(path).notes == ["not read: 1 key 'units' (line 1); a row holds parameters, callpath, metric, value"]

@@ -31,3 +31,17 @@ def test_utf16_without_its_mark_is_said_to_be_no_utf8(host, tmp_path, capsys):
     assert main(["model", str(path)]) == ExitStatus.BAD_INPUT
     assert capsys.readouterr().err == (f"extrap-plugins: error: {path}:1: not UTF-8 text (NUL bytes: UTF-16 without "
                                        "its byte-order mark?); save the table as UTF-8 (a spreadsheet's \"CSV UTF-8\")\n")
+
+
+@pytest.mark.parametrize("text", [
+    "PARAMETER p\nPOINTS 2 4\nDATA 1\nDATA 2\n",
+    '{"parameters":{"p":2};"metric":"time";"callpath":"main";"value":1}\n',
+])
+@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be"])
+def test_utf16_without_its_mark_named_txt_is_said_to_be_no_utf8(host, tmp_path, capsys, text, encoding):
+    # a .txt was "no reader recognises this input; choose one with --reader" (neither sniffer saw a keyword)
+    path = tmp_path / "extrap.txt"
+    path.write_bytes(text.encode(encoding))
+    assert main(["model", str(path)]) == ExitStatus.BAD_INPUT
+    assert capsys.readouterr().err == (f"extrap-plugins: error: {path}:1: not UTF-8 text (NUL bytes: UTF-16 "
+                                       "without its byte-order mark?); is this the right reader?\n")

@@ -161,3 +161,14 @@ def test_sniff(tmp_path, shared_data):
     other.write_text("PARAMETERS p\n")
     assert text_reader.sniff(commented) and not text_reader.sniff(other)
     assert not text_reader.sniff(shared_data / "extrap" / "talpas" / "talpas_1.txt")
+
+
+def test_any_white_space_ends_the_keyword_as_in_extrap(tmp_path):
+    # a no-break space (text copied from a web page or a PDF) or a form feed after the keyword was
+    # "unknown keyword 'DATA\xa01'"; Extra-P reads them as spaces
+    path = tmp_path / "nbsp.txt"
+    path.write_text("PARAMETER\u00a0p\nPOINTS\u00a01 2\u00a04\nREGION\u00a0main\u00a0loop\n"
+                    "DATA\u00a01\nDATA\f2\u20033\nDATA\u00a04\n")
+    assert cells(read(path)) == {("main loop", "time", (1.0,)): [1.0], ("main loop", "time", (2.0,)): [2.0, 3.0],
+                                 ("main loop", "time", (4.0,)): [4.0]}
+    assert text_reader.sniff(path)
