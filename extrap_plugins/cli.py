@@ -75,7 +75,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="only these metrics (repeatable)")
     model.add_argument("--callpath", action="append", default=[], metavar="GLOB",
                        help="only call paths matching this glob, e.g. 'main->*' (repeatable)")
-    model.add_argument("--export", default="text", metavar="NAME", help="exporter name (default: %(default)s)")
+    model.add_argument("--export", metavar="NAME",
+                       help="exporter name (default: the one whose extension -o has, as .json, .csv, .html; else text)")
     model.add_argument("--export-option", action="append", default=[], metavar="KEY=VALUE",
                        help="an option for the exporter (repeatable)")
     model.add_argument("-o", "--output", metavar="PATH",
@@ -237,6 +238,8 @@ def program(args: argparse.Namespace) -> ExitStatus:
 def _model_command(args: argparse.Namespace) -> ExitStatus:
     from . import streaming
 
+    if args.export is None:  # -o models.json writes JSON, as its name says; text otherwise
+        args.export = (get_host().exporter_for(args.output) if args.output else None) or "text"
     given = parse_options(args.export_option, "--export-option", reserved=EXPORT_FLAGS)
     options = {**given, **export_options(args, given)}
     _check_output(args, options)  # before any work: the exporter, its options and -o, the modeler
@@ -401,7 +404,7 @@ def add_codesign_commands(commands) -> None:
                              help="an option for the modeler (repeatable)")
         command.add_argument("--callpath", action="append", default=None, metavar="GLOB",
                              help=f"only these call paths (repeatable; default: {callpaths})")
-        command.add_argument("--export", choices=KINDS, default="text", help="output format (default: %(default)s)")
+        command.add_argument("--export", choices=KINDS, help=REPORT_FORMAT_HELP)
         command.add_argument("-o", "--output", metavar="PATH",
                              help="write here (atomically) instead of stdout; - is stdout")
 
@@ -741,13 +744,19 @@ def parse_options(pairs: Sequence[str], flag: str, reserved: dict[str, str | Non
 
 # ------------------------------------------------ efficiency and compare
 REPORT_FORMATS = ("text", "csv", "json", "html")
+REPORT_FORMAT_HELP = "output format (default: the one -o's extension names, .csv, .json, .html; else text)"
+SUFFIX_FORMATS = {".txt": "text", ".csv": "csv", ".json": "json", ".html": "html", ".htm": "html"}
+
+
+def report_format(output: str | None) -> str:
+    """The format of a report written to ``output`` without ``--export``: the one its extension names, else text."""
+    return SUFFIX_FORMATS.get(os.path.splitext(output or "")[1].lower(), "text")
 
 
 def _add_input_options(command: argparse.ArgumentParser) -> None:
     add_reading_and_modelling(command)
     add_progress(command)
-    command.add_argument("--export", choices=REPORT_FORMATS, default="text",
-                         help="output format (default: %(default)s)")
+    command.add_argument("--export", choices=REPORT_FORMATS, help=REPORT_FORMAT_HELP)
     command.add_argument("-o", "--output", metavar="PATH",
                          help="write here (atomically) instead of stdout; - is stdout")
     command.add_argument("--title", help="title of the html report")
@@ -876,6 +885,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if getattr(args, "output", None) == "-" and args.command not in FOLDER_OUTPUTS:
         args.output = None  # -o - is stdout, as the tools of a pipeline take it
+    if args.command in ("requirements", "whatif", "efficiency", "compare") and args.export is None:
+        args.export = report_format(args.output)
     collected = WarningLines(WARNINGS_LISTED if args.command == "model" else "")
     args.warnings_shown = collected.shown
     try:

@@ -57,6 +57,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import os
+import pathlib
 import re
 import warnings
 from dataclasses import dataclass
@@ -300,6 +301,14 @@ class PluginHost:
 
     def exporter(self, name: str) -> ExporterInfo:
         return self._lookup("exporter", name).info
+
+    def exporter_for(self, path) -> str | None:
+        """The exporter whose :attr:`~extrap_plugins.registration.ExporterInfo.extension` the file name ``path``
+        has (``models.json``: ``json``); None where none or several have it."""
+        suffix = pathlib.PurePath(os.fspath(path)).suffix.lower()
+        found = [name for name, registered in self.exporters.items()
+                 if suffix and registered.info.extension.lower() == suffix]
+        return found[0] if len(found) == 1 else None
 
     def named(self, name: str) -> list[tuple[str, Registered, Problem | None]]:
         """Every registration called ``name``, of each kind: ``(kind, registered, problem)``.

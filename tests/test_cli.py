@@ -559,3 +559,21 @@ def test_output_dash_is_stdout_not_a_file_named_dash(command, tmp_path, monkeypa
     monkeypatch.chdir(tmp_path)
     assert main([*command, "-o", "-"]) == ExitStatus.OK
     assert capsys.readouterr().out and not (tmp_path / "-").exists()
+
+
+@pytest.mark.parametrize("name, starts", [("m.json", '{\n "format": "extrap-plugins/models"'),
+                                          ("m.csv", "callpath,metric,modeler,function"),
+                                          ("m.html", "<!DOCTYPE html>"), ("m.out", "call path")])
+def test_without_export_the_output_s_extension_chooses_the_exporter(name, starts, tmp_path, capsys):
+    # (-o models.json wrote the text table into a file named .json)
+    assert main(["model", str(EXAMPLE), "--callpath", "main", "-o", str(tmp_path / name)]) == ExitStatus.OK
+    assert (tmp_path / name).read_text(encoding="utf-8").startswith(starts)
+
+
+@pytest.mark.parametrize("export, starts", [([], '{\n "format": "extrap-plugins/efficiency"'),
+                                            (["--export", "text"], "efficiency of time over p")])
+def test_a_report_s_format_follows_its_output_s_extension_unless_given(export, starts, tmp_path):
+    path = tmp_path / "e.json"
+    assert main(["efficiency", str(ROOT / "examples" / "isoefficiency.csv"), "--size", "n", "-o", str(path),
+                 *export]) == ExitStatus.OK
+    assert path.read_text(encoding="utf-8").startswith(starts)
