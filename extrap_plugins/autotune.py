@@ -180,6 +180,7 @@ def autotune(
         raise InputError("no program to run: give it after --, for example: -- python app.py")
     if max_steps is not None and max_steps < 1:
         raise InputError(f"--max-steps must be at least 1, got {max_steps}")
+    _check_callpaths(callpaths)
     tolerance = design.parse_tolerance(tolerance)
     space = design.Space.of(candidates)
     steps = max_steps if max_steps is not None else _most_rounds(space, repetitions)
@@ -356,12 +357,23 @@ def _check_launch(candidates, command, output, mpiexec, mpiexec_args, timeout) -
             + "".join(f"; note: {note}" for note in notes))
 
 
+def _check_callpaths(callpaths: Sequence[str]) -> None:
+    """An empty --callpath matches nothing, which the loop would find only after measuring the base design."""
+    blank = next((glob for glob in callpaths if not str(glob).strip()), None)
+    if blank is not None:
+        raise InputError(f"--callpath {blank!r}: expected a call path or a glob such as 'main->*'")
+
+
 def _check_own_files(folder: pathlib.Path) -> None:
     """The loop replaces its state file every round and its reports at the end: a read-only one stops it before
     anything runs (the write would, after the first round), and so does a file with a report's name in a folder no
     loop has tuned (no state file: a loop saves it before its first run, and its reports only at its end), which is
-    the user's, not a report to replace."""
+    the user's, not a report to replace; a folder of one of their names, which it would fail to write at its end."""
     for own in (folder / STATE, folder / REPORT, folder / MODELS):
+        if own.is_dir():
+            what = "state" if own.name == STATE else "report"
+            raise InputError(f"is a folder; the loop writes its {what} there as one file: move it away, or give "
+                             f"another -o folder", own)
         if own.is_file() and not own.stat().st_mode & 0o222:
             raise InputError("is read-only; the loop keeps its state and reports here: make it writable", own)
     if (folder / STATE).exists():
@@ -738,8 +750,9 @@ def _loaded_round(saved, number: int, parameters, path: pathlib.Path) -> Round:
     if not (isinstance(runs, list) and isinstance(notes, list) and isinstance(widths, dict)
             and all(v is None or design.is_number(v) for v in widths.values())):
         raise InputError(f"{where}: \"runs\" and \"notes\" must be lists, \"widths\" numbers by kernel", path)
-    for place, run in enumerate(runs, 1):
-        design.run_from_document(run, parameters, f"{where}, run {place}", path)
+    # the reason as the run reads it: "" where a hand-edited file has none, or no text
+    runs = [{**run, "why": design.run_from_document(run, parameters, f"{where}, run {place}", path).role}
+            for place, run in enumerate(runs, 1)]
     return Round(saved["round"], saved["status"], float(saved["share"]), runs,
                  {name: math.nan if v is None else float(v) for name, v in widths.items()}, [str(n) for n in notes])
 
@@ -896,16 +909,19 @@ def render_report(result: AutotuneResult, final) -> str:
     not_judged = (final.not_judged or {}) if final is not None else {}
     copy_of = {name: why[len(COPY_OF):].strip() for name, why in not_judged.items()
                if why.startswith(COPY_OF)}  # judged through another kernel with the same measurements
+    assessed = bool(widths or not_judged)
+    extremes = _extremes(result.model_set, getattr(final, "notes", None) or ())
     model_rows = []
     shown = callpath_labels([m.callpath for m, _ in ranked])
     for model, row in ranked:
         name = model.callpath if model.metric == "time" else f"{model.callpath} [{model.metric}]"
         width = widths.get(name, widths.get(copy_of.get(name, "")))
+        why_not = not_judged.get(name) or (_unselected(model.metric, extremes) if assessed else None)
         model_rows.append(
             f"<tr><td title=\"{esc(model.callpath)}\">{esc(shown[model.callpath])}</td>"
             f"<td>{esc(model.metric)}</td><td class=f>{esc(model.formula)}</td>"
             f"<td>{_num(row.value_target)}{_crossing(model.metric, row.crosses)}</td>"
-            f"<td>{_interval(width, not_judged.get(name))}</td></tr>")
+            f"<td>{_interval(width, why_not)}</td></tr>")
     run_rows = [_run_row("before", run) for run in result.before]
     run_rows += [_run_row(str(r.number), run, result.unmeasured.get((r.number, place), 0))
                  for r in result.rounds for place, run in enumerate(r.runs)]
@@ -914,8 +930,10 @@ def render_report(result: AutotuneResult, final) -> str:
     priced = f"; cost of a run: {final.cost_model.describe()}" if getattr(final, "cost_model", None) else ""
     budget = "none" if not math.isfinite(result.budget_limit) else f"{result.budget_limit:g} cost units " \
         f"({result.budget_limit / result.full_cost:.1%} of the full factorial)"
-    if result.budget_points is not None:
+    spent = f"{result.cost:g} cost units"
+    if result.budget_points is not None:  # what was spent in the budget's units too
         budget = f"at most {format_count(result.budget_points, 'point')}"
+        spent = f"{format_count(result.points, 'point')} ({spent})"
     measuring = _measuring_rounds(result)  # as the summary counts them
     rounds = f"{measuring} that measured" + (f", then {format_count(len(result.rounds) - measuring, 'assessment')}"
                                              if len(result.rounds) > measuring else "")
@@ -927,7 +945,7 @@ td,th{{border:1px solid #ccc;padding:.25em .6em;text-align:left}}th{{background:
 <h1>Autotune report</h1>
 <p class="verdict">{esc(_verdict(result))}</p>
 <ul><li>target: {esc(where)}; stopping rule: every judged kernel's 95 % interval at the target within
-±{format_percent(result.tolerance)}</li><li>budget: {esc(budget)}; spent: {result.cost:g} cost units{esc(priced)}</li>
+±{format_percent(result.tolerance)}</li><li>budget: {esc(budget)}; spent: {esc(spent)}{esc(priced)}</li>
 <li>rounds: {esc(rounds)}; measurements: {esc(str(result.folder))}; interactive models report:
 <a href="{MODELS}">{MODELS}</a></li>{notes}</ul>
 <h2>Models</h2>
@@ -939,6 +957,24 @@ td,th{{border:1px solid #ccc;padding:.25em .6em;text-align:left}}th{{background:
 {''.join(run_rows)}</table>
 </body></html>
 """
+
+
+def _extremes(model_set, notes) -> set[str]:
+    """The metrics of the final models that the assessment left out as minima and maxima (its notes say so when
+    --metric named none)."""
+    from .extrapolation import bound_metrics
+
+    if not any(note.startswith(design.EXTREMES_NOTE.partition("{")[0]) for note in notes):
+        return set()
+    return set(bound_metrics(list(dict.fromkeys(model.metric for model in model_set))))
+
+
+def _unselected(metric: str, extremes: set[str]) -> str:
+    """Why a kernel has no interval that the assessment neither judged nor said why not: it was not among those
+    selected (the report's models are all of the folder's)."""
+    if metric in extremes:
+        return "a minimum or maximum, judged when named with --metric"
+    return "not selected by --metric and --callpath"
 
 
 def _run_row(when: str, run: Mapping, unmeasured: int = 0) -> str:

@@ -1111,7 +1111,8 @@ def base_design(space, effective: np.ndarray, limit: float, line: int = 5,
         raise _no_lines_around(space, effective, indices)
     indices, length, within = chosen
     notes = []
-    if length < line and min(v.size for v in space.values) >= line:
+    # (a parameter held at one value has no line: it neither shortens the lines nor silences the note)
+    if length < line and min((v.size for v in space.values if v.size > 1), default=0) >= line:
         terms = "one term per parameter" if length >= 3 else "only constants"
         longer = " or ".join(map(str, range(longest, length, -1)))  # the lengths the budget did not pay for
         why = (f"lines of {length} values, not {line} (longer lines would run through the target, or an "

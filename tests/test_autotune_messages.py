@@ -3,7 +3,10 @@
 import json
 import types
 
+import pytest
+
 from extrap_plugins import autotune
+from extrap_plugins.errors import InputError
 
 STATISTICS = ["sum", "mean", "min", "max"]
 
@@ -51,3 +54,36 @@ def test_the_summary_repeats_no_note_of_the_base_that_the_last_round_says_anew()
     rounds = [autotune.Round(1, "base", 0.3, notes=[f"p has {few}", shorter]),
               autotune.Round(2, "budget", 0.5, notes=[f"p, n have {few}", "no further run fits the budget"])]
     assert autotune.final_notes(rounds) == [shorter, f"p, n have {few}", "no further run fits the budget"]
+
+
+def test_a_saved_run_without_its_reason_is_reported_without_one(tmp_path):
+    # a state file edited by hand: a run without "why" (a plan file's runs may lack it) ended the loop's report with
+    # KeyError: 'why' (exit status 1), one whose "why" is a number with AttributeError
+    folder, measure = tmp_path / "runs", write_runs(lambda p: 3.0 + p)
+    autotune.autotune({"p": [1, 2, 4, 8, 16]}, [], folder, budget="50%", measure_runs=measure, progress=False)
+    state = json.loads((folder / autotune.STATE).read_text())
+    del state["rounds"][0]["runs"][0]["why"]
+    state["rounds"][0]["runs"][1]["why"] = 7
+    (folder / autotune.STATE).write_text(json.dumps(state))
+    result = autotune.autotune({"p": [1, 2, 4, 8, 16]}, [], folder, budget="50%", measure_runs=measure,
+                               progress=False)
+    assert [run["why"] for run in result.rounds[0].runs[:3]] == ["", "", "line p"]
+    report = (folder / autotune.REPORT).read_text()
+    assert "<tr><td>1</td><td>p=1</td><td>1</td><td>1</td><td></td></tr>" in report
+
+
+@pytest.mark.parametrize("name", [autotune.REPORT, autotune.MODELS])
+def test_a_folder_where_a_report_goes_is_named_before_anything_runs(tmp_path, name):
+    # beside the state file of an earlier loop: the loop measured its runs and then ended with IsADirectoryError
+    # (autotune.html, exit status 1) or "is a folder; this exporter writes one file" (models.html)
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    (folder / autotune.STATE).write_text(json.dumps({"format": autotune.FORMAT, "parameters": ["p"], "rounds": []}))
+    (folder / name).mkdir()
+    measure, measured = write_runs(lambda p: 3.0 + p), []
+    with pytest.raises(InputError) as error:
+        autotune.autotune({"p": [1, 2, 4, 8, 16]}, [], folder, budget="50%", progress=False,
+                          measure_runs=lambda runs, where: measured.append(runs) or measure(runs, where))
+    assert str(error.value) == (f"{folder / name}: is a folder; the loop writes its report there as one file: move "
+                                f"it away, or give another -o folder")
+    assert not measured

@@ -55,3 +55,13 @@ def test_one_cost_unit_is_singular():
     from extrap_plugins.design import cost_units
 
     assert (cost_units(1.0), cost_units(98), cost_units(2.5)) == ("1 cost unit", "98 cost units", "2.5 cost units")
+
+
+def test_a_parameter_held_at_one_value_leaves_the_note_on_shorter_lines_as_it_was():
+    # with --param m=3 beside p and n the plan had the same lines of three and no note saying what they cost
+    held = suggest(Space.of({"p": P, "n": N, "m": [3]}), budget="6")
+    assert [tuple(run.point.values()) for run in held.plan.runs] == [
+        (1, 10, 3), (1, 20, 3), (1, 30, 3), (2, 10, 3), (4, 10, 3), (2, 20, 3)]
+    assert held.notes[0] == suggest(Space.of({"p": P, "n": N}), budget="6").notes[0] == (
+        "the budget allows lines of 3 values, not 5: models get at most one term per parameter along each line "
+        "(fewer exponents are told apart), and the interval at the target says how much that costs")
