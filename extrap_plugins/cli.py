@@ -73,7 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_reading_and_modelling(model)
     model.add_argument("--metric", action=Names, default=[], metavar="NAME[,NAME...]",
                        help="only these metrics (repeatable)")
-    model.add_argument("--callpath", action="append", default=[], metavar="GLOB",
+    model.add_argument("--callpath", action=Glob, default=[], metavar="GLOB",
                        help="only call paths matching this glob, e.g. 'main->*' (repeatable)")
     model.add_argument("--export", metavar="NAME",
                        help="exporter name (default: the one whose extension -o has, as .json, .csv, .html; else text)")
@@ -184,6 +184,16 @@ class Names(argparse.Action):
         setattr(namespace, self.dest, list(getattr(namespace, self.dest) or []) + given)
 
 
+class Glob(argparse.Action):
+    """A repeatable call-path pattern (not split at commas: C++ names hold them); an empty one, which matches
+    nothing, is refused before anything is read."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        if not values.strip():
+            parser.error(f"{option_string} {values!r}: expected a call path or a glob such as 'main->*'")
+        setattr(namespace, self.dest, list(getattr(namespace, self.dest) or []) + [values])
+
+
 def add_design_arguments(parser: argparse.ArgumentParser) -> None:
     """The options ``suggest`` and ``autotune`` share."""
     parser.add_argument("--param", action="append", default=[], metavar="NAME=V1,V2,...",
@@ -208,7 +218,7 @@ def add_design_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--measure", choices=MEASURES, default="mean", help="how repetitions are reduced")
     parser.add_argument("--metric", action=Names, default=[], metavar="NAME[,NAME...]",
                         help="judge the models of these metrics only (repeatable)")
-    parser.add_argument("--callpath", action="append", default=[], metavar="GLOB",
+    parser.add_argument("--callpath", action=Glob, default=[], metavar="GLOB",
                         help="judge the models of these call paths only (repeatable)")
 
 
@@ -402,7 +412,7 @@ def add_codesign_commands(commands) -> None:
         command.add_argument("--modeler", default="default", help="modeler name (default: %(default)s)")
         command.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                              help="an option for the modeler (repeatable)")
-        command.add_argument("--callpath", action="append", default=None, metavar="GLOB",
+        command.add_argument("--callpath", action=Glob, default=None, metavar="GLOB",
                              help=f"only these call paths (repeatable; default: {callpaths})")
         command.add_argument("--export", choices=KINDS, help=REPORT_FORMAT_HELP)
         command.add_argument("-o", "--output", metavar="PATH",
@@ -780,7 +790,7 @@ def add_analysis_commands(commands) -> None:
                                  "parameters default to their largest measured value")
     efficiency.add_argument("--metric", metavar="NAME",
                             help="the metric (default: time, else the time metric that averages over the processes)")
-    efficiency.add_argument("--callpath", action="append", default=[], metavar="GLOB",
+    efficiency.add_argument("--callpath", action=Glob, default=[], metavar="GLOB",
                             help="only call paths matching this glob (repeatable)")
     efficiency.add_argument("--total", action="append", default=[], metavar="CALLPATH",
                             help="a call path of the whole program's total (repeatable; default: the roots of the "
@@ -798,9 +808,9 @@ def add_analysis_commands(commands) -> None:
                          help="a CSV of 'A call path,B call path' lines for renamed regions ('*' for any text)")
     compare.add_argument("--map-rule", action="append", default=[], metavar="A_CALLPATH=B_CALLPATH",
                          help="one mapping rule, e.g. 'IntelMPI->*=OpenMPI->*' (repeatable)")
-    compare.add_argument("--callpath-a", action="append", default=[], metavar="GLOB",
+    compare.add_argument("--callpath-a", action=Glob, default=[], metavar="GLOB",
                          help="only these call paths of A (repeatable)")
-    compare.add_argument("--callpath-b", action="append", default=[], metavar="GLOB",
+    compare.add_argument("--callpath-b", action=Glob, default=[], metavar="GLOB",
                          help="only these call paths of B (repeatable)")
     compare.add_argument("--metric", action=Names, default=[], metavar="NAME[,NAME...]",
                          help="only these metrics (repeatable)")

@@ -577,3 +577,22 @@ def test_a_report_s_format_follows_its_output_s_extension_unless_given(export, s
     assert main(["efficiency", str(ROOT / "examples" / "isoefficiency.csv"), "--size", "n", "-o", str(path),
                  *export]) == ExitStatus.OK
     assert path.read_text(encoding="utf-8").startswith(starts)
+
+
+@pytest.mark.parametrize("command", [
+    ["model", str(EXAMPLE)], ["suggest", str(EXAMPLE), "--budget", "50%"],
+    ["autotune", "--param", "p=1,2", "-o", "runs"],
+    ["efficiency", str(ROOT / "examples" / "isoefficiency.csv")],
+])
+@pytest.mark.parametrize("blank", ["", "  "])
+def test_an_empty_callpath_pattern_is_refused_before_anything_is_read_or_run(command, blank, tmp_path, monkeypatch,
+                                                                             capsys):
+    # it matches nothing: model and suggest said so after reading, autotune after measuring the base design
+    monkeypatch.chdir(tmp_path)
+    program = ["--", "python", "a.py"] if command[0] == "autotune" else []
+    with pytest.raises(SystemExit) as ended:
+        main([*command, "--callpath", "main", "--callpath", blank, *program])
+    assert ended.value.code == 2
+    assert (f"error: --callpath {blank!r}: expected a call path or a glob such as 'main->*'; see extrap-plugins "
+            f"{command[0]} --help") in capsys.readouterr().err
+    assert not (tmp_path / "runs").exists()

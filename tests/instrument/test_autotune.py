@@ -169,10 +169,6 @@ def test_a_misspelt_modeler_option_stops_the_loop_before_anything_runs(tmp_path,
      "--param N and --param n reach the program as one variable, EXTRAP_PARAM_N: rename one"),
     (["p=1,2", "--timeout", "0"], "--timeout must be positive, got 0.0"),
     (["p=1,2", "--mpiexec", "/no/such/mpiexec"], "--mpiexec '/no/such/mpiexec': no such executable"),
-    # it matched nothing, said after the whole base design was measured
-    (["p=1,2", "--callpath", ""], "--callpath '': expected a call path or a glob such as 'main->*'"),
-    (["p=1,2", "--callpath", "main", "--callpath", "  "],
-     "--callpath '  ': expected a call path or a glob such as 'main->*'"),
 ])
 def test_settings_are_rejected_before_the_folder_is_made_or_anything_runs(tmp_path, capsys, params, message):
     args = ["--param", params[0], *params[1:]]
