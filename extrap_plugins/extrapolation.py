@@ -110,7 +110,8 @@ def parse_target(target: str | Mapping[str, float] | None, parameters: Sequence[
         except (TypeError, ValueError):
             raise InputError(f"target {target!r}: {name}={value!r} is not a number") from None
         if not math.isfinite(number) or number <= 0:
-            raise InputError(f"target {target!r}: {name} must be a positive number, got {value}")
+            beyond = " (beyond the range of a float)" if math.isinf(number) and "inf" not in str(value).lower() else ""
+            raise InputError(f"target {target!r}: {name} must be a finite positive number, got {value}{beyond}")
         result[name] = number
     result = {**(defaults or {}), **result}
     missing = [p for p in parameters if p not in result]

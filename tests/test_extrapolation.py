@@ -65,7 +65,10 @@ def test_target_accepts_a_mapping_and_checks_every_parameter():
     ("p=65536", "target 'p=65536': give a value for n as well"),
     ("p=1,q=2", "target 'p=1,q=2': unknown parameter 'q'; the parameters are p, n"),
     ("p=x,n=1", "target 'p=x,n=1': p='x' is not a number"),
-    ("p=-4,n=1", "target 'p=-4,n=1': p must be a positive number, got -4"),
+    ("p=-4,n=1", "target 'p=-4,n=1': p must be a finite positive number, got -4"),
+    ("p=1e400,n=1", "target 'p=1e400,n=1': p must be a finite positive number, got 1e400 (beyond the range of a "
+                    "float)"),
+    ("p=inf,n=1", "target 'p=inf,n=1': p must be a finite positive number, got inf"),
     ("p65536", "target 'p65536': expected NAME=VALUE pairs separated by commas, e.g. p=65536,n=1e6"),
     ("p=128,n=10,p=3", "target 'p=128,n=10,p=3': p is given twice"),
 ])
