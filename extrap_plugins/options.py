@@ -166,6 +166,20 @@ class Parser(argparse.ArgumentParser):
             message += f" (a value that starts with '-' is written {option}=VALUE)"
         self.exit(2, f"{self.prog}: error: {message}; see {self.prog} --help\n")
 
+    def parse_args(self, args=None, namespace=None):
+        """As argparse's, but words no option takes are refused by the command they were given to, naming the
+        option meant (``efficiency --procs p``: "did you mean --processes?"), not by the top-level parser."""
+        namespace, extras = self.parse_known_args(args, namespace)
+        if extras:
+            commands = next((a for a in self._actions if isinstance(a, argparse._SubParsersAction)), None)
+            parser = commands.choices.get(getattr(namespace, commands.dest, None), self) if commands else self
+            option = next((word.split("=")[0] for word in extras if word.startswith("--")), None)
+            close = difflib.get_close_matches(option, list(parser._option_string_actions), n=1, cutoff=0.75) \
+                if option else []
+            parser.error(f"unrecognized arguments: {' '.join(extras)}"
+                         + (f" (did you mean {close[0]}?)" if close else ""))
+        return namespace
+
     def parse_known_args(self, args=None, namespace=None):
         words = sys.argv[1:] if args is None else list(args)
         if any(action.nargs == argparse.REMAINDER for action in self._actions if not action.option_strings):

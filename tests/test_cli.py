@@ -596,3 +596,16 @@ def test_an_empty_callpath_pattern_is_refused_before_anything_is_read_or_run(com
     assert (f"error: --callpath {blank!r}: expected a call path or a glob such as 'main->*'; see extrap-plugins "
             f"{command[0]} --help") in capsys.readouterr().err
     assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["efficiency", "x.csv", "--procs", "p"], "extrap-plugins efficiency: error: unrecognized arguments: --procs p "
+                                              "(did you mean --processes?); see extrap-plugins efficiency --help"),
+    (["model", "x.csv", "--bogus"], "extrap-plugins model: error: unrecognized arguments: --bogus; see "
+                                    "extrap-plugins model --help"),
+])
+def test_an_unknown_option_is_refused_by_its_command_with_the_option_meant(argv, said, capsys):
+    # (the top-level parser refused it: "see extrap-plugins --help", which does not list the command's options)
+    with pytest.raises(SystemExit) as ended:
+        main(argv)
+    assert ended.value.code == 2 and capsys.readouterr().err == said + "\n"
