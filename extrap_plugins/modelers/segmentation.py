@@ -18,7 +18,9 @@ The method of Ilyas et al. 2017 (Ilyas et al., "Segmented performance models"):
    differing windows, then the highest contrast of window nRSS inside versus
    outside the predicted ones) is the change point.  This is the paper's
    "second one" rule where the pattern is clean, and still answers where
-   noise flips a window or the pattern is cut off at either end.
+   noise flips a window or the pattern is cut off at either end.  Least
+   squares then settle the points at the change (:func:`settle_shared`,
+   :func:`settle_edges`).
 4. Recurse into both sides for further change points (binary segmentation),
    as long as a side has more points than a window.
 
@@ -60,6 +62,8 @@ MIN_POINTS = 5
 """Points a segment needs for its own model; fewer gets a note naming the points to measure."""
 MAX_CHANGES = 3
 """Most change points looked for per parameter and series (by recursion)."""
+MAX_PROPOSED = 8
+"""Most values a note proposes to measure (a large ``min_points`` would otherwise list thousands)."""
 
 Fit = Callable[[SeriesGroup], Sequence[Model]]
 """A batched modeler call: a group of series at the same points -> one model per series."""
@@ -338,6 +342,7 @@ def scan(x: np.ndarray, values: np.ndarray, fit: Fit, parameter: Parameter,
     elif segmented.any():
         left[segmented], right[segmented] = locate(E[segmented], tags[segmented], settings.window)
         left, right = settle_shared(x, values, fit, parameter, left, right, settings, measure)
+        left, right = settle_edges(x, values, fit, parameter, left, right, measure)
     return LineScan(E, segmented, tags, left, right)
 
 
@@ -366,28 +371,94 @@ def settle_shared(x: np.ndarray, values: np.ndarray, fit: Fit, parameter: Parame
     left, right : new arrays, shared points settled.
     """
     left, right = left.copy(), right.copy()
-    n_points = x.shape[0]
     Y = _reduce(values, measure)
     shared = np.flatnonzero((left == right) & (left > 0))
     for s in np.unique(left[shared]):
         members = shared[left[shared] == s]
-        rise = []
-        for with_s, without_s in (((0, s + 1), (0, s)), ((s, n_points), (s + 1, n_points))):
-            fits = []
-            for lo, hi in (with_s, without_s):
-                if hi - lo < 3:  # two points or fewer fit any two-coefficient model exactly
-                    fits.append(np.zeros(members.size))
-                    continue
-                group = SeriesGroup((parameter,), x[lo:hi, None], _keys(members.size), values[members, lo:hi])
-                fits.append(model_rss(fit(group), x[lo:hi, None], Y[members, lo:hi]))
-            rise.append(np.maximum(fits[0] - fits[1], 0.0))
-        dl, dr = rise
+        dl, dr = _rises(x, values, Y, fit, parameter, members, s)
         negligible = normalised(np.maximum(dl, dr), Y[members]) <= SHARED_FLOOR
         to_left = ~negligible & (dl <= dr)
         to_right = ~negligible & (dl > dr)
         right[members[to_left]] = s + 1
         left[members[to_right]] = s - 1
     return left, right
+
+
+def settle_edges(x: np.ndarray, values: np.ndarray, fit: Fit, parameter: Parameter, left: np.ndarray,
+                 right: np.ndarray, measure: str = "mean") -> tuple[np.ndarray, np.ndarray]:
+    """Move a point at the edge of a change to the side it fits, as :func:`settle_shared` does.
+
+    A window with one foreign point at its edge can look homogeneous (a steep
+    one-term model through four flat values and one jump), so the pattern may
+    put a change one point late or early.  The last point of the left segment
+    moves to the right one when adding it there raises the RSS less than
+    keeping it on the left (the rises of :func:`settle_shared`), and the first
+    point of the right segment moves left when it fits there better, until no
+    point moves.  A move needs a second opinion: the models of either side,
+    fitted without the point, must also miss it less on its new side (the
+    rises alone favour the side with the smaller values' noise, and a side of
+    three points or fewer, which fits any point well).  Rises below
+    ``SHARED_FLOOR`` (a point that fits both sides) move nothing.
+
+    Parameters
+    ----------
+    left, right : ndarray of int, shape (n_series,)
+        Located changes (-1: none); only changes between two points
+        (``right == left + 1``) are looked at.
+
+    Returns
+    -------
+    left, right : new arrays.
+    """
+    left, right = left.copy(), right.copy()
+    Y = _reduce(values, measure)
+    last = x.shape[0] - 1
+    for _ in range(last):  # a change may be off by more than one point: move until every edge point fits
+        before = left.copy()
+        for edge, step in (("left", -1), ("right", 1)):
+            split = np.flatnonzero((left >= 0) & (right == left + 1))
+            points = left[split] if edge == "left" else right[split]
+            for s in np.unique(points):
+                if (edge == "left" and s < 1) or (edge == "right" and s >= last):
+                    continue  # a segment keeps at least one point
+                members = split[points == s]
+                dl, dr = _rises(x, values, Y, fit, parameter, members, s)
+                el, er = _misses(x, values, Y, fit, parameter, members, s)
+                better = ((dl > dr) & (el > er)) if edge == "left" else ((dr > dl) & (er > el))
+                moved = members[better & (normalised(np.maximum(dl, dr), Y[members]) > SHARED_FLOOR)]
+                left[moved] += step
+                right[moved] += step
+        if np.array_equal(left, before):
+            break
+    return left, right
+
+
+def _misses(x, values, Y, fit: Fit, parameter: Parameter, members: np.ndarray, s: int):
+    """How far the models of the points left of ``s`` and of those right of it, each fitted without ``s``,
+    miss the value at ``s``, for each series of ``members``: ``(el, er)``."""
+    misses = []
+    for lo, hi in ((0, s), (s + 1, x.shape[0])):
+        group = SeriesGroup((parameter,), x[lo:hi, None], _keys(members.size), values[members, lo:hi])
+        predicted = np.array([model.predict(x[s:s + 1, None])[0] for model in fit(group)])
+        misses.append(np.abs(predicted - Y[members, s]))
+    return misses[0], misses[1]
+
+
+def _rises(x, values, Y, fit: Fit, parameter: Parameter, members: np.ndarray, s: int):
+    """How much point ``s`` raises the RSS of the segment left of it (``0 .. s``) and of the one right of
+    it (``s .. end``), for each series of ``members``: ``(dl, dr)``."""
+    n_points = x.shape[0]
+    rise = []
+    for with_s, without_s in (((0, s + 1), (0, s)), ((s, n_points), (s + 1, n_points))):
+        fits = []
+        for lo, hi in (with_s, without_s):
+            if hi - lo < 3:  # two points or fewer fit any two-coefficient model exactly
+                fits.append(np.zeros(members.size))
+                continue
+            group = SeriesGroup((parameter,), x[lo:hi, None], _keys(members.size), values[members, lo:hi])
+            fits.append(model_rss(fit(group), x[lo:hi, None], Y[members, lo:hi]))
+        rise.append(np.maximum(fits[0] - fits[1], 0.0))
+    return rise[0], rise[1]
 
 
 def find_changes(x: np.ndarray, values: np.ndarray, fit: Fit, parameter: Parameter,
@@ -650,7 +721,7 @@ def too_few_points_note(parameter: str, segment: tuple[float, float], present: S
     low, high = segment
     where = f"{parameter} = {low:g}" if low == high else f"{low:g} ≤ {parameter} ≤ {high:g}"
     missing = needed - len(present)
-    proposal = points_to_measure(present, line, missing, side)
+    proposal = points_to_measure(present, line, min(missing, MAX_PROPOSED), side)
     measured = ", ".join(f"{v:g}" for v in present)
     text = (
         f"segment {where} has only {len(present)} point{'s' if len(present) != 1 else ''} "
@@ -658,6 +729,7 @@ def too_few_points_note(parameter: str, segment: tuple[float, float], present: S
     )
     if proposal:
         text += f": measure {parameter} = {', '.join(f'{v:g}' for v in proposal)}"
+        text += ", …" if missing > MAX_PROPOSED else ""
     return text
 
 

@@ -30,7 +30,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from extrap_plugins.engine import fit_any
-from extrap_plugins.errors import QualityWarning
+from extrap_plugins.errors import InputError, QualityWarning
 from extrap_plugins.experiment import SeriesGroup
 from extrap_plugins.formatting import format_value
 from extrap_plugins.hookspecs import hookimpl
@@ -129,8 +129,14 @@ class SegmentedModeler:
         window_options = {**segment_options, **window_defaults(host, self.base),
                           **{k[len("window_"):]: v for k, v in options.items() if k.startswith("window_")}}
         self.inner = host.build_modeler(self.base, segment_options, tuple(parameters))
-        self.window_inner = (host.build_modeler(self.base, window_options, tuple(parameters))
-                             if window_options != segment_options else self.inner)
+        try:  # the segment options passed above: a value refused now is a window_ option's
+            self.window_inner = (host.build_modeler(self.base, window_options, tuple(parameters))
+                                 if window_options != segment_options else self.inner)
+        except InputError as error:
+            given = [k for k in options if k.startswith("window_")]
+            if not given:
+                raise
+            raise ValueError(f"{', '.join(given)}: {error}") from None
         # Falling windows (strong scaling, 5 + 1000/p) have no one-term fit without p^-i: every window would
         # look mixed and a smooth series be cut.  They also try the falling factors, unless the user chose.
         self.falling_inner = None
@@ -213,7 +219,8 @@ class SegmentedModeler:
                     constants[i, k] = model.constant
                     terms[i][k] = tuple(model.terms)
                     spreads[i][k] = tuple(model.choice_spread)
-                    notes[i].extend(f"segment {label}: {text}" for text in model.warnings)
+                    notes[i].extend(f"segment {label}: {text}" for text in model.warnings
+                                    if not (note and _says_too_few(text, piece)))
             else:
                 constants[:, k] = Y[:, inside].mean(axis=1)
             if note:
@@ -336,6 +343,12 @@ def _placement(changes: Sequence[ChangePoint]) -> tuple[ChangePoint, ...]:
     return tuple(ChangePoint(c.parameter, c.before, c.after) for c in changes)
 
 
+def _says_too_few(text: str, piece) -> bool:
+    """Whether a wrapped modeler's note says that a segmented parameter has too few values in the piece,
+    which the segment's own note (naming the values to measure) already says."""
+    return any(text.startswith(f"parameter {name} has only ") for name, _ in piece)
+
+
 def _label(piece) -> str:
     return ", ".join(f"{format_value(lo)} ≤ {name} ≤ {format_value(hi)}" if lo != hi else f"{name} = {format_value(lo)}"
                      for name, (lo, hi) in piece)
@@ -345,7 +358,7 @@ def _number(value, name: str, kind=float):
     """Option values arrive as int, float or text; convert with a message that says what was expected."""
     try:
         number = kind(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # int(float("inf")) overflows
         raise ValueError(f"{name}: expected a {'whole ' if kind is int else ''}number, got {value!r}") from None
     if kind is int and number != float(value):
         raise ValueError(f"{name}: expected a whole number, got {value!r}")

@@ -1,5 +1,7 @@
 """Change-point detection (seed 001): window scores, classification, location, recursion, several parameters."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -184,3 +186,22 @@ def test_the_note_for_a_small_segment_names_the_points():
     note = too_few_points_note("p", (512.0, 1024.0), [512.0, 1024.0], [2.0**k for k in range(1, 11)], 5, "above")
     assert note == ("segment 512 ≤ p ≤ 1024 has only 2 points (p = 512, 1024); 5 are needed for a model of its "
                     "own: measure p = 2048, 4096, 8192")
+
+
+POWERS = 2.0 ** np.arange(1, 11)
+EIGHT = np.arange(1.0, 9.0)
+
+
+@pytest.mark.parametrize("x, values, segments", [
+    # flat up to 64, then a jump: the window 8 … 128 fits a steep one-term model and looked homogeneous, so the
+    # change was put after 128
+    (POWERS, np.where(POWERS <= 64, 10 + 0.1 * POWERS, 50 + 0.3 * POWERS), [(2.0, 64.0), (128.0, 1024.0)]),
+    # eight points, p^2 up to 4: the pattern put the change after 7, the recursion then cut after 5 as well
+    (EIGHT, np.where(EIGHT <= 4, EIGHT**2, 40 + EIGHT), [(1.0, 4.0), (5.0, 8.0)]),
+])
+def test_a_point_at_the_edge_of_a_change_joins_the_side_it_fits(host, x, values, segments):
+    experiment = Experiment.from_columns(["p"], callpath="k", metric="time", coordinates=x[:, None], value=values)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the notes on small segments
+        (model,) = extrap_plugins.model(experiment, "segmented", executor="serial")
+    assert [s.range["p"] for s in model.segments] == segments
