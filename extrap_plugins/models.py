@@ -318,9 +318,15 @@ class Model:
             return format_function(self.constant, self.terms, machine=machine)
         at_most = " <= " if machine else " ≤ "
         bound = (lambda x: repr(float(x))) if machine else format_value
+
+        def within(name: str, lo: float, hi: float) -> str:  # (for people, a segment of one value as the notes say it)
+            if lo == hi and not machine:
+                return f"{name} = {bound(lo)}"
+            return f"{bound(lo)}{at_most}{name}{at_most}{bound(hi)}"
+
         return "; ".join(
             format_function(s.constant, s.terms, machine=machine) + " for "
-            + ", ".join(f"{bound(lo)}{at_most}{name}{at_most}{bound(hi)}" for name, (lo, hi) in s.range.items())
+            + ", ".join(within(name, lo, hi) for name, (lo, hi) in s.range.items())
             for s in self.segments)
 
     def __repr__(self) -> str:

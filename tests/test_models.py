@@ -326,3 +326,11 @@ def test_a_pickled_model_and_model_set_equal_the_originals_with_nan_fields():
     again = pickle.loads(pickle.dumps(model))
     assert again == model and hash(again.quality) == hash(model.quality)
     assert Model("main", "time", ("p",), 1.0, validation=float("nan")) == Model("main", "time", ("p",), 1.0)
+
+
+def test_a_segment_of_one_value_reads_as_the_notes_say_it():
+    # (it read "100 for 2 ≤ p ≤ 2"; the machine's text keeps both bounds)
+    m = Model("main", "time", ("p",), math.nan, segments=(
+        Segment({"p": (2.0, 2.0)}, 100.0, ()), Segment({"p": (4.0, 64.0)}, 0.0, (Term(2.0, {"p": Factor(1, 0)}),))))
+    assert m.formula == "100 for p = 2; 2 · p for 4 ≤ p ≤ 64"
+    assert m.function.startswith("100.0 for 2.0 <= p <= 2.0; ")
