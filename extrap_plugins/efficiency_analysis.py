@@ -45,7 +45,7 @@ import numpy as np
 
 from .api import model, names_argument
 from .errors import InputError
-from .experiment import REDUCERS, RESOURCE_NAMES, Experiment, Metric
+from .experiment import REDUCERS, RESOURCE_NAMES, Experiment, Metric, reduce_repetitions
 from .extrapolation import extrapolate, growth_class, growth_degree, largest_point, parse_target, tree_links
 from .formatting import described, format_number, format_point, format_value
 from .models import Model, ModelSet, Term
@@ -645,7 +645,7 @@ def _outside_notes(target: Mapping[str, float], processes: str, parameters: Sequ
 def _measured_resource(result: Efficiency, experiment: Experiment) -> dict[float, float]:
     """Measured ``C`` of the total at each measured process count (at the reference size): per call path, its
     repetitions reduced as for the models (``ModelSet.measure``: mean, median, minimum or maximum)."""
-    reduce = REDUCERS.get(result.model_set.measure, np.nanmean)
+    measure = result.model_set.measure if result.model_set.measure in REDUCERS else "mean"
     names = {m.callpath for m in result.total}
     k = result.parameters.index(result.processes)
     metric_rows = np.array([m.name == result.metric for m in experiment.metrics])[experiment.metric_index]
@@ -659,7 +659,8 @@ def _measured_resource(result: Efficiency, experiment: Experiment) -> dict[float
         rows = metric_rows & at_reference & (experiment.callpath_index == code)
         for p in np.unique(experiment.coordinates[rows, k]):
             at_p = rows & (experiment.coordinates[:, k] == p)
-            sums.setdefault(float(p), []).append(float(reduce(experiment.value[at_p])))
+            repetitions = experiment.value[at_p][None, None, :]
+            sums.setdefault(float(p), []).append(float(reduce_repetitions(repetitions, measure)[0, 0]))
     return {p: float(np.sum(v)) for p, v in sums.items() if len(v) == len(names)}
 
 

@@ -40,8 +40,8 @@ import numpy as np
 
 from . import executors
 from .errors import ExtrapWarning, InputError, PluginError, QualityWarning, exit_text, none_read, skip_warnings
-from .experiment import Experiment, SeriesGroup
-from .formatting import describe_inputs, format_count, format_warned
+from .experiment import OUTLYING_FACTOR, Experiment, SeriesGroup
+from .formatting import describe_inputs, format_count, format_number, format_point, format_value, format_warned
 from .joining import check_selection, join_parts, select_leniently, with_rows
 from .models import NO_FINITE_VALUES, Factor, Model, Quality, Segment, Term
 from .quality import quality_figures
@@ -1035,7 +1035,35 @@ def fit_chunk(task) -> tuple[list[Model], list[Warning]]:
         if not m.measured_range:
             m.measured_range, m.non_negative = span, sign
     warned = [series_warning(w.message, group) for w in caught]
-    return fitted, warned + negative_where_positive(fitted, group, measure, name, predictions)
+    return fitted, warned + outlying_notes(fitted, group, measure) + negative_where_positive(
+        fitted, group, measure, name, predictions)
+
+
+def outlying_notes(fitted: list[Model], group: SeriesGroup, measure: str, shown: int = 3) -> list[Warning]:
+    """A :class:`QualityWarning` for each series whose mean left out :func:`~extrap_plugins.experiment.outlying`
+    repetitions, naming the points, the values and their points' medians; the note is added to the model's
+    ``warnings``."""
+    if measure != "mean":
+        return []
+    far = group.outlying()
+    said: list[Warning] = []
+    names = [p.name for p in group.parameters]
+    for i in np.flatnonzero(far.any(axis=(1, 2))):
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            medians = np.nanmedian(np.where(far[i], np.nan, group.values[i]), axis=1)
+        cells = np.argwhere(far[i])
+        listed = "; ".join(f"{format_point(group.points[j], names)}: {format_number(group.values[i][j, r], False)} "
+                           f"where the others' median is {format_number(medians[j], False)}" for j, r in cells[:shown])
+        more = f"; and {len(cells) - shown} more" if len(cells) > shown else ""
+        note = (f"{format_count(len(cells), 'repetition')} {'lies' if len(cells) == 1 else 'lie'} "
+                f"{format_value(OUTLYING_FACTOR)}x or more off the others at {'its' if len(cells) == 1 else 'their'} "
+                f"point and {'is' if len(cells) == 1 else 'are'} left out of the mean (a slow node, a timer "
+                f"glitch?): {listed}{more}")
+        m = fitted[i]
+        m.warnings = (*tuple(m.warnings or ()), note)
+        said.append(QualityWarning(note, m.callpath, m.metric))
+    return said
 
 
 NEGATIVE = "the model of modeler {!r} is negative at measured points, though every measured value is positive"

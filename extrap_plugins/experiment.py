@@ -29,7 +29,74 @@ from .formatting import CALLPATH_SEPARATOR, described, format_callpath, format_c
 
 MEASURES = ("mean", "median", "minimum", "maximum")
 REDUCERS = {"mean": np.nanmean, "median": np.nanmedian, "minimum": np.nanmin, "maximum": np.nanmax}
-"""How each of :data:`MEASURES` reduces the repetitions of a point (missing values, NaN, left out)."""
+"""How each of :data:`MEASURES` reduces the repetitions of a point (missing values, NaN, left out; the mean
+leaves out :func:`outlying` repetitions too, :func:`reduce_repetitions`)."""
+
+OUTLYING_FACTOR = 3.0
+"""A repetition this many times above or below the median of its point's repetitions, and far outside their spread
+(:data:`OUTLYING_SPREAD`), is left out of their mean: a run on a slow node, a timer glitch, a run cut short."""
+OUTLYING_SPREAD = 5 * 1.4826
+"""How far outside the spread, in median absolute deviations of the point's repetitions (1.4826 MAD estimates a
+normal spread's standard deviation)."""
+
+
+def outlying(values: np.ndarray) -> np.ndarray:
+    """Which repetitions lie far off the others of their point: :data:`OUTLYING_FACTOR` times above or below their
+    median and :data:`OUTLYING_SPREAD` MADs from it, at a point of three or more repetitions (of two, neither can be
+    told the odd one), at most a quarter of them (at least one) and never all but one. Repetitions that split into
+    two groups (``1, 1, 1, 10, 10``) are none: a program that takes two paths is no outlier.
+
+    Parameters
+    ----------
+    values : ndarray, shape (n_series, n_points, n_reps), NaN-padded
+
+    Returns
+    -------
+    ndarray of bool, the shape of ``values``
+    """
+    found = np.zeros(values.shape, dtype=bool)
+    if values.ndim != 3 or values.shape[2] < 3:
+        return found
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # (points without values)
+        missing = np.isnan(values)
+        if missing.any():
+            count = values.shape[2] - np.sum(missing, axis=2)
+            low, high = np.nanmin(values, axis=2), np.nanmax(values, axis=2)
+        else:  # (every repetition there: the plain reductions are several times faster)
+            count = np.full(values.shape[:2], values.shape[2])
+            low, high = values.min(axis=2), values.max(axis=2)
+        # only where the largest is OUTLYING_FACTOR times the smallest can one be that far from the median
+        candidate = (count >= 3) & (low >= 0) & (high > OUTLYING_FACTOR * low)
+        if not candidate.any():
+            return found
+        rows, n = values[candidate], count[candidate][:, None]
+        median = _median(rows, n)
+        deviation = np.abs(rows - median)
+        spread = _median(deviation, n)
+        ratio = rows / median
+        far = ((median > 0) & ((ratio > OUTLYING_FACTOR) | (ratio < 1 / OUTLYING_FACTOR))
+               & (deviation > OUTLYING_SPREAD * spread))
+    many = far.sum(axis=1, keepdims=True)
+    found[candidate] = far & (many <= np.maximum(1, n // 4)) & (n - many >= 2)
+    return found
+
+
+def _median(rows: np.ndarray, count: np.ndarray) -> np.ndarray:
+    """The median of each row's first ``count`` values once sorted (NaN sorts last), shape (n_rows, 1)."""
+    ordered = np.sort(rows, axis=1)
+    below, above = (count - 1) // 2, count // 2
+    return (np.take_along_axis(ordered, below, axis=1) + np.take_along_axis(ordered, above, axis=1)) / 2
+
+
+def reduce_repetitions(values: np.ndarray, measure: str) -> np.ndarray:
+    """Each point's ``measure`` of its repetitions, shape ``values.shape[:2]`` (NaN where it has none); the mean
+    of those that are not :func:`outlying`."""
+    with np.errstate(all="ignore"), warnings.catch_warnings():  # a point without values is NaN, said elsewhere
+        warnings.simplefilter("ignore", RuntimeWarning)  # ("Mean of empty slice", naming no series)
+        if measure == "mean":
+            values = np.where(outlying(values), np.nan, values)
+        return REDUCERS[measure](values, axis=2)
 
 
 def check_measure(measure) -> str:
@@ -168,6 +235,7 @@ class SeriesGroup:
     points: np.ndarray
     keys: list[tuple[Callpath, Metric]]
     values: np.ndarray
+    _outlying: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -183,9 +251,25 @@ class SeriesGroup:
             raise ValueError(
                 f"unknown measure {measure!r}: expected one of {', '.join(MEASURES)}"
             )
+        if measure != "mean":
+            return reduce_repetitions(self.values, measure)
         with np.errstate(all="ignore"), warnings.catch_warnings():  # a point without values is NaN, said elsewhere
             warnings.simplefilter("ignore", RuntimeWarning)  # ("Mean of empty slice", naming no series)
-            return REDUCERS[measure](self.values, axis=2)
+            return np.nanmean(self.kept(measure), axis=2)
+
+    def kept(self, measure: str = "mean") -> np.ndarray:
+        """The repetitions ``measure`` reduces, shape (n_series, n_points, n_reps): for the mean, NaN where one is
+        :func:`outlying`."""
+        if measure != "mean":
+            return self.values
+        far = self.outlying()
+        return np.where(far, np.nan, self.values) if far.any() else self.values
+
+    def outlying(self) -> np.ndarray:
+        """:func:`outlying` of the group's values, found once."""
+        if self._outlying is None or self._outlying.shape != self.values.shape:
+            self._outlying = outlying(self.values)
+        return self._outlying
 
     def repetitions(self) -> np.ndarray:
         """Number of non-missing repetitions, shape (n_series, n_points)."""

@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 
 from extrap_plugins import Callpath, Experiment, InputError, Metric
+from extrap_plugins.experiment import Parameter, SeriesGroup
 
 
 def make(rows):
@@ -302,3 +303,27 @@ def test_values_of_an_unknown_series_is_an_input_error_with_the_names_meant():
         e.values_of("main->comput", "time")
     with pytest.raises(InputError, match=r"^runs\.csv: no metric 'tim'; the metrics are time$"):
         e.values_of("main", "tim")
+
+
+@pytest.mark.parametrize("repetitions, expected", [
+    ([1.0, 1.02, 10.0], [False, False, True]),             # a slow run: 10x the others
+    ([1.0, 1.02, 0.9, 0.2], [False, False, False, True]),  # a run cut short: 5x below
+    ([1.0, 1.0, 1.0, 0.0], [False, False, False, True]),   # a run that measured nothing
+    ([1.0, 3.5, 10.0], [False, False, False]),             # noisy, not one odd run: within the spread
+    ([1.0, 1.0, 1.0, 10.0, 10.0], [False] * 5),            # two groups: a program taking two paths
+    ([1.0, 10.0], [False, False]),                         # of two, neither is the odd one
+    ([1.0, 1.3, 0.7, 2.9], [False] * 4),                   # under 3x off
+])
+def test_outlying_repetitions_are_gross_and_few(repetitions, expected):
+    from extrap_plugins.experiment import outlying
+    values = np.array([[repetitions]], dtype=float)
+    assert outlying(values)[0, 0].tolist() == expected
+
+
+def test_the_mean_leaves_out_outlying_repetitions_and_the_others_keep_them():
+    values = np.array([[[1.0, 1.02, 10.0, np.nan], [2.0, 2.0, 2.0, 2.0]]])
+    group = SeriesGroup((Parameter("p"),), np.array([[1.0], [2.0]]), [(Callpath("main"), Metric("time"))], values)
+    assert group.reduce("mean").tolist() == [[1.01, 2.0]]
+    assert group.reduce("median").tolist() == [[1.02, 2.0]]
+    assert group.reduce("maximum").tolist() == [[10.0, 2.0]]
+    assert np.isnan(group.kept("mean")[0, 0, 2]) and group.kept("maximum")[0, 0, 2] == 10.0

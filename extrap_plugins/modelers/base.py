@@ -255,11 +255,11 @@ class PMNFModeler:
             warnings.simplefilter("ignore", RuntimeWarning)
             Y = group.reduce(measure)
             scale = binary_scale(Y)
-            values = group.values
+            values = group.kept(measure)  # (the mean's outlying repetitions left out, as from Y)
             if (scale != 1.0).any():  # exact: a power of two scales the values and their statistic alike
                 values, Y = values / scale[:, None, None], Y / scale[:, None]
             V = repetition_variance(values, measure)
-            counts = group.repetitions()
+            counts = np.sum(~np.isnan(values), axis=2)
         keys = [(c.name, m.name) for c, m in group.keys]
         finite = np.isfinite(Y)
         models: list[Model | None] = [None] * len(keys)

@@ -167,3 +167,21 @@ def test_values_of_any_magnitude_get_the_model_of_their_shape(scale):
     assert model.constant == pytest.approx(reference.constant * scale, rel=1e-12)
     assert model.terms[0].coefficient == pytest.approx(reference.terms[0].coefficient * scale, rel=1e-12)
     assert model.quality.smape == pytest.approx(reference.quality.smape, rel=1e-9)
+
+
+def test_one_slow_repetition_is_left_out_of_the_mean_with_a_warning_naming_it():
+    # 2 + 0.05·p^1.5 at p = 8...128, five repetitions ±3 %, the third at p = 32 ten times slower: the mean of all
+    # five made the model 0.08546·p·log2(p), 47 % low at p = 1024
+    p = np.repeat([8.0, 16.0, 32.0, 64.0, 128.0], 5)
+    wobble = np.tile([1.0, 1.03, 0.97, 1.01, 0.99], 5)
+    value = (2 + 0.05 * p ** 1.5) * wobble
+    value[12] *= 10
+    e = extrap_plugins.Experiment.from_columns(["p"], callpath="main", metric="time", coordinates=p[:, None],
+                                               value=value)
+    (model,), caught = model_with_warnings(e)
+    assert model.predict({"p": 1024}) == pytest.approx(2 + 0.05 * 1024 ** 1.5, rel=0.01)
+    assert caught == [("main", "time", "1 repetition lies 3x or more off the others at its point and is left out "
+                                       "of the mean (a slow node, a timer glitch?): p=32: 107.2 where the others' "
+                                       "median is 11.11")]
+    (median,), said = model_with_warnings(e, measure="median")
+    assert said == [] and median.predict({"p": 1024}) == pytest.approx(2 + 0.05 * 1024 ** 1.5, rel=0.01)
