@@ -130,7 +130,10 @@ def _span(values: list[float], log: bool, fallback: tuple[float, float], pad: bo
             lo, hi = (middle / 2, middle * 2) if middle > 0 else (0.5, 2.0)
         else:
             lo, hi = (middle - 1, middle + 1) if middle == 0 else (middle - abs(middle) / 2, middle + abs(middle) / 2)
-    if pad and not log:
+    if pad and log:  # (in the log's own measure, so that a point at either end is drawn whole, not half clipped)
+        extra = (hi / lo) ** 0.06
+        lo, hi = lo / extra, hi * extra
+    elif pad:
         extra = (hi - lo) * 0.06
         lo, hi = lo - extra, hi + extra
     return lo, hi
@@ -150,7 +153,7 @@ def chart(series: Sequence[Series], *, title: str, x_label: str, y_label: str, x
         log = x_log if mark.axis == "x" else y_log
         if math.isfinite(mark.value) and not (log and mark.value <= 0):
             (xs if mark.axis == "x" else ys).append(mark.value)
-    x_span = _span(xs, x_log, (1.0, 2.0), pad=False)
+    x_span = _span(xs, x_log, (1.0, 2.0), pad=True)
     y_span = y_range if y_range is not None else _span(ys, y_log, (1.0, 10.0) if y_log else (0.0, 1.0), pad=True)
     frame = _Frame(78, 36, width - 78 - 24, height - 36 - 56, x_span, y_span, x_log, y_log)
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="{css_class}" role="img" width="{width}" '
