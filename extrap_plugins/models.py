@@ -182,10 +182,12 @@ class Model:
         point : mapping, sequence or ndarray
             ``{"p": 64, "n": 1e6}``: one point, a float returned;
             ``{"p": [64, 128], "n": [1e6, 1e6]}``: one column per parameter (a single value stands for every
-            point), an array of shape (n_points,) returned; one point as a sequence of n_params numbers
+            point), an array of shape (n_points,) returned (arrays of one grid, as ``numpy.meshgrid`` makes
+            them: an array of the grid's shape); one point as a sequence of n_params numbers
             (in the order of ``parameters``), a float returned; or an array of shape (n_points, n_params),
             an array of shape (n_points,) returned.  A pandas DataFrame (or Series) whose columns (or index) are
-            the parameter names is taken as the mapping of them, by name whatever their order.
+            the parameter names is taken as the mapping of them, by name whatever their order (its other
+            columns, such as the measured values, left aside).
 
         The value is NaN (or infinite) where the model is undefined: ``log2`` of a value at or below 0, a
         fractional power of a negative value, a negative power of 0.  A mapping point where that happens
@@ -201,7 +203,7 @@ class Model:
         >>> m.predict({"p": 4}), m.predict([[1], [2]]).tolist()
         (9.0, [3.0, 5.0])
         """
-        X, single = self._points(point)
+        X, single, grid = self._points(point)
         if self.predictor is not None:
             result = np.asarray(self.predictor(X), dtype=np.float64)
         elif self.segments:
@@ -213,19 +215,22 @@ class Model:
             if isinstance(point, Mapping) and not math.isfinite(value) and not self.is_missing():
                 self._warn_undefined(X[0])
             return value
-        return result
+        return result.reshape(grid) if grid else result
 
-    def _points(self, point) -> tuple[np.ndarray, bool]:
-        """``point`` as an array of shape (n_points, n_params), and whether it was one point."""
+    def _points(self, point) -> tuple[np.ndarray, bool, tuple[int, ...] | None]:
+        """``point`` as an array of shape (n_points, n_params), whether it was one point, and the shape of the
+        grid its columns span where they are arrays of two or more dimensions (``numpy.meshgrid``), else None."""
         names = self.parameters
         if (isinstance(point, np.ndarray) and point.ndim == 2 and point.shape[1] == len(names)
                 and point.dtype.kind in "fiu"):
-            return np.asarray(point, dtype=np.float64), False  # the fast path of the analyses' grids
+            return np.asarray(point, dtype=np.float64), False, None  # the fast path of the analyses' grids
         shape = f"({', '.join(names)})" if names else "(no parameter)"
+        table = not isinstance(point, (Mapping, np.ndarray)) and callable(getattr(point, "keys", None))
         point = _by_name(point)
         if isinstance(point, Mapping):
             missing = [name for name in names if name not in point]
-            unknown = [key for key in point if key not in names]
+            # a table's other columns (the measured values beside the parameters) are no mistake
+            unknown = [key for key in point if key not in names and not (table and not missing)]
             if missing or unknown:
                 problem = " and ".join(
                     ([f"has no value for {', '.join(missing)}"] if missing else [])
@@ -235,18 +240,16 @@ class Model:
                                  f"{shape}; the point {shortened_repr(dict(point))} {problem}: give a value for each "
                                  f"parameter and no other, such as {_example(names)}")
             columns = [_numbers(point[name], f"the value of {name}") for name in names]
-            if any(column.ndim > 1 for column in columns):
-                raise InputError(f"predict: expected one number or a list of numbers per parameter, got "
-                                 f"{shortened_repr(dict(point))}")
             try:
                 columns = np.broadcast_arrays(*columns) if columns else []
             except ValueError:
-                lengths = ", ".join(f"{name} has {np.size(point[name])}" for name in names)
-                raise InputError(f"predict: the parameters' lists of values differ in length ({lengths}): give "
-                                 f"one value per point for every parameter") from None
+                lengths = ", ".join(f"{name} has shape {np.shape(point[name])}" for name in names)
+                raise InputError(f"predict: the parameters' values differ in shape ({lengths}): give one value "
+                                 f"per point for every parameter, or arrays of one grid (numpy.meshgrid)") from None
             single = all(np.ndim(point[name]) == 0 for name in names)
             X = np.stack([np.reshape(c, -1) for c in columns], axis=1) if columns else np.zeros((1, 0))
-            return X, single
+            grid = columns[0].shape if columns and columns[0].ndim > 1 else None
+            return X, single, grid
         if point is None or isinstance(point, (str, bytes, bool)):
             raise InputError(f"predict: expected a point such as {_example(names)}, a sequence of {len(names)} "
                              f"numbers {shape} or an array of shape (n_points, {len(names)}); got {described(point)}")
@@ -257,11 +260,11 @@ class Model:
                                  f"parameter{'s' if len(names) != 1 else ''} {shape}; got {X.size} "
                                  f"value{'s' if X.size != 1 else ''}, {described(point)}: give one per parameter, "
                                  f"or a mapping such as {_example(names)}")
-            return X.reshape(1, len(names)), True
+            return X.reshape(1, len(names)), True, None
         if X.ndim != 2 or X.shape[1] != len(names):
             raise InputError(f"predict: expected an array of shape (n_points, {len(names)}), one column per "
                              f"parameter {shape}; got shape {X.shape}")
-        return X, False
+        return X, False, None
 
     @classmethod
     def missing(cls, callpath: str, metric: str, parameters: tuple[str, ...], modeler: str) -> Model:

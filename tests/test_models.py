@@ -52,8 +52,9 @@ EXPECTED_POINT = ("predict: expected a point such as {'p': 64, 'n': 64}, a seque
                                 "'n': 10, 'q': 1} names 'q', which is not among them: give a value for each "
                                 "parameter and no other, such as {'p': 64, 'n': 64}"),
     ({"p": "four", "n": 10}, "predict: the value of p must be a number (or a list of numbers), got the str 'four'"),
-    ({"p": [4, 8], "n": [1, 2, 3]}, "predict: the parameters' lists of values differ in length (p has 2, n has 3): "
-                                    "give one value per point for every parameter"),
+    ({"p": [4, 8], "n": [1, 2, 3]}, "predict: the parameters' values differ in shape (p has shape (2,), n has shape "
+                                    "(3,)): give one value per point for every parameter, or arrays of one grid "
+                                    "(numpy.meshgrid)"),
     (4, "predict: the model of main [time] has 2 parameters (p, n); got 1 value, the int 4: give one per parameter, "
         "or a mapping such as {'p': 64, 'n': 64}"),
     (None, EXPECTED_POINT + "None"),
@@ -302,9 +303,8 @@ def test_predict_takes_a_data_frame_or_series_by_its_column_names_not_their_orde
     assert m.predict(frame.iloc[1]) == 1 + 2 * 8 + 3 * 400  # one row: a float
     assert raised(lambda: m.predict(frame[["n"]])).startswith(
         "predict: the model of main [time] has the parameters (p, n); the point {'n': ")
-    assert raised(lambda: m.predict(frame.assign(q=1.0))).endswith(
-        "names 'q', which is not among them: give a value for each parameter and no other, such as "
-        "{'p': 64, 'n': 64}")
+    # a table's other columns (the measured values beside the parameters) are left aside (they were refused)
+    np.testing.assert_allclose(m.predict(frame.assign(time=1.0)), m.predict(frame))
     np.testing.assert_allclose(m.predict(pd.DataFrame([[4.0, 10.0]])), [309.0])  # unnamed columns: by position
 
 
@@ -334,3 +334,12 @@ def test_a_segment_of_one_value_reads_as_the_notes_say_it():
         Segment({"p": (2.0, 2.0)}, 100.0, ()), Segment({"p": (4.0, 64.0)}, 0.0, (Term(2.0, {"p": Factor(1, 0)}),))))
     assert m.formula == "100 for p = 2; 2 · p for 4 ≤ p ≤ 64"
     assert m.function.startswith("100.0 for 2.0 <= p <= 2.0; ")
+
+
+def test_predict_over_a_grid_of_numpy_meshgrid_gives_the_grid_s_shape():
+    # (arrays of two dimensions were refused: "expected one number or a list of numbers per parameter")
+    m = two_parameters()
+    P, N = np.meshgrid([4.0, 8.0, 16.0], [1.0, 2.0])
+    grid = m.predict({"p": P, "n": N})
+    assert grid.shape == (2, 3)
+    np.testing.assert_allclose(grid, m.predict({"p": P.ravel(), "n": N.ravel()}).reshape(2, 3))
