@@ -436,6 +436,11 @@ def _document(data, path, allow_incomplete: bool, line_of_object: Callable[[obje
     elif "measurements" in data and "parameters" in data:
         columns, objects = _new_columns(data, path, line_of_object)
         declared = None
+    elif {"data", "columns", "nodes"} <= set(data):  # Caliper's json-split export (cali-query -O json-split)
+        raise InputError("a Caliper JSON export, not an Extra-P document: read it with Hatchet or Thicket "
+                         "(hatchet.GraphFrame.from_caliper, thicket.Thicket.from_caliper) and model that with "
+                         "extrap_plugins.from_graphframes or from_thicket, or give the .cali files themselves",
+                         path, 1)
     else:
         keys = ", ".join(map(repr, data)) or "none"
         raise InputError("neither an Extra-P JSON document ('parameters' and 'measurements') nor a JSON Lines row "

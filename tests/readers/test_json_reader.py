@@ -417,3 +417,14 @@ def test_keys_that_are_not_read_are_noted(tmp_path):
     assert [c.name for c in experiment.callpaths] == ["<root>"]
     assert experiment.notes == ["not read: 2 keys 'call_path' (line 1), 'unit' (line 3); a row holds params, "
                                 "callpath, metric, value"]
+
+
+def test_a_caliper_json_export_says_what_reads_it(tmp_path):
+    # (it said "neither an Extra-P JSON document ... its keys are: 'data', 'columns', ...", giving no lead)
+    from extrap_plugins import read
+    path = tmp_path / "lulesh.json"
+    path.write_text('{"data": [], "columns": ["path"], "column_metadata": [], "nodes": []}')
+    with pytest.raises(InputError) as refused:
+        read(path)
+    assert str(refused.value).startswith(f"{path}:1: a Caliper JSON export, not an Extra-P document: read it with "
+                                         "Hatchet or Thicket")
