@@ -190,8 +190,8 @@ def check_destination(path: str | os.PathLike, *,
         if folder and _inside(source, target):
             raise InputError(f"the output ({option}) holds the input {os.fspath(given)}: writing {writes} there "
                              "would mix them with the measurements; choose another folder", path)
-    if not folder and _in_place(path) is not None:
-        return  # a device, a pipe or the standard output: written as it is (atomic_writer)
+    if _in_place(path) is not None and not os.path.isdir(target):
+        return  # a device, a pipe or the standard output: written as it is (atomic_writer), by any exporter
     if os.path.isdir(target):
         if not folder:
             raise InputError("is a folder; this exporter writes one file", path)

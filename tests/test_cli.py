@@ -609,3 +609,14 @@ def test_an_unknown_option_is_refused_by_its_command_with_the_option_meant(argv,
     with pytest.raises(SystemExit) as ended:
         main(argv)
     assert ended.value.code == 2 and capsys.readouterr().err == said + "\n"
+
+
+def test_an_exporter_of_paths_writes_to_a_pipe_as_the_text_ones_do():
+    # (--export extra-p -o /dev/stdout | ...: "/dev/stdout: cannot write here: No such file or directory")
+    import io
+    import zipfile
+    result = subprocess.run([sys.executable, "-m", "extrap_plugins", "model", str(EXAMPLE), "--export", "extra-p",
+                             "-o", "/dev/stdout"], capture_output=True, cwd=ROOT, timeout=120,
+                            env={**os.environ, "EXTRAP_PLUGINS_NO_AUTOLOAD": "1"})
+    assert result.returncode == 0, result.stderr
+    assert "experiment.json" in zipfile.ZipFile(io.BytesIO(result.stdout)).namelist()
