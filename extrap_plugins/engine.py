@@ -41,7 +41,7 @@ import numpy as np
 from . import executors
 from .errors import ExtrapWarning, InputError, PluginError, QualityWarning, exit_text, none_read, skip_warnings
 from .experiment import OUTLYING_FACTOR, Experiment, SeriesGroup
-from .formatting import describe_inputs, format_count, format_number, format_point, format_value, format_warned
+from .formatting import describe_inputs, format_count, format_point, format_value, format_warned
 from .joining import check_selection, join_parts, select_leniently, with_rows
 from .models import NO_FINITE_VALUES, Factor, Model, Quality, Segment, Term
 from .quality import quality_figures
@@ -1039,27 +1039,25 @@ def fit_chunk(task) -> tuple[list[Model], list[Warning]]:
         fitted, group, measure, name, predictions)
 
 
-def outlying_notes(fitted: list[Model], group: SeriesGroup, measure: str, shown: int = 3) -> list[Warning]:
+def outlying_notes(fitted: list[Model], group: SeriesGroup, measure: str, shown: int = 4) -> list[Warning]:
     """A :class:`QualityWarning` for each series whose mean left out :func:`~extrap_plugins.experiment.outlying`
-    repetitions, naming the points, the values and their points' medians; the note is added to the model's
-    ``warnings``."""
+    repetitions, naming each one's point and place among the point's runs (``p=32, run 3 of 5``), so that the
+    series one slow run spoilt share one warning line; the note is added to the model's ``warnings``."""
     if measure != "mean":
         return []
     far = group.outlying()
     said: list[Warning] = []
     names = [p.name for p in group.parameters]
+    runs = np.sum(~np.isnan(group.values), axis=2)
     for i in np.flatnonzero(far.any(axis=(1, 2))):
-        with np.errstate(all="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            medians = np.nanmedian(np.where(far[i], np.nan, group.values[i]), axis=1)
         cells = np.argwhere(far[i])
-        listed = "; ".join(f"{format_point(group.points[j], names)}: {format_number(group.values[i][j, r], False)} "
-                           f"where the others' median is {format_number(medians[j], False)}" for j, r in cells[:shown])
+        listed = "; ".join(f"{format_point(group.points[j], names)}, run {r + 1} of {runs[i, j]}"
+                           for j, r in cells[:shown])
         more = f"; and {len(cells) - shown} more" if len(cells) > shown else ""
-        note = (f"{format_count(len(cells), 'repetition')} {'lies' if len(cells) == 1 else 'lie'} "
-                f"{format_value(OUTLYING_FACTOR)}x or more off the others at {'its' if len(cells) == 1 else 'their'} "
-                f"point and {'is' if len(cells) == 1 else 'are'} left out of the mean (a slow node, a timer "
-                f"glitch?): {listed}{more}")
+        one = len(cells) == 1
+        note = (f"{'a run' if one else f'{len(cells)} runs'} {format_value(OUTLYING_FACTOR)}x or more off the others "
+                f"at {'its point is' if one else 'their points are'} left out of the mean (a slow node, a timer "
+                f"glitch? --measure median keeps every run): {listed}{more}")
         m = fitted[i]
         m.warnings = (*tuple(m.warnings or ()), note)
         said.append(QualityWarning(note, m.callpath, m.metric))

@@ -655,8 +655,11 @@ def test_named_parameters_and_selections_stream_as_in_memory(host, lulesh, tmp_p
     in_memory, streamed = both_ways(lulesh[0].parent, tmp_path, **options)
     assert streamed == in_memory
     if options.get("parameters") == "problem_size":
-        assert streamed[1] == ["problem_size = 30 in every measurement: every model is a constant, no model can "
-                               "show how anything grows; measure at several values"]
+        # the five runs (27 ... 343 ranks) are repetitions of one point here: their means leave out runs 3x off
+        constant, *outlying = streamed[1]
+        assert constant == ("problem_size = 30 in every measurement: every model is a constant, no model can show "
+                            "how anything grows; measure at several values")
+        assert outlying and all("3x or more off the others at" in w for w in outlying)
 
 
 def test_a_run_without_jobsize_streams_as_in_memory_and_is_named_once(host, lulesh, tmp_path):
