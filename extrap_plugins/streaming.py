@@ -7,7 +7,8 @@ passes over a scratch folder, through one executor:
 
 1. **Read by run.**  Each worker reads one run (a reader *part*) with the
    reader's ``read_part``, sorts its rows by call path and writes them as
-   raw column files (``.bin``) into the scratch folder.  It sends back a
+   raw columns into one file of the scratch folder (one file a run: on a
+   parallel file system, creating and removing files is what costs).  It sends back a
    :class:`PartSummary` (names digest, metrics, row count): no values.
 2. **Model by block.**  Call paths are cut into blocks (all metrics of a few
    call paths, at most :data:`~extrap_plugins.engine.CHUNK_SERIES` series, the
@@ -86,8 +87,10 @@ class PartSummary:
 
     Attributes
     ----------
-    folder : str
-        Where the run's columns are.
+    file : str
+        Where the run's columns are (:func:`write_part`).
+    sections : tuple of (name, start, size)
+        Where each column and the call path names are in ``file`` (bytes).
     source : str
         The run's file, for messages.
     parameters : tuple of str
@@ -120,7 +123,7 @@ class PartSummary:
         The run's :attr:`~extrap_plugins.experiment.Experiment.constants`.
     """
 
-    folder: str
+    file: str
     source: str
     parameters: tuple[str, ...]
     digest: str
@@ -135,45 +138,37 @@ class PartSummary:
     cells: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), dtype=np.int64))
     renumbered: np.ndarray | None = None
     run_constants: tuple[tuple[str, float], ...] = ()
+    sections: tuple[tuple[str, int, int], ...] = ()
 
 
 def spill_part(task) -> tuple[PartSummary | None, InputError | None, list[Warning]]:
     """Read one part in a worker and write it to the scratch folder.
 
-    ``task`` is ``(read, part, options, folder, selection)`` or that and
+    ``task`` is ``(read, part, options, file, selection)`` or that and
     ``reader``; ``selection`` is ``(metrics, callpaths)`` for readers that do
     not select themselves, else None; ``reader`` is how messages name a
     third-party reader (:func:`~extrap_plugins.engine.reader_label`).
     Returns like :func:`~extrap_plugins.engine.read_one_part`.
     """
-    read, part, options, folder, selection = task[:5]
+    read, part, options, file, selection = task[:5]
     reader = task[5] if len(task) > 5 else ""
     experiment, error, caught = engine.read_one_part((read, part, options, selection, reader))
     if error is not None:
         return None, error, caught
-    return write_part(experiment, folder), None, caught
+    return write_part(experiment, file), None, caught
 
 
-def write_part(experiment: Experiment, folder: str) -> PartSummary:
-    """Write one run's rows, sorted by call path, as column files in ``folder`` (created here).
+def write_part(experiment: Experiment, file: str) -> PartSummary:
+    """Write one run's rows, sorted by call path, as raw little-endian sections of ``file`` (created here).
 
-    Files: ``callpaths.json`` (names of the call paths with values, in the
-    run's order), ``offsets.bin`` (int64, shape (n_callpaths + 1,): rows of
-    call path ``i`` are ``offsets[i]:offsets[i + 1]``) and one raw
-    little-endian file per column of :data:`COLUMNS` (``point`` indexes
-    :attr:`PartSummary.points`); an integer column
-    with one value on every row is not written (see
-    :attr:`PartSummary.constants`).
+    Sections (:attr:`PartSummary.sections`): ``offsets`` (int64, shape
+    (n_callpaths + 1,): rows of call path ``i`` are ``offsets[i]:offsets[i + 1]``),
+    one per column of :data:`COLUMNS` (``point`` indexes
+    :attr:`PartSummary.points`; an integer column with one value on every
+    row is left out, see :attr:`PartSummary.constants`), and ``callpaths``
+    (the JSON list of the names of the call paths with values, in the run's order).
     """
     e = experiment
-    try:
-        os.mkdir(folder)
-    except FileNotFoundError:
-        raise InputError(f"the scratch folder is not visible on this worker ({socket.gethostname()}): give "
-                         f"--scratch a folder on a file system every MPI rank sees",
-                         os.path.dirname(folder)) from None
-    except OSError as error:
-        raise _unwritable(e, folder, error) from None
     cp_counts = np.bincount(e.callpath_index, minlength=len(e.callpaths)) if len(e) else np.zeros(0, np.int64)
     used_cp = np.flatnonzero(cp_counts)
     local_cp = np.full(len(e.callpaths), -1, dtype=np.int64)
@@ -187,26 +182,26 @@ def write_part(experiment: Experiment, folder: str) -> PartSummary:
     np.cumsum(cp_counts[used_cp], out=offsets[1:])
     points, point_code = row_codes(e.coordinates) if len(e) else (np.zeros((0, len(e.parameters))), np.zeros(0))
     text = json.dumps([e.callpaths[i].name for i in used_cp])
-    base = pathlib.Path(folder)
     columns = {
         "value": e.value[order],
         "metric": local_m[e.metric_index[order]],
         "point": point_code[order],
         "repetition": e.repetition[order],
     }
-    constants = []
+    constants = [(name, int(column[0])) for name, column in columns.items()
+                 if name != "value" and column.size and np.all(column == column[0])]
+    written = [("offsets", offsets, "<i8")] + [(name, column, COLUMNS[name]) for name, column in columns.items()
+                                               if name not in dict(constants)]
     try:
-        (base / "callpaths.json").write_text(text, encoding="utf-8")
-        _write_raw(base / "offsets.bin", offsets, "<i8")
-        for name, column in columns.items():
-            if name != "value" and column.size and np.all(column == column[0]):
-                constants.append((name, int(column[0])))
-            else:
-                _write_raw(base / f"{name}.bin", column, COLUMNS[name])
+        sections = _write_raw(file, [*written, ("callpaths", np.frombuffer(text.encode("utf-8"), np.uint8), "u1")])
+    except FileNotFoundError:
+        raise InputError(f"the scratch folder is not visible on this worker ({socket.gethostname()}): give "
+                         f"--scratch a folder on a file system every MPI rank sees",
+                         os.path.dirname(file)) from None
     except OSError as error:  # "No space left on device" alone said nothing of where
-        raise _unwritable(e, folder, error) from None
+        raise _unwritable(e, file, error) from None
     return PartSummary(
-        folder=str(folder),
+        file=str(file),
         source=e.source,
         parameters=tuple(p.name for p in e.parameters),
         digest=hashlib.sha1(text.encode("utf-8")).hexdigest(),
@@ -221,17 +216,26 @@ def write_part(experiment: Experiment, folder: str) -> PartSummary:
         cells=(row_codes(np.column_stack([point_code, e.repetition]).astype(np.float64))[0].astype(np.int64)
                if len(e) else np.zeros((0, 2), dtype=np.int64)),
         run_constants=tuple(e.constants.items()),
+        sections=sections,
     )
 
 
-def _write_raw(path: pathlib.Path, array: np.ndarray, dtype: str) -> None:
-    """Write ``array`` as raw ``dtype`` values.  Not numpy's ``tofile``: a write that fails when its buffer is
-    flushed (a full disk) went unsaid there, or was said as "1001 requested and 0 written", without an errno."""
-    with open(path, "wb") as stream:
-        stream.write(memoryview(np.ascontiguousarray(array, dtype=dtype)).cast("B"))
+def _write_raw(path: str, sections: Iterable[tuple[str, np.ndarray, str]]) -> tuple[tuple[str, int, int], ...]:
+    """Write each ``(name, array, dtype)`` as raw ``dtype`` values, one after the other (converted one at a time);
+    returns each one's ``(name, start, size)`` in bytes.  Not numpy's ``tofile``: a write that fails when its buffer
+    is flushed (a full disk) went unsaid there, or was said as "1001 requested and 0 written", without an errno.
+    Opened as a descriptor first: Ctrl-C as ``open`` returned left the file object unclosed, which Python said as a
+    warning ("unclosed file ...") on most interrupts, creating a file being most of a small run's time."""
+    written, start = [], 0
+    with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666), "wb") as stream:
+        for name, array, dtype in sections:
+            size = stream.write(memoryview(np.ascontiguousarray(array, dtype=dtype)).cast("B"))
+            written.append((name, start, size))
+            start += size
+    return tuple(written)
 
 
-def _unwritable(experiment: Experiment, folder: str, error: OSError) -> InputError:
+def _unwritable(experiment: Experiment, file: str, error: OSError) -> InputError:
     """A run that cannot be written to the scratch folder (full, over quota): said of the ``--scratch`` folder the
     user gave, with the run."""
     message = f"cannot write the measurements of {experiment.source or 'a run'} into the scratch folder: " \
@@ -239,7 +243,7 @@ def _unwritable(experiment: Experiment, folder: str, error: OSError) -> InputErr
     if error.errno in (errno.ENOSPC, errno.EDQUOT):
         message += f" (streaming writes {ROW_BYTES} bytes there per measured value); give --scratch a folder with " \
                    "more room"
-    return InputError(message, os.path.dirname(os.path.dirname(folder)))
+    return InputError(message, os.path.dirname(os.path.dirname(file)))
 
 
 # --------------------------------------------------------- the catalogue
@@ -294,7 +298,7 @@ class Catalogue:
             summary = _in_parameter_order(summary, self.parameters)
         shape = self._shapes.get(summary.digest)
         if shape is None:
-            names = json.loads((pathlib.Path(summary.folder) / "callpaths.json").read_text(encoding="utf-8"))
+            names = json.loads(_read_span(summary.file, summary.sections, "callpaths", "u1").tobytes())
             codes = np.fromiter((self._callpath_code.setdefault(n, len(self._callpath_code)) for n in names),
                                 dtype=np.int64, count=len(names))
             if len(self._callpath_code) > len(self.callpaths):
@@ -503,7 +507,8 @@ class BlockTask:
     parameters: tuple[str, ...]
     callpaths: list[str]
     metrics: list[Metric]
-    folders: list[str]
+    files: list[str]
+    sections: list[tuple[tuple[str, int, int], ...]]
     ranges: list[np.ndarray]
     metric_maps: list[np.ndarray]
     constants: list[tuple[tuple[str, int], ...]]
@@ -523,16 +528,16 @@ def gather_block(task: BlockTask) -> Experiment:
     """
     n_params = len(task.parameters)
     cp_parts, m_parts, coordinate_parts, repetition_parts, value_parts = [], [], [], [], []
-    renumbering = task.renumbering or [None] * len(task.folders)
-    for folder, ranges, metric_map, constants, points, renumber in zip(task.folders, task.ranges, task.metric_maps,
-                                                                       task.constants, task.points, renumbering):
+    renumbering = task.renumbering or [None] * len(task.files)
+    for file, sections, ranges, metric_map, constants, points, renumber in zip(
+            task.files, task.sections, task.ranges, task.metric_maps, task.constants, task.points, renumbering):
         local = _row_ranges(ranges[:, 0], ranges[:, 0] + ranges[:, 2])  # the run's call paths in this block
         first, last = int(local.min()), int(local.max())
-        offsets = _read_span(folder, "offsets", "<i8", first, last + 2)
+        offsets = _read_span(file, sections, "offsets", "<i8", first, last + 2)
         begin, end = int(offsets[0]), int(offsets[-1])
         per_callpath = offsets[local - first + 1] - offsets[local - first]
         rows = _row_ranges(offsets[local - first], offsets[local - first + 1]) - begin  # within the span read
-        columns = _read_columns(folder, dict(constants), begin, end, rows)
+        columns = _read_columns(file, sections, dict(constants), begin, end, rows)
         position = _row_ranges(ranges[:, 1], ranges[:, 1] + ranges[:, 2])
         cp_parts.append(np.repeat(position, per_callpath))
         m_parts.append(metric_map[columns["metric"]])
@@ -574,24 +579,28 @@ def fit_streamed_block(task: BlockTask) -> tuple[list[Model], list[Warning]]:
     return engine.fit_block((task.instance, gather_block(task), task.measure, task.modeler))
 
 
-def _read_span(folder: str, name: str, dtype: str, start: int, stop: int) -> np.ndarray:
-    """Elements ``start:stop`` of a raw column file (read, not mapped: rank 0's memory stays its own)."""
-    path = os.path.join(folder, f"{name}.bin")
+def _read_span(file: str, sections: Sequence[tuple[str, int, int]], name: str, dtype: str, start: int = 0,
+               stop: int | None = None) -> np.ndarray:
+    """Elements ``start:stop`` (default: all) of a section of a run's file (read, not mapped: rank 0's memory stays
+    its own)."""
+    begin, size = next((begin, size) for section, begin, size in sections if section == name)
+    itemsize = np.dtype(dtype).itemsize
+    stop = size // itemsize if stop is None else stop
     try:
-        with open(path, "rb") as stream:
-            stream.seek(start * np.dtype(dtype).itemsize)
-            span = np.fromfile(stream, dtype=dtype, count=stop - start)
+        with open(file, "rb") as stream:
+            stream.seek(begin + start * itemsize)
+            span = np.fromfile(stream, dtype=dtype, count=min(stop, size // itemsize) - start)
     except FileNotFoundError:
         raise InputError(f"the scratch folder is not visible on this worker ({socket.gethostname()}): give "
-                         f"--scratch a folder on a file system every MPI rank sees", os.path.dirname(folder)) from None
+                         f"--scratch a folder on a file system every MPI rank sees", os.path.dirname(file)) from None
     if span.size != stop - start:
         raise InputError(f"the scratch file is shorter than expected ({span.size} of {stop - start} values); "
-                         "was the scratch folder changed while streaming?", path)
+                         "was the scratch folder changed while streaming?", file)
     return span
 
 
-def _read_columns(folder: str, constants: dict[str, int], begin: int, end: int, rows: np.ndarray
-                  ) -> dict[str, np.ndarray]:
+def _read_columns(file: str, sections: Sequence[tuple[str, int, int]], constants: dict[str, int], begin: int,
+                  end: int, rows: np.ndarray) -> dict[str, np.ndarray]:
     """The per-row columns at ``begin + rows``, reading the span ``begin:end`` of each file once."""
     contiguous = rows.size == end - begin and bool(np.all(np.diff(rows) == 1))
     columns = {}
@@ -599,7 +608,7 @@ def _read_columns(folder: str, constants: dict[str, int], begin: int, end: int, 
         if name in constants:
             columns[name] = np.full(rows.size, constants[name], dtype=np.int64)
             continue
-        span = _read_span(folder, name, dtype, begin, end)
+        span = _read_span(file, sections, name, dtype, begin, end)
         columns[name] = span if contiguous else span[rows]
     columns["value"] = columns["value"].astype(np.float64, copy=False)
     return columns
@@ -744,8 +753,10 @@ def stream_models(
         said = warn_constant_parameters(catalogue)
         size = engine.block_size(len(catalogue.metrics))
         blocks = _block_tasks(catalogue, size, instance, measure, info_modeler.name, info.omits_zeros)
-        with engine.modeler_guard(host, info_modeler.name):
-            models = _fit_in_pool(pool, blocks, progress, said, callpath_progress, len(catalogue.callpaths))
+        n_blocks = -(-len(catalogue.callpaths) // size)
+        with _modelling_pool(pool, kind, executor, n_blocks, jobs) as fitting, \
+                engine.modeler_guard(host, info_modeler.name):
+            models = _fit_in_pool(fitting, blocks, progress, said, callpath_progress, len(catalogue.callpaths))
     order = {name: i for i, name in enumerate(catalogue.callpaths)}
     metric_order = {m.name: k for k, m in enumerate(catalogue.metrics)}
     models.sort(key=lambda m: (order[m.callpath], metric_order[m.metric]))
@@ -765,6 +776,18 @@ def stream_models(
         metrics=tuple(metrics),
         notes=tuple(notes),
     )
+
+
+@contextlib.contextmanager
+def _modelling_pool(pool, kind: str, executor: str, n_blocks: int, jobs: int | None) -> Iterator[Any]:
+    """The reading pass's pool, or, where ``auto`` chose ``serial`` for few runs (one large file), worker
+    processes for the blocks when they are many, as :func:`~extrap_plugins.engine.fit_blocks` chooses in memory."""
+    fitting = executors.resolve(executor, n_blocks)
+    if kind != "serial" or fitting == "serial":
+        yield pool
+        return
+    with executors.create_executor(fitting, jobs, preload=engine.MODELLING_IMPORTS) as other:
+        yield other
 
 
 def _refused(results: Iterable[tuple[Any, Any, list[Warning]]]) -> Iterator[tuple[Any, Any, list[Warning]]]:
@@ -818,7 +841,8 @@ def _block_tasks(catalogue: Catalogue, size: int, instance, measure: str, modele
             parameters=catalogue.parameters,
             callpaths=catalogue.callpaths[start:stop],
             metrics=catalogue.metrics,
-            folders=[catalogue.parts[r].folder for r in runs],
+            files=[catalogue.parts[r].file for r in runs],
+            sections=[catalogue.parts[r].sections for r in runs],
             ranges=[by_shape[catalogue.part_shape[r]] for r in runs],
             metric_maps=[catalogue.part_metrics[r] for r in runs],
             constants=[catalogue.parts[r].constants for r in runs],
@@ -833,19 +857,25 @@ def _block_tasks(catalogue: Catalogue, size: int, instance, measure: str, modele
 
 @contextlib.contextmanager
 def scratch_folder(scratch: str | os.PathLike | None = None) -> Iterator[str]:
-    """A fresh folder for the runs' columns inside ``scratch``, removed afterwards."""
+    """A fresh folder for the runs' columns inside ``scratch``, removed afterwards; also when SIGTERM (a batch
+    job's time limit) ends the command, which it ends as Ctrl-C does while the folder exists."""
+    from .instrument.sweep import terminate_as_interrupt
+
+    from_variable = not scratch and bool(os.environ.get(SCRATCH_VARIABLE))
     parent = pathlib.Path(scratch or os.environ.get(SCRATCH_VARIABLE) or tempfile.gettempdir())
+    named = f"the scratch folder (from ${SCRATCH_VARIABLE})" if from_variable else "the scratch folder"
     if not parent.is_dir():
         if parent.exists():
-            raise InputError(f"is {'a file' if parent.is_file() else 'not a folder'}; the scratch folder must be a "
-                             "folder", parent)
-        raise InputError("the scratch folder does not exist", parent)
+            raise InputError(f"is {'a file' if parent.is_file() else 'not a folder'}; {named} must be a folder",
+                             parent)
+        raise InputError(f"{named} does not exist", parent)
     try:
         folder = tempfile.mkdtemp(prefix=SCRATCH_PREFIX, dir=parent)
     except OSError as error:
-        raise InputError(f"cannot write in the scratch folder: {error.strerror or error}", parent) from None
+        raise InputError(f"cannot write in {named}: {error.strerror or error}", parent) from None
     try:
-        yield folder
+        with terminate_as_interrupt():
+            yield folder
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
