@@ -19,7 +19,7 @@ import numpy as np
 
 from . import executors
 from .engine import (BlockPlan, Growing, Progress, call_exporter, call_reader, check_coordinates, fit_blocks, followed,
-                     held_out_points, input_paths, options_by_reader, read_parts, select_reader,
+                     folder_files, held_out_points, input_paths, options_by_reader, read_parts, select_reader,
                      validation_errors)
 from .errors import ExtrapWarning, InputError
 from .experiment import Experiment, check_measure, names_argument
@@ -145,7 +145,8 @@ def read(
         plugin and distribution).
     """
     host = host or get_host()
-    paths = input_paths(paths_argument(path, "read"))
+    given = input_paths(paths_argument(path, "read"))
+    paths = folder_files(given, host, reader)
     jobs = workers_argument(executor, jobs)
     progress = progress_argument(progress, "read", "progress(done, more)") or followed().reading
     metrics, callpaths = names_argument(metrics, "metrics"), names_argument(callpaths, "callpaths")
@@ -170,7 +171,7 @@ def read(
             if not info.filters:
                 unselected.append(len(experiments))
             experiments.append(experiment)
-    source = ", ".join(str(p) for p in paths)
+    source = ", ".join(str(p) for p in given)
     if len(experiments) == 1 and unselected:
         experiments = [experiments[0].select(metrics=metrics, callpaths=callpaths)]
     elif unselected and (metrics or callpaths):  # a name need only be in one input

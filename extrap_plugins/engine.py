@@ -551,6 +551,46 @@ def check_predictions(series: str, predicted: np.ndarray, measured: np.ndarray) 
         raise PluginFault(f"{series}: predict returned values that are not finite (NaN or infinity)")
 
 
+def folder_files(paths: Sequence[pathlib.Path], host: PluginHost, reader: str | None = None) -> list[pathlib.Path]:
+    """The inputs, each folder that no reader of folders reads standing for its files that one reader of one file
+    reads by name, in name order: a sweep's runs as CSV or JSON Lines files, one file a run (given one by one,
+    100,000 of them pass the shell's limit). Its other files are left out with one warning naming them; a folder
+    with no such files, or files of several formats (hardly the runs of one sweep), stays, for
+    :func:`select_reader` to say so."""
+    found: list[pathlib.Path] = []
+    for path in paths:
+        if not path.is_dir() or _reads_folder(path, host, reader):
+            found.append(path)
+            continue
+        readers = [host.reader(reader)] if reader else [r.info for r in host.readers.values() if not r.info.directories]
+        files = sorted(f for f in path.iterdir() if f.is_file() and not f.name.startswith("."))
+        formats = {f: {info.name for info in readers
+                       if any(fnmatch.fnmatch(f.name.lower(), pattern.lower()) for pattern in info.patterns)}
+                   for f in files}
+        taken = [f for f in files if formats[f]]
+        if not taken or len(set().union(*formats.values())) > 1:  # files of several formats: hardly one sweep
+            found.append(path)
+            continue
+        others = [f.name for f in files if f not in set(taken)]
+        if others:
+            shown = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
+            warnings.warn(ExtrapWarning(f"{path}: {format_count(len(others), 'file')} no reader reads by "
+                                        f"{'its' if len(others) == 1 else 'their'} name left out of the folder's "
+                                        f"runs: {shown}"), stacklevel=2)
+        found += taken
+    return found
+
+
+def _reads_folder(path: pathlib.Path, host: PluginHost, reader: str | None) -> bool:
+    """Whether a reader of folders reads ``path`` (``reader``, or one whose pattern or sniff takes it)."""
+    if reader:
+        return host.reader(reader).directories
+    name = path.name.lower()
+    return any(any(fnmatch.fnmatch(name, pattern.lower()) for pattern in info.patterns)
+               or (info.sniff is not None and _safe_sniff(info, path, host))
+               for info in (r.info for r in host.readers.values() if r.info.directories))
+
+
 def select_reader(path: pathlib.Path, host: PluginHost) -> ReaderInfo:
     """Choose the reader for ``path``: by file-name pattern, then by sniffing the content (of the readers the name
     fits when several do, and of every other reader when none of those recognises it)."""

@@ -687,7 +687,7 @@ def stream_models(
     host = host or get_host()
     check_measure(measure)
     info_modeler = host.modeler(modeler)
-    paths = engine.input_paths(path)
+    paths = engine.folder_files(engine.input_paths(path), host, reader)
     infos = [named_reader(host, reader, p) if reader else engine.select_reader(p, host) for p in paths]
     if len({i.name for i in infos}) > 1:
         needed = ", ".join(sorted({i.name for i in infos}))

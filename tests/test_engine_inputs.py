@@ -77,3 +77,39 @@ def test_an_input_given_twice_is_named_as_the_user_typed_it(tmp_path, monkeypatc
         engine.input_paths(["stencil.jsonl", "./stencil.jsonl"])
     assert str(refused.value) == "./stencil.jsonl: given twice (also as stencil.jsonl): its measurements would count " \
                                  "twice"
+
+
+def _csv_runs(folder, formats=("csv",)):
+    folder.mkdir()
+    for k, p in enumerate((2, 4, 8, 16, 32)):
+        (folder / f"run_p{p}.{formats[k % len(formats)]}").write_text(f"p,value\n{p},{3 * p}\n")
+    return folder
+
+
+def test_a_folder_of_one_file_runs_is_read_as_its_files(tmp_path):
+    # (a sweep's CSV runs, one file each: "no reader recognises this input"; given one by one, 100,000 of them
+    # pass the shell's limit)
+    folder = _csv_runs(tmp_path / "sweep")
+    (folder / "README.md").write_text("how the runs were made\n")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        experiment = read(folder)
+    assert sorted(experiment.coordinates[:, 0]) == [2, 4, 8, 16, 32] and experiment.source == str(folder)
+    assert [str(w.message) for w in caught] == [
+        f"{folder}: 1 file no reader reads by its name left out of the folder's runs: README.md"]
+
+
+def test_a_folder_of_one_file_runs_streams_as_it_reads(tmp_path, capsys):
+    from extrap_plugins.cli import main
+    folder = _csv_runs(tmp_path / "sweep")
+    outputs = []
+    for stream in ("off", "on"):
+        assert main(["model", str(folder), "--stream", stream, "--export", "json"]) == 0
+        outputs.append(capsys.readouterr().out)
+    assert outputs[0] == outputs[1] and '"function": "' in outputs[0]
+
+
+def test_a_folder_of_files_of_several_formats_is_not_taken_for_one_sweep(tmp_path):
+    folder = _csv_runs(tmp_path / "mixed", formats=("csv", "jsonl"))
+    with pytest.raises(InputError, match="no reader recognises this input"):
+        read(folder)
