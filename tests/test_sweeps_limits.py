@@ -5,7 +5,6 @@ from __future__ import annotations
 import errno
 import os
 import pathlib
-import signal
 import tempfile
 
 import pytest
@@ -91,31 +90,35 @@ def test_a_scratch_folder_that_fills_up_while_a_run_is_written_is_said_to_be_ful
     assert os.listdir(scratch) == []
 
 
-def test_sigterm_while_streaming_removes_the_scratch_folder_as_ctrl_c_does(tmp_path, capsys, monkeypatch):
+TERMINATED_WHILE_STREAMING = """
+import os, signal, sys
+from extrap_plugins import cli, streaming
+
+fit = streaming.fit_streamed_block
+
+def terminated(task):  # the batch job's time limit, as a block is modelled
+    os.kill(os.getpid(), signal.SIGTERM)
+    return fit(task)
+
+streaming.fit_streamed_block = terminated
+sys.exit(cli.main(sys.argv[1:]))
+"""
+
+
+def test_sigterm_while_streaming_removes_the_scratch_folder_as_ctrl_c_does(tmp_path):
     # a batch job's time limit (SIGTERM) killed the command outright: the scratch folder, as large as the sweep's
-    # values, was left behind, where Ctrl-C removed it
+    # values, was left behind, where Ctrl-C removed it (in a process of its own: a SIGTERM must not reach pytest)
+    import subprocess
+    import sys
+
     data, scratch, output = tidy_csv(tmp_path / "runs.csv"), tmp_path / "scratch", tmp_path / "models.json"
     scratch.mkdir()
     output.write_text("kept\n")
-    fit = streaming.fit_streamed_block
-
-    def terminated(task):
-        os.kill(os.getpid(), signal.SIGTERM)
-        return fit(task)
-
-    def not_an_interrupt(number, frame):
-        raise AssertionError("SIGTERM was not taken as an interrupt")
-
-    monkeypatch.setattr(streaming, "fit_streamed_block", terminated)
-    previous = signal.signal(signal.SIGTERM, not_an_interrupt)
-    try:
-        status = cli.main(["model", data, "--stream", "on", "--scratch", str(scratch), "--executor", "serial",
-                           "--export", "json", "-o", str(output)])
-        assert signal.getsignal(signal.SIGTERM) is not_an_interrupt  # put back
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-    assert status == 130
-    assert capsys.readouterr() == ("", "extrap-plugins: interrupted\n")
+    ended = subprocess.run([sys.executable, "-c", TERMINATED_WHILE_STREAMING, "model", data, "--stream", "on",
+                            "--scratch", str(scratch), "--executor", "serial", "--export", "json", "-o", str(output)],
+                           capture_output=True, text=True, timeout=120,
+                           env={**os.environ, "EXTRAP_PLUGINS_NO_AUTOLOAD": "1"})
+    assert (ended.returncode, ended.stdout, ended.stderr) == (130, "", "extrap-plugins: interrupted\n")
     assert os.listdir(scratch) == []
     assert output.read_text() == "kept\n"
 
