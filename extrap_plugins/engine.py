@@ -571,7 +571,7 @@ def folder_files(paths: Sequence[pathlib.Path], host: PluginHost, reader: str | 
         if not taken or len(set().union(*formats.values())) > 1:  # files of several formats: hardly one sweep
             found.append(path)
             continue
-        others = [f.name for f in files if f not in set(taken)]
+        others = [f.name for f in files if not formats[f]]
         if others:
             shown = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
             warnings.warn(ExtrapWarning(f"{path}: {format_count(len(others), 'file')} no reader reads by "
@@ -1086,6 +1086,8 @@ def outlying_notes(fitted: list[Model], group: SeriesGroup, measure: str, shown:
     if measure != "mean":
         return []
     far = group.outlying()
+    if not far.any():
+        return []
     said: list[Warning] = []
     names = [p.name for p in group.parameters]
     runs = np.sum(~np.isnan(group.values), axis=2)

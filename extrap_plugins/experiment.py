@@ -89,13 +89,14 @@ def _median(rows: np.ndarray, count: np.ndarray) -> np.ndarray:
     return (np.take_along_axis(ordered, below, axis=1) + np.take_along_axis(ordered, above, axis=1)) / 2
 
 
-def reduce_repetitions(values: np.ndarray, measure: str) -> np.ndarray:
+def reduce_repetitions(values: np.ndarray, measure: str, far: np.ndarray | None = None) -> np.ndarray:
     """Each point's ``measure`` of its repetitions, shape ``values.shape[:2]`` (NaN where it has none); the mean
-    of those that are not :func:`outlying`."""
+    of those that are not :func:`outlying` (``far``, where it was found already)."""
     with np.errstate(all="ignore"), warnings.catch_warnings():  # a point without values is NaN, said elsewhere
         warnings.simplefilter("ignore", RuntimeWarning)  # ("Mean of empty slice", naming no series)
         if measure == "mean":
-            values = np.where(outlying(values), np.nan, values)
+            far = outlying(values) if far is None else far
+            values = np.where(far, np.nan, values) if far.any() else values
         return REDUCERS[measure](values, axis=2)
 
 
@@ -251,11 +252,7 @@ class SeriesGroup:
             raise ValueError(
                 f"unknown measure {measure!r}: expected one of {', '.join(MEASURES)}"
             )
-        if measure != "mean":
-            return reduce_repetitions(self.values, measure)
-        with np.errstate(all="ignore"), warnings.catch_warnings():  # a point without values is NaN, said elsewhere
-            warnings.simplefilter("ignore", RuntimeWarning)  # ("Mean of empty slice", naming no series)
-            return np.nanmean(self.kept(measure), axis=2)
+        return reduce_repetitions(self.values, measure, self.outlying() if measure == "mean" else None)
 
     def kept(self, measure: str = "mean") -> np.ndarray:
         """The repetitions ``measure`` reduces, shape (n_series, n_points, n_reps): for the mean, NaN where one is
@@ -691,11 +688,16 @@ def in_parameter_order(other: Experiment, first: Experiment) -> Experiment:
     InputError
         ``other`` has other parameters than ``first``.
     """
-    names, theirs = first.parameter_names, other.parameter_names
+    check_same_parameters(other.parameter_names, first.parameter_names, other.source, first.source)
+    return other.with_parameters(first.parameter_names)
+
+
+def check_same_parameters(theirs: Sequence[str], names: Sequence[str], source: str, first: str) -> None:
+    """An InputError naming ``source`` where its parameters ``theirs`` are not ``names`` (of ``first``), in any
+    order: the one refusal of inputs that cannot be joined, in memory or streamed."""
     if sorted(theirs) != sorted(names):
-        raise InputError(f"parameters ({', '.join(theirs)}) differ from ({', '.join(names)}) in {first.source}",
-                         other.source or None)
-    return other.with_parameters(names)
+        raise InputError(f"parameters ({', '.join(theirs)}) differ from ({', '.join(names)}) in {first}",
+                         source or None)
 
 
 def _factorize(column, n_rows: int, argument: str = "names") -> tuple[list[str], np.ndarray]:

@@ -62,7 +62,8 @@ import numpy as np
 from . import engine, executors
 from .api import named_reader
 from .errors import ExtrapWarning, InputError
-from .experiment import Callpath, Experiment, Metric, Parameter, check_measure, merged_metrics, row_codes
+from .experiment import (Callpath, Experiment, Metric, Parameter, check_measure, check_same_parameters, merged_metrics,
+                         row_codes)
 from .formatting import describe_inputs
 from .joining import check_selection, coverage_findings, omitted_zeros
 from .models import Model, ModelSet
@@ -292,9 +293,7 @@ class Catalogue:
         if not self.parts:
             self.parameters = summary.parameters
         elif summary.parameters != self.parameters and self.same_parameters:
-            if sorted(summary.parameters) != sorted(self.parameters):
-                raise InputError(f"parameters ({', '.join(summary.parameters)}) differ from "
-                                 f"({', '.join(self.parameters)}) in {self.parts[0].source}", summary.source or None)
+            check_same_parameters(summary.parameters, self.parameters, summary.source, self.parts[0].source)
             summary = _in_parameter_order(summary, self.parameters)
         shape = self._shapes.get(summary.digest)
         if shape is None:
