@@ -51,7 +51,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         raise SystemExit(2)
     target = argv[1] if module else argv[0]
     sys.argv = argv[1:] if module else argv
-    _session.name_program(target.rsplit(".", 1)[-1] if module else script_name(target))
+    _session.name_program(program_name(argv, module))
     if not regions._state.environment_off and importlib.util.find_spec("mpi4py") is not None:
         _record_world_on_import()
     with regions.region(ROOT):
@@ -63,6 +63,25 @@ def main(argv: Sequence[str] | None = None) -> None:
         else:
             sys.path[0] = os.path.dirname(os.path.abspath(target))  # as python puts the script's folder first
             runpy.run_path(target, run_name="__main__")
+
+
+_RUNNERS = ("mpi4py", "mpi4py.run", "mpi4py.futures")  # ``python -m RUNNER [options] app.py`` runs app.py
+
+
+def program_name(argv: Sequence[str], module: bool) -> str:
+    """What a run is named after: the script, or the last part of the module's name; through mpi4py's runners
+    (``-m mpi4py.futures app.py``, ``-m mpi4py -rc threads=0 -m app``) the program they run."""
+    if not module:
+        return script_name(argv[0])
+    if argv[1] in _RUNNERS:
+        rest = list(argv[2:])
+        while rest[:1] == ["-rc"] or rest[:1] and rest[0].startswith("--rc="):  # the runner's own options
+            del rest[:2 if rest[0] == "-rc" else 1]
+        if rest[:1] == ["-m"] and len(rest) > 1:
+            return rest[1].rsplit(".", 1)[-1]
+        if rest and not rest[0].startswith("-"):
+            return script_name(rest[0])
+    return argv[1].rsplit(".", 1)[-1]
 
 
 def script_name(path: str) -> str:

@@ -164,12 +164,20 @@ def _read_file(path: pathlib.Path, aggregation: str = "mean") -> list[_Run]:
         try:
             record = json.loads(line)
         except json.JSONDecodeError as error:
-            if number == len(lines) and not text.endswith("\n"):  # a write cut short: the run is lost, the file is fine
-                warnings.warn(ExtrapWarning(f"{path}:{number}: skipped an incomplete last line"), stacklevel=3)
+            if _cut_short(line, error):  # a write cut short (the shim starts the next run on a line of its own):
+                last = "last " if number == len(lines) else ""  # that run is lost, the file is fine
+                warnings.warn(ExtrapWarning(f"{path}:{number}: skipped an incomplete {last}line"), stacklevel=3)
                 continue
             raise InputError(f"not a JSON object ({error.msg} at column {error.colno})", path, number) from error
         runs.append(_compact(_check(record, path, number), aggregation))
     return runs
+
+
+def _cut_short(line: str, error: json.JSONDecodeError) -> bool:
+    """Whether a line that is no JSON is a record whose write stopped part-way: it does not end its object, or
+    it is wrong only where it ends."""
+    line = line.rstrip()
+    return not line.endswith("}") or error.pos >= len(line)
 
 
 def _compact(run: _Run, aggregation: str) -> _Run:

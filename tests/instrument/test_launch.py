@@ -9,7 +9,7 @@ import pytest
 
 import extrap_plugins
 from extrap_plugins.errors import ExitStatus
-from extrap_plugins.instrument import sweep
+from extrap_plugins.instrument import launch, sweep
 from shim_helpers import records, run_program
 
 LAUNCH = [sys.executable, "-m", "extrap_plugins.instrument"]
@@ -195,3 +195,24 @@ def test_a_folder_without_main_is_said_as_python_would(tmp_path):
     assert result.returncode == 2
     assert result.stderr.splitlines()[-1] == "extrap_plugins.instrument: error: lib: a folder without __main__.py"
     assert sorted(tmp_path.iterdir()) == [tmp_path / "lib"]
+
+
+@pytest.mark.parametrize("argv, name", [
+    (["-m", "mpi4py.futures", "solver.py", "8"], "solver"),
+    (["-m", "mpi4py", "-rc", "threads=0", "-m", "pkg.solver"], "solver"),
+    (["-m", "mpi4py", "--rc=threads=0", "run/solver.py"], "solver"),
+    (["-m", "mpi4py.run", "-c", "print(1)"], "run"),  # a command has no name of its own
+    (["-m", "tool.work"], "work"),
+    (["app/solver.py"], "solver"),
+])
+def test_a_run_is_named_after_the_program_mpi4pys_runners_run(argv, name):
+    assert launch.program_name(argv, module=argv[0] == "-m") == name
+
+
+def test_a_program_run_by_mpi4pys_runner_is_named_after_itself(tmp_path):
+    pytest.importorskip("mpi4py", reason="the mpi extra is not installed")
+    (tmp_path / "solver.py").write_text("from mpi4py import MPI\nMPI.COMM_WORLD.Barrier()\n")
+    result = run_program([*LAUNCH, "-m", "mpi4py", "solver.py"], tmp_path)
+    assert result.returncode == 0, result.stderr
+    [record] = records(tmp_path / "out.extrap.jsonl")
+    assert record["program"] == "solver" and record["status"] == "ok"

@@ -347,3 +347,17 @@ def test_runs_of_two_programs_in_one_folder_are_a_warning_naming_them(host, tmp_
         extrap_plugins.read(tmp_path / "runs")
     assert f"{tmp_path / 'runs'}: holds the measurements of 2 programs (app, jacobi), modelled as one; read each " \
            "program's runs alone if they are different programs" in [str(w.message) for w in caught]
+
+
+def test_a_line_cut_short_before_a_later_run_is_skipped_with_a_warning(host, tmp_path):
+    # a run killed mid-write, then the next run appended on a line of its own (the shim starts one)
+    path = write(tmp_path / "a.extrap.jsonl", HAND_WRITTEN[:100] + "\n", HAND_WRITTEN)
+    with pytest.warns(ExtrapWarning, match="a.extrap.jsonl:1: skipped an incomplete line"):
+        experiment = extrap_plugins.read(path)
+    assert len(experiment) == 3
+
+
+def test_a_line_broken_in_its_middle_is_still_refused(host, tmp_path):
+    path = write(tmp_path / "a.extrap.jsonl", HAND_WRITTEN.replace('"run":"a"', '"run" "a"'), HAND_WRITTEN)
+    with pytest.raises(InputError, match=r"a.extrap.jsonl:1: not a JSON object \("):
+        extrap_plugins.read(path)
