@@ -42,9 +42,10 @@ On an intercommunicator the root of a rooted call (``MPI.ROOT``) does the
 root's part alone, the ranks of the other group (passing the root's rank)
 the part of every rank, and the rest of the root's group
 (``MPI.PROC_NULL``) nothing.  A single count of a vector buffer
-(``[buf, 3]``) is one per rank, and per neighbour in the neighbourhood
-collectives.  ``Mprobe``, ``mprobe``, ``Improbe`` and ``improbe`` return
-messages whose receives are recorded.
+(``[buf, 3]``) is one per rank (of the remote group on an
+intercommunicator), and per neighbour in the neighbourhood collectives.
+``Mprobe``, ``mprobe``, ``Improbe`` and ``improbe`` return messages whose
+receives are recorded.
 
 Buffer sizes are exact: ``count × MPI_Type_size`` for ``[buf, count, type]``
 and the vector forms, the buffer's size otherwise.  ``MPI.IN_PLACE`` counts
@@ -72,6 +73,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import numbers
 import sys
 import warnings
 from time import perf_counter
@@ -102,7 +104,8 @@ def wrap(comm):
 
     With ``EXTRAP_INSTRUMENT=0`` the communicator itself is returned.
     Wrapping a wrapped communicator, or ``MPI.COMM_NULL``, returns it
-    unchanged.
+    unchanged.  The first wrap of ``MPI.COMM_WORLD`` is collective (every
+    rank calls it): the shim duplicates the world for its own messages.
 
     Raises
     ------
@@ -123,7 +126,7 @@ def wrap(comm):
                            "(mpi4py.rc.initialize = False) and before MPI.Finalize()")
     from .session import session
 
-    session.use()
+    session.use(collective=comm == _MPI.COMM_WORLD)  # wrapping the world is collective: see attach_mpi
     if comm == _MPI.COMM_NULL:
         return comm
     for base in type(comm).__mro__:
@@ -183,11 +186,7 @@ def _spec_bytes(spec, vector: bool, comm_size: int) -> int:
         return whole
     counts = rest[0]
     if vector:
-        if isinstance(counts, tuple) and len(counts) == 2 and not isinstance(counts[0], int):
-            counts = counts[0]  # (counts, displs)
-        if isinstance(counts, int):
-            counts = [counts] * comm_size
-        counts = [int(c) for c in counts]
+        counts = _vector_counts(counts, comm_size)
         if isinstance(types, list):
             return sum(c * s for c, (s, _) in zip(counts, types))
         element = types[0] if types is not None else _item_size(buffer)
@@ -196,6 +195,16 @@ def _spec_bytes(spec, vector: bool, comm_size: int) -> int:
         counts = counts[0]  # (count, displ)
     element = types[0] if types is not None else _item_size(buffer)
     return int(counts) * element
+
+
+def _vector_counts(counts, size: int) -> list[int]:
+    """The count of each rank's block: from a sequence (numpy's too), a ``(counts, displs)`` pair, or one count (an
+    int or a numpy integer) for each of ``size`` ranks."""
+    if isinstance(counts, tuple) and len(counts) == 2 and not isinstance(counts[0], numbers.Integral):
+        counts = counts[0]  # (counts, displs)
+    if isinstance(counts, numbers.Integral):
+        return [int(counts)] * size
+    return [int(c) for c in counts]
 
 
 def _is_type(value) -> bool:
@@ -227,14 +236,11 @@ def _item_size(buffer) -> int:
 
 def _block(message, rank: int, size: int, vector: bool) -> int:
     """This rank's block of a gather/scatter buffer (for ``MPI.IN_PLACE``)."""
-    if vector and isinstance(message, (list, tuple)) and len(message) > 1:
-        counts = message[1]
-        if isinstance(counts, tuple) and len(counts) == 2 and not isinstance(counts[0], int):
-            counts = counts[0]
-        if isinstance(counts, (list, tuple)) and len(counts) == size:
-            total = sum(int(c) for c in counts)
-            whole = message_bytes(message, True, size)
-            return whole * int(counts[rank]) // total if total else 0
+    if vector and isinstance(message, (list, tuple)) and len(message) > 1 and message[1] is not None \
+            and not _is_type(message[1]):
+        counts = _vector_counts(message[1], size)
+        total = sum(counts)
+        return message_bytes(message, True, size) * counts[rank] // total if total else 0
     return message_bytes(message, vector, size) // max(size, 1)
 
 
@@ -464,13 +470,18 @@ def _reduce_object(rooted: bool) -> Callable:
     return build
 
 
+def _peers(comm) -> int:
+    """How many ranks the blocks of a collective's buffer are for: an intercommunicator's remote group, else all."""
+    return comm.Get_remote_size() if comm.Is_inter() else comm.Get_size()
+
+
 def _gather(vector: bool, everyone: bool) -> Callable:
     def build(sig: _Signature):
         get_send, get_receive = sig.get("sendbuf"), sig.get("recvbuf")
         get_root = None if everyone else sig.get("root")
 
         def count(comm, node, args, kwargs, result, status):
-            rank, size = comm.Get_rank(), comm.Get_size()
+            rank, size = comm.Get_rank(), _peers(comm)
             send, receive = get_send(args, kwargs), get_receive(args, kwargs)
             root, member = (False, True) if get_root is None else _parts(comm, get_root(args, kwargs))
             if member:
@@ -486,7 +497,7 @@ def _scatter(vector: bool) -> Callable:
         get_send, get_receive, get_root = sig.get("sendbuf"), sig.get("recvbuf"), sig.get("root")
 
         def count(comm, node, args, kwargs, result, status):
-            rank, size = comm.Get_rank(), comm.Get_size()
+            rank, size = comm.Get_rank(), _peers(comm)
             send, receive = get_send(args, kwargs), get_receive(args, kwargs)
             root, member = _parts(comm, get_root(args, kwargs))
             if root:
@@ -508,7 +519,7 @@ def _exchange(vector: bool, neighbours: bool = False, one_block_sent: bool = Fal
         get_send, get_receive = sig.get("sendbuf"), sig.get("recvbuf")
 
         def count(comm, node, args, kwargs, result, status):
-            sources, destinations = comm.degrees if neighbours else (comm.Get_size(),) * 2
+            sources, destinations = comm.degrees if neighbours else (_peers(comm),) * 2
             send, receive = get_send(args, kwargs), get_receive(args, kwargs)
             received = message_bytes(receive, vector, sources)
             _sent(node, received if send is _IN_PLACE else message_bytes(send, vector and not one_block_sent,
@@ -533,9 +544,10 @@ def _reduce_scatter(block: bool) -> Callable:
             whole = message_bytes(receive)
             _sent(node, whole)
             counts = None if get_counts is None else get_counts(args, kwargs)
-            if counts:
-                total = sum(int(c) for c in counts)
-                _received(node, whole * int(counts[rank]) // total if total else 0)
+            if counts is not None:
+                counts = _vector_counts(counts, size)
+                total = sum(counts)
+                _received(node, whole * counts[rank] // total if total else 0)
             else:
                 _received(node, whole // max(size, 1))
         return count
@@ -653,6 +665,8 @@ _DERIVED = {
     "Create_graph": "MPI_Graph_create", "Create_dist_graph": "MPI_Dist_graph_create",
     "Create_dist_graph_adjacent": "MPI_Dist_graph_create_adjacent",
     "Create_intercomm": "MPI_Intercomm_create", "Merge": "MPI_Intercomm_merge", "Sub": "MPI_Cart_sub",
+    "Spawn": "MPI_Comm_spawn", "Spawn_multiple": "MPI_Comm_spawn_multiple", "Accept": "MPI_Comm_accept",
+    "Connect": "MPI_Comm_connect",
 }
 
 # The receives of a matched message (from Mprobe, Improbe ...), as _CALLS.

@@ -330,13 +330,15 @@ def append_line(path: str | os.PathLike, line: bytes) -> None:
 
     The line goes out in a single ``write`` on a file opened with
     ``O_APPEND``, under an exclusive ``flock`` where available, so
-    concurrent writers never interleave their lines.
+    concurrent writers never interleave their lines; after a line that a
+    write cut short (no newline at the end of the file) it starts a line
+    of its own.
     """
     path = os.fspath(path)
     folder = os.path.dirname(path)
     if folder:
         os.makedirs(folder, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         try:
             import fcntl
@@ -344,12 +346,23 @@ def append_line(path: str | os.PathLike, line: bytes) -> None:
             fcntl.flock(fd, fcntl.LOCK_EX)
         except (ImportError, OSError):  # not POSIX, or a file system without locks
             pass
+        if _ends_mid_line(fd):
+            line = b"\n" + line
         view = memoryview(line)
         while view:
             written = os.write(fd, view)
             view = view[written:]
     finally:
         os.close(fd)
+
+
+def _ends_mid_line(fd: int) -> bool:
+    """Whether the file open as ``fd`` (for reading too) ends in a line without its newline."""
+    end = os.lseek(fd, 0, os.SEEK_END)
+    if not end:
+        return False
+    os.lseek(fd, end - 1, os.SEEK_SET)
+    return os.read(fd, 1) != b"\n"
 
 
 def write_atomically(path: str | os.PathLike, data: bytes) -> None:

@@ -218,7 +218,8 @@ class Region:
             return False
         try:
             c = _local.cursor
-        except AttributeError:  # entered while disabled, in a thread that never recorded
+        except AttributeError:  # a thread that never recorded: entered in another thread, or while disabled
+            _close_in_another_thread(None, self.name, now)
             return False
         node = c.node
         if node.name != self.name or node.parent is None:
@@ -321,6 +322,8 @@ def _mismatch(c: Cursor, name: str, now: float) -> None:
         inner.append(node)
         node = node.parent
     if node.parent is None:
+        if _close_in_another_thread(c, name, now):
+            return
         what = f"region {name!r} closed but is not open (it was closed early because a region around it ended)"
     else:
         for open_node in inner + [node]:
@@ -335,6 +338,20 @@ def _mismatch(c: Cursor, name: str, now: float) -> None:
         RuntimeWarning,
         stacklevel=3,
     )
+
+
+def _close_in_another_thread(c: Cursor | None, name: str, now: float) -> bool:
+    """Close ``name`` where another thread entered it (``__enter__`` and ``__exit__`` called in two threads, as
+    around a lock's hold or a task handed over): in the one thread whose innermost open region it is, else
+    nowhere (False).  That thread's later regions are then no longer recorded below it."""
+    with _cursors_lock:
+        entered = [o for o in _cursors if o is not c and o.node.name == name and o.node.parent is not None]
+    if len(entered) != 1:
+        return False
+    node = entered[0].node
+    node.close(now - node.start)
+    entered[0].node = node.parent
+    return True
 
 
 # ------------------------------------------------------------------------ decorate

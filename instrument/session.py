@@ -132,6 +132,7 @@ class Session:
         self.hooks_installed = False
         self.mpi_attached = False
         self.world: tuple[int, int] | None = None  # (rank, size) once MPI was seen
+        self.channel = None  # the shim's own duplicate of MPI.COMM_WORLD for the exit gather (see attach_mpi)
         self.used = False
         self.lock = threading.Lock()
         self.cut_short: threading.Event | None = None  # set once a signal's measurements are written
@@ -147,8 +148,9 @@ class Session:
         self.program, self.output = name, _default_output(name)
 
     # ------------------------------------------------------------- hooks
-    def use(self) -> None:
-        """The program uses the shim: install the exit hooks, look for MPI."""
+    def use(self, collective: bool = False) -> None:
+        """The program uses the shim: install the exit hooks, look for MPI (see :meth:`attach_mpi` for
+        ``collective``)."""
         self.used = True
         self.spawned = self.spawned or _importing_as_worker()
         # (a spawned worker is no rank: no hooks, and its signals keep their default action)
@@ -169,7 +171,7 @@ class Session:
                 os.register_at_fork(after_in_child=self._forked)
             for problem in self.setting_problems + self.parameter_problems:
                 _note(problem)
-        self.attach_mpi()
+        self.attach_mpi(collective)
 
     def _watch_exit_calls(self) -> None:
         """``sys.exit(status)``, ``exit(status)`` and ``quit(status)`` with a failing status are recorded as this
@@ -351,12 +353,19 @@ class Session:
             _note(f"{reason}: each rank wrote the measurements it had to {output.fragment_path(self.output, run, '*')}")
         return path
 
-    def attach_mpi(self) -> None:
-        """Once MPI is initialised: note rank and size, hook into ``MPI_Finalize``."""
-        if self.mpi_attached:
-            return
+    def attach_mpi(self, collective: bool = False) -> None:
+        """Once MPI is initialised: note rank and size, hook into ``MPI_Finalize``.
+
+        ``collective``: every rank calls this at this point of the program (it wraps ``MPI.COMM_WORLD``, as
+        ``python -m extrap_plugins.instrument`` does when MPI starts), so the shim duplicates ``MPI.COMM_WORLD``
+        for its exit gather: a receive of the program's from any source with any tag cannot take those messages.
+        """
         MPI = sys.modules.get("mpi4py.MPI")
         if MPI is None or not MPI.Is_initialized() or MPI.Is_finalized():
+            return
+        if collective and self.channel is None:
+            self.channel = _world(MPI).Dup()
+        if self.mpi_attached:
             return
         self.mpi_attached = True
         world = _world(MPI)
@@ -475,7 +484,7 @@ class Session:
         MPI = sys.modules.get("mpi4py.MPI")
         comm = None
         if MPI is not None and MPI.Is_initialized() and not MPI.Is_finalized():
-            comm = _world(MPI)
+            comm = _world(MPI) if self.channel is None else self.channel
         rank, size = self.world if self.world else (_rank_from_launcher(), _size_from_launcher())
         table = output.RankTable(rank, callpaths, rows, self.current_parameters(size), self.failure,
                                  now - self.started, counters, dict(regions._counters), self.unread_parameters())

@@ -206,3 +206,74 @@ def test_rooted_collectives_on_an_intercommunicator_count_the_roots_part_and_the
     for path, values in expected.items():
         assert tuple(series(record, metric)[path] for metric in COUNTS) == values, path
     assert series(record, "bytes_sent", "max")["main"] == bcast + 16  # rank 0: Bcast, bcast, its Scatter
+
+
+@pytest.fixture(scope="module")
+def shared_world(mpiexec, tmp_path_factory):
+    """tests/instrument/programs/shared_world.py on 3 ranks: its run, and the folder it wrote to."""
+    folder = tmp_path_factory.mktemp("shared_world")
+    return mpi_program(mpiexec, "shared_world", 3, folder, EXTRAP_EXIT_TIMEOUT="5"), folder
+
+
+def test_a_thread_receiving_any_message_at_the_end_does_not_take_the_shims_own(shared_world):
+    # rank 0's thread waiting on MPI.COMM_WORLD for any source and tag got rank 1's measurements, sent as rank 1
+    # ended, instead of rank 2's "bye"; rank 0 waited EXTRAP_EXIT_TIMEOUT for them, then every rank wrote a file
+    # of its own ("rank 1 did not reach the end")
+    result, folder = shared_world
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "rank 0 heard ['bye']\n"
+    assert "appended the measurements of 3 ranks" in result.stderr
+    assert [path.name for path in folder.iterdir()] == ["out.extrap.jsonl"]
+    [record] = records(folder / "out.extrap.jsonl")
+    assert record["status"] == "ok" and record["errors"] == []
+    bye = pickled("bye")  # the thread's receive is recorded in its own tree, and nothing else it could have taken
+    assert {metric: series(record, metric)["MPI_Recv"] for metric in COUNTS} == {
+        "visits": 1, "bytes_sent": 0, "bytes_received": bye, "messages_sent": 0, "messages_received": 1}
+
+
+def test_vector_collectives_given_one_count_on_an_intercommunicator_count_one_block_per_remote_rank(shared_world):
+    # the local group's size was taken for the remote one's: rank 0 (ROOT, with rank 2 in its group) counted
+    # two blocks from rank 1's group of one, and rank 1 one block where the other group has two ranks
+    result, folder = shared_world
+    [record] = records(folder / "out.extrap.jsonl")
+    expected = {  # summed over the ranks: (visits, bytes sent, bytes received, messages sent, messages received)
+        "vectors->MPI_Gatherv": (3, 16, 16, 1, 1),  # rank 1 sends 2 doubles, the root receives them
+        "vectors->MPI_Scatterv": (3, 24, 24, 1, 1),  # the root sends 3 doubles to rank 1
+        "vectors->MPI_Alltoallv": (3, 4 + 4 + 8, 4 + 4 + 8, 3, 3),  # one int to each remote rank, one from each
+        "vectors->MPI_Allgatherv": (3, 3 * 8, 8 + 8 + 16, 3, 3),  # one double from each remote rank
+    }
+    for path, values in expected.items():
+        assert tuple(series(record, metric)[path] for metric in COUNTS) == values, path
+
+
+def test_the_intercommunicator_of_spawned_processes_records_its_calls(mpiexec, tmp_path):
+    # Spawn was not recorded and its intercommunicator not wrapped: the run had main alone
+    command = [*mpiexec[:1], "-n", "2", *mpiexec[1:], sys.executable, "-m", "extrap_plugins.instrument",
+               str(PROGRAMS / "spawns.py")]
+    result = run_program(command, tmp_path)
+    assert result.returncode == 0, result.stderr
+    [record] = records(tmp_path / "out.extrap.jsonl")  # the spawned processes, run without the shim, write none
+    assert record["size"] == 2
+    assert {path: tuple(series(record, metric)[path] for metric in COUNTS) for path in record["callpaths"]} == {
+        "main": (2, 32, 0, 1, 0),
+        "main->MPI_Comm_spawn": (2, 0, 0, 0, 0),
+        "main->MPI_Bcast": (2, 32, 0, 1, 0),  # rank 0 (MPI.ROOT) sends; rank 1 (MPI.PROC_NULL) takes no part
+    }
+
+
+def test_vector_collectives_given_numpy_counts_count_each_ranks_block(shared_world):
+    # counts as a numpy array made MPI.IN_PLACE count an even share of the buffer, not the rank's block, a numpy
+    # array of recvcounts and a numpy number as the one count were not counted at all (with a warning)
+    result, folder = shared_world
+    assert "cannot count" not in result.stderr
+    [record] = records(folder / "out.extrap.jsonl")
+    expected = {  # summed over 3 ranks, rank k having k + 1 doubles: 8 (k + 1) bytes of a buffer of 48
+        # IN_PLACE at the root: its own block of 8 is sent; then a count of 2 doubles from each rank
+        "numpy_counts->MPI_Gatherv": (6, 8 + 16 + 24 + 3 * 16, 48 + 48, 6, 2),
+        "numpy_counts->MPI_Scatterv": (3, 48, 8 + 16 + 24, 1, 3),
+        "numpy_counts->MPI_Allgatherv": (3, 8 + 16 + 24, 3 * 48, 3, 3),
+        "numpy_counts->MPI_Reduce_scatter": (3, 3 * 48, 8 + 16 + 24, 3, 3),
+    }
+    for path, values in expected.items():
+        assert tuple(series(record, metric)[path] for metric in COUNTS) == values, path
+    assert series(record, "bytes_sent", "max")["numpy_counts->MPI_Allgatherv"] == 24  # rank 2's block, not 48 / 3

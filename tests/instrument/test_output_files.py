@@ -172,6 +172,16 @@ def test_concurrent_appends_never_interleave_lines(tmp_path):
     assert sorted((d["writer"], d["k"]) for d in lines) == [(w, k) for w in range(4) for k in range(100)]
 
 
+def test_a_run_appended_after_a_line_cut_short_starts_a_line_of_its_own(tmp_path):
+    # the run was glued to the torn line a write cut short left (a full disk, a kill): both lines were lost and the
+    # file no longer read ("not a JSON object")
+    path = tmp_path / "runs.extrap.jsonl"
+    path.write_bytes(b'{"run": "a"}\n{"run": "b", "val')
+    output.append_line(path, b'{"run": "c"}\n')
+    output.append_line(path, b'{"run": "d"}\n')
+    assert path.read_bytes() == b'{"run": "a"}\n{"run": "b", "val\n{"run": "c"}\n{"run": "d"}\n'
+
+
 def test_atomic_writes_leave_no_temporary_files(tmp_path):
     target = tmp_path / "f.extrap.jsonl"
     output.write_atomically(target, b"one\n")

@@ -319,3 +319,30 @@ def test_environment_switch_makes_regions_free(tmp_path):
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["True", "_NullRegion"]
     assert list(tmp_path.iterdir()) == []  # nothing written
+
+
+@pytest.mark.parametrize("recorded_before", [False, True])
+def test_a_region_left_in_another_thread_is_closed_in_the_thread_that_entered_it(clean, recorded_before):
+    # the other thread's exit was ignored (silently, or with "closed but is not open"): "held" stayed open in the
+    # main thread, and every region the main thread entered later was recorded below it ("held->after")
+    held = instrument.region("held")
+
+    def leave():
+        if recorded_before:
+            with instrument.region("work"):
+                pass
+        held.__exit__(None, None, None)
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        held.__enter__()
+        time.sleep(0.01)
+        thread = threading.Thread(target=leave)
+        thread.start()
+        thread.join()
+        with instrument.region("after"):
+            pass
+    assert [str(w.message) for w in caught] == []
+    assert visits() == {"held": 1, "after": 1, **({"work": 1} if recorded_before else {})}
+    assert table()["held"]["time"] >= 0.01
+    assert regions.cursor().node is regions.cursor().root
