@@ -37,6 +37,7 @@ then changes those (``sockets_per_node = "2x"``).
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import math
 import os
@@ -51,7 +52,7 @@ import numpy as np
 from .codesign_output import is_size as _is_size, size_text as _size_text
 from .errors import ExtrapWarning, InputError
 from .experiment import Experiment
-from .formatting import json_plain
+from .formatting import format_value, json_plain
 from .models import ModelSet
 
 __all__ = ["System", "Upgrade", "Requirements", "RequirementRow", "requirements", "load_system",
@@ -65,6 +66,8 @@ STRUCTURE = ("racks", "nodes_per_rack", "sockets_per_node", "cores_per_socket", 
 MEMORY_OF = {"memory_per_node": 2, "memory_per_socket": 3, "memory_per_core": 4}
 """Memory of a node, socket or core: divided by the product of the STRUCTURE keys from this index on."""
 SYSTEM_KEYS = ("processes", "memory_per_process", *STRUCTURE, *MEMORY_OF)
+WHOLE = ("processes", *STRUCTURE[:-1])
+"""Counts given as values are whole numbers; processes_per_core may be a fraction (a process on several cores)."""
 
 # Default metrics per role: the first alternative whose metrics all exist (case-insensitive) wins;
 # an alternative of several metrics plays the role with their sum.
@@ -87,11 +90,13 @@ _FACTOR = re.compile(r"^\s*([0-9.eE+-]+)\s*[x×]\s*$")
 
 
 # ---------------------------------------------------------------------------- values
-def _number(value: Any, what: str, where: str | None, *, factor: bool, size: bool = True) -> tuple[str, float]:
+def _number(value: Any, what: str, where: str | None, *, factor: bool, size: bool = True,
+            whole: bool = False) -> tuple[str, float]:
     """``("value", 2147483648.0)`` or ``("factor", 2.0)`` from a TOML or command-line value.
 
     Numbers, where ``size`` sizes with a unit (``"2 GiB"``, ``"512MB"``; a count, such as the processes, takes
-    none) and, where ``factor``, factors (``"2x"``, ``"0.5x"``).  Every value must be positive and finite.
+    none; where ``whole``, it is a whole number) and, where ``factor``, factors (``"2x"``, ``"0.5x"``).  Every
+    value must be positive and finite.
     """
     kind, number = "value", None
     if isinstance(value, bool):
@@ -111,6 +116,9 @@ def _number(value: Any, what: str, where: str | None, *, factor: bool, size: boo
         expected = ("a positive number" + (", a size such as \"2 GiB\"" if size else " (a count, without a unit)")
                     + (", or a factor such as \"2x\"" if factor else ""))
         raise InputError(f"{what}: expected {expected}, got {value!r}", where)
+    if whole and kind == "value" and not number.is_integer():  # 2.5 processes: meant 2.5x?
+        hint = f" (a factor is written \"{number:g}x\")" if factor else ""
+        raise InputError(f"{what}: a count is a whole number, got {value!r}{hint}", where)
     return kind, number
 
 
@@ -156,7 +164,7 @@ class System:
     @classmethod
     def of(cls, processes: float, memory_per_process: float | str) -> System:
         """``System.of(65536, "2 GiB")``: a system by its process count and memory per process."""
-        return cls({"processes": _number(processes, "processes", None, factor=False, size=False)[1],
+        return cls({"processes": _number(processes, "processes", None, factor=False, size=False, whole=True)[1],
                     "memory_per_process": _number(memory_per_process, "memory_per_process", None,
                                                   factor=False)[1]})
 
@@ -192,6 +200,8 @@ class Upgrade:
     name: str
     changes: Mapping[str, tuple[str, float]]
     source: str | None = None
+    line: int | None = None
+    """Where the system file names it (for errors: FILE:LINE)."""
 
     def apply(self, system: System) -> System:
         """The upgraded system.
@@ -214,7 +224,7 @@ class Upgrade:
                 continue
             if key not in values:
                 raise InputError(f"upgrade {self.name!r} changes {key}, which the system does not give; "
-                                 f"the system gives {', '.join(system.values)}", self.source)
+                                 f"the system gives {', '.join(system.values)}", self.source, self.line)
             values[key] = values[key] * number if kind == "factor" else number
         new = System(values, system.source)
         if overrides:
@@ -224,7 +234,7 @@ class Upgrade:
                 new.memory_per_process, system.memory_per_process, rel_tol=1e-12):
             raise InputError(f"upgrade {self.name!r} changes nothing: the system keeps "
                              f"{system.processes:g} processes and {_size_text(system.memory_per_process)} "
-                             f"per process", self.source)
+                             f"per process", self.source, self.line)
         return new
 
 
@@ -253,11 +263,50 @@ def _upgrade(name: str, changes: Mapping[str, Any], where: str | None) -> Upgrad
     for key, value in changes.items():
         if key not in SYSTEM_KEYS:
             raise InputError(f"upgrade {name!r}: unknown key {key!r}; the keys are {', '.join(SYSTEM_KEYS)}", where)
-        parsed[key] = _number(value, f"upgrade {name!r}, {key}", where, factor=True, size=_is_size(key))
+        parsed[key] = _number(value, f"upgrade {name!r}, {key}", where, factor=True, size=_is_size(key),
+                              whole=key in WHOLE)
     return Upgrade(name, parsed, where)
 
 
-def _read_toml(path: str | os.PathLike) -> dict:
+class _Toml(dict):
+    """A TOML document that knows the line of each table and key: an error about one says ``FILE:LINE:``."""
+
+    def __init__(self, document: Mapping[str, Any], text: str):
+        super().__init__(document)
+        self._lines = text.splitlines()
+
+    def line(self, table: str, key: str | None = None) -> int | None:
+        """The line of ``[table]`` (or of ``table = ...``), or of ``key`` in it (or of ``[table.key]``)."""
+        inside, top = False, True
+        for number, text in enumerate(self._lines, 1):
+            header = re.match(r"\s*\[\s*([^\[\]]+?)\s*\]\s*(#.*)?$", text)
+            if header:
+                name = re.sub(r"\s*\.\s*", ".", header.group(1)).replace('"', "").replace("'", "")
+                if name in (table, f"{table}.{key}") and (key is None or name != table):
+                    return number
+                inside, top = name == table, False
+            elif (inside and key is not None and _assigns(text, key)) or (top and _assigns(text, table)):
+                return number
+        return None
+
+    @contextlib.contextmanager
+    def at(self, table: str, key: str | None = None):
+        """An InputError about the file raised inside names the line of ``table`` (``key``) where it has none."""
+        try:
+            yield
+        except InputError as error:
+            if error.path is not None and error.line is None:
+                error.line = self.line(table, key)
+            raise
+
+
+def _assigns(text: str, key: str) -> bool:
+    """Whether a TOML line sets ``key`` (bare or quoted; ``key = ...`` or ``key.sub = ...``)."""
+    quoted = "|".join(re.escape(form) for form in (key, f'"{key}"', f"'{key}'"))
+    return re.match(rf"\s*(?:{quoted})\s*[=.]", text) is not None
+
+
+def _read_toml(path: str | os.PathLike) -> _Toml:
     try:
         import tomllib
     except ModuleNotFoundError:  # Python 3.10
@@ -271,9 +320,13 @@ def _read_toml(path: str | os.PathLike) -> dict:
         raise InputError("is a folder; expected a TOML file", path)
     text = read_text(path, hint="TOML files are UTF-8: save it as UTF-8")
     try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
-        raise InputError(f"not valid TOML: {error}", path) from None
+        return _Toml(tomllib.loads(text), text)
+    except tomllib.TOMLDecodeError as error:  # "... (at line 3, column 24)": the line goes where every error's does
+        where = re.search(r" \(at line (\d+), (column \d+)\)$", str(error))
+        if where is None:
+            raise InputError(f"not valid TOML: {error}", path) from None
+        raise InputError(f"not valid TOML: {str(error)[:where.start()]} ({where.group(2)})", path,
+                         int(where.group(1))) from None
 
 
 def load_system(path: str | os.PathLike) -> tuple[System, list[Upgrade]]:
@@ -290,20 +343,27 @@ def load_system(path: str | os.PathLike) -> tuple[System, list[Upgrade]]:
     unknown = [k for k in document if k not in ("system", "upgrades")]
     if unknown:
         raise InputError(f"unknown table {', '.join(map(repr, unknown))}; a system file has [system] and "
-                         f"[upgrades]", where)
+                         f"[upgrades]", where, document.line(unknown[0]))
     table = document.get("system")
     if not isinstance(table, Mapping):
         raise InputError("no [system] table (processes and memory_per_process)", where)
     values = {}
     for key, value in table.items():
-        if key not in SYSTEM_KEYS:
-            raise InputError(f"[system] has no key {key!r}; the keys are {', '.join(SYSTEM_KEYS)}", where)
-        values[key] = _number(value, f"[system] {key}", where, factor=False, size=_is_size(key))[1]
-    system = System(values, where)
+        with document.at("system", key):
+            if key not in SYSTEM_KEYS:
+                raise InputError(f"[system] has no key {key!r}; the keys are {', '.join(SYSTEM_KEYS)}", where)
+            values[key] = _number(value, f"[system] {key}", where, factor=False, size=_is_size(key),
+                                  whole=key in WHOLE)[1]
+    with document.at("system"):
+        system = System(values, where)
     upgrades = document.get("upgrades", {})
     if not isinstance(upgrades, Mapping):
-        raise InputError("[upgrades] must be a table of NAME = { KEY = VALUE, ... }", where)
-    return system, [_upgrade(name, changes, where) for name, changes in upgrades.items()]
+        raise InputError("[upgrades] must be a table of NAME = { KEY = VALUE, ... }", where, document.line("upgrades"))
+    listed = []
+    for name, changes in upgrades.items():
+        with document.at("upgrades", name):
+            listed.append(replace(_upgrade(name, changes, where), line=document.line("upgrades", name)))
+    return system, listed
 
 
 # ------------------------------------------------------------------------------ roles
@@ -406,15 +466,18 @@ def resolve_roles(application: str, metrics: Sequence[str], roles: Mapping[str, 
 
 
 def requirement_function(models: ModelSet, metrics: Sequence[str], callpaths: Sequence[str] | None = None,
-                         kinds: Mapping[str, str] | None = None) -> Callable[[Mapping[str, float]], float]:
+                         kinds: Mapping[str, str] | None = None, units: Mapping[str, float] | None = None
+                         ) -> Callable[[Mapping[str, float]], float]:
     """``f(point) -> float``: the sum of the models of ``metrics`` over the chosen call paths.
 
     ``callpaths`` None takes the whole program: for a metric of inclusive
     values (the instrument shim's, or CUBE read with ``values=inclusive``)
     the root call paths (no ``->``), for one of exclusive values (``kinds``:
     metric -> ``"inclusive"`` or ``"exclusive"``, inclusive where not given)
-    every call path.
+    every call path.  ``units`` (metric -> factor) converts a metric's values, such as KiB to bytes
+    (:func:`_bytes_per_unit`); the function's ``units`` attribute keeps them.
     """
+    units = dict(units or {})
     chosen = []
     for metric in metrics:
         of_metric = [m for m in models if m.metric == metric]
@@ -440,19 +503,20 @@ def requirement_function(models: ModelSet, metrics: Sequence[str], callpaths: Se
         for m in chosen:
             X = np.stack([named[p].reshape(-1) for p in m.parameters], axis=1) if m.parameters else \
                 np.zeros((int(np.prod(shape)) or 1, 0))
-            total = total + np.asarray(m.predict(X), dtype=np.float64).reshape(shape)
+            total = total + np.asarray(m.predict(X), dtype=np.float64).reshape(shape) * units.get(m.metric, 1.0)
         return float(total) if not shape else total
 
     evaluate.models = chosen  # type: ignore[attr-defined]
+    evaluate.units = units  # type: ignore[attr-defined]
     return evaluate
 
 
 # --------------------------------------------------------------------- problem size
 def fill_memory(memory: Callable[[float], float], target: float, application: str, size: str = "n",
-                lowest: float = 1.0) -> float:
+                lowest: float = 1.0, where: str = "the system has") -> float:
     """The smallest problem size per process ``n >= lowest`` with ``memory(n) = target``.
 
-    ``memory`` takes a float or an array of sizes.
+    ``memory`` takes a float or an array of sizes; ``where`` says whose memory ``target`` is (an upgrade's).
 
     Scans ``n`` on a logarithmic grid up to 1e300 for the first value at or
     above ``target``, then refines by Brent's method to machine precision.
@@ -472,13 +536,13 @@ def fill_memory(memory: Callable[[float], float], target: float, application: st
     if values[0] > 0:
         raise InputError(f"application {application!r}: the memory model needs {memory(lowest):.4g} bytes per "
                          f"process already at {size} = {lowest:g}, more than the {_size_text(target)} per process "
-                         f"the system has")
+                         f"{where}")
     if values[0] == 0:
         return lowest
     above = np.flatnonzero(np.isfinite(values) & (values >= 0))
     if not above.size:
-        raise InputError(f"application {application!r}: the memory model never reaches {_size_text(target)} per "
-                         f"process (no problem size {size} fills the memory); is the memory metric right? "
+        raise InputError(f"application {application!r}: the memory model never reaches the {_size_text(target)} per "
+                         f"process {where} (no problem size {size} fills the memory); is the memory metric right? "
                          f"(--role memory=METRIC)")
     from scipy.optimize import brentq
 
@@ -671,7 +735,9 @@ def requirements(
                                               reader_options or {}, model_options)
         if rank_by not in ("problem_size",) and rank_by not in app_roles:
             raise InputError(f"rank_by {rank_by!r}: application {name!r} has no such role")
-        functions = {role: requirement_function(models, metrics, callpaths, kinds)
+        in_bytes = _bytes_per_unit(name, models, app_roles["memory"])  # the system's memory is in bytes
+        functions = {role: requirement_function(models, metrics, callpaths, kinds,
+                                                in_bytes if role == "memory" else None)
                      for role, metrics in app_roles.items()}
         _check_parameters(name, functions, processes, size)
         all_roles[name] = app_roles
@@ -754,6 +820,28 @@ def _value_kinds(experiment: Experiment, metrics: Sequence[str]) -> dict[str, st
     return {m: value_kind(hints.get(m), found.get(m, 0.0)) for m in metrics}
 
 
+def _bytes_per_unit(application: str, models: ModelSet, metrics: Sequence[str]) -> dict[str, float]:
+    """Per memory metric, the bytes of one unit of its values (``KiB``: 1024), from the unit it was recorded with;
+    1 where none is known.
+
+    Raises
+    ------
+    InputError
+        A unit that is no size (``sec``): such a metric cannot fill the memory.
+    """
+    recorded = {m.name: m.unit for m in models.experiment.metrics} if models.experiment is not None else {}
+    factors = {}
+    for metric in metrics:
+        unit = recorded.get(metric) or ""
+        factor = _SIZE_UNITS.get(re.sub(r"bytes?$", "b", unit.strip().lower()))  # bytes, kB, KiB, Mbytes, ...
+        if factor is None:
+            raise InputError(f"application {application!r}: the memory metric {metric!r} is in {unit!r}, not in "
+                             f"bytes (or KiB, MB, ...), so it cannot fill the memory per process; name a metric of "
+                             f"bytes with --role memory=METRIC")
+        factors[metric] = float(factor)
+    return factors
+
+
 def _check_parameters(name: str, functions: Mapping[str, Callable], processes: str, size: str) -> None:
     for role, f in functions.items():
         for m in f.models:  # type: ignore[attr-defined]
@@ -776,7 +864,8 @@ def _rows_of(name: str, functions: Mapping[str, Callable], base: System,
 
     def state(system: System, label: str) -> tuple[dict[str, float], set[str]]:
         p, memory = system.processes, system.memory_per_process
-        n = fill_memory(lambda x: functions["memory"]({processes: p, size: x}), memory, name, size)
+        where = "the system has" if label == "the system" else f"of {label} ({format_value(p)} processes)"
+        n = fill_memory(lambda x: functions["memory"]({processes: p, size: x}), memory, name, size, where=where)
         figures = {"processes": p, "memory_per_process": memory, "problem_size_per_process": n,
                    "problem_size": p * n}
         cut = set()
@@ -784,7 +873,7 @@ def _rows_of(name: str, functions: Mapping[str, Callable], base: System,
             point = {processes: p, size: n}
             figures[role] = 0.0
             for m in f.models:  # type: ignore[attr-defined]
-                value = _predict_at(m, point)
+                value = _predict_at(m, point) * f.units.get(m.metric, 1.0)  # type: ignore[attr-defined]
                 if value < 0:  # an amount never is: cut at 0, and the role's ratios are not given
                     below.setdefault((role, m.callpath, m.metric), []).append((label, value, point))
                     cut.add(role)
@@ -818,7 +907,7 @@ def _predict_at(model, point: Mapping[str, float]) -> float:
 def _warn_below_zero(below: Mapping[tuple[str, str, str], list[tuple[str, float, dict[str, float]]]]) -> None:
     """One warning per model (role, call path, metric) that lies below 0 where a system or an upgrade puts the
     application, naming the first such place and how many others there are."""
-    from .formatting import format_number, format_value
+    from .formatting import format_number
 
     for (role, callpath, metric), places in below.items():
         label, value, point = places[0]

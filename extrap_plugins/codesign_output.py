@@ -269,7 +269,7 @@ def render_whatif(result, kind: str = "text") -> str:
                          *(f"speedup_{n}" for n in names), "speedup_all"])
         for r in [*result.rows, result.total]:
             writer.writerow([r.callpath, repr(r.time), _csv_number(r.modelled_time),
-                             repr(r.scaled_time), _csv_number(r.speedup), *(repr(r.amounts[n]) for n in names),
+                             _csv_number(r.scaled_time), _csv_number(r.speedup), *(repr(r.amounts[n]) for n in names),
                              *(repr(r.shares[n]) for n in names), *(_csv_number(r.speedups[n]) for n in names),
                              repr(r.speedups["all"])])
         return out.getvalue()

@@ -246,47 +246,55 @@ def load_machine(path: str | os.PathLike) -> Machine:
     unknown = [k for k in document if k not in ("machine", "rates", "latencies")]
     if unknown:
         raise InputError(f"unknown table {', '.join(map(repr, unknown))}; a machine file has [machine], [rates] "
-                         f"and [latencies]", where)
+                         f"and [latencies]", where, document.line(unknown[0]))
     head = document.get("machine", {})
     if not isinstance(head, Mapping):
-        raise InputError("[machine] must be a table (name = \"...\")", where)
+        raise InputError("[machine] must be a table (name = \"...\")", where, document.line("machine"))
     extra = [k for k in head if k != "name"]
     if extra:
-        raise InputError(f"[machine] has no key {', '.join(map(repr, extra))}; its one key is name", where)
+        raise InputError(f"[machine] has no key {', '.join(map(repr, extra))}; its one key is name", where,
+                         document.line("machine", extra[0]))
     resources = []
     for table, kind, key in (("rates", "rate", "rate"), ("latencies", "latency", "seconds")):
         entries = document.get(table, {})
         if not isinstance(entries, Mapping):
-            raise InputError(f"[{table}] must be a table of NAME = {{ metric = \"...\", {key} = NUMBER }}", where)
+            raise InputError(f"[{table}] must be a table of NAME = {{ metric = \"...\", {key} = NUMBER }}", where,
+                             document.line(table))
         for name, entry in entries.items():
-            metrics, value = None, None
-            if isinstance(entry, Mapping):
-                extra = [k for k in entry if k not in ("metric", key)]
-                if extra:
-                    raise InputError(f"[{table}] {name}: unknown key {', '.join(map(repr, extra))}; expected "
-                                     f"metric and {key}", where)
-                if "metric" in entry:
-                    if not isinstance(entry["metric"], str) or not entry["metric"].strip():
-                        raise InputError(f"[{table}] {name}: metric must be a metric name (or names joined by +)",
-                                         where)
-                    metrics = tuple(m.strip() for m in entry["metric"].split("+"))
-                    _check_sum(metrics, f"[{table}] {name}", where)
-                value = entry.get(key)
-            else:
-                value = entry
-            if value is not None:
-                free = key == "rate" and value == math.inf  # a resource calibration found costs no time
-                if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0 \
-                        or not (math.isfinite(value) or free):
-                    raise InputError(f"[{table}] {name}: {key} must be a positive number, got {value!r}", where)
-                value = float(value)
-            if any(r.name == name for r in resources):
-                raise InputError(f"resource {name!r} is both a rate and a latency", where)
-            resources.append(Resource(name, kind, metrics, value))
+            with document.at(table, name):
+                resources.append(_resource(name, entry, table, kind, key, where, resources))
     if not resources:
         raise InputError("no resource: give [rates] (and [latencies])", where)
     name = head.get("name", "")
     return Machine(tuple(resources), str(name), where)
+
+
+def _resource(name: str, entry: Any, table: str, kind: str, key: str, where: str,
+              resources: Sequence[Resource]) -> Resource:
+    """One entry of ``[rates]`` or ``[latencies]`` (``key``: ``rate`` or ``seconds``), checked."""
+    metrics, value = None, None
+    if isinstance(entry, Mapping):
+        extra = [k for k in entry if k not in ("metric", key)]
+        if extra:
+            raise InputError(f"[{table}] {name}: unknown key {', '.join(map(repr, extra))}; expected metric and {key}",
+                             where)
+        if "metric" in entry:
+            if not isinstance(entry["metric"], str) or not entry["metric"].strip():
+                raise InputError(f"[{table}] {name}: metric must be a metric name (or names joined by +)", where)
+            metrics = tuple(m.strip() for m in entry["metric"].split("+"))
+            _check_sum(metrics, f"[{table}] {name}", where)
+        value = entry.get(key)
+    else:
+        value = entry
+    if value is not None:
+        free = key == "rate" and value == math.inf  # a resource calibration found costs no time
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0 \
+                or not (math.isfinite(value) or free):
+            raise InputError(f"[{table}] {name}: {key} must be a positive number, got {value!r}", where)
+        value = float(value)
+    if any(r.name == name for r in resources):
+        raise InputError(f"resource {name!r} is both a rate and a latency", where)
+    return Resource(name, kind, metrics, value)
 
 
 def default_machine(metrics: Sequence[str]) -> Machine:
@@ -582,8 +590,9 @@ class WhatIfRow:
     amounts: dict[str, float]
     time: float
     """Predicted on the machine as given (or calibrated)."""
-    scaled_time: float
-    """Predicted on the machine changed by ``scale``."""
+    scaled_time: float | None
+    """Predicted on the machine changed by ``scale``; None where it changes a resource the calibration did not
+    identify (its cost is unknown, so is the time with it changed: as in :attr:`speedups`)."""
     modelled_time: float | None
     """The time metric's own PMNF model at the target, when the input has one."""
     shares: dict[str, float]
@@ -594,7 +603,9 @@ class WhatIfRow:
     is what improving it buys."""
 
     @property
-    def speedup(self) -> float:
+    def speedup(self) -> float | None:
+        if self.scaled_time is None:
+            return None
         return self.time / self.scaled_time if self.scaled_time > 0 else math.nan
 
 
@@ -722,6 +733,7 @@ def whatif(
         names = [c for c in names if any(fnmatch.fnmatchcase(c, g) for g in callpaths)]
     negatives = _negative_series(models.experiment if models.experiment is not None else experiment)
     amount_metrics = [m for r in machine.resources for m in r.metrics]
+    unknown = any(machine[name].unidentified is not None for name, factor in factors.items() if factor != 1)
     rows = []
     formulas: dict[str, dict[str, str]] = {}
     given_by_metric: dict[str, dict[str, float]] = {}  # call path -> metric -> amount (for the total)
@@ -748,7 +760,7 @@ def whatif(
         timed = by_key.get((callpath, time_metric))
         modelled = None if timed is None else \
             _at_least_zero(timed, float(timed.predict(point)), point, negatives, "a time")
-        rows.append(_row(callpath, amounts, machine, changed, sensitivity, modelled))
+        rows.append(_row(callpath, amounts, machine, None if unknown else changed, sensitivity, modelled))
     if not rows:
         if any(key[1] in amount_metrics for key in by_key if key[0] in names):
             raise InputError(f"no call path has an amount of {', '.join(amount_metrics)} above 0 at "
@@ -759,7 +771,7 @@ def whatif(
                            for metric in r.metrics for row in _total_rows(rows, kinds[metric]))
                for r in machine.resources}
     modelled = [r.modelled_time for r in _total_rows(rows, kinds[time_metric])]
-    total = _row("total", amounts, machine, changed, sensitivity,
+    total = _row("total", amounts, machine, None if unknown else changed, sensitivity,
                  None if any(m is None for m in modelled) else float(sum(modelled)))
     return WhatIf(machine, factors, point, float(sensitivity), rows, total, calibration, formulas,
                   {metric: kinds[metric] for metric in dict.fromkeys([*amount_metrics, time_metric])
@@ -860,8 +872,10 @@ def _target(target: Mapping[str, float] | str | None, parameters: Sequence[str])
     return point
 
 
-def _row(callpath: str, amounts: Mapping[str, float], machine: Machine, changed: Machine, factor: float,
+def _row(callpath: str, amounts: Mapping[str, float], machine: Machine, changed: Machine | None, factor: float,
          modelled: float | None) -> WhatIfRow:
+    """The row of one call path; ``changed`` None: the scaled machine's time is unknown (it changes a resource the
+    calibration did not identify)."""
     time = convolve(machine, amounts)
     parts = {r.name: amounts[r.name] * r.seconds_per_unit for r in machine.resources}
     speedups = {}
@@ -874,7 +888,7 @@ def _row(callpath: str, amounts: Mapping[str, float], machine: Machine, changed:
         speedups[r.name] = _divide(time, convolve(better, amounts))
     everything = replace(machine, resources=tuple(x.improved(factor) for x in machine.resources))
     speedups["all"] = _divide(time, convolve(everything, amounts))
-    return WhatIfRow(callpath, dict(amounts), time, convolve(changed, amounts), modelled,
+    return WhatIfRow(callpath, dict(amounts), time, None if changed is None else convolve(changed, amounts), modelled,
                      {k: _divide(v, time) for k, v in parts.items()}, speedups)
 
 

@@ -114,12 +114,12 @@ def test_a_process_count_takes_no_unit(tmp_path, capsys):
     system.write_text('[system]\nprocesses = "2 GiB"\nmemory_per_process = "2 GiB"\n[upgrades]\na = { processes = "2x" }\n')
     status, out, err = run(["requirements", app, "--system", str(system)], capsys)
     assert status == 2 and out == ""
-    assert err == (f"extrap-plugins: error: {system}: [system] processes: expected a positive number (a count, "
+    assert err == (f"extrap-plugins: error: {system}:2: [system] processes: expected a positive number (a count, "
                    f"without a unit), got '2 GiB'\n")
     system.write_text('[system]\nracks = 4\nmemory_per_process = "2 GiB"\n[upgrades]\na = { racks = "8 MB" }\n')
     status, out, err = run(["requirements", app, "--system", str(system)], capsys)
     assert status == 2
-    assert err == (f"extrap-plugins: error: {system}: upgrade 'a', racks: expected a positive number (a count, "
+    assert err == (f"extrap-plugins: error: {system}:5: upgrade 'a', racks: expected a positive number (a count, "
                    f"without a unit), or a factor such as \"2x\", got '8 MB'\n")
 
 
@@ -159,7 +159,7 @@ def test_an_unknown_key_of_the_machine_table_is_refused(tmp_path, capsys):
     machine.write_text('[machine]\nnmae = "cluster"\n[rates]\nprocessor = 2e9\n')
     with pytest.raises(InputError) as caught:
         extrap_plugins.machine.load_machine(machine)
-    assert str(caught.value) == f"{machine}: [machine] has no key 'nmae'; its one key is name"
+    assert str(caught.value) == f"{machine}:2: [machine] has no key 'nmae'; its one key is name"
 
 
 @pytest.mark.parametrize("metric, message", [
@@ -173,7 +173,7 @@ def test_a_metric_summed_twice_or_an_empty_one_is_refused(tmp_path, metric, mess
     machine.write_text(f'[rates]\nprocessor = {{ metric = "{metric}", rate = 2e9 }}\n')
     with pytest.raises(InputError) as caught:
         extrap_plugins.machine.load_machine(machine)
-    assert str(caught.value) == f"{machine}: [rates] processor: {message}"
+    assert str(caught.value) == f"{machine}:2: [rates] processor: {message}"
 
 
 # -------------------------------------------------------------------------------- compare

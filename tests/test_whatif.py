@@ -224,7 +224,7 @@ def test_bad_machine_file(tmp_path):
     path.write_text('[rates]\nprocessor = { metric = "flop", rate = -1 }\n')
     with pytest.raises(InputError) as caught:
         load_machine(path)
-    assert str(caught.value) == f"{path}: [rates] processor: rate must be a positive number, got -1"
+    assert str(caught.value) == f"{path}:2: [rates] processor: rate must be a positive number, got -1"
 
 
 def test_a_saved_profile_with_a_free_resource_is_read_back(tmp_path):
