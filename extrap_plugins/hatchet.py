@@ -82,12 +82,17 @@ def from_graphframes(
 def read_argument(value: Any) -> str:
     """What to pass ``extrap_plugins.read`` in a message's advice: the path given, or ``files``.
 
-    >>> read_argument("x.cali"), read_argument(3)
-    ("'x.cali'", 'files')
+    >>> read_argument("x.cali"), read_argument(3), read_argument("main\\n└─ solve\\n")
+    ("'x.cali'", 'files', 'files')
     """
-    if isinstance(value, (str, os.PathLike)):
+    if isinstance(value, (str, os.PathLike)) and not _is_text(os.fspath(value)):
         return repr(os.fspath(value))
     return "files"
+
+
+def _is_text(value: Any) -> bool:
+    """Whether ``value`` is a text of several lines (what ``tk.tree()`` returns), not a path."""
+    return isinstance(value, str) and "\n" in value.strip("\n")
 
 
 def _read_cali(value: Any) -> str:
@@ -99,9 +104,12 @@ def _read_cali(value: Any) -> str:
 def given(value: Any) -> str:
     """What a call was given, for its error message: ``the str 'x.cali'``, ``a list of 2 str``, ``an int``.
 
-    >>> given("x.cali"), given(["a", "b"]), given(3)
-    ("the str 'x.cali'", 'a list of 2 str', 'an int')
+    >>> given("x.cali"), given(["a", "b"]), given(3), given("main\\n└─ solve\\n")
+    ("the str 'x.cali'", 'a list of 2 str', 'an int', "a text of 2 lines ('main'; what tree() prints?)")
     """
+    if _is_text(value):
+        lines = value.strip().splitlines()
+        return f"a text of {len(lines)} lines ({lines[0][:60]!r}; what tree() prints?)"
     if isinstance(value, (str, bytes)):
         return f"the {type(value).__name__} {value[:80]!r}"
     if isinstance(value, os.PathLike):
@@ -140,6 +148,9 @@ def _checked_frames(frames: Any) -> list:
     if not frames:
         raise InputError("from_graphframes: no frames given")
     for i, frame in enumerate(frames):
+        if is_thicket(frame):
+            raise InputError(f"from_graphframes: frame {i} is a Thicket, not a GraphFrame; model a Thicket with "
+                             f"extrap_plugins.from_thicket(tk), the Thicket of every profile (not its groupby)")
         if not hasattr(frame, "dataframe"):
             raise InputError(f"from_graphframes: expected a list of hatchet GraphFrames, one per run, but frame {i} "
                              f"is {given(frame)}; {_read_cali(frame)}")
@@ -249,8 +260,11 @@ def _points(parameters, n_runs: int, what: str) -> tuple[list[str], np.ndarray]:
     return names, points
 
 
-def node_callpath(node, what: str = "") -> str:
+def node_callpath(node, what: str = "", labels: Mapping[int, str] | None = None) -> str:
     """``main->solve->MPI_Allreduce``: the names of a Hatchet node's path from its root.
+
+    A node is named as Hatchet shows it: by ``labels`` (``id(node)`` -> the dataframe's ``name`` column, which
+    names HPCToolkit's statement nodes ``cpi.c:30``), else by its frame's ``name``.
 
     Raises
     ------
@@ -258,10 +272,12 @@ def node_callpath(node, what: str = "") -> str:
         A name containing the call-path separator ``->`` (C++'s ``operator->``), naming ``what`` holds it: the
         call path would read as nested nodes and merge with a nested call path of those names, so it is refused
         rather than renamed, as by the caliper reader
-        (:func:`~extrap_plugins.readers.caliper_reader.callpath_of` says why).
+        (:func:`~extrap_plugins.readers.caliper_reader.callpath_of` says why).  A node of a call graph (several
+        parents, or a cycle: cProfile's recursion), which has no one call path.
     """
-    path = node.path() if callable(getattr(node, "path", None)) else (node,)
-    names = [str(n.frame.get("name", n.frame)) if hasattr(n.frame, "get") else str(n.frame) for n in path]
+    labels = labels or {}
+    path = _path(node, what, labels)
+    names = [labels.get(id(n)) or _frame_name(n) for n in path]
     for name in names:
         if CALLPATH_SEPARATOR in name:
             where = f"{what}: " if what else ""
@@ -271,8 +287,58 @@ def node_callpath(node, what: str = "") -> str:
     return CALLPATH_SEPARATOR.join(names)
 
 
+def _frame_name(node) -> str:
+    frame = node.frame
+    return str(frame.get("name", frame)) if hasattr(frame, "get") else str(frame)
+
+
+def _path(node, what: str, labels: Mapping[int, str]) -> list:
+    """The nodes from a root down to ``node``, walked up its ``parents`` (a node without them: its ``path()``).
+
+    Raises
+    ------
+    InputError
+        A node with several parents or on a cycle (a call graph, as cProfile gives for recursion).
+    """
+    if not hasattr(node, "parents"):
+        return list(node.path()) if callable(getattr(node, "path", None)) else [node]
+    path, seen = [node], {id(node)}
+    while node.parents:
+        if len(node.parents) > 1 or id(node.parents[0]) in seen:
+            parents = sorted(dict.fromkeys(labels.get(id(n)) or _frame_name(n) for n in node.parents))
+            where = f"{what}: " if what else ""
+            raise InputError(f"{where}node {labels.get(id(node)) or _frame_name(node)!r} is called from "
+                             f"{', '.join(map(repr, parents))}{' (a cycle)' if len(node.parents) == 1 else ''}: "
+                             f"the frame is a call graph (cProfile and gprof give one where a function recurses or "
+                             f"has several callers), not a call tree, so the node has no one call path; model "
+                             f"call-tree profiles (Caliper, HPCToolkit, TAU, pyinstrument)")
+        node = node.parents[0]
+        seen.add(id(node))
+        path.append(node)
+    return path[::-1]
+
+
+def node_labels(dataframe, node_level: int = 0) -> dict[int, str]:
+    """``id(node)`` -> the node's name in a Hatchet-style DataFrame's ``name`` column (empty without one): how
+    Hatchet shows a node, also one whose frame has no ``name`` (HPCToolkit's statement ``cpi.c:30``)."""
+    if "name" not in dataframe.columns:
+        return {}
+    nodes = dataframe.index.get_level_values(node_level) if dataframe.index.nlevels > 1 else dataframe.index
+    labels: dict[int, str] = {}
+    for node, label in zip(nodes, dataframe["name"]):
+        if isinstance(label, str) and label:
+            labels.setdefault(id(node), label)
+    return labels
+
+
 def frame_columns(dataframe, metrics: Sequence[str], what: str, node_level: int = 0):
     """Call path per row and the values of each metric, from a Hatchet-style DataFrame.
+
+    Nodes are named by the dataframe's ``name`` column where it has one, as Hatchet shows them
+    (:func:`node_callpath`).  Rows of distinct nodes with one call path (two ``solve`` loops of ``main``, at
+    different lines; HPCToolkit's ``<unknown procedure>`` siblings) and the same other index levels (rank,
+    thread, profile) are one row: their values add up, as Caliper books a call path's time, where a metric has
+    any (NaN where none has).
 
     Returns
     -------
@@ -284,14 +350,29 @@ def frame_columns(dataframe, metrics: Sequence[str], what: str, node_level: int 
         raise InputError(f"{what} has no metric {', '.join(map(repr, missing))}; its columns: "
                          f"{', '.join(map(str, dataframe.columns))}")
     nodes = dataframe.index.get_level_values(node_level) if dataframe.index.nlevels > 1 else dataframe.index
+    labels = node_labels(dataframe, node_level)
     cache: dict[int, str] = {}
     callpaths = []
     for node in nodes:
         key = id(node)
         if key not in cache:
-            cache[key] = node_callpath(node, what)
+            cache[key] = node_callpath(node, what, labels)
         callpaths.append(cache[key])
-    return callpaths, {metric: numeric_column(dataframe, metric, what) for metric in metrics}
+    values = {metric: numeric_column(dataframe, metric, what) for metric in metrics}
+    others = [dataframe.index.get_level_values(level) for level in range(dataframe.index.nlevels)
+              if level != node_level]
+    keys = list(zip(callpaths, *others))
+    if len(set(keys)) == len(keys):
+        return callpaths, values
+    rows: dict[tuple, list[int]] = {}
+    for row, key in enumerate(keys):
+        rows.setdefault(key, []).append(row)
+    merged = {}
+    for metric, column in values.items():
+        parts = [column[members] for members in rows.values()]
+        merged[metric] = np.array([part[~np.isnan(part)].sum() if not np.isnan(part).all() else np.nan
+                                   for part in parts])
+    return [key[0] for key in rows], merged
 
 
 def numeric_column(dataframe, metric: str, what: str) -> np.ndarray:

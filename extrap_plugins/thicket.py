@@ -41,7 +41,7 @@ import numpy as np
 from .errors import ExtrapWarning, InputError
 from .experiment import Experiment, Metric
 from .hatchet import (build, frame_columns, given, is_thicket, metric_names, metric_values, node_callpath,
-                      numeric_column, read_argument, spot_metrics)
+                      node_labels, numeric_column, read_argument, spot_metrics)
 
 MODEL_TAG = "_extrap-model"
 """The suffix of the columns ``Modeling`` writes, as Thicket names them."""
@@ -121,6 +121,10 @@ def _check_thicket(tk, what: str) -> None:
         return
     if hasattr(tk, "dataframe"):
         instead = "model GraphFrames with extrap_plugins.from_graphframes(frames, parameters)"
+    elif isinstance(tk, Mapping) and tk and all(is_thicket(v) for v in tk.values()):
+        raise InputError(f"{what}: expected a thicket.Thicket, got a dict of {len(tk)} Thickets (what tk.groupby "
+                         f"returns); model the Thicket before the groupby, whose profiles are the runs: "
+                         f"{what}(tk, ...)")
     else:
         files = read_argument(tk)
         instead = (f"read .cali files with extrap_plugins.read({files}), or make a Thicket of them with "
@@ -298,6 +302,8 @@ def _number(value, name: str, where: str) -> float:
     written (``jobsize='many'``, ``jobsize=inf``)."""
     if _absent(value):
         raise InputError(f"{where}: parameter {name} has no value (a run of another program?)")
+    if isinstance(value, (bool, np.bool_)):  # as _metadata_number: a flag is no number
+        raise InputError(f"{where}: parameter {name}={value} is a flag (True or False), not a number")
     try:
         number = float(value)
     except (TypeError, ValueError):
@@ -595,8 +601,9 @@ class Modeling:
         files = _files(tht)
         names: dict = {}  # node -> a unique call path
         seen: set[str] = set()
+        labels = node_labels(tht.dataframe)
         for node in dict.fromkeys(nodes):
-            name = node_callpath(node, "this Thicket")
+            name = node_callpath(node, "this Thicket", labels)
             unique, k = name, 2
             while unique in seen:
                 unique, k = f"{name} #{k}", k + 1
@@ -617,6 +624,9 @@ class Modeling:
         cp_names = list(names.values())
         cp_code = {n: i for i, n in enumerate(cp_names)}
         cps = np.concatenate(cp_rows)
+        if not len(cps):
+            raise InputError(f"Modeling: no values: {', '.join(map(repr, metrics))} "
+                             f"{'is' if len(metrics) == 1 else 'are'} empty (NaN) in every profile of this Thicket")
         experiment = Experiment.from_columns(
             [self.param_name],
             callpath=(cp_names, np.fromiter((cp_code[c] for c in cps), dtype=np.int32, count=len(cps))),

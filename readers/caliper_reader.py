@@ -27,7 +27,10 @@ recursively for them; each file is one run.  The files are parsed by LLNL's
   notes say which keys were taken and which ignored; a key that would be a
   parameter but is missing in some runs is a warning naming those runs.  Runs
   with equal parameters are repetitions; records of one call path repeated
-  within a run (per rank or thread) are repetitions too.
+  within a run (per rank or thread) are repetitions too, but the snapshots of
+  Caliper's timeseries service (``timeseries.snapshot``) add up to the run's
+  total (:func:`snapshot_total`), and records of the spot controller's
+  ``timeseries`` channel are left out, as Hatchet does.
 
 Options (``--reader-option KEY=VALUE``):
 
@@ -91,8 +94,19 @@ _TIME_WORDS = ("date", "day", "time", "timestamp")
 _RUN_NOTE = "caliper-run: "  # carries a run's metadata from read_part to join
 #: Numeric value attributes that say where a record was measured, never how much: the rank and thread of a per-rank
 #: or per-thread profile (Caliper's hatchet-region-profile groups by ``mpi.rank``), the aggregation slot, the first
-#: loop iteration.  As Hatchet, they are not metrics (``mpi.rank`` would be modelled as growing with the ranks).
-_NOT_METRICS = ("mpi.rank", "omp.thread.id", "pthread.id", "aggregate.slot", "loop.start_iteration")
+#: loop iteration, the snapshot of Caliper's timeseries service and its start time.  As Hatchet, they are not
+#: metrics (``mpi.rank`` would be modelled as growing with the ranks).
+_NOT_METRICS = ("mpi.rank", "omp.thread.id", "pthread.id", "aggregate.slot", "loop.start_iteration",
+                "timeseries.snapshot", "timeseries.starttime")
+#: The attribute numbering the snapshots of Caliper's ``timeseries`` service.  Each snapshot's records are the profile
+#: of one interval of the run (the service flushes and clears its profile at every snapshot), so the snapshots of a
+#: call path add up to the run's total, as Hatchet's ``from_caliperreader`` sums them.
+_SNAPSHOT = "timeseries.snapshot"
+#: The spot controller writes its region profile as ``spot.channel=regionprofile``; its ``timeseries`` option adds
+#: records of the channel ``timeseries`` (one per block of a loop's iterations), which Hatchet and Thicket leave out.
+_SPOT_CHANNEL, _REGION_PROFILE = "spot.channel", "regionprofile"
+#: What tells the records of one call path in a run apart besides the snapshot: they stay repetitions.
+_WHERE = ("mpi.rank", "omp.thread.id", "pthread.id")
 
 
 @hookimpl
@@ -295,7 +309,8 @@ def _attributes(reader) -> tuple[dict[str, Metric], dict[str, str], dict[str, st
         if attribute.is_global():
             types[name] = kind
             adiak_types[name] = str(attribute.get("adiak.type") or "")
-        elif attribute.is_value() and kind in _NUMERIC_TYPES and not _is_identifier(name):
+        elif attribute.is_value() and kind in _NUMERIC_TYPES and not _is_identifier(name) \
+                and str(attribute.get("class.iteration")) != "true":  # a loop's iteration number: iteration#mainloop
             alias = attribute.get("attribute.alias")
             unit = attribute.get("attribute.unit")
             metrics[name] = Metric(str(alias) if alias else name, str(unit) if unit else "",
@@ -651,13 +666,21 @@ def read_part(part, options: dict) -> Experiment:
     callpaths: list[str] = []
     metric_names: list[str] = []
     values: list[float] = []
-    outside = 0
+    outside = other_channel = snapshots = 0
+    slices: dict[tuple, list[tuple[float, object]]] = {}  # (call path, metric, attribute, where) -> (value, count)
     wanted_metrics = {n: m for n, m in run.metrics.items() if _selected(m.name, settings.metrics)}
     for index, record in enumerate(run.records):
+        if record.get(_SPOT_CHANNEL, _REGION_PROFILE) != _REGION_PROFILE:
+            other_channel += 1
+            continue
         callpath = callpath_of(record, str(part))
         if callpath is None:
             outside += 1
             continue
+        snapshot = _SNAPSHOT in record
+        if snapshot:
+            snapshots += 1
+            where = tuple(str(record.get(key)) for key in _WHERE)
         if settings.callpaths and not any(fnmatch.fnmatchcase(callpath, g) for g in settings.callpaths):
             continue
         for attribute, metric in wanted_metrics.items():
@@ -673,13 +696,20 @@ def read_part(part, options: dict) -> Experiment:
                 raise InputError(f"call path {callpath!r}: metric {metric.name!r} value {shown[:60]} is not a "
                                  f"{'number' if number is None else 'finite number'}", part,
                                  run.lines[index] if index < len(run.lines) else None)
+            if snapshot:
+                slices.setdefault((callpath, metric.name, attribute, where), []).append((number, record.get("count")))
+                continue
             callpaths.append(callpath)
             metric_names.append(metric.name)
             values.append(number)
+    for (callpath, name, attribute, _), parts in slices.items():
+        callpaths.append(callpath)
+        metric_names.append(name)
+        values.append(snapshot_total(attribute, parts))
     if not values and not (settings.metrics or settings.callpaths):
         raise InputError("no region records with numeric metrics in this file", part)
-    notes = [_RUN_NOTE + repr({"keys": keys, "metadata": metadata, "outside": outside,
-                               "metrics": [m.name for m in run.metrics.values()]})]
+    notes = [_RUN_NOTE + repr({"keys": keys, "metadata": metadata, "outside": outside, "snapshots": snapshots,
+                               "other_channel": other_channel, "metrics": [m.name for m in run.metrics.values()]})]
     experiment = Experiment.from_columns(
         keys, callpath=callpaths or "", metric=metric_names or "",
         coordinates=np.tile(point, (len(values), 1)).reshape(len(values), len(keys)),
@@ -688,6 +718,33 @@ def read_part(part, options: dict) -> Experiment:
     )
     experiment.notes.extend(notes)
     return experiment
+
+
+def snapshot_total(attribute: str, parts: Sequence[tuple[float, object]]) -> float:
+    """A run's value of the metric ``attribute`` from its snapshots of one call path (Caliper's timeseries service:
+    the profile of each interval of the run), each a value and the snapshot's ``count`` (None when it has none).
+
+    The snapshots are added up, as Hatchet sums them: ``sum#`` aggregates, ``count`` and plain values.  Caliper's
+    other aggregates keep their meaning over the whole run: ``min#`` the smallest, ``max#`` and a high-water mark
+    (``alloc.region.highwatermark``: memory's peak in the interval) the largest, ``avg#`` the mean weighted by each
+    snapshot's ``count`` (the plain mean of the snapshots where one has no count).
+
+    >>> snapshot_total("sum#time.duration", [(2.0, 1), (3.0, 3)]), snapshot_total("avg#time.duration", [(2.0, 1),
+    ...                                                                                                   (1.0, 3)])
+    (5.0, 1.25)
+    """
+    numbers = [value for value, _ in parts]
+    operation = attribute.split("#", 1)[0] if "#" in attribute else ""
+    if operation == "max" or attribute.endswith("highwatermark"):
+        return max(numbers)
+    if operation == "min":
+        return min(numbers)
+    if operation == "avg":
+        counts = [float(count) if count is not None else math.nan for _, count in parts]
+        if all(count > 0 for count in counts):
+            return math.fsum(v * c for v, c in zip(numbers, counts)) / math.fsum(counts)
+        return math.fsum(numbers) / len(numbers)
+    return math.fsum(numbers)
 
 
 def _selected(name: str, patterns: Sequence[str]) -> bool:
@@ -859,6 +916,15 @@ def join(experiments: list[Experiment], path, options: dict) -> Experiment:
     if outside:
         joined.notes.append(f"{outside} record(s) outside any region (Caliper's root totals) left out, "
                             f"as Hatchet and Thicket do")
+    snapshots = sum(info.get("snapshots", 0) for info in infos)
+    if snapshots:
+        joined.notes.append(f"{snapshots} record(s) of Caliper's timeseries snapshots summed per call path into each "
+                            f"run's total (min# the smallest, max# the largest, avg# weighted by count), as Hatchet "
+                            f"sums them")
+    other_channel = sum(info.get("other_channel", 0) for info in infos)
+    if other_channel:
+        joined.notes.append(f"{other_channel} record(s) of Caliper's spot timeseries channel left out, as Hatchet and "
+                            f"Thicket do")
     return joined
 
 

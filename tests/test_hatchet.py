@@ -211,3 +211,46 @@ def test_one_metric_named_by_a_string_is_that_metric():
     experiment = extrap_plugins.from_graphframes([literal(p) for p in (4, 8, 16)], {"p": [4, 8, 16]},
                                                  metrics="time (inc)")
     assert [m.name for m in experiment.metrics] == ["time (inc)"]
+
+
+# --------------------- call graphs, nodes of one call path, names from the dataframe (session 62)
+def _recursive(n: int) -> int:
+    return _recursive(n - 1) + 1 if n else 0
+
+
+def test_a_call_graph_of_a_recursive_program_is_an_input_error_not_a_recursion_error(host, tmp_path):
+    # node.path() recursed without end on cProfile's cycle: RecursionError
+    import cProfile
+
+    profiler = cProfile.Profile()
+    profiler.enable()
+    _recursive(5)
+    profiler.disable()
+    profiler.dump_stats(tmp_path / "run.pstats")
+    frame = ht.GraphFrame.from_cprofile(str(tmp_path / "run.pstats"))
+    with pytest.raises(InputError) as caught:
+        extrap_plugins.from_graphframes([frame, frame], {"p": [1, 2]})
+    assert str(caught.value) == (
+        "frame 0: node '_recursive' is called from '_recursive' (a cycle): the frame is a call graph (cProfile and gprof give one where a function recurses or has several "
+        "callers), not a call tree, so the node has no one call path; model call-tree profiles (Caliper, "
+        "HPCToolkit, TAU, pyinstrument)")
+
+
+def _two_solves(p: float):
+    """main with two loops named solve (at lines 10 and 20: two nodes of one call path) and a statement node that
+    only the dataframe names (``cpi.c:30``, as HPCToolkit's)."""
+    return ht.GraphFrame.from_literal([{
+        "frame": {"name": "main", "type": "function"}, "metrics": {"time": 1.0},
+        "children": [{"frame": {"name": "solve", "type": "loop", "line": 10}, "metrics": {"time": 2.0 * p}},
+                     {"frame": {"name": "solve", "type": "loop", "line": 20}, "metrics": {"time": 3.0 * p}},
+                     {"frame": {"type": "statement", "file": "cpi.c", "line": 30}, "name": "cpi.c:30",
+                      "metrics": {"time": 4.0}}]}])
+
+
+def test_nodes_of_one_call_path_add_up_and_take_hatchet_s_names(host):
+    # main->solve was two repetitions (2p and 3p, modelled as their mean 2.5p); the statement node was
+    # "main->{'file': 'cpi.c', 'line': '30', 'type': 'statement'}"
+    experiment = extrap_plugins.from_graphframes([_two_solves(p) for p in (2, 4)], {"p": [2, 4]})
+    assert series(experiment) == {("main", "time", (2.0,)): [1.0], ("main", "time", (4.0,)): [1.0],
+                                  ("main->solve", "time", (2.0,)): [10.0], ("main->solve", "time", (4.0,)): [20.0],
+                                  ("main->cpi.c:30", "time", (2.0,)): [4.0], ("main->cpi.c:30", "time", (4.0,)): [4.0]}
