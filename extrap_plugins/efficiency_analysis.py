@@ -25,7 +25,10 @@ level for the measured problem size.
 Per call path, the overhead ``O_i = C_i − W_i`` is a PMNF model again
 (:func:`overhead_model`), so its growth class is exact; its share of the whole
 overhead at the target ranks the call paths, the limiter first (the call paths of a named total, which hold
-everything, last).
+everything, last).  Each overhead at the target has its 95 % interval from its model's (:func:`overhead_half_width`):
+the limiter line states the limiter's, and a parent whose model falls short of its children's overhead within its
+interval (a root whose work is too noisy to show the overhead its children's models see) has theirs
+(:func:`_reconcile`), so that only models further apart than their uncertainty are inconsistent.
 
 The public entry is :func:`extrap_plugins.efficiency` (in :mod:`extrap_plugins.api`),
 which reads, models ``C`` and calls :func:`analyse`.
@@ -46,8 +49,9 @@ import numpy as np
 from .api import model, names_argument
 from .errors import InputError
 from .experiment import REDUCERS, RESOURCE_NAMES, Experiment, Metric, reduce_repetitions
-from .extrapolation import extrapolate, growth_class, growth_degree, largest_point, parse_target, tree_links
-from .formatting import described, format_number, format_point, format_value
+from .extrapolation import (SegmentedUncertainty, Uncertainty, design_matrix, extrapolate, growth_class,
+                            growth_degree, largest_point, parse_target, tree_links, uncertainties)
+from .formatting import described, format_count, format_number, format_point, format_value
 from .models import Model, ModelSet, Term
 from .options import is_number
 from .plugins import PluginHost, get_host
@@ -71,6 +75,10 @@ MISFIT = 0.1
 CONSISTENT = 5e-4
 """How far, as a share of the whole program's overhead, a call path's overhead may exceed its parent's or the whole
 program's (or its modelled children's its own) before it is inconsistent: half the 0.1 % a share is printed to."""
+UNCERTAINTY = 0.95
+"""The level of the intervals of the overhead at the target (:attr:`CallpathOverhead.overhead_uncertainty`): a
+parent whose model's overhead is below its children's by less than its interval has theirs (:func:`_reconcile`),
+and the limiter line gives the interval of the limiter's own overhead."""
 SHARES_OVERLAP = 1e-6
 """Without a call tree (:attr:`Efficiency.flat`), shares of the overhead that add up to more than ``1 +`` this are
 said to."""
@@ -125,6 +133,23 @@ class CallpathOverhead:
     are no shares (above 100 % or below 0 %, or parts of an overhead that another model contradicts): the reports
     leave them out, the ranking puts the call path after the consistent ones and :attr:`Efficiency.limiter` passes
     it over."""
+    overhead_uncertainty: float = math.nan
+    """Half the width of the :data:`UNCERTAINTY` interval of :attr:`overhead_target` (the least-squares part and the
+    model-choice part of the model's interval, :mod:`~extrap_plugins.extrapolation`): NaN where the model has none."""
+    modelled_overhead: float = math.nan
+    """Where the call path's model cannot tell its overhead from its uncertainty (:attr:`overhead_uncertainty`) and
+    its modelled children's add up to more, its model's overhead, and :attr:`overhead_target` (and
+    :attr:`overhead_model`) is theirs; else NaN."""
+    own_overhead: float = math.nan
+    """The overhead :attr:`own_overhead_share_target` is a share of: without the modelled children's (inclusive
+    values in a call tree), else :attr:`overhead_target`."""
+    own_overhead_uncertainty: float = math.nan
+    """Half the width of the interval of :attr:`own_overhead` from the fit to the measurements alone (the
+    least-squares part; the call path's and its modelled children's in quadrature): whether the measurements show
+    the own overhead above zero (:attr:`decided`)."""
+    own_overhead_uncertainty_with_choice: float = math.nan
+    """:attr:`own_overhead_uncertainty` with the model-choice part (how far the hypotheses that the measurements
+    cannot tell apart disagree at the target) in quadrature: how uncertain the size of the own overhead is."""
     own_overhead_growth: str | None = None
     """The growth class of the call path's own overhead, the one :attr:`own_overhead_share_target` is a share of:
     with inclusive values in a call tree its overhead less its modelled children's (a PMNF model again,
@@ -133,6 +158,13 @@ class CallpathOverhead:
     @property
     def consistent(self) -> bool:
         return not self.inconsistency
+
+    @property
+    def decided(self) -> bool:
+        """Whether the call path's own overhead is above zero beyond its uncertainty (where it has one): the
+        measurements show that it adds to the overhead (the limiter line says where it does not)."""
+        spread = self.own_overhead_uncertainty if math.isfinite(self.own_overhead_uncertainty) else 0.0
+        return math.isfinite(self.own_overhead) and self.own_overhead - spread > 0
 
 
 @dataclass(frozen=True)
@@ -209,6 +241,10 @@ class Efficiency:
 
     total_given: bool = False
     """Whether the total's call paths were named (``total=``) rather than found in the call tree."""
+    whole_overhead: float = math.nan
+    """The whole program's overhead at the target that the call paths' shares are of: the total's models'
+    (:attr:`overhead_target`), or where one of them cannot tell its overhead from its uncertainty, its modelled
+    children's (:attr:`CallpathOverhead.modelled_overhead`)."""
     flat: bool = False
     """Whether the input has no call tree (several call paths, none with a modelled parent, inclusive values: a
     flat text file): a call path's value may hold others' (the input cannot say), so its share of the overhead is
@@ -462,6 +498,8 @@ def analyse(
     )
     result.notes += [chosen] if chosen else []
     result.notes += _outside_notes(target_point, processes, parameters, low, high)
+    result.callpaths = _callpaths(result, models, kind)
+    result.total = _reconciled_total(result, models)
     result.rows = _rows(result, experiment)
     undefined = _undefined(result, experiment)
     if undefined:
@@ -479,7 +517,6 @@ def analyse(
                                      f"measurements at several problem sizes")
     else:
         result.isoefficiency, result.isoefficiency_note = _isoefficiency(result, low, high, fit)
-    result.callpaths = _callpaths(result, models, kind)
     result.flat = kind == "inclusive" and len(models) > 1 and bool(np.all(tree_links(models)[2] < 0))
     if result.flat:
         shares = [c.overhead_share_target for c in result.callpaths if math.isfinite(c.overhead_share_target)]
@@ -495,6 +532,7 @@ def analyse(
                             f"say which), so its share of the overhead is that of its value with whatever it calls, "
                             f"and the shares overlap{added}{summed}")
     result.notes += _vanishing_notes(result)
+    result.notes += _reconciled_notes(result)
     result.notes += _level_notes(result)
     result.notes += _superlinear_notes(result)
     inconsistent = [c for c in result.callpaths if not c.consistent]
@@ -755,6 +793,25 @@ def _vanishing_notes(result: Efficiency) -> list[str]:
     return notes
 
 
+def _reconciled_notes(result: Efficiency) -> list[str]:
+    """A note naming the call paths whose overhead at the target is their modelled children's
+    (:attr:`CallpathOverhead.modelled_overhead`), with their model's overhead and its uncertainty."""
+    taken = [c for c in result.callpaths if math.isfinite(c.modelled_overhead)]
+    if not taken:
+        return []
+    named = ", ".join(f"{c.callpath} (model {uncertain(c.modelled_overhead, c.overhead_uncertainty)}, children "
+                      f"{_number(c.overhead_target)})" for c in taken[:3]) + (
+        f" and {len(taken) - 3} more" if len(taken) > 3 else "")
+    its = "its" if len(taken) == 1 else "their"
+    total = {m.callpath for m in result.total}
+    table = ("; the scaling table, the largest p at the level and the iso-efficiency function take the total's "
+             "children's overhead too" if any(c.callpath in total for c in taken) else "")
+    return [f"at {result.processes}={format_value(result.target[result.processes])} the model of "
+            f"{format_count(len(taken), 'call path')} cannot tell {its} overhead from {its} {UNCERTAINTY:.0%} "
+            f"uncertainty (the choice of model included; a model without a term in {result.processes} tells none) and "
+            f"{its} modelled children's add up to more, so {its} overhead is taken as theirs: {named}{table}"]
+
+
 def _size_text(result: Efficiency) -> str:
     if result.size is None:
         return ""
@@ -850,11 +907,26 @@ def _callpaths(result: Efficiency, models: Sequence[Model], kind: str) -> list[C
     if result.scaling == "weak":
         W = W * X[0, k] / result.p0
     overhead = C - W
-    E = work_share(W, C)
-    total_overhead = float(np.sum([overhead[i] for i, m in enumerate(models) if any(m is t for t in result.total)]))
+    found = {id(m): u for m, u in zip(result.model_set.models, uncertainties(result.model_set))}
+    factor = X[0, k] / result.p0 if result.scaling == "weak" else 1.0
+    half = np.array([overhead_half_width(found.get(id(m)), C[i], X, X0, factor) for i, m in enumerate(models)])
+    fit_half = np.array([overhead_half_width(found.get(id(m)), C[i], X, X0, factor, with_choice=False)
+                         for i, m in enumerate(models)])
     parent, _, ancestor, depth = tree_links(models)
+    o_models = [overhead_model(m, result.processes, result.p0, result.scaling) for m in models]
+    # a model without a term in p says nothing of the overhead: it found none above the noise of its work
+    blind = np.array([o is not None and not o.terms and o.constant == 0 for o in o_models])
+    overhead[blind] = 0.0  # exactly (C − W from two predictions leaves crumbs such as -2.91e-11)
+    E = work_share(W, np.where(blind, W, C))
+    modelled = (_reconcile(overhead, np.where(blind, np.inf, half), fit_half, ancestor, depth) if kind == "inclusive"
+                else np.full(len(models), np.nan))
+    E = np.where(np.isnan(modelled), E, work_share(W, W + overhead))
+    total_overhead = float(np.sum([overhead[i] for i, m in enumerate(models) if any(m is t for t in result.total)]))
+    result.whole_overhead = total_overhead
     subtree = overhead.copy()
     own = overhead.copy()
+    own_variance = np.nan_to_num(fit_half * fit_half)  # a model without interval data: taken as exact
+    own_choice_variance = np.nan_to_num(half * half)
     if kind == "exclusive":
         for level in np.unique(depth)[::-1]:
             rows = np.flatnonzero((depth == level) & (ancestor >= 0))
@@ -862,11 +934,16 @@ def _callpaths(result: Efficiency, models: Sequence[Model], kind: str) -> list[C
     else:
         rows = np.flatnonzero(ancestor >= 0)
         np.add.at(own, ancestor[rows], -overhead[rows])
+        own[~np.isnan(modelled)] = 0.0  # its children's overhead, exactly (the sum less its parts leaves crumbs)
+        np.add.at(own_variance, ancestor[rows], own_variance[rows].copy())
+        np.add.at(own_choice_variance, ancestor[rows], own_choice_variance[rows].copy())
+    own_half = np.where(np.isnan(fit_half), math.nan, np.sqrt(own_variance))
+    own_choice_half = np.where(np.isnan(half), math.nan, np.sqrt(own_choice_variance))
     with np.errstate(divide="ignore", invalid="ignore"):  # no share of an overhead that is zero or negative
         share = subtree / total_overhead if total_overhead > 0 else np.full(len(models), np.nan)
         own_share = own / total_overhead if total_overhead > 0 else np.full(len(models), np.nan)
     reasons = _inconsistencies(models, kind, overhead, subtree, own, total_overhead, parent, ancestor)
-    o_models = [overhead_model(m, result.processes, result.p0, result.scaling) for m in models]
+    o_models = _reconciled_overhead_models(o_models, modelled, ancestor, depth)
     own_models = own_overhead_models(o_models, ancestor) if kind == "inclusive" else o_models
     entries = []
     for i, m in enumerate(models):
@@ -876,12 +953,72 @@ def _callpaths(result: Efficiency, models: Sequence[Model], kind: str) -> list[C
             overhead_share_target=float(share[i]), own_overhead_share_target=float(own_share[i]),
             overhead_model=o_model, overhead_growth=None if o_model is None else growth_class(o_model),
             overhead_degree=(math.nan, math.nan) if o_model is None else growth_degree(o_model),
-            efficiency_target=float(E[i]), inconsistency=reasons[i],
+            efficiency_target=float(E[i]), inconsistency=reasons[i], overhead_uncertainty=float(half[i]),
+            modelled_overhead=float(modelled[i]), own_overhead=float(own[i]),
+            own_overhead_uncertainty=float(own_half[i]),
+            own_overhead_uncertainty_with_choice=float(own_choice_half[i]),
             own_overhead_growth=None if own_models[i] is None else growth_class(own_models[i])))
     aside = set(_set_aside(entries, result.total, result.total_given))  # last, as the limiter passes them over
     entries.sort(key=lambda e: (e.callpath in aside, not e.consistent, not math.isfinite(e.own_overhead_share_target),
                                 -e.own_overhead_share_target if math.isfinite(e.own_overhead_share_target) else 0.0))
     return entries
+
+
+def _reconcile(overhead: np.ndarray, half: np.ndarray, fit_half: np.ndarray, ancestor: np.ndarray,
+               depth: np.ndarray) -> np.ndarray:
+    """With inclusive values, where a call path's modelled children's overhead adds up to more than its own model's,
+    by more than their fits' uncertainty (``fit_half``, in quadrature: their measurements show it) and less than
+    its model's (``half``, :func:`overhead_half_width`; infinite for a model without a term in ``p``, which tells
+    no overhead at all), its overhead becomes theirs, in place: its model cannot tell the overhead from the noise of
+    its work (a root whose compute time is a hundred times its communication), while theirs can.  Deepest first, so
+    a parent sees its children's overhead as reconciled.  Returns, per call path, its model's own overhead where it
+    was replaced, else NaN."""
+    modelled = np.full(len(overhead), np.nan)
+    for level in np.unique(depth)[::-1]:
+        for i in np.flatnonzero(depth == level):
+            children = ancestor == i
+            below = float(overhead[children].sum())  # 0 without modelled children
+            shown = math.sqrt(float(np.sum(np.nan_to_num(fit_half[children]) ** 2)))
+            short = below - overhead[i]
+            if below > 0 and short > max(CONSISTENT * below, shown) and short <= np.nan_to_num(half[i]):
+                modelled[i], overhead[i] = overhead[i], below
+    return modelled
+
+
+def _reconciled_total(result: Efficiency, models: Sequence[Model]) -> list[Model]:
+    """The total's models, where one's overhead at the target is its modelled children's
+    (:attr:`CallpathOverhead.modelled_overhead`), with their overhead model in place of its own: ``C − O + O_children``
+    term by term, so that the scaling table, the largest p at the level and the iso-efficiency function have the
+    overhead the table of call paths has.  A model that is not PMNF, or has a child that is not, stays as it is."""
+    entries = {c.callpath: c for c in result.callpaths}
+    total = []
+    for m in result.total:
+        entry = entries[m.callpath]
+        own = overhead_model(m, result.processes, result.p0, result.scaling)
+        taken = entry.overhead_model
+        if not math.isfinite(entry.modelled_overhead) or own is None or taken is None:
+            total.append(m)
+            continue
+        terms = list(m.terms) + [dataclasses.replace(t, coefficient=-t.coefficient) for t in own.terms] + list(
+            taken.terms)
+        combined = combine(m.callpath, m.metric, m.parameters, m.constant - own.constant + taken.constant, terms)
+        total.append(dataclasses.replace(m, constant=combined.constant, terms=combined.terms))
+    return total
+
+
+def _reconciled_overhead_models(overheads: Sequence[Model | None], modelled: np.ndarray, ancestor: np.ndarray,
+                                depth: np.ndarray) -> list[Model | None]:
+    """The overhead models, where a call path's overhead is its modelled children's (``modelled`` finite,
+    :func:`_reconcile`) the sum of theirs (as reconciled, deepest first); None where one of them is None."""
+    found = list(overheads)
+    for level in np.unique(depth)[::-1]:
+        for i in np.flatnonzero((depth == level) & np.isfinite(modelled)):
+            parts = [found[j] for j in np.flatnonzero(ancestor == i)]
+            o = found[i]
+            found[i] = None if o is None or any(part is None for part in parts) else combine(
+                o.callpath, o.metric, o.parameters, sum(part.constant for part in parts),
+                [t for part in parts for t in part.terms])
+    return found
 
 
 def own_overhead_models(overheads: Sequence[Model | None], ancestor: np.ndarray) -> list[Model | None]:
@@ -907,7 +1044,8 @@ def _inconsistencies(models: Sequence[Model], kind: str, overhead: np.ndarray, s
     siblings, which scale superlinearly, takes off the parent's), and its modelled children's add up to at most its
     own (a call path without modelled children may have a negative overhead, and so a negative share); with either
     kind it is at most the whole program's (``total_overhead``).  Each is allowed :data:`CONSISTENT` of the whole
-    program's overhead for rounding.  With inclusive values, a call path's own
+    program's overhead for rounding (a parent whose model cannot tell its overhead from its uncertainty has its
+    children's already: :func:`_reconcile`).  With inclusive values, a call path's own
     overhead is its overhead less its modelled children's, so a call path with an inconsistent child is
     inconsistent too.  Nothing is checked where the whole program has no overhead (there are no shares then).
     """
@@ -945,6 +1083,41 @@ def _inconsistencies(models: Sequence[Model], kind: str, overhead: np.ndarray, s
 
 def _number(value: float) -> str:
     return format_number(float(value), False)
+
+
+def uncertain(value: float, half_width: float) -> str:
+    """``9173 ± 514.4``: a value with half the width of its interval; the value alone where that is unknown, or
+    below :data:`CONSISTENT` of the value (it would not change the value's four digits: rounding in a fit to exact
+    measurements).
+
+    >>> uncertain(9173.2, 514.4), uncertain(5.0, math.nan), uncertain(2555.0, 3e-8)
+    ('9173 ± 514.4', '5', '2555')
+    """
+    if not (math.isfinite(half_width) and half_width > CONSISTENT * abs(value)):
+        return _number(value)
+    return f"{_number(value)} ± {_number(half_width)}"
+
+
+def overhead_half_width(u: Uncertainty | None, value: float, X: np.ndarray, X0: np.ndarray, factor: float,
+                        with_choice: bool = True, level: float = UNCERTAINTY) -> float:
+    """Half the width of the ``level`` interval of a call path's overhead ``O = C(X) − factor · C(X0)`` (``X0`` at
+    ``p0``; ``factor`` is ``p / p0`` for weak scaling, else 1), ``value`` being ``C(X)``; NaN where the model has
+    no interval data (``u`` None, or segmented).
+
+    The least-squares part is that of the difference: ``t · s · sqrt(dᵀ (AᵀA)⁻¹ d)`` with ``d = a(X) − factor ·
+    a(X0)``, so a term that cancels in ``O`` (one without ``p``, for strong scaling) adds no uncertainty; the
+    model-choice part is that of ``C(X)`` (at ``p0`` the model is within the measurements), added in quadrature,
+    as for the prediction intervals (:meth:`~extrap_plugins.extrapolation.Uncertainty.half_width`); without
+    ``with_choice`` the least-squares part alone."""
+    from scipy.special import ndtri, stdtrit
+
+    if u is None or isinstance(u, SegmentedUncertainty):
+        return math.nan
+    d = (design_matrix(u.columns, u.parameters, X) - factor * design_matrix(u.columns, u.parameters, X0)) / u.scale
+    leverage = max(float(np.einsum("ni,ij,nj->n", d, u.gram_inverse, d)[0]), 0.0)
+    fit = float(stdtrit(u.dof, 0.5 + level / 2.0)) * math.sqrt(u.residual_variance * leverage) * u.unit
+    choice = float(ndtri(0.5 + level / 2.0)) * abs(value) * float(u.choice(X)[0]) if with_choice else 0.0
+    return math.hypot(fit, choice)
 
 
 def inconsistencies(entries: Sequence[CallpathOverhead], shown: int = 3) -> str:

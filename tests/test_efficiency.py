@@ -163,7 +163,11 @@ def test_json_document(known):
         "overhead_share_target": 1.0, "own_overhead_share_target": 1.0, "overhead_growth": "O(p·log p)",
         "own_overhead_growth": "O(p·log p)",
         "overhead_function": known.callpaths[0].overhead_model.function,
-        "efficiency_target": pytest.approx(1.6e5 / (1.6e5 + 2048)), "inconsistency": None}
+        "efficiency_target": pytest.approx(1.6e5 / (1.6e5 + 2048)), "inconsistency": None,
+        "overhead_uncertainty": pytest.approx(0, abs=1.0),  # exact runs: the choice of model only, 0.18
+        "own_overhead": pytest.approx(2048),
+        "own_overhead_uncertainty": pytest.approx(0, abs=1e-6),
+        "own_overhead_uncertainty_with_choice": pytest.approx(0, abs=1.0), "modelled_overhead": None}
     assert document["passed_over"] == []
     assert document["target_point"] == {"p": 256.0, "n": 1.6e5}
     text = extrap_plugins.export_report(known, "json")
@@ -623,6 +627,7 @@ def test_the_limiter_passes_over_call_paths_whose_overhead_outgrows_their_parent
     result = lulesh_max
     assert result.limiter.callpath == "main->lulesh.cycle->TimeIncrement->MPI_Allreduce"
     assert result.limiter.consistent and round(result.limiter.own_overhead_share_target, 4) == 0.2948
+    assert not result.limiter.decided  # 4.044e4 ± 5.326e4: five runs say little of 2,744 ranks
     assert [(c.callpath, c.inconsistency) for c in result.passed_over] == [
         (WAITALL_NODAL, "its overhead, 1.39e6, exceeds its parent's, 6.884e4"),
         (WAITALL_Q, "its overhead, 3.549e5, exceeds its parent's, 2.755e4")]
@@ -631,14 +636,19 @@ def test_the_limiter_passes_over_call_paths_whose_overhead_outgrows_their_parent
     reasons = {c.callpath: c.inconsistency for c in result.callpaths if not c.consistent}
     assert reasons["main->lulesh.cycle->LagrangeLeapFrog->LagrangeNodal->CalcForceForNodes"] == (
         "its modelled children's overhead, 1.46e6, exceeds its own, 6.884e4")
+    # main's model falls short of its children's within its uncertainty (1.351e5 ± 2.761e5), but theirs, 1.392e5,
+    # is no more certain: it keeps its own
     assert reasons["main"] == "its modelled children's overhead, 1.392e5, exceeds its own, 1.351e5"
+    assert not any(math.isfinite(c.modelled_overhead) for c in result.callpaths)
     assert all(0 <= c.own_overhead_share_target <= 1 and 0 <= c.overhead_share_target <= 1
                for c in result.callpaths if c.consistent)
 
 
 def test_no_report_shows_a_share_above_100_or_below_0_percent(lulesh_max):
-    limiter = ("limiter: main->lulesh.cycle->TimeIncrement->MPI_Allreduce (29.5% of the overhead at jobsize=2744; its "
-               f"overhead grows as O(jobsize)); passed over as inconsistent: {WAITALL_NODAL} (its overhead, 1.39e6, "
+    limiter = ("limiter: main->lulesh.cycle->TimeIncrement->MPI_Allreduce (29.5% of the overhead at jobsize=2744, own "
+               "overhead 4.044e4 ± 5.326e4 (± 1.167e5 with the choice of model), within its uncertainty of zero; its "
+               "overhead grows as O(jobsize)); passed "
+               f"over as inconsistent: {WAITALL_NODAL} (its overhead, 1.39e6, "
                f"exceeds its parent's, 6.884e4), {WAITALL_Q} (its overhead, 3.549e5, exceeds its parent's, 2.755e4)")
     text = extrap_plugins.export_report(lulesh_max, "text")
     lines = text.splitlines()
@@ -809,6 +819,10 @@ def test_weak_scaling_without_a_size_takes_the_size_per_process_as_fixed(shared_
     assert [r.efficiency for r in fixed.rows] == pytest.approx([r.efficiency for r in named.rows], rel=1e-12)
     assert all(r.efficiency == pytest.approx(fixed.rows[0].time / r.time, rel=1e-12) for r in fixed.rows)  # T(p0)/T
     assert round(fixed.rows[-1].efficiency, 4) == 0.9477
+    # a model without a term in jobsize has no overhead, exactly: it said "exceeds its parent's, 1.455e-11"
+    nodal = next(c for c in fixed.callpaths if c.callpath == "main->lulesh.cycle->LagrangeLeapFrog->LagrangeNodal")
+    assert nodal.overhead_growth == "O(1)" and nodal.overhead_target == 0
+    assert not any("e-11" in c.inconsistency or "e-12" in c.inconsistency for c in fixed.callpaths)
     assert named.isoefficiency is None and named.isoefficiency_note == (
         "problem_size has one measured value (30): the iso-efficiency function needs measurements at several problem "
         "sizes")

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from extrap_plugins.efficiency_analysis import Efficiency, efficiency_values, inconsistencies
+from extrap_plugins.efficiency_analysis import Efficiency, efficiency_values, inconsistencies, uncertain
 from extrap_plugins.formatting import (callpath_labels, format_number, format_point, format_value, json_number,
                                        text_table)
 
@@ -26,7 +26,8 @@ FORMAT = "extrap-plugins/efficiency"
 VERSION = 1
 CSV_COLUMNS = ("kind", "callpath", "metric", "processes", "size", "time", "resource", "work", "overhead",
                "efficiency", "speedup", "measured_efficiency", "overhead_share", "own_overhead_share",
-               "overhead_growth", "function", "inconsistency", "scope")
+               "overhead_growth", "function", "inconsistency", "scope", "overhead_uncertainty",
+               "own_overhead_uncertainty", "own_overhead_uncertainty_with_choice", "modelled_overhead")
 SCOPES = {"own": "each call path's own, without its children", "with children": "with its children",
           "with what it calls": "with what it calls"}
 """How the title of the table of call paths says what their overhead, work and E are of (``callpath_scope``)."""
@@ -59,16 +60,18 @@ def undefined(result: Efficiency) -> bool:
 
 
 def rounded_down(value: float, digits: int = 4) -> float:
-    """``value`` rounded down to ``digits`` significant digits: the largest p at the level printed as the process
-    count where E is still at the level (2377.69 is 2377: at 2378, E is below it).
+    """``value`` rounded down to ``digits`` significant digits, and from 1 on to a whole number: the largest p at
+    the level printed as the process count where E is still at the level (2377.69 is 2377: at 2378, E is below it;
+    90.51 is 90, as there are no 90.5 processes).
 
-    >>> rounded_down(2377.69), rounded_down(79.258), rounded_down(145746.3)
-    (2377.0, 79.25, 145700.0)
+    >>> rounded_down(2377.69), rounded_down(79.258), rounded_down(145746.3), rounded_down(0.5128)
+    (2377.0, 79.0, 145700.0, 0.5128)
     """
     if not math.isfinite(value) or value <= 0:
         return value
     scale = 10.0 ** (digits - 1 - math.floor(math.log10(value)))
-    return math.floor(value * scale * (1 + 1e-9)) / scale  # not below a root that Brent put a hair under
+    down = math.floor(value * scale * (1 + 1e-9)) / scale  # not below a root that Brent put a hair under
+    return float(math.floor(down)) if down >= 1 else down
 
 
 def largest_p_text(result: Efficiency) -> str:
@@ -101,16 +104,24 @@ def row_label(result: Efficiency, row) -> str:
 
 
 def limiter_text(result: Efficiency) -> str:
-    """The limiter line: the limiter and its share, and the call paths with inconsistent overhead it passes over;
-    ``undetermined`` where every call path with a share of the overhead is inconsistent, ``none`` where there is
-    no overhead."""
+    """The limiter line: the limiter, its share and its own overhead with its uncertainty (where the measurements
+    have noise: whether it is above zero beyond it), and the call paths with inconsistent overhead it passes over;
+    ``undetermined`` where every call path with a share of the overhead is inconsistent, ``none`` where there is no
+    overhead."""
     top = result.limiter
     if top is None:
         return f"limiter: {'undetermined' if result.passed_over else 'none'} ({result.limiter_note})"
     calls = ", with what it calls" if result.flat else ""
     where = f"{result.processes}={format_value(result.target[result.processes])}"
-    text = (f"limiter: {top.callpath} ({percent(top.own_overhead_share_target)} of the overhead at {where}{calls}; "
-            f"{growth_text(top)})")
+    own = uncertain(top.own_overhead, top.own_overhead_uncertainty)
+    stated = ""
+    if own != format_number(top.own_overhead, False):  # exact measurements: no uncertainty to state
+        spread = top.own_overhead_uncertainty_with_choice
+        choice = f" (± {format_number(spread, False)} with the choice of model)" if uncertain(
+            top.own_overhead, spread) != own else ""
+        stated = f", own overhead {own}{choice}" + ("" if top.decided else ", within its uncertainty of zero")
+    text = (f"limiter: {top.callpath} ({percent(top.own_overhead_share_target)} of the overhead at {where}{calls}"
+            f"{stated}; {growth_text(top)})")
     passed = result.passed_over
     if passed:
         text += f"; passed over as inconsistent: {inconsistencies(passed)}"
@@ -202,18 +213,21 @@ def csv_text(result: Efficiency) -> str:
     for r in result.rows:
         writer.writerow(["total", total, result.metric, cell(r.point[p]), cell(r.point[s]) if s else "",
                          cell(r.time), cell(r.resource), cell(r.work), cell(r.overhead), cell(r.efficiency),
-                         cell(r.speedup), cell(r.measured_efficiency), "", "", "", "", "", "whole program"])
+                         cell(r.speedup), cell(r.measured_efficiency), "", "", "", "", "", "whole program", "", "",
+                         "", ""])
     if result.isoefficiency is not None:
         for x, n in result.isoefficiency.points:
             writer.writerow(["isoefficiency", "", result.metric, cell(x), cell(n), "", "", "", "",
                              cell(result.level), "", "", "", "", result.isoefficiency.growth or "",
-                             result.isoefficiency.function or "", "", "whole program"])
+                             result.isoefficiency.function or "", "", "whole program", "", "", "", ""])
     for c in result.callpaths:
         shares = (c.overhead_share_target, c.own_overhead_share_target) if c.consistent else (None, None)
         writer.writerow(["callpath", c.callpath, c.metric, cell(result.target[p]),
                          cell(result.target[s]) if s else "", "", "", cell(c.work_target), cell(c.overhead_target),
                          cell(c.efficiency_target), "", "", cell(shares[0]), cell(shares[1]),
-                         c.overhead_growth or "", c.model.function, c.inconsistency, result.callpath_scope])
+                         c.overhead_growth or "", c.model.function, c.inconsistency, result.callpath_scope,
+                         cell(c.overhead_uncertainty), cell(c.own_overhead_uncertainty),
+                         cell(c.own_overhead_uncertainty_with_choice), cell(c.modelled_overhead)])
     return out.getvalue()
 
 
@@ -248,7 +262,7 @@ def json_document(result: Efficiency) -> dict[str, Any]:
         "largest_p_at_level": None if result.largest_p_at_level is None else json_number(result.largest_p_at_level),
         "largest_p_note": result.largest_p_note,
         "limiter": None if limiter is None else limiter.callpath,
-        "limiter_note": result.limiter_note or None,
+        "limiter_note": result.limiter_note or None, "whole_overhead": json_number(result.whole_overhead),
         "passed_over": [c.callpath for c in result.passed_over],
         "flat": result.flat, "callpath_scope": result.callpath_scope,
         "notes": list(result.notes),
@@ -260,7 +274,12 @@ def json_document(result: Efficiency) -> dict[str, Any]:
                        "overhead_growth": c.overhead_growth, "own_overhead_growth": c.own_overhead_growth,
                        "overhead_function": None if c.overhead_model is None else c.overhead_model.function,
                        "efficiency_target": json_number(c.efficiency_target),
-                       "inconsistency": c.inconsistency or None} for c in result.callpaths],
+                       "inconsistency": c.inconsistency or None,
+                       "overhead_uncertainty": json_number(c.overhead_uncertainty),
+                       "own_overhead": json_number(c.own_overhead),
+                       "own_overhead_uncertainty": json_number(c.own_overhead_uncertainty),
+                       "own_overhead_uncertainty_with_choice": json_number(c.own_overhead_uncertainty_with_choice),
+                       "modelled_overhead": json_number(c.modelled_overhead)} for c in result.callpaths],
     }
 
 
