@@ -23,6 +23,7 @@ from .experiment import MEASURES
 from .exporters.json_exporter import JSON_VERSION, JSON_VERSIONS
 from .exporters.text_exporter import WARNINGS_LISTED
 from .extrapolation import SORT_KEYS
+from .interrupts import terminate_as_interrupt
 from .options import Parser, guess_type, parse_share, split_values
 from .plugins import get_host
 
@@ -900,7 +901,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     collected = WarningLines(WARNINGS_LISTED if args.command == "model" else "")
     args.warnings_shown = collected.shown
     try:
-        with warnings.catch_warnings(), collected:
+        with terminate_as_interrupt(), warnings.catch_warnings(), collected:  # SIGTERM (a batch job's limit) as Ctrl-C
             warnings.simplefilter("default")
             warnings.showwarning = collected.add
             status = program(args)

@@ -220,17 +220,26 @@ def _mpi_executor(jobs: int | None) -> cf.Executor:
 class _ProcessPool(cf.ProcessPoolExecutor):
     """A process pool that an interrupt (Ctrl-C, SIGTERM as one) ends at once: its workers are stopped rather than
     waited for.  Waiting, the standard pool could hang for good when the interrupt came while it handed out work
-    (the workers waiting for work, the command for them: ``model --export html`` writing its figures)."""
+    (the workers waiting for work, the command for them: ``model --export html`` writing its figures).
+
+    A worker ended while it sent a result (SIGTERM to the whole batch job reaches the workers too) leaves half a
+    message in the pipe of results: the pool's thread then waited for the rest forever, and the command, which
+    waits for that thread when it exits, never ended.  Once the workers are gone, this process's end of the pipe
+    is closed, so that the thread reads the end of the pipe instead and stops."""
 
     def __exit__(self, exc_type, exc, traceback):
         if exc_type is None or issubclass(exc_type, Exception):
             return super().__exit__(exc_type, exc, traceback)
         workers = list((getattr(self, "_processes", None) or {}).values())
+        results = getattr(self, "_result_queue", None)
         self.shutdown(wait=False, cancel_futures=True)
         for worker in workers:
             worker.terminate()
         for worker in workers:
             worker.join(timeout=5)
+        if results is not None:
+            with contextlib.suppress(OSError):
+                results._writer.close()
         return False
 
 

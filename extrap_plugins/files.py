@@ -34,6 +34,7 @@ import tempfile
 from typing import IO, Iterable, Iterator, Sequence
 
 from .errors import InputError
+from .interrupts import interrupts_held
 
 __all__ = ["atomic_writer", "write_atomically", "check_destination", "FolderOutput", "ReadOnlyOutput"]
 
@@ -333,7 +334,7 @@ class FolderOutput:
             raise
         *figures, during_record, final_record = staged
         record = os.path.join(self.target, self.record)
-        with _interrupts_held():
+        with interrupts_held():
             try:
                 os.replace(during_record, record)
                 for name, temporary in zip(self.names, figures):
@@ -399,29 +400,6 @@ def _record_text(files: dict[str, set[str]]) -> str:
                        "about": "the files extrap-plugins wrote here: it replaces or removes them only while their "
                                 "SHA-256 is one of these",
                        "files": {name: sorted(files[name]) for name in sorted(files)}}, indent=1) + "\n"
-
-
-@contextlib.contextmanager
-def _interrupts_held() -> Iterator[None]:
-    """Hold Ctrl-C (SIGINT) back until the block ends, then deliver it (main thread only; elsewhere no change)."""
-    import signal
-    import threading
-
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.getsignal(signal.SIGINT)
-    if previous is None:  # a handler set outside Python: it could not be put back, so nothing is held
-        yield
-        return
-    caught: list[int] = []
-    signal.signal(signal.SIGINT, lambda number, frame: caught.append(number))
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-        if caught:
-            signal.raise_signal(signal.SIGINT)
 
 
 def write_atomically(path: str | os.PathLike, data: bytes, *, sync: bool = True, allow_read_only: bool = False) -> None:

@@ -65,6 +65,7 @@ from .errors import ExtrapWarning, InputError
 from .experiment import (Callpath, Experiment, Metric, Parameter, check_measure, check_same_parameters, merged_metrics,
                          row_codes)
 from .formatting import describe_inputs
+from .interrupts import interrupts_held, terminate_as_interrupt
 from .joining import check_selection, coverage_findings, omitted_zeros
 from .models import Model, ModelSet
 from .plugins import PluginHost, get_host
@@ -858,8 +859,6 @@ def _block_tasks(catalogue: Catalogue, size: int, instance, measure: str, modele
 def scratch_folder(scratch: str | os.PathLike | None = None) -> Iterator[str]:
     """A fresh folder for the runs' columns inside ``scratch``, removed afterwards; also when SIGTERM (a batch
     job's time limit) ends the command, which it ends as Ctrl-C does while the folder exists."""
-    from .instrument.sweep import terminate_as_interrupt
-
     from_variable = not scratch and bool(os.environ.get(SCRATCH_VARIABLE))
     parent = pathlib.Path(scratch or os.environ.get(SCRATCH_VARIABLE) or tempfile.gettempdir())
     named = f"the scratch folder (from ${SCRATCH_VARIABLE})" if from_variable else "the scratch folder"
@@ -876,7 +875,8 @@ def scratch_folder(scratch: str | os.PathLike | None = None) -> Iterator[str]:
         with terminate_as_interrupt():
             yield folder
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        with interrupts_held():  # a second Ctrl-C or SIGTERM waits until the folder is gone
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def input_bytes(paths: Sequence[pathlib.Path]) -> int:

@@ -46,6 +46,7 @@ from typing import Callable, Mapping, Sequence
 
 from extrap_plugins.errors import ExitStatus, InputError
 from extrap_plugins.formatting import format_count
+from extrap_plugins.interrupts import terminate_as_interrupt
 from extrap_plugins.options import split_values
 
 from .launch import script_name
@@ -588,25 +589,6 @@ def _launch_all(plan: list[Launch], launcher, command, names, folder: pathlib.Pa
     return outcomes
 
 
-@contextlib.contextmanager
-def terminate_as_interrupt():
-    """While the sweep (or an autotune loop) runs, SIGTERM raises KeyboardInterrupt: the launch in progress is
-    stopped (its ranks get SIGTERM and write what they measured), the loop's files and lock are left as after
-    Ctrl-C, and the command ends with status 130."""
-    def interrupt(number, frame):
-        raise KeyboardInterrupt
-
-    try:
-        previous = signal.signal(signal.SIGTERM, interrupt)
-    except ValueError:  # not the main thread
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
 def _command(launcher: Launcher | None, launch: Launch, program: Sequence[str]) -> list[str]:
     program = with_values(program, launch)
     return launcher.command(launch.processes, program) if launcher else program
@@ -966,7 +948,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_arguments(parser)
     args = parser.parse_args(argv)
     try:
-        return run(args)
+        with terminate_as_interrupt():  # SIGTERM (a batch job's limit) as Ctrl-C, also before and after the launches
+            return run(args)
     except InputError as error:
         sys.stderr.write(f"{PROG}: error: {error}\n")
         return ExitStatus.BAD_INPUT
