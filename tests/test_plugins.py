@@ -599,3 +599,13 @@ def test_every_hook_spec_is_typed_and_documented():
         spec = getattr(hookspecs, name)
         assert spec.__doc__ and "Returns" in spec.__doc__
         assert inspect.signature(spec).return_annotation != inspect.Signature.empty
+
+
+def test_plugins_name_says_which_options_the_command_line_gives_by_their_own_flag(host, capsys):
+    """``--reader-option metrics=time`` is refused ("use --metric"): the listing says so beside the option."""
+    status, out, _ = cli_on(host, capsys, "plugins", "cube")
+    assert status == 0
+    assert "    metrics      only these metrics (comma-separated); on the command line --metric" in out.splitlines()
+    status, out, _ = cli_on(host, capsys, "plugins", "default")
+    assert any(line.split()[:1] == ["measure"] and line.endswith("; on the command line --measure")
+               for line in out.splitlines())
