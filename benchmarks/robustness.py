@@ -34,7 +34,8 @@ Protocol (see benchmarks/README.md):
 * 5 repetitions, each value x (1 + U(-e, e)), e = 0, 2, 5, 10, 20, 40 %;
   the ``-spikes`` rows (``2p-inside-10-spikes``, not in the default set) also give a fifth of the points one
   repetition 10^U(0.5, 1.3) (3 to 20) times off, above in three cases of four (a slow node) and below in one (a
-  run cut short), as real repetitions disagree;
+  run cut short), as real repetitions disagree; the ``-spike1`` rows (``1p-inside-10-spike1``) measure each point
+  once and put :data:`SPIKE1_SHARE` of the points (at least one, anywhere, the ends too) that far off;
 * predictions at 2x, 4x and 8x the largest measured value of every parameter,
   against the noise-free truth.
 
@@ -208,6 +209,9 @@ class Row:
 SPIKE_SHARE = 0.2
 """The share of points whose one repetition is 3 to 20 times off in the ``-spikes`` rows."""
 
+SPIKE1_SHARE = 0.1
+"""The share of points (at least one) whose only run is 3 to 20 times off in the ``-spike1`` rows."""
+
 FEW = (4, 2)
 """Values per parameter and repetitions of the ``-few`` rows (``1p-inside-10-few``): the thin
 designs of real studies (RELeARN's lines: 4 values, 2 repetitions)."""
@@ -216,11 +220,11 @@ designs of real studies (RELeARN's lines: 4 values, 2 repetitions)."""
 def make_row(name, n, seed):
     m, cls, noise, *variant = name.split("-")
     m, noise = int(m[0]), float(noise) / 100.0
-    few, spikes = variant == ["few"], variant == ["spikes"]
+    few, spikes, spike1 = variant == ["few"], variant == ["spikes"], variant == ["spike1"]
     rng = np.random.default_rng([seed, m, CLASSES.index(cls), int(round(noise * 1000))] + ([1] if few else [])
-                                + ([2] if spikes else []))
+                                + ([2] if spikes else []) + ([3] if spike1 else []))
     row = Row(name, m, cls, noise, NAMES[:m])
-    reps = FEW[1] if few else REPS
+    reps = FEW[1] if few else 1 if spike1 else REPS
     for _ in range(n):
         length = (lambda: FEW[0]) if few else (lambda: int(rng.integers(5, 10)))
         axes = [p_series(rng, length())]
@@ -236,6 +240,10 @@ def make_row(name, n, seed):
             factor = 10.0 ** rng.uniform(0.5, 1.3, size=hit.size)
             factor = np.where(rng.random(hit.size) < 0.75, factor, 1.0 / factor)
             noisy[hit, rng.integers(0, reps, size=hit.size)] *= factor
+        if spike1:
+            hit = rng.choice(X.shape[0], size=max(1, round(SPIKE1_SHARE * X.shape[0])), replace=False)
+            factor = 10.0 ** rng.uniform(0.5, 1.3, size=hit.size)
+            noisy[hit, 0] *= np.where(rng.random(hit.size) < 0.75, factor, 1.0 / factor)
         targets = np.array([Xmax * d for d in DISTANCES + (FAR,)])
         row.functions.append(function)
         row.points.append(X)

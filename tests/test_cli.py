@@ -103,7 +103,8 @@ def test_model_writes_json_to_a_file(numbers_reader, tmp_path, capsys):
     (["model", "{nums}", "--export", "pdf"], "unknown exporter 'pdf'; the exporters are: csv, extra-p, extrap-jsonl, html, json, plot, text"),
     (["model", "{nums}", "--metric", "bytes"], "{nums}: no metric 'bytes'; the metrics are time"),
     (["model", "{nums}", "--option", "terms=2"], "modeler 'default' has no option 'terms'; its options are: "
-     "exponents, log_exponents, max_terms, negative_exponents, criterion, improvement, weighting, measure, selection"),
+     "exponents, log_exponents, max_terms, negative_exponents, criterion, improvement, weighting, measure, selection, "
+     "outlying_points"),
     (["model", "{nums}", "-o", "/nonexistent/out.txt"], "/nonexistent/out.txt: the folder for the output does not exist"),
 ])
 def test_bad_input_is_one_line_and_exit_2(numbers_reader, capsys, args, message):

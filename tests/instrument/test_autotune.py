@@ -146,7 +146,8 @@ def test_a_misspelt_modeler_option_stops_the_loop_before_anything_runs(tmp_path,
                      "--", "python", "a.py"]) == cli.ExitStatus.BAD_INPUT
     assert capsys.readouterr().err == (
         "extrap-plugins: error: modeler 'default' has no option 'max_term'; its options are: exponents, "
-        "log_exponents, max_terms, negative_exponents, criterion, improvement, weighting, measure, selection\n")
+        "log_exponents, max_terms, negative_exponents, criterion, improvement, weighting, measure, selection, "
+        "outlying_points\n")
     assert not (tmp_path / "runs").exists()
     with pytest.raises(InputError, match="unknown modeler 'nope'"):
         autotune.autotune({"p": [1, 2, 3, 4, 5]}, ["python", "a.py"], tmp_path / "api", modeler="nope",
