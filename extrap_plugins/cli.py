@@ -577,7 +577,8 @@ def _plugin_details(kind: str, registered, problem) -> str:
         options += [(name, "(not documented)") for name in factory_options(info.factory) if name not in documented]
     flag = {"reader": "--reader-option", "modeler": "--option", "exporter": "--export-option"}[kind]
     flags = {"reader": READ_FLAGS, "modeler": MODEL_FLAGS, "exporter": EXPORT_FLAGS}[kind]
-    options = [(name, f"{text}; on the command line {flags[name]}" if flags.get(name) else text) for name, text in options]
+    options = [(name, f"{text}; on the command line {flags[name]}" if flags.get(name) else text)
+               for name, text in options]
     if options:
         width = max(len(name) for name, _ in options)
         lines.append(f"  options ({flag} KEY=VALUE):")
