@@ -662,7 +662,8 @@ def run_ours(case: Case, budget: float, ours: Ours = Ours(), seed: int = 0, prom
                 options = [np.where(counts[k] > 0, repeats, new)]
             for available in options:
                 runs, after = selector.plan_runs(single, cost, tolerance=ours.tolerance,
-                                                 limit=budget * case.total[k] - spent, max_runs=1, available=available)
+                                                 limit=budget * case.total[k] - spent, max_runs=1, available=available,
+                                                 visible=True)  # as suggest: no run that narrows nothing shown
                 if runs:
                     break
             # no new point fits: repetitions if the kernel's single runs are noisy and the budget left pays for
@@ -673,7 +674,8 @@ def run_ours(case: Case, budget: float, ours: Ours = Ours(), seed: int = 0, prom
                                                                      budget * case.total[k] - spent)))
             if gated:
                 runs, after = selector.plan_runs(single, cost, tolerance=ours.tolerance,
-                                                 limit=budget * case.total[k] - spent, max_runs=1, available=repeats)
+                                                 limit=budget * case.total[k] - spent, max_runs=1, available=repeats,
+                                                 visible=True)
             if (repeating or gated) and runs and not runs[0].gain > 0:  # a repetition that narrows nothing
                 runs = []
             if not runs:

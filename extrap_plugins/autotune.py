@@ -196,7 +196,7 @@ def autotune(
         raise InputError("is not a folder", folder)
     _check_own_files(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    from .instrument.sweep import terminate_as_interrupt
+    from .interrupts import terminate_as_interrupt
 
     # this loop's alone until it ends; SIGTERM (a batch scheduler's limit) ends it as Ctrl-C does
     with _tuning(folder), terminate_as_interrupt():
@@ -726,6 +726,9 @@ def _load_rounds(folder: pathlib.Path, parameters) -> tuple[list[Round], str | N
         raise InputError(f"cannot resume: {error}", path) from None
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise InputError(f"cannot resume: not an autotune state (\"format\": \"{FORMAT}\")", path)
+    if document.get("version") != VERSION:  # as a plan file's: a later version's state is not read as this one's
+        raise InputError(f"cannot resume: state version {document.get('version')!r} is not supported (expected "
+                         f"{VERSION})", path)
     tuned = document.get("parameters")
     if not isinstance(tuned, list) or sorted(map(str, tuned)) != sorted(parameters):
         raise InputError(f"cannot resume: the folder was tuned over {tuned}, now {list(parameters)}; use another -o "

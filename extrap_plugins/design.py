@@ -1242,10 +1242,13 @@ def _spent(suggestion) -> str:
     """What the measured runs cost beside the budget, for the notes when nothing is left to spend."""
     full = suggestion.full_cost
     if full > 0:
+        budget = format_share(suggestion.budget_limit / full)
+        if float(budget[:-1]) == 0:  # a budget of cost units that rounds to 0.0 % of it ("3600u": a core-hour)
+            budget = f"{cost_units(suggestion.budget_limit)} ({format_percent(suggestion.budget_limit / full)})"
         return (f"the measured runs already cost {format_share(suggestion.measured_share)} of the full factorial's, "
-                f"the budget {format_share(suggestion.budget_limit / full)}")
+                f"the budget {budget}")
     return (f"the measured runs already cost {cost_units(suggestion.measured_cost)}, the budget "
-            f"{suggestion.budget_limit:g}")
+            f"{cost_units(suggestion.budget_limit)}")
 
 
 def _suggest_uncertainty(space, grid, costs, measured_runs, order, rank, effective, suggestion, selected, *,
@@ -1333,11 +1336,13 @@ def _suggest_uncertainty(space, grid, costs, measured_runs, order, rank, effecti
         suggestion.notes.append(_would_buy(extra, after, suggestion.widths, remaining, budget, candidates.size,
                                            per_run, _room(max_points, suggestion)))
         return suggestion
+    # A run that narrows no interval as printed is not planned (nor, repeating, one expected to narrow nothing: an
+    # exact counter's value is known); ``next_run``: the run that fits and would come next then.
     runs, predicted = plan_runs(assessment, run_costs, tolerance=tolerance, limit=remaining,
-                                max_runs=_room(max_points, suggestion), available=available)
-    fitting = bool(runs)
-    if repeating:  # a repetition expected to narrow nothing (an exact counter's value is known) is not planned
-        runs = _with_gain(runs)
+                                max_runs=_room(max_points, suggestion), available=available, visible=True)
+    next_run = None if runs else _next_run(assessment, run_costs, tolerance, remaining, _room(max_points, suggestion),
+                                           available)
+    fitting = bool(runs) or next_run is not None
     assessed = functools.partial(assess, selected, target_point, grid[candidates], modeler=modeler, measure=measure,
                                  host=host, progress=progress, **options)
     runs, predicted, per_run = _with_fewer_repetitions(suggestion, bool(runs) | repeating, assessed, costs[candidates],
@@ -1347,7 +1352,7 @@ def _suggest_uncertainty(space, grid, costs, measured_runs, order, rank, effecti
     noisy_repetitions, noisy, paid = False, [], False
     repeatable = measured & ~excluded & (runs_at < cap)
     repetition_fits = bool((costs[repeatable] <= remaining).any())
-    if not runs and not repeating and per_run == 1 and repetition_fits:
+    if not fitting and not repeating and per_run == 1 and repetition_fits:
         # No new point fits, a repetition would: repetitions for the kernels whose single runs are noisy.
         open_names = {k.name for k in assessment.open_kernels(tolerance)}
         noise = assessment.scaled_run_noise(grid[~excluded])
@@ -1364,9 +1369,11 @@ def _suggest_uncertainty(space, grid, costs, measured_runs, order, rank, effecti
             repeating = noisy_repetitions = bool(runs)
     suggestion.predicted = {name: predicted[name] for name in suggestion.widths}
     if not runs:
-        _nothing_to_plan(suggestion, where, tolerance,
-                         _why_none(len(candidates), fitting, repetition_fits and not repeating, per_run, noisy, paid,
-                                   remaining))
+        why = _why_none(len(candidates), fitting, repetition_fits and not repeating, per_run, noisy, paid, remaining)
+        unseen = ""
+        if why == "no gain" and next_run.gain > 0:  # a run fits, but none narrows an interval as printed
+            why, unseen = "unseen", _unseen(next_run, assessment, run_costs, tolerance, available, remaining)
+        _nothing_to_plan(suggestion, where, tolerance, why, unseen)
         return suggestion
     suggestion.status = "add"
     if repeating:
@@ -1378,7 +1385,8 @@ def _suggest_uncertainty(space, grid, costs, measured_runs, order, rank, effecti
         suggestion.plan = Plan(parameters, runs_of([int(candidates[r.index]) for r in runs], list(
             roles.get(i, "") for i in range(grid.shape[0])), {int(candidates[r.index]): r.serves for r in runs}))
     _note_left_open(suggestion, tolerance, where,
-                    _what_is_left(runs, candidates, available, runs_at, per_run, cap, costs, ~excluded, remaining))
+                    _what_is_left(runs, candidates, available, runs_at, per_run, cap, costs, ~excluded, remaining,
+                                  _room(max_points, suggestion)))
     return suggestion
 
 
@@ -1401,7 +1409,7 @@ def _with_fewer_repetitions(suggestion, planned, assessed, costs, tolerance, rem
     if not fewer:
         return runs, predicted, per_run
     new, after = plan_runs(assessed(repetitions=fewer), costs * fewer, tolerance=tolerance, limit=remaining,
-                           max_runs=room)
+                           max_runs=room, visible=True)
     if not new:
         return runs, predicted, per_run
     suggestion.repetitions_reason = FEWER_AT_THE_END.format(fewer=fewer, per_run=per_run)
@@ -1469,14 +1477,20 @@ def _untested_near_target(space, grid, measured, excluded, costs, target) -> lis
             f"of them: the intervals assume the parameters' effects combine there as the measured points show{test}"]
 
 
-def _what_is_left(runs, candidates, available, runs_at, per_run, cap, costs, allowed, remaining) -> str:
+def _what_is_left(runs, candidates, available, runs_at, per_run, cap, costs, allowed, remaining, room=None) -> str:
     """What the budget could still buy after the planned ``runs``, in the words of the note on the kernels they leave
-    open: candidates left over, or (every candidate planned) a repetition of a measured or planned point that fits
-    the budget left (the loop buys those next), or neither."""
+    open: candidates left over that the budget left pays for (the plan ends where the next would narrow no interval
+    as printed) or not, or (every candidate planned) a repetition of a measured or planned point that fits the budget
+    left (the loop buys those next), or neither (``room``: the points a budget of points has left)."""
     planned = np.array([r.index for r in runs], dtype=np.int64)
     left = np.ones(candidates.size, dtype=np.int64) if available is None else available.copy()
     np.subtract.at(left, planned, 1)
+    leftover = remaining - sum(r.cost for r in runs)
     if (left > 0).any():
+        unit = costs[candidates] * (per_run if available is None else 1)
+        fits = (left > 0) & (unit <= leftover + 1e-9 * max(remaining, 1.0))
+        if fits.any() and (room is None or len(runs) < room):
+            return "further runs the budget left pays for would narrow no interval as printed"
         return "the budget ends first"
     after = runs_at.copy()
     if available is None:  # new points, each with ``per_run`` repetitions
@@ -1486,7 +1500,6 @@ def _what_is_left(runs, candidates, available, runs_at, per_run, cap, costs, all
     repeatable = allowed & (after > 0) & (after < cap)
     if not repeatable.any():
         return "nothing is left to measure"
-    leftover = remaining - sum(r.cost for r in runs)
     if (costs[repeatable] <= leftover).any():
         return "every candidate point is then measured; repetitions of them come next, as far as the budget goes"
     return "the budget ends first"
@@ -1526,18 +1539,19 @@ def _why_none(n_candidates: int, fitting: bool, repetition_fits: bool, per_run: 
     return "few pairs" if noisy else "quiet"
 
 
-def _nothing_to_plan(suggestion, where, tolerance, why) -> None:
+def _nothing_to_plan(suggestion, where, tolerance, why, unseen: str = "") -> None:
     """Status and note when the selector plans no run: every candidate is measured (``exhausted``), repeating
     the measured points would narrow nothing (``no gain``, also ``exhausted``), or nothing fits (``budget``; also
     ``spent``: the measured runs already cost the whole budget or more;
     ``no new point``: no new point fits, a repetition would, and the plan's points have their repetitions, more
     come once every point is measured; ``quiet``: no new point fits, a repetition would, but no open kernel's
     single runs are noisy; ``few pairs``: the same, some are, but the budget left does not pay for repetitions at
-    :data:`PAIRS` measured points)."""
+    :data:`PAIRS` measured points; ``unseen``: runs fit, but none narrows an interval as printed, and
+    ``unseen`` says how far the next would and what would narrow it, :func:`_unseen`)."""
     widest = max(suggestion.widths.items(), key=lambda kv: kv[1])
     stays = (f"the widest interval at {where} stays {format_callpath(widest[0])} ±{format_width(widest[1], tolerance)} "
              f"(tolerance ±{format_percent(tolerance)})")
-    suggestion.status = "exhausted" if why in ("exhausted", "no gain") else "budget"
+    suggestion.status = "exhausted" if why in ("exhausted", "no gain") else "budget"  # also "unseen"
     suggestion.notes.append({"budget": f"no further run fits the budget; {stays}",
                              "spent": f"{_spent(suggestion)}: nothing is left to spend; {stays}",
                              "no new point": f"no further new point fits the budget (a repetition of a measured "
@@ -1550,6 +1564,7 @@ def _nothing_to_plan(suggestion, where, tolerance, why) -> None:
                              "few pairs": f"no further new point fits the budget (a repetition of a measured point "
                                           f"would, but not one at each of {PAIRS} measured points, the fewest from "
                                           f"which the models read the noise of a run); {stays}",
+                             "unseen": f"{unseen}; {stays}",
                              "exhausted": f"{EXHAUSTED}; {stays}",
                              "no gain": f"{EXHAUSTED}: repeating measured points would not narrow the intervals; "
                                         f"{stays}"}[why])
@@ -1557,14 +1572,14 @@ def _nothing_to_plan(suggestion, where, tolerance, why) -> None:
 
 def _plan_for(assessment, names, costs, tolerance, limit, max_runs, available):
     """:func:`~extrap_plugins.selector.plan_runs` for the kernels ``names`` of ``assessment`` alone (the others
-    measured alongside, but not asking for the runs), without runs that narrow nothing."""
+    measured alongside, but not asking for the runs), without runs that narrow no interval as printed."""
     from .selector import Assessment, plan_runs
 
     wanted = set(names)
     kernels = [k for k in assessment.kernels if k.name in wanted]
     only = Assessment(assessment.parameters, assessment.target, assessment.candidates, kernels, assessment.level)
-    runs, after = plan_runs(only, costs, tolerance=tolerance, limit=limit, max_runs=max_runs, available=available)
-    return _with_gain(runs), after
+    return plan_runs(only, costs, tolerance=tolerance, limit=limit, max_runs=max_runs, available=available,
+                     visible=True)
 
 
 def pairs_fit(costs: np.ndarray, remaining: float) -> bool:
@@ -1574,9 +1589,51 @@ def pairs_fit(costs: np.ndarray, remaining: float) -> bool:
     return cheapest.size == PAIRS and float(cheapest.sum()) <= remaining
 
 
-def _with_gain(runs: list) -> list:
-    """The planned runs up to the first expected to narrow nothing (an exact counter's value is known)."""
-    return runs[:next((j for j, r in enumerate(runs) if not r.gain > 0), len(runs))]
+def _next_run(assessment, costs, tolerance, limit, max_runs, available):
+    """The run :func:`~extrap_plugins.selector.plan_runs` would plan next, whether or not it narrows an interval as
+    printed (None when none fits), leaving ``assessment`` as it was."""
+    from .selector import plan_runs
+
+    if max_runs == 0:
+        return None
+    kept = [k.deviations for k in assessment.kernels]
+    runs, _ = plan_runs(assessment, costs, tolerance=tolerance, limit=limit, max_runs=1, available=available)
+    for k, deviations in zip(assessment.kernels, kept):
+        k.deviations = deviations
+    return runs[0] if runs else None
+
+
+def _unseen(run, assessment, costs, tolerance, available, remaining) -> str:
+    """Why no run is planned although ``run`` fits the budget left: how far it would narrow the widest open
+    interval (not as printed: :func:`~extrap_plugins.selector.narrows_visibly`), and how many such runs would narrow
+    it visibly together at what cost (beyond the budget left, or not), or that no run among the candidates would."""
+    from .selector import narrows_visibly, plan_runs, z_of
+
+    z = z_of(assessment.level)
+    kernel = max(assessment.open_kernels(tolerance), key=lambda k: k.variance())
+    width = after = z * math.sqrt(kernel.variance())
+    if run.serves and run.serves[0][0] == kernel.name:
+        after = run.serves[0][2]
+    said = (f"no run the budget left ({cost_units(remaining)}) pays for narrows an interval at the target as printed "
+            f"(the next, {format_point(assessment.candidates[run.index], assessment.parameters, brackets=True)}, "
+            f"would take the widest, {format_callpath(kernel.name)}, from ±{format_share(width)} only to "
+            f"±{format_share(after)})")
+    left = np.ones(len(costs), dtype=np.int64) if available is None else np.asarray(available).copy()
+    planned = []
+    while True:  # the runs the selector would plan without a budget, one at a time, until the widest narrows
+        runs, _ = plan_runs(assessment, costs, tolerance=tolerance, max_runs=1, available=left)
+        if not runs or not runs[0].gain > 0:
+            return (f"{said}; no run among the candidates would, nor all of them together: further values with "
+                    f"--param (towards the target) would tell more of the models' shape")
+        planned.append(runs[0])
+        left[runs[0].index] -= 1
+        narrowed = z * math.sqrt(kernel.variance())
+        if narrows_visibly(width, narrowed):
+            spent = sum(r.cost for r in planned)
+            first = format_point(assessment.candidates[planned[0].index], assessment.parameters, brackets=True)
+            which = f"a run at {first}" if len(planned) == 1 else f"{len(planned)} runs together"
+            beyond = " (more than the budget left)" if spent > remaining else ""
+            return f"{said}; {which} would narrow it to ±{format_share(narrowed)} at {cost_units(spent)}{beyond}"
 
 
 def _repetitions_plan(parameters, grid, costs, candidates, runs, runs_at, next_repetition) -> Plan:
@@ -1603,6 +1660,8 @@ def _room(max_points, suggestion) -> int | None:
 def _would_buy(runs, after, widths, remaining, budget, n_candidates, per_run: int = 1, room: int | None = None) -> str:
     """What the budget left would buy once the rule holds (``n_candidates``: points new or still to repeat;
     ``per_run``: the runs of each new point, its repetitions; ``room``: the points a budget of points has left)."""
+    from .selector import narrows_visibly
+
     if budget is None:
         return "without a budget, further runs are not planned"
     if room == 0:
@@ -1616,7 +1675,7 @@ def _would_buy(runs, after, widths, remaining, budget, n_candidates, per_run: in
     if not runs:
         return f"the remaining budget ({left}) buys no further run"
     worst = max(widths, key=widths.get)
-    if widths[worst] - after[worst] < 0.0005 or format_share(widths[worst]) == format_share(after[worst]):
+    if not narrows_visibly(widths[worst], after[worst]):
         return f"further runs would not narrow the intervals noticeably: the remaining budget ({left}) is left"
     # The ensembles conditioned on the runs as if the models kept their form: a run that changes a model's terms
     # moves the interval more than that, either way (benchmarks/design-history.md, "the widths plans promise").

@@ -1022,6 +1022,12 @@ SERVES_SAID = 3
 """A run's reason names this many of the kernels it serves, then counts the rest."""
 
 
+def narrows_visibly(before: float, after: float) -> bool:
+    """Whether a relative half-width going from ``before`` to ``after`` narrows as printed (:func:`format_share`):
+    by half a unit of its last digit at least, and to another number (±25.0%→±25.0% narrows nothing one sees)."""
+    return before - after >= 0.0005 and format_share(before) != format_share(after)
+
+
 @dataclass
 class PlannedRun:
     """One run of a plan: the candidate, its cost, and whom it serves."""
@@ -1050,8 +1056,11 @@ def plan_runs(
     limit: float = math.inf,
     max_runs: int | None = None,
     available: np.ndarray | None = None,
+    visible: bool = False,
 ) -> tuple[list[PlannedRun], dict[str, float]]:
-    """Choose runs greedily by expected reduction per unit cost until the rule holds or ``limit`` is spent.
+    """Choose runs greedily by expected reduction per unit cost until the rule holds or ``limit`` is spent (with
+    ``visible``, also before the first run that narrows no open kernel's interval as printed,
+    :func:`narrows_visibly`: the state stays as it was before that run)
 
     Parameters
     ----------
@@ -1100,9 +1109,15 @@ def plan_runs(
             best = int(np.argmin(cheapest))
         before = {k.name: z * math.sqrt(k.variance()) for k in open_kernels}
         order = np.argsort([-r[best] for r in per_kernel], kind="stable")
+        kept = [k.deviations for k in assessment.kernels]  # observe replaces them: the state before the run
         for k in assessment.kernels:
             k.observe(best)
-        serves = [(open_kernels[i].name, before[open_kernels[i].name], z * math.sqrt(open_kernels[i].variance()))
+        after = {k.name: z * math.sqrt(k.variance()) for k in open_kernels}
+        if visible and not any(narrows_visibly(before[name], after[name]) for name in before):
+            for k, deviations in zip(assessment.kernels, kept):
+                k.deviations = deviations
+            break
+        serves = [(open_kernels[i].name, before[open_kernels[i].name], after[open_kernels[i].name])
                   for i in order if per_kernel[i][best] > 0 and per_kernel[i][best] >= 0.05 * gains[best]]
         runs.append(PlannedRun(best, float(costs[best]), float(gains[best]), serves))
         spent += float(costs[best])

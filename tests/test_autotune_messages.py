@@ -87,3 +87,15 @@ def test_a_folder_where_a_report_goes_is_named_before_anything_runs(tmp_path, na
     assert str(error.value) == (f"{folder / name}: is a folder; the loop writes its report there as one file: move "
                                 f"it away, or give another -o folder")
     assert not measured
+
+
+def test_a_state_file_of_another_version_is_not_resumed_as_this_one(tmp_path):
+    # as a plan file of another version is refused: it was resumed as if it were version 1
+    folder, measure = tmp_path / "runs", write_runs(lambda p: 3.0 + p)
+    autotune.autotune({"p": [1, 2, 4, 8, 16]}, [], folder, budget="50%", measure_runs=measure, progress=False)
+    state = json.loads((folder / autotune.STATE).read_text())
+    state["version"] = 2
+    (folder / autotune.STATE).write_text(json.dumps(state))
+    with pytest.raises(InputError) as error:
+        autotune.autotune({"p": [1, 2, 4, 8, 16]}, [], folder, budget="50%", measure_runs=measure, progress=False)
+    assert str(error.value) == f"{folder / autotune.STATE}: cannot resume: state version 2 is not supported (expected 1)"

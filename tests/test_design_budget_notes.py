@@ -65,3 +65,32 @@ def test_a_parameter_held_at_one_value_leaves_the_note_on_shorter_lines_as_it_wa
     assert held.notes[0] == suggest(Space.of({"p": P, "n": N}), budget="6").notes[0] == (
         "the budget allows lines of 3 values, not 5: models get at most one term per parameter along each line "
         "(fewer exponents are told apart), and the interval at the target says how much that costs")
+
+
+DOUBLING = [10, 20, 40, 80, 160]
+
+
+def base_design():
+    """A time measured once at the base design's points over p = 1 … 16 × n = 10 … 160: ±97.0 % at (32, 320)."""
+    coordinates = [[p, 10] for p in P] + [[1, n] for n in DOUBLING[1:]] + [[2, 20]]
+    values = [1.0, 1.1, 1.2, 1.3, 1.4, 2.0, 4.0, 8.1, 16.2, 2.2]
+    return Experiment.from_columns(["p", "n"], callpath="main", metric="time", coordinates=coordinates, value=values)
+
+
+def test_a_budget_in_cost_units_far_below_the_measured_cost_is_not_said_to_be_0_percent():
+    # a core-second budget (cost p*time) of a sweep whose full factorial costs 5100 core-seconds: it said "the budget
+    # 0.0%"
+    notes = suggest(Space.of({"p": P, "n": DOUBLING}), base_design(), cost="p*time", budget="1u").notes
+    assert notes[-1].startswith("the measured runs already cost 1.5% of the full factorial's, the budget 1 cost unit "
+                                "(0.0196%): nothing is left to spend; ")
+
+
+def test_a_plan_ends_where_the_next_run_would_narrow_no_interval_as_printed_and_says_so():
+    # a tolerance no run reaches: the plan went on to 50 % with runs "±3.0%→±3.0%", and said the budget ends first
+    result = suggest(Space.of({"p": P, "n": DOUBLING}), base_design(), budget="50%", tolerance=1e-12)
+    reasons = [run.role for run in result.plan.runs]
+    assert reasons[0] == "narrows main ±97.0%→±14.0%" and reasons[-1] == "narrows main ±3.1%→±3.0%"
+    assert all(before != after for before, after in (r.split("±")[1:] for r in reasons))
+    assert round(result.share, 3) == 0.292
+    assert result.notes[0] == ("after these runs the selector still expects 1 kernel above ±1e-10% at (p=32, n=320) "
+                               "(further runs the budget left pays for would narrow no interval as printed)")

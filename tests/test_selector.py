@@ -187,6 +187,22 @@ def test_a_reduction_of_rounding_size_is_none():
     reductions = kernel.reductions()
     assert reductions[0] == 0.0 and reductions[1] == pytest.approx(0.09**2 / 0.1)
 
+def test_a_plan_stops_before_a_run_that_narrows_no_interval_as_printed_and_leaves_the_ensemble_as_it_was():
+    # a run that narrows a relative half-width of ±25.0 % by a millionth of a point was planned as
+    # "narrows k ±25.0%→±25.0%" (a candidate whose run is far noisier than what it tells about the target)
+    z = selector.z_of(0.95)
+    D = np.array([[0.01, 0.0], [0.01, math.sqrt((0.25 / z) ** 2 - 0.01**2)]])
+    kernel = selector.Kernel("k", "time", 1.0, D.copy(), np.array([1.0]))
+    assessment = selector.Assessment(("p",), np.array([8.0]), np.array([[4.0]]), [kernel])
+    runs, after = selector.plan_runs(assessment, np.array([1.0]), tolerance=0.05, available=np.array([5]))
+    assert [run.reason() for run in runs[:1]] == ["narrows k ±25.0%→±25.0%"]
+    kernel.deviations = D.copy()
+    runs, after = selector.plan_runs(assessment, np.array([1.0]), tolerance=0.05, available=np.array([5]),
+                                     visible=True)
+    assert runs == [] and after == {"k": pytest.approx(0.25)} and np.array_equal(kernel.deviations, D)
+    assert selector.narrows_visibly(0.25, 0.249) and not selector.narrows_visibly(0.25, 0.2496)
+
+
 def test_a_kernel_knows_the_noise_of_one_run_from_repetitions_or_else_from_the_residuals():
     # uniform noise of ±5 % has a relative standard deviation of 5 % / √3 = 2.9 %; a linear function without
     # noise has none: from four repetitions per point and, for single runs, from the residuals of the model
