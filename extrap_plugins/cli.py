@@ -599,6 +599,10 @@ def _suggest_command(args: argparse.Namespace) -> ExitStatus:
     from . import design
 
     _check_outputs({"--export": args.export}, args.inputs)
+    suffix = os.path.splitext(args.export or "")[1].lower()
+    if suffix in SUFFIX_FORMATS and suffix != ".json":  # the plan file is JSON, which run --plan reads
+        raise InputError(f"a plan file is JSON (what run --plan reads), not {SUFFIX_FORMATS[suffix]}: name it "
+                         f"{os.path.splitext(args.export)[0]}.json", args.export)
     _check_modeler(args)
     candidates = parse_params(args.param)
     experiment = None

@@ -745,6 +745,8 @@ def test_the_python_api_takes_the_tolerance_as_the_command_line_does():
      "negative_exponents, criterion, improvement, weighting, measure, selection, outlying_points"),
     (["suggest", "--param", "p=4,8", "--option", "max_terms=9"],
      "modeler 'default': max_terms: expected a whole number from 1 to 4, got 9"),
+    (["suggest", "--param", "p=4,8", "--export", "plan.csv"],  # JSON under a .csv name, without a word, before
+     "plan.csv: a plan file is JSON (what run --plan reads), not csv: name it plan.json"),
 ])
 def test_suggest_rejects_bad_input_in_one_line(host, capsys, args, message):
     assert main(args) == ExitStatus.BAD_INPUT
