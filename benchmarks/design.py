@@ -551,7 +551,8 @@ class Ours:
     ``replicates``: its bootstrap refits (default :data:`~extrap_plugins.selector.REPLICATES`);
     ``calibrated=False`` leaves the ensembles uninflated (``selector.assess(calibrated=False)``); ``floor``: how
     the calibration widens them (``selector.assess(floor=...)``); ``points``: what it may buy
-    (:data:`POINT_RULES`)."""
+    (:data:`POINT_RULES`); ``visible=False`` also buys runs that narrow no interval as printed (as ``suggest``
+    did until session 62; ``selector.plan_runs(visible=...)``)."""
 
     tolerance: float = 0.05
     modeler: str = "default"
@@ -563,12 +564,14 @@ class Ours:
     points: str = "auto"
     interaction: bool = False
     floor: str = selector.FLOOR
+    visible: bool = True
 
     @classmethod
     def from_args(cls, args) -> Ours:
         return cls(args.selector_tolerance, args.modeler, args.base_repetitions, not args.base_lines_only,
                    args.selector_misfit, args.selector_replicates, not args.selector_uncalibrated,
-                   args.selector_points, args.selector_interaction, args.selector_floor)
+                   args.selector_points, args.selector_interaction, args.selector_floor,
+                   not args.selector_invisible)
 
     def label(self) -> str:
         """The row label of the tables: ``ours (selector)`` and what differs from the product."""
@@ -579,6 +582,7 @@ class Ours:
         label += ", uncalibrated" if not self.calibrated else ""
         label += f", floor in the {self.floor}" if self.calibrated and self.floor != selector.FLOOR else ""
         label += ", lines only" if not self.off_line else ""
+        label += ", runs that narrow nothing as printed too" if not self.visible else ""
         return label + POINT_LABELS[self.points]
 
 
@@ -663,7 +667,7 @@ def run_ours(case: Case, budget: float, ours: Ours = Ours(), seed: int = 0, prom
             for available in options:
                 runs, after = selector.plan_runs(single, cost, tolerance=ours.tolerance,
                                                  limit=budget * case.total[k] - spent, max_runs=1, available=available,
-                                                 visible=True)  # as suggest: no run that narrows nothing shown
+                                                 visible=ours.visible)  # as suggest: no run that narrows nothing shown
                 if runs:
                     break
             # no new point fits: repetitions if the kernel's single runs are noisy and the budget left pays for
@@ -675,7 +679,7 @@ def run_ours(case: Case, budget: float, ours: Ours = Ours(), seed: int = 0, prom
             if gated:
                 runs, after = selector.plan_runs(single, cost, tolerance=ours.tolerance,
                                                  limit=budget * case.total[k] - spent, max_runs=1, available=repeats,
-                                                 visible=True)
+                                                 visible=ours.visible)
             if (repeating or gated) and runs and not runs[0].gain > 0:  # a repetition that narrows nothing
                 runs = []
             if not runs:
@@ -1284,6 +1288,9 @@ def main() -> None:
                              "that runs beyond the measured values towards the target narrow, the default since "
                              "session 52; own: a member no run narrows, the default from session 43; members: the "
                              "model-choice members scaled up to it, the default before; selector.assess(floor=...))")
+    parser.add_argument("--selector-invisible", action="store_true",
+                        help="relearn/synthetic: ours also buying runs that narrow no interval at the evaluation point "
+                             "as printed (as suggest did until session 62), measured beside the default")
     parser.add_argument("--selector-replicates", type=int, default=None,
                         help="relearn/synthetic: ours with this many wild-bootstrap refits per step (default: "
                              "selector.REPLICATES), measured beside the default")

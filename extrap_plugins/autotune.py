@@ -817,7 +817,7 @@ def _describe_end(s, tolerance) -> str:
         return (f"the stopping rule holds (every judged interval within ±{format_percent(tolerance)})"
                 f"{_widest(s.widths, tolerance)}")
     if s.status == "budget":
-        return f"the budget left buys no further run the selector would plan{_widest(s.widths, tolerance)}"
+        return f"the budget left buys no further run that narrows an interval as printed{_widest(s.widths, tolerance)}"
     if s.status == "exhausted":
         return f"every candidate point is measured{_widest(s.widths, tolerance)}"
     return s.status
@@ -825,7 +825,8 @@ def _describe_end(s, tolerance) -> str:
 
 def _verdict(result: AutotuneResult) -> str:
     text = {"done": "done: the models are within tolerance at the target",
-            "budget": "stopped: the budget left buys no further run the selector would plan, before the rule holds",
+            "budget": "stopped: the budget left buys no further run that narrows an interval as printed, before the "
+                      "rule holds",
             "exhausted": "stopped: every candidate point is measured before the rule holds",
             "failed": "stopped: a launch failed",
             "unmeasured": "stopped: a round's runs went well and measured nothing the folder shows",

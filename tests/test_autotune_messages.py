@@ -42,7 +42,7 @@ def test_max_steps_of_one_round_is_said_in_the_singular(tmp_path):
 def test_the_widest_interval_beyond_the_tolerance_is_not_printed_as_the_tolerance():
     # before: "...; widest interval at the target: main ±5.0%" for ±5.04 % while the rule asks for ±5 %
     step = types.SimpleNamespace(status="budget", widths={"main": 0.0504, "main->solve": 0.01})
-    assert autotune._describe_end(step, 0.05) == ("the budget left buys no further run the selector would plan; "
+    assert autotune._describe_end(step, 0.05) == ("the budget left buys no further run that narrows an interval as printed; "
                                                   "widest interval at the target: main ±5.04%")
 
 

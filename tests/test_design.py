@@ -943,3 +943,17 @@ def test_single_runs_that_cannot_keep_the_lines_whole_do_not_say_they_do():
     assert "single runs are what it can have, though even they do not keep its lines whole (see the notes)," \
         in tiny.repetitions_reason
     assert "single runs keep its lines whole and leave the selector room" in enough.repetitions_reason
+
+
+def test_repetitions_after_a_gap_go_on_from_the_last_measured_one(host, tmp_path):
+    # every point's first repetition (0) gone, 1 and 2 measured: the next is 3 (repetition 1 planned again would be
+    # skipped by the sweep as measured, and the loop would plan it again and again)
+    rng = np.random.default_rng(1)
+    path = tmp_path / "gap.csv"
+    path.write_text("p,repetition,value\n" + "".join(
+        f"{p},{r},{(3 + 2 * p) * (1 + 0.2 * rng.standard_normal()):.5f}\n" for p in [1, 2, 4, 8, 16] for r in (1, 2)))
+    experiment = extrap_plugins.read(path)
+    suggestion = extrap_plugins.suggest({"p": [1, 2, 4, 8, 16]}, experiment, budget="100%", tolerance="0.1%",
+                                        repetitions=4)
+    assert suggestion.plan.runs and all(run.first == 3 for run in suggestion.plan.runs)
+    assert suggestion.plan.runs[0].role.startswith("repetition 3: narrows <root> ±81.6%→")

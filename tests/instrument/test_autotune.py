@@ -101,7 +101,7 @@ def test_a_rule_that_cannot_hold_ends_when_the_budget_is_spent(mpiexec, tmp_path
             "--metric", "time", "--callpath", "main", "--tolerance", "0.0001", "-o", str(runs), "--", *PROGRAM]
     assert cli.main(args) == cli.ExitStatus.OK
     out = capsys.readouterr().out
-    assert out.startswith("stopped: the budget left buys no further run the selector would plan, before the rule holds (")
+    assert out.startswith("stopped: the budget left buys no further run that narrows an interval as printed, before the rule holds (")
     state = json.loads((runs / "autotune.json").read_text())
     spent = sum(run["cost"] for r in state["rounds"] for run in r["runs"])
     assert spent <= 0.7 * 18 and state["status"] == "budget"
@@ -494,7 +494,7 @@ def test_once_every_point_is_measured_the_loop_repeats_points_within_the_budget(
             "--callpath", "main", "--tolerance", "0.0001", "-o", str(runs), "--", *PROGRAM]
     assert cli.main(args) == cli.ExitStatus.OK
     captured = capsys.readouterr()
-    assert captured.out.startswith("stopped: the budget left buys no further run the selector would plan, before the rule holds (")
+    assert captured.out.startswith("stopped: the budget left buys no further run that narrows an interval as printed, before the rule holds (")
     assert "round 4: a repetition of largest expected gain: 1 point × 1 repetition (" in captured.err
     state = json.loads((runs / "autotune.json").read_text())
     planned = [run for r in state["rounds"] for run in r["runs"]]

@@ -111,8 +111,10 @@ def test_a_repetition_that_failed_for_good_leaves_its_gap_and_the_loop_measures_
     result = autotune.autotune({"p": [1, 2], "n": [10, 25, 50, 100, 250]}, command, folder, budget="90%",
                                tolerance="0.1%", metrics=["time"])
     assert len(result.rounds) <= 3, [r.status for r in result.rounds]
-    assert "repetition 2: ok" in capsys.readouterr().err
-    assert len(list(folder.glob("fake_scorep.*.r2"))) >= 1 and not list(folder.glob("fake_scorep.*.r0"))
+    # the copies of one profile repeat exactly: a further repetition narrows no interval, so none is planned (which
+    # repetition a gap leaves next is tested in test_design.py, with noisy repetitions numbered from 1)
+    assert "repetition 1" not in capsys.readouterr().err
+    assert not list(folder.glob("fake_scorep.*.r0"))
 
 
 def test_the_files_run_and_autotune_write_beside_the_runs_are_those_readers_pass_by():

@@ -11,7 +11,7 @@ def test_an_unknown_window_option_is_named_as_given(host, tmp_path, capsys):
     assert capsys.readouterr().err == (
         "extrap-plugins: error: modeler 'segmented': window_foo: modeler 'default' has no option 'foo'; its options "
         "are: exponents, log_exponents, max_terms, negative_exponents, criterion, improvement, weighting, measure, "
-        "selection\n"
+        "selection, outlying_points\n"
     )
 
 
