@@ -105,8 +105,10 @@ def test_a_rule_that_cannot_hold_ends_when_the_budget_is_spent(mpiexec, tmp_path
     state = json.loads((runs / "autotune.json").read_text())
     spent = sum(run["cost"] for r in state["rounds"] for run in r["runs"])
     assert spent <= 0.7 * 18 and state["status"] == "budget"
+    # the runs bought after the base serve main (whether any narrows its interval as printed, and is bought, depends
+    # on the times this machine measures)
     narrowing = [run for r in state["rounds"][1:] for run in r["runs"] if run["why"].startswith("narrows main ±")]
-    assert narrowing and all(run["serves"][0]["kernel"] == "main" for run in narrowing)
+    assert all(run["serves"][0]["kernel"] == "main" for run in narrowing)
 
 
 def test_autotune_needs_a_program(tmp_path, capsys):
