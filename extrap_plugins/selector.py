@@ -1059,8 +1059,8 @@ def plan_runs(
     visible: bool = False,
 ) -> tuple[list[PlannedRun], dict[str, float]]:
     """Choose runs greedily by expected reduction per unit cost until the rule holds or ``limit`` is spent (with
-    ``visible``, also before the first run that narrows no open kernel's interval as printed,
-    :func:`narrows_visibly`: the state stays as it was before that run)
+    ``visible``, then cut after the shortest part of the plan whose intervals print as the whole plan's, none where
+    those print as before it, :func:`format_share`: the state is left as after the runs kept)
 
     Parameters
     ----------
@@ -1085,6 +1085,9 @@ def plan_runs(
     costs = np.asarray(costs, dtype=np.float64)
     left = np.ones(costs.shape[0], dtype=np.int64) if available is None else np.asarray(available).copy()
     runs: list[PlannedRun] = []
+    states: list[list[np.ndarray]] = []  # before each run (observe replaces the deviations)
+    widths: list[dict[str, float]] = [{k.name: z * math.sqrt(k.variance()) for k in assessment.kernels  # the open
+                                       if k.judged and z * math.sqrt(k.variance()) > tolerance}]
     spent = 0.0
     while max_runs is None or len(runs) < max_runs:
         open_kernels = [k for k in assessment.kernels if k.judged and z * math.sqrt(k.variance()) > tolerance]
@@ -1109,19 +1112,24 @@ def plan_runs(
             best = int(np.argmin(cheapest))
         before = {k.name: z * math.sqrt(k.variance()) for k in open_kernels}
         order = np.argsort([-r[best] for r in per_kernel], kind="stable")
-        kept = [k.deviations for k in assessment.kernels]  # observe replaces them: the state before the run
+        states.append([k.deviations for k in assessment.kernels])
         for k in assessment.kernels:
             k.observe(best)
         after = {k.name: z * math.sqrt(k.variance()) for k in open_kernels}
-        if visible and not any(narrows_visibly(before[name], after[name]) for name in before):
-            for k, deviations in zip(assessment.kernels, kept):
-                k.deviations = deviations
-            break
+        widths.append({k.name: z * math.sqrt(k.variance()) for k in assessment.kernels if k.name in widths[0]})
         serves = [(open_kernels[i].name, before[open_kernels[i].name], after[open_kernels[i].name])
                   for i in order if per_kernel[i][best] > 0 and per_kernel[i][best] >= 0.05 * gains[best]]
         runs.append(PlannedRun(best, float(costs[best]), float(gains[best]), serves))
         spent += float(costs[best])
         left[best] -= 1
+    if visible and runs:
+        final = widths[-1]
+        shown = next(m for m in range(len(runs) + 1)  # the first part that narrows as far as the whole, as printed
+                     if all(format_share(widths[m][name]) == format_share(final[name]) for name in final))
+        if shown < len(runs):
+            for k, deviations in zip(assessment.kernels, states[shown]):
+                k.deviations = deviations
+            runs = runs[:shown]
     predicted = {k.name: z * math.sqrt(k.variance()) for k in assessment.kernels}
     return runs, predicted
 
