@@ -98,20 +98,6 @@ def test_scaling_a_resource_that_is_not_identified_buys_an_unknown_speedup_not_1
 
 
 # --------------------------------------------------------------------------- file typos
-@pytest.mark.parametrize("load, text, message", [
-    (load_machine, '[rates]\nprocessor = { metric = "flop" rate = 2e9 }\n',
-     "2: not valid TOML: Unclosed inline table (column 31)"),
-    (load_system, '[system]\nprocesses = 64\nmemory_per_process = 2 GiB\n',
-     "3: not valid TOML: Expected newline or end of document after a statement (column 24)"),
-])
-def test_a_toml_typo_names_the_line_where_every_error_does(tmp_path, load, text, message):
-    path = tmp_path / "file.toml"
-    path.write_text(text)
-    with pytest.raises(InputError) as caught:
-        load(path)
-    assert str(caught.value) == f"{path}:{message}"
-
-
 def test_a_machine_file_with_a_typo_is_one_line_exit_2_naming_file_and_line(tmp_path, capsys):
     machine = tmp_path / "m.toml"
     machine.write_text('[rates]\nprocessor = { metric = "flop", rate = 2e9 }\nbandwidth = { metric = "bytes_sent",'
@@ -123,8 +109,13 @@ def test_a_machine_file_with_a_typo_is_one_line_exit_2_naming_file_and_line(tmp_
     assert err == f"extrap-plugins: error: {machine}:3: not valid TOML: Unclosed inline table (column 49)\n"
 
 
-
 @pytest.mark.parametrize("load, text, message", [
+    # a TOML typo names its line, as every error does
+    (load_machine, '[rates]\nprocessor = { metric = "flop" rate = 2e9 }\n',
+     "2: not valid TOML: Unclosed inline table (column 31)"),
+    (load_system, '[system]\nprocesses = 64\nmemory_per_process = 2 GiB\n',
+     "3: not valid TOML: Expected newline or end of document after a statement (column 24)"),
+    # a wrong value names its line too (it named the table and key only)
     (load_machine, '[machine]\nname = "A"\n\n[rates]\nprocessor = { metric = "flop", rate = 2e9 }\n'
                    'bandwidth = { metric = "bytes_sent", rate = -1e9 }\n',
      "6: [rates] bandwidth: rate must be a positive number, got -1000000000.0"),
@@ -146,7 +137,7 @@ def test_a_machine_file_with_a_typo_is_one_line_exit_2_naming_file_and_line(tmp_
     (load_system, '# the machine\n[system]\nprocesses = 64\nracks = 4\nmemory_per_process = "2 GB"\n',
      "2: [system] gives processes and racks: give the process count or the structure, not both"),
 ])
-def test_a_wrong_value_in_a_machine_or_system_file_names_its_line(tmp_path, load, text, message):
+def test_a_typo_or_a_wrong_value_in_a_machine_or_system_file_names_its_line(tmp_path, load, text, message):
     # the message named the table and key but not the line, as every other file error does (FILE:LINE: ...)
     path = tmp_path / "file.toml"
     path.write_text(text)
