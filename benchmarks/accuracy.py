@@ -218,12 +218,16 @@ def run_ours(case: Case, modeler: str, options: dict) -> tuple[np.ndarray, float
 
 
 def write_text(path, names, X, series):
-    """Extra-P text format: one region per series, all at the points X."""
+    """Extra-P text format: one region per series, all at the points X.
+
+    A series' values are one row per point; NaN marks a repetition the point lacks (rows of unequal
+    length, as :meth:`extrap_plugins.experiment.SeriesGroup.values` pads them) and is not written.
+    """
     lines = [f"PARAMETER {n}" for n in names] + [""]
     lines += ["POINTS " + " ".join("( " + " ".join(f"{v:g}" for v in row) + " )" for row in X), ""]
     for region, V in series:
         lines += [f"REGION {region}", "METRIC time"]
-        lines += ["DATA " + " ".join(repr(float(v)) for v in row) for row in V]
+        lines += ["DATA " + " ".join(repr(float(v)) for v in row if not np.isnan(v)) for row in V]
         lines.append("")
     pathlib.Path(path).write_text("\n".join(lines))
 
