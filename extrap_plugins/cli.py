@@ -12,7 +12,7 @@ import inspect
 import os
 import sys
 import warnings
-from typing import Callable, Iterator, Mapping, Sequence
+from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -325,17 +325,22 @@ def _export_command(args: argparse.Namespace, model_set, options: dict, show: bo
                           inputs=args.inputs, allow_read_only=args.overwrite_read_only, **options)
         bar.update(1)
     if text is not None:
-        _report(args, text)
+        _report(args, text, listed_warnings(model_set) if args.export == "text" else ())
     return ExitStatus.OK
 
 
-def _report(args: argparse.Namespace, text: str) -> None:
+def listed_warnings(model_set) -> set[tuple[str, str]]:
+    """The warnings the text report lists at its end: each model's own, as ``(cause, "callpath [metric]")``."""
+    return {(text, f"{m.callpath} [{m.metric}]") for m in model_set.models for text in m.warnings or ()}
+
+
+def _report(args: argparse.Namespace, text: str, listed: Iterable[tuple[str, str]] = ()) -> None:
     """Write a report to stdout; where stderr goes to the same place (a terminal, ``> file 2>&1``), the warnings
-    it lists are not repeated there at the end (:class:`WarningLines`)."""
+    it lists (``listed``: cause and series) are not repeated there at the end (:class:`WarningLines`)."""
     sys.stdout.write(text)
     shown = getattr(args, "warnings_shown", None)
     if shown is not None and same_destination(sys.stdout, sys.stderr):
-        shown.update(line.strip() for line in text.splitlines())
+        shown.update(listed)
 
 
 def same_destination(a, b) -> bool:
@@ -880,7 +885,7 @@ def analysis_command(args: argparse.Namespace) -> ExitStatus:
                              **common, **options)
     text = export_report(result, args.export, args.output, **report_options)
     if text is not None:
-        _report(args, text)
+        sys.stdout.write(text)  # (these reports list no warnings: stderr has them all)
     return ExitStatus.OK
 
 
@@ -945,11 +950,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 class WarningLines:
     """Warnings gathered over a command and shown at its end: one line per cause, naming the first series and
-    counting the others (``main->a [time] and 86 more series: ...``); at most :data:`MAX_WARNINGS_SHOWN` lines."""
+    counting the others (``main->a [time] and 86 more series: ...``); at most :data:`MAX_WARNINGS_SHOWN` lines.
+
+    More than :data:`~extrap_plugins.formatting.WARNED_NAMED` causes that differ only in their figures
+    (:func:`~extrap_plugins.engine.cause_apart_from_figures`: ``the 34 hypotheses ... at about p=98`` of one series,
+    ``the 33 ... at about p=140`` of the next) are one line, with the first one's figures, saying so: 300 call paths
+    of one such cause do not drown the result.  What a report on stdout listed where stderr goes too (``shown``) is
+    not repeated."""
 
     def __init__(self, listed: str = "") -> None:
         self.causes: dict[tuple[type, str], list[str]] = {}
-        self.shown: set[str] = set()  # lines a report wrote where stderr goes too: not repeated
+        self.shown: set[tuple[str, str]] = set()  # (cause, series) a report listed where stderr goes too
         self.listed = listed  # where a model's warnings of more series than a line names are all listed
 
     def add(self, message, category=None, filename=None, lineno=None, file=None, line=None) -> None:
@@ -965,11 +976,24 @@ class WarningLines:
         return self
 
     def __exit__(self, *exc) -> None:
-        from .formatting import format_warned
+        from .engine import cause_apart_from_figures
+        from .formatting import WARNED_NAMED, format_warned
 
-        lines = [format_warned(series, text, self.listed if issubclass(kind, QualityWarning) else "")
-                 for (kind, text), series in self.causes.items()]
-        lines = [line for line in lines if line not in self.shown]
+        kinds: dict[tuple[type, str], list[tuple[str, list[str]]]] = {}
+        for (kind, text), series in self.causes.items():  # a series the report listed with this cause: said there
+            unsaid = [name for name in series if (text, name) not in self.shown]
+            if unsaid or not series:
+                kinds.setdefault((kind, cause_apart_from_figures(text) if series else text), []).append((text, unsaid))
+        lines = []
+        for (kind, _), causes in kinds.items():
+            every = self.listed if issubclass(kind, QualityWarning) else ""
+            if len(causes) <= WARNED_NAMED:
+                lines += [format_warned(series, text, every) for text, series in causes]
+                continue
+            (text, first), *_ = causes  # many causes that differ only in their figures (one per series): one line
+            series = [name for _, names in causes for name in names]
+            named = format_warned(first, "").rstrip(": ")
+            lines.append(format_warned(series, f"{text} (figures of {named}; the others have their own)", every))
         for line in lines[:MAX_WARNINGS_SHOWN]:
             sys.stderr.write(f"{PROG}: warning: {line}\n")
         if len(lines) > MAX_WARNINGS_SHOWN:

@@ -32,6 +32,7 @@ import numbers
 import os
 import pathlib
 import pickle
+import re
 import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence
@@ -1015,6 +1016,22 @@ def warned_cause(message: Warning) -> tuple[str, list[tuple[str, str]]]:
     if not isinstance(text, str) or not (series or callpath or metric):
         return str(message), []
     return text, [tuple(pair) for pair in series] if series else [(callpath, metric)]
+
+
+FIGURE = re.compile(r"(?<![\w.])[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+"""A number in a warning's text (``34``, ``19.0``, ``1e-05``), not part of a name (``x1``, ``run2.csv``): what
+:func:`cause_apart_from_figures` leaves out."""
+
+
+def cause_apart_from_figures(text: str) -> str:
+    """A cause's text with its numbers as ``#``: the causes of one series each that differ only in their figures
+    (``the 34 hypotheses ... predict 0 or less at about p=98`` and ``... the 33 hypotheses ... at about p=140``)
+    are one kind, which the command line shows as one line (:class:`~extrap_plugins.cli.WarningLines`).
+
+    >>> cause_apart_from_figures("the 34 hypotheses ... at about p=98 (from p=93 on)")
+    'the # hypotheses ... at about p=# (from p=# on)'
+    """
+    return FIGURE.sub("#", text)
 
 
 @contextlib.contextmanager

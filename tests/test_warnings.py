@@ -1,0 +1,89 @@
+"""Warnings at the end of a command: once per cause, naming call path and metric, never shown twice."""
+
+import os
+import pathlib
+import subprocess
+import sys
+
+from extrap_plugins.cli import WarningLines
+from extrap_plugins.errors import ExtrapWarning, QualityWarning
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+OPPOSITE = ("terms of opposite sign: they cancel where measured and the data demand them, but the extrapolation "
+            "depends on which one wins beyond the measurements")
+
+
+def run_model(*args, together: bool) -> subprocess.CompletedProcess:
+    """``extrap-plugins model ARGS``, with stderr to stdout's place (a terminal, ``> out.txt 2>&1``) or apart."""
+    environment = {**os.environ, "EXTRAP_PLUGINS_NO_AUTOLOAD": "1"}
+    return subprocess.run([sys.executable, "-m", "extrap_plugins", "model", *map(str, args)], stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT if together else subprocess.PIPE, text=True, cwd=ROOT,
+                          env=environment, timeout=300)
+
+
+def test_a_sorted_report_and_stderr_together_show_each_warning_once(shared_data):
+    """Sorted, the report names another series first than stderr does (the modelling's order): the same cause was
+    shown twice there, in two wordings. It is the cause and its series the report listed that stderr leaves out."""
+    folder = shared_data / "cube" / "extrap" / "multi_parameter"
+    apart = run_model(folder, "--sort", "share", together=False)
+    assert apart.returncode == 0, apart.stderr
+    listed = apart.stdout[apart.stdout.index("\nwarnings:\n"):].splitlines()[2:]
+    assert f"  main->mat_mul [time] and 10 more series (--export json lists them all): {OPPOSITE}" in listed
+    assert (f"extrap-plugins: warning: main->init_mat [time] and 10 more series (--export json lists them all): "
+            f"{OPPOSITE}") in apart.stderr.splitlines()
+    assert len(apart.stderr.splitlines()) == len(listed) == 5
+    together = run_model(folder, "--sort", "share", together=True)
+    assert together.returncode == 0
+    assert together.stdout == apart.stdout  # the report alone: every warning is in it, once
+    assert together.stdout.count(OPPOSITE) == 1
+
+
+def test_a_cause_the_report_lists_for_some_of_its_series_names_the_others_on_stderr(capsys):
+    lines = WarningLines("--export json lists them all")
+    lines.shown.update({("noisy", "main->a [time]"), ("noisy", "main->b [time]")})
+    with lines:
+        lines.add(QualityWarning("noisy", "main->a", "time"))
+        lines.add(QualityWarning("noisy", "main->b", "time"))
+        lines.add(QualityWarning("noisy", "main->c", "time"))
+        lines.add(QualityWarning("few points", "main->a", "time"))
+        lines.add(ExtrapWarning("runs.csv: 2 values are missing"))
+    assert capsys.readouterr().err == ("extrap-plugins: warning: main->c [time]: noisy\n"
+                                       "extrap-plugins: warning: main->a [time]: few points\n"
+                                       "extrap-plugins: warning: runs.csv: 2 values are missing\n")
+
+
+OUTLYING = ("a run 3x or more off the others at its point is left out of the mean (a slow node, a timer glitch? "
+            "--measure median keeps every run)")
+
+
+def test_many_causes_that_differ_only_in_their_figures_are_one_line_on_stderr(tmp_path):
+    """Eight call paths, each with one run 10x off at its own point: eight causes of one kind were eight lines (300
+    such call paths: 20 lines and '280 more warnings not shown'); stderr says them in one, the report each."""
+    rows = [f"{p},main->k{i},{(1 + i) * p * (1 + 0.01 * r) * (10 if (j, r) == (i % 6, i % 5) else 1):g}"
+            for i in range(8) for j, p in enumerate((2, 4, 8, 16, 32, 64)) for r in range(5)]
+    path = tmp_path / "slow_runs.csv"
+    path.write_text("p,callpath,value\n" + "\n".join(rows) + "\n")
+    apart = run_model(path, together=False)
+    assert apart.returncode == 0, apart.stderr
+    assert apart.stderr == (f"extrap-plugins: warning: main->k0 [time] and 7 more series (--export json lists them "
+                            f"all): {OUTLYING}: p=2, run 1 of 5 (figures of main->k0 [time]; the others have their "
+                            f"own)\n")
+    listed = apart.stdout[apart.stdout.index("\nwarnings:\n"):].splitlines()[2:]
+    assert listed[0] == f"  main->k0 [time]: {OUTLYING}: p=2, run 1 of 5"
+    assert listed[7] == f"  main->k7 [time]: {OUTLYING}: p=4, run 3 of 5"
+    assert len(listed) == 8
+
+
+def test_a_few_causes_of_one_kind_keep_a_line_each_and_names_with_digits_stay_apart(capsys):
+    # two slow runs, each spoiling its own series, are two causes worth a line each; x1 and x2 are two parameters
+    lines = WarningLines()
+    with lines:
+        for k, where in enumerate(("p=16, run 1 of 5", "p=32, run 4 of 5", "p=16, run 1 of 5")):
+            lines.add(QualityWarning(f"a run 3x or more off: {where}", f"r{k}", "time"))
+        for k in range(5):
+            lines.add(QualityWarning(f"parameter x{k} has only 4 distinct values", "main", "time"))
+    assert capsys.readouterr().err.splitlines() == [
+        "extrap-plugins: warning: r0 [time] and r2 [time]: a run 3x or more off: p=16, run 1 of 5",
+        "extrap-plugins: warning: r1 [time]: a run 3x or more off: p=32, run 4 of 5",
+        *(f"extrap-plugins: warning: main [time]: parameter x{k} has only 4 distinct values" for k in range(5))]
