@@ -35,7 +35,9 @@ Protocol (see benchmarks/README.md):
   the ``-spikes`` rows (``2p-inside-10-spikes``, not in the default set) also give a fifth of the points one
   repetition 10^U(0.5, 1.3) (3 to 20) times off, above in three cases of four (a slow node) and below in one (a
   run cut short), as real repetitions disagree; the ``-spike1`` rows (``1p-inside-10-spike1``) measure each point
-  once and put :data:`SPIKE1_SHARE` of the points (at least one, anywhere, the ends too) that far off;
+  once and put :data:`SPIKE1_SHARE` of the points (at least one, anywhere, the ends too) that far off; the
+  ``-partial`` rows (``2p-inside-10-partial``) repeat a random half of the points 3 times and measure the others
+  once (:data:`PARTIAL`), as a design grown beyond its repeated base does;
 * predictions at 2x, 4x and 8x the largest measured value of every parameter,
   against the noise-free truth.
 
@@ -212,6 +214,11 @@ SPIKE_SHARE = 0.2
 SPIKE1_SHARE = 0.1
 """The share of points (at least one) whose only run is 3 to 20 times off in the ``-spike1`` rows."""
 
+PARTIAL = (3, 0.5)
+"""Repetitions of the repeated points and the share of points measured once in the ``-partial`` rows
+(``2p-inside-10-partial``): a design that repeats some points only, as a design grown beyond its repeated base
+does (``suggest`` repeats its lines and measures the points it adds once)."""
+
 FEW = (4, 2)
 """Values per parameter and repetitions of the ``-few`` rows (``1p-inside-10-few``): the thin
 designs of real studies (RELeARN's lines: 4 values, 2 repetitions)."""
@@ -221,10 +228,11 @@ def make_row(name, n, seed):
     m, cls, noise, *variant = name.split("-")
     m, noise = int(m[0]), float(noise) / 100.0
     few, spikes, spike1 = variant == ["few"], variant == ["spikes"], variant == ["spike1"]
+    partial = variant == ["partial"]
     rng = np.random.default_rng([seed, m, CLASSES.index(cls), int(round(noise * 1000))] + ([1] if few else [])
-                                + ([2] if spikes else []) + ([3] if spike1 else []))
+                                + ([2] if spikes else []) + ([3] if spike1 else []) + ([4] if partial else []))
     row = Row(name, m, cls, noise, NAMES[:m])
-    reps = FEW[1] if few else 1 if spike1 else REPS
+    reps = FEW[1] if few else 1 if spike1 else PARTIAL[0] if partial else REPS
     for _ in range(n):
         length = (lambda: FEW[0]) if few else (lambda: int(rng.integers(5, 10)))
         axes = [p_series(rng, length())]
@@ -244,6 +252,8 @@ def make_row(name, n, seed):
             hit = rng.choice(X.shape[0], size=max(1, round(SPIKE1_SHARE * X.shape[0])), replace=False)
             factor = 10.0 ** rng.uniform(0.5, 1.3, size=hit.size)
             noisy[hit, 0] *= np.where(rng.random(hit.size) < 0.75, factor, 1.0 / factor)
+        if partial:  # NaN: a repetition the point lacks
+            noisy[rng.random(X.shape[0]) < PARTIAL[1], 1:] = np.nan
         targets = np.array([Xmax * d for d in DISTANCES + (FAR,)])
         row.functions.append(function)
         row.points.append(X)
@@ -268,9 +278,10 @@ def run_true(row):
         columns = ([(1.0, [(0.0, 0.0)] * row.m)] if c0 != 0 else []) + [(1.0, f) for _, f in terms]
         A = np.column_stack([evaluate((0.0, [c]), X) for c in columns])
         At = np.column_stack([evaluate((0.0, [c]), T) for c in columns])
-        w = 1.0 / np.abs(V.mean(axis=1))
-        A_all = np.repeat(A * w[:, None], V.shape[1], axis=0)
-        y_all = (V * w[:, None]).reshape(-1)
+        w = 1.0 / np.abs(np.nanmean(V, axis=1))
+        measured = np.isfinite(V).reshape(-1)  # the -partial rows lack repetitions (NaN)
+        A_all = np.repeat(A * w[:, None], V.shape[1], axis=0)[measured]
+        y_all = (V * w[:, None]).reshape(-1)[measured]
         scale = np.max(np.abs(A_all), axis=0)  # columns span many orders of magnitude in two parameters
         coefficients, *_ = np.linalg.lstsq(A_all / scale, y_all, rcond=None)
         out.append(At @ (coefficients / scale))

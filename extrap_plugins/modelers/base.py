@@ -1054,11 +1054,21 @@ def project_variance(line, V: np.ndarray, counts: np.ndarray) -> tuple[np.ndarra
     """Variances and repetition counts of a line's projected values.
 
     The projected value averages points, so its variance is the weighted sum
-    of theirs; its "count" carries their pooled degrees of freedom plus one.
+    of theirs (unknown where one of them has no repetitions); its "count" carries their pooled degrees of
+    freedom plus one.  Points off the value's lines do not count: a single run elsewhere made every projected
+    variance unknown (NaN × 0 is NaN), and with it the line's noise, in every design that repeats some points
+    only.
+
+    >>> from types import SimpleNamespace
+    >>> line = SimpleNamespace(weights=np.array([[0.5, 0.5, 0.0], [0.0, 0.0, 1.0]]))
+    >>> V, counts = np.array([[0.04, 0.04, np.nan]]), np.array([[2, 2, 1]])
+    >>> [a.tolist() for a in project_variance(line, V, counts)]
+    [[[0.02, nan]], [[3.0, 1.0]]]
     """
-    with np.errstate(all="ignore"):
-        projected = V @ (line.weights**2).T
     contributing = (line.weights > 0).astype(float)
+    unknown = np.isnan(V).astype(float) @ contributing.T > 0
+    with np.errstate(all="ignore"):
+        projected = np.where(unknown, np.nan, np.where(np.isnan(V), 0.0, V) @ (line.weights**2).T)
     pooled = np.maximum(counts - 1, 0) @ contributing.T
     return projected, pooled + 1
 

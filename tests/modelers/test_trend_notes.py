@@ -88,3 +88,25 @@ def test_a_model_that_leaves_a_trending_parameter_out_says_so(shared_data):
     assert model.warnings == (
         "the values rise 1.46-fold from y=1 to y=5 (1138 to 1656 at x=60), but the model leaves y out: no hypothesis "
         "that describes them is plausible",)
+
+
+def test_one_point_of_a_single_run_keeps_the_trend_notes(shared_data):
+    # The same file with four of the five repetitions of x = 20, y = 4 left out: a design that repeats some
+    # points only.  That point's variance is unknown, and with it (NaN x 0 in the projection) the noise of every
+    # line: both notes were dropped and the mean stood without a word.
+    path = shared_data / "extrap" / "text" / "strong_scaling" / "two_parameter_1.txt"
+    full = extrap_plugins.read(str(path))
+    X = full.coordinates
+    keep = ~(np.all(X == [20.0, 4.0], axis=1) & (full.repetition > 0))
+    assert keep.sum() == X.shape[0] - 4
+    e = extrap_plugins.Experiment.from_columns(["x", "y"], callpath="reg", metric="metr", coordinates=X[keep],
+                                               value=full.value[keep], repetition=full.repetition[keep])
+    (model,), messages = _model_and_warnings(e)
+    assert model.terms == ()
+    assert model.warnings == (
+        "the values rise 8.86-fold from x=20 to x=60 (112 to 993.1, the mean of 5 lines along x), but the model "
+        "is the constant: no hypothesis that describes them is plausible",
+        "the values fall 836-fold from y=1 to y=5 (835.2 to 0.9989, the mean of 5 lines along y), but the model "
+        "is the constant: no hypothesis that describes them is plausible",
+    )
+    assert messages == [f"reg [metr]: {note}" for note in model.warnings]
