@@ -19,6 +19,17 @@ Every case models every call path (45) and metric (4) of the five runs, 180 mode
   .produce_models()``, in Thicket's venv, once per fresh process (best of ``--repeat``).
 
 ``--models`` also prints our model and Extra-P's for every call path of ``Avg time/rank`` side by side.
+
+``--read`` times reading alone instead, on the real files and on large ones written here the way Caliper writes
+them (``write_profiles``: a call tree of ``--regions`` regions at most ten deep; ``spot``: one record per region
+with the spot controller's four cross-rank metrics, at 8 ... 128 ranks; ``ranks``: ``hatchet-region-profile``'s one
+record per region and ``mpi.rank`` with ``sum#time.duration`` and ``count``, at 16 ... 128 ranks)::
+
+    .venv/bin/python benchmarks/caliper.py --read [--regions 2000] [--repeat 5]
+
+Each case is read by ``extrap_plugins.read(folder, executor="serial")`` and by caliper-reader's ``CaliperReader``
+(records as dicts of text, nothing checked or converted: the floor of any reader built on it), best CPU time of
+``--repeat`` in this process; and, when Thicket is installed, once by ``Thicket.from_caliperreader``.
 """
 
 from __future__ import annotations
@@ -58,6 +69,144 @@ for node in frame.index:
 print(json.dumps({"import": imported - start, "read": read - imported, "model": modeled - read,
                   "models": models}))
 """
+
+
+HEADER = [  # Caliper's attribute attributes, a nested region attribute, the globals jobsize and caliper version
+    "__rec=node,id=12,attr=10,data=64,parent=3",
+    "__rec=node,id=13,attr=8,data=attribute.alias,parent=12",
+    "__rec=node,id=14,attr=8,data=attribute.unit,parent=12",
+    "__rec=node,id=20,attr=10,data=268,parent=3",
+    "__rec=node,id=21,attr=8,data=region,parent=20",
+    "__rec=node,id=30,attr=10,data=1612,parent=1",
+    "__rec=node,id=31,attr=8,data=jobsize,parent=30",
+    "__rec=node,id=32,attr=10,data=1612,parent=3",
+    "__rec=node,id=33,attr=8,data=cali.caliper.version,parent=32",
+]
+SPOT_METRICS = [  # the spot controller's Min/Max/Avg time/rank and Total time, as in LULESH's files
+    "__rec=node,id=83,attr=14,data=sec,parent=5",
+    "__rec=node,id=84,attr=13,data=Min time/rank,parent=83",
+    "__rec=node,id=85,attr=10,data=65,parent=84",
+    "__rec=node,id=86,attr=8,data=min#inclusive#sum#time.duration,parent=85",
+    "__rec=node,id=87,attr=13,data=Max time/rank,parent=83",
+    "__rec=node,id=88,attr=10,data=65,parent=87",
+    "__rec=node,id=89,attr=8,data=max#inclusive#sum#time.duration,parent=88",
+    "__rec=node,id=90,attr=13,data=Avg time/rank,parent=83",
+    "__rec=node,id=91,attr=10,data=65,parent=90",
+    "__rec=node,id=92,attr=8,data=avg#inclusive#sum#time.duration,parent=91",
+    "__rec=node,id=97,attr=13,data=Total time,parent=83",
+    "__rec=node,id=98,attr=10,data=65,parent=97",
+    "__rec=node,id=99,attr=8,data=sum#inclusive#sum#time.duration,parent=98",
+    "__rec=node,id=15,attr=8,data=spot.channel,parent=12",
+    "__rec=node,id=101,attr=15,data=regionprofile",
+]
+RANK_METRICS = [  # hatchet-region-profile: sum#time.duration and count per region and mpi.rank
+    "__rec=node,id=40,attr=10,data=2113,parent=5",
+    "__rec=node,id=41,attr=8,data=sum#time.duration,parent=40",
+    "__rec=node,id=42,attr=10,data=2113,parent=2",
+    "__rec=node,id=43,attr=8,data=count,parent=42",
+    "__rec=node,id=44,attr=10,data=1,parent=1",
+    "__rec=node,id=45,attr=8,data=mpi.rank,parent=44",
+]
+
+
+def write_profiles(folder: pathlib.Path, kind: str, regions: int, sizes: tuple[int, ...], seed: int = 0) -> None:
+    """One ``.cali`` file per rank count in ``sizes``: ``kind`` ``spot`` (one record per region) or ``ranks`` (one
+    record per region and rank); ``regions`` regions in a call tree at most ten deep (deterministic)."""
+    import random
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for jobsize in sizes:
+        rng = random.Random(seed + jobsize)
+        tree, depth = [], {}
+        for i in range(regions):
+            recent = [node for node, _, _ in tree[-30:] if depth[node] < 9]
+            parent = rng.choice(recent) if i and recent else (1000 if i else None)
+            depth[1000 + i] = depth[parent] + 1 if parent else 0
+            tree.append((1000 + i, f"kernel_{i}" if i else "main", parent))
+        lines = HEADER + (SPOT_METRICS if kind == "spot" else RANK_METRICS)
+        for node, name, parent in tree:
+            lines.append(f"__rec=node,id={node},attr=21,data={name}" + (f",parent={parent}" if parent else ""))
+            if kind == "spot":
+                t = rng.uniform(0.001, 10.0) * jobsize ** 0.5
+                lines.append(f"__rec=ctx,ref={node}=101,attr=86=89=92=99,data={t * 0.9:.6f}={t * 1.1:.6f}={t:.6f}="
+                             f"{t * jobsize:.6f}")
+        if kind == "ranks":
+            lines += [f"__rec=ctx,ref={node},attr=41=43=45,data={rng.uniform(0.001, 10.0):.6f}="
+                      f"{rng.randrange(1, 1000)}={rank}" for rank in range(jobsize) for node, _, _ in tree]
+        lines += [f"__rec=node,id=900,attr=31,data={jobsize}", "__rec=node,id=901,attr=33,data=2.9.0,parent=900",
+                  "__rec=globals,ref=901"]
+        (folder / f"{jobsize}.cali").write_text("\n".join(lines) + "\n")
+
+
+def time_reads(regions: int, repeat: int) -> None:
+    """The ``--read`` table: read time of ours, caliper-reader's and Thicket's, on real and large inputs."""
+    import tempfile
+
+    import caliperreader
+
+    import extrap_plugins
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            from thicket import Thicket
+    except ImportError:
+        Thicket = None
+    scratch = tempfile.TemporaryDirectory(prefix="caliper_read_")
+    spot, ranks = pathlib.Path(scratch.name) / "spot", pathlib.Path(scratch.name) / "ranks"
+    write_profiles(spot, "spot", regions, (8, 16, 32, 64, 128))
+    write_profiles(ranks, "ranks", regions // 2, (16, 32, 64, 128))
+    cases = [("LULESH, 5 runs (mpi_scaling_cali)", DATA),
+             ("RAJAPerf, 5 runs", DATA.parent / "rajaperf"),
+             (f"spot, {regions:,} regions, 5 runs (8-128 ranks)", spot),
+             (f"hatchet-region-profile, {regions // 2:,} regions x 16-128 ranks, 4 runs", ranks)]
+
+    def best(function) -> float:
+        seconds = float("inf")
+        for _ in range(repeat):
+            start = time.process_time()
+            function()
+            seconds = min(seconds, time.process_time() - start)
+        return seconds
+
+    print(f"Read time, best CPU seconds of {repeat} (in process, imports done)\n")
+    print("| input | size | records | ours (s) | caliper-reader (s) | caliper-reader / ours | Thicket reader (s) |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for label, folder in cases:
+        files = sorted(str(f) for f in pathlib.Path(folder).rglob("*.cali"))
+
+        def ours(folder=folder):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return extrap_plugins.read(folder, reader="caliper", executor="serial")
+
+        def peer(files=files):
+            count = 0
+            for file in files:
+                reader = caliperreader.CaliperReader()
+                reader.read(file)
+                count += len(reader.records)
+            return count
+
+        def thicket(files=files):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                Thicket.from_caliperreader(files, disable_tqdm=True)
+
+        ours()
+        records, theirs = peer(), best(peer)
+        mine = best(ours)
+        try:
+            tk = "n/a"
+            if Thicket is not None:  # once: tens of seconds on the large inputs
+                start = time.process_time()
+                thicket()
+                tk = f"{time.process_time() - start:.3f}"
+        except Exception as error:  # noqa: BLE001 - Thicket's failure is a result of the comparison
+            tk = f"fails ({type(error).__name__})"
+        size = sum(pathlib.Path(f).stat().st_size for f in files) / 1e6
+        print(f"| {label} | {size:.2f} MB | {records:,} | {mine:.3f} | {theirs:.3f} | {theirs / mine:.1f}x | {tk} |")
+    scratch.cleanup()
 
 
 def time_ours(repeat: int) -> tuple[float, float, object]:
@@ -129,10 +278,15 @@ def main(argv=None) -> int:
     parser.add_argument("--thicket-python", default=os.environ.get("THICKET_PYTHON", default_python))
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--models", action="store_true", help="print the models side by side")
+    parser.add_argument("--read", action="store_true", help="time reading alone, on real and large inputs")
+    parser.add_argument("--regions", type=int, default=2000, help="regions of the large spot inputs (--read)")
     args = parser.parse_args(argv)
     if not DATA.is_dir():
         print(f"no data: {DATA}", file=sys.stderr)
         return 1
+    if args.read:
+        time_reads(args.regions, args.repeat)
+        return 0
     read, model, models = time_ours(args.repeat)
     cli = time_cli(args.repeat, "serial")
     cli_auto = time_cli(args.repeat, "auto")

@@ -1,9 +1,13 @@
 """The ``caliper`` reader: Caliper ``.cali`` profiles become an Experiment.
 
 Input is one ``.cali`` file, a list of them, or a folder searched
-recursively for them; each file is one run.  The files are parsed by LLNL's
+recursively for them; each file is one run.  The files are read with LLNL's
 ``caliper-reader`` package (the ``caliper`` extra: ``pip install
-'extrap-plugins[caliper]'``), imported only when a file is read.
+'extrap-plugins[caliper]'``), imported only when a file is read: its metadata
+tree holds the attributes and regions and expands records as it does, but the
+records are split here, as it splits them, and read a layout at a time (the
+records with the same nodes and attributes, :class:`Layout`: one per region
+and metric set, however many ranks), their values a column at a time.
 
 * **Call paths** come from the region nesting of each record (Caliper's
   ``path`` attribute, which merges ``region``, ``function``, ``loop`` and
@@ -210,12 +214,57 @@ def read(path: pathlib.Path, options: dict) -> Experiment:
 
 
 @dataclass
+class Layout:
+    """The ctx records of a file that share one layout: the same ``ref`` nodes and ``attr`` ids, so the same
+    expansion (:meth:`full`) but their own values.
+
+    ``base`` is what the ``ref`` nodes expand to (caliper-reader's record before the values), ``names`` the
+    attribute of each value (None where hidden), ``index`` the number of each record in the file, ``data`` each
+    record's values as written (``v1=v2=...``, no escapes) or, for a record with escapes, ``values`` its values.
+    """
+
+    base: dict
+    names: list
+    attributes: tuple[str, ...]  # the attr ids as written
+    index: list[int] = field(default_factory=list)
+    data: list[str] = field(default_factory=list)
+    values: list[list[str]] | None = None
+
+    @property
+    def columns(self) -> dict[str, int]:
+        """Attribute name -> its column (the last one, as a record's dict keeps the last)."""
+        return {name: j for j, name in enumerate(self.names) if name is not None}
+
+    def flat(self) -> list[str]:
+        """Every record's values end to end (record after record: the ``j``-th value of every record is
+        ``flat()[j::len(names)]``)."""
+        if self.values is not None:
+            return [value for row in self.values for value in row]
+        return "=".join(self.data).split("=")
+
+    def rows(self) -> list[list[str]]:
+        """Every record's values, one list per record."""
+        if self.values is not None:
+            return self.values
+        flat, width = self.flat(), len(self.names)
+        return [flat[i:i + width] for i in range(0, len(flat), width)]
+
+    def full(self, row: list[str]) -> dict:
+        """One record as caliper-reader's ``_expand_record`` gives it."""
+        record = dict(self.base)
+        for name, value in zip(self.names, row):
+            if name is not None:
+                record[name] = value
+        return record
+
+
+@dataclass
 class Run:
-    """What one ``.cali`` file holds, as caliper-reader gives it."""
+    """What one ``.cali`` file holds, as caliper-reader gives it: its records grouped by layout."""
 
     path: str
     globals: dict
-    records: list[dict]
+    layouts: list[Layout]
     metrics: dict[str, Metric]  # attribute name -> Metric named by its alias
     types: dict[str, str]  # global name -> Caliper type
     adiak_types: dict[str, str]
@@ -234,7 +283,14 @@ def _require_caliper_reader(path):
 
 
 def load(path: str) -> Run:
-    """Parse one file with caliper-reader, every line checked first (:class:`RecordCheck`).
+    """Parse one file, every line checked first (:class:`RecordCheck`), into caliper-reader's metadata tree and
+    records.
+
+    Node records go into caliper-reader's ``MetadataDB`` as its stream reader puts them; a globals record and each
+    layout of ctx records (:class:`Layout`: the text before ``,data=``, nearly every line of a large file) are
+    checked and expanded once, as caliper-reader expands a record; of the other records of a layout only the count
+    of values is checked.  Records with escapes (``\\``) or another order of fields are read one by one, split
+    character by character as caliper-reader splits them.
 
     Raises
     ------
@@ -244,33 +300,84 @@ def load(path: str) -> Run:
         to a node or attribute that is not defined (naming its line), the
         file is truncated, or has no records.
     """
-    caliperreader = _require_caliper_reader(path)
+    _require_caliper_reader(path)
+    from caliperreader.metadatadb import MetadataDB, Node
+
     lines = _lines(path)
     check = RecordCheck(path)
-    records: list[dict] = []
+    db = MetadataDB()
+    run_globals: dict = {}
+    layouts: list[Layout] = []
+    by_head: dict[str, tuple[Layout, int]] = {}  # the text before ",data=" -> its layout, its count of values
+    by_key: dict[tuple, Layout] = {}  # (ref ids, attr ids) -> layout
+    names: dict[tuple, list] = {}  # attr ids -> their names (None: hidden)
     record_lines: list[int] = []
-
-    def checked():
-        for check.line, line in enumerate(lines[:-1], 1):
-            if line.strip():
-                check.record(line)
-                yield line
-
-    def add(record: dict) -> None:
-        records.append(record)
-        record_lines.append(check.line)
-
-    reader = caliperreader.CaliperStreamReader()
     try:
-        reader.read(checked(), add)
+        for check.line, line in enumerate(lines[:-1], 1):
+            text = line.strip()
+            if not text:
+                continue
+            head, found, data = text.rpartition(",data=")
+            # the usual record: ctx, its values last, no escapes, the last value not empty (caliper-reader drops
+            # the values of a record that ends in "=")
+            plain = found and text.startswith("__rec=ctx,") and "\\" not in text and "," not in data \
+                and not data.endswith("=") and data != ""
+            known = by_head.get(head) if plain else None
+            if known is not None and data.count("=") + 1 == known[1]:
+                known[0].index.append(len(record_lines))
+                known[0].data.append(data)
+                record_lines.append(check.line)
+                continue
+            fields = check.record(text)
+            if plain and fields["__rec"] == ["ctx"]:
+                key = (tuple(fields.get("ref", ())), tuple(fields["attr"]))
+                layout = by_key.get(key)
+                if layout is None:
+                    layout = by_key[key] = _layout(db, *key, names)
+                    layouts.append(layout)
+                by_head[head] = (layout, len(key[1]))
+                layout.index.append(len(record_lines))
+                layout.data.append(data)
+                record_lines.append(check.line)
+                continue
+            if text.endswith("=") and "\\" not in text:  # split as caliper-reader splits it (with escapes, it was)
+                fields = _split_record(text, escapes=True)
+            kind = fields["__rec"][0]
+            if kind == "node":  # as caliper-reader's CaliperStreamReader._process_node_record
+                db.import_node(int(fields["id"][0]), int(fields["attr"][0]), fields.get("data", [""])[0],
+                               int(fields["parent"][0]) if "parent" in fields else Node.CALI_INV_ID)
+                continue
+            has_values = "attr" in fields and "data" in fields
+            layout = _layout(db, tuple(fields.get("ref", ())), tuple(fields["attr"]) if has_values else (), names)
+            layout.values = [fields["data"] if has_values else []]
+            if kind == "globals":  # the last one counts, as in caliper-reader
+                run_globals = layout.full(layout.values[0])
+                continue
+            # a ctx record of its own
+            layout.index.append(len(record_lines))
+            layouts.append(layout)
+            record_lines.append(check.line)
     except InputError:
         raise
     except Exception as error:  # noqa: BLE001 - whatever caliper-reader fails on, the line is the user's
         raise InputError(f"caliper-reader cannot parse this record ({type(error).__name__}: {error})",
                          path, check.line) from None
-    if not reader.globals:
+    if not run_globals:
         raise InputError("no run metadata (globals) in this file; it is truncated or not a complete profile", path)
-    return Run(path, dict(reader.globals), records, *_attributes(reader), record_lines)
+    return Run(path, run_globals, layouts, *_attributes(db, run_globals), record_lines)
+
+
+def _layout(db, refs: tuple[str, ...], attributes: tuple[str, ...], names: dict[tuple, list]) -> Layout:
+    """The layout of ctx records with these ``ref`` nodes and ``attr`` ids, expanded as caliper-reader's
+    ``CaliperStreamReader._expand_record`` expands a record; ``names`` keeps the names of each tuple of ``attr``
+    ids (an attribute, once defined, stays as it is)."""
+    base: dict = {}
+    for node in refs:
+        base.update(db.nodes[int(node)].expand())
+    if attributes not in names:
+        found = [db.attributes_by_id[int(attribute)] for attribute in attributes]
+        names[attributes] = [None if attribute.is_hidden() else attribute.name() for attribute in found]
+    return Layout(base, names[attributes], attributes)
 
 
 def _lines(path: str) -> list[str]:
@@ -297,12 +404,13 @@ def _lines(path: str) -> list[str]:
     return lines
 
 
-def _attributes(reader) -> tuple[dict[str, Metric], dict[str, str], dict[str, str]]:
-    """The metrics (numeric value attributes), and the Caliper and Adiak types of the globals, of a file read."""
+def _attributes(db, run_globals: dict) -> tuple[dict[str, Metric], dict[str, str], dict[str, str]]:
+    """The metrics (numeric value attributes), and the Caliper and Adiak types of the globals, of a file read
+    (caliper-reader's ``MetadataDB`` and the run's globals)."""
     metrics: dict[str, Metric] = {}
     types: dict[str, str] = {}
     adiak_types: dict[str, str] = {}
-    for name, attribute in reader.db.attributes.items():
+    for name, attribute in db.attributes.items():
         if attribute.is_hidden():
             continue
         kind = str(attribute.attribute_type())
@@ -315,7 +423,7 @@ def _attributes(reader) -> tuple[dict[str, Metric], dict[str, str], dict[str, st
             unit = attribute.get("attribute.unit")
             metrics[name] = Metric(str(alias) if alias else name, str(unit) if unit else "",
                                    "time" if "time" in name else "", values_of_attribute(name))
-    for name in reader.globals:
+    for name in run_globals:
         types.setdefault(name, "string")
     return metrics, types, adiak_types
 
@@ -394,7 +502,8 @@ class RecordCheck:
     def fail(self, message: str) -> InputError:
         return InputError(message, self.path, self.line)
 
-    def record(self, line: str) -> None:
+    def record(self, line: str) -> dict[str, list[str]]:
+        """Check one line; its fields (:func:`_split_record`)."""
         fields = _split_record(line.strip())
         if fields is None:
             raise self.fail("the record ends in a lone escape character (\\)")
@@ -405,19 +514,26 @@ class RecordCheck:
             self._snapshot(kind, fields)
         else:
             raise self.fail(f"unknown record kind {kind[:40]!r} (Caliper writes node, ctx and globals records)")
+        return fields
 
     def _ids(self, fields: dict, key: str, kind: str) -> list[int]:
-        ids = []
-        for text in fields.get(key, []):
-            try:
-                ids.append(int(text))
-            except ValueError:
-                raise self.fail(f"{kind} record: {key} {text[:40]!r} is not a node number") from None
-        return ids
+        texts = fields.get(key, [])
+        try:
+            return list(map(int, texts))
+        except ValueError:
+            for text in texts:
+                try:
+                    int(text)
+                except ValueError:
+                    raise self.fail(f"{kind} record: {key} {text[:40]!r} is not a node number") from None
+            raise  # pragma: no cover - one of the texts failed above
 
     def _one(self, fields: dict, key: str) -> int | None:
-        if key not in fields:
+        texts = fields.get(key)
+        if texts is None:
             return None
+        if len(texts) == 1 and texts[0].isdigit() and texts[0].isascii():  # the usual: one decimal number
+            return int(texts[0])
         ids = self._ids(fields, key, "node")
         if len(ids) != 1:
             raise self.fail(f"node record: {key} must be one node number, got {len(ids)}")
@@ -480,36 +596,40 @@ class RecordCheck:
             raise self.fail(f"{kind} record has {len(attributes)} attribute ids but {len(values)} values")
 
 
-def _split_record(line: str) -> dict[str, list[str]] | None:
+def _split_record(line: str, escapes: bool = False) -> dict[str, list[str]] | None:
     """``"__rec=ctx,ref=42,attr=1=2,data=a=b"`` as ``{"__rec": ["ctx"], "ref": ["42"], ...}``, split as
-    caliper-reader splits it; None when the line ends in an escape character."""
-    if "\\" not in line:
+    caliper-reader splits it; None when the line ends in an escape character.
+
+    A line without escapes is split with ``str.split``, unless ``escapes``: then character by character, exactly as
+    caliper-reader, which also drops a last field that ends in ``=`` (``data=1=`` gives no ``data``)."""
+    if "\\" not in line and not escapes:
         result = {}
         for entry in line.split(","):
             key, *values = entry.split("=")
             result[key] = values
         return result
     result, entry, text = {}, [], ""
-    characters = iter(line)
-    for c in characters:
-        if c == "\\":
-            c = next(characters, None)
-            if c is None:
+    for token in _TOKENS.findall(line):  # runs of plain characters, separators, escapes: caliper-reader's loop
+        if token[0] == "\\":
+            if len(token) == 1:
                 return None
-            text += "\n" if c == "n" else c
-        elif c == ",":
+            text += "\n" if token[1] == "n" else token[1]
+        elif token == ",":
             entry.append(text)
             result[entry[0]] = entry[1:]
             text, entry = "", []
-        elif c == "=":
+        elif token == "=":
             entry.append(text)
             text = ""
         else:
-            text += c
+            text += token
     if text:
         entry.append(text)
         result[entry[0]] = entry[1:]
     return result
+
+
+_TOKENS = re.compile(r"\\.?|[,=]|[^\\,=]+", re.S)
 
 
 def callpath_of(record: dict, source: str | None = None) -> str | None:
@@ -532,13 +652,16 @@ def callpath_of(record: dict, source: str | None = None) -> str | None:
     path = record.get("path")
     if path is None:
         return None
-    regions = [path] if isinstance(path, str) else [str(p) for p in path]
+    regions = [path] if isinstance(path, str) else list(map(str, path))
+    joined = CALLPATH_SEPARATOR.join(regions)
+    if joined.count(CALLPATH_SEPARATOR) == len(regions) - 1:  # no region has the separator in its name
+        return joined
     for region in regions:
         if CALLPATH_SEPARATOR in region:
             raise InputError(f"region {region!r} contains the call-path separator {CALLPATH_SEPARATOR!r}: its call "
                              f"path would read as nested regions and could merge with a nested call path; rename the "
                              f"region in the program", source, _node_line(source, region))
-    return CALLPATH_SEPARATOR.join(regions)
+    return joined  # pragma: no cover - the count above saw a separator, which is in a region
 
 
 def _node_line(path: str | None, data: str) -> int | None:
@@ -663,61 +786,210 @@ def read_part(part, options: dict) -> Experiment:
     else:
         keys = sorted(metadata)
     point = np.array([metadata[k] for k in keys], dtype=np.float64)
-    callpaths: list[str] = []
-    metric_names: list[str] = []
-    values: list[float] = []
-    outside = other_channel = snapshots = 0
-    slices: dict[tuple, list[tuple[float, object]]] = {}  # (call path, metric, attribute, where) -> (value, count)
     wanted_metrics = {n: m for n, m in run.metrics.items() if _selected(m.name, settings.metrics)}
-    for index, record in enumerate(run.records):
-        if record.get(_SPOT_CHANNEL, _REGION_PROFILE) != _REGION_PROFILE:
-            other_channel += 1
-            continue
-        callpath = callpath_of(record, str(part))
-        if callpath is None:
-            outside += 1
-            continue
-        snapshot = _SNAPSHOT in record
-        if snapshot:
-            snapshots += 1
-            where = tuple(str(record.get(key)) for key in _WHERE)
-        if settings.callpaths and not any(fnmatch.fnmatchcase(callpath, g) for g in settings.callpaths):
-            continue
-        for attribute, metric in wanted_metrics.items():
-            raw = record.get(attribute)
-            if raw is None:
-                continue
-            try:
-                number = float(raw)
-            except (TypeError, ValueError):
-                number = None
-            if number is None or not math.isfinite(number):  # as every reader: measurements are finite numbers
-                shown = repr(raw) if isinstance(raw, str) else repr(raw)[:60]
-                raise InputError(f"call path {callpath!r}: metric {metric.name!r} value {shown[:60]} is not a "
-                                 f"{'number' if number is None else 'finite number'}", part,
-                                 run.lines[index] if index < len(run.lines) else None)
-            if snapshot:
-                slices.setdefault((callpath, metric.name, attribute, where), []).append((number, record.get("count")))
-                continue
-            callpaths.append(callpath)
-            metric_names.append(metric.name)
-            values.append(number)
-    for (callpath, name, attribute, _), parts in slices.items():
-        callpaths.append(callpath)
-        metric_names.append(name)
-        values.append(snapshot_total(attribute, parts))
-    if not values and not (settings.metrics or settings.callpaths):
+    rows = _Rows(run, str(part), list(wanted_metrics.items()), settings.callpaths)
+    callpaths, metrics, values = rows.columns()
+    if not len(values) and not (settings.metrics or settings.callpaths):
         raise InputError("no region records with numeric metrics in this file", part)
-    notes = [_RUN_NOTE + repr({"keys": keys, "metadata": metadata, "outside": outside, "snapshots": snapshots,
-                               "other_channel": other_channel, "metrics": [m.name for m in run.metrics.values()]})]
+    notes = [_RUN_NOTE + repr({"keys": keys, "metadata": metadata, "outside": rows.outside,
+                               "snapshots": rows.snapshots, "other_channel": rows.other_channel,
+                               "metrics": [m.name for m in run.metrics.values()]})]
     experiment = Experiment.from_columns(
-        keys, callpath=callpaths or "", metric=metric_names or "",
+        keys, callpath=callpaths if len(values) else "", metric=metrics if len(values) else "",
         coordinates=np.tile(point, (len(values), 1)).reshape(len(values), len(keys)),
-        value=np.asarray(values, dtype=np.float64), metrics=list(wanted_metrics.values()),
-        source=str(part), reader=NAME,
+        value=values, metrics=list(wanted_metrics.values()), source=str(part), reader=NAME,
     )
     experiment.notes.extend(notes)
     return experiment
+
+
+class _Rows:
+    """The measured values of one run's records, in the order of the records (and within a record, of the
+    metrics), as a loop over caliper-reader's records gives them, but one step per layout (:class:`Layout`) and
+    metric: a layout's call path is found once and its values converted a column at a time.
+
+    Records outside any region, of another spot channel, or whose call path matches none of ``globs`` give no
+    values; snapshots of Caliper's timeseries service are summed per call path, metric and location
+    (:func:`snapshot_total`) and come after the other values, in the order first seen.  Of the records that cannot
+    be read (a region named with ``->``, a value that is not a finite number), the first in the file is the error.
+    """
+
+    def __init__(self, run: Run, source: str, wanted: list[tuple[str, Metric]], globs: Sequence[str]):
+        self.run, self.source, self.wanted, self.globs = run, source, wanted, globs
+        self.outside = self.other_channel = self.snapshots = 0
+        self.codes: dict[str, int] = {}  # call path -> its number
+        self.parts: list[tuple[np.ndarray, int, int, np.ndarray]] = []  # record numbers, metric, call path, values
+        self.one: list[tuple[int, int, int, float]] = []  # the same, for records read one by one
+        self.slices: list[tuple[int, int, tuple, float, object]] = []  # record, metric, slice key, value, count
+        self.errors: list[tuple[int, int, InputError]] = []  # record, metric (-1: the call path), error
+        shapes: dict[tuple, list[Layout]] = {}  # attr ids -> the layouts with them
+        special = {_SNAPSHOT, _SPOT_CHANNEL, "path"}  # what a record's values must not hold to be read a layout at once
+        for layout in run.layouts:
+            if layout.values is not None or _SNAPSHOT in layout.base or not special.isdisjoint(layout.names):
+                self._one_by_one(layout)
+            else:
+                shapes.setdefault(layout.attributes, []).append(layout)
+        for layouts in shapes.values():
+            self._shape(layouts)
+
+    def _callpath(self, record: dict, index: int) -> str | None:
+        """The record's call path, None where it gives no values (counted), or an error kept (:attr:`errors`)."""
+        if record.get(_SPOT_CHANNEL, _REGION_PROFILE) != _REGION_PROFILE:
+            self.other_channel += 1
+            return None
+        try:
+            callpath = callpath_of(record, self.source)
+        except InputError as error:
+            self.errors.append((index, -1, error))
+            return None
+        if callpath is None:
+            self.outside += 1
+        return callpath
+
+    def _selected(self, callpath: str) -> bool:
+        return not self.globs or any(fnmatch.fnmatchcase(callpath, g) for g in self.globs)
+
+    def _bad(self, callpath: str, metric: Metric, raw, number: float | None, index: int) -> InputError:
+        shown = repr(raw) if isinstance(raw, str) else repr(raw)[:60]
+        return InputError(f"call path {callpath!r}: metric {metric.name!r} value {shown[:60]} is not a "
+                          f"{'number' if number is None else 'finite number'}", self.source, self.run.lines[index])
+
+    def _shape(self, layouts: list[Layout]) -> None:
+        """The records of layouts with the same attributes (no snapshots): each layout's call path once, the
+        values of all a column at a time."""
+        kept, codes = [], []
+        for layout in layouts:
+            if layout.base.get(_SPOT_CHANNEL, _REGION_PROFILE) != _REGION_PROFILE:
+                self.other_channel += len(layout.index)
+                continue
+            try:
+                callpath = callpath_of(layout.base, self.source)
+            except InputError as error:
+                self.errors.append((layout.index[0], -1, error))
+                continue
+            if callpath is None:
+                self.outside += len(layout.index)
+            elif self._selected(callpath):
+                kept.append(layout)
+                codes.append(self.codes.setdefault(callpath, len(self.codes)))
+        if not kept:
+            return
+        counts = [len(layout.index) for layout in kept]
+        index = np.fromiter((i for layout in kept for i in layout.index), dtype=np.int64, count=sum(counts))
+        code = np.repeat(np.asarray(codes, dtype=np.int64), counts)
+        first = kept[0]
+        columns, width = first.columns, len(first.names)
+        flat = None
+        for position, (attribute, _) in enumerate(self.wanted):
+            column = columns.get(attribute)
+            if column is None:  # a value of the ref nodes: the same in every record of a layout
+                for layout, callpath in zip(kept, codes):
+                    raw = layout.base.get(attribute)
+                    if raw is not None:
+                        self._values(np.asarray(layout.index), position, callpath, [raw] * len(layout.index))
+                continue
+            if flat is None:
+                flat = "=".join(data for layout in kept for data in layout.data).split("=")
+            self._values(index, position, code, flat[column::width])
+
+    def _values(self, index: np.ndarray, position: int, code, texts: list) -> None:
+        """The values of one metric (``position`` in :attr:`wanted`) in the records ``index``, as ``float`` reads
+        ``texts``; the first record whose value is not a finite number is an error (:attr:`errors`)."""
+        try:
+            numbers = np.fromiter(map(float, texts), dtype=np.float64, count=len(texts))
+        except (TypeError, ValueError):
+            numbers = np.array([_number(text) for text in texts], dtype=np.float64)  # None: nan
+        bad = np.flatnonzero(~np.isfinite(numbers))
+        if bad.size:
+            first = int(bad[np.argmin(index[bad])])
+            callpath = list(self.codes)[int(np.broadcast_to(code, index.shape)[first])]
+            record = int(index[first])
+            self.errors.append((record, position, self._bad(callpath, self.wanted[position][1], texts[first],
+                                                            _number(texts[first]), record)))
+            return
+        self.parts.append((index, position, code, numbers))
+
+    def _one_by_one(self, layout: Layout) -> None:
+        """Every record of a layout as caliper-reader gives it, one by one (snapshots, and the rare layouts whose
+        call path or channel is a value)."""
+        for index, row in zip(layout.index, layout.rows()):
+            record = layout.full(row)
+            errors = len(self.errors)
+            callpath = self._callpath(record, index)
+            if len(self.errors) > errors:
+                return
+            if callpath is None:
+                continue
+            snapshot = _SNAPSHOT in record
+            if snapshot:
+                self.snapshots += 1
+                where = tuple(str(record.get(key)) for key in _WHERE)
+            if not self._selected(callpath):
+                continue
+            code = self.codes.setdefault(callpath, len(self.codes))
+            for position, (attribute, metric) in enumerate(self.wanted):
+                raw = record.get(attribute)
+                if raw is None:
+                    continue
+                number = _number(raw)
+                if number is None or not math.isfinite(number):  # as every reader: measurements are finite numbers
+                    self.errors.append((index, position, self._bad(callpath, metric, raw, number, index)))
+                    return
+                if snapshot:
+                    self.slices.append((index, position, (callpath, metric.name, attribute, where), number,
+                                        record.get("count")))
+                else:
+                    self.one.append((index, position, code, number))
+
+    def columns(self) -> tuple[tuple[list[str], np.ndarray], tuple[list[str], np.ndarray], np.ndarray]:
+        """The call path and metric of every value (each as names in order of first appearance and a code per
+        value) and the values.
+
+        Raises
+        ------
+        InputError
+            The first record in the file that cannot be read.
+        """
+        if self.errors:
+            raise min(self.errors, key=lambda error: error[:2])[2]
+        names = list(dict.fromkeys(metric.name for _, metric in self.wanted))
+        metric_code = np.array([names.index(metric.name) for _, metric in self.wanted] or [0], dtype=np.int64)
+        parts = self.parts + [(np.array([i]), position, code, np.array([value]))
+                              for i, position, code, value in self.one]
+        record = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, np.int64)
+        position = np.concatenate([np.full(len(p[0]), p[1]) for p in parts]) if parts else np.zeros(0, np.int64)
+        callpath = np.concatenate([np.broadcast_to(np.asarray(p[2], dtype=np.int64), len(p[0])) for p in parts]) \
+            if parts else np.zeros(0, np.int64)
+        values = np.concatenate([p[3] for p in parts]) if parts else np.zeros(0)
+        order = np.lexsort((position, record))
+        callpath, metric, values = callpath[order], metric_code[position[order]], values[order]
+        totals: dict[tuple, list[tuple[float, object]]] = {}
+        for _, _, key, value, count in sorted(self.slices, key=lambda s: s[:2]):
+            totals.setdefault(key, []).append((value, count))
+        if totals:
+            callpath = np.concatenate([callpath, [self.codes[key[0]] for key in totals]])
+            metric = np.concatenate([metric, [names.index(key[1]) for key in totals]])
+            values = np.concatenate([values, [snapshot_total(key[2], slices) for key, slices in totals.items()]])
+        return (_first_seen(list(self.codes), callpath), _first_seen(names, metric),
+                np.asarray(values, dtype=np.float64))
+
+
+def _number(raw) -> float | None:
+    """``float(raw)``, or None where it is not a number."""
+    try:
+        return float(raw)
+    except (TypeError, ValueError):
+        return None
+
+
+def _first_seen(names: list[str], codes: np.ndarray) -> tuple[list[str], np.ndarray]:
+    """``(names, codes)`` with only the names the codes use, numbered in order of first appearance."""
+    codes = np.asarray(codes, dtype=np.int64)
+    used, first = np.unique(codes, return_index=True)
+    used = used[np.argsort(first, kind="stable")]
+    renumber = np.zeros(len(names), dtype=np.int32)
+    renumber[used] = np.arange(len(used), dtype=np.int32)
+    return [names[i] for i in used], renumber[codes]
 
 
 def snapshot_total(attribute: str, parts: Sequence[tuple[float, object]]) -> float:
