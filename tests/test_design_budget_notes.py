@@ -71,8 +71,8 @@ DOUBLING = [10, 20, 40, 80, 160]
 
 
 def base_design():
-    """A time measured once at the base design's points over p = 1 … 16 × n = 10 … 160: ±97.0 % or ±21.8 % at (32, 320), by the
-    machine's rounding (:func:`test_a_plan_buys_only_runs_that_narrow_the_intervals_as_printed_together`)."""
+    """A time measured once at the base design's points over p = 1 … 16 × n = 10 … 160: ±97.0 % or ±21.8 % at
+    (32, 320), by the machine's rounding (:func:`test_a_plan_buys_only_runs_that_narrow_the_intervals_as_printed_together`)."""
     coordinates = [[p, 10] for p in P] + [[1, n] for n in DOUBLING[1:]] + [[2, 20]]
     values = [1.0, 1.1, 1.2, 1.3, 1.4, 2.0, 4.0, 8.1, 16.2, 2.2]
     return Experiment.from_columns(["p", "n"], callpath="main", metric="time", coordinates=coordinates, value=values)
