@@ -7,8 +7,11 @@ temporary file and leaves the old file as it was.  Replacing a file keeps
 what the user had: a symbolic link stays a link (its target is written), and
 an existing file's permission bits (and owner, where allowed) carry over to
 the new one; a new file gets the permissions the umask allows.  A read-only
-file is not replaced unless the caller allows it, and every error names the
-file asked for, never the temporary one.  What is not a regular file (a
+file (:func:`is_read_only`: also another user's file this user may not
+write) is not replaced unless the caller allows it, a folder never is, and
+every error names the file asked for, never the temporary one.  The
+temporary file is made with Ctrl-C and SIGTERM held back until its name is
+known, so that no interrupt leaves one behind.  What is not a regular file (a
 device such as ``/dev/null``, a named pipe) or is this process's own standard
 output or error (``/dev/stdout``, also when the shell sent it to a file) is
 written in place: replacing it would put a regular file where the device was,
@@ -16,8 +19,10 @@ or drop what the command printed there.
 
 :func:`check_destination` is the check a command makes before any work: the
 output is not one of the inputs (nor inside an input folder, nor a folder
-holding an input), its folder exists and takes new files, and it is not
-read-only.  :class:`FolderOutput` writes a set of files into a folder that may
+holding an input), its folder exists and takes new files, it is not
+read-only, and a name that says a folder (``results/``) is not taken for a
+file, nor ``-`` (the standard output, where a command takes it so) for a
+file called ``-``.  :class:`FolderOutput` writes a set of files into a folder that may
 hold the user's own files too: it replaces or removes only files it can show
 this package wrote there (named in the folder's record, :data:`FOLDER_RECORD`,
 with the digest they had then), and never replaces the folder itself.
@@ -36,7 +41,7 @@ from typing import IO, Iterable, Iterator, Sequence
 from .errors import InputError
 from .interrupts import interrupts_held
 
-__all__ = ["atomic_writer", "write_atomically", "check_destination", "FolderOutput", "ReadOnlyOutput"]
+__all__ = ["atomic_writer", "write_atomically", "check_destination", "FolderOutput", "ReadOnlyOutput", "is_read_only"]
 
 
 @contextlib.contextmanager
@@ -44,9 +49,9 @@ def atomic_writer(path: str | os.PathLike, binary: bool = False, *, sync: bool =
                   allow_read_only: bool = False) -> Iterator[IO]:
     """Open a stream whose content replaces ``path`` when the ``with`` block ends without error.
 
-    A read-only ``path`` (no write permission bit) is refused with an
-    :class:`InputError` unless ``allow_read_only``; an :class:`OSError`
-    names ``path`` whatever file it happened on.
+    A folder is refused with an :class:`InputError`, and so is a read-only
+    ``path`` (see :class:`ReadOnlyOutput`) unless ``allow_read_only``; an
+    :class:`OSError` names ``path`` whatever file it happened on.
 
     >>> import tempfile, pathlib
     >>> target = pathlib.Path(tempfile.mkdtemp()) / "out.txt"
@@ -62,24 +67,30 @@ def atomic_writer(path: str | os.PathLike, binary: bool = False, *, sync: bool =
         return
     target = os.path.realpath(os.fspath(path))  # a link stays a link: write where it points
     folder = os.path.dirname(target) or "."
+    if os.path.isdir(target):  # said before the writing, not as "Is a directory" when the rename fails after it
+        raise InputError("is a folder; give a file name", path)
     if not allow_read_only:
         _refuse_read_only(path, target)
+    made: list[str] = []
     try:
-        handle, temporary = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=folder)
+        handle = _temporary(folder, f".{os.path.basename(target)}.", made)
     except OSError as error:
         raise _named(error, path) from None
+    except BaseException:
+        _remove(made)
+        raise
+    temporary = made[0]
     try:
-        _take_permissions(handle, target)
         mode = "wb" if binary else "w"
         with os.fdopen(handle, mode, **({} if binary else {"encoding": "utf-8", "newline": ""})) as stream:
+            _take_permissions(stream.fileno(), target)
             yield stream
             stream.flush()
             if sync:
                 os.fsync(stream.fileno())
         os.replace(temporary, target)
     except BaseException as error:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
+        _remove(made)
         if isinstance(error, OSError) and error.filename in (temporary, target, None):
             raise _named(error, path) from None
         raise
@@ -130,25 +141,69 @@ def _named(error: OSError, path) -> OSError:
     return OSError(error.errno, error.strerror or str(error), os.fspath(path))
 
 
+def _temporary(folder: str, prefix: str, made: list[str]) -> int:
+    """A new hidden file in ``folder`` (``mkstemp``): its open descriptor, its name appended to ``made``.
+
+    Ctrl-C and SIGTERM are held back until the name is in ``made``: an interrupt as the file was made left it
+    behind, its name not yet known to the code that removes it.  On an interrupt raised as the hold ends, the
+    descriptor is closed and the caller removes what ``made`` names."""
+    handle = None
+    try:
+        with interrupts_held():
+            handle, name = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=folder)
+            made.append(name)
+    except BaseException:
+        if handle is not None:
+            os.close(handle)
+        raise
+    return handle
+
+
 class ReadOnlyOutput(InputError):
-    """A read-only output that is not replaced.  ``allow`` names the way to replace it all the same, where the
-    caller has one (the CLI's ``--overwrite-read-only``): the advice names only options the command has."""
+    """A read-only output that is not replaced: one without write permission, or one this user may not write
+    (another user's file, which replacing would give to this user).  ``allow`` names the way to replace it all the
+    same, where the caller has one (the CLI's ``--overwrite-read-only``): the advice names only options the command
+    has."""
 
     def __init__(self, path: str | os.PathLike, allow: str | None = None):
         self.allow = allow
         remedy = f"make it writable, or {allow}" if allow else "make it writable"
-        super().__init__(f"is read-only; it is not replaced ({remedy})", path)
+        super().__init__(f"{_read_only(path)}; it is not replaced ({remedy})", path)
 
     def __reduce__(self):
         return (type(self), (self.path, self.allow))
 
 
-def _refuse_read_only(path, target: str) -> None:
+def _read_only(path) -> str:
+    """What makes ``path`` read-only, as the message says it."""
     try:
-        mode = os.stat(target).st_mode
+        status = os.stat(path)
     except OSError:
-        return
-    if stat.S_ISREG(mode) and not mode & 0o222:
+        return "is read-only"
+    if not status.st_mode & 0o222 or not hasattr(os, "geteuid") or status.st_uid == os.geteuid():
+        return "is read-only"  # by its mode, or its file system or an access rule allows this user no writing
+    try:
+        import pwd
+
+        owner = pwd.getpwuid(status.st_uid).pw_name
+    except (ImportError, KeyError):
+        owner = f"user {status.st_uid}"
+    return f"is read-only for this user (it belongs to {owner})"
+
+
+def is_read_only(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is a regular file that is not replaced unless asked: one without write permission, or one
+    this user may not write (another user's file: ``> file`` in the shell is refused, where the rename of a new
+    file over it would replace it all the same, and give it to this user)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return stat.S_ISREG(mode) and (not mode & 0o222 or not os.access(path, os.W_OK))
+
+
+def _refuse_read_only(path, target: str) -> None:
+    if is_read_only(target):
         raise ReadOnlyOutput(path)
 
 
@@ -170,14 +225,19 @@ def check_destination(path: str | os.PathLike, *,
     Raises
     ------
     InputError
-        ``path`` is empty; it is an input, lies inside an input folder, or
-        (for a folder output) holds an input; it is a folder where one file
-        is written; its folder is missing or takes no new files; it is
-        read-only (:class:`ReadOnlyOutput`).
+        ``path`` is empty or ``-``; it is an input, lies inside an input
+        folder, or (for a folder output) holds an input; it is a folder, or
+        ends with ``/``, where one file is written; it ends with ``/`` and is
+        a file; its folder is missing or takes no new files; it is read-only
+        (:class:`ReadOnlyOutput`).
     """
-    if not os.fspath(path):
+    name = os.fspath(path)
+    if not name:
         raise InputError(f"{option} '': expected a file {'or folder ' if folder else ''}name")
-    target = os.path.realpath(os.fspath(path))
+    if name == "-":  # where '-' is the standard output, the command has made it None before this check
+        raise InputError(f"{option} - would be a file called '-' (the standard output is not an output of this "
+                         "option); give a file name (./- for a file called '-')", path)
+    target = os.path.realpath(name)
     for given in inputs:
         given, what = given if isinstance(given, tuple) else (given, None)
         source = os.path.realpath(os.fspath(given))
@@ -197,23 +257,37 @@ def check_destination(path: str | os.PathLike, *,
         if not folder:
             raise InputError("is a folder; this exporter writes one file", path)
         parent = target
+    elif _names_folder(name):  # 'results/': as the shell's '> results/', never a file called results
+        if not folder:
+            raise InputError(f"ends with /, so it names a folder, and {option} writes one file; give a file name",
+                             path)
+        if os.path.lexists(target):
+            raise InputError("is not a folder, though the / at its end names one; it is not replaced", path)
+        parent = os.path.dirname(target) or "."
+        if not os.path.isdir(parent):
+            raise InputError("the folder for the output does not exist", path)
     else:
         parent = os.path.dirname(target) or "."
         if not os.path.isdir(parent):
             raise InputError("the folder for the output does not exist", path)
         if not allow_read_only:
             _refuse_read_only(path, target)
+    probe: list[str] = []
     try:
-        handle, probe = tempfile.mkstemp(prefix=".extrap-plugins-probe.", dir=parent)
+        os.close(_temporary(parent, ".extrap-plugins-probe.", probe))
     except OSError as error:
         raise InputError(f"cannot write here: {error.strerror or error}", path) from None
-    os.close(handle)
-    with contextlib.suppress(OSError):
-        os.unlink(probe)
+    finally:
+        _remove(probe)
 
 
 def _inside(child: str, parent: str) -> bool:
     return child != parent and child.startswith(parent.rstrip(os.sep) + os.sep)
+
+
+def _names_folder(path: str) -> bool:
+    """Whether ``path`` ends with a separator (``results/``): a folder, whether it exists or not."""
+    return path.endswith(os.sep) or bool(os.altsep) and path.endswith(os.altsep)
 
 
 FOLDER_RECORD = ".extrap-plugins-files.json"
@@ -317,13 +391,13 @@ class FolderOutput:
         try:
             digests = {}
             for name, content in zip(self.names, contents):
-                staged.append(self._stage(name, content, sync=False))
+                self._stage(name, content, staged, sync=False)
                 digests[name] = hashlib.sha256(content).hexdigest()
             during = {name: {digest} for name, digest in self.ours.items()}  # old and new: ours whatever happens
             for name, digest in digests.items():
                 during.setdefault(name, set()).add(digest)
-            staged.append(self._stage(self.record, _record_text(during), sync=True, key=".during"))
-            staged.append(self._stage(self.record, _record_text({n: {d} for n, d in digests.items()}), sync=True))
+            self._stage(self.record, _record_text(during), staged, sync=True, key=".during")
+            self._stage(self.record, _record_text({n: {d} for n, d in digests.items()}), staged, sync=True)
         except BaseException as error:
             _remove(staged)
             if created:
@@ -353,21 +427,16 @@ class FolderOutput:
                 raise InputError(f"is not a {self.what} an earlier export wrote here; it is not replaced (move it "
                                  "away, or give another folder)", os.path.join(os.fspath(self.path), name))
 
-    def _stage(self, name: str, content: bytes | str, *, sync: bool, key: str = "") -> str:
-        """A temporary file beside ``name`` with ``content`` and the permissions ``name`` has (or the umask's)."""
-        handle, temporary = tempfile.mkstemp(prefix=f".{name}{key}.", suffix=".tmp", dir=self.target)
-        try:
-            _take_permissions(handle, os.path.join(self.target, name))
-            with os.fdopen(handle, "wb") as stream:
-                stream.write(content.encode() if isinstance(content, str) else content)
-                if sync:
-                    stream.flush()
-                    os.fsync(stream.fileno())
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
-            raise
-        return temporary
+    def _stage(self, name: str, content: bytes | str, staged: list[str], *, sync: bool, key: str = "") -> None:
+        """A temporary file beside ``name`` with ``content`` and the permissions ``name`` has (or the umask's),
+        named in ``staged`` as soon as it exists (the caller removes what ``staged`` names if anything fails)."""
+        handle = _temporary(self.target, f".{name}{key}.", staged)
+        with os.fdopen(handle, "wb") as stream:
+            _take_permissions(stream.fileno(), os.path.join(self.target, name))
+            stream.write(content.encode() if isinstance(content, str) else content)
+            if sync:
+                stream.flush()
+                os.fsync(stream.fileno())
 
 
 def _plain_name(name) -> bool:
@@ -409,7 +478,11 @@ def write_atomically(path: str | os.PathLike, data: bytes, *, sync: bool = True,
 
 
 def _take_permissions(handle: int, target: str) -> None:
-    """Give the temporary file the mode (and owner) of the file it replaces, or the umask's mode if new."""
+    """Give the temporary file the mode, owner and group of the file it replaces, or the umask's mode if new.
+
+    A user other than root cannot give a file away: a file of another user that this one may write (a shared
+    folder's ``rw-rw-r--`` report) becomes this user's, but keeps its group where this user is in it, so that the
+    group may still write it (it took this user's own group, and the others lost it)."""
     try:
         old = os.stat(target)
     except FileNotFoundError:
@@ -417,6 +490,12 @@ def _take_permissions(handle: int, target: str) -> None:
         os.umask(umask)
         os.fchmod(handle, 0o666 & ~umask)
         return
-    os.fchmod(handle, stat.S_IMODE(old.st_mode))
-    with contextlib.suppress(OSError, AttributeError):
+    if not hasattr(os, "fchown"):  # Windows: no owners to keep
+        os.fchmod(handle, stat.S_IMODE(old.st_mode))
+        return
+    try:
         os.fchown(handle, old.st_uid, old.st_gid)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.fchown(handle, -1, old.st_gid)
+    os.fchmod(handle, stat.S_IMODE(old.st_mode))  # after: a change of owner clears the set-user and set-group bits

@@ -3,10 +3,12 @@ beside a folder of figures, old figures."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pathlib
 import shutil
 import stat
+from typing import Iterator, Sequence
 
 import pytest
 
@@ -222,12 +224,12 @@ def test_an_interrupted_folder_export_leaves_the_old_figures(tmp_path, monkeypat
     real = FolderOutput._stage
     calls = []
 
-    def stage(self, name, content, **kwargs):
+    def stage(self, name, content, *args, **kwargs):
         calls.append(name)
         if (when == "staging the second figure" and name == "b.png") or (when == "staging the record"
                                                                          and name.startswith(".extrap")):
             raise KeyboardInterrupt
-        return real(self, name, content, **kwargs)
+        return real(self, name, content, *args, **kwargs)
 
     monkeypatch.setattr(FolderOutput, "_stage", stage)
     with pytest.raises(KeyboardInterrupt):
@@ -267,7 +269,7 @@ def test_an_interrupt_among_the_renames_waits_until_they_are_done(tmp_path, monk
 
 
 def test_a_new_folder_is_made_and_left_out_when_the_export_fails(tmp_path, monkeypatch):
-    def stage(self, name, content, **kwargs):
+    def stage(self, name, content, *args, **kwargs):
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(FolderOutput, "_stage", stage)
@@ -396,3 +398,206 @@ def test_two_outputs_on_one_file_are_refused(measurements, tmp_path, capsys, hos
     assert capsys.readouterr().err == (f"extrap-plugins: error: {out}: --save-machine and -o name the same file: the "
                                        "second would replace the first\n")
     assert not out.exists()
+
+
+def as_nobody(*argv: str, groups: Sequence[int] = ()) -> tuple[int, str]:
+    """``extrap-plugins model ARGV`` run by the user nobody, also in ``groups`` (a child process that gave up
+    root): (status, stderr).
+
+    The child is forked, not started, with the modules the command needs imported first: a Python installed in a
+    folder of root's alone (``/root/.pyenv``) cannot be started, nor its modules imported, by nobody."""
+    import io
+    import json
+    import sys
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as warm:
+        assert cli.main(["model", *argv[:1], "-o", os.path.join(warm, "out.txt"), "--executor", "serial",
+                         "--progress", "off"]) == 0
+    readable, writable = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child reports through the pipe
+        try:
+            os.close(readable)
+            os.setgroups(list(groups))
+            os.setgid(65534)
+            os.setuid(65534)
+            sys.stderr = io.StringIO()
+            status = cli.main(["model", *argv, "--executor", "serial", "--progress", "off"])
+            os.write(writable, json.dumps([status, sys.stderr.getvalue()]).encode())
+        except BaseException as error:
+            os.write(writable, json.dumps([-1, repr(error)]).encode())
+        finally:
+            os._exit(0)
+    os.close(writable)
+    with os.fdopen(readable, "rb") as stream:
+        answer = stream.read()
+    os.waitpid(child, 0)
+    return tuple(json.loads(answer))
+
+
+def test_a_file_of_another_user_that_this_one_cannot_write_is_refused(measurements, host):
+    """A file of root's (mode 644) in a folder everyone writes to was replaced by nobody's export: its owner
+    became nobody, though the shell refuses ``> file`` there and the README says an output keeps its owner."""
+    import tempfile
+
+    if os.geteuid() != 0:
+        pytest.skip("making a file of another user needs root")
+    shared = pathlib.Path(tempfile.mkdtemp(prefix="extrap-shared-"))  # pytest's own folders are root's alone
+    try:
+        shared.chmod(0o777)
+        theirs = shared / "report.txt"
+        theirs.write_text("root's report")
+        theirs.chmod(0o644)
+        source = shared / "in.jsonl"
+        shutil.copy(measurements, source)
+        assert as_nobody(str(source), "-o", str(theirs)) == (
+            2, f"extrap-plugins: error: {theirs}: is read-only for this user (it belongs to root); it is not replaced "
+               "(make it writable, or --overwrite-read-only)\n")
+        assert (theirs.read_text(), theirs.stat().st_uid) == ("root's report", 0)
+        assert sorted(p.name for p in shared.iterdir()) == ["in.jsonl", "report.txt"]
+        assert as_nobody(str(source), "-o", str(theirs), "--overwrite-read-only") == (0, "")  # asked for: replaced
+        assert theirs.read_text().startswith("call path")
+        assert (theirs.stat().st_uid, stat.S_IMODE(theirs.stat().st_mode)) == (65534, 0o644)
+    finally:
+        shutil.rmtree(shared)
+
+
+def test_a_shared_file_this_user_may_write_keeps_its_group(measurements, host):
+    """A report of root's, ``rw-rw-r--`` for the group 100 the user is in too, was replaced by a file of the user's
+    own group: the others of group 100 could no longer write it."""
+    import tempfile
+
+    if os.geteuid() != 0:
+        pytest.skip("making a file of another user needs root")
+    shared = pathlib.Path(tempfile.mkdtemp(prefix="extrap-shared-"))
+    try:
+        shared.chmod(0o777)
+        report = shared / "report.txt"
+        report.write_text("the group's report")
+        os.chown(report, 0, 100)
+        report.chmod(0o664)
+        source = shared / "in.jsonl"
+        shutil.copy(measurements, source)
+        assert as_nobody(str(source), "-o", str(report), groups=[100]) == (0, "")
+        assert report.read_text().startswith("call path")
+        status = report.stat()
+        assert (status.st_uid, status.st_gid, stat.S_IMODE(status.st_mode)) == (65534, 100, 0o664)
+    finally:
+        shutil.rmtree(shared)
+
+
+@pytest.mark.parametrize("exporter", ["text", "json", "html"])
+def test_o_ending_with_a_slash_names_a_folder_and_never_writes_a_file_there(measurements, tmp_path, capsys, host,
+                                                                            exporter):
+    """``-o results/`` wrote a file called ``results``, and ``-o report.txt/`` replaced the file report.txt: the
+    shell refuses both (``> results/``), and so does every exporter that writes one file."""
+    report = tmp_path / "report.txt"
+    report.write_text("my report")
+    for given in (f"{tmp_path}/results/", f"{report}/"):
+        assert run(capsys, measurements, "--export", exporter, "-o", given) == (
+            2, f"extrap-plugins: error: {given}: ends with /, so it names a folder, and -o writes one file; give a "
+               "file name\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl", "report.txt"]
+    assert report.read_text() == "my report"
+
+
+@pytest.mark.parametrize("command", [
+    ["suggest", "--param", "p=2,4,8,16,32", "--export", "{out}"],
+    ["whatif", str(ROOT / "examples" / "codesign" / "synthetic.jsonl"), "--calibrate", "--target", "p=64,n=1e5",
+     "--save-machine", "{out}"],
+])
+def test_an_option_of_one_file_ending_with_a_slash_writes_no_file(tmp_path, capsys, host, command):
+    out = f"{tmp_path}/plan/"
+    assert cli.main([part.format(out=out) for part in command]) == 2
+    assert capsys.readouterr().err == (f"extrap-plugins: error: {out}: ends with /, so it names a folder, and "
+                                       f"{command[-2]} writes one file; give a file name\n")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_extra_p_archive_onto_a_folder_is_refused_before_it_is_written(measurements, tmp_path, capsys, host,
+                                                                         monkeypatch):
+    # it was written whole beside the folder, then said as "adir: Is a directory" when the rename failed
+    folder = tmp_path / "adir"
+    folder.mkdir()
+    (folder / "mine.txt").write_text("mine")
+    monkeypatch.chdir(tmp_path)
+    assert run(capsys, measurements, "--export", "extra-p", "-o", "adir") == (
+        2, "extrap-plugins: error: adir: is a folder; give a file name\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["adir", "in.jsonl"]
+    assert [p.name for p in folder.iterdir()] == ["mine.txt"]
+
+
+def test_a_file_given_with_a_slash_as_a_folder_of_figures_is_refused(tmp_path, capsys, host):
+    # it said "unknown plot format '.txt'", as if a file were asked for
+    report = tmp_path / "report.txt"
+    report.write_text("my report")
+    assert plot(capsys, "-o", f"{report}/") == (
+        2, f"extrap-plugins: error: {report}/: is not a folder, though the / at its end names one; it is not "
+           "replaced\n")
+    assert report.read_text() == "my report"
+
+
+@pytest.mark.parametrize("command", [
+    ["suggest", "--param", "p=2,4,8,16,32", "--export", "-"],
+    ["whatif", str(ROOT / "examples" / "codesign" / "synthetic.jsonl"), "--calibrate", "--target", "p=64,n=1e5",
+     "--save-machine", "-"],
+])
+def test_a_dash_is_no_file_name_for_an_option_that_does_not_print(tmp_path, capsys, host, monkeypatch, command):
+    """``suggest --export -`` wrote the plan to a file called ``-`` in the current folder, where ``-`` is the
+    standard output for ``-o``: said, before any work, with the way to name such a file."""
+    monkeypatch.chdir(tmp_path)
+    option = command[-2]
+    assert cli.main(command) == 2
+    assert capsys.readouterr().err == (f"extrap-plugins: error: -: {option} - would be a file called '-' (the "
+                                       "standard output is not an output of this option); give a file name (./- "
+                                       "for a file called '-')\n")
+    assert list(tmp_path.iterdir()) == []
+
+
+@contextlib.contextmanager
+def ctrl_c_as_a_temporary_file_is_made(monkeypatch, skip: int = 0) -> Iterator[None]:
+    """Ctrl-C as the hidden temporary file number ``skip + 1`` is made (``O_EXCL``), when ``open`` has made it and
+    before its name is returned."""
+    import signal
+
+    real = os.open
+    made = []
+
+    def opened(path, flags, *args, **kwargs):
+        handle = real(path, flags, *args, **kwargs)
+        if flags & os.O_EXCL:
+            made.append(path)
+            if len(made) == skip + 1:
+                signal.raise_signal(signal.SIGINT)
+        return handle
+
+    monkeypatch.setattr(os, "open", opened)
+    # Ctrl-C as an interactive Python has it: a background job (`pytest &`) starts with SIGINT ignored
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        monkeypatch.setattr(os, "open", real)
+
+
+@pytest.mark.parametrize("where", ["atomic_writer", "check_destination", "the first figure", "the record"])
+def test_ctrl_c_as_a_temporary_file_is_made_leaves_no_file(tmp_path, monkeypatch, where):
+    """The hidden file ``.out.txt.x4udnqy6.tmp`` stayed when Ctrl-C came as it was made: its name was not yet
+    known to the code that removes it."""
+    from extrap_plugins.files import check_destination
+
+    folder = tmp_path / "out"
+    folder.mkdir()
+    (folder / "old.txt").write_text("old")
+    with ctrl_c_as_a_temporary_file_is_made(monkeypatch, skip={"the record": 2}.get(where, 0)), \
+            pytest.raises(KeyboardInterrupt):
+        if where == "atomic_writer":
+            with atomic_writer(folder / "old.txt") as stream:
+                stream.write("new")
+        elif where == "check_destination":
+            check_destination(folder / "old.txt")
+        else:
+            FolderOutput(folder, ["a.png", "b.png"]).write([b"a", b"b"])
+    assert [(p.name, p.read_text()) for p in folder.iterdir()] == [("old.txt", "old")]
