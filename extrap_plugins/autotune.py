@@ -54,7 +54,7 @@ import numpy as np
 
 from . import design
 from .errors import InputError, RunsFailed
-from .files import atomic_writer
+from .files import atomic_writer, is_read_only
 from .formatting import (callpath_labels, format_callpath, format_count, format_percent, format_point, format_share,
                          json_number, json_plain)
 
@@ -374,7 +374,7 @@ def _check_own_files(folder: pathlib.Path) -> None:
             what = "state" if own.name == STATE else "report"
             raise InputError(f"is a folder; the loop writes its {what} there as one file: move it away, or give "
                              f"another -o folder", own)
-        if own.is_file() and not own.stat().st_mode & 0o222:
+        if own.is_file() and is_read_only(own):  # also another user's file: said before a round has run
             raise InputError("is read-only; the loop keeps its state and reports here: make it writable", own)
     if (folder / STATE).exists():
         return

@@ -89,6 +89,23 @@ def test_a_folder_where_a_report_goes_is_named_before_anything_runs(tmp_path, na
     assert not measured
 
 
+def test_a_state_file_this_user_may_not_write_is_named_before_anything_runs(tmp_path, monkeypatch):
+    # the rule of files.is_read_only (no write bit, or another user's file): the loop checked the write bits
+    # only, so another user's state file stopped it after a round had run
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    (folder / autotune.STATE).write_text(json.dumps({"format": autotune.FORMAT, "parameters": ["p"], "rounds": []}))
+    asked = []
+    monkeypatch.setattr(autotune, "is_read_only", lambda path: asked.append(path) or path.name == autotune.STATE)
+    measure, measured = write_runs(lambda p: 3.0 + p), []
+    with pytest.raises(InputError) as error:
+        autotune.autotune({"p": [1, 2, 4, 8, 16]}, [], folder, budget="50%", progress=False,
+                          measure_runs=lambda runs, where: measured.append(runs) or measure(runs, where))
+    assert str(error.value) == (f"{folder / autotune.STATE}: is read-only; the loop keeps its state and reports "
+                                f"here: make it writable")
+    assert asked == [folder / autotune.STATE] and not measured
+
+
 def test_a_state_file_of_another_version_is_not_resumed_as_this_one(tmp_path):
     # as a plan file of another version is refused: it was resumed as if it were version 1
     folder, measure = tmp_path / "runs", write_runs(lambda p: 3.0 + p)
