@@ -246,12 +246,15 @@ class _ProcessPool(cf.ProcessPoolExecutor):
 def _process_worker() -> None:
     """A process pool's worker: :func:`single_threaded`, Ctrl-C left to the command (a terminal sends it to every
     process of the job; the command stops the workers, :class:`_ProcessPool`), and SIGTERM ending it as it ends
-    any process (not by a handler the command had when the worker was forked from it)."""
+    any process (not by a handler the command had when the worker was forked from it), and SIGHUP too unless
+    ignored (``nohup``)."""
     import signal
 
     with contextlib.suppress(ValueError):
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        if hasattr(signal, "SIGHUP") and signal.getsignal(signal.SIGHUP) is not signal.SIG_IGN:  # nohup: kept
+            signal.signal(signal.SIGHUP, signal.SIG_DFL)
     single_threaded()
 
 

@@ -211,3 +211,36 @@ def test_sigterm_to_the_sweep_before_its_first_launch_ends_it_as_ctrl_c_does(tmp
                              sys.executable, "-c", "pass")
     assert (ended.returncode, ended.stderr.splitlines()[-1]) == (130, "extrap-plugins run: interrupted")
     assert left == []
+
+
+HUNG_UP_AS_THE_OUTPUT_IS_WRITTEN = """
+import os, signal, sys
+from extrap_plugins import cli, files
+
+if sys.argv[1] == "nohup":
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+replace = os.replace
+
+def hung_up(source, target):  # the terminal closed as the export's temporary file was about to become the output
+    os.replace = replace
+    os.kill(os.getpid(), signal.SIGHUP)
+    replace(source, target)
+
+print(os.getpid(), flush=True)
+os.replace = hung_up
+sys.exit(cli.main(sys.argv[2:]))
+"""
+
+
+def test_sighup_ends_a_command_as_ctrl_c_does_and_nohup_keeps_it_going(tmp_path):
+    # a closed terminal or ssh session ended the command by the signal, its temporary file left beside the output
+    runs, out = tidy_csv(tmp_path / "runs.csv"), tmp_path / "out.txt"
+    ended, left = run_script(HUNG_UP_AS_THE_OUTPUT_IS_WRITTEN, "terminal", "model", runs, "-o", str(out),
+                             "--executor", "serial", "--progress", "off")
+    assert (ended.returncode, ended.stderr, left) == (130, "extrap-plugins: interrupted\n", [])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["runs.csv"]
+    ended, left = run_script(HUNG_UP_AS_THE_OUTPUT_IS_WRITTEN, "nohup", "model", runs, "-o", str(out),
+                             "--executor", "serial", "--progress", "off")
+    assert (ended.returncode, ended.stderr) == (0, "")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.txt", "runs.csv"]
+    assert out.read_text().startswith("call path")
