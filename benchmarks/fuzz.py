@@ -19,6 +19,14 @@ of each case is one of
 
 The target is 0 internal, hang and modified for any seed.  ``tests/test_fuzz.py`` runs a short
 deterministic slice of the same cases in CI; this script prints the figures table of the README.
+
+``--damages`` runs instead every real text input (CSV, Extra-P text, JSON, JSON Lines, Talpas, the
+``experiment.json`` of an ``.extra-p``) with each damage of :data:`DAMAGES` in turn, the ways real files get
+damaged: cut short mid-line and mid-number, a NUL byte, UTF-16/UTF-32/Latin-1, byte-order marks, CRLF and CR,
+a stray tab, a header twice, a decimal comma, ``nan``/``inf``/``1e400``/``-0``, an empty value, a 10 MB line,
+a bracket missing, a value of the wrong type at depth, keys in another case, an empty file.  A clean error
+there must also name a line (``FILE:LINE:``) where the damage is on one, and no message may run past
+:data:`LONGEST` characters.
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ import io
 import os
 import pathlib
 import random
+import re
 import shutil
 import signal
 import sys
@@ -211,6 +220,127 @@ def mutate_cube(data: bytes, rng: random.Random) -> tuple[bytes, str]:
     return out.getvalue(), f"{member.name}: {how}"
 
 
+# --------------------------------------------------------------- real damage
+#: The longest error line that is still one line for a person (a 10 MB line of the file must not be quoted whole).
+LONGEST = 1000
+_FLOAT = re.compile(rb"(?<![\w.])-?\d+\.\d+(?:[eE][-+]?\d+)?")
+
+
+def _nth(data: bytes, fraction: float = 0.6) -> tuple[int, int] | None:
+    """The span of the decimal number ``fraction`` of the way through ``data`` (a measured value, mostly)."""
+    spans = [m.span() for m in _FLOAT.finditer(data)]
+    return spans[min(len(spans) - 1, int(len(spans) * fraction))] if spans else None
+
+
+def _at_number(data: bytes, change) -> bytes:
+    """``data`` with the number :func:`_nth` finds replaced by ``change(number)``."""
+    span = _nth(data)
+    if span is None:
+        return data
+    return data[:span[0]] + change(data[span[0]:span[1]]) + data[span[1]:]
+
+
+def _in_middle_line(data: bytes, change) -> bytes:
+    """``data`` with its line 60 % of the way down replaced by ``change(line)``."""
+    lines = data.split(b"\n")
+    i = min(len(lines) - 1, int(len(lines) * 0.6))
+    lines[i] = change(lines[i])
+    return b"\n".join(lines)
+
+
+def _cut_mid_line(data: bytes) -> bytes:
+    lines = data.split(b"\n")
+    i = min(len(lines) - 1, int(len(lines) * 0.6))
+    return data[:len(b"\n".join(lines[:i])) + 1 + max(1, len(lines[i]) // 2)]
+
+
+def _cut_mid_number(data: bytes) -> bytes:
+    span = _nth(data)
+    return data if span is None else data[:(span[0] + span[1]) // 2]
+
+
+def _inserted(token: bytes):
+    """The damage that puts ``token`` in the middle of the line 60 % of the way down."""
+    def damage(data: bytes) -> bytes:
+        return _in_middle_line(data, lambda line: line[:len(line) // 2] + token + line[len(line) // 2:])
+    return damage
+
+
+def _encoded(codec: str):
+    def damage(data: bytes) -> bytes:
+        return data.decode("utf-8").encode(codec)
+    return damage
+
+
+#: Damages real files suffer, by name: each a function of the file's bytes.
+DAMAGES = {
+    "cut mid-line": _cut_mid_line,
+    "cut mid-number": _cut_mid_number,
+    "a NUL byte": _inserted(b"\0"),
+    "UTF-16 with its mark": _encoded("utf-16"),
+    "UTF-16 without its mark": _encoded("utf-16-le"),
+    "UTF-16 big-endian without its mark": _encoded("utf-16-be"),
+    "UTF-32 with its mark": _encoded("utf-32"),
+    "a Latin-1 name": _inserted("Größe".encode("latin-1")),
+    "a byte-order mark": lambda data: b"\xef\xbb\xbf" + data,
+    "CRLF line ends": lambda data: data.replace(b"\n", b"\r\n"),
+    "CR line ends": lambda data: data.replace(b"\n", b"\r"),
+    "a stray tab": _inserted(b"\t"),
+    "the first line twice": lambda data: data.split(b"\n", 1)[0] + b"\n" + data,
+    "a decimal comma": lambda data: _at_number(data, lambda number: number.replace(b".", b",", 1)),
+    "nan": lambda data: _at_number(data, lambda number: b"nan"),
+    "inf": lambda data: _at_number(data, lambda number: b"inf"),
+    "1e400": lambda data: _at_number(data, lambda number: b"1e400"),
+    "-0": lambda data: _at_number(data, lambda number: b"-0"),
+    "an empty value": lambda data: _at_number(data, lambda number: b""),
+    "a number in quotes": lambda data: _at_number(data, lambda number: b'"' + number + b'"'),
+    "a number in a list": lambda data: _at_number(data, lambda number: b"[" + number + b"]"),
+    "a 10 MB line": lambda data: _in_middle_line(data, lambda line: b"x" * (10 << 20) + b"\n" + line),
+    "a 10 MB number": lambda data: _at_number(data, lambda number: number + b"7" * (10 << 20)),
+    "the last bracket missing": lambda data: data[:max(data.rfind(b"}"), data.rfind(b"]"), data.rfind(b")"))]
+    + data[max(data.rfind(b"}"), data.rfind(b"]"), data.rfind(b")")) + 1:],
+    "keys in upper case": lambda data: (data.replace(b'"callpath"', b'"Callpath"').replace(b'"metric"', b'"METRIC"')
+                                        .replace(b'"value"', b'"Value"')),
+    "an empty file": lambda data: b"",
+    "a no-break space": lambda data: _in_middle_line(data, lambda line: line.replace(b" ", "\u00a0".encode(), 1)
+                                                     if b" " in line else b"\xc2\xa0" + line),
+}
+#: Damages whose error is of the whole file, naming no line.
+WITHOUT_LINE = frozenset({"an empty file"})
+#: The formats whose real files :func:`damage_cases` damages (text, or text in an archive).
+TEXT_FORMATS = ("csv", "text", "json", "json lines", "talpas", "extra-p")
+
+
+def damage_cases(data: pathlib.Path = DATA, per_format: int = 2) -> list[Case]:
+    """Every damage of :data:`DAMAGES` on the first ``per_format`` of Extra-P's real files of each text format (not
+    those it rejects, ``*neg*``; for an ``.extra-p``, on its ``experiment.json``), in a stable order; damages that
+    change nothing are left out."""
+    by_format: dict[str, list[Seed]] = {}
+    for s in seeds(data):
+        if s.format in TEXT_FORMATS and "neg" not in s.path.name and s.path.is_relative_to(data / "extrap"):
+            by_format.setdefault(s.format, []).append(s)
+    made = []
+    for kind in TEXT_FORMATS:
+        for chosen in by_format.get(kind, [])[:per_format]:
+            original = chosen.path.read_bytes()
+            for name, damage in DAMAGES.items():
+                changed = _damage_member(original, damage) if kind == "extra-p" else damage(original)
+                if changed != original or name == "an empty file":
+                    made.append(Case(chosen, name, changed))
+    return made
+
+
+def _damage_member(data: bytes, damage) -> bytes:
+    """An ``.extra-p`` archive with ``damage`` done to its ``experiment.json``, zipped again."""
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        members = [(info.filename, archive.read(info)) for info in archive.infolist()]
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, body in members:
+            archive.writestr(name, damage(body) if name == "experiment.json" else body)
+    return out.getvalue()
+
+
 @dataclass
 class Case:
     """One mutant: which seed, what was done, the bytes."""
@@ -316,23 +446,36 @@ def _clean(stderr: str, target: pathlib.Path) -> bool:
     """One error line naming the file (warnings before it are fine), no traceback."""
     errors = [line for line in stderr.splitlines() if line.startswith("extrap-plugins: error:")]
     return (len(errors) == 1 and "Traceback" not in stderr and str(target.name) in errors[0]
-            and stderr.rstrip("\n").endswith(errors[0]))
+            and stderr.rstrip("\n").endswith(errors[0]) and len(errors[0]) <= LONGEST)
 
 
-def run(count: int, seed: int, timeout: float = 20.0, formats=None, progress=None) -> list[Outcome]:
-    """Make and run ``count`` cases; each in a fresh folder, removed afterwards."""
+def run(count: int, seed: int, timeout: float = 20.0, formats=None, progress=None,
+        made: list[Case] | None = None) -> list[Outcome]:
+    """Make and run ``count`` cases (or run the cases ``made``); each in a fresh folder, removed afterwards."""
     import warnings
 
     outcomes = []
     with tempfile.TemporaryDirectory(prefix="extrap-fuzz-") as scratch, warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for i, case in enumerate(cases(count, seed, formats=formats)):
+        for i, case in enumerate(cases(count, seed, formats=formats) if made is None else made):
             folder = pathlib.Path(scratch) / f"case{i}"
             outcomes.append(run_case(case, folder, timeout))
             shutil.rmtree(folder, ignore_errors=True)
             if progress:
                 progress(i, outcomes[-1])
     return outcomes
+
+
+def names_its_line(outcome: Outcome) -> bool:
+    """Whether a clean error of a damaged file names where the damage is: a line of the file (``FILE:LINE:``), or,
+    for an ``.extra-p``, the line or the JSON path in its ``experiment.json``; a damage of the whole file
+    (:data:`WITHOUT_LINE`) names none."""
+    if outcome.outcome != "clean error" or outcome.case.description in WITHOUT_LINE:
+        return True
+    line = next(text for text in outcome.stderr.splitlines() if text.startswith("extrap-plugins: error:"))
+    where = line.split(outcome.case.seed.path.name, 1)[1]
+    return bool(re.match(r":\d+: ", where) or re.match(r": experiment\.json(, line \d+|: measurement|: call path)",
+                                                         where))
 
 
 def table(outcomes: list[Outcome]) -> str:
@@ -354,6 +497,7 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=20.0)
     parser.add_argument("--show", type=int, default=10, help="print this many findings in full")
     parser.add_argument("--format", action="append", help="only this format (repeatable)")
+    parser.add_argument("--damages", action="store_true", help="every damage of DAMAGES on real text inputs")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
     start = time.perf_counter()
@@ -361,15 +505,18 @@ def main() -> int:
 
     def progress(i, outcome):
         slowest.append((outcome.seconds, outcome.case.seed.path.name, outcome.case.description))
-        if outcome.outcome not in ("ok", "clean error"):
+        if outcome.outcome not in ("ok", "clean error") or (args.damages and not names_its_line(outcome)):
             print(f"[{i}] {outcome.outcome}: {outcome.case.seed.path.relative_to(DATA)}: "
                   f"{outcome.case.description}: {outcome.stderr.strip()[-400:]}", file=sys.stderr)
 
-    outcomes = run(args.cases, args.seed, args.timeout, tuple(args.format) if args.format else None, progress)
+    outcomes = run(args.cases, args.seed, args.timeout, tuple(args.format) if args.format else None, progress,
+                   damage_cases() if args.damages else None)
     print(f"{len(outcomes)} cases, seed {args.seed}, {time.perf_counter() - start:.0f} s; slowest: "
           f"{max(slowest)[0]:.1f} s ({max(slowest)[1]})")
     print(table(outcomes))
-    bad = [o for o in outcomes if o.outcome not in ("ok", "clean error")]
+    bad = [o for o in outcomes if o.outcome not in ("ok", "clean error") or (args.damages and not names_its_line(o))]
+    if args.damages:
+        print(f"{sum(not names_its_line(o) for o in outcomes)} clean errors name no line")
     return 1 if bad else 0
 
 

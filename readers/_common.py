@@ -21,7 +21,7 @@ import numpy as np
 
 from extrap_plugins.errors import InputError
 from extrap_plugins.experiment import Experiment, Metric, row_codes
-from extrap_plugins.formatting import format_point
+from extrap_plugins.formatting import format_point, shortened_repr
 
 #: The call path of measurements whose input names none.
 DEFAULT_CALLPATH = "<root>"
@@ -63,7 +63,7 @@ def choice(options: Mapping[str, str], key: str, allowed: Sequence[str], default
 
 # --------------------------------------------------------------------- files
 def read_text(path: pathlib.Path, hint: str = "is this the right reader?") -> str:
-    """The whole file as text (UTF-8, a byte-order mark dropped, or UTF-16 with its byte-order mark; a
+    """The whole file as text (UTF-8, a byte-order mark dropped, or UTF-16 or UTF-32 with its byte-order mark; a
     gzip-compressed file decompressed, up to :func:`max_inflated` bytes).
 
     ``hint`` ends the message for a file that is not UTF-8 (a mapping file is not read by a reader).
@@ -71,7 +71,8 @@ def read_text(path: pathlib.Path, hint: str = "is this the right reader?") -> st
     Raises
     ------
     InputError
-        The file cannot be opened, or is not UTF-8 text (naming the line).
+        The file cannot be opened, is not UTF-8 text (naming the line), or holds a NUL byte anywhere (naming its
+        line and column: no text file holds one, and a name or a number read with it would be another).
     """
     try:
         data = pathlib.Path(path).read_bytes()
@@ -81,15 +82,18 @@ def read_text(path: pathlib.Path, hint: str = "is this the right reader?") -> st
         raise InputError(f"cannot read: {error.strerror or error}", path) from None
     if data.startswith(GZIP_MAGIC):
         data = gunzip(data, path)
-    if data.startswith(UTF16_MARKS):  # Windows PowerShell's "> file", Excel's "Unicode Text": marked, so certain
+    marked = _marked_encoding(data)
+    if marked:  # Windows PowerShell's "> file", Excel's "Unicode Text": marked, so certain
         try:
-            return data.decode("utf-16")
+            text = data.decode(marked)
         except UnicodeDecodeError as error:
-            raise InputError(f"not UTF-16 text past its byte-order mark (byte {error.start}); {hint}", path) from None
-    nul = data.find(b"\x00", 0, 4096)
-    if nul >= 0:  # (valid UTF-8, yet no text file holds it: a name would carry it)
-        raise InputError(f"not UTF-8 text (NUL bytes: UTF-16 without its byte-order mark?); {hint}", path,
-                         data.count(b"\n", 0, nul) + 1)
+            raise InputError(f"not {marked.upper()} text past its byte-order mark (byte {error.start}); {hint}",
+                             path) from None
+        if "\0" in text:
+            raise _nul_error(text.encode("utf-8"), path)
+        return text
+    if b"\x00" in data:  # (valid UTF-8, yet no text file holds it)
+        raise _nul_error(data, path, hint)
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
@@ -97,10 +101,44 @@ def read_text(path: pathlib.Path, hint: str = "is this the right reader?") -> st
         raise InputError(f"not UTF-8 text (byte 0x{data[error.start]:02x}); {hint}", path, line) from None
 
 
+#: The byte-order marks of UTF-32 and UTF-16 text, and the codec that reads each (UTF-32's first: UTF-16's
+#: little-endian mark begins UTF-32's).
+_MARKS = ((b"\xff\xfe\x00\x00", "utf-32"), (b"\x00\x00\xfe\xff", "utf-32"), (b"\xff\xfe", "utf-16"),
+          (b"\xfe\xff", "utf-16"))
+
+
+def _marked_encoding(data: bytes) -> str:
+    """The codec of text that starts with a UTF-16 or UTF-32 byte-order mark, else ""."""
+    return next((codec for mark, codec in _MARKS if data.startswith(mark)), "")
+
+
+def _nul_error(data: bytes, path, hint: str = "") -> InputError:
+    """The error for ``data`` holding a NUL byte, at the line of the first one.
+
+    Text in UTF-16 without its byte-order mark has a NUL beside every character of the ASCII range: said so.  A
+    NUL in text that is UTF-8 without it is damage (a crash while the file was written, a disk error): its column
+    is named.
+    """
+    nul = data.find(b"\x00")
+    line = data.count(b"\n", 0, nul) + 1
+    start = data.rfind(b"\n", 0, nul) + 1
+    import codecs
+
+    sample = data[:4096]
+    try:  # (a character cut at the sample's end is no error)
+        codecs.getincrementaldecoder("utf-8")().decode(sample.replace(b"\x00", b""), final=False)
+        text_besides = sample.count(b"\x00") * 4 < len(sample)
+    except UnicodeDecodeError:
+        text_besides = False
+    if text_besides:
+        column = len(data[start:nul].decode("utf-8", errors="replace")) + 1
+        return InputError(f"a NUL byte at column {column}: no text holds one (the file is damaged here?)", path, line)
+    return InputError(f"not UTF-8 text (NUL bytes: UTF-16 without its byte-order mark?); {hint}".rstrip("; "),
+                      path, line)
+
+
 #: The first bytes of a gzip file.
 GZIP_MAGIC = b"\x1f\x8b"
-#: The byte-order marks of UTF-16 text (little- and big-endian).
-UTF16_MARKS = (b"\xff\xfe", b"\xfe\xff")
 
 
 def gunzip(data: bytes, path) -> bytes:
@@ -150,27 +188,30 @@ def is_blank(path: pathlib.Path, limit: int = 1 << 16) -> bool:
 
 
 def head(path: pathlib.Path, size: int = 4096) -> bytes:
-    """The first ``size`` bytes of a file, or b"" when it cannot be read (for sniffers); those of UTF-16 text (with
-    its byte-order mark, as :func:`read_text` reads it) as UTF-8."""
+    """The first ``size`` bytes of a file, or b"" when it cannot be read (for sniffers); those of UTF-16 or UTF-32
+    text (with its byte-order mark, as :func:`read_text` reads it) as UTF-8."""
     try:
         with open(path, "rb") as stream:
             data = stream.read(size)
     except OSError:
         return b""
-    if data.startswith(UTF16_MARKS):
-        return data[: len(data) // 2 * 2].decode("utf-16", errors="ignore").encode("utf-8")
+    marked = _marked_encoding(data)
+    if marked:
+        width = 4 if marked == "utf-32" else 2
+        return data[: len(data) // width * width].decode(marked, errors="ignore").encode("utf-8")
     return data
 
 
-def head_readings(path: pathlib.Path) -> tuple[bytes, ...]:
-    """The first bytes of a file as :func:`head` gives them, or, where they hold NUL bytes, as UTF-16
-    without a byte-order mark would read in either byte order (for sniffers: a reader then refuses the file,
-    saying it is not UTF-8, where no reader recognising it would leave the user guessing)."""
-    data = head(path)
+def head_readings(path: pathlib.Path, size: int = 4096) -> tuple[bytes, ...]:
+    """The first bytes of a file as :func:`head` gives them, or, where they hold NUL bytes, as UTF-8 text damaged
+    by a stray NUL and as UTF-16 without a byte-order mark would read in either byte order (for sniffers: a reader
+    then refuses the file, naming the NUL's line, where no reader recognising it would leave the user guessing)."""
+    data = head(path, size)
     if b"\0" not in data:
         return (data,)
     even = data[: len(data) // 2 * 2]
-    return tuple(even.decode(encoding, errors="ignore").encode("utf-8") for encoding in ("utf-16-le", "utf-16-be"))
+    return (data.replace(b"\0", b""),
+            *(even.decode(encoding, errors="ignore").encode("utf-8") for encoding in ("utf-16-le", "utf-16-be")))
 
 
 def first_content_line(data: bytes, comment: bytes | None = None) -> bytes:
@@ -332,7 +373,7 @@ def to_float(column: Sequence, path, line_of: LineOf, what: str,
         if array.ndim == 1:
             finite = np.isfinite(array)
             if finite.all():
-                return array
+                return array + 0.0  # -0 is 0 (a point written "-0" is printed "-0" otherwise)
             if missing:
                 return np.where(finite, array, np.nan)
     except (TypeError, ValueError, OverflowError):
@@ -472,13 +513,44 @@ def _number_problem(entry, missing: bool = False) -> str:
 
 
 def _show(entry) -> str:
-    """A value as the user wrote it: JSON for parsed JSON values, quoted for text."""
+    """A value as the user wrote it: JSON for parsed JSON values, quoted for text; cut to :data:`SHOWN` characters
+    (a damaged file's "number" may be a line of megabytes)."""
     if isinstance(entry, str):
-        return repr(entry)
+        return shown(entry)
     try:
-        return json.dumps(entry)
+        text = json.dumps(entry)
     except (TypeError, ValueError):
-        return repr(entry)
+        text = repr(entry)
+    return text if len(text) <= SHOWN else text[: SHOWN - 1] + "…"
+
+
+#: How many characters of the file's own text a message quotes at most.
+SHOWN = 60
+
+
+def shown(text: str) -> str:
+    """``text`` from the file quoted for a message, cut to :data:`SHOWN` characters: a line of a damaged file may
+    be megabytes long, and the message is one line for a person to read."""
+    return shortened_repr(text, SHOWN)
+
+
+def cut(text: str) -> str:
+    """``text`` from the file, unquoted, cut to :data:`SHOWN` characters (as :func:`shown`)."""
+    return text if len(text) <= SHOWN else text[: SHOWN - 1] + "…"
+
+
+def listed_names(names, room: int = 400) -> str:
+    """Names from the file for a message, ``a, b, c``: each :func:`cut`, as many as fit in ``room`` characters, then
+    how many more (a header of a damaged file may hold thousands of names, or one of megabytes)."""
+    names = [cut(name) for name in names]
+    shown_names, used = [], 0
+    for name in names:
+        if shown_names and used + len(name) + 2 > room:
+            break
+        shown_names.append(name)
+        used += len(name) + 2
+    more = len(names) - len(shown_names)
+    return ", ".join(shown_names) + (f" and {more:,} more" if more else "")
 
 
 def factorize(names: Sequence[str]) -> tuple[list[str], np.ndarray]:
@@ -545,13 +617,13 @@ def check_complete(
     worst = incomplete[np.argmin(first_row[incomplete])]
     row = int(first_row[worst])
     missing = points[~present[worst]]
-    shown = ", ".join(format_point(p, parameters, brackets=True) for p in missing[:5])
+    points = ", ".join(format_point(p, parameters, brackets=True) for p in missing[:5])
     more = f" and {missing.shape[0] - 5} more" if missing.shape[0] > 5 else ""
     name_c = callpath[0][callpath[1][row]]
     name_m = metric[0][metric[1][row]]
     raise InputError(
-        f"call path {name_c!r}, metric {name_m!r} is measured at {int(counts[worst])} of the "
-        f"{n_points} points; missing: {shown}{more} (Extra-P needs every series at every point; "
+        f"call path {shown(name_c)}, metric {shown(name_m)} is measured at {int(counts[worst])} of the "
+        f"{n_points} points; missing: {points}{more} (Extra-P needs every series at every point; "
         f"--reader-option incomplete=allow reads it anyway)",
         path, line_of(row),
     )
@@ -594,7 +666,7 @@ def check_callpaths(names, path, line_of_name: Callable[[str], int | None], what
     if broken:
         lines = [line_of_name(name) for name in broken]
         name, line = min(zip(broken, lines), key=lambda pair: (pair[1] is None, pair[1] or 0))
-        raise InputError(f"{what} {name!r} has an empty region name (a call path is region names joined with "
+        raise InputError(f"{what} {shown(name)} has an empty region name (a call path is region names joined with "
                          f"{CALLPATH_SEPARATOR!r}, each non-empty)", path, line)
 
 
@@ -637,7 +709,8 @@ def check_points_once(
     first = int(first_of_cell[cell[second]])
     where = (f"at {place_of(first)} and {place_of(second)}" if place_of is not None
              else f"first on line {line_of(first)}" if line_of(first) is not None else "")
-    raise InputError(f"call path {callpath[0][callpath[1][second]]!r}, metric {metric[0][metric[1][second]]!r}: point "
+    name_c, name_m = callpath[0][callpath[1][second]], metric[0][metric[1][second]]
+    raise InputError(f"call path {shown(name_c)}, metric {shown(name_m)}: point "
                      f"{format_point(coordinates[second], parameters, brackets=True)} is listed twice"
                      + (f" ({where})" if where else ""), path, line_of(second))
 
@@ -681,8 +754,28 @@ def build(
 
 # --------------------------------------------------------- JSON positions
 def json_error(error: json.JSONDecodeError, path, line_offset: int = 0) -> InputError:
-    """An InputError for invalid JSON at the decoder's line and column."""
-    return InputError(f"not valid JSON: {error.msg} (column {error.colno})", path, error.lineno + line_offset)
+    """An InputError for invalid JSON (a whole document) at the decoder's line and column, saying what is there
+    where the eye sees nothing (:func:`json_found`)."""
+    return InputError(f"not valid JSON: {error.msg} (column {error.colno}){json_found(error, document=True)}", path,
+                      error.lineno + line_offset)
+
+
+def json_found(error: json.JSONDecodeError, document: bool = False) -> str:
+    """What the JSON decoder stopped at, where a person reading the line would see nothing wrong, else "".
+
+    A character that is not ASCII (a no-break space, a zero-width space, typographic quotes) or a control
+    character: named, with its code point.  The end of a ``document`` (a whole file): said to be where the
+    text ends, as a file cut short ends.
+    """
+    import unicodedata
+
+    doc, pos = error.doc, error.pos
+    if pos >= len(doc.rstrip()):
+        return "; the text ends there (the file cut short?)" if document and doc.strip() else ""
+    char = doc[pos]
+    if char.isascii() and (char.isprintable() or char in "\t\n\r"):
+        return ""
+    return f"; there: {unicodedata.name(char, 'a control character')} (U+{ord(char):04X})"
 
 
 def json_with_lines(text: str) -> tuple[object, dict[int, int]]:

@@ -70,7 +70,8 @@ from extrap_plugins.registration import ReaderInfo
 
 from ._common import (
     DEFAULT_CALLPATH, DEFAULT_METRIC, EMPTY_FILE, NOT_FINITE, build, check_callpaths,
-    check_options, choice, first_content_line, head, read_text, some_listed, to_float, universal_newlines,
+    check_options, choice, first_content_line, head, listed_names, read_text, shown, some_listed, to_float,
+    universal_newlines,
     warn_missing,
 )
 
@@ -300,7 +301,7 @@ def _roles(header: list[str], settings: dict[str, str], path, line: int) -> _Rol
         if len(matches) == 1:
             return matches[0]
         given = f" (option {option}=)" if option else ""
-        raise InputError(f"no column {name!r}{given}; the columns are: {', '.join(named)}", path, line)
+        raise InputError(f"no column {name!r}{given}; the columns are: {listed_names(named)}", path, line)
 
     def listed(option: str) -> list[str]:
         names = [n.strip() for n in settings[option].split(",") if n.strip()]
@@ -329,7 +330,7 @@ def _roles(header: list[str], settings: dict[str, str], path, line: int) -> _Rol
         named, settings, values + callpath + [metric])
     if not values:
         raise InputError(
-            f"no 'value' column; the columns are: {', '.join(named)}. Name the value column(s) with "
+            f"no 'value' column; the columns are: {listed_names(named)}. Name the value column(s) with "
             "--reader-option value=COL[,COL...] and the parameter columns with --reader-option parameters=COL[,...] "
             f"({_example(named, callpath + [metric, repetition])})", path, line)
     metric_of, groups_notes = _repetitions(groups, metric, repetition, path, line)
@@ -350,7 +351,7 @@ def _roles(header: list[str], settings: dict[str, str], path, line: int) -> _Rol
     else:
         parameters = [h for h in named if h not in used]
     if not parameters:
-        raise InputError(f"no parameter column (the columns are: {', '.join(named)}); add one, such as p, "
+        raise InputError(f"no parameter column (the columns are: {listed_names(named)}); add one, such as p, "
                          "or choose them with --reader-option parameters=COL[,COL...]", path, line)
     chosen = "parameters" in settings
     ignored = [h for h in header if h not in used and h not in parameters and (chosen or not _is_unnamed(h))]
@@ -462,7 +463,7 @@ def _is_header(cells: list[str], header: list[str]) -> bool:
 
 def _fields_error(cells: list[str], header: list[str], delimiter: str, path, line: int) -> InputError:
     """A row with another number of fields than the header has names."""
-    message = f"{len(cells)} fields, expected {len(header)} ({', '.join(header)})"
+    message = f"{len(cells)} fields, expected {len(header)} ({listed_names(header)})"
     if len(cells) == len(header) + 1 and not cells[-1].strip():
         message += (f"; the line ends with the delimiter {delimiter!r}: end the header line with it too, "
                     "or drop it from the rows")
@@ -536,7 +537,7 @@ class _Columns:
             bad = (repetition != np.round(repetition)) | (repetition < 0) | (repetition >= 2**31)
             if bad.any():
                 i = int(np.flatnonzero(bad)[0])
-                raise InputError(f"column {roles.repetition!r}: {cols[roles.repetition][i].strip()!r} is not a "
+                raise InputError(f"column {roles.repetition!r}: {shown(cols[roles.repetition][i].strip())} is not a "
                                  "repetition number (0, 1, 2, ...)", path, block.line_of(i))
             self.parts["repetition"].append(repetition.astype(np.int64))
         self.parts["lines"].append(block.lines)
@@ -659,7 +660,7 @@ def _check_empty(name: str, cells: list[str], path, line_of) -> None:
     number = name.split()[1]
     pandas = (" (pandas' to_csv writes its index so: index=False leaves it out; R's write.csv its row names: "
               "row.names=FALSE)" if number == "1" else "")
-    raise InputError(f"column {number} has no name in the header, yet holds {cells[i].strip()!r}{pandas}: name it "
+    raise InputError(f"column {number} has no name in the header, yet holds {shown(cells[i].strip())}{pandas}: name it "
                      "in the header, or choose the parameter columns with --reader-option parameters=COL[,COL...] "
                      "(the other columns are then ignored)", path, line_of(i))
 

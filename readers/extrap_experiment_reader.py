@@ -44,7 +44,8 @@ from extrap_plugins.registration import ReaderInfo
 
 from ._common import (
     DEFAULT_CALLPATH, DEFAULT_METRIC, EMPTY_FILE, build, check_options, check_parameter_names, check_points_once,
-    choice, factorize, head, STATISTICS, inflate_limit_error, json_to_float, max_inflated, summary_note, warn_missing,
+    choice, factorize, head, STATISTICS, inflate_limit_error, json_found, json_to_float, max_inflated, summary_note,
+    warn_missing,
 )
 
 OPTIONS = {
@@ -166,13 +167,30 @@ class _Members:
         return b"".join(pieces)
 
 
+def _document_json(document: bytes, where: str, path):
+    """The parsed ``experiment.json`` (``where``) of the archive ``path``.
+
+    Raises
+    ------
+    InputError
+        It is not UTF-8 or not valid JSON: the message names the member's line and column (the line of the file
+        would be one of a zip archive).
+    """
+    try:
+        text = document.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = document.count(b"\n", 0, error.start) + 1
+        raise InputError(f"{where}, line {line}: not UTF-8 text (byte 0x{document[error.start]:02x})", path) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise InputError(f"{where}, line {error.lineno}, column {error.colno}: not valid JSON: {error.msg}"
+                         f"{json_found(error, document=True)}", path) from None
+
+
 def _archive_experiment(document: bytes, values: _ValueStore, path, statistic: str) -> Experiment:
     where = "experiment.json"  # what messages name inside the archive: its lines are not lines of the file
-    try:
-        data = json.loads(document.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        line = getattr(error, "lineno", None)
-        raise InputError(f"experiment.json is not valid JSON: {getattr(error, 'msg', error)}", path, line) from None
+    data = _document_json(document, where, path)
     if not isinstance(data, dict) or not isinstance(data.get("measurements"), dict):
         raise InputError("experiment.json has no 'measurements' object", path)
     parameters = data.get("parameters")

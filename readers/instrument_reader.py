@@ -35,7 +35,7 @@ from extrap_plugins.instrument.output import (FORMAT, METRIC_INFO, STATISTICS, S
 from extrap_plugins.instrument.regions import METRICS
 from extrap_plugins.registration import ReaderInfo
 
-from ._common import check_distinct_files, read_text
+from ._common import check_distinct_files, head_readings, read_text, universal_newlines
 
 NAME = "instrument"
 OPTIONS = {"aggregation": "the statistic over ranks: mean (default), sum, min or max"}
@@ -68,11 +68,9 @@ def sniff(path: pathlib.Path) -> bool:
 
 
 def _sniff_file(path: pathlib.Path) -> bool:
-    try:
-        with open(path, "rb") as stream:
-            return bool(_SNIFF.search(stream.read(4096)))
-    except OSError:
-        return False
+    """The first bytes name the shim's format (read as :func:`~._common.head_readings` reads them: in UTF-16 too,
+    with or without its byte-order mark, which :func:`~._common.read_text` then reads or refuses, saying so)."""
+    return any(_SNIFF.search(data) for data in head_readings(path))
 
 
 @dataclass
@@ -155,7 +153,7 @@ def _files(folder: pathlib.Path):
 
 # ---------------------------------------------------------------------- lines
 def _read_file(path: pathlib.Path, aggregation: str = "mean") -> list[_Run]:
-    text = read_text(path)
+    text = universal_newlines(read_text(path))
     lines = text.split("\n")
     runs = []
     for number, line in enumerate(lines, start=1):
@@ -174,10 +172,10 @@ def _read_file(path: pathlib.Path, aggregation: str = "mean") -> list[_Run]:
 
 
 def _cut_short(line: str, error: json.JSONDecodeError) -> bool:
-    """Whether a line that is no JSON is a record whose write stopped part-way: it does not end its object, or
-    it is wrong only where it ends."""
-    line = line.rstrip()
-    return not line.endswith("}") or error.pos >= len(line)
+    """Whether a line that is no JSON is a record whose write stopped part-way: it starts an object, and does not
+    end it or is wrong only where it ends (a line that starts otherwise is no record of ours, cut or not)."""
+    line = line.strip()
+    return line.startswith("{") and (not line.endswith("}") or error.pos >= len(line))
 
 
 def _compact(run: _Run, aggregation: str) -> _Run:
@@ -213,8 +211,10 @@ def _check(record: Any, path: pathlib.Path, line: int) -> _Run:
             raise InputError('bad verdict record: expected "verdict": "failed" and a run id', path, line)
         return _Run(path, line, record)
     for key, kind in _REQUIRED.items():
-        if not isinstance(record.get(key), kind):
-            raise InputError(f"{key!r} must be a {kind.__name__}, got {type(record.get(key)).__name__}", path, line)
+        if key not in record:
+            raise InputError(f"no {key!r}", path, line)
+        if not isinstance(record[key], kind):
+            raise InputError(f"{key!r} must be a {kind.__name__}, got {type(record[key]).__name__}", path, line)
     parameters = {}
     for name, value in record["parameters"].items():
         if isinstance(value, bool) or not isinstance(value, (int, float)):

@@ -53,8 +53,10 @@ from extrap_plugins.registration import ReaderInfo
 
 from ._common import (
     DEFAULT_CALLPATH, DEFAULT_METRIC, EMPTY_FILE, INCOMPLETE_OPTION, LineOf, build, check_callpaths, check_complete,
-    check_options, check_parameter_names, check_points_once, choice, factorize, first_content_line, head, is_blank,
-    json_error, json_to_float, json_with_lines, read_text, universal_newlines, warn_missing,
+    check_options, check_parameter_names, check_points_once, choice, factorize, first_content_line, head_readings,
+    is_blank, json_error, json_found, json_to_float, json_with_lines, listed_names, read_text, shown,
+    universal_newlines,
+    warn_missing,
 )
 
 NAME = "json"
@@ -91,7 +93,12 @@ def sniff(path: pathlib.Path) -> bool:
     ours = pathlib.Path(path).suffix.lower() in (".json", ".jsonl")
     if ours and is_blank(path):
         return True
-    data = head(path, 8192)
+    return any(_sniff_head(data, ours) for data in head_readings(path, 8192))
+
+
+def _sniff_head(data: bytes, ours: bool) -> bool:
+    """:func:`sniff` on the first bytes of a file (read as :func:`~._common.head_readings` reads them: in UTF-16
+    without its byte-order mark too, which the reader then refuses, saying so)."""
     first = first_content_line(data)
     if not first.startswith((b"{", b"[")) or _TALPAS_LIKE.search(first) or _SHIM.search(data):
         return False
@@ -178,7 +185,8 @@ class JsonLines:
                 json.loads(line)
             except json.JSONDecodeError as error:
                 message = error.msg if self.separator is None else error.msg.replace("','", f"'{self.separator}'")
-                raise InputError(f"not valid JSON: {message} (column {error.colno})", self.path, number) from None
+                raise InputError(f"not valid JSON: {message} (column {error.colno}){json_found(error)}", self.path,
+                                 number) from None
         raise InputError("not valid JSON Lines", self.path, first_line)  # pragma: no cover - every line parsed alone
 
     def line_of(self, row: int) -> int:
@@ -246,8 +254,14 @@ class RowColumns:
         if set(map(type, rows)) != {dict}:
             i = next(i for i, r in enumerate(rows) if type(r) is not dict)
             raise InputError(f"expected a JSON object per line, got {_kind(rows[i])}", path, line_of(i))
-        for other in set().union(*rows).difference(self.known, self.unread):  # (a misspelt "callpath" is no call path)
-            self.unread[other] = first_row + next(i for i, r in enumerate(rows) if other in r)
+        others = set().union(*rows).difference(self.known, self.unread)  # (a misspelt "callpath" is no call path)
+        first = {other: next(i for i, r in enumerate(rows) if other in r) for other in others}
+        for other in sorted(others, key=lambda k: (first[k], list(rows[first[k]]).index(k))):
+            self.unread[other] = first_row + first[other]
+            meant = [known for known in self.known if known == other.strip().lower()]
+            if meant:  # "Callpath", "METRIC": not read, every row's would be <root> or time, series merged unsaid
+                raise InputError(f"key {shown(other)} is not read: keys are case-sensitive; write {meant[0]!r}",
+                                 path, line_of(first[other]))
         params = list(map(operator.methodcaller("get", key, _MISSING), rows))
         if set(map(type, params)) != {dict}:
             i = next(i for i, p in enumerate(params) if type(p) is not dict)
@@ -382,7 +396,8 @@ def _kind(value) -> str:
         return "null"
     if isinstance(value, bool):
         return "a boolean"
-    return {dict: "an object", list: "a list", str: f"the string {value!r}"}.get(type(value), f"the number {value}")
+    return {dict: "an object", list: "a list", str: f"the string {shown(value)}"}.get(type(value),
+                                                                                   f"the number {value}")
 
 
 def _count(n: int, noun: str) -> str:
@@ -390,7 +405,7 @@ def _count(n: int, noun: str) -> str:
 
 
 def _names(names) -> str:
-    return "{" + ", ".join(map(str, names)) + "}"
+    return "{" + listed_names(map(str, names)) + "}"
 
 
 # ------------------------------------------------------------ JSON documents
@@ -442,7 +457,8 @@ def _document(data, path, allow_incomplete: bool, line_of_object: Callable[[obje
                          "extrap_plugins.from_graphframes or from_thicket, or give the .cali files themselves",
                          path, 1)
     else:
-        keys = ", ".join(map(repr, data)) or "none"
+        keys = (", ".join(map(shown, list(data)[:10])) + (f" and {len(data) - 10} more" if len(data) > 10 else "")
+                or "none")
         raise InputError("neither an Extra-P JSON document ('parameters' and 'measurements') nor a JSON Lines row "
                          f"('params'); its keys are: {keys}", path, 1)
     return finish(columns, path, allow_incomplete, lambda i: line_of_object(objects[i]), declared=declared,

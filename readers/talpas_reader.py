@@ -30,7 +30,9 @@ from .json_reader import JsonLines, finish, read_json_lines
 
 NAME = "talpas"
 OPTIONS = dict(INCOMPLETE_OPTION)
-_SNIFF = re.compile(rb'^\{.*"(parameters|metric|callpath|value)"\s*:.*;\s*"(parameters|metric|callpath|value)"\s*:')
+#: (Keys in another case too: the reader says they are not read.)
+_SNIFF = re.compile(rb'^\{.*"(parameters|metric|callpath|value)"\s*:.*;\s*"(parameters|metric|callpath|value)"\s*:',
+                    re.IGNORECASE)
 
 
 @hookimpl

@@ -37,8 +37,8 @@ from extrap_plugins.hookspecs import hookimpl
 from extrap_plugins.registration import ReaderInfo
 
 from ._common import (
-    DEFAULT_CALLPATH, DEFAULT_METRIC, EMPTY_FILE, build, check_callpaths, check_options, factorize, first_content_line,
-    head_readings, is_blank, read_text, to_float, universal_newlines, warn_missing,
+    DEFAULT_CALLPATH, DEFAULT_METRIC, EMPTY_FILE, build, check_callpaths, check_options, cut, factorize,
+    first_content_line, head_readings, is_blank, read_text, shown, to_float, universal_newlines, warn_missing,
 )
 
 NAME = "text"
@@ -127,7 +127,7 @@ class _Parser:
         keyword, *more = stripped.split(None, 1)  # any white space, a tab or a no-break space too, as in Extra-P
         rest = more[0] if more else ""
         if keyword not in KEYWORDS:
-            raise self.error(f"unknown keyword {keyword!r}; a line starts with PARAMETER, POINTS, REGION, METRIC "
+            raise self.error(f"unknown keyword {shown(keyword)}; a line starts with PARAMETER, POINTS, REGION, METRIC "
                              "or DATA (or # for a comment)", number)
         if keyword in ("PARAMETER", "POINTS", "DATA"):
             rest = rest.split("#", 1)[0]
@@ -154,8 +154,8 @@ class _Parser:
             raise self.error("POINTS after DATA lines; give every point before the data", number)
         if "(" in rest or ")" in rest:
             if not _GROUPS.fullmatch(rest):
-                raise self.error(f"cannot read the points {rest.strip()!r}: write each point as ( v1 ... v{n} )"
-                                 if n > 1 else f"cannot read the points {rest.strip()!r}: write ( v ) ( v ) ...",
+                raise self.error(f"cannot read the points {shown(rest.strip())}: write each point as ( v1 ... v{n} )"
+                                 if n > 1 else f"cannot read the points {shown(rest.strip())}: write ( v ) ( v ) ...",
                                  number)
             groups = [g.split() for g in _GROUP.findall(rest)]
         else:
@@ -168,7 +168,7 @@ class _Parser:
             raise self.error("POINTS without a point", number)
         for group in groups:
             if len(group) != n:
-                raise self.error(f"point ( {' '.join(group)} ) has {len(group)} value{'s' * (len(group) != 1)}, "
+                raise self.error(f"point ( {cut(' '.join(group))} ) has {len(group)} value{'s' * (len(group) != 1)}, "
                                  f"expected {n} ({', '.join(self.parameters)})", number)
         coordinates = to_float([v for g in groups for v in g], self.path, lambda i: number, "POINTS value")
         for point in map(tuple, coordinates.reshape(-1, n).tolist()):

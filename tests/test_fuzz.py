@@ -40,6 +40,19 @@ def test_mutants_of_every_real_file_are_a_model_or_one_clean_error(shared_data, 
     assert {o.outcome for o in outcomes} == {"ok", "clean error"}
 
 
+def test_real_damage_to_every_text_format_is_a_model_or_one_short_error_naming_its_line(shared_data, tmp_path, host):
+    """Every damage of ``benchmarks/fuzz.py``'s DAMAGES on a real file of each text format (the ``--damages`` run
+    does two of each): a model, or exit 2 with one line of at most LONGEST characters naming the line."""
+    fuzz = _fuzz()
+    outcomes = [fuzz.run_case(case, tmp_path / f"case{i}", timeout=60)
+                for i, case in enumerate(fuzz.damage_cases(shared_data, per_format=1))]
+    bad = [f"{o.case.seed.path.name}: {o.case.description}: {o.outcome}: {o.stderr.strip()[-300:]}"
+           for o in outcomes if o.outcome not in ("ok", "clean error") or not fuzz.names_its_line(o)]
+    assert bad == []
+    assert {o.case.seed.format for o in outcomes} == set(fuzz.TEXT_FORMATS)
+    assert {o.case.description for o in outcomes} == set(fuzz.DAMAGES)
+
+
 def run(capsys, *argv) -> tuple[int, str]:
     status = cli.main(["model", *map(str, argv), "--executor", "serial", "--progress", "off"])
     return status, capsys.readouterr().err

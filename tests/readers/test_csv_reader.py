@@ -230,3 +230,17 @@ def test_sniff_and_selection(tmp_path, host):
     assert csv_reader.sniff(path)
     assert not csv_reader.sniff(write(tmp_path, "other.dat", "a,b\n1,2\n"))
     assert extrap_plugins.read(path).reader == "csv"
+
+
+def test_a_cell_of_200_kb_is_quoted_cut_short(shared_data, tmp_path):
+    # the message quoted the cell whole: one error line of 200 kB
+    lines = (shared_data / "extrap" / "mpi_data.csv").read_text().split("\n")
+    lines = ["," + lines[0], "y" * 200_000 + "," + lines[1], *("," + line for line in lines[2:] if line)]
+    path = tmp_path / "mpi_data.csv"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(InputError) as error:
+        read(path, value="median", callpath="mpi,variable")
+    assert str(error.value) == (f"{path}:2: column 1 has no name in the header, yet holds '{'y' * 58}… (pandas' "
+                                "to_csv writes its index so: index=False leaves it out; R's write.csv its row names: "
+                                "row.names=FALSE): name it in the header, or choose the parameter columns with "
+                                "--reader-option parameters=COL[,COL...] (the other columns are then ignored)")

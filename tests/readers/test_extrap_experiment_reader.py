@@ -359,3 +359,40 @@ def test_a_truncated_or_damaged_archive_is_called_so(tmp_path, host, capsys):
         f"extrap-plugins: error: {deflated}: damaged zip archive: experiment.json cannot be inflated (Error -3 while "
         "decompressing data: invalid block type)",
     ]
+
+
+def _damaged(shared_data, tmp_path, change) -> pathlib.Path:
+    """Extra-P's ``two_parameter3.txt.extra-p`` with ``change`` done to its experiment.json."""
+    with zipfile.ZipFile(shared_data / "extrap" / "experiments" / "two_parameter3.txt.extra-p") as archive:
+        members = [(info.filename, archive.read(info)) for info in archive.infolist()]
+    path = tmp_path / "two_parameter3.txt.extra-p"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, body in members:
+            archive.writestr(name, change(body) if name == "experiment.json" else body)
+    return path
+
+
+def test_experiment_json_cut_short_names_its_own_line_and_column(shared_data, tmp_path):
+    # "two_parameter3.txt.extra-p:1: experiment.json is not valid JSON: Expecting ',' delimiter": line 1 of a zip
+    # archive, and no column in a document of one line
+    cut = b'"coordinate": [20.0'
+    path = _damaged(shared_data, tmp_path, lambda body: body[:body.index(cut) + len(cut)])
+    column = len(reader_member(path)) + 1
+    with pytest.raises(InputError) as error:
+        reader.read_archive(path, {})
+    assert error.value.line is None
+    assert str(error.value) == (f"{path}: experiment.json, line 1, column {column}: not valid JSON: Expecting ',' "
+                                "delimiter; the text ends there (the file cut short?)")
+
+
+def test_experiment_json_not_in_utf8_names_its_line_and_byte(shared_data, tmp_path):
+    # "experiment.json is not valid JSON: 'utf-8' codec can't decode byte 0xf6 in position 21207: invalid start byte"
+    path = _damaged(shared_data, tmp_path, lambda body: body.replace(b'"sort"', '"Größe"'.encode("latin-1")))
+    with pytest.raises(InputError) as error:
+        reader.read_archive(path, {})
+    assert str(error.value) == f"{path}: experiment.json, line 1: not UTF-8 text (byte 0xf6)"
+
+
+def reader_member(path: pathlib.Path) -> bytes:
+    with zipfile.ZipFile(path) as archive:
+        return archive.read("experiment.json")

@@ -361,3 +361,32 @@ def test_a_line_broken_in_its_middle_is_still_refused(host, tmp_path):
     path = write(tmp_path / "a.extrap.jsonl", HAND_WRITTEN.replace('"run":"a"', '"run" "a"'), HAND_WRITTEN)
     with pytest.raises(InputError, match=r"a.extrap.jsonl:1: not a JSON object \("):
         extrap_plugins.read(path)
+
+
+# ------------------------------------------------------------------ damaged files
+@pytest.mark.parametrize("encode", [
+    lambda text: text.encode("utf-16"),  # "no reader recognises this input": the sniffer saw the raw bytes
+    lambda text: text.replace("\n", "\r").encode(),  # old Mac line ends: "not a JSON object (Extra data ...)"
+], ids=["utf-16", "cr"])
+def test_a_file_in_utf16_or_with_cr_line_ends_reads_as_written(host, tmp_path, encode):
+    plain = extrap_plugins.read(write(tmp_path / "plain" / "app.extrap.jsonl", HAND_WRITTEN, HAND_WRITTEN))
+    path = tmp_path / "app.extrap.jsonl"
+    path.write_bytes(encode(HAND_WRITTEN + HAND_WRITTEN))
+    experiment = extrap_plugins.read(path)
+    assert values(experiment, "main", "time") == values(plain, "main", "time") == [([2.0, 10.0], 1.5)] * 2
+
+
+def test_a_line_that_is_no_record_is_refused_not_skipped_as_cut_short(host, tmp_path):
+    # a line of 10 MB of garbage was "skipped an incomplete line" (a warning), as a write cut short is
+    path = write(tmp_path / "a.extrap.jsonl", HAND_WRITTEN, "x" * (10 << 20) + "\n", HAND_WRITTEN)
+    with pytest.raises(InputError) as error:
+        extrap_plugins.read(path)
+    assert str(error.value) == f"{path}:2: not a JSON object (Expecting value at column 1)"
+
+
+def test_a_record_without_parameters_says_so(host, tmp_path):
+    # "'parameters' must be a dict, got NoneType"
+    path = write(tmp_path / "a.extrap.jsonl", HAND_WRITTEN.replace('"parameters"', '"Parameters"'))
+    with pytest.raises(InputError) as error:
+        extrap_plugins.read(path)
+    assert str(error.value) == f"{path}:1: no 'parameters'"

@@ -177,7 +177,8 @@ BAD = [
     ("t.json", '{"parameters": ["x"], \n"measurements": {"a": {"time": [{"point": [4], "values": [1]}], '
                '"flops": [{"point": [4], "values": [1]}, {"point": [8], "values": [1]}]}}}',
      f"2: call path 'a', metric 'time' is measured at 1 of the 2 points; missing: (x=8) {INCOMPLETE}"),
-    ("u.json", "[1, 2", "1: not valid JSON: Expecting ',' delimiter (column 6)"),
+    ("u.json", "[1, 2", "1: not valid JSON: Expecting ',' delimiter (column 6); the text ends there (the file cut "
+                        "short?)"),
 ]
 
 
@@ -428,3 +429,59 @@ def test_a_caliper_json_export_says_what_reads_it(tmp_path):
         read(path)
     assert str(refused.value).startswith(f"{path}:1: a Caliper JSON export, not an Extra-P document: read it with "
                                          "Hatchet or Thicket")
+
+
+# ---------------------------------------------------------- damaged real files
+def test_a_key_in_another_case_is_refused_not_left_unread(shared_data, tmp_path):
+    # "METRIC" was a key not read (a note): every row's metric became "time", the metrics of a file merged as
+    # repetitions of one
+    original = (shared_data / "extrap" / "jsonlines" / "complete_matrix_2p.jsonl").read_text()
+    path = tmp_path / "complete_matrix_2p.jsonl"
+    path.write_text(original.replace('"metric"', '"METRIC"'))
+    with pytest.raises(InputError) as error:
+        read(path)
+    assert str(error.value) == f"{path}:1: key 'METRIC' is not read: keys are case-sensitive; write 'metric'"
+
+
+def test_a_no_break_space_in_a_json_document_is_named(shared_data, tmp_path):
+    # "Expecting property name enclosed in double quotes (column 5)" at a line that looks right
+    lines = (shared_data / "extrap" / "json" / "new" / "input1.json").read_text().split("\n")
+    lines[1] = lines[1].replace(" ", "\u00a0", 1)
+    path = tmp_path / "input1.json"
+    path.write_text("\n".join(lines))
+    with pytest.raises(InputError) as error:
+        read(path)
+    assert str(error.value) == (f"{path}:2: not valid JSON: Expecting property name enclosed in double quotes (column 1)"
+                                "; there: NO-BREAK SPACE (U+00A0)")
+
+
+def test_a_json_document_cut_short_says_where_the_text_ends(shared_data, tmp_path):
+    text = (shared_data / "extrap" / "json" / "input_1.JSON").read_text()
+    path = tmp_path / "input_1.JSON"
+    path.write_text(text[:text.index('"parameter_value": 8') + len('"parameter_value": 8')])
+    with pytest.raises(InputError) as error:
+        read(path)
+    assert str(error.value) == (f"{path}:23: not valid JSON: Expecting ',' delimiter (column 41); the text ends there "
+                                "(the file cut short?)")
+
+
+def test_a_key_of_140_kb_is_quoted_cut_short(shared_data, tmp_path):
+    # the message listed the keys whole: one error line of 140 kB
+    text = (shared_data / "extrap" / "json" / "new" / "input1.json").read_text()
+    path = tmp_path / "input1.json"
+    path.write_text(text.replace('"parameters"', '"' + "x" * 140_000 + '"', 1))
+    with pytest.raises(InputError) as error:
+        read(path)
+    assert str(error.value) == (f"{path}:1: neither an Extra-P JSON document ('parameters' and 'measurements') nor a "
+                                f"JSON Lines row ('params'); its keys are: '{'x' * 58}…, 'measurements'")
+
+
+def test_a_parameter_name_of_1000_characters_is_cut_in_the_message(shared_data, tmp_path):
+    # "parameters {xxxx...(1,000 x), y} differ from {x, y} of the first line": an error line of 1 kB
+    lines = (shared_data / "extrap" / "jsonlines" / "complete_matrix_2p.jsonl").read_text().split("\n")
+    lines[1] = lines[1].replace('"x"', '"' + "x" * 1000 + '"')
+    path = tmp_path / "complete_matrix_2p.jsonl"
+    path.write_text("\n".join(lines))
+    with pytest.raises(InputError) as error:
+        read(path)
+    assert str(error.value) == f"{path}:2: parameters {{{'x' * 59}…, y}} differ from {{x, y}} of the first line"

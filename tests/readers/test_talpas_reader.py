@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from extrap_plugins import cli
 from extrap_plugins.errors import InputError
 from extrap_plugins.readers import talpas_reader
 from reader_helpers import reading
@@ -77,3 +78,14 @@ def test_keys_that_are_not_read_are_noted(tmp_path):
     path = tmp_path / "talpas.txt"
     path.write_text('{"parameters":{"x":1};"metric":"time";"callpath":"a";"value":1;"units":"s"}\n')
     assert read(path).notes == ["not read: 1 key 'units' (line 1); a row holds parameters, callpath, metric, value"]
+
+
+def test_keys_in_another_case_are_refused_naming_the_key(shared_data, tmp_path, capsys, host):
+    # "no reader recognises this input" (the sniffer looked for lower-case keys); with one key in another case,
+    # "no 'callpath'"
+    original = (shared_data / "extrap" / "talpas" / "talpas_1.txt").read_text()
+    path = tmp_path / "talpas_1.txt"
+    path.write_text(original.replace('"metric"', '"Metric"').replace('"value"', '"Value"'))
+    assert cli.main(["model", str(path)]) == 2
+    assert capsys.readouterr().err == (f"extrap-plugins: error: {path}:1: key 'Metric' is not read: keys are "
+                                       "case-sensitive; write 'metric'\n")

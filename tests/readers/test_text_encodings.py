@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import codecs
+import pathlib
 
 import pytest
 
@@ -45,3 +46,45 @@ def test_utf16_without_its_mark_named_txt_is_said_to_be_no_utf8(host, tmp_path, 
     assert main(["model", str(path)]) == ExitStatus.BAD_INPUT
     assert capsys.readouterr().err == (f"extrap-plugins: error: {path}:1: not UTF-8 text (NUL bytes: UTF-16 "
                                        "without its byte-order mark?); is this the right reader?\n")
+
+
+MPI_OPTIONS = ["--reader-option", "value=median", "--reader-option", "parameters=Ranks", "--reader-option",
+               "callpath=mpi,variable"]
+
+
+@pytest.mark.parametrize("relative, line, column, options", [
+    ("text/one_parameter_1.txt", 13, 9, []),  # was "no reader recognises this input" (its sniffer saw UTF-16)
+    ("talpas/talpas_1.txt", 16, 9, []),  # (the same)
+    ("jsonlines/complete_matrix_2p.jsonl", 76, 9, []),
+    ("mpi_data.csv", 41, 11, MPI_OPTIONS),  # was read: 'MP\x00I_Barrier' a call path of its own, 4 KiB into the file
+])
+def test_a_nul_byte_in_utf8_text_is_exit_2_naming_its_line_and_column(shared_data, tmp_path, capsys, host,
+                                                                      relative, line, column, options):
+    lines = (shared_data / "extrap" / relative).read_bytes().split(b"\n")
+    lines[line - 1] = lines[line - 1][:column - 1] + b"\0" + lines[line - 1][column - 1:]
+    path = tmp_path / pathlib.PurePath(relative).name
+    path.write_bytes(b"\n".join(lines))
+    assert main(["model", str(path), *options]) == ExitStatus.BAD_INPUT
+    assert capsys.readouterr().err == (f"extrap-plugins: error: {path}:{line}: a NUL byte at column {column}: no text "
+                                       "holds one (the file is damaged here?)\n")
+
+
+def test_utf32_with_its_byte_order_mark_is_read_as_the_utf8_file(shared_data, tmp_path, capsys, host):
+    # read as UTF-16 (its mark begins UTF-32's): "unknown keyword '\x00P\x00A...'"
+    original = shared_data / "extrap" / "text" / "one_parameter_1.txt"
+    path = tmp_path / "one_parameter_1.txt"
+    path.write_bytes(original.read_text(encoding="utf-8").encode("utf-32"))
+    assert main(["model", str(path)]) == ExitStatus.OK
+    marked = capsys.readouterr().out
+    assert main(["model", str(original)]) == ExitStatus.OK
+    assert marked == capsys.readouterr().out and "0.2015 · x^2" in marked
+
+
+def test_json_lines_in_utf16_big_endian_without_its_mark_is_said_to_be_no_utf8(shared_data, tmp_path, capsys, host):
+    # "no reader recognises this input" (the json sniffer saw b"\x00{")
+    original = shared_data / "extrap" / "jsonlines" / "complete_matrix_2p.jsonl"
+    path = tmp_path / "complete_matrix_2p.jsonl"
+    path.write_bytes(original.read_text(encoding="utf-8").encode("utf-16-be"))
+    assert main(["model", str(path)]) == ExitStatus.BAD_INPUT
+    assert capsys.readouterr().err == (f"extrap-plugins: error: {path}:1: not UTF-8 text (NUL bytes: UTF-16 without "
+                                       "its byte-order mark?); is this the right reader?\n")

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
+from extrap_plugins import cli
 from extrap_plugins.errors import InputError
 from extrap_plugins.readers import text_reader
 from reader_helpers import cells, reading
@@ -172,3 +174,24 @@ def test_any_white_space_ends_the_keyword_as_in_extrap(tmp_path):
     assert cells(read(path)) == {("main loop", "time", (1.0,)): [1.0], ("main loop", "time", (2.0,)): [2.0, 3.0],
                                  ("main loop", "time", (4.0,)): [4.0]}
     assert text_reader.sniff(path)
+
+
+def test_a_line_of_10_mb_is_quoted_cut_short(shared_data, tmp_path, capsys, host):
+    # the message quoted the whole line: one error line of 10 MB
+    lines = (shared_data / "extrap" / "text" / "one_parameter_1.txt").read_text().split("\n")
+    lines.insert(9, "x" * (10 << 20))
+    path = tmp_path / "one_parameter_1.txt"
+    path.write_text("\n".join(lines))
+    assert cli.main(["model", str(path)]) == 2
+    assert capsys.readouterr().err == (f"extrap-plugins: error: {path}:10: unknown keyword '{'x' * 58}…; a line starts "
+                                       "with PARAMETER, POINTS, REGION, METRIC or DATA (or # for a comment)\n")
+
+
+def test_a_point_written_minus_0_is_the_point_0(shared_data, tmp_path):
+    # kept as -0.0: the quality warnings said "parameter x has values below 1 (smallest -0)"
+    text = (shared_data / "extrap" / "text" / "one_parameter_1.txt").read_text()
+    path = tmp_path / "one_parameter_1.txt"
+    path.write_text(text.replace("POINTS ( 20 )", "POINTS ( -0 )"))
+    experiment = read(path)
+    assert np.signbit(experiment.coordinates).sum() == 0
+    assert sorted(set(experiment.coordinates[:, 0].tolist())) == [0.0, 30.0, 40.0, 50.0, 60.0]
