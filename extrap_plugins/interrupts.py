@@ -1,11 +1,12 @@
 """The one home of the commands' signal handling, light enough for every command to import.
 
 A batch system ends a job at its wall-clock limit with SIGTERM, and a closed terminal or ssh session sends SIGHUP:
-:func:`terminate_as_interrupt` makes them end a command as Ctrl-C does (``extrap-plugins: interrupted``, status 130, the scratch folder removed, the worker
-processes stopped, nothing half-written at ``-o``).  :func:`interrupts_held` keeps them back over the few steps
-that must not be cut in half (the renames of an export's files, the removal of the scratch folder).  Both
-change the handlers of the main thread only and put back, when their block ends, the handlers they found; a
-signal ignored where the command started (SIGHUP under ``nohup``) stays ignored.
+:func:`terminate_as_interrupt` makes them end a command as Ctrl-C does (``extrap-plugins: interrupted``, status
+130, the scratch folder removed, the worker processes stopped, nothing half-written at ``-o``).
+:func:`interrupts_held` keeps them back over the few steps that must not be cut in half (the renames of an export's
+files, the removal of the scratch folder).  Both change the handlers of the main thread only and put back, when
+their block ends, the handlers they found; a signal ignored where the command started (SIGHUP under ``nohup``)
+stays ignored.
 """
 
 from __future__ import annotations

@@ -303,11 +303,15 @@ class PluginHost:
         return self._lookup("exporter", name).info
 
     def exporter_for(self, path) -> str | None:
-        """The exporter whose :attr:`~extrap_plugins.registration.ExporterInfo.extension` the file name ``path``
-        has (``models.json``: ``json``); None where none or several have it."""
+        """The exporter whose :attr:`~extrap_plugins.registration.ExporterInfo.extension` (or one of its
+        ``extensions``) the file name ``path`` has (``models.json``: ``json``, ``models.pdf``: ``plot``); None where
+        none or several have it."""
         suffix = pathlib.PurePath(os.fspath(path)).suffix.lower()
-        found = [name for name, registered in self.exporters.items()
-                 if suffix and registered.info.extension.lower() == suffix]
+        found = []
+        for name, registered in self.exporters.items():
+            extensions = (registered.info.extension, *registered.info.extensions)
+            if suffix and suffix in {extension.lower() for extension in extensions}:
+                found.append(name)
         return found[0] if len(found) == 1 else None
 
     def named(self, name: str) -> list[tuple[str, Registered, Problem | None]]:
@@ -617,6 +621,10 @@ def registration_problem(info: ReaderInfo | ModelerInfo | ExporterInfo) -> str |
                 "globs such as ('*.csv',)")
     if isinstance(info, ExporterInfo) and info.kind not in _EXPORTER_KINDS:
         return f"the exporter {info.name!r} of kind {info.kind!r}: expected 'text' or 'path'"
+    if isinstance(info, ExporterInfo) and (not isinstance(info.extensions, (tuple, list))
+                                           or not all(isinstance(e, str) for e in info.extensions)):
+        return (f"the exporter {info.name!r} with extensions {info.extensions!r}: expected a tuple of file "
+                "extensions such as ('.svg', '.pdf')")
     return None
 
 

@@ -242,7 +242,10 @@ class ExporterInfo:
     kind : {"text", "path"}
         What ``out`` is (see ``export``); any other kind is refused at registration.
     extension : str
-        The usual file extension, for messages and defaults (``".json"``).
+        The usual file extension, for messages and defaults (``".json"``); ``-o`` with it chooses this exporter.
+    extensions : tuple of str
+        Other file extensions ``-o`` chooses this exporter by (the formats it also writes: ``plot``'s ``.svg``
+        and ``.pdf``).
     options : mapping of option name to help text
         The exporter's own ``--export-option`` keys (not the common four),
         each with one line of help; ``extrap-plugins plugins NAME`` shows them.
@@ -254,3 +257,4 @@ class ExporterInfo:
     kind: str = "text"
     extension: str = ""
     options: Mapping[str, str] = field(default_factory=dict)
+    extensions: tuple[str, ...] = ()

@@ -186,7 +186,10 @@ def read_nothing(path, options):
      "returned the exporter 'e' with an export that is not callable (got str)"),
     ("extrap_exporters", ExporterInfo("e", lambda *a: None, kind="file"),
      "returned the exporter 'e' of kind 'file': expected 'text' or 'path'"),
-], ids=["empty", "blank", "spaces", "not-text", "factory", "read", "sniff", "patterns", "export", "kind"])
+    ("extrap_exporters", ExporterInfo("e", lambda *a: None, extensions=".pdf"),
+     "returned the exporter 'e' with extensions '.pdf': expected a tuple of file extensions such as ('.svg', '.pdf')"),
+], ids=["empty", "blank", "spaces", "not-text", "factory", "read", "sniff", "patterns", "export", "kind",
+        "extensions"])
 def test_a_bad_registration_is_set_aside_naming_the_plugin(hook, info, problem):
     host = PluginHost(autoload=False)
     host.register(plugin_module("bad", **{hook: [info]}), "bad", "bad-dist")

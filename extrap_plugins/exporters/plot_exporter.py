@@ -66,7 +66,7 @@ def extrap_exporters() -> list[ExporterInfo]:
     return [
         ExporterInfo("plot", export_plot, "one figure per call path and metric: measurements, model, interval "
                      "(.png, .svg, .pdf or a folder; needs the 'plot' extra)", kind="path", extension=".png",
-                     options=OWN_OPTIONS),
+                     extensions=(".svg", ".pdf"), options=OWN_OPTIONS),
     ]
 
 

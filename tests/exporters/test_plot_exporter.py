@@ -13,6 +13,7 @@ from extrap_plugins import Experiment, Factor, InputError, Model, ModelSet, Segm
 from extrap_plugins.cli import ExitStatus, main  # noqa: E402
 from extrap_plugins.extrapolation import extrapolate  # noqa: E402
 from extrap_plugins.exporters.plot_exporter import DPI, FIGURE_SIZE, figure, plot_data, safe_names  # noqa: E402
+from extrap_plugins.plugins import get_host  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "stencil.jsonl"
@@ -194,3 +195,14 @@ def test_a_target_below_the_measurements_gets_the_curve_drawn_down_to_it():
     y_star = data.model.predict({"p": 2.0})
     below = dashed[0]
     assert below.get_ydata()[0] == pytest.approx(y_star)
+
+
+@pytest.mark.parametrize("suffix, magic", [(".pdf", b"%PDF"), (".svg", b"<?xml"), (".PNG", b"\x89PNG")])
+def test_o_with_any_format_of_the_plot_exporter_chooses_it(tmp_path, suffix, magic):
+    # -o models.pdf and -o models.svg wrote the text table into a file of that name (only .png chose the plots)
+    source = tmp_path / "runs.csv"
+    source.write_text("p,value\n" + "".join(f"{p},{p + 1}\n" for p in (4, 8, 16, 32, 64)))
+    out = tmp_path / f"models{suffix}"
+    assert main(["model", str(source), "-o", str(out), "--executor", "serial", "--progress", "off"]) == ExitStatus.OK
+    assert out.read_bytes().startswith(magic)
+    assert get_host().exporter_for(out) == "plot"
