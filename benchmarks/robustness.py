@@ -37,7 +37,9 @@ Protocol (see benchmarks/README.md):
   run cut short), as real repetitions disagree; the ``-spike1`` rows (``1p-inside-10-spike1``) measure each point
   once and put :data:`SPIKE1_SHARE` of the points (at least one, anywhere, the ends too) that far off; the
   ``-partial`` rows (``2p-inside-10-partial``) repeat a random half of the points 3 times and measure the others
-  once (:data:`PARTIAL`), as a design grown beyond its repeated base does;
+  once (:data:`PARTIAL`), as a design grown beyond its repeated base does; the ``-single`` rows
+  (``1p-inside-2-single``) measure each point once, without spikes (one run per configuration, as LULESH's Caliper
+  profiles and the MPI collectives);
 * predictions at 2x, 4x and 8x the largest measured value of every parameter,
   against the noise-free truth.
 
@@ -228,11 +230,12 @@ def make_row(name, n, seed):
     m, cls, noise, *variant = name.split("-")
     m, noise = int(m[0]), float(noise) / 100.0
     few, spikes, spike1 = variant == ["few"], variant == ["spikes"], variant == ["spike1"]
-    partial = variant == ["partial"]
+    partial, single = variant == ["partial"], variant == ["single"]
     rng = np.random.default_rng([seed, m, CLASSES.index(cls), int(round(noise * 1000))] + ([1] if few else [])
-                                + ([2] if spikes else []) + ([3] if spike1 else []) + ([4] if partial else []))
+                                + ([2] if spikes else []) + ([3] if spike1 else []) + ([4] if partial else [])
+                                + ([5] if single else []))
     row = Row(name, m, cls, noise, NAMES[:m])
-    reps = FEW[1] if few else 1 if spike1 else PARTIAL[0] if partial else REPS
+    reps = FEW[1] if few else 1 if spike1 or single else PARTIAL[0] if partial else REPS
     for _ in range(n):
         length = (lambda: FEW[0]) if few else (lambda: int(rng.integers(5, 10)))
         axes = [p_series(rng, length())]
