@@ -97,6 +97,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from .errors import QualityWarning
 from .experiment import Experiment
 from .extrapolation import design_matrix, uncertainties
 from .formatting import format_callpath, format_share
@@ -318,8 +319,9 @@ def assess(
     candidates = np.asarray(candidates, dtype=np.float64).reshape(-1, len(parameters))
     rows = np.vstack([candidates, target])
     experiment, copies = _without_copies(experiment)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with warnings.catch_warnings():  # what the models of the data say of them is the user's (a run left out);
+        warnings.simplefilter("ignore")  # the refits, committee and bootstrap below stay silent
+        warnings.simplefilter("default", QualityWarning)
         full = _fit(experiment, modeler, measure, host, progress, options)
     exact = _exact_series(experiment, full)
     spread = _refits(experiment, full, rows, modeler, measure, host, members, options, progress, exact)

@@ -101,3 +101,23 @@ def test_a_one_parameter_base_design_is_a_line_without_a_point_off_it():
     assert "\nnext: the base design (a line of values)\n" in str(suggest(Space.of({"x": [1, 2, 4, 8, 16]})))
     assert ("\nnext: the base design (a line of values per parameter through a common corner, and one point off the "
             "lines)\n") in str(suggest(Space.of({"x": [1, 2, 4, 8, 16], "y": [1, 2, 3, 4, 5]})))
+
+
+def test_what_the_model_says_of_the_measurements_is_said_by_suggest_too(host, tmp_path, capsys):
+    # a point whose second run is 10x off: `model` says it is left out of the fit, `suggest` (whose models leave
+    # it out too) said nothing
+    rows = ["p,n,value"]
+    for p in (4, 8, 16, 32, 64):
+        for n in (10, 20, 30, 40, 50):
+            for run in range(2):
+                value = 2 + 0.5 * p * n ** 0.5
+                rows.append(f"{p},{n},{value * (10 if (p, n, run) == (16, 30, 1) else 1):.6g}")
+    path = tmp_path / "runs.csv"
+    path.write_text("\n".join(rows) + "\n")
+    said = ("extrap-plugins: warning: <root> [time]: a point 3x or more off its neighbours and the model of the "
+            "others is left out of the fit (a slow node, a timer glitch? --option outlying_points=false keeps it): "
+            "p=16, n=30\n")
+    assert main(["model", str(path), "--executor", "serial", "--progress", "off"]) == ExitStatus.OK
+    assert said in capsys.readouterr().err
+    assert main(["suggest", str(path), "--param", "p=128", "--budget", "100%", "--progress", "off"]) == ExitStatus.OK
+    assert capsys.readouterr().err == said
