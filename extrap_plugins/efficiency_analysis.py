@@ -636,8 +636,9 @@ def _refuse_negative(experiment: Experiment, metric: str | None) -> None:
     where = format_point({name: float(v) for name, v in zip(experiment.parameter_names, experiment.coordinates[i])})
     source = f"{experiment.source}: " if experiment.source else ""
     one = len(names) == 1
+    smallest = format_number(float(experiment.value[i]), False)  # four digits (it printed -1.4048314138643199)
     raise InputError(f"{source}{named} {'has' if one else 'have'} negative values (the smallest, "
-                     f"{format_value(float(experiment.value[i]))}, at {where}): times and resources must be zero or "
+                     f"{smallest}, at {where}): times and resources must be zero or "
                      f"positive; leave {'it' if one else 'them'} out with callpaths=GLOB (--callpath GLOB) or choose "
                      f"metric=NAME (--metric NAME)")
 

@@ -482,9 +482,10 @@ def test_no_note_without_superlinear_speedup(known):
 
 
 def test_negative_times_are_refused_naming_the_file_and_the_series(tmp_path, capsys):
+    # the smallest value in four digits (-5.0004831 was printed whole, as -1.4048314138643199 was)
     path = tmp_path / "neg.csv"
     path.write_text("callpath,p,n,value\n" + "".join(f"main,{p},10,{v}\n" for p, v in
-                                                      [(1, -5), (2, -3), (4, -1), (8, -0.5), (16, -0.2)]))
+                                                      [(1, -5.0004831), (2, -3), (4, -1), (8, -0.5), (16, -0.2)]))
     assert main(["efficiency", str(path)]) == 2
     assert capsys.readouterr().err == (
         f"extrap-plugins: error: {path}: main [time] has negative values (the smallest, -5, at p=1, n=10): times and "
