@@ -442,7 +442,7 @@ def export(
 def check_output(host: PluginHost, exporter: str, path, inputs: Sequence, allow_read_only: bool = False) -> None:
     """Check ``-o`` before any work: see :func:`extrap_plugins.files.check_destination`."""
     info = host.exporter(exporter)
-    check_destination(path, inputs=inputs, folder=info.kind == "path", allow_read_only=allow_read_only)
+    check_destination(path, inputs=inputs, folder=info.kind == "path" and info.folder, allow_read_only=allow_read_only)
 
 
 def model_inputs(model_set: ModelSet) -> list[str]:

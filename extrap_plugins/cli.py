@@ -291,7 +291,7 @@ def _check_output(args: argparse.Namespace, options: dict[str, object]) -> None:
         raise InputError(f"exporter {info.name!r} writes files: give it an output path with -o")
     if args.output is not None:
         with _read_only_flag():
-            check_destination(args.output, inputs=args.inputs, folder=info.kind == "path",
+            check_destination(args.output, inputs=args.inputs, folder=info.kind == "path" and info.folder,
                               allow_read_only=args.overwrite_read_only, writes=f"the {info.name} exporter's files")
     _check_modeler(args)
 

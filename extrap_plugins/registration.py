@@ -246,6 +246,10 @@ class ExporterInfo:
     extensions : tuple of str
         Other file extensions ``-o`` chooses this exporter by (the formats it also writes: ``plot``'s ``.svg``
         and ``.pdf``).
+    folder : bool
+        With ``kind="path"``: whether ``-o`` may name a folder the exporter writes its files into (``plot``);
+        False for an exporter that writes one file itself (``extra-p``), so that a folder, or a name ending in
+        ``/``, is refused before any reading or modelling.
     options : mapping of option name to help text
         The exporter's own ``--export-option`` keys (not the common four),
         each with one line of help; ``extrap-plugins plugins NAME`` shows them.
@@ -258,3 +262,4 @@ class ExporterInfo:
     extension: str = ""
     options: Mapping[str, str] = field(default_factory=dict)
     extensions: tuple[str, ...] = ()
+    folder: bool = True

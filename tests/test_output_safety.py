@@ -515,16 +515,20 @@ def test_an_option_of_one_file_ending_with_a_slash_writes_no_file(tmp_path, caps
     assert list(tmp_path.iterdir()) == []
 
 
-def test_an_extra_p_archive_onto_a_folder_is_refused_before_it_is_written(measurements, tmp_path, capsys, host,
-                                                                         monkeypatch):
-    # it was written whole beside the folder, then said as "adir: Is a directory" when the rename failed
+def test_an_extra_p_archive_onto_a_folder_is_refused_before_anything_is_read(tmp_path, capsys, host, monkeypatch):
+    # it was written whole beside the folder, then said as "adir: Is a directory" when the rename failed; then it
+    # was refused after modelling (the extra-p exporter, of kind "path", was taken for one that writes a folder),
+    # and "new/" was written as a file called "new"
     folder = tmp_path / "adir"
     folder.mkdir()
     (folder / "mine.txt").write_text("mine")
     monkeypatch.chdir(tmp_path)
-    assert run(capsys, measurements, "--export", "extra-p", "-o", "adir") == (
-        2, "extrap-plugins: error: adir: is a folder; give a file name\n")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["adir", "in.jsonl"]
+    missing = tmp_path / "not-read.jsonl"  # the output is refused first: this input is never looked at
+    for output, said in [("adir", "adir: is a folder; this exporter writes one file"),
+                         (".", ".: is a folder; this exporter writes one file"),
+                         ("new/", "new/: ends with /, so it names a folder, and -o writes one file; give a file name")]:
+        assert run(capsys, missing, "--export", "extra-p", "-o", output) == (2, f"extrap-plugins: error: {said}\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["adir"]
     assert [p.name for p in folder.iterdir()] == ["mine.txt"]
 
 

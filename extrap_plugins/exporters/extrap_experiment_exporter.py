@@ -62,6 +62,7 @@ def extrap_exporters() -> list[ExporterInfo]:
             "the models and their measurements as an Extra-P 4 experiment (extrap --experiment FILE)",
             kind="path",
             extension=".extra-p",
+            folder=False,  # one file, written by the exporter itself (a zip archive)
         )
     ]
 
