@@ -225,6 +225,9 @@ class Judgement:
     ruled_out : ndarray of bool, shape (n_series, n_hyp)
         Where the plausibility rule removed every hypothesis that fits :data:`CLEARLY_BETTER` than the
         chosen one (positive data only), those hypotheses; nothing elsewhere.
+    lack_any : ndarray, shape (n_series,)
+        The smallest lack of fit of any hypothesis, plausible or not: how closely some PMNF function follows the
+        values (a straight line falling to zero is ruled out, yet follows them).
     """
 
     index: np.ndarray
@@ -234,6 +237,7 @@ class Judgement:
     misfit_dof: np.ndarray | None = None
     lack: np.ndarray | None = None
     ruled_out: np.ndarray | None = None
+    lack_any: np.ndarray | None = None
 
 
 def penalty(n_coef: np.ndarray, n_points: int) -> np.ndarray:
@@ -369,6 +373,7 @@ def judge(y: np.ndarray, rss: np.ndarray, n_coef: np.ndarray, fitted_min: np.nda
         n_coef = np.broadcast_to(n_coef, rss.shape)
         dof = n_points - n_coef
         per_dof = np.where(plausible & (dof > 0), rss / np.maximum(dof, 1), np.inf)
+        lack_any = np.min(np.where(ok & (dof > 0), rss / np.maximum(dof, 1), np.inf), axis=1)
         tightest = np.argmin(per_dof, axis=1)
         lack = per_dof[np.arange(n_s), tightest]
         lack_dof = dof[np.arange(n_s), tightest]
@@ -427,7 +432,7 @@ def judge(y: np.ndarray, rss: np.ndarray, n_coef: np.ndarray, fitted_min: np.nda
     with np.errstate(all="ignore"):
         misfit = np.where(np.isfinite(noise_variance) & (noise_variance > 0), lack / noise_variance, np.nan)
     return Judgement(index=index, spread=spread, mixed=mixed[np.arange(n_s), index], misfit=misfit,
-                     misfit_dof=lack_dof.astype(np.float64), lack=lack, ruled_out=ruled_out)
+                     misfit_dof=lack_dof.astype(np.float64), lack=lack, ruled_out=ruled_out, lack_any=lack_any)
 
 
 def misfitting(misfit: np.ndarray, misfit_dof: np.ndarray, noise_dof: np.ndarray) -> np.ndarray:

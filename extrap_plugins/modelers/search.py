@@ -325,11 +325,14 @@ def evidence_search(
         misfit[start : start + chunk] = judged.misfit
         misfit_dof[start : start + chunk] = judged.misfit_dof
         # The trend against the criterion's yardstick: the noise, or where larger the smallest lack of fit
-        # (chi-square units where the noise is known, relative variance elsewhere).
+        # (chi-square units where the noise is known, relative variance elsewhere).  Where the repetitions tell the
+        # noise, the lack of fit of any hypothesis, plausible or not: values falling in a straight line towards 0
+        # (every fit that follows them ruled out) were said to "jump or scatter" against the lack of the mean.
         pooled = np.maximum(np.where(np.isfinite(variance[start : start + chunk]), variance[start : start + chunk],
                                      0.0), evidence.PRECISION)
         with np.errstate(all="ignore"):
-            yardstick = np.where(known, pooled * np.fmax(judged.lack, 1.0), judged.lack)
+            lack = np.where(np.isfinite(judged.lack_any), judged.lack_any, judged.lack)
+            yardstick = np.where(known, pooled * np.fmax(lack, 1.0), judged.lack)
         clear_trend[start : start + chunk] = evidence.trend_of(x, y, yardstick)
         # Only where the chosen model misses the measurements beyond the repetitions' noise (the F test of the
         # misfit step): with 1 or 2 repetitions, fits of noise by hypotheses ruled out were clearly better by

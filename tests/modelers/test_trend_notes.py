@@ -110,3 +110,20 @@ def test_one_point_of_a_single_run_keeps_the_trend_notes(shared_data):
         "is the constant: no hypothesis that describes them is plausible",
     )
     assert messages == [f"reg [metr]: {note}" for note in model.warnings]
+
+
+def test_values_falling_in_a_straight_line_towards_zero_are_said_to_fall_not_to_scatter():
+    # 207 - 1.5 p, measured 3 times at p = 2 ... 64 (1 % noise): every fit that follows them reaches 0 at p = 138
+    # and is ruled out; the model worse than the mean is the mean, and the note said the values "jump or scatter"
+    rng = np.random.default_rng(2)
+    p = np.repeat([2.0, 4, 8, 16, 32, 64], 3)
+    values = (207 - 1.5 * p) * (1 + rng.uniform(-0.01, 0.01, p.size))
+    e = extrap_plugins.Experiment.from_columns(["p"], callpath="k", metric="time", coordinates=p[:, None],
+                                               value=values)
+    (model,), messages = _model_and_warnings(e)
+    assert model.terms == ()
+    assert model.warnings[0] == ("the values fall 1.83-fold from p=2 to p=64 (203.8 to 111.6), but the model is the "
+                                 "constant: no hypothesis that describes them is plausible")
+    assert model.warnings[1].startswith("the 34 hypotheses that fit the measurements clearly better predict 0 or less")
+    assert not any("jump or scatter" in note for note in model.warnings)
+    assert messages == [f"k [time]: {note}" for note in model.warnings]
