@@ -404,7 +404,7 @@ def _where_implausible(x: np.ndarray, blocks: np.ndarray, hypothesis: np.ndarray
     beyond = np.geomspace(high, high * evidence.REFERENCE[-1], 400) if high > 0 else np.zeros(0)
     grid = np.unique(np.concatenate([inside, beyond]))
     with np.errstate(all="ignore"):
-        columns = evaluate_blocks(grid, blocks)[:, np.asarray(hypothesis, dtype=np.int64)]
+        columns = evaluate_blocks(grid, blocks[np.asarray(hypothesis, dtype=np.int64)])  # its own blocks only
         values = coefficients[0] + columns @ coefficients[1 : 1 + len(hypothesis)]
     below = np.flatnonzero(~(values > 0))
     if below.size:
