@@ -391,6 +391,17 @@ def evidence_search(
     return fit
 
 
+@functools.lru_cache(maxsize=64)
+def _implausible_grid(low: float, high: float) -> np.ndarray:
+    """Where :func:`_where_implausible` looks: 200 values from ``low`` to ``high``, 400 from there to 100x it (one
+    grid for every hypothesis of every series with those values; read-only)."""
+    inside = np.linspace(low, high, 200)
+    beyond = np.geomspace(high, high * evidence.REFERENCE[-1], 400) if high > 0 else np.zeros(0)
+    grid = np.unique(np.concatenate([inside, beyond]))
+    grid.flags.writeable = False
+    return grid
+
+
 def _where_implausible(x: np.ndarray, blocks: np.ndarray, hypothesis: np.ndarray, coefficients: np.ndarray,
                        trend: int) -> tuple[float, bool]:
     """Where a hypothesis ruled implausible goes wrong: the first value of the parameter, from the smallest
@@ -400,9 +411,7 @@ def _where_implausible(x: np.ndarray, blocks: np.ndarray, hypothesis: np.ndarray
     ``hypothesis`` holds its block indices, ``coefficients`` the constant (0 without one) and one per block.
     """
     low, high = float(np.min(x)), float(np.max(x))
-    inside = np.linspace(low, high, 200)
-    beyond = np.geomspace(high, high * evidence.REFERENCE[-1], 400) if high > 0 else np.zeros(0)
-    grid = np.unique(np.concatenate([inside, beyond]))
+    grid = _implausible_grid(low, high)
     with np.errstate(all="ignore"):
         columns = evaluate_blocks(grid, blocks[np.asarray(hypothesis, dtype=np.int64)])  # its own blocks only
         values = coefficients[0] + columns @ coefficients[1 : 1 + len(hypothesis)]
