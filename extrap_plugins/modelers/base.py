@@ -340,7 +340,7 @@ class PMNFModeler:
         n_series, n_points = Y.shape
         n_params = X.shape[1]
         notes = list(notes)
-        active, usable = [], []
+        active, usable, few = [], [], []
         for param, name in enumerate(names):
             values = np.unique(X[:, param])
             if values.size == 1:
@@ -350,11 +350,8 @@ class PMNFModeler:
                 usable.append(np.zeros(config.blocks.shape[0], dtype=bool))
                 continue
             active.append(param)
-            if values.size < MIN_VALUES:
-                notes.append(
-                    f"parameter {name} has only {values.size} distinct values; at least {MIN_VALUES} "
-                    f"are needed for a trustworthy model"
-                )
+            if values.size < MIN_VALUES:  # one note for all of them, where the first one's was
+                few.append((name, values.size, len(notes)))
             mask = usable_blocks(values, config.blocks)
             has_logs = config.blocks[:, 1] != 0
             if values.min() < 1 and has_logs.any():
@@ -366,6 +363,7 @@ class PMNFModeler:
             if lost:
                 notes.append(f"parameter {name} has {lost}")
             usable.append(mask)
+        _add_few_values_note(notes, few)
         for a, b in confounded(X, active):
             active.remove(b)
             notes.append(
@@ -789,6 +787,30 @@ numbers, with their factorizations some 300 MB at 200 points (a 5 × 5 grid has 
 WHOLE_SEARCH_GAIN = 0.25
 """The share of the hierarchical model's unexplained variation (1 − adjusted R²) the whole search's model may leave
 at most to replace it: a clear gain, not a closer fit of the noise."""
+
+def few_values_note(few: list[tuple[str, int]]) -> str:
+    """The note for parameters with fewer than :data:`MIN_VALUES` distinct values: one line for all of them (three
+    parameters of 3 values gave three lines for the same series).
+
+    >>> few_values_note([("p", 4)])
+    'parameter p has only 4 distinct values; at least 5 are needed for a trustworthy model'
+    >>> few_values_note([("x", 3), ("y", 3), ("z", 4)])
+    'parameters x, y and z have only 3, 3 and 4 distinct values; at least 5 are needed for a trustworthy model'
+    """
+    need = f"at least {MIN_VALUES} are needed for a trustworthy model"
+    if len(few) == 1:
+        (name, count), = few
+        return f"parameter {name} has only {count} distinct values; {need}"
+    names = ", ".join(name for name, _ in few[:-1]) + f" and {few[-1][0]}"
+    counts = ", ".join(str(count) for _, count in few[:-1]) + f" and {few[-1][1]}"
+    return f"parameters {names} have only {counts} distinct values; {need}"
+
+
+def _add_few_values_note(notes: list[str], few: list[tuple[str, int, int]]) -> None:
+    """Insert :func:`few_values_note` for ``few`` (name, count, where its note went) where the first one's went."""
+    if few:
+        notes.insert(few[0][2], few_values_note([(name, count) for name, count, _ in few]))
+
 
 WORSE_THAN_THE_MEAN = ("no hypothesis describes the measurements better than their mean (they jump or scatter, "
                        "as a step does): the model is the mean")

@@ -34,6 +34,18 @@ def test_fewer_than_five_values_warn_and_still_give_an_honest_model():
     assert model.predict([100.0]) == pytest.approx(203.0)
 
 
+def test_several_parameters_of_few_values_are_one_note(shared_data):
+    # Score-P's multi_parameter set (x, y, z = 3 values each): three notes for the same 28 series, one a parameter
+    e = extrap_plugins.read(str(shared_data / "cube" / "extrap" / "multi_parameter"), reader="cube")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        models = extrap_plugins.model(e, host=PluginHost(autoload=False), executor="serial")
+    note = "parameters x, y and z have only 3, 3 and 3 distinct values; at least 5 are needed for a trustworthy model"
+    assert all(m.warnings[0] == note for m in models.models)
+    assert not any("distinct values" in w for m in models.models for w in m.warnings[1:])
+    assert [str(w.message).count("distinct values") for w in caught if "distinct values" in str(w.message)] == [1]
+
+
 @pytest.mark.parametrize("n_points, n_terms", [(3, 1), (2, 0), (1, 0)])
 def test_very_few_points_limit_the_number_of_terms(n_points, n_terms):
     p = [2, 4, 8][:n_points]
