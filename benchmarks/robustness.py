@@ -226,14 +226,17 @@ FEW = (4, 2)
 designs of real studies (RELeARN's lines: 4 values, 2 repetitions)."""
 
 
+VARIANTS = ("few", "spikes", "spike1", "partial", "single")
+"""The rows' suffixes (``2p-inside-10-spikes``); a row's functions are drawn with its suffix's number (1, 2, ...)."""
+
+
 def make_row(name, n, seed):
     m, cls, noise, *variant = name.split("-")
     m, noise = int(m[0]), float(noise) / 100.0
-    few, spikes, spike1 = variant == ["few"], variant == ["spikes"], variant == ["spike1"]
-    partial, single = variant == ["partial"], variant == ["single"]
-    rng = np.random.default_rng([seed, m, CLASSES.index(cls), int(round(noise * 1000))] + ([1] if few else [])
-                                + ([2] if spikes else []) + ([3] if spike1 else []) + ([4] if partial else [])
-                                + ([5] if single else []))
+    kind = variant[0] if len(variant) == 1 and variant[0] in VARIANTS else ""
+    few, spikes, spike1, partial, single = (kind == v for v in VARIANTS)
+    rng = np.random.default_rng([seed, m, CLASSES.index(cls), int(round(noise * 1000))]
+                                + ([VARIANTS.index(kind) + 1] if kind else []))
     row = Row(name, m, cls, noise, NAMES[:m])
     reps = FEW[1] if few else 1 if spike1 or single else PARTIAL[0] if partial else REPS
     for _ in range(n):

@@ -257,16 +257,13 @@ def check_destination(path: str | os.PathLike, *,
         if not folder:
             raise InputError("is a folder; this exporter writes one file", path)
         parent = target
-    elif _names_folder(name):  # 'results/': as the shell's '> results/', never a file called results
-        if not folder:
-            raise InputError(f"ends with /, so it names a folder, and {option} writes one file; give a file name",
-                             path)
-        if os.path.lexists(target):
-            raise InputError("is not a folder, though the / at its end names one; it is not replaced", path)
-        parent = os.path.dirname(target) or "."
-        if not os.path.isdir(parent):
-            raise InputError("the folder for the output does not exist", path)
     else:
+        if _names_folder(name):  # 'results/': as the shell's '> results/', never a file called results
+            if not folder:
+                raise InputError(f"ends with /, so it names a folder, and {option} writes one file; give a file "
+                                 "name", path)
+            if os.path.lexists(target):
+                raise InputError("is not a folder, though the / at its end names one; it is not replaced", path)
         parent = os.path.dirname(target) or "."
         if not os.path.isdir(parent):
             raise InputError("the folder for the output does not exist", path)

@@ -521,7 +521,7 @@ def _show(entry) -> str:
         text = json.dumps(entry)
     except (TypeError, ValueError):
         text = repr(entry)
-    return text if len(text) <= SHOWN else text[: SHOWN - 1] + "…"
+    return cut(text)
 
 
 #: How many characters of the file's own text a message quotes at most.

@@ -832,10 +832,11 @@ class _Rows:
         for layouts in shapes.values():
             self._shape(layouts)
 
-    def _callpath(self, record: dict, index: int) -> str | None:
-        """The record's call path, None where it gives no values (counted), or an error kept (:attr:`errors`)."""
+    def _callpath(self, record: dict, index: int, count: int = 1) -> str | None:
+        """The call path of ``record`` (number ``index``; of ``count`` records alike, a layout's), None where it
+        gives no values (counted), or an error kept (:attr:`errors`)."""
         if record.get(_SPOT_CHANNEL, _REGION_PROFILE) != _REGION_PROFILE:
-            self.other_channel += 1
+            self.other_channel += count
             return None
         try:
             callpath = callpath_of(record, self.source)
@@ -843,7 +844,7 @@ class _Rows:
             self.errors.append((index, -1, error))
             return None
         if callpath is None:
-            self.outside += 1
+            self.outside += count
         return callpath
 
     def _selected(self, callpath: str) -> bool:
@@ -859,17 +860,8 @@ class _Rows:
         values of all a column at a time."""
         kept, codes = [], []
         for layout in layouts:
-            if layout.base.get(_SPOT_CHANNEL, _REGION_PROFILE) != _REGION_PROFILE:
-                self.other_channel += len(layout.index)
-                continue
-            try:
-                callpath = callpath_of(layout.base, self.source)
-            except InputError as error:
-                self.errors.append((layout.index[0], -1, error))
-                continue
-            if callpath is None:
-                self.outside += len(layout.index)
-            elif self._selected(callpath):
+            callpath = self._callpath(layout.base, layout.index[0], len(layout.index))
+            if callpath is not None and self._selected(callpath):
                 kept.append(layout)
                 codes.append(self.codes.setdefault(callpath, len(self.codes)))
         if not kept:
@@ -954,13 +946,13 @@ class _Rows:
             raise min(self.errors, key=lambda error: error[:2])[2]
         names = list(dict.fromkeys(metric.name for _, metric in self.wanted))
         metric_code = np.array([names.index(metric.name) for _, metric in self.wanted] or [0], dtype=np.int64)
+        none = (np.zeros(0, np.int64), 0, np.zeros(0, np.int64), np.zeros(0))  # a run of no values: one empty part
         parts = self.parts + [(np.array([i]), position, code, np.array([value]))
-                              for i, position, code, value in self.one]
-        record = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, np.int64)
-        position = np.concatenate([np.full(len(p[0]), p[1]) for p in parts]) if parts else np.zeros(0, np.int64)
-        callpath = np.concatenate([np.broadcast_to(np.asarray(p[2], dtype=np.int64), len(p[0])) for p in parts]) \
-            if parts else np.zeros(0, np.int64)
-        values = np.concatenate([p[3] for p in parts]) if parts else np.zeros(0)
+                              for i, position, code, value in self.one] or [none]
+        record = np.concatenate([p[0] for p in parts])
+        position = np.concatenate([np.full(len(p[0]), p[1], dtype=np.int64) for p in parts])
+        callpath = np.concatenate([np.broadcast_to(np.asarray(p[2], dtype=np.int64), len(p[0])) for p in parts])
+        values = np.concatenate([p[3] for p in parts])
         order = np.lexsort((position, record))
         callpath, metric, values = callpath[order], metric_code[position[order]], values[order]
         totals: dict[tuple, list[tuple[float, object]]] = {}

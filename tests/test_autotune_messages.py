@@ -72,38 +72,43 @@ def test_a_saved_run_without_its_reason_is_reported_without_one(tmp_path):
     assert "<tr><td>1</td><td>p=1</td><td>1</td><td>1</td><td></td></tr>" in report
 
 
-@pytest.mark.parametrize("name", [autotune.REPORT, autotune.MODELS])
-def test_a_folder_where_a_report_goes_is_named_before_anything_runs(tmp_path, name):
-    # beside the state file of an earlier loop: the loop measured its runs and then ended with IsADirectoryError
-    # (autotune.html, exit status 1) or "is a folder; this exporter writes one file" (models.html)
+def earlier_loop(tmp_path):
+    """A folder with the state file of a loop that ran no round yet."""
     folder = tmp_path / "runs"
     folder.mkdir()
     (folder / autotune.STATE).write_text(json.dumps({"format": autotune.FORMAT, "parameters": ["p"], "rounds": []}))
-    (folder / name).mkdir()
+    return folder
+
+
+def refused_before_any_run(folder) -> str:
+    """The error of a loop into ``folder`` that is refused before it measures anything (asserted)."""
     measure, measured = write_runs(lambda p: 3.0 + p), []
     with pytest.raises(InputError) as error:
         autotune.autotune({"p": [1, 2, 4, 8, 16]}, [], folder, budget="50%", progress=False,
                           measure_runs=lambda runs, where: measured.append(runs) or measure(runs, where))
-    assert str(error.value) == (f"{folder / name}: is a folder; the loop writes its report there as one file: move "
-                                f"it away, or give another -o folder")
     assert not measured
+    return str(error.value)
+
+
+@pytest.mark.parametrize("name", [autotune.REPORT, autotune.MODELS])
+def test_a_folder_where_a_report_goes_is_named_before_anything_runs(tmp_path, name):
+    # beside the state file of an earlier loop: the loop measured its runs and then ended with IsADirectoryError
+    # (autotune.html, exit status 1) or "is a folder; this exporter writes one file" (models.html)
+    folder = earlier_loop(tmp_path)
+    (folder / name).mkdir()
+    assert refused_before_any_run(folder) == (f"{folder / name}: is a folder; the loop writes its report there as one "
+                                              f"file: move it away, or give another -o folder")
 
 
 def test_a_state_file_this_user_may_not_write_is_named_before_anything_runs(tmp_path, monkeypatch):
     # the rule of files.is_read_only (no write bit, or another user's file): the loop checked the write bits
     # only, so another user's state file stopped it after a round had run
-    folder = tmp_path / "runs"
-    folder.mkdir()
-    (folder / autotune.STATE).write_text(json.dumps({"format": autotune.FORMAT, "parameters": ["p"], "rounds": []}))
+    folder = earlier_loop(tmp_path)
     asked = []
     monkeypatch.setattr(autotune, "is_read_only", lambda path: asked.append(path) or path.name == autotune.STATE)
-    measure, measured = write_runs(lambda p: 3.0 + p), []
-    with pytest.raises(InputError) as error:
-        autotune.autotune({"p": [1, 2, 4, 8, 16]}, [], folder, budget="50%", progress=False,
-                          measure_runs=lambda runs, where: measured.append(runs) or measure(runs, where))
-    assert str(error.value) == (f"{folder / autotune.STATE}: is read-only; the loop keeps its state and reports "
-                                f"here: make it writable")
-    assert asked == [folder / autotune.STATE] and not measured
+    assert refused_before_any_run(folder) == (f"{folder / autotune.STATE}: is read-only; the loop keeps its state "
+                                              f"and reports here: make it writable")
+    assert asked == [folder / autotune.STATE]
 
 
 def test_a_state_file_of_another_version_is_not_resumed_as_this_one(tmp_path):

@@ -7,30 +7,19 @@ starts from the product's base design (the lines and the point off them)."""
 
 from __future__ import annotations
 
-import importlib.util
 import pathlib
 import re
-import sys
 
 import numpy as np
 import pytest
+from benchmark_helpers import benchmark_module
 
 from extrap_plugins import design
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-
-
 @pytest.fixture(scope="module")
 def bench():
-    sys.path.insert(0, str(ROOT / "benchmarks"))  # design.py imports its sibling _gpr
-    try:
-        spec = importlib.util.spec_from_file_location("extrap_design_benchmark", ROOT / "benchmarks" / "design.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module
-        spec.loader.exec_module(module)
+    with benchmark_module("design.py", "extrap_design_benchmark") as module:  # design.py imports its sibling _gpr
         yield module
-    finally:
-        sys.path.remove(str(ROOT / "benchmarks"))
 
 
 def test_relearn_is_the_generic_case_of_its_file(bench, shared_data):
@@ -291,11 +280,7 @@ def test_ours_with_auto_new_repeats_the_base_and_buys_single_runs_beyond_it(benc
 def test_a_realistic_case_draws_functions_as_the_robustness_benchmark(bench):
     """``--case realistic``: the same seed draws the same functions; every function's runs stay within its own
     noise level (0 to 40 %, more than one level in the set) of each other, and every truth is positive."""
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        import robustness
-    finally:
-        sys.path.remove(str(ROOT / "benchmarks"))
+    import robustness  # (benchmarks/ is on the import path while the bench fixture is in use)
     case = bench.realistic_case(12, 3)
     assert case.values.shape == (12, 25, 4) and case.names == ["p", "s"]
     np.testing.assert_array_equal(case.eval_point, [128, 60])

@@ -9,29 +9,17 @@ series without a usable prediction counts as a miss, not as nothing."""
 
 from __future__ import annotations
 
-import importlib.util
-import pathlib
-import sys
 
 import numpy as np
 import pytest
+from benchmark_helpers import benchmark_module
 
 import extrap_plugins
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-
-
 @pytest.fixture(scope="module")
 def real():
-    sys.path.insert(0, str(ROOT / "benchmarks"))  # real.py imports its sibling accuracy
-    try:
-        spec = importlib.util.spec_from_file_location("extrap_real_benchmark", ROOT / "benchmarks" / "real.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module
-        spec.loader.exec_module(module)
+    with benchmark_module("real.py", "extrap_real_benchmark") as module:  # real.py imports its sibling accuracy
         yield module
-    finally:
-        sys.path.remove(str(ROOT / "benchmarks"))
 
 
 def test_relearn_holds_out_each_parameter_and_the_corner(real, shared_data):

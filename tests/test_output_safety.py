@@ -405,7 +405,7 @@ def as_nobody(*argv: str, groups: Sequence[int] = ()) -> tuple[int, str]:
     root): (status, stderr).
 
     The child is forked, not started, with the modules the command needs imported first: a Python installed in a
-    folder of root's alone (``/root/.pyenv``) cannot be started, nor its modules imported, by nobody."""
+    folder of root's alone (a pyenv in root's home) cannot be started, nor its modules imported, by nobody."""
     import io
     import json
     import sys
