@@ -24,7 +24,7 @@ from .exporters.json_exporter import JSON_VERSION, JSON_VERSIONS
 from .exporters.text_exporter import WARNINGS_LISTED
 from .extrapolation import SORT_KEYS
 from .interrupts import terminate_as_interrupt
-from .options import Parser, guess_type, parse_share, split_values
+from .options import Parser, guess_type, one_line, parse_share, split_values
 from .plugins import get_host
 
 PLOT_STYLES = ("lines", "heatmap")
@@ -281,8 +281,12 @@ def _check_output(args: argparse.Namespace, options: dict[str, object]) -> None:
     """What ``model`` can check before reading anything (a mistake there would be said only after all the reading
     and modelling): the exporter exists, takes these option names (:func:`extrap_plugins.api.check_export_options`)
     and, if it writes files, has ``-o``; ``-o`` itself (``api.check_output``, with messages that name the exporter
-    and the flags of ``model``); the modeler exists."""
+    and the flags of ``model``); the modeler exists; ``--jobs`` is not given to the serial executor."""
     from .files import check_destination
+
+    if args.executor == "serial" and args.jobs is not None:  # (it was left unused, without a word)
+        raise InputError(f"--jobs {args.jobs} applies to --executor process, mpi or auto; serial runs everything in "
+                         "this process")
 
     host = get_host()
     info = host.exporter(args.export)
@@ -705,6 +709,8 @@ def parse_params(pairs: Sequence[str]) -> dict[str, list[float]]:
             numbers = []
         if not sep or not name or not numbers:
             raise InputError(f"--param {pair!r}: expected NAME=V1,V2,... with numbers, such as p=4,8,16,32,64")
+        if not name.isprintable():  # (a line break pasted in: the plan's table broke at it)
+            raise InputError(f"--param {pair!r}: the name {name!r} holds a line break or another control character")
         if name in params:
             raise InputError(f"--param {name} is given twice; list all its values once")
         if len(set(numbers)) != len(numbers):  # as `run` says: a typo more often than not
@@ -901,11 +907,29 @@ def _encodable_stdout() -> None:
         reconfigure(errors="backslashreplace")
 
 
+NOT_EMPTY = ("reader", "target", "cost", "processes", "size", "along", "metric", "time_metric", "scratch", "mpiexec",
+             "title")
+"""Options (by their ``dest``) whose value given as '' was taken for the option left out (``--target ''`` took the
+default target, ``--reader ''`` chose by the file's name, ``--mpiexec ''`` the default launcher)."""
+
+
+def refuse_empty_values(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """An option of :data:`NOT_EMPTY` given as '' is refused by its command's parser, as a value of the wrong type
+    is: ``argument --target: expected P=V,..., got ''``."""
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    command = commands.choices[args.command]
+    for action in command._actions:
+        if action.dest in NOT_EMPTY and action.option_strings and getattr(args, action.dest, None) == "":
+            command.error(f"argument {'/'.join(action.option_strings)}: expected "
+                          f"{action.metavar or action.dest.upper()}, got ''")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI: errors become one line on stderr and an exit status, never a traceback."""
     _encodable_stdout()
     parser = build_parser()
     args = parser.parse_args(argv)
+    refuse_empty_values(parser, args)
     if getattr(args, "output", None) == "-" and args.command not in FOLDER_OUTPUTS:
         args.output = None  # -o - is stdout, as the tools of a pipeline take it
     if args.command in ("requirements", "whatif", "efficiency", "compare") and args.export is None:
@@ -1005,5 +1029,5 @@ def _fail(args, message, status: ExitStatus, error: BaseException | None = None)
         import traceback
 
         traceback.print_exception(error or message)
-    sys.stderr.write(f"{PROG}: error: {message}\n")
+    sys.stderr.write(f"{PROG}: error: {one_line(message)}\n")  # (a value given with a newline in it: still one line)
     return int(status)

@@ -306,7 +306,12 @@ def _assigns(text: str, key: str) -> bool:
     return re.match(rf"\s*(?:{quoted})\s*[=.]", text) is not None
 
 
-def _read_toml(path: str | os.PathLike) -> _Toml:
+def _read_toml(path: str | os.PathLike, name: str) -> _Toml:
+    """The TOML file ``path`` that the argument ``name`` (``system``, ``machine``) gave."""
+    if not os.fspath(path).strip():  # (pathlib takes '' for '.', the current folder: ".: is a folder")
+        from .scaling import argument
+
+        raise InputError(f"{argument(name, os.fspath(path))}: expected the path of a TOML file")
     try:
         import tomllib
     except ModuleNotFoundError:  # Python 3.10
@@ -338,7 +343,7 @@ def load_system(path: str | os.PathLike) -> tuple[System, list[Upgrade]]:
         Not TOML, no ``[system]``, an unknown key, a value that is not a
         positive number, size or factor (the message names the file).
     """
-    document = _read_toml(path)
+    document = _read_toml(path, "system")
     where = os.fspath(path)
     unknown = [k for k in document if k not in ("system", "upgrades")]
     if unknown:

@@ -204,9 +204,14 @@ def load_plan(path: str | os.PathLike) -> Plan:
     ------
     InputError
         Not JSON, another format or version, or a run that lacks a parameter,
-        has a non-numeric value, fewer than one repetition or a negative cost.
+        has a non-numeric value, fewer than one repetition or a negative cost; an empty name or a folder.
     """
+    if not os.fspath(path).strip():  # (pathlib takes '' for '.', the current folder: ".: Is a directory")
+        raise InputError(f"plan {os.fspath(path)!r} (--plan): expected the path of a plan file (JSON, as suggest "
+                         "--export writes it)")
     path = pathlib.Path(path)
+    if path.is_dir():
+        raise InputError("is a folder; expected a plan file (JSON, as suggest --export writes it)", path)
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:

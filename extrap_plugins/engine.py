@@ -99,9 +99,11 @@ def input_paths(path: str | os.PathLike | Sequence[str | os.PathLike]) -> list[p
     Raises
     ------
     InputError
-        No input, one that does not exist, or one given twice (by any name, a hard link too).
+        No input, an empty name, one that does not exist, or one given twice (by any name, a hard link too).
     """
     given = [path] if isinstance(path, (str, os.PathLike)) else list(path)
+    if any(os.fspath(g) == "" for g in given):  # (pathlib takes '' for '.', the current folder)
+        raise InputError("an input is '', an empty name: give a file or folder of measurements")
     paths = [pathlib.Path(p) for p in given]
     if not paths:
         raise InputError("no input given")

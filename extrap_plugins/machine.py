@@ -241,7 +241,7 @@ def load_machine(path: str | os.PathLike) -> Machine:
         Not TOML, an unknown table or key, a value that is not a positive
         number, no resource at all (the message names the file).
     """
-    document = _read_toml(path)
+    document = _read_toml(path, "machine")
     where = os.fspath(path)
     unknown = [k for k in document if k not in ("machine", "rates", "latencies")]
     if unknown:
@@ -449,9 +449,7 @@ def calibrate(
     _check_time_metric(time_metric, metrics, experiment.source, required=True)
     machine = (machine or default_machine(metrics)).resolved(metrics, experiment.source)
     data = _series(experiment, measure)
-    names = [c.name for c in experiment.callpaths]
-    if callpaths:
-        names = [c for c in names if any(fnmatch.fnmatchcase(c, g) for g in callpaths)]
+    names = _selected([c.name for c in experiment.callpaths], callpaths, experiment.source)
     rows, times, owners = [], [], []
     for callpath in names:
         measured = data.get((callpath, time_metric))
@@ -728,9 +726,8 @@ def whatif(
         models = api.model(experiment, modeler, metrics=wanted, measure=measure, **model_options)
     point = _target(target, models.parameters)
     by_key = {(m.callpath, m.metric): m for m in models}
-    names = list(dict.fromkeys(m.callpath for m in models))
-    if callpaths:
-        names = [c for c in names if any(fnmatch.fnmatchcase(c, g) for g in callpaths)]
+    names = _selected(list(dict.fromkeys(m.callpath for m in models)), callpaths,
+                      models.source if experiment is None else experiment.source)
     negatives = _negative_series(models.experiment if models.experiment is not None else experiment)
     amount_metrics = [m for r in machine.resources for m in r.metrics]
     unknown = any(machine[name].unidentified is not None for name, factor in factors.items() if factor != 1)
@@ -832,6 +829,20 @@ def _check_time_metric(time_metric: str, metrics: Sequence[str], source: str | N
     if time_metric not in metrics and (required or time_metric != TIME_METRIC):
         raise InputError(f"--time-metric {time_metric}: no such metric; the metrics are {', '.join(metrics)}",
                          source or None)
+
+
+def _selected(names: Sequence[str], callpaths: Sequence[str], source: str | None) -> list[str]:
+    """The call paths of ``names`` the globs ``callpaths`` match (all without globs); none is an error naming the
+    globs, as ``model``'s (it was "nothing to calibrate: no call path has both 'time' and an amount of ...")."""
+    from .experiment import callpath_hint
+
+    if not callpaths:
+        return list(names)
+    chosen = [c for c in names if any(fnmatch.fnmatchcase(c, g) for g in callpaths)]
+    if not chosen:
+        raise InputError(f"no call path matches {', '.join(map(repr, callpaths))} (--callpath)"
+                         f"{callpath_hint(callpaths, names)}", source or None)
+    return chosen
 
 
 def _callpaths_argument(callpaths: Any) -> tuple[str, ...]:

@@ -1,6 +1,7 @@
 """Option values from text (command line, reader/exporter options, environment): one set of words and messages.
 
 ======================  ====================================================
+:func:`one_line`        an error message as one line of reasonable length
 :func:`parse_bool`      ``on/off``, ``true/false``, ``yes/no``, ``1/0``
 :func:`env_flag`        an environment variable read with :func:`parse_bool`
 :func:`parse_int`       a whole number in a range
@@ -24,11 +25,35 @@ import sys
 from numbers import Integral
 from typing import Sequence
 
-__all__ = ["TRUE", "FALSE", "parse_bool", "env_flag", "parse_int", "parse_fraction", "parse_share",
+__all__ = ["TRUE", "FALSE", "one_line", "parse_bool", "env_flag", "parse_int", "parse_fraction", "parse_share",
            "guess_type", "Parser"]
 
 TRUE = ("1", "true", "yes", "on")
 FALSE = ("0", "false", "no", "off")
+
+
+LONGEST_WORD = 300
+"""Characters of a word (no blank in it) an error message shows whole; a longer one is cut in its middle."""
+
+
+def one_line(message: str) -> str:
+    """An error message as one line of reasonable length: its control characters (a newline or a tab in a value
+    the user gave) as escapes, and a word of more than :data:`LONGEST_WORD` characters (a 100,000-character value
+    said back) cut in its middle, saying how much is left out.
+
+    >>> print(one_line("--size 'a" + chr(10) + "b': no such parameter"))
+    --size 'a\\nb': no such parameter
+    >>> shown = one_line("-o '" + "x" * 100_000 + "': is a folder")
+    >>> len(shown), shown[61:97]
+    (167, 'xx… (99,883 characters left out) …xx')
+    """
+    from .formatting import printable
+
+    def cut(match: re.Match) -> str:
+        word = match.group(0)
+        return f"{word[:60]}… ({len(word) - 120:,} characters left out) …{word[-60:]}"
+
+    return re.sub(rf"\S{{{LONGEST_WORD + 1},}}", cut, printable(str(message)))
 
 
 def parse_bool(value: object, name: str) -> bool:
@@ -164,7 +189,7 @@ class Parser(argparse.ArgumentParser):
         if message.startswith("argument ") and message.endswith(": expected one argument"):
             option = message[len("argument "):].split(":")[0].split("/")[0]
             message += f" (a value that starts with '-' is written {option}=VALUE)"
-        self.exit(2, f"{self.prog}: error: {message}; see {self.prog} --help\n")
+        self.exit(2, f"{self.prog}: error: {one_line(message)}; see {self.prog} --help\n")
 
     def parse_args(self, args=None, namespace=None):
         """As argparse's, but words no option takes are refused by the command they were given to, naming the
@@ -182,6 +207,7 @@ class Parser(argparse.ArgumentParser):
 
     def parse_known_args(self, args=None, namespace=None):
         words = sys.argv[1:] if args is None else list(args)
+        refuse_nul(self, words)
         if any(action.nargs == argparse.REMAINDER for action in self._actions if not action.option_strings):
             unknown = unknown_option_before_program(self, words)
             if unknown is not None:
@@ -191,6 +217,18 @@ class Parser(argparse.ArgumentParser):
                 self.error(f"unrecognized option '{unknown}' ({where}){hint}")
         return super().parse_known_args(words, namespace)
 
+
+
+def refuse_nul(parser: argparse.ArgumentParser, words: Sequence[str]) -> None:
+    """A word with a NUL byte is one line naming its option: no file name, value or program argument can hold one
+    (``main()`` called with it raised "ValueError: embedded null byte" where the word became a path or a launch)."""
+    for i, word in enumerate(words):
+        if "\0" in word:
+            option, attached, value = word.partition("=") if word.startswith("-") else ("", "", word)
+            if not attached:
+                option, value = (words[i - 1] if i and words[i - 1].startswith("-") else ""), word
+            where = f"argument {option}: " if option else ""
+            parser.error(f"{where}{value!r} holds a NUL byte, which no file name, value or argument can hold")
 
 
 NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")

@@ -621,3 +621,99 @@ def test_an_exporter_of_paths_writes_to_a_pipe_as_the_text_ones_do():
                             env={**os.environ, "EXTRAP_PLUGINS_NO_AUTOLOAD": "1"})
     assert result.returncode == 0, result.stderr
     assert "experiment.json" in zipfile.ZipFile(io.BytesIO(result.stdout)).namelist()
+
+
+NUL_SAID = "holds a NUL byte, which no file name, value or argument can hold; see extrap-plugins --help"
+
+
+@pytest.mark.parametrize(("argv", "said"), [
+    (["autotune", "--param", "p=1,2", "-o", "a\0b", "--", "python", "app.py"], f"argument -o: 'a\\x00b' {NUL_SAID}"),
+    (["autotune", "--param", "p=1,2", "-o", "runs", "--mpiexec-arg=a\0b", "--", "python", "app.py"],
+     f"argument --mpiexec-arg: 'a\\x00b' {NUL_SAID}"),
+    (["run", "--np", "1", "-o", "runs", "--", "python", "a\0b"], f"'a\\x00b' {NUL_SAID}"),
+    (["model", "in.jsonl", "--callpath=ma\0in"], f"argument --callpath: 'ma\\x00in' {NUL_SAID}"),
+], ids=["autotune-o", "mpiexec-arg", "program", "callpath"])
+def test_a_nul_byte_in_an_argument_is_one_line_naming_its_option(argv, said, capsys, tmp_path, monkeypatch):
+    # (no shell passes one, but main(argv) does: autotune's -o and --mpiexec-arg were "internal error: ValueError:
+    # embedded null byte", exit 1)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as ended:
+        main(argv)
+    assert (ended.value.code, capsys.readouterr().err) == (2, f"extrap-plugins: error: {said}\n")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_value_with_a_line_break_is_said_back_on_one_line(capsys, host):
+    # (the message put the value in as it is: "... neither the process count (a", then "b) nor ..." on a line of its
+    # own)
+    codesign = ROOT / "examples" / "codesign"
+    status = main(["requirements", str(codesign / "synthetic.jsonl"), "--system", str(codesign / "system.toml"),
+                   "--role", "memory=loads_stores", "--processes", "a\nb"])
+    assert (status, capsys.readouterr().err) == (2, (
+        "extrap-plugins: error: application 'synthetic': the memory model (main [loads_stores]) depends on p, which is "
+        "neither the process count (a\\nb) nor the problem size per process (n); name them with --processes and "
+        "--size\n"))
+
+
+@pytest.mark.parametrize("command", [["model", ""], ["efficiency", ""], ["compare", "", str(EXAMPLE)]])
+def test_an_empty_input_name_is_refused_not_read_as_the_current_folder(command, capsys, host, tmp_path, monkeypatch):
+    # ('' was pathlib's '.': the current folder was read, here a copy of the example, or "the folder is empty")
+    (tmp_path / "stencil.jsonl").write_bytes(EXAMPLE.read_bytes())
+    monkeypatch.chdir(tmp_path)
+    assert main([*command, "--progress", "off"]) == ExitStatus.BAD_INPUT
+    assert capsys.readouterr() == ("", "extrap-plugins: error: an input is '', an empty name: give a file or folder "
+                                       "of measurements\n")
+
+
+def test_a_value_of_100000_characters_is_said_back_cut_in_its_middle(capsys, host):
+    # (the error line quoted it whole: 100,000 characters and more on one line)
+    long = "x" * 100_000
+    cut = "x" * 59 + "… (99,882 characters left out) …" + "x" * 59
+    with pytest.raises(SystemExit) as ended:
+        main(["model", str(EXAMPLE), "--sort", long])
+    assert (ended.value.code, capsys.readouterr().err) == (2, (
+        f"extrap-plugins model: error: argument --sort: invalid choice: '{cut}' (choose from 'growth', 'target', "
+        "'share'); see extrap-plugins model --help\n"))
+    assert main(["model", str(EXAMPLE), "--target", long, "--progress", "off"]) == ExitStatus.BAD_INPUT
+    cut = "x" * 59 + "… (99,883 characters left out) …" + "x" * 58  # (of the word 'xxx...': with its colon)
+    assert capsys.readouterr().err == (f"extrap-plugins: error: target '{cut}': expected NAME=VALUE pairs separated "
+                                       "by commas, e.g. p=65536,n=1e6\n")
+
+
+def test_a_parameter_name_with_a_line_break_is_refused(capsys, host):
+    # (suggest planned for a parameter 'p\nq': its table broke in two at the name)
+    assert main(["suggest", "--param", "p\nq=1,2,4"]) == ExitStatus.BAD_INPUT
+    assert capsys.readouterr() == ("", "extrap-plugins: error: --param 'p\\nq=1,2,4': the name 'p\\nq' holds a line "
+                                       "break or another control character\n")
+
+
+@pytest.mark.parametrize(("argv", "said"), [
+    (["model", "{example}", "--reader", ""], "extrap-plugins model: error: argument --reader: expected READER"),
+    (["model", "{example}", "--target", ""], "extrap-plugins model: error: argument --target: expected P=V,..."),
+    (["efficiency", "{example}", "--processes", ""],
+     "extrap-plugins efficiency: error: argument --processes: expected NAME"),
+    (["compare", "{example}", "{example}", "--along", ""], "extrap-plugins compare: error: argument --along: expected "
+                                                           "NAME"),
+    (["suggest", "{example}", "--cost", ""], "extrap-plugins suggest: error: argument --cost: expected EXPR"),
+    (["model", "{example}", "--stream", "on", "--scratch", ""],
+     "extrap-plugins model: error: argument --scratch: expected DIR"),
+    (["run", "--np", "1", "--mpiexec", "", "--dry-run", "--", "python", "app.py"],
+     "extrap-plugins run: error: argument --mpiexec: expected PATH"),
+], ids=["reader", "target", "processes", "along", "cost", "scratch", "mpiexec"])
+def test_a_value_given_empty_is_refused_not_taken_for_the_option_left_out(argv, said, capsys, host, tmp_path,
+                                                                          monkeypatch):
+    # (each was exit 0: --reader '' chose by the file's name, --target '' took the default target, --mpiexec '' the
+    # default launcher, ... as if the option had not been given)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as ended:
+        main([word.replace("{example}", str(EXAMPLE)) for word in argv])
+    command = argv[0]
+    assert (ended.value.code, capsys.readouterr()) == (2, ("", f"{said}, got ''; see extrap-plugins {command} --help\n"))
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_jobs_for_the_serial_executor_is_refused_before_reading(capsys, host):
+    # (--executor serial --jobs 4 ran serially, the 4 left unused without a word)
+    assert main(["model", "missing.jsonl", "--executor", "serial", "--jobs", "4"]) == ExitStatus.BAD_INPUT
+    assert capsys.readouterr() == ("", "extrap-plugins: error: --jobs 4 applies to --executor process, mpi or auto; "
+                                       "serial runs everything in this process\n")

@@ -3,6 +3,8 @@ inputs means what was given (exact counts and sizes), a misspelt option is refus
 
 from __future__ import annotations
 
+import pathlib
+
 import numpy as np
 import pytest
 
@@ -142,3 +144,27 @@ def test_the_calibration_says_which_values_it_kept(tmp_path):
     assert lines[0] == "machine: processor (flop) 1e+09 /s, latency (messages_sent) 1e-05 s"
     assert lines[2] == ("calibrated on 5 measurements (non-negative least squares; processor as given): mean error "
                         "0.00%, max 0.00%")
+
+
+@pytest.mark.parametrize(("argv", "said"), [
+    (["requirements", "{data}", "--system", ""], "system '' (--system): expected the path of a TOML file"),
+    (["whatif", "{data}", "--machine", "", "--target", "p=64"], "machine '' (--machine): expected the path of a "
+                                                                 "TOML file"),
+])
+def test_a_system_or_machine_file_named_by_an_empty_name_is_refused_naming_its_option(argv, said, tmp_path, capsys,
+                                                                                       monkeypatch):
+    # ('' was pathlib's '.', the current folder: ".: is a folder; expected a TOML file")
+    monkeypatch.chdir(tmp_path)
+    data = pathlib.Path(__file__).resolve().parents[1] / "examples" / "codesign" / "synthetic.jsonl"
+    assert main([word.replace("{data}", str(data)) for word in argv]) == 2
+    assert capsys.readouterr().err == f"extrap-plugins: error: {said}\n"
+
+
+def test_a_callpath_glob_of_whatif_that_matches_nothing_is_said_as_models_is(capsys):
+    # (it was "nothing to calibrate: no call path has both 'time' and an amount of processor, ...", naming no glob)
+    codesign = pathlib.Path(__file__).resolve().parents[1] / "examples" / "codesign"
+    data = codesign / "synthetic.jsonl"
+    assert main(["whatif", str(data), "--machine", str(codesign / "machine.toml"), "--calibrate", "--target",
+                 "p=256,n=1.6e5", "--callpath", "[", "--callpath", "comp"]) == 2
+    assert capsys.readouterr().err == (f"extrap-plugins: error: {data}: no call path matches '[', 'comp' (--callpath); "
+                                       "the call paths are main->compute, main->exchange, main\n")

@@ -357,6 +357,20 @@ def test_bad_plan_files_are_rejected_with_the_reason(tmp_path, content, message)
     assert message in str(error.value)
 
 
+def test_a_plan_named_by_an_empty_name_or_a_folder_is_refused_naming_it(tmp_path, capsys, monkeypatch):
+    # ('' was pathlib's '.': "extrap-plugins: error: .: Is a directory", naming neither --plan nor a plan file)
+    from extrap_plugins.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "--plan", "", "--", "python", "app.py"]) == 2
+    assert capsys.readouterr().err == ("extrap-plugins: error: plan '' (--plan): expected the path of a plan file "
+                                       "(JSON, as suggest --export writes it)\n")
+    assert main(["run", "--plan", str(tmp_path), "--", "python", "app.py"]) == 2
+    assert capsys.readouterr().err == (f"extrap-plugins: error: {tmp_path}: is a folder; expected a plan file (JSON, "
+                                       "as suggest --export writes it)\n")
+    assert list(tmp_path.iterdir()) == []
+
+
 # ---------------------------------------------------------------- the CLI
 def test_suggest_prints_the_runs_and_exports_the_plan(host, tmp_path, capsys):
     target = tmp_path / "plan.json"

@@ -173,3 +173,21 @@ def test_malformed_instrument_records_are_exit_2(tmp_path, capsys, host, change,
     path = tmp_path / "app.extrap.jsonl"
     path.write_text(json.dumps(record) + "\n")
     assert run(capsys, path) == (2, f"extrap-plugins: error: {path}:1: {message}\n")
+
+
+def test_mistaken_command_lines_of_every_command_are_a_result_or_one_line_naming_the_mistake(shared_data):
+    """A seeded sample of ``benchmarks/fuzz.py --arguments`` (two mistakes of each command, run as ``python -m
+    extrap_plugins`` on copies of real inputs): exit 0, 2 or (``run``, ``autotune``) 4, never exit 1, a traceback, a
+    hang or a changed input; each exit 2 one line naming the option or the value."""
+    import random
+
+    fuzz = _fuzz()
+    rng = random.Random(14)
+    sample = [call for command in fuzz.ARGUMENT_BASES
+              for call in rng.sample([c for c in fuzz.argument_calls(command) if c.description != "as given"], 2)]
+    outcomes = fuzz.arguments(0, 14, sys.executable, timeout=60, chosen=sample)
+    bad = [f"{o.call.command}: {o.call.description}: {o.outcome} (exit {o.status}): {o.stderr.strip()[-300:]}"
+           for o in outcomes if o.outcome in ("internal", "hang", "modified") or not fuzz.names_its_option(o)]
+    assert bad == []
+    assert len(outcomes) == 18 and {o.call.command for o in outcomes} == set(fuzz.ARGUMENT_BASES)
+    assert "exit 2" in {o.outcome for o in outcomes}

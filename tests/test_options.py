@@ -41,3 +41,16 @@ def test_a_list_of_values_may_end_with_a_comma(text, values):
 def test_a_value_left_out_between_commas_is_refused(text):
     with pytest.raises(ValueError, match="^a value is missing between commas$"):
         split_values(text)
+
+
+def test_an_error_message_is_one_line_of_reasonable_length():
+    """Control characters a value brought in are escapes (a newline in --processes split the error in two lines);
+    a word past LONGEST_WORD characters (a 100,000-character value said back) is cut in its middle."""
+    from extrap_plugins.options import one_line
+
+    assert one_line("the process count (a\nb\tc\0)") == "the process count (a\\nb\\tc\\x00)"
+    assert one_line("main->計算 ok") == "main->計算 ok"
+    word = "'" + "x" * 100_000 + "':"
+    assert one_line(f"-o {word} is a folder") == ("-o '" + "x" * 59 + "… (99,883 characters left out) …" + "x" * 58
+                                                  + "': is a folder")
+    assert one_line("/" + "d" * 299 + " stays") == "/" + "d" * 299 + " stays"  # (a long path of 300 stays whole)
