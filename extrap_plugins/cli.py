@@ -281,12 +281,15 @@ def _check_output(args: argparse.Namespace, options: dict[str, object]) -> None:
     """What ``model`` can check before reading anything (a mistake there would be said only after all the reading
     and modelling): the exporter exists, takes these option names (:func:`extrap_plugins.api.check_export_options`)
     and, if it writes files, has ``-o``; ``-o`` itself (``api.check_output``, with messages that name the exporter
-    and the flags of ``model``); the modeler exists; ``--jobs`` is not given to the serial executor."""
+    and the flags of ``model``); the modeler exists; ``--scratch`` is a folder, also where the input is then read
+    without streaming.  Options of a mode not chosen are taken without a word: a job script that varies
+    ``--stream`` or ``--executor`` keeps its ``--scratch`` and ``--jobs``."""
     from .files import check_destination
 
-    if args.executor == "serial" and args.jobs is not None:  # (it was left unused, without a word)
-        raise InputError(f"--jobs {args.jobs} applies to --executor process, mpi or auto; serial runs everything in "
-                         "this process")
+    if args.scratch is not None:  # (a file, /dev/full or a folder that does not exist was left unused)
+        from .streaming import check_scratch
+
+        check_scratch(args.scratch)
 
     host = get_host()
     info = host.exporter(args.export)

@@ -855,10 +855,10 @@ def _block_tasks(catalogue: Catalogue, size: int, instance, measure: str, modele
         )
 
 
-@contextlib.contextmanager
-def scratch_folder(scratch: str | os.PathLike | None = None) -> Iterator[str]:
-    """A fresh folder for the runs' columns inside ``scratch``, removed afterwards; also when SIGTERM (a batch
-    job's time limit) ends the command, which it ends as Ctrl-C does while the folder exists."""
+def check_scratch(scratch: str | os.PathLike | None = None) -> tuple[pathlib.Path, str]:
+    """The folder streamed runs go into (``scratch``, else ``$EXTRAP_PLUGINS_SCRATCH``, else the system's temporary
+    folder) and how messages name it; an error if it is no folder.  ``model`` checks it before reading, also when
+    it then reads without streaming: a mistyped ``--scratch`` is said at once, not on the first large input."""
     from_variable = not scratch and bool(os.environ.get(SCRATCH_VARIABLE))
     parent = pathlib.Path(scratch or os.environ.get(SCRATCH_VARIABLE) or tempfile.gettempdir())
     named = f"the scratch folder (from ${SCRATCH_VARIABLE})" if from_variable else "the scratch folder"
@@ -867,6 +867,14 @@ def scratch_folder(scratch: str | os.PathLike | None = None) -> Iterator[str]:
             raise InputError(f"is {'a file' if parent.is_file() else 'not a folder'}; {named} must be a folder",
                              parent)
         raise InputError(f"{named} does not exist", parent)
+    return parent, named
+
+
+@contextlib.contextmanager
+def scratch_folder(scratch: str | os.PathLike | None = None) -> Iterator[str]:
+    """A fresh folder for the runs' columns inside ``scratch``, removed afterwards; also when SIGTERM (a batch
+    job's time limit) ends the command, which it ends as Ctrl-C does while the folder exists."""
+    parent, named = check_scratch(scratch)
     try:
         folder = tempfile.mkdtemp(prefix=SCRATCH_PREFIX, dir=parent)
     except OSError as error:

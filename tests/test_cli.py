@@ -712,8 +712,19 @@ def test_a_value_given_empty_is_refused_not_taken_for_the_option_left_out(argv, 
     assert list(tmp_path.iterdir()) == []
 
 
-def test_jobs_for_the_serial_executor_is_refused_before_reading(capsys, host):
-    # (--executor serial --jobs 4 ran serially, the 4 left unused without a word)
-    assert main(["model", "missing.jsonl", "--executor", "serial", "--jobs", "4"]) == ExitStatus.BAD_INPUT
-    assert capsys.readouterr() == ("", "extrap-plugins: error: --jobs 4 applies to --executor process, mpi or auto; "
-                                       "serial runs everything in this process\n")
+def test_a_scratch_folder_that_is_no_folder_is_refused_before_reading_also_without_streaming(capsys, host, tmp_path):
+    # (--scratch /dev/full, a file or a folder that does not exist was left unused without a word where the input
+    # was small enough to read in memory, and said only on the first input large enough to stream)
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("mine\n")
+    assert main(["model", "missing.jsonl", "--scratch", str(a_file)]) == ExitStatus.BAD_INPUT
+    assert capsys.readouterr() == ("", f"extrap-plugins: error: {a_file}: is a file; the scratch folder must be a "
+                                       "folder\n")
+    assert main(["model", "missing.jsonl", "--scratch", str(tmp_path / "nowhere")]) == ExitStatus.BAD_INPUT
+    assert capsys.readouterr().err == (f"extrap-plugins: error: {tmp_path / 'nowhere'}: the scratch folder does not "
+                                       "exist\n")
+    assert a_file.read_text() == "mine\n"
+    # a folder is taken, and the small input read in memory (--stream off too: a job script keeps its --scratch)
+    assert main(["model", str(EXAMPLE), "--scratch", str(tmp_path), "--stream", "off", "--callpath",
+                 "main->setup"]) == ExitStatus.OK
+    assert "main->setup" in capsys.readouterr().out
