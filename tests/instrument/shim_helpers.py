@@ -7,6 +7,8 @@ import os
 import pathlib
 import subprocess
 import sys
+import time
+from typing import Callable
 
 from extrap_plugins.experiment import Experiment
 
@@ -30,6 +32,33 @@ def mpi_program(mpiexec: list[str], name: str, processes: int, folder: pathlib.P
     """Run ``tests/instrument/programs/<name>.py`` on ``processes`` ranks."""
     command = [*mpiexec[:1], "-n", str(processes), *mpiexec[1:], sys.executable, str(PROGRAMS / f"{name}.py"), *args]
     return run_program(command, folder, **environment)
+
+
+def when_said(monkeypatch, words: str, action: Callable[[], object]) -> None:
+    """Make the sweep call ``action`` once it has said a line holding ``words`` (its progress lines, such as
+    ``still running after 1 s``): a test acts at a point of the launch's own clock, or holds that clock (the next
+    line and ``--timeout`` come no earlier than ``action`` returns) until the program has got somewhere."""
+    from extrap_plugins.instrument import sweep
+
+    say = sweep._say
+
+    def saying(message: str) -> None:
+        say(message)
+        if words in message:
+            action()
+
+    monkeypatch.setattr(sweep, "_say", saying)
+
+
+def wait_for(condition: Callable[[], bool], seconds: float = 60) -> bool:
+    """Wait until ``condition()`` holds, at most ``seconds``; whether it does (inside the sweep, a wait that ends
+    without raising lets the sweep end its launch, and the test's assertions say what went wrong)."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
+    return True
 
 
 def records(path: pathlib.Path) -> list[dict]:

@@ -6,6 +6,8 @@ it (``instrument/sweep.py``).  The program is a stand-in that writes a real Scor
 from __future__ import annotations
 
 import pathlib
+import re
+import shutil
 import sys
 import warnings
 
@@ -96,25 +98,42 @@ def test_autotune_drives_a_score_p_program_and_its_models_are_those_of_model(mpi
 def test_a_repetition_that_failed_for_good_leaves_its_gap_and_the_loop_measures_the_next(
         mpiexec, tmp_path, shared_data, no_extrap_environment, capsys):
     # every point's first repetition (r0) gone, its second (r1) measured: the reader renumbered r1 to 0, the loop
-    # planned repetition 1 again and again, the sweep skipped it as measured, and 61 rounds measured nothing
+    # planned repetition 1 again and again, the sweep skipped it as measured, and 61 rounds measured nothing.
+    # The r1 profiles are put where a sweep with --repetitions 2 leaves them (its launches are tested above)
     folder = tmp_path / "runs"
     command = [sys.executable, FAKE, _profile(shared_data)]
-    values = ["--param", "n=10,25,50,100,250"]
-    assert sweep.main(["--np", "1,2", *values, "--repetitions", "2", "-o", str(folder), "--", *command]) == 0
-    for first in folder.glob("fake_scorep.*.r0"):
-        for path in first.iterdir():
-            path.unlink()
-        first.rmdir()
+    for p in (1, 2):
+        for n in (10, 25, 50, 100, 250):
+            profile = sweep.scorep_folder(sweep.data_file(folder, command), sweep.Launch(p, (("n", str(n)),), 1))
+            profile.mkdir(parents=True)
+            shutil.copyfile(_profile(shared_data, str(n)), profile / sweep.SCOREP_PROFILE)
     experiment = extrap_plugins.read(folder)
     assert sorted(set(experiment.repetition.tolist())) == [1]  # the folders' own numbers
-    capsys.readouterr()
     result = autotune.autotune({"p": [1, 2], "n": [10, 25, 50, 100, 250]}, command, folder, budget="90%",
                                tolerance="0.1%", metrics=["time"])
-    assert len(result.rounds) <= 3, [r.status for r in result.rounds]
-    # the copies of one profile repeat exactly: a further repetition narrows no interval, so none is planned (which
-    # repetition a gap leaves next is tested in test_design.py, with noisy repetitions numbered from 1)
-    assert "repetition 1" not in capsys.readouterr().err
-    assert not list(folder.glob("fake_scorep.*.r0"))
+    err = capsys.readouterr().err
+    said = (f"rounds: {[(r.number, r.status, r.runs) for r in result.rounds]}; unmeasured: {result.unmeasured}\n"
+            f"stderr:\n{err}")
+    # Whether a round repeats a point at all is a knife edge (the copies of one profile repeat exactly: one more
+    # narrows the widest printed interval by 0.1 %, or by nothing, as the models come out; it has gone both ways
+    # from one commit to the next), so what is asserted holds whatever the loop plans: it ends by its rule, every
+    # round but the verdict measured runs the folder shows, and a point's runs go on after its r1, leaving the gap
+    # r0 (which repetition a gap leaves next is tested in test_design.py, with noisy repetitions numbered from 1)
+    assert result.status in ("done", "budget", "exhausted"), said
+    assert all(r.runs for r in result.rounds[:-1]) and not result.rounds[-1].runs, said
+    assert result.unmeasured == {}, said
+    numbers: dict[tuple[int, int], list[int]] = {}
+    for run in (run for r in result.rounds for run in r.runs):
+        first = run.get("first_repetition", 0)
+        point = (int(run["point"]["p"]), int(run["point"]["n"]))
+        numbers.setdefault(point, []).extend(range(first, first + run["repetitions"]))
+    for (p, n), repetitions in numbers.items():
+        assert sorted(repetitions) == list(range(2, 2 + len(repetitions))), said
+        assert all((folder / f"fake_scorep.p{p}.n{n}.r{k}" / "profile.cubex").is_file() for k in repetitions), said
+    launched = sorted(int(k) for k in re.findall(r"^extrap-plugins run: \[\d+/\d+\] .* repetition (\d+): ok", err,
+                                                  re.MULTILINE))
+    assert launched == sorted(k for repetitions in numbers.values() for k in repetitions), said
+    assert not list(folder.glob("fake_scorep.*.r0")), said
 
 
 def test_the_files_run_and_autotune_write_beside_the_runs_are_those_readers_pass_by():

@@ -15,7 +15,7 @@ import pytest
 import extrap_plugins
 from extrap_plugins.errors import ExitStatus, ExtrapWarning
 from extrap_plugins.instrument import sweep
-from shim_helpers import PROGRAMS, clean_environment, records
+from shim_helpers import PROGRAMS, clean_environment, records, wait_for, when_said
 
 
 
@@ -80,6 +80,9 @@ def test_sigterm_to_a_job_with_one_hung_rank_leaves_every_ranks_measurements(mpi
 def test_a_sweep_timeout_keeps_the_measurements_of_the_launch(mpiexec, tmp_path, no_extrap_environment, capsys,
                                                               monkeypatch):
     monkeypatch.setattr(sweep, "STILL_RUNNING", 1.0)  # (a minute in use)
+    # the sweep's clock is held at its first line until every rank has measured its setup (a loaded machine starts
+    # the ranks slowly, 1.5 s at a load of 10 on two cores): --timeout ends the launch only after that
+    when_said(monkeypatch, "still running after 1 s", lambda: wait_for((tmp_path / "ready").exists))
     status = sweep.main(["--np", "2", "--timeout", "4", "-o", str(tmp_path), "--", sys.executable,
                          str(PROGRAMS / "long.py"), str(tmp_path / "ready")])
     assert status == ExitStatus.RUNS_FAILED
@@ -143,9 +146,13 @@ def test_sigterm_to_the_sweep_ends_the_launch_group(mpiexec, tmp_path, no_extrap
     _, err = runner.communicate(timeout=60)
     assert runner.returncode == 130, err
     assert "extrap-plugins: interrupted" in err
-    time.sleep(0.5)
-    leftover = subprocess.run(["pgrep", "-f", str(tmp_path / "ready")], capture_output=True, text=True).stdout
-    assert leftover.strip() == ""  # no mpiexec, no rank left running
+    # no mpiexec, no rank left running (long.py runs until it is ended); a rank may still be writing its
+    # measurements when the runner has returned, so they are given time to end (a fixed 0.5 s before: little on a
+    # loaded machine)
+    def leftover() -> str:
+        return subprocess.run(["pgrep", "-f", str(tmp_path / "ready")], capture_output=True, text=True).stdout.strip()
+
+    assert wait_for(lambda: not leftover(), seconds=30), leftover()
     fragments = sorted(tmp_path.glob("long.*.rank*.extrap.jsonl"))
     assert len(fragments) == 2
     # the launch was cut short: its measurements stay, but models skip them and `run` or `autotune` started again

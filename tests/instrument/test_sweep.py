@@ -11,7 +11,7 @@ import extrap_plugins
 from extrap_plugins import cli
 from extrap_plugins.errors import ExitStatus, ExtrapWarning
 from extrap_plugins.instrument import sweep
-from shim_helpers import PROGRAMS, line_of, records, run_program
+from shim_helpers import PROGRAMS, line_of, records, run_program, wait_for, when_said
 
 JACOBI = pathlib.Path(__file__).resolve().parents[2] / "examples" / "jacobi" / "jacobi.py"
 ITERATIONS, CHECK = 20, 5
@@ -139,12 +139,20 @@ def test_a_launch_that_hangs_is_ended_by_the_timeout(tmp_path, no_extrap_environ
 
 def test_a_long_launch_is_said_while_it_runs_with_where_its_output_goes(tmp_path, no_extrap_environment, capsys,
                                                                        monkeypatch):
-    monkeypatch.setattr(sweep, "STILL_RUNNING", 0.4)  # (a minute in use)
-    status = sweep.main(["--np", "1", "-o", str(tmp_path), "--", sys.executable, "-c", "import time; time.sleep(1.4)"])
+    # the launch ends once the second line is said, long before a third would be (at 4 s): it slept 1.4 s between
+    # lines at 0.4, 0.8 and 1.6 s, and a start and end slower than 0.2 s (0.15 s under mpiexec at a load of 9 on two
+    # cores) made a third line
+    monkeypatch.setattr(sweep, "STILL_RUNNING", 1.0)  # (a minute in use)
+    go = tmp_path / "go"
+    when_said(monkeypatch, "still running after 2 s", go.touch)
+    waits = ("import pathlib, sys, time\n"
+             "for _ in range(6000):  # a minute at most\n"
+             "    if pathlib.Path(sys.argv[1]).exists():\n        break\n    time.sleep(0.01)\n")
+    status = sweep.main(["--np", "1", "-o", str(tmp_path), "--", sys.executable, "-c", waits, str(go)])
     assert status == ExitStatus.RUNS_FAILED  # (it writes no measurements)
     said = [line for line in capsys.readouterr().err.splitlines() if "still running" in line]
     ends = f"(its output: {tmp_path / 'logs' / 'p1.r0.log'}; Ctrl-C stops the sweep; started again it resumes)"
-    assert said == [f"extrap-plugins run: [1/1] p=1 repetition 0: still running after {t} s {ends}" for t in (0.4, 0.8)]
+    assert said == [f"extrap-plugins run: [1/1] p=1 repetition 0: still running after {t} s {ends}" for t in (1, 2)]
 
 
 def test_a_program_that_writes_no_measurements_is_a_failed_run(tmp_path, no_extrap_environment, capsys):
@@ -327,17 +335,23 @@ with instrument.region("main"):
 
 
 def test_a_failed_run_s_summary_quotes_the_program_s_error_not_the_launcher_s_banner(
-        mpiexec, tmp_path, no_extrap_environment, capsys):
+        mpiexec, tmp_path, no_extrap_environment, capsys, monkeypatch):
     # rank 1 raises, rank 0 waits in the barrier until --timeout ends the launch; after the traceback the log has
     # the shim's note of the cut-short run, and MPICH's "YOUR APPLICATION TERMINATED ..." banner when the launcher
     # outlives a rank (not always)
+    # (a loaded machine starts the ranks slowly, 1.5 s at a load of 10 on two cores, and --timeout 3 could come
+    # before rank 1 has raised: the sweep's clock is held at its first "still running" line until the traceback is
+    # in the log)
     program = tmp_path / "crash.py"
     program.write_text(CRASHES_ON_RANK_1)
     runs = tmp_path / "runs"
+    log = runs / "logs" / "p2.r0.log"
+    monkeypatch.setattr(sweep, "STILL_RUNNING", 1.0)  # (a minute in use)
+    when_said(monkeypatch, "still running after 1 s",
+              lambda: wait_for(lambda: "ZeroDivisionError" in log.read_text()))
     status = sweep.main(["--np", "2", "--timeout", "3", "-o", str(runs), "--", sys.executable, str(program)])
     assert status == ExitStatus.RUNS_FAILED
     err = capsys.readouterr().err
-    log = runs / "logs" / "p2.r0.log"
     assert err[err.index("1 of 1 runs failed:"):].splitlines()[1:6] == [
         f"{sweep.PROG}:   p=2 repetition 0: still running after 3 s (--timeout); log: {log}",
         f"{sweep.PROG}:     the program's error (the first traceback in {log}):",
