@@ -910,29 +910,11 @@ def _encodable_stdout() -> None:
         reconfigure(errors="backslashreplace")
 
 
-NOT_EMPTY = ("reader", "target", "cost", "processes", "size", "along", "metric", "time_metric", "scratch", "mpiexec",
-             "title")
-"""Options (by their ``dest``) whose value given as '' was taken for the option left out (``--target ''`` took the
-default target, ``--reader ''`` chose by the file's name, ``--mpiexec ''`` the default launcher)."""
-
-
-def refuse_empty_values(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """An option of :data:`NOT_EMPTY` given as '' is refused by its command's parser, as a value of the wrong type
-    is: ``argument --target: expected P=V,..., got ''``."""
-    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    command = commands.choices[args.command]
-    for action in command._actions:
-        if action.dest in NOT_EMPTY and action.option_strings and getattr(args, action.dest, None) == "":
-            command.error(f"argument {'/'.join(action.option_strings)}: expected "
-                          f"{action.metavar or action.dest.upper()}, got ''")
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI: errors become one line on stderr and an exit status, never a traceback."""
     _encodable_stdout()
     parser = build_parser()
     args = parser.parse_args(argv)
-    refuse_empty_values(parser, args)
     if getattr(args, "output", None) == "-" and args.command not in FOLDER_OUTPUTS:
         args.output = None  # -o - is stdout, as the tools of a pipeline take it
     if args.command in ("requirements", "whatif", "efficiency", "compare") and args.export is None:

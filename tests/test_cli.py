@@ -687,31 +687,6 @@ def test_a_parameter_name_with_a_line_break_is_refused(capsys, host):
                                        "break or another control character\n")
 
 
-@pytest.mark.parametrize(("argv", "said"), [
-    (["model", "{example}", "--reader", ""], "extrap-plugins model: error: argument --reader: expected READER"),
-    (["model", "{example}", "--target", ""], "extrap-plugins model: error: argument --target: expected P=V,..."),
-    (["efficiency", "{example}", "--processes", ""],
-     "extrap-plugins efficiency: error: argument --processes: expected NAME"),
-    (["compare", "{example}", "{example}", "--along", ""], "extrap-plugins compare: error: argument --along: expected "
-                                                           "NAME"),
-    (["suggest", "{example}", "--cost", ""], "extrap-plugins suggest: error: argument --cost: expected EXPR"),
-    (["model", "{example}", "--stream", "on", "--scratch", ""],
-     "extrap-plugins model: error: argument --scratch: expected DIR"),
-    (["run", "--np", "1", "--mpiexec", "", "--dry-run", "--", "python", "app.py"],
-     "extrap-plugins run: error: argument --mpiexec: expected PATH"),
-], ids=["reader", "target", "processes", "along", "cost", "scratch", "mpiexec"])
-def test_a_value_given_empty_is_refused_not_taken_for_the_option_left_out(argv, said, capsys, host, tmp_path,
-                                                                          monkeypatch):
-    # (each was exit 0: --reader '' chose by the file's name, --target '' took the default target, --mpiexec '' the
-    # default launcher, ... as if the option had not been given)
-    monkeypatch.chdir(tmp_path)
-    with pytest.raises(SystemExit) as ended:
-        main([word.replace("{example}", str(EXAMPLE)) for word in argv])
-    command = argv[0]
-    assert (ended.value.code, capsys.readouterr()) == (2, ("", f"{said}, got ''; see extrap-plugins {command} --help\n"))
-    assert list(tmp_path.iterdir()) == []
-
-
 def test_a_scratch_folder_that_is_no_folder_is_refused_before_reading_also_without_streaming(capsys, host, tmp_path):
     # (--scratch /dev/full, a file or a folder that does not exist was left unused without a word where the input
     # was small enough to read in memory, and said only on the first input large enough to stream)
