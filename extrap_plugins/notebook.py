@@ -84,13 +84,15 @@ def to_dataframe(model_set: ModelSet, target: str | Mapping[str, float] | None =
 # ---------------------------------------------------------------------- text
 def model_set_text(model_set: ModelSet, options: dict[str, str] | None = None) -> str:
     """What ``print(models)`` shows: the table of the ``text`` exporter (``extrap-plugins model``'s output);
-    ``options`` as the exporter's (``target``, ``sort``, ``level``: what ``print(extrapolate(...))`` shows)."""
+    ``options`` as the exporter's (``target``, ``sort``, ``level``: what ``print(extrapolate(...))`` shows).  A
+    warning of many series points to their ``Model.warnings``, not to the command line's ``--export json``."""
     import io
 
+    from .engine import KEPT
     from .exporters.text_exporter import export_text
 
     out = io.StringIO()
-    export_text(model_set, out, dict(options or {}))
+    export_text(model_set, out, dict(options or {}), listed=KEPT)
     return out.getvalue()
 
 

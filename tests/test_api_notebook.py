@@ -34,3 +34,21 @@ def test_to_dataframe_has_the_validation_error_of_validated_models_as_the_csv_ex
     assert list(frame["validation_error"]) == [validated[0].validation] and validated[0].validation > 0
     assert "validation_error" in validated.to_dataframe("p=64").columns
     assert "validation_error" not in extrap_plugins.model(experiment).to_dataframe().columns
+
+
+def test_print_of_models_points_a_shared_warning_to_model_warnings_not_to_the_command_line(host):
+    # print(models) said "(--export json lists them all)", an option of the command line, to a Python user
+    import warnings
+
+    points = [1, 2, 1, 2]
+    experiment = extrap_plugins.Experiment.from_columns(
+        ["p"], callpath=[f"f{c}" for c in range(5) for _ in points], metric="time",
+        coordinates=[[p] for _ in range(5) for p in points], value=[1.0 + p for _ in range(5) for p in points])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        models = extrap_plugins.model(experiment, host=host)
+    assert str(models).endswith(
+        "\nwarnings:\n  f0 [time] and 4 more series (their Model.warnings say it): parameter p has only 2 distinct "
+        "values; at least 5 are needed for a trustworthy model\n")
+    assert all(model.warnings == ("parameter p has only 2 distinct values; at least 5 are needed for a trustworthy "
+                                  "model",) for model in models)

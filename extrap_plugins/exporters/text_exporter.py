@@ -25,12 +25,13 @@ def extrap_exporters() -> list[ExporterInfo]:
                          extension=".txt")]
 
 
-def export_text(model_set: ModelSet, out: IO[str], options: dict[str, str]) -> None:
+def export_text(model_set: ModelSet, out: IO[str], options: dict[str, str], listed: str = WARNINGS_LISTED) -> None:
     """One row per call path and metric: the human formula, adjusted R² and SMAPE.
 
     With a ``target`` or a ``sort`` the table gains the growth class, the
     values at the largest measured point (and the target, with its interval)
-    and the shares of parent and root.
+    and the shares of parent and root.  ``listed`` says where a warning's
+    series are all listed (``print(models)`` in Python: their ``Model.warnings``).
     """
     ranked, _ = from_options(model_set, options, "text")
     extended = ranked.target is not None or ranked.sort is not None
@@ -78,7 +79,7 @@ def export_text(model_set: ModelSet, out: IO[str], options: dict[str, str]) -> N
     if causes:
         out.write("\nwarnings:\n")
         for text, series in causes.items():
-            out.write(f"  {format_warned(series, text, WARNINGS_LISTED)}\n")
+            out.write(f"  {format_warned(series, text, listed)}\n")
 
 
 def _extrapolation_headers(ranked: Extrapolations) -> list[str]:
