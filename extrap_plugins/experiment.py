@@ -500,10 +500,8 @@ class Experiment:
             wanted = np.array([m.name in metrics for m in self.metrics], dtype=bool)
             keep &= wanted[self.metric_index]
         if callpaths:
-            wanted = np.array(
-                [any(fnmatch.fnmatchcase(c.name, pattern) for pattern in callpaths) for c in self.callpaths],
-                dtype=bool,
-            )
+            matched = set(matching(callpaths, [c.name for c in self.callpaths]))
+            wanted = np.array([c.name in matched for c in self.callpaths], dtype=bool)
             if not wanted.any():
                 raise InputError(f"{self._where()}no call path matches {', '.join(map(repr, callpaths))}"
                                  f"{callpath_hint(callpaths, [c.name for c in self.callpaths])}")
@@ -791,6 +789,15 @@ def _number_repetitions(callpath_index, metric_index, coordinates) -> np.ndarray
     rank = np.empty(n_rows, dtype=np.int32)
     rank[order] = np.arange(n_rows) - np.repeat(starts, run_length)
     return rank
+
+
+def matching(patterns: Sequence[str], names: Sequence[str]) -> list[str]:
+    """The ``names`` (call paths) any of the glob ``patterns`` (``main->*``) matches, in their order.
+
+    >>> matching(["main->*"], ["main", "main->a", "main->a->b"])
+    ['main->a', 'main->a->b']
+    """
+    return [name for name in names if any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)]
 
 
 def callpath_hint(patterns: Sequence[str], names: Sequence[str], shown: int = 5) -> str:

@@ -42,7 +42,6 @@ profile (:meth:`Machine.toml` writes why as a comment).
 
 from __future__ import annotations
 
-import fnmatch
 import math
 import os
 import warnings
@@ -834,11 +833,11 @@ def _check_time_metric(time_metric: str, metrics: Sequence[str], source: str | N
 def _selected(names: Sequence[str], callpaths: Sequence[str], source: str | None) -> list[str]:
     """The call paths of ``names`` the globs ``callpaths`` match (all without globs); none is an error naming the
     globs, as ``model``'s (it was "nothing to calibrate: no call path has both 'time' and an amount of ...")."""
-    from .experiment import callpath_hint
+    from .experiment import callpath_hint, matching
 
     if not callpaths:
         return list(names)
-    chosen = [c for c in names if any(fnmatch.fnmatchcase(c, g) for g in callpaths)]
+    chosen = matching(callpaths, names)
     if not chosen:
         raise InputError(f"no call path matches {', '.join(map(repr, callpaths))} (--callpath)"
                          f"{callpath_hint(callpaths, names)}", source or None)
