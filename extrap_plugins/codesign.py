@@ -51,7 +51,7 @@ import numpy as np
 
 from .codesign_output import is_size as _is_size, size_text as _size_text
 from .errors import ExtrapWarning, InputError
-from .experiment import Experiment
+from .experiment import Experiment, matching
 from .formatting import format_value, json_plain
 from .models import ModelSet
 
@@ -491,9 +491,8 @@ def requirement_function(models: ModelSet, metrics: Sequence[str], callpaths: Se
         elif callpaths is None:
             picked = [m for m in of_metric if "->" not in m.callpath]
         else:
-            import fnmatch
-
-            picked = [m for m in of_metric if any(fnmatch.fnmatchcase(m.callpath, g) for g in callpaths)]
+            kept = set(matching(callpaths, [m.callpath for m in of_metric]))
+            picked = [m for m in of_metric if m.callpath in kept]
         if not picked:
             where = "root call path" if callpaths is None else f"call path matching {', '.join(callpaths)}"
             raise InputError(f"{models.source or 'models'}: metric {metric!r} has no model at a {where}")

@@ -16,7 +16,6 @@ and :mod:`extrap_plugins.comparison` build on it.
 from __future__ import annotations
 
 import dataclasses
-import fnmatch
 import math
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -24,7 +23,7 @@ import numpy as np
 
 from .api import names_argument, paths_argument, read
 from .errors import InputError
-from .experiment import CALLPATH_SEPARATOR, RESOURCE_NAMES, Experiment
+from .experiment import CALLPATH_SEPARATOR, RESOURCE_NAMES, Experiment, matching
 from .formatting import described
 from .models import Factor, Model, ModelSet, Term
 from .options import parse_share
@@ -242,8 +241,8 @@ def selected_models(data: ModelSet, where: str, metrics: Sequence[str] = (), cal
     if not metrics and not callpaths:
         return data
     experiment = data.experiment.select(metrics=metrics, callpaths=callpaths)  # the errors name what there is
-    models = [m for m in data.models if (not metrics or m.metric in metrics)
-              and (not callpaths or any(fnmatch.fnmatchcase(m.callpath, pattern) for pattern in callpaths))]
+    kept = set(matching(callpaths, [m.callpath for m in data.models])) if callpaths else None
+    models = [m for m in data.models if (not metrics or m.metric in metrics) and (kept is None or m.callpath in kept)]
     return dataclasses.replace(data, models=models, experiment=experiment)
 
 
