@@ -74,7 +74,10 @@ def test_points_are_printed_as_given_and_repetitions_only_for_runs_planned(host,
 
 
 def test_the_plan_table_names_the_kernels_a_run_serves_one_a_line(host, shared_data, capsys):
-    # five LULESH call paths of 60-90 characters with their metrics made one "why" cell of 350 characters
+    # five LULESH call paths of 60-90 characters with their metrics made one "why" cell of 350 characters.  The
+    # figures are those of MPI wait times that jump from one job size to the next (one run each, intervals of
+    # hundreds of per cent); since single runs of one parameter are chosen by their own residuals the first
+    # kernel's interval is ±293.7% (was ±321.4%), it serves one kernel more, and the next run is at 64 (was 125)
     path = shared_data / "caliper" / "thicket" / "mpi_scaling_cali"
     assert main(["suggest", str(path)]) == ExitStatus.OK
     lines = capsys.readouterr().out.splitlines()
@@ -82,12 +85,12 @@ def test_the_plan_table_names_the_kernels_a_run_serves_one_a_line(host, shared_d
     indent = " " * lines[first].index("repetition 1: narrows ") + " " * len("repetition 1: narrows ")
     assert [line.rstrip() for line in lines[first:first + 5]] == [
         "1    27         1              27               51.7%           repetition 1: narrows "
-        "main->…->CalcForceForNodes->MPI_Waitall [Avg time/rank] ±321.4%→±301.2%",
-        f"{indent}main->…->LagrangeNodal->MPI_Waitall [Total time] ±164.3%→±152.0%",
-        f"{indent}main->…->CalcQForElems->MPI_Wait [Total time] ±293.9%→±288.3%",
-        f"{indent}+2 more",
-        "2    125        1              125              59.8%           repetition 1: narrows "
-        "main->…->CalcForceForNodes->MPI_Waitall [Avg time/rank] ±301.2%→±249.0%"]
+        "main->…->CalcForceForNodes->MPI_Waitall [Avg time/rank] ±293.7%→±279.9%",
+        f"{indent}main->…->LagrangeNodal->MPI_Waitall [Total time] ±165.1%→±152.1%",
+        f"{indent}main->…->CalcQForElems->MPI_Wait [Total time] ±260.0%→±253.2%",
+        f"{indent}+3 more",
+        "2    64         1              64               55.9%           repetition 1: narrows "
+        "main->…->CalcForceForNodes->MPI_Waitall [Avg time/rank] ±279.9%→±260.6%"]
     assert max(len(line.rstrip()) for line in lines[first:lines.index("", first)]) <= 160
     # Min time/rank and Max time/rank (minima and maxima over ranks) are judged only when named
     assert any(line.startswith("note: not judged unless named with --metric: Min time/rank, Max time/rank (")

@@ -610,7 +610,8 @@ WAITALL_Q = "main->lulesh.cycle->LagrangeLeapFrog->LagrangeElements->CalcQForEle
 
 @pytest.fixture(scope="module")
 def lulesh_max(shared_data):
-    """LULESH's Max time/rank, where a child's model outgrows its parent's (the new user's limiter at 1013.4 %)."""
+    """LULESH's Max time/rank, where a child's model outgrows its parent's (the new user's limiter at 1013.4 %, at
+    605.3 % with today's models)."""
     pytest.importorskip("caliperreader", reason="the caliper extra (caliper-reader) is not installed")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the modeler's quality warnings on these series
@@ -623,20 +624,29 @@ def shown_shares(text: str) -> list[float]:
 
 
 def test_the_limiter_passes_over_call_paths_whose_overhead_outgrows_their_parents(lulesh_max):
-    # the limiter named was WAITALL_NODAL, "1013.4% of the overhead": its overhead, 1.39e6, is ten times the whole
-    # program's, 1.372e5, as its model outgrows its parent's
+    # the limiter named was WAITALL_NODAL, "1013.4% of the overhead": its overhead, 1.39e6, was ten times the whole
+    # program's, 1.372e5, as its model outgrows its parent's.  Since single runs of one parameter are judged by
+    # their own residuals its model of C = jobsize · T is 1.613e-5 · jobsize^(5/2) · log2(jobsize)^2
+    # (was 6.728e-5 · jobsize^3; its runs scatter 0.045 to 11.8 s a rank), and it outgrows its parent still:
+    # 8.302e5, six times the whole program's 1.371e5
     result = lulesh_max
+    nodal = next(c for c in result.callpaths if c.callpath == WAITALL_NODAL)
+    assert round(nodal.own_overhead_share_target, 4) == 6.053  # the share it would be given: 605.3 %
     assert result.limiter.callpath == "main->lulesh.cycle->TimeIncrement->MPI_Allreduce"
     assert result.limiter.consistent and round(result.limiter.own_overhead_share_target, 4) == 0.2948
     assert not result.limiter.decided  # 4.044e4 ± 5.326e4: five runs say little of 2,744 ranks
     assert [(c.callpath, c.inconsistency) for c in result.passed_over] == [
-        (WAITALL_NODAL, "its overhead, 1.39e6, exceeds its parent's, 6.884e4"),
+        (WAITALL_NODAL, "its overhead, 8.302e5, exceeds its parent's, 6.884e4"),
         (WAITALL_Q, "its overhead, 3.549e5, exceeds its parent's, 2.755e4")]
     ranked = [c.consistent for c in result.callpaths]
-    assert ranked == [True] * 36 + [False] * 9  # the inconsistent ones after the others
+    # the inconsistent ones after the others: 9 before single runs were judged so, now also EvalEOSForElems,
+    # C = 9.746 · jobsize (was 4.757 · jobsize^(3/4) · log2(jobsize); its time a rank is flat, 9.0 … 12.9 s), above its parent
+    # ApplyMaterialPropertiesForElems, 4.803 · jobsize^(3/4) · log2(jobsize) on runs 1 % longer (the two shapes fit
+    # both series alike: relative RSS 0.071 against 0.064), and so that parent, its children above it
+    assert ranked == [True] * 34 + [False] * 11
     reasons = {c.callpath: c.inconsistency for c in result.callpaths if not c.consistent}
     assert reasons["main->lulesh.cycle->LagrangeLeapFrog->LagrangeNodal->CalcForceForNodes"] == (
-        "its modelled children's overhead, 1.46e6, exceeds its own, 6.884e4")
+        "its modelled children's overhead, 8.96e5, exceeds its own, 6.884e4")
     # main's model falls short of its children's within its uncertainty (1.351e5 ± 2.761e5), but theirs, 1.392e5,
     # is no more certain: it keeps its own
     assert reasons["main"] == "its modelled children's overhead, 1.392e5, exceeds its own, 1.351e5"
@@ -649,23 +659,24 @@ def test_no_report_shows_a_share_above_100_or_below_0_percent(lulesh_max):
     limiter = ("limiter: main->lulesh.cycle->TimeIncrement->MPI_Allreduce (29.5% of the overhead at jobsize=2744, own "
                "overhead 4.044e4 ± 5.326e4 (± 1.167e5 with the choice of model), within its uncertainty of zero; its "
                "overhead grows as O(jobsize)); passed "
-               f"over as inconsistent: {WAITALL_NODAL} (its overhead, 1.39e6, "
+               f"over as inconsistent: {WAITALL_NODAL} (its overhead, 8.302e5, "
                f"exceeds its parent's, 6.884e4), {WAITALL_Q} (its overhead, 3.549e5, exceeds its parent's, 2.755e4)")
     text = extrap_plugins.export_report(lulesh_max, "text")
     lines = text.splitlines()
     assert limiter in lines
-    assert all(0 <= share <= 1 for share in shown_shares(text)) and "1013.4%" not in text
+    # WAITALL_NODAL's share would be 605.3 % (1013.4 % before single runs were judged by their own residuals; the fixture's first test)
+    assert all(0 <= share <= 1 for share in shown_shares(text)) and "605.3%" not in text
     title = lines.index("overhead per call path at jobsize=2744 (overhead growth, overhead, work and E with its children), ranked by own share, so the limiter comes first; "
                         "those with inconsistent overhead after the others:")
     assert lines[title + 1].split()[-1] == "inconsistency"
     row = next(line for line in lines[title:] if line.startswith(WAITALL_NODAL + " "))
-    assert row.split()[1:3] == ["n/a", "n/a"] and row.endswith("its overhead, 1.39e6, exceeds its parent's, 6.884e4")
-    assert lines[-1].startswith("note: at jobsize=2744 the overhead of 9 call paths is inconsistent (where a call "
+    assert row.split()[1:3] == ["n/a", "n/a"] and row.endswith("its overhead, 8.302e5, exceeds its parent's, 6.884e4")
+    assert lines[-1].startswith("note: at jobsize=2744 the overhead of 11 call paths is inconsistent (where a call "
                                 "path's overhead exceeds its parent's or its children's exceeds its own, the models "
                                 "disagree: a parent's model may miss a term its children have, or a child's may have "
                                 "one too many): their shares are not given, the ranking puts them after the others and "
-                                f"the limiter passes them over: {WAITALL_NODAL} (its overhead, 1.39e6, exceeds its")
-    assert lines[-1].endswith("and 6 more (the table of call paths says why for each); total (--total) names the "
+                                f"the limiter passes them over: {WAITALL_NODAL} (its overhead, 8.302e5, exceeds its")
+    assert lines[-1].endswith("and 8 more (the table of call paths says why for each); total (--total) names the "
                               "call paths to trust for the total")
     document = json.loads(extrap_plugins.export_report(lulesh_max, "json"))
     assert document["limiter"] == "main->lulesh.cycle->TimeIncrement->MPI_Allreduce"
@@ -674,15 +685,15 @@ def test_no_report_shows_a_share_above_100_or_below_0_percent(lulesh_max):
     assert all(share is None or 0 <= share <= 1 for share in shares)
     first = next(c for c in document["callpaths"] if c["callpath"] == WAITALL_NODAL)
     assert first["own_overhead_share_target"] is None and first["overhead_share_target"] is None
-    assert first["inconsistency"] == "its overhead, 1.39e6, exceeds its parent's, 6.884e4"
-    assert first["overhead_target"] == pytest.approx(1.39e6, rel=1e-3)  # the model's overhead is still given
+    assert first["inconsistency"] == "its overhead, 8.302e5, exceeds its parent's, 6.884e4"
+    assert first["overhead_target"] == pytest.approx(8.302e5, rel=1e-3)  # the model's overhead is still given
     rows = list(csv.DictReader(io.StringIO(extrap_plugins.export_report(lulesh_max, "csv"))))
     row = next(r for r in rows if r["callpath"] == WAITALL_NODAL)
     assert row["own_overhead_share"] == row["overhead_share"] == "" and row["inconsistency"].startswith("its overhead")
     assert all(0 <= float(r[key]) <= 1 for r in rows if r["kind"] == "callpath"
                for key in ("own_overhead_share", "overhead_share") if r[key])
     page = extrap_plugins.export_report(lulesh_max, "html")
-    assert html.escape(limiter) in page and "1013.4%" not in page and "<th>inconsistency</th>" in page
+    assert html.escape(limiter) in page and "605.3%" not in page and "<th>inconsistency</th>" in page
     assert all(0 <= share <= 1 for share in shown_shares(page.split('<section id="callpaths">')[1]))
 
 
@@ -819,7 +830,11 @@ def test_weak_scaling_without_a_size_takes_the_size_per_process_as_fixed(shared_
     assert fixed.size is None and fixed.isoefficiency is None
     assert [r.efficiency for r in fixed.rows] == pytest.approx([r.efficiency for r in named.rows], rel=1e-12)
     assert all(r.efficiency == pytest.approx(fixed.rows[0].time / r.time, rel=1e-12) for r in fixed.rows)  # T(p0)/T
-    assert round(fixed.rows[-1].efficiency, 4) == 0.9477
+    # T(2744) = 53.38 s of 50.82 at p0: the total's root models of T, extrapolated eight-fold, add 2.6 s; it was
+    # 0.9477 (53.62 s) before single runs were judged so, mostly MPI_Comm_split's
+    # 1.494e-7 · jobsize^(4/3) · log2(jobsize)^2 (was 9.514e-7 · jobsize^(7/4): the two fit its five scattered runs,
+    # 1.5 to 26 ms, alike, relative RSS 0.95 against 0.92) giving 0.75 s at 2744 against 0.99
+    assert round(fixed.rows[-1].efficiency, 4) == 0.952
     # a model without a term in jobsize has no overhead, exactly: it said "exceeds its parent's, 1.455e-11"
     nodal = next(c for c in fixed.callpaths if c.callpath == "main->lulesh.cycle->LagrangeLeapFrog->LagrangeNodal")
     assert nodal.overhead_growth == "O(1)" and nodal.overhead_target == 0

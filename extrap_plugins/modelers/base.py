@@ -108,10 +108,11 @@ class Config:
     selection: str = "evidence"
     outlying_points: bool = True
     interior: bool = True
-    """Whether a single-parameter search keeps models of positive data positive between the measured values too
-    (:func:`~extrap_plugins.modelers.evidence.interior`); not for the lines of a multi-parameter model, whose terms
-    the combination refits and checks between the points itself (a noise kernel of RELeARN lost its line's term
-    there: 8.7 → 49.5 % off at the evaluation point)."""
+    """Whether the search is of a model of one parameter, not of a line of a multi-parameter one.  A model keeps
+    positive data positive between the measured values too (:func:`~extrap_plugins.modelers.evidence.interior`),
+    and judges single runs by their own residuals (:data:`~extrap_plugins.modelers.evidence.EXACT`).  A line does
+    neither: the combination refits its terms and checks between the points itself (a noise kernel of RELeARN lost
+    its line's term there: 8.7 → 49.5 % off at the evaluation point)."""
 
 
 @dataclass
@@ -539,8 +540,9 @@ class PMNFModeler:
         ``x`` (n_points,), ``Y`` (n_series, n_points), ``noise`` a :class:`regression.Noise`.
         """
         if config.selection == "evidence":
+            # a model of one parameter (interior): single runs are judged by their own residuals
             return evidence_or_cv(x, Y, blocks, usable, config.max_terms, config.criterion, config.improvement,
-                                  noise, interior=config.interior)
+                                  noise, interior=config.interior, own_residuals=config.interior)
         return full_search(x, Y, blocks, usable, config.max_terms, config.criterion, config.improvement, noise)
 
     def _second_opinion(self, single: SingleFit, x, Y, noise, config: Config) -> None:
@@ -568,7 +570,7 @@ class PMNFModeler:
         blocks = refined_blocks()
         part = None if noise is None else noise.take(chosen)
         other = refine(x, Y[chosen], part, blocks, np.ones(blocks.shape[0], dtype=bool), config.criterion,
-                       config.improvement)
+                       config.improvement, own_residuals=config.interior)
         other_lack = _relative_misfit(Y[chosen], single_values(other, evaluate_blocks(x, blocks)),
                                       other.n_terms + (other.coefficients[:, 0] != 0))
         multiples = np.max(x) * np.asarray(evidence.REFERENCE)
@@ -644,7 +646,8 @@ class PMNFModeler:
         part = tuple(None if v is None else np.asarray(v)[chosen] for v in variance)
 
         def search(x, Y_, noise_, blocks_, usable_, config_):
-            return refine(x, Y_, noise_, blocks_, usable_, config_.criterion, config_.improvement, config_.max_terms)
+            return refine(x, Y_, noise_, blocks_, usable_, config_.criterion, config_.improvement, config_.max_terms,
+                          own_residuals=config_.interior)
 
         other = self._multi(X, Y[chosen], part, active, usable, refined, [], names, single_search=search)
         other_fit = MultiFit(other.terms[:, :, active], other.coefficients, other.n_terms, np.zeros(chosen.size))

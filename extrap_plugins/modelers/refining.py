@@ -60,4 +60,5 @@ class RefiningModeler(PMNFModeler):
         )
 
     def _single(self, x, Y, noise, blocks, usable, config: Config) -> SingleFit:
-        return refine(x, Y, noise, blocks, usable, config.criterion, config.improvement, config.max_terms)
+        return refine(x, Y, noise, blocks, usable, config.criterion, config.improvement, config.max_terms,
+                      own_residuals=config.interior)

@@ -426,7 +426,8 @@ class Noise:
         Pooled relative variance of the fitted values: the mean over points of
         ``var(mean of repetitions) / value^2``; NaN where unknown.
     dof : ndarray, shape (n_series,)
-        Degrees of freedom of that estimate (repetitions minus one, summed).
+        Degrees of freedom of that estimate (repetitions minus one, summed); also where the repetitions agree
+        exactly (variance NaN): the data are exact.
     points : ndarray, shape (n_series, n_points), optional
         The relative variance of each point's value (NaN where unknown).
     """
@@ -454,7 +455,10 @@ class Noise:
             variance = np.nanmean(relative, axis=1)
         dof = np.sum(np.where(np.isfinite(relative), np.maximum(counts - 1, 0), 0), axis=1).astype(float)
         known = np.isfinite(variance) & (variance > 1e-24) & (dof > 0)
-        return cls(np.where(known, variance, np.nan), np.where(known, dof, 0.0), relative)
+        # Repetitions that agree exactly keep their degrees of freedom (the variance stays unknown): the data are
+        # exact, not of unknown noise (:data:`~extrap_plugins.modelers.evidence.EXACT`).
+        exact = np.isfinite(variance) & (variance <= 1e-24) & (dof > 0)
+        return cls(np.where(known, variance, np.nan), np.where(known | exact, dof, 0.0), relative)
 
 
 def explained_by_noise(

@@ -196,6 +196,7 @@ def evidence_search(
     noise: regression.Noise | None = None,
     no_constant: bool = True,
     interior: bool = True,
+    own_residuals: bool = False,
 ) -> SingleFit:
     """Every hypothesis of up to ``max_terms`` usable blocks, judged by :mod:`.evidence`.
 
@@ -204,7 +205,10 @@ def evidence_search(
     two or more terms with a constant.  Per stack one QR serves the group;
     per chunk of series one GEMM gives every fit, prediction and coefficient.
     Same parameters and result as :func:`full_search`, plus
-    :attr:`SingleFit.spread` and :attr:`SingleFit.mixed`.
+    :attr:`SingleFit.spread` and :attr:`SingleFit.mixed`.  ``own_residuals``:
+    series without repetitions are judged by their own residuals (a model of
+    one parameter; the lines of several keep the tightest fit's yardstick,
+    :data:`~extrap_plugins.modelers.evidence.EXACT`).
     """
     n_series, n_points = Y.shape
     columns = evaluate_blocks(x, blocks)
@@ -217,6 +221,7 @@ def evidence_search(
     variance = np.full(n_series, np.nan) if noise is None else noise.variance
     trend = evidence.trend_of(x, Y, variance)
     known_noise = np.isfinite(variance)
+    noise_dof = np.zeros(n_series) if noise is None else noise.dof
     point_variance = np.full(Y.shape, np.nan) if noise is None or noise.points is None else noise.points
     residual_op, screens, solvable = _evidence_operators(stacks, n_points)
     index = np.zeros(n_series, dtype=np.int64)
@@ -317,7 +322,8 @@ def evidence_search(
         chosen_rss = np.where(np.concatenate(allowed, axis=1), chosen_rss, np.inf)
         judged = evidence.judge(y, chosen_rss, n_coef[candidates], fitted_min, fitted_last,
                                 predictions, mix, np.where(known, 1.0, np.nan), trend[start : start + chunk],
-                                cost=cost[candidates])
+                                cost=cost[candidates],
+                                noise_dof=noise_dof[start : start + chunk] if own_residuals else None)
         index[start : start + chunk] = candidates[np.arange(n_c), judged.index]
         chosen_coefficients[start : start + chunk] = coefficient_rows[np.arange(n_c), judged.index]
         spread[start : start + chunk] = judged.spread
@@ -438,6 +444,7 @@ def evidence_or_cv(
     improvement: float,
     noise: regression.Noise | None = None,
     interior: bool = True,
+    own_residuals: bool = False,
 ) -> SingleFit:
     """:func:`evidence_search`, and :func:`full_search` for the series that are not PMNF plus noise.
 
@@ -450,7 +457,7 @@ def evidence_or_cv(
     series grows by the distance between the two choices' predictions.
     Parameters as :func:`full_search`.
     """
-    fit = evidence_search(x, Y, blocks, usable, max_terms, noise, interior=interior)
+    fit = evidence_search(x, Y, blocks, usable, max_terms, noise, interior=interior, own_residuals=own_residuals)
     if noise is None or fit.misfit is None:
         return fit
     odd = np.flatnonzero(evidence.misfitting(fit.misfit, fit.misfit_dof, noise.dof))

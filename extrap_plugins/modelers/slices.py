@@ -43,23 +43,25 @@ def _on_grid(values: np.ndarray, step: float) -> np.ndarray:
     return np.abs(values / step - np.round(values / step)) < 1e-6
 
 
-def refine(x, Y, noise, blocks, usable, criterion: str, improvement: float, max_terms: int = 1) -> SingleFit:
+def refine(x, Y, noise, blocks, usable, criterion: str, improvement: float, max_terms: int = 1,
+           own_residuals: bool = False) -> SingleFit:
     """One-term models on the continuous slices of ``blocks`` (:func:`refined_blocks`), for every series.
 
     The search of the ``refining`` modeler (:mod:`~extrap_plugins.modelers.refining`): every slice at
     :data:`COARSE`, then the neighbourhood of each slice's best at :data:`STEP`, judged by the evidence
-    criterion.  ``max_terms`` only pads the result's layout.
+    criterion.  ``max_terms`` only pads the result's layout; ``own_residuals`` as in
+    :func:`~extrap_plugins.modelers.search.evidence_search`.
     """
     a, b = blocks[:, 0], blocks[:, 1]
     coarse = (_on_grid(a, COARSE) & (b == np.round(b))) | ((a == 0) & _on_grid(b, COARSE))
     slices = [(b == j) & (a != 0) for j in (0.0, 1.0, 2.0)] + [a == 0]
-    fit = evidence_or_cv(x, Y, blocks, usable & coarse, 1, criterion, improvement, noise)
+    fit = evidence_or_cv(x, Y, blocks, usable & coarse, 1, criterion, improvement, noise, own_residuals=own_residuals)
     settled = np.zeros(Y.shape[0], dtype=bool) if fit.fallback is None else fit.fallback
     # The best coarse exponent of every slice (as Extra-P refines every slice) ...
     best = np.full((Y.shape[0], len(slices)), -1, dtype=np.int64)
     for k, members in enumerate(slices):
         if (usable & coarse & members).any():
-            part = evidence_search(x, Y, blocks, usable & coarse & members, 1, noise)
+            part = evidence_search(x, Y, blocks, usable & coarse & members, 1, noise, own_residuals=own_residuals)
             best[:, k] = np.where(part.n_terms > 0, part.blocks[:, 0], -1)
     # ... and the neighbourhood of each, at the fine step, judged together: all series with the same
     # coarse bests at once.
@@ -81,7 +83,7 @@ def refine(x, Y, noise, blocks, usable, criterion: str, improvement: float, max_
         if not near.any():
             continue
         part = None if noise is None else noise.take(members)
-        local = evidence_search(x, Y[members], blocks, usable & near, 1, part)
+        local = evidence_search(x, Y[members], blocks, usable & near, 1, part, own_residuals=own_residuals)
         # Two sources of model-choice uncertainty, added in quadrature: which slice and coarse exponent
         # (the first pass's spread, about all slices) and where within the neighbourhood (this pass's).
         fit.spread[members] = np.hypot(fit.spread[members], local.spread)
