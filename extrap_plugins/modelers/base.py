@@ -602,7 +602,7 @@ class PMNFModeler:
             seen.append((param, line, projected, singles[-1]))
             withhold_flat_runner_up(singles[-1], projected)  # its best one term is chosen by rounding
             if opinion:
-                self._second_opinion(singles[-1], line.values, projected, noise, config)
+                self._second_opinion(singles[-1], line.values, projected, noise, replace(config, interior=False))
         max_terms = max(config.max_terms, len(active)) + (SPARE_TERM if config.selection == "evidence" else 0)
         noise = regression.Noise.estimate(Y, *variance)
         for single in singles:

@@ -465,3 +465,25 @@ def test_exact_repetitions_are_exact_data_not_unknown_noise():
     assert np.isnan(noise.variance[0]) and noise.dof[0] == 6
     single = regression.Noise.estimate(Y, np.full((1, 3), np.nan), np.ones((1, 3)))
     assert np.isnan(single.variance[0]) and single.dof[0] == 0
+
+
+@pytest.mark.parametrize("modeler", ["default", "refining"])
+def test_only_models_of_one_parameter_judge_single_runs_by_their_own_residuals(monkeypatch, modeler):
+    # The lines of a model of several parameters, and their combination, keep the tightest fit's yardstick: judged
+    # by their own residuals too, RELeARN's single-run designs chose simpler models that missed the evaluation point.
+    # The refining modeler's search (the selector's committee uses it) had taken the rule into its lines.
+    given = []
+    judge = evidence.judge
+
+    def spy(*args, noise_dof=None, **kwargs):
+        given.append(noise_dof is not None)
+        return judge(*args, noise_dof=noise_dof, **kwargs)
+
+    monkeypatch.setattr(evidence, "judge", spy)
+    two = experiment(["p", "n"], grid([4, 8, 16, 32, 64], [10, 20, 30, 40, 50]),
+                     {"main": lambda p, n: 5 + 0.3 * p * n}, noise=0.02, seed=2)
+    model_quietly(two, modeler)
+    assert given and not any(given)
+    given.clear()
+    model_quietly(experiment(["p"], [4, 8, 16, 32, 64], {"main": lambda p: 15.0 * p}, noise=0.02, seed=2), modeler)
+    assert given and all(given)
