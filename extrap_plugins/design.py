@@ -1343,8 +1343,11 @@ def _suggest_uncertainty(space, grid, costs, measured_runs, order, rank, effecti
         return suggestion
     # A run that narrows no interval as printed is not planned (nor, repeating, one expected to narrow nothing: an
     # exact counter's value is known); ``next_run``: the run that fits and would come next then.
+    before = [k.deviations for k in assessment.kernels]
     runs, predicted = plan_runs(assessment, run_costs, tolerance=tolerance, limit=remaining,
                                 max_runs=_room(max_points, suggestion), available=available, visible=True)
+    runs, predicted = _with_pairs(assessment, before, runs, predicted, run_costs, remaining,
+                                  _room(max_points, suggestion), not repeating or (runs_at > 1).any())
     next_run = None if runs else _next_run(assessment, run_costs, tolerance, remaining, _room(max_points, suggestion),
                                            available)
     fitting = bool(runs) or next_run is not None
@@ -1368,8 +1371,11 @@ def _suggest_uncertainty(space, grid, costs, measured_runs, order, rank, effecti
             run_costs, available = costs[candidates], cap - runs_at[candidates]
             again = assess(selected, target_point, grid[candidates], modeler=modeler, measure=measure, host=host,
                            repetitions=1, progress=progress, **options)
+            before = [k.deviations for k in again.kernels]
             runs, after = _plan_for(again, noisy, run_costs, tolerance, remaining, _room(max_points, suggestion),
                                     available)
+            runs, after = _with_pairs(again, before, runs, after, run_costs, remaining,
+                                      _room(max_points, suggestion), (runs_at > 1).any())
             predicted = {**predicted, **after}
             repeating = noisy_repetitions = bool(runs)
     suggestion.predicted = {name: predicted[name] for name in suggestion.widths}
@@ -1585,6 +1591,53 @@ def _plan_for(assessment, names, costs, tolerance, limit, max_runs, available):
     only = Assessment(assessment.parameters, assessment.target, assessment.candidates, kernels, assessment.level)
     return plan_runs(only, costs, tolerance=tolerance, limit=limit, max_runs=max_runs, available=available,
                      visible=True)
+
+
+PAIRS_REASON = f"with the other repetitions, {PAIRS} pairs tell the noise (fewer mislead the modeler)"
+"""The reason of a repetition planned only so that a plan of repetitions repeats :data:`PAIRS` points."""
+
+
+@dataclass(frozen=True)
+class _PairRun:
+    """A repetition planned for the noise estimate alone (it narrows no interval as printed)."""
+
+    index: int
+    cost: float
+    serves: tuple = ()
+
+    def reason(self) -> str:
+        return PAIRS_REASON
+
+
+def _with_pairs(assessment, before, runs, predicted, costs, remaining, room, settled: bool):
+    """Repetitions ``runs``, with the widths ``predicted`` after them, made to repeat :data:`PAIRS` points: the
+    cheapest others added, or where those do not fit the budget left, the :data:`PAIRS` cheapest points (planned
+    runs among them keep their reasons); none where a budget of points, ``room``, is too small.  The noise the
+    modeler reads from one or two pairs misleads it.  Left as they are where ``settled`` (the runs are new points,
+    or some point is repeated already) or where the budget left does not pay for the :data:`PAIRS` cheapest.
+    ``assessment`` as conditioned on ``runs``, ``before`` its deviations before them; the widths returned are those
+    after the runs returned."""
+    points = [r.index for r in runs]
+    if settled or not points or len(set(points)) >= PAIRS or not pairs_fit(costs, remaining):
+        return runs, predicted
+    order = [int(i) for i in np.argsort(costs, kind="stable") if math.isfinite(costs[i])]
+    added = [i for i in order if i not in points][: PAIRS - len(set(points))]
+    if sum(r.cost for r in runs) + sum(costs[i] for i in added) <= remaining:
+        chosen = list(runs) + [_PairRun(i, float(costs[i])) for i in added]
+    else:
+        kept = {r.index: r for r in runs}
+        chosen = [kept.get(i) or _PairRun(i, float(costs[i])) for i in order[:PAIRS]]  # pairs_fit: they fit
+    if room is not None and len(chosen) > room:
+        chosen = []
+    from .selector import z_of
+
+    for k, deviations in zip(assessment.kernels, before):
+        k.deviations = deviations
+    for run in chosen:
+        for k in assessment.kernels:
+            k.observe(run.index)
+    z = z_of(assessment.level)
+    return chosen, {k.name: z * math.sqrt(k.variance()) for k in assessment.kernels}
 
 
 def pairs_fit(costs: np.ndarray, remaining: float) -> bool:

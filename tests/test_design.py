@@ -12,6 +12,7 @@ from extrap_plugins.design import (
     Budget,
     CostModel,
     Plan,
+    PAIRS_REASON,
     Run,
     Space,
     advise_repetitions,
@@ -425,7 +426,9 @@ def test_when_every_candidate_is_measured_the_uncertainty_strategy_repeats_point
     # one run at each of five process counts (the advised two for one parameter): the runs left to buy are
     # second repetitions, each planned from repetition 1 on, as far as 80 % of the full factorial (2 × 124) allows
     # and as far as they narrow the interval as printed (the model is 12.52 + 0.2164·p^(1/2)·log2(p)^2; before single
-    # runs were judged by their own residuals it was 12 + 0.3832·p^(4/5)·log2(p), and the plan 8, 16, 32, 4)
+    # runs were judged by their own residuals it was 12 + 0.3832·p^(4/5)·log2(p), and the plan 8, 16, 32, 4).  The
+    # selector would repeat p = 8 and 64 only: two pairs mislead the modeler about the noise (design.PAIRS), and
+    # 8 + 64 + 4 exceed the 74.4 left, so the plan repeats the three cheapest points, p = 8 among them for its gain
     path = tmp_path / "once.csv"
     path.write_text("p,value\n4,14.7\n8,17.1\n16,27.9\n32,41.0\n64,77.3\n")
     plan_path = tmp_path / "plan.json"
@@ -434,14 +437,34 @@ def test_when_every_candidate_is_measured_the_uncertainty_strategy_repeats_point
     assert "note: every candidate point is measured: the plan repeats measured points (up to 2 runs each); further " \
            "values with --param (towards the target) would tell more of the models' shape\n" in out
     plan = load_plan(plan_path)
-    assert [run.point["p"] for run in plan.runs] == [8, 64]
+    assert [run.point["p"] for run in plan.runs] == [4, 8, 16]
+    assert [run.role.split(": ", 1)[1] for run in plan.runs] == [
+        PAIRS_REASON, "narrows <root> ±242.4%→±242.3%", PAIRS_REASON]
+    assert "  <root>: ±242.4% -> ±242.2% expected after the plan\n" in out  # the widths after these three
     assert all(run.repetitions == 1 and run.first == 1 for run in plan.runs)
     assert sum(run.cost for run in plan.runs) + 124 <= 0.8 * 248
     assert "repetition 1: narrows <root>" in out
     assert json.loads(plan_path.read_text())["runs"][0]["first_repetition"] == 1
     # the sweep runner launches the second repetition, not the measured first
     assert main(["run", "--plan", str(plan_path), "--dry-run", "-o", str(tmp_path / "runs"), "--", "app"]) == 0
-    assert capsys.readouterr().out.count("EXTRAP_REPETITION=1 ") == 2
+    assert capsys.readouterr().out.count("EXTRAP_REPETITION=1 ") == 3
+
+
+def test_repetitions_of_single_runs_repeat_at_least_three_points(host, tmp_path, capsys):
+    # one run at p = 4 ... 32, 10 + p with noise; p = 64 does not fit 44 %: the noisy kernel gets repetitions, and the
+    # selector would repeat p = 8 and 32 only (the third narrowed nothing as printed); from two pairs the modeler
+    # reads a misleading noise (design.PAIRS), so the cheapest other point, p = 4, is added for the noise alone
+    path = tmp_path / "pairs.csv"
+    path.write_text("p,value\n4,13.33\n8,17.27\n16,27.63\n32,38.57\n")
+    plan_path = tmp_path / "plan.json"
+    assert main(["suggest", str(path), "--param", "p=4,8,16,32,64", "--budget", "44%", "--export",
+                 str(plan_path)]) == ExitStatus.OK
+    out = capsys.readouterr().out
+    assert [(run.point["p"], run.role) for run in load_plan(plan_path).runs] == [
+        (8, "repetition 1: narrows <root> ±65.5%→±62.2%"), (32, "repetition 1: narrows <root> ±62.2%→±57.6%"),
+        (4, f"repetition 1: {PAIRS_REASON}")]
+    assert "  <root>: ±65.5% -> ±57.6% expected after the plan\n" in out
+    assert "no further new point fits the budget: the plan repeats measured points" in out
 
 
 @pytest.mark.parametrize("budget, why", [
@@ -488,17 +511,19 @@ def test_the_exported_plan_carries_the_assessment_for_scripts_that_drive_the_loo
 
 def test_the_exported_plan_names_the_kernels_each_run_serves_whole(host, tmp_path, capsys):
     # "why" is for people and shortens a call path longer than 100 characters; "serves" gives a script the whole
-    # names with the half-widths the reason prints
+    # names with the half-widths the reason prints (runs planned for the noise alone serve no kernel: they have none)
     long = "main->" + "->".join(f"region_{i:02d}" for i in range(12))
-    path = tmp_path / "line.csv"
+    path = tmp_path / "once.csv"
     path.write_text("callpath,p,value\n" + "".join(f"{long},{p},{v}\n" for p, v in
-                                                    [(4, 18.1), (8, 25.8), (16, 42.3), (32, 73.6), (64, 138.9)]))
+                                                    [(4, 14.7), (8, 17.1), (16, 27.9), (32, 41.0), (64, 77.3)]))
     plan_path = tmp_path / "plan.json"
     assert main(["suggest", str(path), "--budget", "80%", "--tolerance", "1%", "--export", str(plan_path)]) == 0
     capsys.readouterr()
     runs = json.loads(plan_path.read_text(encoding="utf-8"))["runs"]
-    assert runs and all(run["serves"][0]["kernel"] == long for run in runs)
-    first = runs[0]
+    serving = [run for run in runs if "serves" in run]
+    assert serving and all(run["serves"][0]["kernel"] == long for run in serving)
+    assert all(run["why"] == f"repetition 1: {PAIRS_REASON}" for run in runs if "serves" not in run)
+    first = serving[0]
     assert first["why"] == (f"repetition 1: narrows {format_callpath(long)} "
                             f"±{format_share(first['serves'][0]['half_width'])}"
                             f"→±{format_share(first['serves'][0]['expected_half_width'])}")
