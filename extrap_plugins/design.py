@@ -107,9 +107,10 @@ UNPRICED_GROWTH = 4.0
 is said in a note (:func:`unpriced_growth`)."""
 PAIRS = 3
 """When no new point fits the budget, the noisy kernels get repetitions of measured points only if the budget left
-pays for one at each of this many of the cheapest measured points: the noise the modeler reads from one or two
-pairs misleads it (a second run at two points of a nearly constant kernel, ±2 % noise, gave a p³·log2(p)²
-term 558 % off at the target; ``benchmarks/design-history.md``, session 39)."""
+pays for one at each of this many of the cheapest measured points, and a plan of repetitions where no point is
+repeated yet repeats this many points (:func:`_with_pairs`): the noise the modeler reads from one or two pairs
+misleads it (a second run at two points of a nearly constant kernel, ±2 % noise, gave a p³·log2(p)² term 558 % off
+at the target; ``benchmarks/design-history.md``, session 39)."""
 
 
 # ---------------------------------------------------------------------- plans
