@@ -1618,11 +1618,11 @@ def _with_pairs(assessment, before, runs, predicted, costs, remaining, room, set
     or some point is repeated already) or where the budget left does not pay for the :data:`PAIRS` cheapest.
     ``assessment`` as conditioned on ``runs``, ``before`` its deviations before them; the widths returned are those
     after the runs returned."""
-    points = [r.index for r in runs]
-    if settled or not points or len(set(points)) >= PAIRS or not pairs_fit(costs, remaining):
+    points = {r.index for r in runs}
+    if settled or not points or len(points) >= PAIRS or not pairs_fit(costs, remaining):
         return runs, predicted
     order = [int(i) for i in np.argsort(costs, kind="stable") if math.isfinite(costs[i])]
-    added = [i for i in order if i not in points][: PAIRS - len(set(points))]
+    added = [i for i in order if i not in points][: PAIRS - len(points)]
     if sum(r.cost for r in runs) + sum(costs[i] for i in added) <= remaining:
         chosen = list(runs) + [_PairRun(i, float(costs[i])) for i in added]
     else:
@@ -1630,15 +1630,12 @@ def _with_pairs(assessment, before, runs, predicted, costs, remaining, room, set
         chosen = [kept.get(i) or _PairRun(i, float(costs[i])) for i in order[:PAIRS]]  # pairs_fit: they fit
     if room is not None and len(chosen) > room:
         chosen = []
-    from .selector import z_of
-
     for k, deviations in zip(assessment.kernels, before):
         k.deviations = deviations
     for run in chosen:
         for k in assessment.kernels:
             k.observe(run.index)
-    z = z_of(assessment.level)
-    return chosen, {k.name: z * math.sqrt(k.variance()) for k in assessment.kernels}
+    return chosen, assessment.half_widths()
 
 
 def pairs_fit(costs: np.ndarray, remaining: float) -> bool:

@@ -436,10 +436,11 @@ def judge(y: np.ndarray, rss: np.ndarray, n_coef: np.ndarray, fitted_min: np.nda
         # fit's yardstick, and so does the spread (below) everywhere.
         unknown = np.isnan(noise_variance) & (noise_dof == 0) if noise_dof is not None else np.zeros(n_s, bool)
         profiled = unknown & positive & (lack > EXACT) & (n_points >= PROFILED_POINTS)
-        measured = (rss / variance[:, None] + PENALTY_SCALE * penalty(n_coef, n_points) + MIXED_SIGN_PENALTY * mixed
+        complexity = penalty(n_coef, n_points)
+        measured = (rss / variance[:, None] + PENALTY_SCALE * complexity + MIXED_SIGN_PENALTY * mixed
                     + TURN_PENALTY * turns)
         own_fit = (n_points * np.log(np.maximum(rss / n_points, PRECISION))
-                   + OWN_PENALTY_SCALE * penalty(n_coef, n_points) + MIXED_SIGN_PENALTY * mixed)
+                   + OWN_PENALTY_SCALE * complexity + MIXED_SIGN_PENALTY * mixed)
         own = own_fit + TURN_PENALTY * turns
         if cost is not None:
             measured, own = measured + cost, own + cost
@@ -485,7 +486,7 @@ def judge(y: np.ndarray, rss: np.ndarray, n_coef: np.ndarray, fitted_min: np.nda
         known = np.isfinite(noise_variance) & (noise_variance > 0)
         yard = np.where(known, np.maximum(noise_variance, PRECISION), variance)
         unruled = np.where(profiled[:, None], own_fit,
-                           rss / yard[:, None] + PENALTY_SCALE * penalty(n_coef, n_points) + MIXED_SIGN_PENALTY * mixed)
+                           rss / yard[:, None] + PENALTY_SCALE * complexity + MIXED_SIGN_PENALTY * mixed)
         if cost is not None:
             unruled = unruled + cost
         best_plausible = np.min(np.where(plausible, unruled, np.inf), axis=1, keepdims=True)
