@@ -426,9 +426,10 @@ def test_when_every_candidate_is_measured_the_uncertainty_strategy_repeats_point
     # one run at each of five process counts (the advised two for one parameter): the runs left to buy are
     # second repetitions, each planned from repetition 1 on, as far as 80 % of the full factorial (2 × 124) allows
     # and as far as they narrow the interval as printed (the model is 12.52 + 0.2164·p^(1/2)·log2(p)^2; before single
-    # runs were judged by their own residuals it was 12 + 0.3832·p^(4/5)·log2(p), and the plan 8, 16, 32, 4).  The
-    # selector would repeat p = 8 and 64 only: two pairs mislead the modeler about the noise (design.PAIRS), and
-    # 8 + 64 + 4 exceed the 74.4 left, so the plan repeats the three cheapest points, p = 8 among them for its gain
+    # runs were judged by their own residuals it was 12 + 0.3832·p^(4/5)·log2(p), and the plan 8, 16, 32, 4).  Until
+    # the bootstrap's refits of five single runs were kept from three coefficients (evidence.PROFILED_SPARE) the
+    # selector repeated p = 8 and 64 only, and the plan became the three cheapest points (design.PAIRS); now it
+    # repeats four points, each for its gain
     path = tmp_path / "once.csv"
     path.write_text("p,value\n4,14.7\n8,17.1\n16,27.9\n32,41.0\n64,77.3\n")
     plan_path = tmp_path / "plan.json"
@@ -437,17 +438,18 @@ def test_when_every_candidate_is_measured_the_uncertainty_strategy_repeats_point
     assert "note: every candidate point is measured: the plan repeats measured points (up to 2 runs each); further " \
            "values with --param (towards the target) would tell more of the models' shape\n" in out
     plan = load_plan(plan_path)
-    assert [run.point["p"] for run in plan.runs] == [4, 8, 16]
+    assert [run.point["p"] for run in plan.runs] == [16, 8, 4, 32]
     assert [run.role.split(": ", 1)[1] for run in plan.runs] == [
-        PAIRS_REASON, "narrows <root> ±242.4%→±242.3%", PAIRS_REASON]
-    assert "  <root>: ±242.4% -> ±242.2% expected after the plan\n" in out  # the widths after these three
+        "narrows <root> ±242.4%→±242.3%", "narrows <root> ±242.3%→±242.3%", "narrows <root> ±242.3%→±242.3%",
+        "narrows <root> ±242.3%→±242.2%"]
+    assert "  <root>: ±242.4% -> ±242.2% expected after the plan\n" in out  # the widths after these four
     assert all(run.repetitions == 1 and run.first == 1 for run in plan.runs)
     assert sum(run.cost for run in plan.runs) + 124 <= 0.8 * 248
     assert "repetition 1: narrows <root>" in out
     assert json.loads(plan_path.read_text())["runs"][0]["first_repetition"] == 1
     # the sweep runner launches the second repetition, not the measured first
     assert main(["run", "--plan", str(plan_path), "--dry-run", "-o", str(tmp_path / "runs"), "--", "app"]) == 0
-    assert capsys.readouterr().out.count("EXTRAP_REPETITION=1 ") == 3
+    assert capsys.readouterr().out.count("EXTRAP_REPETITION=1 ") == 4
 
 
 def test_repetitions_of_single_runs_repeat_at_least_three_points(host, tmp_path, capsys):

@@ -77,7 +77,8 @@ def test_the_plan_table_names_the_kernels_a_run_serves_one_a_line(host, shared_d
     # five LULESH call paths of 60-90 characters with their metrics made one "why" cell of 350 characters.  The
     # figures are those of MPI wait times that jump from one job size to the next (one run each, intervals of
     # hundreds of per cent); since single runs of one parameter are chosen by their own residuals the first
-    # kernel's interval is ±293.7% (was ±321.4%), it serves one kernel more, and the next run is at 64 (was 125)
+    # kernel's interval is ±293.7% (was ±321.4%), it serves one kernel more, and the next run is at 64 (was 125);
+    # since those judgements leave three points beyond a hypothesis's coefficients it serves one kernel fewer again
     path = shared_data / "caliper" / "thicket" / "mpi_scaling_cali"
     assert main(["suggest", str(path)]) == ExitStatus.OK
     lines = capsys.readouterr().out.splitlines()
@@ -88,7 +89,7 @@ def test_the_plan_table_names_the_kernels_a_run_serves_one_a_line(host, shared_d
         "main->…->CalcForceForNodes->MPI_Waitall [Avg time/rank] ±293.7%→±279.9%",
         f"{indent}main->…->LagrangeNodal->MPI_Waitall [Total time] ±165.1%→±152.1%",
         f"{indent}main->…->CalcQForElems->MPI_Wait [Total time] ±260.0%→±253.2%",
-        f"{indent}+3 more",
+        f"{indent}+2 more",
         "2    64         1              64               55.9%           repetition 1: narrows "
         "main->…->CalcForceForNodes->MPI_Waitall [Avg time/rank] ±279.9%→±260.6%"]
     assert max(len(line.rstrip()) for line in lines[first:lines.index("", first)]) <= 160

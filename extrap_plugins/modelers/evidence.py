@@ -32,7 +32,8 @@ judged in four steps:
    instead, ``n·log(RSS_rel / n)`` in place of ``RSS_rel / v`` (the
    likelihood profiled over the variance), in models of one parameter and
    except on exact data (:data:`EXACT`): against the tightest of hundreds of
-   fits single runs took a term from the noise.
+   fits single runs took a term from the noise.  There a hypothesis must
+   leave :data:`PROFILED_SPARE` points beyond its coefficients.
 
 3. **Consensus** (model averaging, kept to one formula).  The hypotheses get
    Akaike weights ``exp(-(IC - IC_min) / 2)`` times a prior that gives each family
@@ -182,6 +183,15 @@ PROFILED_POINTS = 5
 functions) were within 10 % at 2x in 49.9 % against 50.2 %, RELeARN's lines as single runs in 24.6 against
 25.4 %.  On three points a term without a constant and the constant have the same number of coefficients, and the
 better fit of the two wins whatever the noise (Score-P's cache-miss counts at 1, 10, 25 fell towards 0)."""
+
+PROFILED_SPARE = 3
+"""Fewest points a hypothesis judged by its own residuals (:data:`EXACT`) leaves beyond its coefficients.  The
+profiled likelihood estimates the variance too, so AICc counts it among the parameters (``q + 1``) and is defined
+only where ``n > q + 2``.  Without this bound the best of dozens of three-coefficient hypotheses passed within 0.05 %
+of five single runs of 5 % noise: ``-1.115e4 + 2376·p^(5/4)·log2(p) + 311.8·p^(9/4)·log2(p)`` for
+``129.8 + 948.3·p²·log2(p)`` on p = 4 … 64, 17 % off at p = 128 (now ``940.2·p²·log2(p)``, 0.9 % off).  Exact data
+(:data:`EXACT`) keep every hypothesis: ``1000/p + 10·log2(p)`` on five points is three coefficients.  Measured in
+``benchmarks/design-history.md`` (session 66)."""
 
 OWN_PENALTY_SCALE = 1.5
 """Multiple of AICc's complexity cost where each hypothesis is judged by its own residuals (:data:`EXACT`).  AICc's
@@ -439,8 +449,9 @@ def judge(y: np.ndarray, rss: np.ndarray, n_coef: np.ndarray, fitted_min: np.nda
         complexity = penalty(n_coef, n_points)
         measured = (rss / variance[:, None] + PENALTY_SCALE * complexity + MIXED_SIGN_PENALTY * mixed
                     + TURN_PENALTY * turns)
+        own_complexity = np.where(n_points - n_coef >= PROFILED_SPARE, complexity, np.inf)
         own_fit = (n_points * np.log(np.maximum(rss / n_points, PRECISION))
-                   + OWN_PENALTY_SCALE * complexity + MIXED_SIGN_PENALTY * mixed)
+                   + OWN_PENALTY_SCALE * own_complexity + MIXED_SIGN_PENALTY * mixed)
         own = own_fit + TURN_PENALTY * turns
         if cost is not None:
             measured, own = measured + cost, own + cost

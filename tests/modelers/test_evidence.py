@@ -440,6 +440,22 @@ def test_single_runs_get_no_term_from_the_noise(truth, simple):
     assert np.mean(within) >= 0.9
 
 
+def test_single_runs_judged_by_their_own_residuals_get_no_three_coefficients_on_five_points():
+    # 129.8 + 948.3·p²·log2(p), one run a point, ±5 % noise (benchmarks/design.py's one-parameter set, seed 1): the
+    # best of dozens of hypotheses of a constant and two terms passed within 0.05 % of the five values, and
+    # -1.115e4 + 2376·p^(5/4)·log2(p) + 311.8·p^(9/4)·log2(p) was 17 % off at p = 128 (evidence.PROFILED_SPARE).
+    p = np.array([4.0, 8, 16, 32, 64])
+    values = np.array([29837.58095066, 185367.46993064, 931986.79578256, 4688014.60063305, 24242707.3865976])
+    (model,) = model_quietly(extrap_plugins.Experiment.from_columns(["p"], callpath="f2", metric="time",
+                                                                    coordinates=p[:, None], value=values))
+    assert model.formula == "940.2 · p^2 · log2(p)"
+    assert model.predict([128.0]) == pytest.approx(129.8 + 948.3 * 128**2 * 7, rel=0.01)
+    # and 100 series of 318.2 + 313.3·p² (4 of them got two terms before)
+    models = model_quietly(experiment(["p"], list(p), {f"s{k}": lambda p: 318.2 + 313.3 * p**2 for k in range(100)},
+                                      noise=0.05, seed=5))
+    assert max(len(model.terms) for model in models) == 1
+
+
 @pytest.mark.parametrize("noise, widest, covered", [(0.01, 0.07, 0.85), (0.05, 0.25, 0.8)])
 def test_single_runs_keep_intervals_of_their_noise(noise, widest, covered):
     # The spread behind the interval keeps the tightest fit's yardstick where the choice is by the hypotheses' own
