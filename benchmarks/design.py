@@ -685,10 +685,28 @@ def run_ours(case: Case, budget: float, ours: Ours = Ours(), seed: int = 0, prom
             if not runs:
                 active[k] = False
                 held[k] = single.holds(ours.tolerance)
-            else:
-                counts[k, runs[0].index] += min(beyond[k], left[runs[0].index]) if beyond[k] else 1
+            else:  # the first repetition of a kernel's single runs repeats PAIRS points (as design.suggest)
+                chosen = _first_pairs(runs, counts[k], beyond[k], np.where(repeats > 0, cost, np.inf),
+                                      budget * case.total[k] - spent) or [runs[0].index]
+                counts[k, chosen] += np.minimum(beyond[k], left[chosen]) if beyond[k] else 1
                 promised[k] = (width, after[kern.name])
     return counts, held
+
+
+def _first_pairs(runs: list, counts: np.ndarray, beyond: int, costs: np.ndarray, remaining: float) -> list[int]:
+    """The points a kernel's next run becomes where it is the first repetition of single runs (``counts`` at most
+    1 everywhere, no whole points ``beyond`` the base), as ``design.suggest`` plans it: with the cheapest others to
+    :data:`~extrap_plugins.design.PAIRS` points, or the PAIRS cheapest where those do not fit the budget
+    ``remaining`` (``costs``: of repeating each point, ``inf`` where it cannot be); none otherwise (the run as
+    planned), as where not even the PAIRS cheapest fit."""
+    from extrap_plugins import design
+
+    planned = runs[0].index if runs else None
+    if planned is None or beyond or counts.max() > 1 or counts[planned] == 0 or not design.pairs_fit(costs, remaining):
+        return []
+    order = [int(i) for i in np.argsort(costs, kind="stable") if np.isfinite(costs[i])]
+    points = [planned] + [i for i in order if i != planned][: design.PAIRS - 1]
+    return points if sum(costs[i] for i in points) <= remaining else order[: design.PAIRS]
 
 
 def _measured_promise(promised: dict, promises: list | None, k: int, width: float) -> None:

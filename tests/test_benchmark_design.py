@@ -15,6 +15,7 @@ import pytest
 from benchmark_helpers import benchmark_module
 
 from extrap_plugins import design
+from extrap_plugins.selector import PlannedRun
 
 @pytest.fixture(scope="module")
 def bench():
@@ -240,6 +241,29 @@ def test_ours_repeats_when_no_new_point_fits_only_the_kernels_whose_single_runs_
     assert (case.spent(counts) <= 0.2 + 1e-12).all()
     waiting, _ = bench.run_ours(case, 0.2, bench.Ours(0.0, points="auto-wait"))
     assert waiting.max() == 1
+
+
+def test_ours_repeats_at_least_three_points_once_it_repeats_single_runs(bench, tmp_path):
+    """As ``design.suggest`` (``design.PAIRS``): the first repetition of a kernel's single runs comes with second
+    runs at the cheapest other points, so that the noise is read from three pairs (one or two mislead the modeler);
+    where those do not fit the budget left, the three cheapest points; none where not even those fit."""
+    run = PlannedRun(index=3, cost=32.0, gain=1.0, serves=[])
+    costs = np.array([4.0, 8.0, 16.0, 32.0, np.inf])
+    once = np.array([1, 1, 1, 1, 0])
+    assert bench._first_pairs([run], once, 0, costs, 100.0) == [3, 0, 1]
+    assert bench._first_pairs([run], once, 0, costs, 40.0) == [0, 1, 2]  # 32 + 4 + 8 > 40
+    assert bench._first_pairs([run], once, 0, costs, 20.0) == []  # 4 + 8 + 16 > 20: the run alone
+    assert bench._first_pairs([run], once + np.array([1, 0, 0, 0, 0]), 0, costs, 100.0) == []  # a pair already
+    assert bench._first_pairs([run], once, 2, costs, 100.0) == []  # whole points: a run is all its repetitions
+    path = tmp_path / "two.csv"
+    scatter = {4: 1.08, 8: 0.93, 16: 1.07, 32: 0.94, 64: 1.06, 128: 1.0}
+    rows = ["callpath,p,value"]
+    for p in scatter:
+        rows += [f"noisy,{p},{(10 + p) * scatter[p]}", f"noisy,{p},{(10 + p) * (2 - scatter[p])}"]
+    path.write_text("\n".join(rows) + "\n")
+    case = bench.case_study(str(path))
+    counts, _ = bench.run_ours(case, 0.2, bench.Ours(0.0))
+    assert np.sum(counts[0] == 2) >= 3 and (case.spent(counts) <= 0.2 + 1e-12).all()
 
 
 def test_repetitions_by_noise_follow_the_probe(bench, tmp_path):
