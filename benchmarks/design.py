@@ -704,9 +704,8 @@ def _first_pairs(runs: list, counts: np.ndarray, beyond: int, costs: np.ndarray,
     planned = runs[0].index if runs else None
     if planned is None or beyond or counts.max() > 1 or counts[planned] == 0 or not design.pairs_fit(costs, remaining):
         return []
-    order = [int(i) for i in np.argsort(costs, kind="stable") if np.isfinite(costs[i])]
-    points = [planned] + [i for i in order if i != planned][: design.PAIRS - 1]
-    return points if sum(costs[i] for i in points) <= remaining else order[: design.PAIRS]
+    added = design.pairs_added({planned}, costs[planned], costs, remaining)
+    return [planned] + added if added is not None else design.cheapest(costs)
 
 
 def _measured_promise(promised: dict, promises: list | None, k: int, width: float) -> None:

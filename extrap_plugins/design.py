@@ -1621,13 +1621,12 @@ def _with_pairs(assessment, before, runs, predicted, costs, remaining, room, set
     points = {r.index for r in runs}
     if settled or not points or len(points) >= PAIRS or not pairs_fit(costs, remaining):
         return runs, predicted
-    order = [int(i) for i in np.argsort(costs, kind="stable") if math.isfinite(costs[i])]
-    added = [i for i in order if i not in points][: PAIRS - len(points)]
-    if sum(r.cost for r in runs) + sum(costs[i] for i in added) <= remaining:
+    added = pairs_added(points, sum(r.cost for r in runs), costs, remaining)
+    if added is not None:
         chosen = list(runs) + [_PairRun(i, float(costs[i])) for i in added]
     else:
         kept = {r.index: r for r in runs}
-        chosen = [kept.get(i) or _PairRun(i, float(costs[i])) for i in order[:PAIRS]]  # pairs_fit: they fit
+        chosen = [kept.get(i) or _PairRun(i, float(costs[i])) for i in cheapest(costs)]  # pairs_fit: they fit
     if room is not None and len(chosen) > room:
         chosen = []
     for k, deviations in zip(assessment.kernels, before):
@@ -1638,11 +1637,25 @@ def _with_pairs(assessment, before, runs, predicted, costs, remaining, room, set
     return chosen, assessment.half_widths()
 
 
+def cheapest(costs: np.ndarray, count: int = PAIRS) -> list[int]:
+    """The ``count`` cheapest of ``costs`` (indices, cheapest first; ``inf`` never)."""
+    order = [int(i) for i in np.argsort(costs, kind="stable") if math.isfinite(costs[i])]
+    return order[:count]
+
+
+def pairs_added(points, planned_cost: float, costs: np.ndarray, remaining: float) -> list[int] | None:
+    """The cheapest other points that make repetitions at ``points`` (costing ``planned_cost``) repeat
+    :data:`PAIRS` points, or None where they do not fit ``remaining`` (then the plan is the :data:`PAIRS` cheapest,
+    :func:`cheapest`)."""
+    added = [i for i in cheapest(costs, len(costs)) if i not in points][: PAIRS - len(points)]
+    return added if planned_cost + sum(costs[i] for i in added) <= remaining else None
+
+
 def pairs_fit(costs: np.ndarray, remaining: float) -> bool:
     """Whether ``remaining`` pays for one run at each of the :data:`PAIRS` cheapest of ``costs`` (the costs of
     repeating the measured points; ``inf`` where a point cannot be repeated)."""
-    cheapest = np.sort(np.asarray(costs, dtype=np.float64))[:PAIRS]
-    return cheapest.size == PAIRS and float(cheapest.sum()) <= remaining
+    lowest = np.sort(np.asarray(costs, dtype=np.float64))[:PAIRS]
+    return lowest.size == PAIRS and float(lowest.sum()) <= remaining
 
 
 def _next_run(assessment, costs, tolerance, limit, max_runs, available):
