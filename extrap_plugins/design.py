@@ -1654,8 +1654,9 @@ def pairs_added(points, planned_cost: float, costs: np.ndarray, remaining: float
 def pairs_fit(costs: np.ndarray, remaining: float) -> bool:
     """Whether ``remaining`` pays for one run at each of the :data:`PAIRS` cheapest of ``costs`` (the costs of
     repeating the measured points; ``inf`` where a point cannot be repeated)."""
-    lowest = np.sort(np.asarray(costs, dtype=np.float64))[:PAIRS]
-    return lowest.size == PAIRS and float(lowest.sum()) <= remaining
+    costs = np.asarray(costs, dtype=np.float64)
+    lowest = cheapest(costs)
+    return len(lowest) == PAIRS and float(costs[lowest].sum()) <= remaining
 
 
 def _next_run(assessment, costs, tolerance, limit, max_runs, available):
