@@ -21,7 +21,7 @@ from . import executors
 from .engine import (BlockPlan, Growing, Progress, call_exporter, call_reader, check_coordinates, fit_blocks, followed,
                      folder_files, held_out_points, input_paths, options_by_reader, read_parts, select_reader,
                      validation_errors)
-from .errors import ExtrapWarning, InputError
+from .errors import ExtrapWarning, InputError, kept_warnings
 from .experiment import Experiment, check_measure, names_argument
 from .files import atomic_writer, check_destination
 from .formatting import described, format_value
@@ -121,7 +121,10 @@ def read(
     (see :mod:`extrap_plugins.executors`); a run with bad content is
     skipped with a warning naming it (a third-party reader that fails on a
     run otherwise is a :class:`~extrap_plugins.errors.PluginError`, see
-    :class:`~extrap_plugins.registration.ReaderInfo`).  ``options`` go to
+    :class:`~extrap_plugins.registration.ReaderInfo`).  What reading warned
+    of is also kept, each text once, as the experiment's
+    :attr:`~extrap_plugins.experiment.Experiment.reading_warnings` (the JSON
+    export carries them).  ``options`` go to
     the reader (for example ``aggregation="max"`` for CUBE; a list such as
     ``parameters=["p", "n"]`` as its names, ``p,n``; None as not given).
 
@@ -144,6 +147,15 @@ def read(
         A third-party reader failed or broke its contract (naming it, its
         plugin and distribution).
     """
+    kept: list[str] = []
+    with kept_warnings(kept):
+        experiment = _read(path, reader, metrics, callpaths, executor, jobs, host, progress, options)
+    experiment.reading_warnings = [text for text in kept if text not in experiment.notes]  # (not said twice)
+    return experiment
+
+
+def _read(path, reader, metrics, callpaths, executor, jobs, host, progress, options) -> Experiment:
+    """:func:`read`, what it warns of aside."""
     host = host or get_host()
     given = input_paths(paths_argument(path, "read"))
     paths = folder_files(given, host, reader)

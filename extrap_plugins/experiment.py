@@ -293,6 +293,10 @@ class Experiment:
     source: str = ""
     reader: str = ""
     notes: list[str] = field(default_factory=list)
+    reading_warnings: list[str] = field(default_factory=list)
+    """What reading warned of, each warning's text once (a run skipped, a line cut short, a folder ignored):
+    :func:`extrap_plugins.api.read` keeps them so that machine-readable exports carry them beside the models (the
+    CLI shows them on stderr as they come)."""
     constants: dict[str, float] = field(default_factory=dict)
     """Parameters the reader left out because every run has the same value, with that value: nothing can be
     modeled over them, but a design that varies them next needs to know where they were measured
@@ -585,6 +589,7 @@ class Experiment:
             source=self.source,
             reader=self.reader,
             notes=list(self.notes),
+            reading_warnings=list(self.reading_warnings),
             constants=dict(self.constants),
         )
 

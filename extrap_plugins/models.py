@@ -366,6 +366,9 @@ class ModelSet:
     notes: tuple[str, ...] = field(default=(), compare=False)
     """What the reader said of how it read the measurements (which metadata became parameters, what was left out
     and why): given by a streamed set, else taken from ``experiment`` (its ``notes``).  Not compared."""
+    reading_warnings: tuple[str, ...] = field(default=(), compare=False)
+    """What reading warned of (a run skipped, a line cut short): given by a streamed set, else taken from
+    ``experiment`` (its :attr:`~extrap_plugins.experiment.Experiment.reading_warnings`).  Not compared."""
 
     def __post_init__(self):
         self.metrics = tuple(self.metrics)
@@ -374,6 +377,9 @@ class ModelSet:
         self.notes = tuple(self.notes)
         if not self.notes and self.experiment is not None:
             self.notes = tuple(self.experiment.notes)
+        self.reading_warnings = tuple(self.reading_warnings)
+        if not self.reading_warnings and self.experiment is not None:
+            self.reading_warnings = tuple(self.experiment.reading_warnings)
 
     @property
     def known_metrics(self) -> tuple[Metric, ...]:

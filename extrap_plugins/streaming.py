@@ -61,7 +61,7 @@ import numpy as np
 
 from . import engine, executors
 from .api import named_reader
-from .errors import ExtrapWarning, InputError
+from .errors import ExtrapWarning, InputError, kept_warnings
 from .experiment import (Callpath, Experiment, Metric, Parameter, check_measure, check_same_parameters, merged_metrics,
                          row_codes)
 from .formatting import describe_inputs
@@ -682,8 +682,20 @@ def stream_models(
         prediction intervals and plots need the measurements), and
         ``metrics`` what the reader said of the metrics (units, inclusive or
         exclusive: the reader's ``join``'s where it was followed), as the
-        experiment says it in memory.
+        experiment says it in memory; ``reading_warnings`` what reading
+        warned of, as :func:`~extrap_plugins.api.read` keeps it.
     """
+    kept: list[str] = []
+    with kept_warnings(kept):
+        models = _streamed(path, reader, modeler, metrics, callpaths, measure, executor, jobs, scratch, progress,
+                           reader_options, host, target, callpath_progress, options)
+    models.reading_warnings = tuple(text for text in kept if text not in models.notes)  # (not said twice)
+    return models
+
+
+def _streamed(path, reader, modeler, metrics, callpaths, measure, executor, jobs, scratch, progress, reader_options,
+              host, target, callpath_progress, options) -> ModelSet:
+    """:func:`stream_models`, what it warns of aside."""
     host = host or get_host()
     check_measure(measure)
     info_modeler = host.modeler(modeler)

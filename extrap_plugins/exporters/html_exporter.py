@@ -246,6 +246,8 @@ def summary(ranked: Extrapolations) -> list[list[str]]:
             items.append(["notes on reading", "; ".join(model_set.notes)])
     elif model_set.known_metrics:  # streamed: no measurements, but what the source said of its metrics
         items.append(metrics)
+    if model_set.reading_warnings:  # (stderr said them, but a report outlives the terminal)
+        items.append(["warnings on reading", "; ".join(model_set.reading_warnings)])
     items.append(["models", str(len(model_set.models))])
     if any(math.isfinite(m.validation) for m in model_set.models):
         items.append(["validation", validation_line([m.validation for m in model_set.models])])

@@ -75,8 +75,9 @@ def json_document(model_set: ModelSet, version: int = JSON_DEFAULT_VERSION,
     """The JSON export as a plain dict (what ``export_json`` writes).
 
     Version 2 adds, at the top, ``largest_point``, ``target_point``,
-    ``interval_level``, ``sort``, ``values`` and ``notes`` (the reader's, :attr:`ModelSet.notes
-    <extrap_plugins.models.ModelSet.notes>`), and to every model
+    ``interval_level``, ``sort``, ``values``, ``notes`` (the reader's, :attr:`ModelSet.notes
+    <extrap_plugins.models.ModelSet.notes>`) and ``reading_warnings`` (what reading warned of, :attr:`ModelSet.
+    reading_warnings <extrap_plugins.models.ModelSet.reading_warnings>`), and to every model
     ``growth``, ``largest`` and ``target`` (see :func:`_extrapolation_to_json`) and ``warnings`` (the model's
     :attr:`~extrap_plugins.models.Model.warnings`, every one, as the text export's end counts them); models made with
     ``validate=True`` add ``validation: {"error": ...}`` to every model and the summary
@@ -109,6 +110,7 @@ def json_document(model_set: ModelSet, version: int = JSON_DEFAULT_VERSION,
         "sort": extrapolations.sort,
         "values": dict(extrapolations.values),
         "notes": list(model_set.notes),
+        "reading_warnings": list(model_set.reading_warnings),
     }
     if validated:
         summary = validation_summary([m.validation for m in model_set.models])

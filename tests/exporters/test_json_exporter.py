@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 
 import numpy as np
 import pytest
 
 import extrap_plugins
 from extrap_plugins import Experiment, Model, ModelerInfo, hookimpl
+from extrap_plugins.errors import ExtrapWarning
 from extrap_plugins.exporters.json_exporter import export_json
 from extrap_plugins.models import Factor, ModelSet, Term
 
@@ -76,6 +78,35 @@ def test_version_2_carries_the_reader_s_notes_in_memory_and_streamed(host, share
         document = json.loads(extrap_plugins.export(models, "json", version=2))
         assert document["notes"] == expected
     assert list(in_memory.notes) == expected
+
+
+def test_version_2_and_the_html_report_carry_what_reading_warned_of_in_memory_and_streamed(host, shared_data,
+                                                                                             tmp_path, capsys):
+    """A folder the reader ignored (or a run it skipped) was said on stderr alone: the JSON a pipeline keeps, and
+    the report, said nothing of it."""
+    from extrap_plugins import cli
+    from extrap_plugins.exporters.html_exporter import summary
+    from extrap_plugins.extrapolation import extrapolate
+
+    folder = tmp_path / "runs"
+    shutil.copytree(shared_data / "cube" / "extrap" / "single_parameter", folder)
+    (folder / "stray").mkdir()
+    said = f"{folder / 'stray'}: ignored, a folder without .cubex files"
+    with pytest.warns(ExtrapWarning) as caught:
+        experiment = extrap_plugins.read(folder, metrics=["time"])
+    assert [str(w.message) for w in caught] == [said]  # still said as it came, once
+    assert experiment.reading_warnings == [said]
+    for stream in ("off", "on"):
+        out = tmp_path / f"models-{stream}.json"
+        assert cli.main(["model", str(folder), "--metric", "time", "--stream", stream, "--scratch", str(tmp_path),
+                         "--export", "json", "-o", str(out)]) == 0
+        assert capsys.readouterr().err.splitlines() == [f"extrap-plugins: warning: {said}"]
+        document = json.loads(out.read_text())
+        assert (document["notes"], document["reading_warnings"]) == (
+            ["parameters with one value in every run are left out: y=1, z=1"], [said])
+    models = extrap_plugins.model(experiment, executor="serial")
+    assert ["warnings on reading", said] in summary(extrapolate(models))
+    assert json.loads(extrap_plugins.export(models, "json", version=2))["reading_warnings"] == [said]
 
 
 @pytest.mark.parametrize("version", ["1", "2"])
