@@ -87,20 +87,26 @@ class QualityWarning(ExtrapWarning):
     """The data do not support a trustworthy model (too few points, noise...)."""
 
 
+class SetupWarning(ExtrapWarning):
+    """How the command runs, not what it read: more workers asked for than there are cores."""
+
+
 @contextlib.contextmanager
 def kept_warnings(kept: list[str]) -> Iterator[list[str]]:
     """Keep the text of every :class:`ExtrapWarning` the block gives, once each, in ``kept`` (what reading warned
     of, for the machine-readable exports: :attr:`Experiment.reading_warnings
     <extrap_plugins.experiment.Experiment.reading_warnings>`), but a :class:`QualityWarning` (a model's, which the
-    model carries), and pass every warning on as it came, at the block's end (an error inside it included), to
-    whatever shows them (the CLI gathers them to its end anyway)."""
+    model carries) or a :class:`SetupWarning` (of the command, not the data), and pass every warning on as it
+    came, at the block's end (an error inside it included), to whatever shows them (the CLI gathers them to its
+    end anyway)."""
     caught: list[warnings.WarningMessage] = []
     try:
         with warnings.catch_warnings(record=True) as caught:
             yield kept
     finally:
         for w in caught:
-            reading = issubclass(w.category, ExtrapWarning) and not issubclass(w.category, QualityWarning)
+            reading = issubclass(w.category, ExtrapWarning) and not issubclass(w.category,
+                                                                               (QualityWarning, SetupWarning))
             if reading and str(w.message) not in kept:
                 kept.append(str(w.message))
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)

@@ -45,7 +45,7 @@ import time
 import warnings
 from typing import Callable, Iterable, Iterator, TypeVar
 
-from .errors import ExitStatus, ExtrapError, ExtrapWarning, InputError
+from .errors import ExitStatus, ExtrapError, InputError, SetupWarning
 
 EXECUTORS = ("auto", "serial", "process", "mpi")
 MPI_LAUNCH = "mpiexec -n N python -m mpi4py.futures -m extrap_plugins model ..."
@@ -178,8 +178,8 @@ def process_workers(jobs: int | None) -> int:
     if jobs is None:
         return cores
     if jobs > cores:
-        warnings.warn(ExtrapWarning(f"--jobs {jobs} is more than the {cores} cores here: {cores} worker processes "
-                                    "(more would only share the cores, each holding its own work in memory)"),
+        warnings.warn(SetupWarning(f"--jobs {jobs} is more than the {cores} cores here: {cores} worker processes "
+                                   "(more would only share the cores, each holding its own work in memory)"),
                       stacklevel=3)
         return cores
     return jobs

@@ -685,21 +685,12 @@ def stream_models(
         experiment says it in memory; ``reading_warnings`` what reading
         warned of, as :func:`~extrap_plugins.api.read` keeps it.
     """
-    kept: list[str] = []
-    with kept_warnings(kept):
-        models = _streamed(path, reader, modeler, metrics, callpaths, measure, executor, jobs, scratch, progress,
-                           reader_options, host, target, callpath_progress, options)
-    models.reading_warnings = tuple(text for text in kept if text not in models.notes)  # (not said twice)
-    return models
-
-
-def _streamed(path, reader, modeler, metrics, callpaths, measure, executor, jobs, scratch, progress, reader_options,
-              host, target, callpath_progress, options) -> ModelSet:
-    """:func:`stream_models`, what it warns of aside."""
     host = host or get_host()
     check_measure(measure)
     info_modeler = host.modeler(modeler)
-    paths = engine.folder_files(engine.input_paths(path), host, reader)
+    kept: list[str] = []  # what reading warned of, as api.read keeps it (not the modelling's warnings)
+    with kept_warnings(kept):  # (a file no reader reads, a copy of another)
+        paths = engine.folder_files(engine.input_paths(path), host, reader)
     infos = [named_reader(host, reader, p) if reader else engine.select_reader(p, host) for p in paths]
     if len({i.name for i in infos}) > 1:
         needed = ", ".join(sorted({i.name for i in infos}))
@@ -714,7 +705,9 @@ def _streamed(path, reader, modeler, metrics, callpaths, measure, executor, jobs
     inputs = paths[0] if len(paths) == 1 else paths
     runs = info.parts is not None and info.read_part is not None
     if runs:
-        parts, read = engine.call_reader(info, info.parts, inputs, inputs, reader_options, host=host), info.read_part
+        with kept_warnings(kept):  # (a folder of no runs, say)
+            parts = engine.call_reader(info, info.parts, inputs, inputs, reader_options, host=host)
+        read = info.read_part
     else:
         parts, read = list(paths), info.read
     source = describe_inputs(inputs)
@@ -736,27 +729,28 @@ def _streamed(path, reader, modeler, metrics, callpaths, measure, executor, jobs
         tasks = ((read, part, reader_options, os.path.join(folder, f"p{i:06d}"), selection, label)
                  for i, part in enumerate(parts))
         catalogue, skipped = Catalogue(same_parameters=not joins), []
-        results = executors.map_ordered(pool, spill_part, tasks,
-                                        on_done=None if reading is None else (lambda result: reading(1, 0)))
-        if not runs:  # each part is an input the user named: a broken one is an error, as in memory
-            results = _refused(results)
-        for summary in engine.report_parts(results, stacklevel=3, skipped=skipped):
-            catalogue.add(summary)
-        if not catalogue.parts:
-            raise engine.none_read(len(parts), skipped, source)
-        if selection is not None or not joins:  # (a reader that selects itself checks in its join, as in memory)
-            check_selection(metrics, callpaths, with_values=[m.name for m in catalogue.metrics],
-                            declared=list(dict.fromkeys(m.name for p in catalogue.parts for m in p.declared_metrics)),
-                            any_callpath=bool(catalogue.callpaths), source=source)
-        notes = list(dict.fromkeys(note for p in catalogue.parts for note in p.notes))  # (as runs are joined)
-        if joins:
-            notes = follow_join(info, catalogue, inputs, reader_options, host=host, source=source).notes
-        if info.omits_zeros:
-            for finding in coverage_findings(catalogue.callpath_runs(), catalogue.metric_in_run(),
-                                             catalogue.callpaths, [m.name for m in catalogue.metrics],
-                                             [p.source for p in catalogue.parts]):
-                warnings.warn(ExtrapWarning(finding), stacklevel=2)
-                notes.append(finding)  # (CUBE's join keeps its findings as notes too)
+        with kept_warnings(kept):
+            results = executors.map_ordered(pool, spill_part, tasks,
+                                            on_done=None if reading is None else (lambda result: reading(1, 0)))
+            if not runs:  # each part is an input the user named: a broken one is an error, as in memory
+                results = _refused(results)
+            for summary in engine.report_parts(results, stacklevel=3, skipped=skipped):
+                catalogue.add(summary)
+            if not catalogue.parts:
+                raise engine.none_read(len(parts), skipped, source)
+            if selection is not None or not joins:  # (a reader that selects itself checks in its join, as in memory)
+                declared = dict.fromkeys(m.name for p in catalogue.parts for m in p.declared_metrics)
+                check_selection(metrics, callpaths, with_values=[m.name for m in catalogue.metrics],
+                                declared=list(declared), any_callpath=bool(catalogue.callpaths), source=source)
+            notes = list(dict.fromkeys(note for p in catalogue.parts for note in p.notes))  # (as runs are joined)
+            if joins:
+                notes = follow_join(info, catalogue, inputs, reader_options, host=host, source=source).notes
+            if info.omits_zeros:
+                for finding in coverage_findings(catalogue.callpath_runs(), catalogue.metric_in_run(),
+                                                 catalogue.callpaths, [m.name for m in catalogue.metrics],
+                                                 [p.source for p in catalogue.parts]):
+                    warnings.warn(ExtrapWarning(finding), stacklevel=2)
+                    notes.append(finding)  # (CUBE's join keeps its findings as notes too)
         if target is not None:  # a target naming no parameter is said before the modelling, as in memory
             from .extrapolation import parse_target
 
@@ -787,6 +781,7 @@ def _streamed(path, reader, modeler, metrics, callpaths, measure, executor, jobs
         measured_points=catalogue.measured_points(),
         metrics=tuple(metrics),
         notes=tuple(notes),
+        reading_warnings=tuple(text for text in kept if text not in notes),  # (not said twice)
     )
 
 
