@@ -109,6 +109,21 @@ def test_version_2_and_the_html_report_carry_what_reading_warned_of_in_memory_an
     assert json.loads(extrap_plugins.export(models, "json", version=2))["reading_warnings"] == [said]
 
 
+def test_a_value_left_out_at_its_line_is_a_reading_warning_and_the_model_s_own_stays_the_model_s(tmp_path, capsys):
+    from extrap_plugins import cli
+
+    data = tmp_path / "runs.csv"
+    data.write_text("p,value\n1,1.0\n2,2.0\n4,nan\n8,8.1\n16,16.2\n32,32.0\n")
+    out = tmp_path / "models.json"
+    assert cli.main(["model", str(data), "--export", "json", "-o", str(out)]) == 0
+    document = json.loads(out.read_text())
+    assert document["reading_warnings"] == [
+        f"{data}: 1 value is not a finite number (nan, inf or beyond the range of a float) and is left out as "
+        "missing: line 4; series <root> [time]"]
+    assert document["models"][0]["warnings"] == ["1 of 6 points have no finite value (NaN or infinite) and were left out"]
+    assert len(capsys.readouterr().err.splitlines()) == 2  # both on stderr too, once each
+
+
 @pytest.mark.parametrize("version", ["1", "2"])
 def test_a_name_that_is_not_ascii_is_written_as_it_is_so_grep_finds_its_model(version):
     # it was "main->\u8a08\u7b97": grep 'main->計算' models.json found nothing
