@@ -337,8 +337,10 @@ def _export_command(args: argparse.Namespace, model_set, options: dict, show: bo
 
 
 def listed_warnings(model_set) -> set[tuple[str, str]]:
-    """The warnings the text report lists at its end: each model's own, as ``(cause, "callpath [metric]")``."""
-    return {(text, f"{m.callpath} [{m.metric}]") for m in model_set.models for text in m.warnings or ()}
+    """The warnings the text report lists at its end: each model's own, as ``(cause, "callpath [metric]")``, and
+    what reading warned of, as ``(text, "")``."""
+    return ({(text, f"{m.callpath} [{m.metric}]") for m in model_set.models for text in m.warnings or ()}
+            | {(text, "") for text in model_set.reading_warnings})
 
 
 def _report(args: argparse.Namespace, text: str, listed: Iterable[tuple[str, str]] = ()) -> None:
@@ -991,7 +993,7 @@ class WarningLines:
         kinds: dict[tuple[type, str], list[tuple[str, list[str]]]] = {}
         for (kind, text), series in self.causes.items():  # a series the report listed with this cause: said there
             unsaid = [name for name in series if (text, name) not in self.shown]
-            if unsaid or not series:
+            if unsaid or (not series and (text, "") not in self.shown):
                 kinds.setdefault((kind, cause_apart_from_figures(text) if series else text), []).append((text, unsaid))
         lines = []
         for (kind, _), causes in kinds.items():

@@ -39,6 +39,24 @@ def test_a_sorted_report_and_stderr_together_show_each_warning_once(shared_data)
     assert together.stdout.count(OPPOSITE) == 1
 
 
+def test_what_reading_warned_of_is_in_the_report_and_shown_once_where_stderr_goes_too(tmp_path):
+    """A value left out at its line was said on stderr alone: ``-o report.txt`` kept no word of it."""
+    data = tmp_path / "runs.csv"
+    data.write_text("p,value\n1,1.0\n2,2.0\n4,nan\n8,8.1\n16,16.2\n32,32.0\n")
+    said = (f"{data}: 1 value is not a finite number (nan, inf or beyond the range of a float) and is left out as "
+            "missing: line 4; series <root> [time]")
+    apart = run_model(data, together=False)
+    assert apart.returncode == 0, apart.stderr
+    assert apart.stdout[apart.stdout.index("\nwarnings on reading:\n"):].splitlines()[2] == f"  {said}"
+    assert f"extrap-plugins: warning: {said}" in apart.stderr.splitlines()  # (a pipe: stderr says it too)
+    together = run_model(data, together=True)
+    assert together.returncode == 0
+    assert together.stdout == apart.stdout and together.stdout.count(said) == 1
+    report = tmp_path / "report.txt"
+    assert run_model(data, "-o", report, together=False).returncode == 0
+    assert f"  {said}\n" in report.read_text()
+
+
 def test_a_cause_the_report_lists_for_some_of_its_series_names_the_others_on_stderr(capsys):
     lines = WarningLines("--export json lists them all")
     lines.shown.update({("noisy", "main->a [time]"), ("noisy", "main->b [time]")})

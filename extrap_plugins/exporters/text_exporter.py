@@ -70,8 +70,7 @@ def export_text(model_set: ModelSet, out: IO[str], options: dict[str, str], list
         out.write("\ninconsistent extrapolation (a minimum above its maximum at the target, each modelled apart):\n")
         for m, x in crossed:
             out.write(f"  {names[m.callpath]}: {m.metric} above {x.crosses}\n")
-    if model_set.notes:
-        out.write("\nnotes on reading:\n" + "".join(f"  {note}\n" for note in model_set.notes))
+    _write_reading(model_set, out)
     causes: dict[str, list[str]] = {}  # one line per cause, as at the end of ``model``
     for m, _ in ranked:
         for text in m.warnings:
@@ -80,6 +79,15 @@ def export_text(model_set: ModelSet, out: IO[str], options: dict[str, str], list
         out.write("\nwarnings:\n")
         for text, series in causes.items():
             out.write(f"  {format_warned(series, text, listed)}\n")
+
+
+def _write_reading(model_set: ModelSet, out: IO[str]) -> None:
+    """What the reader noted, and what reading warned of (a report saved with ``-o`` keeps it; where stderr goes
+    to the same terminal or file, the command line leaves it to the report: ``cli.listed_warnings``)."""
+    if model_set.notes:
+        out.write("\nnotes on reading:\n" + "".join(f"  {note}\n" for note in model_set.notes))
+    if model_set.reading_warnings:
+        out.write("\nwarnings on reading:\n" + "".join(f"  {text}\n" for text in model_set.reading_warnings))
 
 
 def _extrapolation_headers(ranked: Extrapolations) -> list[str]:
