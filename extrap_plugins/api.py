@@ -123,8 +123,8 @@ def read(
     run otherwise is a :class:`~extrap_plugins.errors.PluginError`, see
     :class:`~extrap_plugins.registration.ReaderInfo`).  What reading warned
     of is also kept, each text once, as the experiment's
-    :attr:`~extrap_plugins.experiment.Experiment.reading_warnings` (the JSON
-    export carries them).  ``options`` go to
+    :attr:`~extrap_plugins.experiment.Experiment.reading_warnings` (the
+    exports carry them).  ``options`` go to
     the reader (for example ``aggregation="max"`` for CUBE; a list such as
     ``parameters=["p", "n"]`` as its names, ``p,n``; None as not given).
 

@@ -295,8 +295,8 @@ class Experiment:
     notes: list[str] = field(default_factory=list)
     reading_warnings: list[str] = field(default_factory=list)
     """What reading warned of, each warning's text once (a run skipped, a line cut short, a folder ignored):
-    :func:`extrap_plugins.api.read` keeps them so that machine-readable exports carry them beside the models (the
-    CLI shows them on stderr as they come)."""
+    :func:`extrap_plugins.api.read` keeps them so that the exports carry them beside the models (JSON, the text and
+    HTML reports; the CLI shows them on stderr too)."""
     constants: dict[str, float] = field(default_factory=dict)
     """Parameters the reader left out because every run has the same value, with that value: nothing can be
     modeled over them, but a design that varies them next needs to know where they were measured
