@@ -21,7 +21,7 @@ from . import executors
 from .engine import (BlockPlan, Growing, Progress, call_exporter, call_reader, check_coordinates, fit_blocks, followed,
                      folder_files, held_out_points, input_paths, options_by_reader, read_parts, select_reader,
                      validation_errors)
-from .errors import ExtrapWarning, InputError, kept_warnings
+from .errors import ExtrapWarning, InputError, kept_warnings, unnoted
 from .experiment import Experiment, check_measure, names_argument
 from .files import atomic_writer, check_destination
 from .formatting import described, format_value
@@ -150,7 +150,7 @@ def read(
     kept: list[str] = []
     with kept_warnings(kept):
         experiment = _read(path, reader, metrics, callpaths, executor, jobs, host, progress, options)
-    experiment.reading_warnings = [text for text in kept if text not in experiment.notes]  # (not said twice)
+    experiment.reading_warnings = unnoted(kept, experiment.notes)
     return experiment
 
 

@@ -112,6 +112,12 @@ def kept_warnings(kept: list[str]) -> Iterator[list[str]]:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
 
 
+def unnoted(kept: Sequence[str], notes: Sequence[str]) -> list[str]:
+    """What reading warned of (``kept`` by :func:`kept_warnings`) that the reader's notes do not say already (a
+    CUBE coverage finding is both): each said once, as a note."""
+    return [text for text in kept if text not in notes]
+
+
 def skip_warnings(errors: Sequence[InputError], n_parts: int) -> list[ExtrapWarning]:
     """One warning per cause of the runs that were skipped, in the order first seen.
 

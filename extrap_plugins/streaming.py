@@ -61,7 +61,7 @@ import numpy as np
 
 from . import engine, executors
 from .api import named_reader
-from .errors import ExtrapWarning, InputError, kept_warnings
+from .errors import ExtrapWarning, InputError, kept_warnings, unnoted
 from .experiment import (Callpath, Experiment, Metric, Parameter, check_measure, check_same_parameters, merged_metrics,
                          row_codes)
 from .formatting import describe_inputs
@@ -781,7 +781,7 @@ def stream_models(
         measured_points=catalogue.measured_points(),
         metrics=tuple(metrics),
         notes=tuple(notes),
-        reading_warnings=tuple(text for text in kept if text not in notes),  # (not said twice)
+        reading_warnings=tuple(unnoted(kept, notes)),
     )
 
 
