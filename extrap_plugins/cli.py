@@ -332,23 +332,30 @@ def _export_command(args: argparse.Namespace, model_set, options: dict, show: bo
                           inputs=args.inputs, allow_read_only=args.overwrite_read_only, **options)
         bar.update(1)
     if text is not None:
-        _report(args, text, listed_warnings(model_set) if args.export == "text" else ())
+        _report(args, text, listed_warnings(model_set))
     return ExitStatus.OK
 
 
 def listed_warnings(model_set) -> set[tuple[str, str]]:
     """The warnings the text report lists at its end: each model's own, as ``(cause, "callpath [metric]")``, and
-    what reading warned of, as ``(text, "")``."""
+    what reading warned of (:func:`read_listed`)."""
     return ({(text, f"{m.callpath} [{m.metric}]") for m in model_set.models for text in m.warnings or ()}
-            | {(text, "") for text in model_set.reading_warnings})
+            | read_listed(model_set.reading_warnings))
+
+
+def read_listed(*warned: Iterable[str]) -> set[tuple[str, str]]:
+    """What reading warned of, of one input or of each of several (``warned``), as a text report lists it
+    (:func:`~extrap_plugins.formatting.reading_lines`): ``(text, "")`` each, a warning of no series."""
+    return {(text, "") for texts in warned for text in texts}
 
 
 def _report(args: argparse.Namespace, text: str, listed: Iterable[tuple[str, str]] = ()) -> None:
-    """Write a report to stdout; where stderr goes to the same place (a terminal, ``> file 2>&1``), the warnings
-    it lists (``listed``: cause and series) are not repeated there at the end (:class:`WarningLines`)."""
+    """Write a report to stdout; where it is a text report (``--export text``) and stderr goes to the same place
+    (a terminal, ``> file 2>&1``), the warnings it lists (``listed``: cause and series) are not repeated there at
+    the end (:class:`WarningLines`)."""
     sys.stdout.write(text)
     shown = getattr(args, "warnings_shown", None)
-    if shown is not None and same_destination(sys.stdout, sys.stderr):
+    if shown is not None and args.export == "text" and same_destination(sys.stdout, sys.stderr):
         shown.update(listed)
 
 
@@ -476,10 +483,16 @@ def add_codesign_commands(commands) -> None:
                  "values")
 
 
-def _write_output(text: str, output: str | None) -> None:
-    if output is None:
-        sys.stdout.write(text)
-        return
+def _write_report(args: argparse.Namespace, text: str, listed: Iterable[tuple[str, str]]) -> None:
+    """A report of ``requirements`` or ``whatif``: to ``-o``, else to stdout (:func:`_report`, with the warnings it
+    lists)."""
+    if args.output is None:
+        _report(args, text, listed)
+    else:
+        _write_output(text, args.output)
+
+
+def _write_output(text: str, output: str) -> None:
     from .files import atomic_writer
 
     target = os.path.abspath(output)
@@ -520,7 +533,7 @@ def _requirements_command(args: argparse.Namespace) -> ExitStatus:
         callpaths=args.callpath, rank_by=args.rank_by, reader=args.reader, modeler=args.modeler,
         reader_options=parse_options(args.reader_option, "--reader-option", reserved=READ_FLAGS),
         **modeler_options(args.option, requirements, "requirements"))
-    _write_output(result.render(args.export), args.output)
+    _write_report(args, result.render(args.export), read_listed(*result.reading_warnings.values()))
     return ExitStatus.OK
 
 
@@ -540,7 +553,7 @@ def _whatif_command(args: argparse.Namespace) -> ExitStatus:
         **modeler_options(args.option, whatif, "whatif"))
     if args.save_machine:
         _write_output(result.machine.toml(), args.save_machine)
-    _write_output(result.render(args.export), args.output)
+    _write_report(args, result.render(args.export), read_listed(result.reading_warnings))
     return ExitStatus.OK
 
 
@@ -895,8 +908,9 @@ def analysis_command(args: argparse.Namespace) -> ExitStatus:
                              metrics=args.metric, callpaths_a=args.callpath_a, callpaths_b=args.callpath_b,
                              **common, **options)
     text = export_report(result, args.export, args.output, **report_options)
-    if text is not None:
-        sys.stdout.write(text)  # (these reports list no warnings: stderr has them all)
+    if text is not None:  # (a comparison's are of each side)
+        warned = result.reading_warnings if args.command == "compare" else (result.reading_warnings,)
+        _report(args, text, read_listed(*warned))
     return ExitStatus.OK
 
 

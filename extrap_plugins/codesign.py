@@ -601,6 +601,9 @@ class Requirements:
     rows : list of RequirementRow, application-major, upgrades in the order given
     rank_by : str
         What marks the best and worst upgrade of each application.
+    reading_warnings : dict application -> list of str
+        What reading its measurements warned of (a value left out, a run skipped: its models'
+        :attr:`~extrap_plugins.models.ModelSet.reading_warnings`), every application, an empty list where none.
     """
 
     system: System
@@ -610,6 +613,7 @@ class Requirements:
     rows: list[RequirementRow]
     rank_by: str = "problem_size"
     parameters: tuple[str, str] = ("p", "n")
+    reading_warnings: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def applications(self) -> list[str]:
@@ -627,7 +631,9 @@ class Requirements:
         raise KeyError(f"no row for application {application!r} and upgrade {upgrade!r}")
 
     def as_json(self) -> dict[str, Any]:
-        """The machine interface: ``{"format": "extrap-plugins/requirements", "version": 1, ...}``."""
+        """The machine interface: ``{"format": "extrap-plugins/requirements", "version": 1, "system", "upgrades",
+        "parameters", "rank_by", "roles", "models", "reading_warnings", "rows"}``; ``roles``, ``models`` and
+        ``reading_warnings`` (a list of str, empty where reading warned of nothing) per application."""
         return {
             "format": FORMAT,
             "version": VERSION,
@@ -639,6 +645,7 @@ class Requirements:
             "roles": {app: {role: "+".join(metrics) for role, metrics in roles.items()}
                       for app, roles in self.roles.items()},
             "models": self.models,
+            "reading_warnings": {app: list(warned) for app, warned in self.reading_warnings.items()},
             "rows": [r.as_json() for r in self.rows],
         }
 
@@ -734,6 +741,7 @@ def requirements(
     rows: list[RequirementRow] = []
     all_roles: dict[str, dict[str, tuple[str, ...]]] = {}
     formulas: dict[str, dict[str, list[str]]] = {}
+    warned: dict[str, list[str]] = {}
     for name, source in named.items():
         models, app_roles, kinds = _models_of(name, source, given_roles, callpaths, reader, modeler,
                                               reader_options or {}, model_options)
@@ -747,9 +755,10 @@ def requirements(
         all_roles[name] = app_roles
         formulas[name] = {role: [f"{m.callpath} [{m.metric}]: {m.formula}" for m in f.models]
                           for role, f in functions.items()}
+        warned[name] = list(models.reading_warnings)
         rows.extend(_rows_of(name, functions, base, upgraded, processes, size))
     _mark(rows, rank_by)
-    return Requirements(base, all_upgrades, all_roles, formulas, rows, rank_by, (processes, size))
+    return Requirements(base, all_upgrades, all_roles, formulas, rows, rank_by, (processes, size), warned)
 
 
 def _named_inputs(applications) -> dict[str, Any]:

@@ -4,7 +4,9 @@
 (Wolf's Extra-P slides' table), :func:`render_whatif` writes
 :class:`~extrap_plugins.machine.WhatIf`.  JSON is the machine interface
 (``extrap-plugins/requirements`` and ``extrap-plugins/whatif``, version 1;
-NaN and infinity become ``null``); HTML is one self-contained page (inline
+NaN and infinity become ``null``; ``reading_warnings``: what reading the
+measurements warned of, per application for requirements, which the text
+and HTML reports list too); HTML is one self-contained page (inline
 CSS, no script, nothing fetched from the network).
 """
 
@@ -18,7 +20,7 @@ import math
 from typing import Any, Sequence
 
 from .errors import InputError
-from .formatting import format_bytes, format_point, format_value, json_number, text_table
+from .formatting import format_bytes, format_point, format_value, json_number, reading_items, reading_lines, text_table
 
 KINDS = ("text", "csv", "json", "html")
 
@@ -89,6 +91,11 @@ def _html_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
             cells.append(f"<td{cls}>{html.escape(str(text))}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def _html_reading(items: Sequence[tuple[str, str]]) -> list[str]:
+    """What reading warned of (:func:`~extrap_plugins.formatting.reading_items`) as notes of the page."""
+    return [f"<p class=\"note\">{html.escape(heading)}: {html.escape(text)}</p>" for heading, text in items]
 
 
 def _page(title: str, body: str) -> str:
@@ -189,6 +196,8 @@ def render_requirements(result, kind: str = "text") -> str:
         parts = [_system_line(result), legend, f"roles: {roles}"]
         for upgrade, headers, rows in blocks:
             parts += ["", f"upgrade: {_upgrade_line(upgrade)}", _table(headers, _plain_cells(rows))]
+        for app, warned in result.reading_warnings.items():
+            parts += reading_lines(warned, app)
         return "\n".join(parts) + "\n"
     body = [f"<p>{html.escape(_system_line(result))}</p>", f"<p class=\"note\">{html.escape(legend)}</p>",
             f"<p class=\"note\">roles: {html.escape(roles)}</p>"]
@@ -202,6 +211,8 @@ def render_requirements(result, kind: str = "text") -> str:
                 models.append([app, _label(role), text])
     body.append("<h2>requirement models (per process)</h2>")
     body.append(_html_table(["application", "role", "model"], models))
+    body += _html_reading([item for app, warned in result.reading_warnings.items()
+                           for item in reading_items(warned, app)])
     return _page("Response of the workload to system upgrades", "\n".join(body))
 
 
@@ -290,14 +301,16 @@ def render_whatif(result, kind: str = "text") -> str:
         parts = head[:]
         if calibration is not None:
             parts += ["", _table(CALIBRATION_HEADERS, _calibration_rows(calibration))]
-        parts += ["", _table(headers, rows), "", note, *([total] if total else [])]
+        parts += ["", _table(headers, rows), "", note, *([total] if total else []),
+                  *reading_lines(result.reading_warnings)]
         return "\n".join(parts) + "\n"
     body = [f"<p>{html.escape(line)}</p>" for line in head]
     if calibration is not None:
         body += ["<h2>calibration</h2>", _html_table(CALIBRATION_HEADERS, _calibration_rows(calibration))]
     body += ["<h2>prediction and sensitivity</h2>", _html_table(headers, rows),
              f"<p class=\"note\">{html.escape(note)}</p>",
-             *([f"<p class=\"note\">{html.escape(total)}</p>"] if total else [])]
+             *([f"<p class=\"note\">{html.escape(total)}</p>"] if total else []),
+             *_html_reading(reading_items(result.reading_warnings))]
     formulas = [[cp, metric, text] for cp, by_metric in result.models.items() for metric, text in by_metric.items()]
     if formulas:
         body += ["<h2>requirement models (per process)</h2>", _html_table(["call path", "metric", "model"], formulas)]

@@ -276,6 +276,12 @@ class Comparison:
     def _range(self, label: str, name: str) -> tuple[float, float]:
         return self.measured[self.labels.index(label)][name]
 
+    @property
+    def reading_warnings(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """Per side (A, then B), what reading its measurements warned of (a value left out, a run skipped): its
+        models' :attr:`~extrap_plugins.models.ModelSet.reading_warnings`."""
+        return self.model_sets[0].reading_warnings, self.model_sets[1].reading_warnings
+
     def __str__(self) -> str:
         """The text report (``extrap-plugins compare``'s output)."""
         return report_text(self)

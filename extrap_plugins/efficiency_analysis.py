@@ -239,6 +239,13 @@ class Efficiency:
     def p0(self) -> float:
         return self.reference[self.processes]
 
+    @property
+    def reading_warnings(self) -> tuple[str, ...]:
+        """What reading the measurements warned of (a value left out, a run skipped): the models' (:attr:`ModelSet.
+        reading_warnings <extrap_plugins.models.ModelSet.reading_warnings>`); the reports list them beside
+        :attr:`notes`."""
+        return self.model_set.reading_warnings
+
     total_given: bool = False
     """Whether the total's call paths were named (``total=``) rather than found in the call tree."""
     whole_overhead: float = math.nan

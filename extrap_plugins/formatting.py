@@ -11,6 +11,8 @@
 :func:`format_percent`    a share the user gave (a tolerance): ``5%``, ``2.5%``, ``0.1%``
 :func:`format_bytes`      a size: ``2 GiB``, ``1 PiB``, ``1.5e+09 bytes``
 :func:`format_warned`     one warning of many series: ``a [t] and b [t]``, ``a [t] and 9 more series``
+:func:`reading_lines`     what reading warned of, in a text report: ``warnings on reading:`` and a line each
+:func:`reading_items`     the same as one row of an HTML report's summary
 :func:`format_callpath`   a long call path for people: ``main->…->solve->MPI_Wait [time]``
 :func:`format_callpaths`  many call paths for people, each told from the others
 :func:`callpath_labels`   the same as a mapping: whole name -> what people read
@@ -33,8 +35,8 @@ from typing import Mapping, Sequence
 
 __all__ = ["format_number", "format_value", "format_share", "format_percent", "format_bytes", "format_exponent",
            "format_point", "did_you_mean", "format_count", "describe_inputs", "format_warned", "format_callpath",
-           "format_callpaths", "callpath_labels", "json_number", "json_plain", "printable", "text_table",
-           "described", "shortened_repr"]
+           "format_callpaths", "callpath_labels", "reading_lines", "reading_items", "json_number", "json_plain",
+           "printable", "text_table", "described", "shortened_repr"]
 
 CALLPATH_SEPARATOR = "->"
 """Between the regions of a call path written as text (``main->solve``)."""
@@ -198,6 +200,29 @@ def format_warned(series: Sequence[str], text: str, every: str = "") -> str:
         return f"{', '.join(names[:-1])} and {names[-1]}: {text}" if len(names) > 1 else f"{names[0]}: {text}"
     where = f" ({every})" if every else ""
     return f"{format_callpath(series[0])} and {len(series) - 1} more series{where}: {text}"
+
+
+def _reading_heading(of: str) -> str:
+    return f"warnings on reading {of}" if of else "warnings on reading"
+
+
+def reading_lines(warned: Sequence[str], of: str = "") -> list[str]:
+    """What reading warned of (:attr:`Experiment.reading_warnings
+    <extrap_plugins.experiment.Experiment.reading_warnings>`) as a section of a text report: a blank line,
+    ``warnings on reading:`` (``warnings on reading old:`` where ``of`` names one input of a report of several) and
+    one indented line per warning; nothing where reading warned of nothing.  A report saved with ``-o`` keeps them;
+    where stderr goes to the same place, the command line leaves them to the report (``cli.read_listed``).
+
+    >>> reading_lines(["a.csv: line 4 left out"], "old"), reading_lines([])
+    (['', 'warnings on reading old:', '  a.csv: line 4 left out'], [])
+    """
+    return ["", f"{_reading_heading(of)}:", *(f"  {text}" for text in warned)] if warned else []
+
+
+def reading_items(warned: Sequence[str], of: str = "") -> list[tuple[str, str]]:
+    """:func:`reading_lines` as one row of an HTML report's summary, ``("warnings on reading", "a; b")``; none
+    where reading warned of nothing."""
+    return [(_reading_heading(of), "; ".join(warned))] if warned else []
 
 
 def format_callpath(name: str, width: int = CALLPATH_WIDTH) -> str:

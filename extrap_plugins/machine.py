@@ -621,8 +621,14 @@ class WhatIf:
     values: dict[str, str] = field(default_factory=dict)
     """Per metric (amounts and time), ``"inclusive"`` or ``"exclusive"``: what the total sums (the root call paths,
     or every call path)."""
+    reading_warnings: list[str] = field(default_factory=list)
+    """What reading the measurements warned of (a value left out, a run skipped): the models'
+    :attr:`~extrap_plugins.models.ModelSet.reading_warnings`."""
 
     def as_json(self) -> dict[str, Any]:
+        """The machine interface: ``{"format": "extrap-plugins/whatif", "version": 1, "machine", "scale", "target",
+        "sensitivity", "calibration", "values", "reading_warnings", "rows", "total"}`` (``reading_warnings`` a list
+        of str, empty where reading warned of nothing)."""
         def row(r: WhatIfRow) -> dict[str, Any]:
             return {"callpath": r.callpath, "amounts": r.amounts, "time": r.time, "scaled_time": r.scaled_time,
                     "speedup": r.speedup, "modelled_time": r.modelled_time, "shares": r.shares,
@@ -631,7 +637,8 @@ class WhatIf:
         return {"format": FORMAT, "version": VERSION, "machine": self.machine.as_json(), "scale": self.scale,
                 "target": self.target, "sensitivity": self.sensitivity,
                 "calibration": None if self.calibration is None else self.calibration.as_json(),
-                "values": self.values, "rows": [row(r) for r in self.rows], "total": row(self.total)}
+                "values": self.values, "reading_warnings": list(self.reading_warnings),
+                "rows": [row(r) for r in self.rows], "total": row(self.total)}
 
     def render(self, kind: str = "text") -> str:
         from . import codesign_output
@@ -771,7 +778,7 @@ def whatif(
                  None if any(m is None for m in modelled) else float(sum(modelled)))
     return WhatIf(machine, factors, point, float(sensitivity), rows, total, calibration, formulas,
                   {metric: kinds[metric] for metric in dict.fromkeys([*amount_metrics, time_metric])
-                   if any(m.metric == metric for m in models)})
+                   if any(m.metric == metric for m in models)}, list(models.reading_warnings))
 
 
 def _value_kinds(models: ModelSet, metrics: Sequence[str]) -> dict[str, str]:

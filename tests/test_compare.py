@@ -5,17 +5,20 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import html
 import io
 import json
 
 import numpy as np
 import pytest
 from browser_helpers import StaticPage
+from reading_helpers import measured
 
 import extrap_plugins
 from extrap_plugins import Experiment, InputError
 from extrap_plugins.cli import main
 from extrap_plugins.comparison import Rule, parse_rule, read_mapping
+from extrap_plugins.errors import ExtrapWarning
 
 P = [4, 8, 16, 32, 64]
 MPI = {"value": "median", "parameters": "Ranks", "callpath": "mpi,variable"}
@@ -527,3 +530,18 @@ def test_a_warning_about_a_series_names_its_side(tmp_path, capsys):
     assert capsys.readouterr().err == (
         "extrap-plugins: warning: old: main [time]: no hypothesis describes the measurements better than their mean "
         "(they jump or scatter, as a step does): the model is the mean\n")
+
+
+def test_what_reading_warned_of_is_kept_per_side_in_the_json_text_and_html_reports(tmp_path):
+    """A value left out while reading one side was said on stderr alone; the reports say it of that side."""
+    old, new = tmp_path / "old.jsonl", tmp_path / "new.jsonl"
+    said = measured(old)
+    measured(new, nan=False)
+    with pytest.warns(ExtrapWarning):  # (and the model's own, of the point left out)
+        result = extrap_plugins.compare(str(old), str(new), labels=("v1", "v2"), metrics="time")
+    assert result.reading_warnings == ((said,), ())
+    assert json.loads(extrap_plugins.export_report(result, "json"))["reading_warnings"] == {"A": [said], "B": []}
+    text = extrap_plugins.export_report(result, "text")
+    assert text.endswith(f"\n\nwarnings on reading v1:\n  {said}\n") and "warnings on reading v2" not in text
+    page = extrap_plugins.export_report(result, "html")
+    assert f"<dt>warnings on reading v1</dt><dd>{html.escape(said)}</dd>" in page and "reading v2" not in page

@@ -13,11 +13,13 @@ import warnings
 import numpy as np
 import pytest
 from browser_helpers import StaticPage
+from reading_helpers import measured
 
 import extrap_plugins
 from extrap_plugins import Experiment, Factor, InputError, Model, Term
 from extrap_plugins.cli import main
 from extrap_plugins.efficiency_analysis import overhead_model
+from extrap_plugins.errors import ExtrapWarning
 
 LEVEL = 0.8
 N = [1e4, 2e4, 4e4, 8e4, 1.6e5]
@@ -885,3 +887,16 @@ def test_the_notebook_view_draws_and_leaves_the_notebooks_style_alone(browser, k
     assert page.page.eval_on_selector(".extrap-plugins-report header", background) == "rgb(31, 59, 90)"
     assert page.console == [] and page.requests == [page.url]
     page.page.close()
+
+
+def test_what_reading_warned_of_is_in_the_json_text_and_html_reports(tmp_path):
+    """A value left out while reading was said on stderr alone: the JSON a pipeline keeps said nothing of it."""
+    path = tmp_path / "runs.jsonl"
+    said = measured(path)
+    with pytest.warns(ExtrapWarning):  # (and the model's own, of the point left out)
+        result = extrap_plugins.efficiency(str(path), size="n")
+    assert result.reading_warnings == (said,)
+    document = json.loads(extrap_plugins.export_report(result, "json"))
+    assert (document["version"], document["reading_warnings"]) == (1, [said])
+    assert extrap_plugins.export_report(result, "text").endswith(f"\n\nwarnings on reading:\n  {said}\n")
+    assert f"<dt>warnings on reading</dt><dd>{html.escape(said)}</dd>" in extrap_plugins.export_report(result, "html")

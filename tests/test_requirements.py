@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import html
 import json
 import re
 
 import numpy as np
 import pytest
+from reading_helpers import SYSTEM, measured
 
 import extrap_plugins
 from extrap_plugins import InputError
 from extrap_plugins.cli import main
+from extrap_plugins.errors import ExtrapWarning
 from extrap_plugins.models import Factor, Model, ModelSet, Term
 from extrap_plugins.codesign import System, fill_memory, load_system, parse_upgrade
 
@@ -302,3 +305,18 @@ def test_a_role_named_like_a_known_one_is_a_warning_with_a_did_you_mean(tmp_path
     # a role of its own named unlike any known one is no warning
     status, out, err = run_cli(["requirements", app, "--system", str(system_file), "--role", "io=flop"], capsys)
     assert (status, err) == (0, "") and re.search(r"^io\s+2 \(2\)$", out, re.M)
+
+
+def test_what_reading_warned_of_is_kept_per_application_in_the_json_text_and_html_reports(tmp_path):
+    """A value left out while reading one application was said on stderr alone; the reports say it of that one."""
+    bad, good, system = tmp_path / "bad.jsonl", tmp_path / "good.jsonl", tmp_path / "system.toml"
+    said = measured(bad)
+    measured(good, nan=False)
+    system.write_text(SYSTEM)
+    with pytest.warns(ExtrapWarning, match="left out as missing"):  # (time has no role: not modelled)
+        result = extrap_plugins.requirements([str(bad), str(good)], system)
+    assert result.reading_warnings == {"bad": [said], "good": []}
+    assert json.loads(result.render("json"))["reading_warnings"] == {"bad": [said], "good": []}
+    text = result.render("text")
+    assert text.endswith(f"\n\nwarnings on reading bad:\n  {said}\n") and "warnings on reading good" not in text
+    assert f'<p class="note">warnings on reading bad: {html.escape(said)}</p>' in result.render("html")

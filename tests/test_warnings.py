@@ -1,10 +1,15 @@
 """Warnings at the end of a command: once per cause, naming call path and metric, never shown twice."""
 
+import json
 import os
 import pathlib
 import subprocess
 import sys
 
+import pytest
+from reading_helpers import MACHINE, SYSTEM, measured
+
+from extrap_plugins import cli
 from extrap_plugins.cli import WarningLines
 from extrap_plugins.errors import ExtrapWarning, QualityWarning
 
@@ -14,12 +19,17 @@ OPPOSITE = ("terms of opposite sign: they cancel where measured and the data dem
             "depends on which one wins beyond the measurements")
 
 
-def run_model(*args, together: bool) -> subprocess.CompletedProcess:
-    """``extrap-plugins model ARGS``, with stderr to stdout's place (a terminal, ``> out.txt 2>&1``) or apart."""
+def run_command(*args, together: bool) -> subprocess.CompletedProcess:
+    """``extrap-plugins ARGS``, with stderr to stdout's place (a terminal, ``> out.txt 2>&1``) or apart."""
     environment = {**os.environ, "EXTRAP_PLUGINS_NO_AUTOLOAD": "1"}
-    return subprocess.run([sys.executable, "-m", "extrap_plugins", "model", *map(str, args)], stdout=subprocess.PIPE,
+    return subprocess.run([sys.executable, "-m", "extrap_plugins", *map(str, args)], stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT if together else subprocess.PIPE, text=True, cwd=ROOT,
                           env=environment, timeout=300)
+
+
+def run_model(*args, together: bool) -> subprocess.CompletedProcess:
+    """``extrap-plugins model ARGS`` (:func:`run_command`)."""
+    return run_command("model", *args, together=together)
 
 
 def test_a_sorted_report_and_stderr_together_show_each_warning_once(shared_data):
@@ -55,6 +65,37 @@ def test_what_reading_warned_of_is_in_the_report_and_shown_once_where_stderr_goe
     report = tmp_path / "report.txt"
     assert run_model(data, "-o", report, together=False).returncode == 0
     assert f"  {said}\n" in report.read_text()
+
+
+ANALYSES = {"efficiency": ["{runs}", "--size", "n"], "compare": ["{runs}", "{clean}"],
+            "requirements": ["{runs}", "--system", "{system}"],
+            "whatif": ["{runs}", "--machine", "{machine}", "--target", "p=64,n=100"]}
+"""The arguments of each analysis command; ``runs`` is the input reading warns of, ``clean`` one it does not."""
+
+
+@pytest.mark.parametrize("command", ANALYSES)
+def test_each_analysis_report_lists_what_reading_warned_of_and_stderr_not_again_where_it_goes_too(tmp_path, capsys,
+                                                                                                 command):
+    """efficiency, compare, requirements and whatif said a value left out while reading on stderr alone: their
+    JSON, which a pipeline keeps, and their reports said nothing of it."""
+    runs, clean, system, machine = (tmp_path / name for name in ("runs.jsonl", "clean.jsonl", "system.toml",
+                                                                  "machine.toml"))
+    said = measured(runs)
+    measured(clean, nan=False)
+    system.write_text(SYSTEM)
+    machine.write_text(MACHINE)
+    args = [command, *(arg.format(runs=runs, clean=clean, system=system, machine=machine) for arg in ANALYSES[command])]
+    assert cli.main(args) == 0  # (captured: stdout and stderr apart)
+    apart = capsys.readouterr()
+    of = {"compare": " A", "requirements": " runs"}.get(command, "")  # (compare: each side, requirements: each input)
+    assert apart.out.endswith(f"\n\nwarnings on reading{of}:\n  {said}\n")
+    assert f"extrap-plugins: warning: {said}" in apart.err.splitlines()
+    assert cli.main([*args, "--export", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["reading_warnings"] == {
+        "compare": {"A": [said], "B": []}, "requirements": {"runs": [said]}}.get(command, [said])
+    together = run_command(*args, together=True)
+    assert together.returncode == 0, together.stdout
+    assert together.stdout.count(said) == 1 and f"  {said}" in together.stdout.splitlines()  # the report's line
 
 
 def test_a_cause_the_report_lists_for_some_of_its_series_names_the_others_on_stderr(capsys):

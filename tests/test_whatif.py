@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import html
 import io
 import json
 import math
@@ -11,7 +12,9 @@ import warnings
 
 import numpy as np
 import pytest
+from reading_helpers import MACHINE, measured
 
+import extrap_plugins
 from extrap_plugins import Experiment, InputError
 from extrap_plugins.errors import ExtrapWarning
 from extrap_plugins.cli import main
@@ -533,3 +536,18 @@ def test_identified_rates_are_kept_and_said_to_be():
     assert [r.unidentified for r in result.machine.resources] == [None, None]
     assert result.machine["bandwidth"].value == pytest.approx(32000 / (0.3 * 2.5e-4), rel=0.1)
     assert [r["identified"] for r in result.machine.as_json()["resources"]] == [True, True]
+
+
+def test_what_reading_warned_of_is_in_the_json_text_and_html_reports_also_of_models_given(tmp_path):
+    """A value left out while reading was said on stderr alone: the JSON a pipeline keeps said nothing of it."""
+    path, machine = tmp_path / "runs.jsonl", tmp_path / "machine.toml"
+    said = measured(path)
+    machine.write_text(MACHINE)
+    with pytest.warns(ExtrapWarning):  # (and the model's own, of the point left out)
+        models = extrap_plugins.model(extrap_plugins.read(path), executor="serial")
+        results = [whatif(source, machine, target="p=64,n=100") for source in (str(path), models)]
+    for result in results:
+        assert result.reading_warnings == [said]
+        assert json.loads(result.render("json"))["reading_warnings"] == [said]
+        assert result.render("text").endswith(f"\n\nwarnings on reading:\n  {said}\n")
+        assert f'<p class="note">warnings on reading: {html.escape(said)}</p>' in result.render("html")

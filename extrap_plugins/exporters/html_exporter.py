@@ -34,7 +34,7 @@ import numpy as np
 
 from extrap_plugins.errors import InputError
 from extrap_plugins.extrapolation import Extrapolations, rank
-from extrap_plugins.formatting import format_percent, format_point, format_value, json_number
+from extrap_plugins.formatting import format_percent, format_point, format_value, json_number, reading_items
 from extrap_plugins.hookspecs import hookimpl
 from extrap_plugins.models import ModelSet
 from extrap_plugins.quality import validation_line
@@ -246,8 +246,7 @@ def summary(ranked: Extrapolations) -> list[list[str]]:
             items.append(["notes on reading", "; ".join(model_set.notes)])
     elif model_set.known_metrics:  # streamed: no measurements, but what the source said of its metrics
         items.append(metrics)
-    if model_set.reading_warnings:  # (stderr said them, but a report outlives the terminal)
-        items.append(["warnings on reading", "; ".join(model_set.reading_warnings)])
+    items += map(list, reading_items(model_set.reading_warnings))  # (stderr said them; a report outlives it)
     items.append(["models", str(len(model_set.models))])
     if any(math.isfinite(m.validation) for m in model_set.models):
         items.append(["validation", validation_line([m.validation for m in model_set.models])])

@@ -1,8 +1,10 @@
 """An efficiency analysis (:class:`~extrap_plugins.efficiency_analysis.Efficiency`) as text, CSV, JSON and HTML.
 
 JSON (``format: extrap-plugins/efficiency``, version 1) has one top-level key per line and one call path per
-line; CSV is one tidy table whose ``kind`` column says what a row is (``total`` at a process count,
-``isoefficiency`` a solved point, ``callpath`` one call path at the target).
+line, ``notes`` on the analysis and ``reading_warnings`` (what reading the measurements warned of:
+:attr:`Efficiency.reading_warnings <extrap_plugins.efficiency_analysis.Efficiency.reading_warnings>`) among them;
+the text and HTML reports list those too; CSV is one tidy table whose ``kind`` column says what a row is
+(``total`` at a process count, ``isoefficiency`` a solved point, ``callpath`` one call path at the target).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import numpy as np
 
 from extrap_plugins.efficiency_analysis import Efficiency, efficiency_values, inconsistencies, uncertain
 from extrap_plugins.formatting import (callpath_labels, format_number, format_point, format_value, json_number,
-                                       text_table)
+                                       reading_items, reading_lines, text_table)
 
 from . import cell, definition_list, json_lines, people, percent, table
 from .svg import PALETTE, Mark, Series, chart
@@ -200,6 +202,7 @@ def text(result: Efficiency) -> str:
     lines.append(text_table(["call path", *share_headers(result), "overhead growth", "overhead", "work", "E",
                              *(["inconsistency"] if why else [])], rows))
     lines += [f"note: {note}" for note in result.notes]
+    lines += reading_lines(result.reading_warnings)
     return "\n".join(lines) + "\n"
 
 
@@ -265,7 +268,7 @@ def json_document(result: Efficiency) -> dict[str, Any]:
         "limiter_note": result.limiter_note or None, "whole_overhead": json_number(result.whole_overhead),
         "passed_over": [c.callpath for c in result.passed_over],
         "flat": result.flat, "callpath_scope": result.callpath_scope,
-        "notes": list(result.notes),
+        "notes": list(result.notes), "reading_warnings": list(result.reading_warnings),
         "callpaths": [{"callpath": c.callpath, "metric": c.metric, "function": c.model.function,
                        "work_target": json_number(c.work_target), "overhead_target": json_number(c.overhead_target),
                        "overhead_share_target": json_number(c.overhead_share_target) if c.consistent else None,
@@ -345,7 +348,7 @@ def html_parts(result: Efficiency, title: str | None = None, plot_top: int | Non
         ("process count", f"{p}, smallest measured {format_value(result.p0)}"),
         ("target", format_point(result.target)), ("level", f"{result.level:g}"),
         ("total", " + ".join(m.callpath for m in result.total) + f" ({result.values} values)"),
-        ("modeler", result.model_set.modeler or "n/a"),
+        ("modeler", result.model_set.modeler or "n/a"), *reading_items(result.reading_warnings),
     ]
     charts = figures(result)
     conclusions = "".join(f"<p class=\"conclusion\">{html.escape(line)}</p>"
