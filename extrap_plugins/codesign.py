@@ -604,6 +604,10 @@ class Requirements:
     reading_warnings : dict application -> list of str
         What reading its measurements warned of (a value left out, a run skipped: its models'
         :attr:`~extrap_plugins.models.ModelSet.reading_warnings`), every application, an empty list where none.
+    reading_notes : dict application -> list of str
+        What its reader noted of how it read the measurements (which metadata became parameters, what was left
+        out and why; a warning a note says is kept only here: its models'
+        :attr:`~extrap_plugins.models.ModelSet.notes`), every application, an empty list where none.
     """
 
     system: System
@@ -614,6 +618,7 @@ class Requirements:
     rank_by: str = "problem_size"
     parameters: tuple[str, str] = ("p", "n")
     reading_warnings: dict[str, list[str]] = field(default_factory=dict)
+    reading_notes: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def applications(self) -> list[str]:
@@ -632,8 +637,9 @@ class Requirements:
 
     def as_json(self) -> dict[str, Any]:
         """The machine interface: ``{"format": "extrap-plugins/requirements", "version": 1, "system", "upgrades",
-        "parameters", "rank_by", "roles", "models", "reading_warnings", "rows"}``; ``roles``, ``models`` and
-        ``reading_warnings`` (a list of str, empty where reading warned of nothing) per application."""
+        "parameters", "rank_by", "roles", "models", "reading_notes", "reading_warnings", "rows"}``; ``roles``,
+        ``models``, ``reading_notes`` and ``reading_warnings`` (lists of str, empty where the reader noted
+        nothing and where reading warned of nothing) per application."""
         return {
             "format": FORMAT,
             "version": VERSION,
@@ -645,6 +651,7 @@ class Requirements:
             "roles": {app: {role: "+".join(metrics) for role, metrics in roles.items()}
                       for app, roles in self.roles.items()},
             "models": self.models,
+            "reading_notes": {app: list(noted) for app, noted in self.reading_notes.items()},
             "reading_warnings": {app: list(warned) for app, warned in self.reading_warnings.items()},
             "rows": [r.as_json() for r in self.rows],
         }
@@ -742,6 +749,7 @@ def requirements(
     all_roles: dict[str, dict[str, tuple[str, ...]]] = {}
     formulas: dict[str, dict[str, list[str]]] = {}
     warned: dict[str, list[str]] = {}
+    noted: dict[str, list[str]] = {}
     for name, source in named.items():
         models, app_roles, kinds = _models_of(name, source, given_roles, callpaths, reader, modeler,
                                               reader_options or {}, model_options)
@@ -755,10 +763,10 @@ def requirements(
         all_roles[name] = app_roles
         formulas[name] = {role: [f"{m.callpath} [{m.metric}]: {m.formula}" for m in f.models]
                           for role, f in functions.items()}
-        warned[name] = list(models.reading_warnings)
+        warned[name], noted[name] = list(models.reading_warnings), list(models.notes)
         rows.extend(_rows_of(name, functions, base, upgraded, processes, size))
     _mark(rows, rank_by)
-    return Requirements(base, all_upgrades, all_roles, formulas, rows, rank_by, (processes, size), warned)
+    return Requirements(base, all_upgrades, all_roles, formulas, rows, rank_by, (processes, size), warned, noted)
 
 
 def _named_inputs(applications) -> dict[str, Any]:

@@ -4,10 +4,11 @@
 (Wolf's Extra-P slides' table), :func:`render_whatif` writes
 :class:`~extrap_plugins.machine.WhatIf`.  JSON is the machine interface
 (``extrap-plugins/requirements`` and ``extrap-plugins/whatif``, version 1;
-NaN and infinity become ``null``; ``reading_warnings``: what reading the
-measurements warned of, per application for requirements, which the text
-and HTML reports list too); HTML is one self-contained page (inline
-CSS, no script, nothing fetched from the network).
+NaN and infinity become ``null``; ``reading_notes``: what the reader noted
+of how it read the measurements, and ``reading_warnings``: what reading them
+warned of, per application for requirements, which the text and HTML
+reports list too); HTML is one self-contained page (inline CSS, no script,
+nothing fetched from the network).
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ import math
 from typing import Any, Sequence
 
 from .errors import InputError
-from .formatting import format_bytes, format_point, format_value, json_number, reading_items, reading_lines, text_table
+from .formatting import (format_bytes, format_point, format_value, json_number, note_items, note_lines, reading_items,
+                         reading_lines, text_table)
 
 KINDS = ("text", "csv", "json", "html")
 
@@ -94,8 +96,16 @@ def _html_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
 
 
 def _html_reading(items: Sequence[tuple[str, str]]) -> list[str]:
-    """What reading warned of (:func:`~extrap_plugins.formatting.reading_items`) as notes of the page."""
+    """What the reader noted and what reading warned of (:func:`~extrap_plugins.formatting.note_items`,
+    :func:`~extrap_plugins.formatting.reading_items`) as notes of the page."""
     return [f"<p class=\"note\">{html.escape(heading)}: {html.escape(text)}</p>" for heading, text in items]
+
+
+def _read_of(result) -> list[tuple[str, Sequence[str], Sequence[str]]]:
+    """Per application of a :class:`~extrap_plugins.codesign.Requirements`: its name, what its reader noted and what
+    reading warned of."""
+    apps = dict.fromkeys([*result.reading_notes, *result.reading_warnings])
+    return [(app, result.reading_notes.get(app, ()), result.reading_warnings.get(app, ())) for app in apps]
 
 
 def _page(title: str, body: str) -> str:
@@ -196,8 +206,8 @@ def render_requirements(result, kind: str = "text") -> str:
         parts = [_system_line(result), legend, f"roles: {roles}"]
         for upgrade, headers, rows in blocks:
             parts += ["", f"upgrade: {_upgrade_line(upgrade)}", _table(headers, _plain_cells(rows))]
-        for app, warned in result.reading_warnings.items():
-            parts += reading_lines(warned, app)
+        for app, noted, warned in _read_of(result):
+            parts += [*note_lines(noted, app), *reading_lines(warned, app)]
         return "\n".join(parts) + "\n"
     body = [f"<p>{html.escape(_system_line(result))}</p>", f"<p class=\"note\">{html.escape(legend)}</p>",
             f"<p class=\"note\">roles: {html.escape(roles)}</p>"]
@@ -211,8 +221,8 @@ def render_requirements(result, kind: str = "text") -> str:
                 models.append([app, _label(role), text])
     body.append("<h2>requirement models (per process)</h2>")
     body.append(_html_table(["application", "role", "model"], models))
-    body += _html_reading([item for app, warned in result.reading_warnings.items()
-                           for item in reading_items(warned, app)])
+    body += _html_reading([item for app, noted, warned in _read_of(result)
+                           for item in [*note_items(noted, app), *reading_items(warned, app)]])
     return _page("Response of the workload to system upgrades", "\n".join(body))
 
 
@@ -302,7 +312,7 @@ def render_whatif(result, kind: str = "text") -> str:
         if calibration is not None:
             parts += ["", _table(CALIBRATION_HEADERS, _calibration_rows(calibration))]
         parts += ["", _table(headers, rows), "", note, *([total] if total else []),
-                  *reading_lines(result.reading_warnings)]
+                  *note_lines(result.reading_notes), *reading_lines(result.reading_warnings)]
         return "\n".join(parts) + "\n"
     body = [f"<p>{html.escape(line)}</p>" for line in head]
     if calibration is not None:
@@ -310,7 +320,7 @@ def render_whatif(result, kind: str = "text") -> str:
     body += ["<h2>prediction and sensitivity</h2>", _html_table(headers, rows),
              f"<p class=\"note\">{html.escape(note)}</p>",
              *([f"<p class=\"note\">{html.escape(total)}</p>"] if total else []),
-             *_html_reading(reading_items(result.reading_warnings))]
+             *_html_reading([*note_items(result.reading_notes), *reading_items(result.reading_warnings)])]
     formulas = [[cp, metric, text] for cp, by_metric in result.models.items() for metric, text in by_metric.items()]
     if formulas:
         body += ["<h2>requirement models (per process)</h2>", _html_table(["call path", "metric", "model"], formulas)]

@@ -282,6 +282,13 @@ class Comparison:
         models' :attr:`~extrap_plugins.models.ModelSet.reading_warnings`."""
         return self.model_sets[0].reading_warnings, self.model_sets[1].reading_warnings
 
+    @property
+    def reading_notes(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """Per side (A, then B), what its reader noted of how it read the measurements (which metadata became
+        parameters, what was left out and why; a warning a note says is kept only here): its models'
+        :attr:`~extrap_plugins.models.ModelSet.notes`."""
+        return self.model_sets[0].notes, self.model_sets[1].notes
+
     def __str__(self) -> str:
         """The text report (``extrap-plugins compare``'s output)."""
         return report_text(self)

@@ -13,6 +13,8 @@
 :func:`format_warned`     one warning of many series: ``a [t] and b [t]``, ``a [t] and 9 more series``
 :func:`reading_lines`     what reading warned of, in a text report: ``warnings on reading:`` and a line each
 :func:`reading_items`     the same as one row of an HTML report's summary
+:func:`note_lines`        what the reader noted, in a text report: ``notes on reading:`` and a line each
+:func:`note_items`        the same as one row of an HTML report's summary
 :func:`format_callpath`   a long call path for people: ``main->…->solve->MPI_Wait [time]``
 :func:`format_callpaths`  many call paths for people, each told from the others
 :func:`callpath_labels`   the same as a mapping: whole name -> what people read
@@ -35,8 +37,8 @@ from typing import Mapping, Sequence
 
 __all__ = ["format_number", "format_value", "format_share", "format_percent", "format_bytes", "format_exponent",
            "format_point", "did_you_mean", "format_count", "describe_inputs", "format_warned", "format_callpath",
-           "format_callpaths", "callpath_labels", "reading_lines", "reading_items", "json_number", "json_plain",
-           "printable", "text_table", "described", "shortened_repr"]
+           "format_callpaths", "callpath_labels", "reading_lines", "reading_items", "note_lines", "note_items",
+           "json_number", "json_plain", "printable", "text_table", "described", "shortened_repr"]
 
 CALLPATH_SEPARATOR = "->"
 """Between the regions of a call path written as text (``main->solve``)."""
@@ -202,8 +204,13 @@ def format_warned(series: Sequence[str], text: str, every: str = "") -> str:
     return f"{format_callpath(series[0])} and {len(series) - 1} more series{where}: {text}"
 
 
-def _reading_heading(of: str) -> str:
-    return f"warnings on reading {of}" if of else "warnings on reading"
+def _reading_heading(of: str, what: str = "warnings") -> str:
+    return f"{what} on reading {of}" if of else f"{what} on reading"
+
+
+def _reading_section(texts: Sequence[str], of: str, what: str) -> list[str]:
+    """A blank line, ``WHAT on reading[ OF]:`` and one indented line per text; nothing where there is none."""
+    return ["", f"{_reading_heading(of, what)}:", *(f"  {text}" for text in texts)] if texts else []
 
 
 def reading_lines(warned: Sequence[str], of: str = "") -> list[str]:
@@ -216,13 +223,34 @@ def reading_lines(warned: Sequence[str], of: str = "") -> list[str]:
     >>> reading_lines(["a.csv: line 4 left out"], "old"), reading_lines([])
     (['', 'warnings on reading old:', '  a.csv: line 4 left out'], [])
     """
-    return ["", f"{_reading_heading(of)}:", *(f"  {text}" for text in warned)] if warned else []
+    return _reading_section(warned, of, "warnings")
 
 
 def reading_items(warned: Sequence[str], of: str = "") -> list[tuple[str, str]]:
     """:func:`reading_lines` as one row of an HTML report's summary, ``("warnings on reading", "a; b")``; none
     where reading warned of nothing."""
     return [(_reading_heading(of), "; ".join(warned))] if warned else []
+
+
+def note_lines(notes: Sequence[str], of: str = "") -> list[str]:
+    """What the reader noted of how it read the measurements (:attr:`Experiment.notes
+    <extrap_plugins.experiment.Experiment.notes>`: which metadata became parameters, what was left out and why)
+    as a section of a text report, as :func:`reading_lines` writes the warnings: a blank line, ``notes on
+    reading:`` (``notes on reading old:`` where ``of`` names one input of a report of several) and one indented
+    line per note; nothing where there is none.  A warning a note says is kept only as the note
+    (:func:`~extrap_plugins.errors.unnoted`): a report that lists what reading warned of lists the notes too, or
+    that warning is lost.
+
+    >>> note_lines(["metrics without data are left out: bytes_put"], "old"), note_lines([])
+    (['', 'notes on reading old:', '  metrics without data are left out: bytes_put'], [])
+    """
+    return _reading_section(notes, of, "notes")
+
+
+def note_items(notes: Sequence[str], of: str = "") -> list[tuple[str, str]]:
+    """:func:`note_lines` as one row of an HTML report's summary, ``("notes on reading", "a; b")``; none where
+    the reader noted nothing."""
+    return [(_reading_heading(of, "notes"), "; ".join(notes))] if notes else []
 
 
 def format_callpath(name: str, width: int = CALLPATH_WIDTH) -> str:

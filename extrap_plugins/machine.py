@@ -624,11 +624,15 @@ class WhatIf:
     reading_warnings: list[str] = field(default_factory=list)
     """What reading the measurements warned of (a value left out, a run skipped): the models'
     :attr:`~extrap_plugins.models.ModelSet.reading_warnings`."""
+    reading_notes: list[str] = field(default_factory=list)
+    """What the reader noted of how it read the measurements (which metadata became parameters, what was left out
+    and why; a warning a note says is kept only here): the models' :attr:`~extrap_plugins.models.ModelSet.notes`."""
 
     def as_json(self) -> dict[str, Any]:
         """The machine interface: ``{"format": "extrap-plugins/whatif", "version": 1, "machine", "scale", "target",
-        "sensitivity", "calibration", "values", "reading_warnings", "rows", "total"}`` (``reading_warnings`` a list
-        of str, empty where reading warned of nothing)."""
+        "sensitivity", "calibration", "values", "reading_notes", "reading_warnings", "rows", "total"}``
+        (``reading_notes`` and ``reading_warnings`` lists of str, empty where the reader noted nothing and where
+        reading warned of nothing)."""
         def row(r: WhatIfRow) -> dict[str, Any]:
             return {"callpath": r.callpath, "amounts": r.amounts, "time": r.time, "scaled_time": r.scaled_time,
                     "speedup": r.speedup, "modelled_time": r.modelled_time, "shares": r.shares,
@@ -637,7 +641,8 @@ class WhatIf:
         return {"format": FORMAT, "version": VERSION, "machine": self.machine.as_json(), "scale": self.scale,
                 "target": self.target, "sensitivity": self.sensitivity,
                 "calibration": None if self.calibration is None else self.calibration.as_json(),
-                "values": self.values, "reading_warnings": list(self.reading_warnings),
+                "values": self.values, "reading_notes": list(self.reading_notes),
+                "reading_warnings": list(self.reading_warnings),
                 "rows": [row(r) for r in self.rows], "total": row(self.total)}
 
     def render(self, kind: str = "text") -> str:
@@ -778,7 +783,7 @@ def whatif(
                  None if any(m is None for m in modelled) else float(sum(modelled)))
     return WhatIf(machine, factors, point, float(sensitivity), rows, total, calibration, formulas,
                   {metric: kinds[metric] for metric in dict.fromkeys([*amount_metrics, time_metric])
-                   if any(m.metric == metric for m in models)}, list(models.reading_warnings))
+                   if any(m.metric == metric for m in models)}, list(models.reading_warnings), list(models.notes))
 
 
 def _value_kinds(models: ModelSet, metrics: Sequence[str]) -> dict[str, str]:

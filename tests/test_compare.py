@@ -12,7 +12,7 @@ import json
 import numpy as np
 import pytest
 from browser_helpers import StaticPage
-from reading_helpers import measured
+from reading_helpers import measured, noted
 
 import extrap_plugins
 from extrap_plugins import Experiment, InputError
@@ -545,3 +545,24 @@ def test_what_reading_warned_of_is_kept_per_side_in_the_json_text_and_html_repor
     assert text.endswith(f"\n\nwarnings on reading v1:\n  {said}\n") and "warnings on reading v2" not in text
     page = extrap_plugins.export_report(result, "html")
     assert f"<dt>warnings on reading v1</dt><dd>{html.escape(said)}</dd>" in page and "reading v2" not in page
+
+
+def test_what_each_side_s_reader_noted_is_kept_per_side_in_the_json_text_and_html_reports(tmp_path):
+    """A key the reader of one side leaves unread is said in its notes alone (no warning): compare's JSON and
+    reports said nothing of how either side was read.  Each side's notes come before what reading it warned of."""
+    old, new = tmp_path / "old.jsonl", tmp_path / "new.jsonl"
+    note, _ = noted(old)
+    said = measured(new)
+    with pytest.warns(ExtrapWarning):  # (the value left out of B, and the model's own of it)
+        result = extrap_plugins.compare(str(old), str(new), labels=("v1", "v2"), metrics="time")
+    assert (result.reading_notes, result.reading_warnings) == (((note,), ()), ((), (said,)))
+    document = json.loads(extrap_plugins.export_report(result, "json"))
+    assert document["version"] == 1
+    assert document["reading_notes"] == {"A": [note], "B": []}
+    assert document["reading_warnings"] == {"A": [], "B": [said]}
+    assert list(document).index("reading_notes") + 1 == list(document).index("reading_warnings")
+    text = extrap_plugins.export_report(result, "text")
+    assert text.endswith(f"\n\nnotes on reading v1:\n  {note}\n\nwarnings on reading v2:\n  {said}\n")
+    assert "notes on reading v2" not in text and "warnings on reading v1" not in text
+    page = extrap_plugins.export_report(result, "html")
+    assert f"<dt>notes on reading v1</dt><dd>{html.escape(note)}</dd>" in page and "notes on reading v2" not in page

@@ -8,7 +8,7 @@ import re
 
 import numpy as np
 import pytest
-from reading_helpers import SYSTEM, measured
+from reading_helpers import SYSTEM, measured, noted
 
 import extrap_plugins
 from extrap_plugins import InputError
@@ -320,3 +320,26 @@ def test_what_reading_warned_of_is_kept_per_application_in_the_json_text_and_htm
     text = result.render("text")
     assert text.endswith(f"\n\nwarnings on reading bad:\n  {said}\n") and "warnings on reading good" not in text
     assert f'<p class="note">warnings on reading bad: {html.escape(said)}</p>' in result.render("html")
+
+
+def test_what_each_application_s_reader_noted_is_kept_per_application_in_the_json_text_and_html_reports(tmp_path):
+    """A key the reader of one application leaves unread is said in its notes alone (no warning): the requirements'
+    JSON and reports said nothing of how it was read.  Its notes come before what reading it warned of."""
+    runs, clean, system = tmp_path / "runs.jsonl", tmp_path / "clean.jsonl", tmp_path / "system.toml"
+    note, said = noted(runs, nan=True)
+    measured(clean, nan=False)
+    system.write_text(SYSTEM)
+    with pytest.warns(ExtrapWarning, match="left out as missing"):  # (time has no role: not modelled)
+        result = extrap_plugins.requirements([str(runs), str(clean)], system)
+    assert (result.reading_notes, result.reading_warnings) == ({"runs": [note], "clean": []},
+                                                               {"runs": [said], "clean": []})
+    document = json.loads(result.render("json"))
+    assert (document["version"], document["reading_notes"]) == (1, {"runs": [note], "clean": []})
+    assert list(document).index("reading_notes") + 1 == list(document).index("reading_warnings")
+    text = result.render("text")
+    assert text.endswith(f"\n\nnotes on reading runs:\n  {note}\n\nwarnings on reading runs:\n  {said}\n")
+    assert "reading clean" not in text
+    page = result.render("html")
+    assert (f'<p class="note">notes on reading runs: {html.escape(note)}</p>\n'
+            f'<p class="note">warnings on reading runs: {html.escape(said)}</p>') in page
+    assert "reading clean" not in page

@@ -98,6 +98,46 @@ def test_each_analysis_report_lists_what_reading_warned_of_and_stderr_not_again_
     assert together.stdout.count(said) == 1 and f"  {said}" in together.stdout.splitlines()  # the report's line
 
 
+MIXED = ("{cube}/single_parameter/mm.x1y1z1.r1/profile.cubex", "{cube}/single_parameter/mm.x10y1z1.r1/profile.cubex",
+         "{cube}/single_parameter/mm.x25y1z1.r1/profile.cubex", "{cube}/simple_threaded/example.f1/cube-example1.cubex")
+"""Real CUBE profiles of two programs, as the runs ``app.x1``, ``app.x10``, ``app.x25`` and ``app.x50`` of one sweep."""
+
+
+@pytest.mark.parametrize("command", ["compare", "whatif"])
+def test_a_warning_that_a_reader_s_note_says_reaches_the_analysis_reports_as_that_note(shared_data, tmp_path, capsys,
+                                                                                       command):
+    """The CUBE reader says which call paths and metrics only some runs have both as a warning and as a note, and
+    what reading warned of leaves out what a note says (``errors.unnoted``): compare and whatif, which wrote no
+    notes, kept it nowhere but on stderr."""
+    cube = shared_data / "cube" / "extrap"
+    runs = tmp_path / "runs"
+    for x, profile in zip((1, 10, 25, 50), MIXED):
+        (runs / f"app.x{x}").mkdir(parents=True)
+        (runs / f"app.x{x}" / "profile.cubex").symlink_to(profile.format(cube=cube))
+    findings = ["7 call paths are measured in only some runs and are kept where measured: main->init_mat (3 of 4 "
+                "runs), main->zero_mat (3 of 4 runs), main->mat_mul (3 of 4 runs) and 4 more",
+                "metrics 'min_time', 'max_time', 'PAPI_FP_OPS', 'PAPI_L3_TCM', 'PAPI_L2_TCM' have no data in 1 of 4 "
+                f"runs ({runs / 'app.x50' / 'profile.cubex'}); kept where measured"]
+    notes = ["metrics without data are left out: bytes_put, bytes_get", *findings]
+    machine = tmp_path / "machine.toml"
+    machine.write_text('[rates]\nprocessor = { metric = "PAPI_FP_OPS", rate = 1e9 }\n')
+    args = {"compare": ["compare", str(runs), str(cube / "single_parameter"), "--label", "A=mixed", "--label", "B=mm"],
+            "whatif": ["whatif", str(runs), "--machine", str(machine), "--target", "x=100"]}[command]
+    assert cli.main([*args, "--export", "json"]) == 0
+    out, err = capsys.readouterr()
+    assert all(f"extrap-plugins: warning: {finding}" in err.splitlines() for finding in findings)
+    document = json.loads(out)
+    if command == "compare":
+        assert document["reading_notes"] == {"A": notes, "B": ["parameters with one value in every run are left out: "
+                                                               "y=1, z=1", notes[0]]}
+        assert document["reading_warnings"] == {"A": [], "B": []}
+    else:
+        assert (document["reading_notes"], document["reading_warnings"]) == (notes, [])
+    assert cli.main(args) == 0
+    of = " mixed" if command == "compare" else ""
+    assert f"\n\nnotes on reading{of}:\n" + "".join(f"  {note}\n" for note in notes) in capsys.readouterr().out
+
+
 def test_a_cause_the_report_lists_for_some_of_its_series_names_the_others_on_stderr(capsys):
     lines = WarningLines("--export json lists them all")
     lines.shown.update({("noisy", "main->a [time]"), ("noisy", "main->b [time]")})

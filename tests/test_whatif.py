@@ -12,7 +12,7 @@ import warnings
 
 import numpy as np
 import pytest
-from reading_helpers import MACHINE, measured
+from reading_helpers import MACHINE, measured, noted
 
 import extrap_plugins
 from extrap_plugins import Experiment, InputError
@@ -551,3 +551,22 @@ def test_what_reading_warned_of_is_in_the_json_text_and_html_reports_also_of_mod
         assert json.loads(result.render("json"))["reading_warnings"] == [said]
         assert result.render("text").endswith(f"\n\nwarnings on reading:\n  {said}\n")
         assert f'<p class="note">warnings on reading: {html.escape(said)}</p>' in result.render("html")
+
+
+def test_what_the_reader_noted_is_in_the_json_text_and_html_reports_also_of_models_given(tmp_path):
+    """A key the reader leaves unread is said in its notes alone (no warning): the what-if's JSON and reports said
+    nothing of how the measurements were read.  The notes come before what reading warned of."""
+    path, machine = tmp_path / "runs.jsonl", tmp_path / "machine.toml"
+    note, said = noted(path, nan=True)
+    machine.write_text(MACHINE)
+    with pytest.warns(ExtrapWarning):  # (the value left out, and the model's own of it)
+        models = extrap_plugins.model(extrap_plugins.read(path), executor="serial")
+        results = [whatif(source, machine, target="p=64,n=100") for source in (str(path), models)]
+    for result in results:
+        assert (result.reading_notes, result.reading_warnings) == ([note], [said])
+        document = json.loads(result.render("json"))
+        assert (document["version"], document["reading_notes"]) == (1, [note])
+        assert list(document).index("reading_notes") + 1 == list(document).index("reading_warnings")
+        assert result.render("text").endswith(f"\n\nnotes on reading:\n  {note}\n\nwarnings on reading:\n  {said}\n")
+        assert (f'<p class="note">notes on reading: {html.escape(note)}</p>\n'
+                f'<p class="note">warnings on reading: {html.escape(said)}</p>') in result.render("html")

@@ -34,7 +34,8 @@ import numpy as np
 
 from extrap_plugins.errors import InputError
 from extrap_plugins.extrapolation import Extrapolations, rank
-from extrap_plugins.formatting import format_percent, format_point, format_value, json_number, reading_items
+from extrap_plugins.formatting import (format_percent, format_point, format_value, json_number, note_items,
+                                      reading_items)
 from extrap_plugins.hookspecs import hookimpl
 from extrap_plugins.models import ModelSet
 from extrap_plugins.quality import validation_line
@@ -242,8 +243,7 @@ def summary(ranked: Extrapolations) -> list[list[str]]:
         items.append(metrics)
         items.append(["call paths", str(len({int(c) for c in np.unique(experiment.callpath_index)}))])
         items.append(["reader", experiment.reader or "n/a"])
-        if model_set.notes:
-            items.append(["notes on reading", "; ".join(model_set.notes)])
+        items += map(list, note_items(model_set.notes))
     elif model_set.known_metrics:  # streamed: no measurements, but what the source said of its metrics
         items.append(metrics)
     items += map(list, reading_items(model_set.reading_warnings))  # (stderr said them; a report outlives it)

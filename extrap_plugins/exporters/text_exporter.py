@@ -7,7 +7,7 @@ from typing import IO
 
 from extrap_plugins.extrapolation import Extrapolation, Extrapolations, is_minimum
 from extrap_plugins.formatting import (CALLPATH_WIDTH, callpath_labels, format_percent, format_point, format_warned,
-                                      reading_lines, text_table)
+                                      note_lines, reading_lines, text_table)
 from extrap_plugins.hookspecs import hookimpl
 from extrap_plugins.models import ModelSet
 from extrap_plugins.quality import validation_line
@@ -84,10 +84,9 @@ def export_text(model_set: ModelSet, out: IO[str], options: dict[str, str], list
 def _write_reading(model_set: ModelSet, out: IO[str]) -> None:
     """What the reader noted, and what reading warned of (a report saved with ``-o`` keeps it; where stderr goes
     to the same terminal or file, the command line leaves it to the report: ``cli.listed_warnings``;
-    :func:`~extrap_plugins.formatting.reading_lines`)."""
-    if model_set.notes:
-        out.write("\nnotes on reading:\n" + "".join(f"  {note}\n" for note in model_set.notes))
-    out.write("".join(f"{line}\n" for line in reading_lines(model_set.reading_warnings)))
+    :func:`~extrap_plugins.formatting.note_lines` and :func:`~extrap_plugins.formatting.reading_lines`)."""
+    lines = [*note_lines(model_set.notes), *reading_lines(model_set.reading_warnings)]
+    out.write("".join(f"{line}\n" for line in lines))
 
 
 def _extrapolation_headers(ranked: Extrapolations) -> list[str]:

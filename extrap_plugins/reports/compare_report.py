@@ -1,8 +1,9 @@
 """A comparison of two experiments (:class:`~extrap_plugins.comparison.Comparison`) as text, CSV, JSON and HTML.
 
 JSON (``format: extrap-plugins/comparison``, version 1) has one top-level key per line and one pair per line,
-ranked by change, and per side (``A``, ``B``, as ``labels`` and ``measured_ranges``) ``reading_warnings``: what
-reading its measurements warned of (:attr:`Comparison.reading_warnings
+ranked by change, and per side (``A``, ``B``, as ``labels`` and ``measured_ranges``) ``reading_notes``: what
+its reader noted (:attr:`Comparison.reading_notes <extrap_plugins.comparison.Comparison.reading_notes>`), and
+``reading_warnings``: what reading its measurements warned of (:attr:`Comparison.reading_warnings
 <extrap_plugins.comparison.Comparison.reading_warnings>`), which the text and HTML reports list too; CSV has
 one row per pair; the HTML diff report draws both models of every pair (the first ``plot_top``) with the
 crossovers marked.
@@ -22,7 +23,7 @@ from extrap_plugins.comparison import Comparison, Pair
 from extrap_plugins.errors import InputError
 from extrap_plugins.exporters._options import option_int
 from extrap_plugins.formatting import (callpath_labels, format_count, format_percent, format_point, format_value,
-                                      json_number, reading_items, reading_lines, text_table)
+                                      json_number, note_items, note_lines, reading_items, reading_lines, text_table)
 from extrap_plugins.notebook import drawn
 
 from . import cell, definition_list, json_lines, people, table
@@ -133,8 +134,8 @@ def text(result: Comparison) -> str:
     if result.unmatched:
         lines += ["", f"unmatched ({len(result.unmatched)}):"]
         lines += [f"  {u.side}: {names[u.callpath]} [{u.metric}]: {u.reason}" for u in result.unmatched]
-    for label, warned in zip(result.labels, result.reading_warnings):
-        lines += reading_lines(warned, label)
+    for label, noted, warned in zip(result.labels, result.reading_notes, result.reading_warnings):
+        lines += [*note_lines(noted, label), *reading_lines(warned, label)]
     return "\n".join(lines) + "\n"
 
 
@@ -166,6 +167,7 @@ def json_document(result: Comparison) -> dict[str, Any]:
         "ranges_overlap": result.common,
         "measured_ranges": {side: {k: [json_number(lo), json_number(hi)] for k, (lo, hi) in ranges.items()}
                             for side, ranges in zip(("A", "B"), result.measured)},
+        "reading_notes": {side: list(noted) for side, noted in zip(("A", "B"), result.reading_notes)},
         "reading_warnings": {side: list(warned) for side, warned in zip(("A", "B"), result.reading_warnings)},
         "significance_not_tested": result.untested or None,
         "target_point": {k: json_number(v) for k, v in result.target.items()},
@@ -236,6 +238,13 @@ def figure(result: Comparison, pair: Pair) -> str:
                  marks=marks, y_log=positive, css_class="chart pair-plot")
 
 
+def _reading_items(result: Comparison) -> list[tuple[str, str]]:
+    """Per side, what its reader noted and what reading warned of, as rows of the HTML summary (``notes on reading
+    v1``, ``warnings on reading v1``); none of a side where there is nothing."""
+    return [item for label, noted, warned in zip(result.labels, result.reading_notes, result.reading_warnings)
+            for item in [*note_items(noted, label), *reading_items(warned, label)]]
+
+
 def html_parts(result: Comparison, title: str | None = None, plot_top: int | None = None) -> tuple[str, str, str]:
     """The title, subtitle and body of the HTML report (:func:`~extrap_plugins.reports.page` makes the page,
     :func:`~extrap_plugins.reports.notebook_html` the notebook's view)."""
@@ -261,8 +270,7 @@ def html_parts(result: Comparison, title: str | None = None, plot_top: int | Non
         if result.unmatched else "<p>Every call path and metric found its partner.</p>"
     summary = definition_list([("A", a), ("B", b), ("pairs", str(len(result.pairs))),
                                ("unmatched", str(len(result.unmatched)))] +
-                              [item for label, warned in zip(result.labels, result.reading_warnings)
-                               for item in reading_items(warned, label)] +
+                              _reading_items(result) +
                               [("", line) for line in [*_header(result), _verdict(result)]],
                               "summary-list")
     body = f"""
