@@ -491,3 +491,29 @@ def test_random_designs_of_any_shape_leave_points_out_and_repeat_others_within_t
     assert (bench.run_random_shape(case, 1.0, 0) <= case.available).all()
     rows = bench.protocol(case, [0.2], ["shapes"], random_draws=2)
     assert rows[1][0] == "random design of any shape, mean of 2 draws"
+
+
+def test_ours_with_nearest_first_measures_the_point_nearest_a_target_beyond_the_candidates(bench, tmp_path):
+    """``nearest="first"`` (``--selector-nearest first``, a lever measured beside the product): where the evaluation
+    point lies beyond the candidate values of both parameters, the unmeasured point nearest it (in logs) is bought
+    once the base is measured, while an interval is open; for an evaluation point inside the candidate values it
+    changes nothing."""
+    path = tmp_path / "beyond.csv"
+    rows = ["callpath,p,n,value"]
+    for p in (2, 4, 8, 16, 32):
+        for n in (10, 20, 30, 40, 50):
+            rows += [f"solve,{p},{n},{(1 + 1e-4 * p ** 2 * n) * (1 + 0.02 * ((p + n + r) % 3 - 1))}" for r in range(2)]
+    path.write_text("\n".join(rows) + "\n")
+    case = bench.case_study(str(path), {"p": 32, "n": 50})
+    beyond = bench.Case(case.names, case.points[case.points[:, 0] < 32], case.kernels,
+                        case.values[:, case.points[:, 0] < 32], case.truth, case.eval_point, case.label)
+    assert not design.target_inside(beyond.space(), {"p": 32, "n": 50})
+    nearest = int(np.flatnonzero((beyond.points == [16, 50]).all(axis=1))[0])
+    product, _ = bench.run_ours(beyond, 0.5, bench.Ours(0.0))
+    counts, _ = bench.run_ours(beyond, 0.5, bench.Ours(0.0, nearest="first"))
+    assert product[0, nearest] == 0  # the product fills the cheaper points at p = 8 instead
+    assert counts[0, nearest] >= 1 and (beyond.spent(counts) <= 0.5 + 1e-12).all()
+    inside = bench.case_study(str(_incomplete_csv(tmp_path / "app.csv", wobble=0.03)))
+    plain, _ = bench.run_ours(inside, 0.9, bench.Ours(0.0, visible=False))
+    first, _ = bench.run_ours(inside, 0.9, bench.Ours(0.0, visible=False, nearest="first"))
+    np.testing.assert_array_equal(first, plain)
