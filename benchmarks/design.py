@@ -669,8 +669,7 @@ def run_ours(case: Case, budget: float, ours: Ours = Ours(), seed: int = 0, prom
             elif noisy_rule and not beyond[k] and noise[kern.name] >= design.QUIET_NOISE**2:
                 options = [np.where(counts[k] > 0, repeats, new)]
             remaining = budget * case.total[k] - spent
-            first = _nearest(case, ours, ("first", "both"), width, counts[k] == 0, new, cost, remaining, False) \
-                if joint else []
+            first = _nearest(case, ours, ("first", "both"), width, new, cost, remaining, False) if joint else []
             options = [] if first else options  # the point nearest the target first, while it is new and fits
             runs, after = first, {kern.name: width}
             for available in options:
@@ -691,7 +690,7 @@ def run_ours(case: Case, budget: float, ours: Ours = Ours(), seed: int = 0, prom
                                                  visible=ours.visible)
             if (repeating or gated) and runs and not runs[0].gain > 0:  # a repetition that narrows nothing
                 runs = []
-            runs = runs or _nearest(case, ours, ("stuck", "both"), width, new > 0, new, cost, remaining)
+            runs = runs or _nearest(case, ours, ("stuck", "both"), width, new, cost, remaining)
             if not runs:
                 active[k] = False
                 held[k] = single.holds(ours.tolerance)
@@ -703,16 +702,17 @@ def run_ours(case: Case, budget: float, ours: Ours = Ours(), seed: int = 0, prom
     return counts, held
 
 
-def _nearest(case: Case, ours: Ours, rules: tuple, width: float, unmeasured: np.ndarray, new: np.ndarray,
-             cost: np.ndarray, remaining: float, fitting: bool = True) -> list:
+def _nearest(case: Case, ours: Ours, rules: tuple, width: float, new: np.ndarray, cost: np.ndarray, remaining: float,
+             fitting: bool = True) -> list:
     """``--selector-nearest`` (one of ``rules``; ``first`` only where the evaluation point lies beyond the
     candidate values of two or more parameters), for a kernel whose interval (``width``) is open: the unmeasured
     point nearest the evaluation point (sum over the parameters of |log(target / x)|; the cheaper of equals) that
-    fits ``remaining``, as a test of the extrapolation; none if none fits.  ``fitting=False``: the nearest of all
-    points if it is unmeasured and fits, else none."""
+    fits ``remaining``, as a test of the extrapolation; none if none fits.  ``new``: the runs a point not yet
+    measured may have (0 where it is measured or has none); ``fitting=False``: the nearest of all points if it is
+    new and fits, else none."""
     if ours.nearest not in rules or not width > ours.tolerance:
         return []
-    fits = unmeasured & (new > 0) & (cost <= remaining + 1e-9 * max(remaining, 1.0))
+    fits = (new > 0) & (cost <= remaining + 1e-9 * max(remaining, 1.0))
     with np.errstate(all="ignore"):
         distance = np.sum(np.abs(np.log(case.eval_point[None, :] / case.points)), axis=1)
     order = np.lexsort((cost, np.round(distance, 9)))
