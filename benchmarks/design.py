@@ -565,14 +565,14 @@ class Ours:
     interaction: bool = False
     floor: str = selector.FLOOR
     visible: bool = True
-    nearest: str = ""
+    nearest: bool = True
 
     @classmethod
     def from_args(cls, args) -> Ours:
         return cls(args.selector_tolerance, args.modeler, args.base_repetitions, not args.base_lines_only,
                    args.selector_misfit, args.selector_replicates, not args.selector_uncalibrated,
                    args.selector_points, args.selector_interaction, args.selector_floor,
-                   not args.selector_invisible, args.selector_nearest)
+                   not args.selector_invisible, args.selector_nearest != "none")
 
     def label(self) -> str:
         """The row label of the tables: ``ours (selector)`` and what differs from the product."""
@@ -584,7 +584,7 @@ class Ours:
         label += f", floor in the {self.floor}" if self.calibrated and self.floor != selector.FLOOR else ""
         label += ", lines only" if not self.off_line else ""
         label += ", runs that narrow nothing as printed too" if not self.visible else ""
-        label += f", nearest the target: {self.nearest}" if self.nearest else ""
+        label += ", without the point nearest the target first" if not self.nearest else ""
         return label + POINT_LABELS[self.points]
 
 
@@ -626,8 +626,6 @@ def run_ours(case: Case, budget: float, ours: Ours = Ours(), seed: int = 0, prom
     beyond = np.zeros(K, dtype=np.int64) if points == "auto-new" else whole
     active = np.ones(K, dtype=bool)
     held = np.zeros(K, dtype=bool)
-    # --selector-nearest first: only for an evaluation point beyond the candidate values of two or more parameters
-    joint = len(case.names) >= 2 and not design.target_inside(case.space(), dict(zip(case.names, case.eval_point)))
     promised = {}  # kernel -> (half-width before its last run, the half-width the plan promised after it)
     while active.any():
         by_name, noise = {}, {}
@@ -669,7 +667,7 @@ def run_ours(case: Case, budget: float, ours: Ours = Ours(), seed: int = 0, prom
             elif noisy_rule and not beyond[k] and noise[kern.name] >= design.QUIET_NOISE**2:
                 options = [np.where(counts[k] > 0, repeats, new)]
             remaining = budget * case.total[k] - spent
-            first = _nearest(case, ours, ("first", "both"), width, new, cost, remaining, False) if joint else []
+            first = _nearest_first(case, k, ours, width, new, cost, remaining)
             options = [] if first else options  # the point nearest the target first, while it is new and fits
             runs, after = first, {kern.name: width}
             for available in options:
@@ -690,7 +688,6 @@ def run_ours(case: Case, budget: float, ours: Ours = Ours(), seed: int = 0, prom
                                                  visible=ours.visible)
             if (repeating or gated) and runs and not runs[0].gain > 0:  # a repetition that narrows nothing
                 runs = []
-            runs = runs or _nearest(case, ours, ("stuck", "both"), width, new, cost, remaining)
             if not runs:
                 active[k] = False
                 held[k] = single.holds(ours.tolerance)
@@ -702,24 +699,20 @@ def run_ours(case: Case, budget: float, ours: Ours = Ours(), seed: int = 0, prom
     return counts, held
 
 
-def _nearest(case: Case, ours: Ours, rules: tuple, width: float, new: np.ndarray, cost: np.ndarray, remaining: float,
-             fitting: bool = True) -> list:
-    """``--selector-nearest`` (one of ``rules``; ``first`` only where the evaluation point lies beyond the
-    candidate values of two or more parameters), for a kernel whose interval (``width``) is open: the unmeasured
-    point nearest the evaluation point (sum over the parameters of |log(target / x)|; the cheaper of equals) that
-    fits ``remaining``, as a test of the extrapolation; none if none fits.  ``new``: the runs a point not yet
-    measured may have (0 where it is measured or has none); ``fitting=False``: the nearest of all points if it is
-    new and fits, else none."""
-    if ours.nearest not in rules or not width > ours.tolerance:
+def _nearest_first(case: Case, k: int, ours: Ours, width: float, new: np.ndarray, cost: np.ndarray,
+                   remaining: float) -> list:
+    """As ``design.suggest`` plans it (``design.nearest_candidate``): for kernel ``k`` with an open interval
+    (``width``), where two or more parameters vary and the evaluation point lies beyond the candidate values, the
+    point nearest it if that is not measured yet (``new`` > 0) and fits ``remaining`` (``cost``: of a run at each
+    point); none otherwise, or with ``--selector-nearest none``."""
+    from extrap_plugins import design
+
+    if not ours.nearest or not width > ours.tolerance:
         return []
-    fits = (new > 0) & (cost <= remaining + 1e-9 * max(remaining, 1.0))
-    with np.errstate(all="ignore"):
-        distance = np.sum(np.abs(np.log(case.eval_point[None, :] / case.points)), axis=1)
-    order = np.lexsort((cost, np.round(distance, 9)))
-    if not fitting:
-        order = order[:1]
-    best = next((int(i) for i in order if fits[i]), None)
-    return [] if best is None else [selector.PlannedRun(best, float(cost[best]), 0.0, [])]
+    nearest = design.nearest_candidate(case.space(), case.points, case.eval_point, cost)
+    if nearest is None or not new[nearest] > 0 or not cost[nearest] <= remaining + 1e-9 * max(remaining, 1.0):
+        return []
+    return [selector.PlannedRun(nearest, float(cost[nearest]), 0.0, [])]
 
 
 def _first_pairs(runs: list, counts: np.ndarray, beyond: int, costs: np.ndarray, remaining: float) -> list[int]:
@@ -1337,13 +1330,11 @@ def main() -> None:
     parser.add_argument("--selector-invisible", action="store_true",
                         help="relearn/synthetic: ours also buying runs that narrow no interval at the evaluation point "
                              "as printed (as suggest did until session 62), measured beside the default")
-    parser.add_argument("--selector-nearest", choices=("", "stuck", "first", "both"), default="",
-                        help="relearn/synthetic: ours buys the point nearest the evaluation point (a test of the "
-                             "extrapolation): first, once after the base while an interval is open, where the "
-                             "evaluation point lies beyond the candidate values of two or more parameters (first; the "
-                             "per-parameter floor ladder cannot see how far a point reaches jointly); where "
-                             "no run narrows an open interval, the nearest new point that fits (stuck); both; "
-                             "measured beside the default")
+    parser.add_argument("--selector-nearest", choices=("first", "none"), default="first",
+                        help="relearn/synthetic: ours first buys the point nearest the evaluation point, once after "
+                             "the base while an interval is open, where two or more parameters vary and it lies "
+                             "beyond the candidate values (first, the product's rule: design.nearest_candidate); "
+                             "none: not, as before session 70")
     parser.add_argument("--selector-replicates", type=int, default=None,
                         help="relearn/synthetic: ours with this many wild-bootstrap refits per step (default: "
                              "selector.REPLICATES), measured beside the default")

@@ -1345,8 +1345,11 @@ def _suggest_uncertainty(space, grid, costs, measured_runs, order, rank, effecti
     # A run that narrows no interval as printed is not planned (nor, repeating, one expected to narrow nothing: an
     # exact counter's value is known); ``next_run``: the run that fits and would come next then.
     before = [k.deviations for k in assessment.kernels]
-    runs, predicted = plan_runs(assessment, run_costs, tolerance=tolerance, limit=remaining,
-                                max_runs=_room(max_points, suggestion), available=available, visible=True)
+    first = [] if repeating else _nearest_first(space, grid, point_costs, candidates, ~excluded, target_point,
+                                                remaining, assessment, tolerance, _room(max_points, suggestion))
+    rest = _after_first(first, remaining, _room(max_points, suggestion), available, candidates.size)
+    runs, predicted = plan_runs(assessment, run_costs, tolerance=tolerance, **rest, visible=True)
+    runs = first + runs
     runs, predicted = _with_pairs(assessment, before, runs, predicted, run_costs, remaining,
                                   _room(max_points, suggestion), not repeating or (runs_at > 1).any())
     next_run = None if runs else _next_run(assessment, run_costs, tolerance, remaining, _room(max_points, suggestion),
@@ -1400,6 +1403,93 @@ def _suggest_uncertainty(space, grid, costs, measured_runs, order, rank, effecti
                     _what_is_left(runs, candidates, available, runs_at, per_run, cap, costs, ~excluded, remaining,
                                   _room(max_points, suggestion)))
     return suggestion
+
+
+NEAREST = "nearest the target, which lies beyond the values of {names}: tests how the parameters combine there"
+"""The reason of the run :func:`_nearest_first` plans.  Measured in ``benchmarks/design.py`` (``--selector-nearest``;
+``benchmarks/design-history.md``, sessions 69 and 70): on the four realistic draws at 15 % of the cost it landed 12
+functions of 160 more within ±10 % (the far corner tells a product term from an additive one where the lines
+cannot); for a target inside the candidate values it lost RELeARN's 20 % target, so it is not planned there."""
+
+
+@dataclass(frozen=True)
+class _NearestRun:
+    """The run planned first where the target lies beyond the candidate values (:func:`_nearest_first`)."""
+
+    index: int
+    cost: float
+    names: tuple[str, ...]
+    serves: tuple = ()
+
+    def reason(self) -> str:
+        from .selector import NARROWS, SERVES_SAID
+
+        said = " and ".join([", ".join(self.names[:-1]), self.names[-1]] if len(self.names) > 1 else self.names)
+        narrows = [f"{format_callpath(name)} ±{format_share(before)}→±{format_share(after)}"
+                   for name, before, after in self.serves[:SERVES_SAID]]
+        more = f" +{len(self.serves) - SERVES_SAID} more" if len(self.serves) > SERVES_SAID else ""
+        return NEAREST.format(names=said) + (f"; {NARROWS}" + ", ".join(narrows) + more if narrows else "")
+
+
+def nearest_candidate(space: Space, points: np.ndarray, target: np.ndarray, costs: np.ndarray) -> int | None:
+    """Of ``points`` (rows of the space's parameters), the index of the one nearest ``target`` where two or more
+    parameters vary and the target lies beyond the candidate values of some (None otherwise, or without points):
+    the sum over the parameters of ``|log(target / x)|`` (the distance relative to the parameter's range where a
+    value is not positive), the cheaper of equals (``costs``)."""
+    target = np.asarray(target, dtype=np.float64)
+    beyond = [i for i, values in enumerate(space.values) if not values.min() <= target[i] <= values.max()]
+    if not beyond or len(space.varied) < 2 or len(points) == 0:
+        return None
+    points = np.asarray(points, dtype=np.float64)
+    with np.errstate(all="ignore"):
+        logs = np.abs(np.log(target[None, :] / points))
+        spans = np.array([max(float(np.ptp(values)), 1.0) for values in space.values])
+        linear = np.abs(target[None, :] - points) / spans[None, :]
+    positive = (points > 0) & (target[None, :] > 0)
+    distance = np.sum(np.where(positive, logs, linear), axis=1)
+    return int(np.lexsort((np.asarray(costs, dtype=np.float64), np.round(distance, 9)))[0])
+
+
+def _nearest_first(space, grid, costs, candidates, allowed, target, remaining, assessment, tolerance, room) -> list:
+    """The run planned before the selector's where two or more parameters vary, the target lies beyond the
+    candidate values of some and some kernel's interval is open: the point nearest the target among those
+    ``allowed`` (measured or not; :func:`nearest_candidate`), if it is one of the ``candidates`` (not measured yet)
+    and fits the budget left (``costs``: of a run at each point of ``grid``, with the plan's repetitions).
+    ``assessment`` is conditioned on it.  None otherwise (see :data:`NEAREST`)."""
+    from .selector import z_of
+
+    open_kernels = assessment.open_kernels(tolerance)
+    if not open_kernels or room == 0 or candidates.size == 0:
+        return []
+    points = np.flatnonzero(allowed)
+    nearest = nearest_candidate(space, grid[points], target, costs[points])
+    where = np.flatnonzero(candidates == points[nearest]) if nearest is not None else []
+    if len(where) == 0 or not costs[candidates[where[0]]] <= remaining * (1 + 1e-12):
+        return []
+    index = int(where[0])
+    z = z_of(assessment.level)
+    before = {k.name: z * math.sqrt(k.variance()) for k in open_kernels}
+    for k in assessment.kernels:
+        k.observe(index)
+    after = {k.name: z * math.sqrt(k.variance()) for k in open_kernels}
+    serves = tuple(sorted(((name, before[name], after[name]) for name in before if after[name] < before[name]),
+                          key=lambda served: served[2] - served[1]))
+    beyond = tuple(name for name, values, value in zip(space.parameters, space.values, target)
+                   if not values.min() <= value <= values.max())
+    return [_NearestRun(index, float(costs[candidates[index]]), beyond, serves)]
+
+
+def _after_first(first: list, remaining: float, room: int | None, available: np.ndarray | None,
+                 n_candidates: int) -> dict:
+    """What :func:`~extrap_plugins.selector.plan_runs` may plan after the runs ``first``: the budget and the room
+    left, and the runs each candidate may still have (``available``; None: once each) without those."""
+    if not first:
+        return dict(limit=remaining, max_runs=room, available=available)
+    left = np.ones(n_candidates, dtype=np.int64) if available is None else np.array(available, dtype=np.int64)
+    for run in first:
+        left[run.index] -= 1
+    return dict(limit=remaining - sum(run.cost for run in first),
+                max_runs=None if room is None else room - len(first), available=left)
 
 
 FEWER_AT_THE_END = ("{fewer}: the budget left pays for no new point with {per_run}, and for one with {fewer}: new "

@@ -493,11 +493,11 @@ def test_random_designs_of_any_shape_leave_points_out_and_repeat_others_within_t
     assert rows[1][0] == "random design of any shape, mean of 2 draws"
 
 
-def test_ours_with_nearest_first_measures_the_point_nearest_a_target_beyond_the_candidates(bench, tmp_path):
-    """``nearest="first"`` (``--selector-nearest first``, a lever measured beside the product): where the evaluation
-    point lies beyond the candidate values of both parameters, the unmeasured point nearest it (in logs) is bought
-    once the base is measured, while an interval is open; for an evaluation point inside the candidate values it
-    changes nothing."""
+def test_ours_measures_the_point_nearest_a_target_beyond_the_candidates_first(bench, tmp_path):
+    """As ``design.suggest`` (``design.nearest_candidate``): where the evaluation point lies beyond the candidate
+    values (of p here; n's largest value is the target's), the unmeasured point nearest it (in logs) is bought once
+    the base is measured, while an interval is open; ``--selector-nearest none`` (``nearest=False``) does not; for
+    an evaluation point inside the candidate values the two plan the same."""
     path = tmp_path / "beyond.csv"
     rows = ["callpath,p,n,value"]
     for p in (2, 4, 8, 16, 32):
@@ -509,11 +509,12 @@ def test_ours_with_nearest_first_measures_the_point_nearest_a_target_beyond_the_
                         case.values[:, case.points[:, 0] < 32], case.truth, case.eval_point, case.label)
     assert not design.target_inside(beyond.space(), {"p": 32, "n": 50})
     nearest = int(np.flatnonzero((beyond.points == [16, 50]).all(axis=1))[0])
-    product, _ = bench.run_ours(beyond, 0.5, bench.Ours(0.0))
-    counts, _ = bench.run_ours(beyond, 0.5, bench.Ours(0.0, nearest="first"))
-    assert product[0, nearest] == 0  # the product fills the cheaper points at p = 8 instead
+    assert design.nearest_candidate(beyond.space(), beyond.points, beyond.eval_point, beyond.cost[0, :, 0]) == nearest
+    without, _ = bench.run_ours(beyond, 0.5, bench.Ours(0.0, nearest=False))
+    counts, _ = bench.run_ours(beyond, 0.5, bench.Ours(0.0))
+    assert without[0, nearest] == 0  # without the rule the cheaper points at p = 8 come first
     assert counts[0, nearest] >= 1 and (beyond.spent(counts) <= 0.5 + 1e-12).all()
     inside = bench.case_study(str(_incomplete_csv(tmp_path / "app.csv", wobble=0.03)))
-    plain, _ = bench.run_ours(inside, 0.9, bench.Ours(0.0, visible=False))
-    first, _ = bench.run_ours(inside, 0.9, bench.Ours(0.0, visible=False, nearest="first"))
+    plain, _ = bench.run_ours(inside, 0.9, bench.Ours(0.0, visible=False, nearest=False))
+    first, _ = bench.run_ours(inside, 0.9, bench.Ours(0.0, visible=False))
     np.testing.assert_array_equal(first, plain)
