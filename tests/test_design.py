@@ -1053,9 +1053,10 @@ def test_beyond_the_candidate_values_the_first_run_after_the_base_is_the_point_n
 def test_a_target_inside_the_candidate_values_gets_no_run_for_being_nearest_it():
     # RELeARN's evaluation point is the grid's corner, left out: there the rule lost the 20 % target (64.3 against
     # 71.4 % of the kernels within ±10 %), the points around the target pin it
-    loop = run_design(Space.of(NEAR_SPACE), measure_wobbling(_product), budget="40%", target="p=64,n=16000")
+    loop = run_design(Space.of(NEAR_SPACE), measure_wobbling(_product), budget="40%", target="p=64,n=16000",
+                      max_steps=4)
     runs = [run for step in loop.steps if step.status == "add" for run in step.plan.runs]
-    assert runs and not any(run.role.startswith("nearest") for run in runs)
+    assert len(runs) > 1 and not any(run.role.startswith("nearest") for run in runs)
 
 
 def test_the_point_nearest_the_target_is_nearest_in_logs_the_cheaper_of_equals():
