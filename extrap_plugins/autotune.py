@@ -799,6 +799,11 @@ def _points(runs: list[design.Run], shown: int = 3) -> str:
     return ", ".join(format_point(r.point, brackets=True) for r in runs[:shown]) + (" ..." if len(runs) > shown else "")
 
 
+NEAREST_ROUND = ("the point nearest the target, which lies beyond the candidate values (it tests how the parameters "
+                 "combine there)")
+"""How a round names the run ``suggest`` plans first beyond the candidate values (:func:`design.is_nearest_run`)."""
+
+
 def _describe_round(s, runs, share, tolerance, alone: bool = False) -> str:
     if alone:
         what = ("the base design's first run, alone (it tells what --metric and --callpath match and whether the "
@@ -806,7 +811,8 @@ def _describe_round(s, runs, share, tolerance, alone: bool = False) -> str:
     elif s.status == "base":
         what = "the base design"
     else:
-        what = "a repetition of largest expected gain" if runs[0].first else "the run of largest expected gain"
+        what = ("a repetition of largest expected gain" if runs[0].first else NEAREST_ROUND
+                if design.is_nearest_run(runs[0]) else "the run of largest expected gain")
     count = _count([int(r.repetitions) for r in runs])
     return (f"{what}: {count} {_points(runs)} (cost so far {share:.1%} of the full factorial)"
             f"{_widest(s.widths, tolerance)}")

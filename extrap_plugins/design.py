@@ -1412,6 +1412,11 @@ functions of 160 more within ±10 % (the far corner tells a product term from an
 cannot); for a target inside the candidate values it lost RELeARN's 20 % target, so it is not planned there."""
 
 
+def is_nearest_run(run: Run) -> bool:
+    """Whether ``run`` is the one :func:`_nearest_first` planned (its reason begins as :data:`NEAREST`)."""
+    return run.role.startswith(NEAREST.partition(",")[0])
+
+
 @dataclass(frozen=True)
 class _NearestRun:
     """The run planned first where the target lies beyond the candidate values (:func:`_nearest_first`)."""

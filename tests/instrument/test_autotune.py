@@ -994,3 +994,26 @@ def test_the_summary_says_what_the_budget_did_to_the_base_as_its_last_round_plan
     rounds = [autotune.Round(1, "base", 0.01, [], {}, lone), autotune.Round(2, "base", 0.2, [], {}, rest),
               autotune.Round(3, "add", 0.3, [], {}, ["p has fewer than 5 candidate values"])]
     assert autotune.final_notes(rounds) == [rest[1], "p has fewer than 5 candidate values"]
+
+
+def test_the_round_after_the_base_measures_the_point_nearest_a_target_beyond_the_candidates(
+        tmp_path, no_extrap_environment, capsys):
+    # two parameters, the default target (6, 6) one step beyond: the lines through (1, 1) and the point off them
+    # leave the far corner unmeasured, where a product of a and b shows; the loop measures it next, and says why
+    program = tmp_path / "grid.py"
+    program.write_text("import math\n\nfrom extrap_plugins import instrument\n\n"
+                       "a = instrument.parameter('a', 1)\nb = instrument.parameter('b', 1)\n"
+                       "with instrument.region('work'):\n"
+                       "    instrument.count('cells', int(1000 * a**1.3 * b**0.6 * (1 + 0.04 * math.sin(7 * a + 3 * b))))\n")
+    runs = tmp_path / "runs"
+    assert cli.main(["autotune", "--param", "a=1,2,3,4,5", "--param", "b=1,2,3,4,5", "--budget", "40%", "--metric",
+                     "cells", "--max-steps", "3", "-o", str(runs), "--", sys.executable, str(program)]) == cli.ExitStatus.OK
+    assert ("extrap-plugins autotune: round 3: the point nearest the target, which lies beyond the candidate values (it "
+            "tests how the parameters combine there): 1 point × 1 repetition (a=5, b=5) (cost so far 6.8% of the full "
+            "factorial)") in capsys.readouterr().err
+    state = json.loads((runs / "autotune.json").read_text())
+    third = state["rounds"][2]["runs"]
+    assert [run["point"] for run in third] == [{"a": 5, "b": 5}]
+    assert third[0]["why"].startswith("nearest the target, which lies beyond the values of a and b: tests how the "
+                                      "parameters combine there; narrows work [cells] ±")
+    assert "nearest the target, which lies beyond the values of a and b" in (runs / "autotune.html").read_text()
