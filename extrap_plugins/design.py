@@ -823,8 +823,9 @@ def suggest(
     """One step of the design loop: the runs to do next.
 
     ``strategy="uncertainty"`` (the default, :mod:`extrap_plugins.selector`): the base design that fits
-    the budget, then the runs of largest expected reduction of the interval at ``target`` per unit of
-    cost, merged over the kernels; done when every judged kernel's interval at the target is within
+    the budget, then (for a target beyond the candidate values, while an interval is open) the point nearest the
+    target (:func:`nearest_candidate`), then the runs of largest expected reduction of the interval at ``target``
+    per unit of cost, merged over the kernels; done when every judged kernel's interval at the target is within
     ``tolerance``.  ``strategy="cheapest"``: Ritter et al.'s (2020) heuristic, cheapest points first until the
     hold-out check passes.
 
