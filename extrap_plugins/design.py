@@ -1409,8 +1409,10 @@ def _suggest_uncertainty(space, grid, costs, measured_runs, order, rank, effecti
 NEAREST = "nearest the target, which lies beyond the values of {names}: tests how the parameters combine there"
 """The reason of the run :func:`_nearest_first` plans.  Measured in ``benchmarks/design.py`` (``--selector-nearest``;
 ``benchmarks/design-history.md``, sessions 69 and 70): on the four realistic draws at 15 % of the cost it landed 12
-functions of 160 more within ±10 % (the far corner tells a product term from an additive one where the lines
-cannot); for a target inside the candidate values it lost RELeARN's 20 % target, so it is not planned there."""
+functions of 160 more within ±10 % per kernel (the far corner tells a product term from an additive one where the
+lines cannot), and the plan merged over all 40 functions two to three more; it lost 6 cells of 300 on additive
+seed-002 functions.  For a target inside the candidate values it lost RELeARN's 20 % target, so it is not planned
+there."""
 
 
 def is_nearest_run(run: Run) -> bool:
@@ -1443,8 +1445,7 @@ def nearest_candidate(space: Space, points: np.ndarray, target: np.ndarray, cost
     the sum over the parameters of ``|log(target / x)|`` (the distance relative to the parameter's range where a
     value is not positive), the cheaper of equals (``costs``)."""
     target = np.asarray(target, dtype=np.float64)
-    beyond = [i for i, values in enumerate(space.values) if not values.min() <= target[i] <= values.max()]
-    if not beyond or len(space.varied) < 2 or len(points) == 0:
+    if not _beyond(space, target) or len(space.varied) < 2 or len(points) == 0:
         return None
     points = np.asarray(points, dtype=np.float64)
     with np.errstate(all="ignore"):
@@ -1480,9 +1481,13 @@ def _nearest_first(space, grid, costs, candidates, allowed, target, remaining, a
     after = {k.name: z * math.sqrt(k.variance()) for k in open_kernels}
     serves = tuple(sorted(((name, before[name], after[name]) for name in before if after[name] < before[name]),
                           key=lambda served: served[2] - served[1]))
-    beyond = tuple(name for name, values, value in zip(space.parameters, space.values, target)
-                   if not values.min() <= value <= values.max())
-    return [_NearestRun(index, float(costs[candidates[index]]), beyond, serves)]
+    return [_NearestRun(index, float(costs[candidates[index]]), _beyond(space, target), serves)]
+
+
+def _beyond(space: Space, target) -> tuple[str, ...]:
+    """The parameters whose candidate values ``target`` (one value per parameter) lies beyond."""
+    return tuple(name for name, values, value in zip(space.parameters, space.values, target)
+                 if not values.min() <= value <= values.max())
 
 
 def _after_first(first: list, remaining: float, room: int | None, available: np.ndarray | None,
