@@ -1410,9 +1410,9 @@ NEAREST = "nearest the target, which lies beyond the values of {names}: tests ho
 """The reason of the run :func:`_nearest_first` plans.  Measured in ``benchmarks/design.py`` (``--selector-nearest``;
 ``benchmarks/design-history.md``, sessions 69 and 70): on the four realistic draws at 15 % of the cost it landed 12
 functions of 160 more within ±10 % per kernel (the far corner tells a product term from an additive one where the
-lines cannot), and the plan merged over all 40 functions two to three more; it lost 6 cells of 300 on additive
-seed-002 functions.  For a target inside the candidate values it lost RELeARN's 20 % target, so it is not planned
-there."""
+lines cannot), and the plan merged over all 40 functions two to three more; it lost 4 cells of 360 net on the
+seed-002 two-parameter sets (additive functions).  For a target inside the candidate values it lost RELeARN's
+20 % target, so it is not planned there."""
 
 
 def is_nearest_run(run: Run) -> bool:
