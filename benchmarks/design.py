@@ -667,7 +667,7 @@ def run_ours(case: Case, budget: float, ours: Ours = Ours(), seed: int = 0, prom
             elif noisy_rule and not beyond[k] and noise[kern.name] >= design.QUIET_NOISE**2:
                 options = [np.where(counts[k] > 0, repeats, new)]
             remaining = budget * case.total[k] - spent
-            first = _nearest_first(case, k, ours, width, new, cost, remaining)
+            first = _nearest_first(case, ours, width, new, cost, remaining)
             options = [] if first else options  # the point nearest the target first, while it is new and fits
             runs, after = first, {kern.name: width}
             for available in options:
@@ -699,9 +699,8 @@ def run_ours(case: Case, budget: float, ours: Ours = Ours(), seed: int = 0, prom
     return counts, held
 
 
-def _nearest_first(case: Case, k: int, ours: Ours, width: float, new: np.ndarray, cost: np.ndarray,
-                   remaining: float) -> list:
-    """As ``design.suggest`` plans it (``design.nearest_candidate``): for kernel ``k`` with an open interval
+def _nearest_first(case: Case, ours: Ours, width: float, new: np.ndarray, cost: np.ndarray, remaining: float) -> list:
+    """As ``design.suggest`` plans it (``design.nearest_candidate``): for a kernel with an open interval
     (``width``), where two or more parameters vary and the evaluation point lies beyond the candidate values, the
     point nearest it if that is not measured yet (``new`` > 0) and fits ``remaining`` (``cost``: of a run at each
     point); none otherwise, or with ``--selector-nearest none``."""
