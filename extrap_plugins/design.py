@@ -1430,13 +1430,11 @@ class _NearestRun:
     serves: tuple = ()
 
     def reason(self) -> str:
-        from .selector import NARROWS, SERVES_SAID
+        from .selector import PlannedRun
 
         said = " and ".join([", ".join(self.names[:-1]), self.names[-1]] if len(self.names) > 1 else self.names)
-        narrows = [f"{format_callpath(name)} ±{format_share(before)}→±{format_share(after)}"
-                   for name, before, after in self.serves[:SERVES_SAID]]
-        more = f" +{len(self.serves) - SERVES_SAID} more" if len(self.serves) > SERVES_SAID else ""
-        return NEAREST.format(names=said) + (f"; {NARROWS}" + ", ".join(narrows) + more if narrows else "")
+        narrows = PlannedRun(self.index, self.cost, 0.0, list(self.serves)).reason() if self.serves else ""
+        return NEAREST.format(names=said) + (f"; {narrows}" if narrows else "")
 
 
 def nearest_candidate(space: Space, points: np.ndarray, target: np.ndarray, costs: np.ndarray) -> int | None:
@@ -1463,9 +1461,7 @@ def _nearest_first(space, grid, costs, candidates, allowed, target, remaining, a
     ``allowed`` (measured or not; :func:`nearest_candidate`), if it is one of the ``candidates`` (not measured yet)
     and fits the budget left (``costs``: of a run at each point of ``grid``, with the plan's repetitions).
     ``assessment`` is conditioned on it.  None otherwise (see :data:`NEAREST`)."""
-    from .selector import z_of
-
-    open_kernels = assessment.open_kernels(tolerance)
+    open_kernels = [k.name for k in assessment.open_kernels(tolerance)]
     if not open_kernels or room == 0 or candidates.size == 0:
         return []
     points = np.flatnonzero(allowed)
@@ -1474,12 +1470,11 @@ def _nearest_first(space, grid, costs, candidates, allowed, target, remaining, a
     if len(where) == 0 or not costs[candidates[where[0]]] <= remaining * (1 + 1e-12):
         return []
     index = int(where[0])
-    z = z_of(assessment.level)
-    before = {k.name: z * math.sqrt(k.variance()) for k in open_kernels}
+    before = assessment.half_widths()
     for k in assessment.kernels:
         k.observe(index)
-    after = {k.name: z * math.sqrt(k.variance()) for k in open_kernels}
-    serves = tuple(sorted(((name, before[name], after[name]) for name in before if after[name] < before[name]),
+    after = assessment.half_widths()
+    serves = tuple(sorted(((name, before[name], after[name]) for name in open_kernels if after[name] < before[name]),
                           key=lambda served: served[2] - served[1]))
     return [_NearestRun(index, float(costs[candidates[index]]), _beyond(space, target), serves)]
 
