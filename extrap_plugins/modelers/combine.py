@@ -326,6 +326,10 @@ def combine(
     """
     n_series, n_points = Y.shape
     n_params = X.shape[1]
+    # Only the blocks some line's model uses are evaluated, under their places in ``used``: the table can hold
+    # thousands (with negative exponents), and all of them at every reference point would cost gigabytes.
+    used = np.unique(np.concatenate([s.blocks[s.blocks >= 0] for s in singles]))
+    blocks = blocks[used]
     columns = [evaluate_blocks(X[:, param], blocks) for param in range(n_params)]
     shapes = np.stack([s.n_terms for s in singles], axis=1)
     limit = int(min(max_terms, max(0, n_points - 2)))
@@ -354,6 +358,7 @@ def combine(
         shape = tuple(int(n) for n in shape)
         signature = np.concatenate([singles[param].blocks[members, : shape[param]] for param in range(n_params)],
                                    axis=1)
+        signature = np.searchsorted(used, signature)
         sets, set_of = np.unique(signature, axis=0, return_inverse=True)
         set_of = set_of.reshape(-1)
         split = np.cumsum((0,) + shape)
@@ -369,6 +374,8 @@ def combine(
         else:
             _fit_shape(fit, members, Y[members], weights, part, set_of, set_blocks, columns, products, hypotheses,
                        criterion, improvement)
+    if used.size:  # the places in ``used`` back to the table's
+        fit.terms = np.where(fit.terms >= 0, used[np.maximum(fit.terms, 0)], -1)
     return fit
 
 
