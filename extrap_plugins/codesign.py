@@ -608,6 +608,9 @@ class Requirements:
         What its reader noted of how it read the measurements (which metadata became parameters, what was left
         out and why; a warning a note says is kept only here: its models'
         :attr:`~extrap_plugins.models.ModelSet.notes`), every application, an empty list where none.
+    model_warnings : dict application -> list of str
+        What its models warn of (:attr:`~extrap_plugins.models.Model.warnings`, as stderr says them), one
+        ``"call path [metric]: warning"`` each, every application, an empty list where none.
     """
 
     system: System
@@ -619,6 +622,7 @@ class Requirements:
     parameters: tuple[str, str] = ("p", "n")
     reading_warnings: dict[str, list[str]] = field(default_factory=dict)
     reading_notes: dict[str, list[str]] = field(default_factory=dict)
+    model_warnings: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def applications(self) -> list[str]:
@@ -637,9 +641,10 @@ class Requirements:
 
     def as_json(self) -> dict[str, Any]:
         """The machine interface: ``{"format": "extrap-plugins/requirements", "version": 1, "system", "upgrades",
-        "parameters", "rank_by", "roles", "models", "reading_notes", "reading_warnings", "rows"}``; ``roles``,
-        ``models``, ``reading_notes`` and ``reading_warnings`` (lists of str, empty where the reader noted
-        nothing and where reading warned of nothing) per application."""
+        "parameters", "rank_by", "roles", "models", "model_warnings", "reading_notes", "reading_warnings",
+        "rows"}``; ``roles``, ``models``, ``model_warnings``, ``reading_notes`` and ``reading_warnings`` (lists of
+        str, empty where no model warned, the reader noted nothing and reading warned of nothing) per
+        application."""
         return {
             "format": FORMAT,
             "version": VERSION,
@@ -651,6 +656,7 @@ class Requirements:
             "roles": {app: {role: "+".join(metrics) for role, metrics in roles.items()}
                       for app, roles in self.roles.items()},
             "models": self.models,
+            "model_warnings": {app: list(warned) for app, warned in self.model_warnings.items()},
             "reading_notes": {app: list(noted) for app, noted in self.reading_notes.items()},
             "reading_warnings": {app: list(warned) for app, warned in self.reading_warnings.items()},
             "rows": [r.as_json() for r in self.rows],
@@ -748,6 +754,7 @@ def requirements(
     rows: list[RequirementRow] = []
     all_roles: dict[str, dict[str, tuple[str, ...]]] = {}
     formulas: dict[str, dict[str, list[str]]] = {}
+    cautions: dict[str, list[str]] = {}
     warned: dict[str, list[str]] = {}
     noted: dict[str, list[str]] = {}
     for name, source in named.items():
@@ -763,10 +770,13 @@ def requirements(
         all_roles[name] = app_roles
         formulas[name] = {role: [f"{m.callpath} [{m.metric}]: {m.formula}" for m in f.models]
                           for role, f in functions.items()}
+        cautions[name] = list(dict.fromkeys(f"{m.callpath} [{m.metric}]: {text}" for f in functions.values()
+                                            for m in f.models for text in m.warnings))
         warned[name], noted[name] = list(models.reading_warnings), list(models.notes)
         rows.extend(_rows_of(name, functions, base, upgraded, processes, size))
     _mark(rows, rank_by)
-    return Requirements(base, all_upgrades, all_roles, formulas, rows, rank_by, (processes, size), warned, noted)
+    return Requirements(base, all_upgrades, all_roles, formulas, rows, rank_by, (processes, size), warned, noted,
+                        cautions)
 
 
 def _named_inputs(applications) -> dict[str, Any]:

@@ -627,12 +627,16 @@ class WhatIf:
     reading_notes: list[str] = field(default_factory=list)
     """What the reader noted of how it read the measurements (which metadata became parameters, what was left out
     and why; a warning a note says is kept only here): the models' :attr:`~extrap_plugins.models.ModelSet.notes`."""
+    model_warnings: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+    """Per call path and metric of :attr:`models`, what that model warns of (its
+    :attr:`~extrap_plugins.models.Model.warnings`, as stderr says them; an empty list where nothing)."""
 
     def as_json(self) -> dict[str, Any]:
         """The machine interface: ``{"format": "extrap-plugins/whatif", "version": 1, "machine", "scale", "target",
-        "sensitivity", "calibration", "values", "reading_notes", "reading_warnings", "rows", "total"}``
-        (``reading_notes`` and ``reading_warnings`` lists of str, empty where the reader noted nothing and where
-        reading warned of nothing)."""
+        "sensitivity", "calibration", "values", "models", "model_warnings", "reading_notes", "reading_warnings",
+        "rows", "total"}`` (``models``: per call path and metric the formula; ``model_warnings``: per call path and
+        metric what that model warns of; ``reading_notes`` and ``reading_warnings`` lists of str, empty where the
+        reader noted nothing and where reading warned of nothing)."""
         def row(r: WhatIfRow) -> dict[str, Any]:
             return {"callpath": r.callpath, "amounts": r.amounts, "time": r.time, "scaled_time": r.scaled_time,
                     "speedup": r.speedup, "modelled_time": r.modelled_time, "shares": r.shares,
@@ -641,7 +645,8 @@ class WhatIf:
         return {"format": FORMAT, "version": VERSION, "machine": self.machine.as_json(), "scale": self.scale,
                 "target": self.target, "sensitivity": self.sensitivity,
                 "calibration": None if self.calibration is None else self.calibration.as_json(),
-                "values": self.values, "reading_notes": list(self.reading_notes),
+                "values": self.values, "models": self.models, "model_warnings": self.model_warnings,
+                "reading_notes": list(self.reading_notes),
                 "reading_warnings": list(self.reading_warnings),
                 "rows": [row(r) for r in self.rows], "total": row(self.total)}
 
@@ -744,6 +749,7 @@ def whatif(
     unknown = any(machine[name].unidentified is not None for name, factor in factors.items() if factor != 1)
     rows = []
     formulas: dict[str, dict[str, str]] = {}
+    cautions: dict[str, dict[str, list[str]]] = {}
     given_by_metric: dict[str, dict[str, float]] = {}  # call path -> metric -> amount (for the total)
     for callpath in names:
         amounts, found, cut = {}, False, False
@@ -758,6 +764,7 @@ def whatif(
                     amount += given
                     found, cut = True, cut or value < 0
                     formulas.setdefault(callpath, {})[metric] = m.formula
+                    cautions.setdefault(callpath, {})[metric] = list(m.warnings)
             amounts[r.name] = amount
         if not any(amounts.values()):
             why = ("no model of an amount" if not found else
@@ -783,7 +790,8 @@ def whatif(
                  None if any(m is None for m in modelled) else float(sum(modelled)))
     return WhatIf(machine, factors, point, float(sensitivity), rows, total, calibration, formulas,
                   {metric: kinds[metric] for metric in dict.fromkeys([*amount_metrics, time_metric])
-                   if any(m.metric == metric for m in models)}, list(models.reading_warnings), list(models.notes))
+                   if any(m.metric == metric for m in models)}, list(models.reading_warnings), list(models.notes),
+                  cautions)
 
 
 def _value_kinds(models: ModelSet, metrics: Sequence[str]) -> dict[str, str]:

@@ -308,6 +308,17 @@ def test_the_same_through_the_api(shared_data):
     assert len(result.pairs) == 7 and not result.target_given and result.target == {"Ranks": 512.0}
 
 
+def test_each_side_s_model_warnings_are_in_the_json_report_beside_its_pair(shared_data, capsys):
+    path = str(shared_data / "extrap" / "text" / "mpa" / "relearn_data.txt")
+    assert main(["compare", path, path, "--export", "json"]) == 0
+    pairs = {p["callpath_a"]: p for p in json.loads(capsys.readouterr().out)["pairs"]}
+    rise = ("the values rise 23.2-fold from p=32 to p=512 (4.916e-06 to 0.000114, the mean of 5 lines along p), but "
+            "the model is the constant: no hypothesis that describes them is plausible")
+    assert pairs["Insert branch nodes into global tree"]["warnings_a"] == [rise]
+    assert pairs["Insert branch nodes into global tree"]["warnings_b"] == [rise]
+    assert pairs["Update local trees"]["warnings_a"] == pairs["Update local trees"]["warnings_b"] == []
+
+
 def test_identical_experiments_and_constant_series(tmp_path):
     """The stencil example against itself: ratios 1, no crossover, nothing significant; constant metrics plot."""
     import pathlib

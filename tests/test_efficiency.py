@@ -169,7 +169,9 @@ def test_json_document(known):
         "overhead_uncertainty": pytest.approx(0, abs=1.0),  # exact runs: the choice of model only, 0.18
         "own_overhead": pytest.approx(2048),
         "own_overhead_uncertainty": pytest.approx(0, abs=1e-6),
-        "own_overhead_uncertainty_with_choice": pytest.approx(0, abs=1.0), "modelled_overhead": None}
+        "own_overhead_uncertainty_with_choice": pytest.approx(0, abs=1.0), "modelled_overhead": None,
+        "warnings": []}
+    assert document["total"]["warnings"] == [[]]
     assert document["passed_over"] == []
     assert document["target_point"] == {"p": 256.0, "n": 1.6e5}
     text = extrap_plugins.export_report(known, "json")
@@ -343,6 +345,28 @@ def test_relearn_weak_scaling(shared_data):
     assert result.flat and result.callpaths[0] is result.limiter and result.callpaths[-1].callpath == "main()"
     added = sum(c.overhead_share_target for c in result.callpaths if math.isfinite(c.overhead_share_target))
     assert added > 4 and result.notes[-1].endswith(f"and the shares overlap (here they add up to {added:.1%})")
+
+
+RISE = ("the values rise 23.2-fold from p=32 to p=512 (4.916e-06 to 0.000114, the mean of 5 lines along p), but the "
+        "model is the constant: no hypothesis that describes them is plausible")
+OPPOSITE = ("terms of opposite sign: they cancel where measured and the data demand them, but the extrapolation "
+            "depends on which one wins beyond the measurements")
+
+
+def test_each_model_s_warnings_are_in_the_json_report_beside_its_call_path(shared_data, capsys):
+    """What stderr warns of a model (naming its call path and metric) is also in the machine interface: the
+    ``warnings`` of its call path, and of the total's models."""
+    path = shared_data / "extrap" / "text" / "mpa" / "relearn_data.txt"
+    assert main(["efficiency", str(path), "--size", "n", "--scaling", "weak", "--target", "4096", "--total", "main()",
+                 "--export", "json"]) == 0
+    out, err = capsys.readouterr()
+    document = json.loads(out)
+    warned = {c["callpath"]: c["warnings"] for c in document["callpaths"]}
+    assert warned["Insert branch nodes into global tree"] == [RISE]
+    assert warned["Update #synaptic elements + del synapses"] == ["all values are zero"]
+    assert warned["Simulation loop"] == [OPPOSITE] and warned["Update local trees"] == []
+    assert document["total"]["callpaths"] == ["main()"] and document["total"]["warnings"] == [[OPPOSITE]]
+    assert f"Insert branch nodes into global tree [time]: {RISE}" in err  # stderr says it too
 
 
 def test_cube_single_parameter(shared_data):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import json
 import re
@@ -123,6 +124,19 @@ def test_command_line_upgrade_and_json_document(system_file, tmp_path, capsys):
     assert set(row["requirements"]) == {"memory", "computation", "communication", "memory_access"}
     assert row["requirements_total"]["memory"] == pytest.approx(4 * 2**31 / 1.024e9)
     json.dumps(document, allow_nan=False)
+
+
+def test_what_the_models_warn_of_is_in_the_json_document_per_application():
+    models = seed004_models()
+    flop = next(m for m in models.models if m.metric == "flop")
+    warned = dataclasses.replace(flop, warnings=("terms of opposite sign: they cancel where measured",))
+    models = dataclasses.replace(models, models=[warned if m is flop else m for m in models.models])
+    result = extrap_plugins.requirements({"seed004": models}, System.of(65536, 1.024e9),
+                                         upgrades=["bigger=processes:4x"], roles=SEED004_ROLES)
+    document = result.as_json()
+    assert document["model_warnings"] == {"seed004": ["main [flop]: terms of opposite sign: they cancel where "
+                                                      "measured"]}
+    assert document["models"]["seed004"]["computation"] == [f"main [flop]: {flop.formula}"]
 
 
 def test_fill_memory_finds_the_smallest_size_that_fills_it():

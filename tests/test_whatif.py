@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import html
 import io
 import json
@@ -116,6 +117,23 @@ def test_sensitivity_and_scale_are_exact_on_the_true_profile(tmp_path):
     assert exchange.shares["latency"] == pytest.approx(latency / (bandwidth + latency), rel=1e-6)
     document = result.as_json()
     assert document["format"] == "extrap-plugins/whatif" and document["total"]["callpath"] == "total"
+
+
+def test_the_json_document_gives_each_model_and_what_it_warns_of(tmp_path):
+    machine = tmp_path / "true.toml"
+    machine.write_text('[rates]\nprocessor = { metric = "flop", rate = 2e9 }\n'
+                       'bandwidth = { metric = "bytes_sent+bytes_received", rate = 1e9 }\n'
+                       'memory = { metric = "loads_stores", rate = 5e8 }\n'
+                       '[latencies]\nlatency = { metric = "messages_sent", seconds = 5e-6 }\n')
+    models = extrap_plugins.model(synthetic(noise=0))
+    sent = next(m for m in models.models if (m.callpath, m.metric) == ("main->exchange", "bytes_sent"))
+    warned = dataclasses.replace(sent, warnings=("all values are zero",))
+    models = dataclasses.replace(models, models=[warned if m is sent else m for m in models.models])
+    document = whatif(models, machine, target={"p": 256.0, "n": 1.6e5}).as_json()
+    assert document["models"]["main->exchange"]["bytes_sent"] == sent.formula
+    assert document["model_warnings"]["main->exchange"] == {"bytes_sent": ["all values are zero"],
+                                                           "bytes_received": [], "messages_sent": []}
+    assert set(document["model_warnings"]) == set(document["models"])
 
 
 def test_parse_scale():

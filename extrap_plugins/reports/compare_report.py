@@ -182,7 +182,8 @@ def json_document(result: Comparison) -> dict[str, Any]:
                    "interval_a": interval(p.interval_a), "interval_b": interval(p.interval_b),
                    "significant": p.significant,
                    "crossovers": [{result.along: json_number(c.value), "lower_after": c.lower_after}
-                                  for c in p.crossovers]}
+                                  for c in p.crossovers],
+                   "warnings_a": list(p.model_a.warnings), "warnings_b": list(p.model_b.warnings)}
                   for p in result.pairs],
         "unmatched": [{"side": u.side, "callpath": u.callpath, "metric": u.metric, "reason": u.reason}
                       for u in result.unmatched],

@@ -254,7 +254,8 @@ def json_document(result: Efficiency) -> dict[str, Any]:
         "values": result.values,
         "reference_point": _point(result.reference), "largest_point": _point(result.largest),
         "target_point": _point(result.target),
-        "total": {"callpaths": [m.callpath for m in result.total], "functions": [m.function for m in result.total]},
+        "total": {"callpaths": [m.callpath for m in result.total], "functions": [m.function for m in result.total],
+                  "warnings": [list(m.warnings) for m in result.total]},
         "rows": [{"point": _point(r.point), "measured": r.measured, "time": json_number(r.time),
                   "resource": json_number(r.resource), "work": json_number(r.work),
                   "overhead": json_number(r.overhead), "efficiency": json_number(r.efficiency),
@@ -282,7 +283,8 @@ def json_document(result: Efficiency) -> dict[str, Any]:
                        "own_overhead": json_number(c.own_overhead),
                        "own_overhead_uncertainty": json_number(c.own_overhead_uncertainty),
                        "own_overhead_uncertainty_with_choice": json_number(c.own_overhead_uncertainty_with_choice),
-                       "modelled_overhead": json_number(c.modelled_overhead)} for c in result.callpaths],
+                       "modelled_overhead": json_number(c.modelled_overhead),
+                       "warnings": list(c.model.warnings)} for c in result.callpaths],
     }
 
 
