@@ -337,10 +337,15 @@ def _export_command(args: argparse.Namespace, model_set, options: dict, show: bo
 
 
 def listed_warnings(model_set) -> set[tuple[str, str]]:
-    """The warnings the text report lists at its end: each model's own, as ``(cause, "callpath [metric]")``, and
-    what reading warned of (:func:`read_listed`)."""
-    return ({(text, f"{m.callpath} [{m.metric}]") for m in model_set.models for text in m.warnings or ()}
-            | read_listed(model_set.reading_warnings))
+    """The warnings the text report lists at its end: each model's own (:func:`models_listed`) and what reading
+    warned of (:func:`read_listed`)."""
+    return models_listed(model_set.models) | read_listed(model_set.reading_warnings)
+
+
+def models_listed(models) -> set[tuple[str, str]]:
+    """What the models warn of, as a text report lists it (:func:`~extrap_plugins.formatting.warning_lines`):
+    ``(cause, "callpath [metric]")`` each."""
+    return {(text, f"{m.callpath} [{m.metric}]") for m in models for text in m.warnings or ()}
 
 
 def read_listed(*warned: Iterable[str]) -> set[tuple[str, str]]:
@@ -910,7 +915,12 @@ def analysis_command(args: argparse.Namespace) -> ExitStatus:
     text = export_report(result, args.export, args.output, **report_options)
     if text is not None:  # (a comparison's are of each side)
         warned = result.reading_warnings if args.command == "compare" else (result.reading_warnings,)
-        _report(args, text, read_listed(*warned))
+        listed = read_listed(*warned)
+        if args.command == "efficiency":  # its text report lists what the models warn of too
+            from .reports.efficiency_report import analysed_models
+
+            listed |= models_listed(analysed_models(result))
+        _report(args, text, listed)
     return ExitStatus.OK
 
 

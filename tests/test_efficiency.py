@@ -8,6 +8,8 @@ import io
 import json
 import math
 import re
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -369,6 +371,25 @@ def test_each_model_s_warnings_are_in_the_json_report_beside_its_call_path(share
     assert f"Insert branch nodes into global tree [time]: {RISE}" in err  # stderr says it too
 
 
+def test_the_text_report_ends_with_what_the_models_warn_of_said_once_where_stderr_goes_with_it(shared_data,
+                                                                                                 tmp_path):
+    path = shared_data / "extrap" / "text" / "mpa" / "relearn_data.txt"
+    argv = ["efficiency", str(path), "--size", "n", "--scaling", "weak", "--target", "4096", "--total", "main()"]
+    ending = ["", "warnings:",
+              f"  Simulation loop [time] and 4 more series (--export json lists them all): {OPPOSITE}",
+              "  Update #synaptic elements + del synapses [time]: all values are zero",
+              f"  Insert branch nodes into global tree [time]: {RISE}"]
+    together = subprocess.run([sys.executable, "-m", "extrap_plugins", *argv], stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True, timeout=300)
+    assert together.returncode == 0, together.stdout
+    assert together.stdout.splitlines()[-5:] == ending and together.stdout.count(RISE) == 1
+    saved = tmp_path / "report.txt"
+    apart = subprocess.run([sys.executable, "-m", "extrap_plugins", *argv, "-o", str(saved)], capture_output=True,
+                           text=True, timeout=300)
+    assert apart.returncode == 0 and saved.read_text().splitlines()[-5:] == ending  # the saved report keeps them
+    assert f"extrap-plugins: warning: Insert branch nodes into global tree [time]: {RISE}" in apart.stderr
+
+
 def test_cube_single_parameter(shared_data):
     pytest.importorskip("pycubexr", reason="the cube extra (pip install -e '.[cube]') reads CUBE files")
     result = extrap_plugins.efficiency(shared_data / "cube" / "extrap" / "single_parameter", processes="x",
@@ -697,12 +718,13 @@ def test_no_report_shows_a_share_above_100_or_below_0_percent(lulesh_max):
     assert lines[title + 1].split()[-1] == "inconsistency"
     row = next(line for line in lines[title:] if line.startswith(WAITALL_NODAL + " "))
     assert row.split()[1:3] == ["n/a", "n/a"] and row.endswith("its overhead, 8.302e5, exceeds its parent's, 6.884e4")
-    assert lines[-1].startswith("note: at jobsize=2744 the overhead of 11 call paths is inconsistent (where a call "
+    note = lines[lines.index("warnings:") - 2]  # the notes, then what the models warn of
+    assert note.startswith("note: at jobsize=2744 the overhead of 11 call paths is inconsistent (where a call "
                                 "path's overhead exceeds its parent's or its children's exceeds its own, the models "
                                 "disagree: a parent's model may miss a term its children have, or a child's may have "
                                 "one too many): their shares are not given, the ranking puts them after the others and "
                                 f"the limiter passes them over: {WAITALL_NODAL} (its overhead, 8.302e5, exceeds its")
-    assert lines[-1].endswith("and 8 more (the table of call paths says why for each); total (--total) names the "
+    assert note.endswith("and 8 more (the table of call paths says why for each); total (--total) names the "
                               "call paths to trust for the total")
     document = json.loads(extrap_plugins.export_report(lulesh_max, "json"))
     assert document["limiter"] == "main->lulesh.cycle->TimeIncrement->MPI_Allreduce"
@@ -922,5 +944,7 @@ def test_what_reading_warned_of_is_in_the_json_text_and_html_reports(tmp_path):
     assert result.reading_warnings == (said,)
     document = json.loads(extrap_plugins.export_report(result, "json"))
     assert (document["version"], document["reading_warnings"]) == (1, [said])
-    assert extrap_plugins.export_report(result, "text").endswith(f"\n\nwarnings on reading:\n  {said}\n")
+    assert extrap_plugins.export_report(result, "text").endswith(
+        f"\n\nwarnings on reading:\n  {said}\n\nwarnings:\n  main [time]: 1 of 25 points have no finite value (NaN or "
+        "infinite) and were left out\n")
     assert f"<dt>warnings on reading</dt><dd>{html.escape(said)}</dd>" in extrap_plugins.export_report(result, "html")

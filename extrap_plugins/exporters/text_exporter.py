@@ -6,8 +6,8 @@ import math
 from typing import IO
 
 from extrap_plugins.extrapolation import Extrapolation, Extrapolations, is_minimum
-from extrap_plugins.formatting import (CALLPATH_WIDTH, callpath_labels, format_percent, format_point, format_warned,
-                                      note_lines, reading_lines, text_table)
+from extrap_plugins.formatting import (CALLPATH_WIDTH, callpath_labels, format_percent, format_point, note_lines,
+                                      reading_lines, text_table, warning_lines)
 from extrap_plugins.hookspecs import hookimpl
 from extrap_plugins.models import ModelSet
 from extrap_plugins.quality import validation_line
@@ -71,14 +71,7 @@ def export_text(model_set: ModelSet, out: IO[str], options: dict[str, str], list
         for m, x in crossed:
             out.write(f"  {names[m.callpath]}: {m.metric} above {x.crosses}\n")
     _write_reading(model_set, out)
-    causes: dict[str, list[str]] = {}  # one line per cause, as at the end of ``model``
-    for m, _ in ranked:
-        for text in m.warnings:
-            causes.setdefault(text, []).append(f"{m.callpath} [{m.metric}]")
-    if causes:
-        out.write("\nwarnings:\n")
-        for text, series in causes.items():
-            out.write(f"  {format_warned(series, text, listed)}\n")
+    out.write("".join(f"{line}\n" for line in warning_lines([m for m, _ in ranked], listed)))  # as ``model`` ends
 
 
 def _write_reading(model_set: ModelSet, out: IO[str]) -> None:

@@ -19,7 +19,7 @@ import numpy as np
 
 from extrap_plugins.efficiency_analysis import Efficiency, efficiency_values, inconsistencies, uncertain
 from extrap_plugins.formatting import (callpath_labels, format_number, format_point, format_value, json_number,
-                                       reading_items, reading_lines, text_table)
+                                       reading_items, reading_lines, text_table, warning_lines)
 
 from . import cell, definition_list, json_lines, people, percent, table
 from .svg import PALETTE, Mark, Series, chart
@@ -203,7 +203,20 @@ def text(result: Efficiency) -> str:
                              *(["inconsistency"] if why else [])], rows))
     lines += [f"note: {note}" for note in result.notes]
     lines += reading_lines(result.reading_warnings)
+    lines += warning_lines(analysed_models(result), WARNINGS_LISTED)
     return "\n".join(lines) + "\n"
+
+
+WARNINGS_LISTED = "--export json lists them all"
+"""Where a warning of more series than the text report names lists every one (each call path's ``warnings``)."""
+
+
+def analysed_models(result: Efficiency) -> list:
+    """The models the analysis reads: each call path's, then the total's not among them."""
+    models = {(c.callpath, c.metric): c.model for c in result.callpaths}
+    for m in result.total:
+        models.setdefault((m.callpath, m.metric), m)
+    return list(models.values())
 
 
 # --------------------------------------------------------------------- CSV
