@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import sys
 import time
 import warnings
 
@@ -1383,4 +1384,10 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except SystemExit as stop:  # input it cannot use: its one-line reason and exit 2, as the command line does
+        if not isinstance(stop.code, str):
+            raise
+        print(stop.code, file=sys.stderr)
+        raise SystemExit(2) from None

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import pathlib
 import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -89,6 +91,15 @@ def test_a_case_says_what_is_wrong_in_one_line(bench, tmp_path, shared_data):
         bench.case_study(str(incomplete), {"p": 1})
     with pytest.raises(SystemExit, match=r"^design.py: --eval-point 'p=a': 'p=a' is not NAME=NUMBER$"):
         bench.parse_point("p=a")
+
+
+def test_the_script_exits_2_with_the_one_line_on_input_it_cannot_use(shared_data):
+    incomplete = shared_data / "extrap/jsonlines/incomplete_matrix_2p.jsonl"
+    script = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "design.py"
+    done = subprocess.run([sys.executable, str(script), "--case", "data", "--data", str(incomplete)],
+                          capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (f"design.py: {incomplete}: nothing is measured at the evaluation point x=40, y=5\n")
 
 
 def test_ours_starts_from_the_lines_and_the_point_off_them(bench, shared_data):
