@@ -91,8 +91,9 @@ def test_a_plan_buys_only_runs_that_narrow_the_intervals_as_printed_together():
     # run that narrows the interval as printed, up to where the budget ends.  (The width before the first run is the
     # bootstrap's of ten single runs, a knife edge of rounding: ±97.0 % on one machine, ±21.8 % on another; a run
     # inside the plan may print as it was where the runs after it narrow the interval together.)  The first run is
-    # the point nearest the target, (16, 160), which narrows the most (to ±6.2 %); after it, the plan ends at 43.4 %,
-    # where it went on to 48.5 % before that run came first: further runs would narrow nothing as printed
+    # the point nearest the target, (16, 160), which narrows the most (to ±6.1 or ±6.2 %); after it, the plan ends
+    # at 43.4 % (46.0 % with numpy 2.4 and scipy 1.17: the same knife edge of rounding), short of the budget, where it
+    # went on to 48.5 % before that run came first: further runs would narrow nothing as printed
     result = suggest(Space.of({"p": P, "n": DOUBLING}), base_design(), budget="50%", tolerance=1e-12)
     reasons = [run.role for run in result.plan.runs]
     assert reasons[0].startswith("nearest the target, which lies beyond the values of p and n: tests how the "
@@ -100,6 +101,6 @@ def test_a_plan_buys_only_runs_that_narrow_the_intervals_as_printed_together():
     widths = [r.split("narrows main ")[1].split("→") for r in reasons]
     assert all(after == following for (_, after), (following, _) in zip(widths, widths[1:]))  # one chain
     assert reasons[-1] == "narrows main ±2.9%→±2.8%" and widths[0][0] != "±2.9%"
-    assert round(result.share, 3) == 0.434
+    assert 0.40 < result.share < 0.48  # stopped where narrowing as printed ends, before the budget (50 %)
     assert result.notes[0] == ("after these runs the selector still expects 1 kernel above ±1e-10% at (p=32, n=320) "
                                "(further runs the budget left pays for would narrow no interval as printed)")
