@@ -369,6 +369,12 @@ def test_each_model_s_warnings_are_in_the_json_report_beside_its_call_path(share
     assert warned["Simulation loop"] == [OPPOSITE] and warned["Update local trees"] == []
     assert document["total"]["callpaths"] == ["main()"] and document["total"]["warnings"] == [[OPPOSITE]]
     assert f"Insert branch nodes into global tree [time]: {RISE}" in err  # stderr says it too
+    assert main(["efficiency", str(path), "--size", "n", "--scaling", "weak", "--target", "4096", "--total", "main()",
+                 "--export", "html"]) == 0
+    listed = (f"Simulation loop [time] and 4 more series (--export json lists them all): {OPPOSITE}; Update "
+              f"#synaptic elements + del synapses [time]: all values are zero; Insert branch nodes into global tree "
+              f"[time]: {RISE}")
+    assert f"<dt>warnings</dt><dd>{html.escape(listed)}</dd>" in capsys.readouterr().out  # the HTML summary too
 
 
 def test_the_text_report_ends_with_what_the_models_warn_of_said_once_where_stderr_goes_with_it(shared_data,

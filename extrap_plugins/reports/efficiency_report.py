@@ -365,6 +365,8 @@ def html_parts(result: Efficiency, title: str | None = None, plot_top: int | Non
         ("total", " + ".join(m.callpath for m in result.total) + f" ({result.values} values)"),
         ("modeler", result.model_set.modeler or "n/a"), *reading_items(result.reading_warnings),
     ]
+    warned = [line.strip() for line in warning_lines(analysed_models(result), WARNINGS_LISTED)[2:]]
+    summary += [("warnings", "; ".join(warned))] if warned else []  # what the models warn of, as the text ends
     charts = figures(result)
     conclusions = "".join(f"<p class=\"conclusion\">{html.escape(line)}</p>"
                           for line in (*(line.strip() for line in isoefficiency_text(result).split("\n")),
