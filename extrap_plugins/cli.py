@@ -21,7 +21,7 @@ from .errors import ExitStatus, ExtrapError, InputError, PluginError, QualityWar
 from .executors import EXECUTORS, MPI_LAUNCH, WorkerLost, end_mpi_job
 from .experiment import MEASURES
 from .exporters.json_exporter import JSON_VERSION, JSON_VERSIONS
-from .exporters.text_exporter import WARNINGS_LISTED
+from .formatting import WARNINGS_LISTED
 from .extrapolation import SORT_KEYS
 from .interrupts import terminate_as_interrupt
 from .options import Parser, guess_type, one_line, parse_share, split_values

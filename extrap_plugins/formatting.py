@@ -38,8 +38,9 @@ from typing import Mapping, Sequence
 
 __all__ = ["format_number", "format_value", "format_share", "format_percent", "format_bytes", "format_exponent",
            "format_point", "did_you_mean", "format_count", "describe_inputs", "format_warned", "warning_lines",
-           "format_callpath", "format_callpaths", "callpath_labels", "reading_lines", "reading_items", "note_lines",
-           "note_items", "json_number", "json_plain", "printable", "text_table", "described", "shortened_repr"]
+           "WARNINGS_LISTED", "format_callpath", "format_callpaths", "callpath_labels", "reading_lines",
+           "reading_items", "note_lines", "note_items", "json_number", "json_plain", "printable", "text_table",
+           "described", "shortened_repr"]
 
 CALLPATH_SEPARATOR = "->"
 """Between the regions of a call path written as text (``main->solve``)."""
@@ -203,6 +204,10 @@ def format_warned(series: Sequence[str], text: str, every: str = "") -> str:
         return f"{', '.join(names[:-1])} and {names[-1]}: {text}" if len(names) > 1 else f"{names[0]}: {text}"
     where = f" ({every})" if every else ""
     return f"{format_callpath(series[0])} and {len(series) - 1} more series{where}: {text}"
+
+
+WARNINGS_LISTED = "--export json lists them all"
+"""Where a warning of more series than a text report names lists every one (each model's ``warnings`` in JSON)."""
 
 
 def warning_lines(models: Sequence, every: str = "") -> list[str]:

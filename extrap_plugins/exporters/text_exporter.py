@@ -6,8 +6,8 @@ import math
 from typing import IO
 
 from extrap_plugins.extrapolation import Extrapolation, Extrapolations, is_minimum
-from extrap_plugins.formatting import (CALLPATH_WIDTH, callpath_labels, format_percent, format_point, note_lines,
-                                      reading_lines, text_table, warning_lines)
+from extrap_plugins.formatting import (CALLPATH_WIDTH, WARNINGS_LISTED, callpath_labels, format_percent, format_point,
+                                      note_lines, reading_lines, text_table, warning_lines)
 from extrap_plugins.hookspecs import hookimpl
 from extrap_plugins.models import ModelSet
 from extrap_plugins.quality import validation_line
@@ -15,8 +15,6 @@ from extrap_plugins.registration import ExporterInfo
 
 from ._options import from_options
 
-WARNINGS_LISTED = "--export json lists them all"
-"""Where a warning of more series than the text names lists every one (each model's ``warnings`` in JSON version 2)."""
 
 
 @hookimpl

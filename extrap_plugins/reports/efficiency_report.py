@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 
 from extrap_plugins.efficiency_analysis import Efficiency, efficiency_values, inconsistencies, uncertain
-from extrap_plugins.formatting import (callpath_labels, format_number, format_point, format_value, json_number,
-                                       reading_items, reading_lines, text_table, warning_lines)
+from extrap_plugins.formatting import (WARNINGS_LISTED, callpath_labels, format_number, format_point, format_value,
+                                       json_number, reading_items, reading_lines, text_table, warning_lines)
 
 from . import cell, definition_list, json_lines, people, percent, table
 from .svg import PALETTE, Mark, Series, chart
@@ -205,10 +205,6 @@ def text(result: Efficiency) -> str:
     lines += reading_lines(result.reading_warnings)
     lines += warning_lines(analysed_models(result), WARNINGS_LISTED)
     return "\n".join(lines) + "\n"
-
-
-WARNINGS_LISTED = "--export json lists them all"
-"""Where a warning of more series than the text report names lists every one (each call path's ``warnings``)."""
 
 
 def analysed_models(result: Efficiency) -> list:
