@@ -917,9 +917,7 @@ def analysis_command(args: argparse.Namespace) -> ExitStatus:
         warned = result.reading_warnings if args.command == "compare" else (result.reading_warnings,)
         listed = read_listed(*warned)
         if args.command == "efficiency":  # its text report lists what the models warn of too
-            from .reports.efficiency_report import analysed_models
-
-            listed |= models_listed(analysed_models(result))
+            listed |= models_listed(result.analysed_models)
         _report(args, text, listed)
     return ExitStatus.OK
 

@@ -246,6 +246,15 @@ class Efficiency:
         :attr:`notes`."""
         return self.model_set.reading_warnings
 
+    @property
+    def analysed_models(self) -> list:
+        """The models the analysis reads: each call path's, then the total's not among them (what the reports list
+        the warnings of)."""
+        models = {(c.callpath, c.metric): c.model for c in self.callpaths}
+        for m in self.total:
+            models.setdefault((m.callpath, m.metric), m)
+        return list(models.values())
+
     total_given: bool = False
     """Whether the total's call paths were named (``total=``) rather than found in the call tree."""
     whole_overhead: float = math.nan

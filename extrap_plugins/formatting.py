@@ -11,7 +11,8 @@
 :func:`format_percent`    a share the user gave (a tolerance): ``5%``, ``2.5%``, ``0.1%``
 :func:`format_bytes`      a size: ``2 GiB``, ``1 PiB``, ``1.5e+09 bytes``
 :func:`format_warned`     one warning of many series: ``a [t] and b [t]``, ``a [t] and 9 more series``
-:func:`warning_lines`     what models warn of, in a text report: ``warnings:`` and a line per cause
+:func:`warning_texts`     what models warn of: one text per cause naming its series
+:func:`warning_lines`     the same in a text report: ``warnings:`` and a line each
 :func:`reading_lines`     what reading warned of, in a text report: ``warnings on reading:`` and a line each
 :func:`reading_items`     the same as one row of an HTML report's summary
 :func:`note_lines`        what the reader noted, in a text report: ``notes on reading:`` and a line each
@@ -37,10 +38,10 @@ from fractions import Fraction
 from typing import Mapping, Sequence
 
 __all__ = ["format_number", "format_value", "format_share", "format_percent", "format_bytes", "format_exponent",
-           "format_point", "did_you_mean", "format_count", "describe_inputs", "format_warned", "warning_lines",
-           "WARNINGS_LISTED", "format_callpath", "format_callpaths", "callpath_labels", "reading_lines",
-           "reading_items", "note_lines", "note_items", "json_number", "json_plain", "printable", "text_table",
-           "described", "shortened_repr"]
+           "format_point", "did_you_mean", "format_count", "describe_inputs", "format_warned", "warning_texts",
+           "warning_lines", "WARNINGS_LISTED", "format_callpath", "format_callpaths", "callpath_labels",
+           "reading_lines", "reading_items", "note_lines", "note_items", "json_number", "json_plain", "printable",
+           "text_table", "described", "shortened_repr"]
 
 CALLPATH_SEPARATOR = "->"
 """Between the regions of a call path written as text (``main->solve``)."""
@@ -210,22 +211,27 @@ WARNINGS_LISTED = "--export json lists them all"
 """Where a warning of more series than a text report names lists every one (each model's ``warnings`` in JSON)."""
 
 
-def warning_lines(models: Sequence, every: str = "") -> list[str]:
-    """What ``models`` (anything with ``callpath``, ``metric`` and ``warnings``) warn of, as the end of a text report
-    lists it: a blank line, ``warnings:`` and one indented line per cause naming its series
-    (:func:`format_warned`, ``every`` as there); nothing where no model warns.
+def warning_texts(models: Sequence, every: str = "") -> list[str]:
+    """What ``models`` (anything with ``callpath``, ``metric`` and ``warnings``) warn of, one text per cause naming
+    its series (:func:`format_warned`, ``every`` as there), in the order first said.
 
     >>> class M:
     ...     def __init__(self, callpath, warnings): self.callpath, self.metric, self.warnings = callpath, "t", warnings
-    >>> warning_lines([M("a", ("noisy",)), M("b", ("noisy", "flat")), M("c", ())])
-    ['', 'warnings:', '  a [t] and b [t]: noisy', '  b [t]: flat']
+    >>> warning_texts([M("a", ("noisy",)), M("b", ("noisy", "flat")), M("c", ())])
+    ['a [t] and b [t]: noisy', 'b [t]: flat']
     """
     causes: dict[str, list[str]] = {}
     for m in models:
         for text in m.warnings or ():
             causes.setdefault(text, []).append(f"{m.callpath} [{m.metric}]")
-    return ["", "warnings:", *(f"  {format_warned(series, text, every)}" for text, series in causes.items())] \
-        if causes else []
+    return [format_warned(series, text, every) for text, series in causes.items()]
+
+
+def warning_lines(models: Sequence, every: str = "") -> list[str]:
+    """:func:`warning_texts` as the end of a text report lists them: a blank line, ``warnings:`` and one indented
+    line each; nothing where no model warns."""
+    texts = warning_texts(models, every)
+    return ["", "warnings:", *(f"  {text}" for text in texts)] if texts else []
 
 
 def _reading_heading(of: str, what: str = "warnings") -> str:

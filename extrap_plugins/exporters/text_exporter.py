@@ -16,7 +16,6 @@ from extrap_plugins.registration import ExporterInfo
 from ._options import from_options
 
 
-
 @hookimpl
 def extrap_exporters() -> list[ExporterInfo]:
     return [ExporterInfo("text", export_text, "an aligned table: formula, adjusted R², SMAPE (+ extrapolation)",

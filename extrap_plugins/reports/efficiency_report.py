@@ -19,7 +19,8 @@ import numpy as np
 
 from extrap_plugins.efficiency_analysis import Efficiency, efficiency_values, inconsistencies, uncertain
 from extrap_plugins.formatting import (WARNINGS_LISTED, callpath_labels, format_number, format_point, format_value,
-                                       json_number, reading_items, reading_lines, text_table, warning_lines)
+                                       json_number, reading_items, reading_lines, text_table, warning_lines,
+                                       warning_texts)
 
 from . import cell, definition_list, json_lines, people, percent, table
 from .svg import PALETTE, Mark, Series, chart
@@ -203,16 +204,8 @@ def text(result: Efficiency) -> str:
                              *(["inconsistency"] if why else [])], rows))
     lines += [f"note: {note}" for note in result.notes]
     lines += reading_lines(result.reading_warnings)
-    lines += warning_lines(analysed_models(result), WARNINGS_LISTED)
+    lines += warning_lines(result.analysed_models, WARNINGS_LISTED)
     return "\n".join(lines) + "\n"
-
-
-def analysed_models(result: Efficiency) -> list:
-    """The models the analysis reads: each call path's, then the total's not among them."""
-    models = {(c.callpath, c.metric): c.model for c in result.callpaths}
-    for m in result.total:
-        models.setdefault((m.callpath, m.metric), m)
-    return list(models.values())
 
 
 # --------------------------------------------------------------------- CSV
@@ -361,7 +354,7 @@ def html_parts(result: Efficiency, title: str | None = None, plot_top: int | Non
         ("total", " + ".join(m.callpath for m in result.total) + f" ({result.values} values)"),
         ("modeler", result.model_set.modeler or "n/a"), *reading_items(result.reading_warnings),
     ]
-    warned = [line.strip() for line in warning_lines(analysed_models(result), WARNINGS_LISTED)[2:]]
+    warned = warning_texts(result.analysed_models, WARNINGS_LISTED)
     summary += [("warnings", "; ".join(warned))] if warned else []  # what the models warn of, as the text ends
     charts = figures(result)
     conclusions = "".join(f"<p class=\"conclusion\">{html.escape(line)}</p>"
